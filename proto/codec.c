@@ -1,0 +1,2 @@
+/* proto/codec.c - placeholder until the module is written. */
+#include "proto/error.h"

@@ -1,0 +1,2 @@
+/* proto/crc32c.c - placeholder until the module is written. */
+#include "proto/error.h"

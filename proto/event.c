@@ -1,0 +1,67 @@
+/*
+ * proto/event.c - the catalogue table expanded from events.def.
+ */
+#include <string.h>
+
+#include "proto/event.h"
+
+_Static_assert(sizeof(struct proto_event) == PROTO_EVENT_SIZE,
+	       "proto_event must be 72 bytes without padding");
+_Static_assert(PROTO_F__COUNT < 256, "field ids must fit a byte");
+
+static const struct proto_ev_info catalogue[PROTO_EV__COUNT] = {
+	[PROTO_EV__INVALID] = {NULL, PROTO_CAT_TRACER, {0}},
+#define EV(id, nm, cat, a0, a1, a2, a3, a4, a5)                              \
+	[PROTO_EV_##id] = {nm, PROTO_CAT_##cat,                              \
+			   {PROTO_F_##a0, PROTO_F_##a1, PROTO_F_##a2,         \
+			    PROTO_F_##a3, PROTO_F_##a4, PROTO_F_##a5}},
+#include "proto/events.def"
+#undef EV
+};
+
+static const char *const field_names[PROTO_F__COUNT] = {
+#define FIELD(nm, desc) #nm,
+#include "proto/fields.def"
+#undef FIELD
+};
+
+const struct proto_ev_info *proto_ev_info(unsigned type)
+{
+	if (type == PROTO_EV__INVALID || type >= PROTO_EV__COUNT)
+		return NULL;
+	return &catalogue[type];
+}
+
+enum proto_ev_type proto_ev_lookup(const char *name)
+{
+	if (!name)
+		return PROTO_EV__INVALID;
+	for (unsigned t = 1; t < PROTO_EV__COUNT; t++)
+		if (strcmp(catalogue[t].name, name) == 0)
+			return (enum proto_ev_type)t;
+	return PROTO_EV__INVALID;
+}
+
+int proto_ev_arg(unsigned type, enum proto_field f)
+{
+	const struct proto_ev_info *info = proto_ev_info(type);
+
+	if (!info || f == PROTO_F_none)
+		return -1;
+	for (int i = 0; i < PROTO_EV_NARGS; i++)
+		if (info->field[i] == f)
+			return i;
+	return -1;
+}
+
+const char *proto_field_name(unsigned f)
+{
+	return f < PROTO_F__COUNT ? field_names[f] : NULL;
+}
+
+const char *proto_cat_name(unsigned cat)
+{
+	static const char *const names[] = {"tracer", "libc", "mpi", "mem",
+					    "proc"};
+	return cat < sizeof(names) / sizeof(names[0]) ? names[cat] : NULL;
+}

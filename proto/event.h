@@ -1,0 +1,88 @@
+/*
+ * proto/event.h - the event record and the event catalogue.
+ *
+ * One record layout for every event; what each argument means is given per
+ * type by proto/events.def. Records are what sensors write on the hot path,
+ * what batches carry (encoded by proto/codec.c) and what exporters read.
+ * Wire byte order is little-endian; the struct is used as-is on
+ * little-endian hosts (the codec swaps elsewhere).
+ */
+#ifndef TAPESTRY_PROTO_EVENT_H
+#define TAPESTRY_PROTO_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_EV_NARGS 6
+
+/* A traced event: 72 bytes, no padding. Times are in ns on the clock of
+ * the host that produced it (CLOCK_MONOTONIC based) until post-processing
+ * converts them to global time. */
+struct proto_event {
+	uint64_t t_start;	/* call entry */
+	uint64_t t_end;		/* call exit (== t_start for instants) */
+	uint16_t type;		/* enum proto_ev_type */
+	uint16_t flags;		/* PROTO_EVF_* ; chunk length for STRING/ARRAY */
+	uint32_t tid;		/* thread index in its process, 0 = main */
+	int64_t arg[PROTO_EV_NARGS];	/* meaning per type: events.def */
+};
+
+#define PROTO_EVENT_SIZE 72
+
+/* Flags of ordinary events (not STRING/ARRAY, whose flags are a count). */
+#define PROTO_EVF_FAILED 0x0001u	/* the call returned an error */
+#define PROTO_EVF_HASARRAY 0x0002u	/* ARRAY records follow in this thread */
+#define PROTO_EVF_INSTANT 0x0004u	/* no duration (t_end == t_start) */
+
+/* STRING records: t_start = string id (> 0), t_end = byte offset of this
+ * chunk in the string, flags = chunk length (1..48), arg[] = the bytes.
+ * ARRAY records: t_start = index of arg[0] in the array, t_end = total
+ * number of values, flags = values in this chunk (1..6). */
+#define PROTO_STRING_CHUNK 48
+#define PROTO_STRING_MAX 4096
+
+enum proto_ev_category {
+	PROTO_CAT_TRACER = 0,
+	PROTO_CAT_LIBC = 1,
+	PROTO_CAT_MPI = 2,
+	PROTO_CAT_MEM = 3,
+	PROTO_CAT_PROC = 4,
+};
+
+enum proto_field {
+#define FIELD(name, desc) PROTO_F_##name,
+#include "proto/fields.def"
+#undef FIELD
+	PROTO_F__COUNT
+};
+
+enum proto_ev_type {
+	PROTO_EV__INVALID = 0,
+#define EV(id, name, cat, a0, a1, a2, a3, a4, a5) PROTO_EV_##id,
+#include "proto/events.def"
+#undef EV
+	PROTO_EV__COUNT
+};
+
+struct proto_ev_info {
+	const char *name;			/* "write", "MPI_Send" */
+	enum proto_ev_category category;
+	uint8_t field[PROTO_EV_NARGS];		/* enum proto_field per arg */
+};
+
+/* Catalogue entry for type, or NULL if type is not a valid event type. */
+const struct proto_ev_info *proto_ev_info(unsigned type);
+
+/* Type whose name is name, or PROTO_EV__INVALID. */
+enum proto_ev_type proto_ev_lookup(const char *name);
+
+/* Index of the argument of type that holds field f, or -1. */
+int proto_ev_arg(unsigned type, enum proto_field f);
+
+/* Name of a field ("bytes"), or NULL. */
+const char *proto_field_name(unsigned f);
+
+/* Name of a category ("libc"), or NULL. */
+const char *proto_cat_name(unsigned cat);
+
+#endif

@@ -1,0 +1,2 @@
+/* proto/frame.c - placeholder until the module is written. */
+#include "proto/error.h"

@@ -1,0 +1,2 @@
+/* proto/jobdir.c - placeholder until the module is written. */
+#include "proto/error.h"

@@ -1,0 +1,73 @@
+/*
+ * sensor/sensor.h - the sensor runtime shared by every preloaded library.
+ *
+ * The runtime (sensor/rt_*.c, prefix sn_) owns: initialisation from the
+ * environment, per-thread event buffers in initial-exec TLS, the clock, the
+ * string and array container records, the sender thread, calibration, fork,
+ * exec, exit and fatal-signal handling. Wrapper libraries (libc.def,
+ * mpi.def) only call the functions below. Everything here is built with
+ * hidden visibility: a preloaded library exports nothing but wrapped symbols.
+ *
+ * Hot-path contract (sn_enter .. sn_commit): no lock, no syscall, no
+ * allocation, errno untouched. Safe to call before the runtime is
+ * initialised and after it is shut down: sn_enter() then returns 0.
+ */
+#ifndef TAPESTRY_SENSOR_H
+#define TAPESTRY_SENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/event.h"
+
+#define SN_HIDDEN __attribute__((visibility("hidden")))
+
+/* Begin tracing a call on this thread: returns 1 when the caller should
+ * record an event (runtime ready, tracing enabled, not re-entered from
+ * inside the tracer), 0 otherwise. Every 1 must be paired with sn_leave(). */
+SN_HIDDEN int sn_enter(void);
+
+/* End the section opened by sn_enter() returning 1. */
+SN_HIDDEN void sn_leave(void);
+
+/* Now, in ns, on the sensor clock (CLOCK_MONOTONIC based, drift applied
+ * when TAPESTRY_CLOCK_DRIFT_PPM is set). Async-signal-safe. */
+SN_HIDDEN uint64_t sn_now(void);
+
+/* A record slot in this thread's buffer, its tid already set, or NULL when
+ * the buffer is full (the drop is counted and reported in the trace).
+ * Fill it, then sn_commit() it; no other sn_ call in between. */
+SN_HIDDEN struct proto_event *sn_slot(void);
+
+/* Publish the record returned by sn_slot(). */
+SN_HIDDEN void sn_commit(struct proto_event *e);
+
+/* Emit STRING records for s[0..len) (truncated to PROTO_STRING_MAX) on this
+ * thread and return its string id (> 0), or 0 when it could not be
+ * recorded. Equal strings may get equal ids (a small per-thread cache). */
+SN_HIDDEN int64_t sn_string(const char *s, size_t len);
+
+/* Emit ARRAY records holding v[0..n) after the event just committed on this
+ * thread (which must carry PROTO_EVF_HASARRAY). */
+SN_HIDDEN void sn_array(const int64_t *v, size_t n);
+
+/* Remember / forget / look up the path string id of a file descriptor
+ * (lock-free table, racy reads are acceptable). */
+SN_HIDDEN void sn_fd_set(int fd, int64_t path_id);
+SN_HIDDEN int64_t sn_fd_path(int fd);
+
+/* MPI identity of this process, once known (called by the MPI sensor after
+ * MPI_Init): sent up as stream metadata. */
+SN_HIDDEN void sn_set_rank(int rank, int size);
+
+/* Add a key/value to the stream's metadata (not on the hot path). */
+SN_HIDDEN void sn_meta(const char *key, const char *value);
+
+/* Is the named sensor part enabled ("libc", "mpi", "mem")? */
+SN_HIDDEN int sn_enabled(const char *part);
+
+/* Flush everything buffered and wait (bounded) until the sender has shipped
+ * it: called at MPI_Finalize, exit, exec and fatal signals. */
+SN_HIDDEN void sn_flush_all(void);
+
+#endif

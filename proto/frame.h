@@ -53,17 +53,30 @@ struct proto_frame {
 /* Name of a message type ("BATCH"), or NULL when unknown. */
 const char *proto_msg_name(unsigned type);
 
-/* CRC-32C (Castagnoli) of buf, continuing from crc (start with 0). */
+/* CRC-32C (Castagnoli) of buf, continuing from crc (start with 0):
+ * proto_crc32c(proto_crc32c(0, a, n), b, m) is the CRC of a then b.
+ * Uses the SSE4.2 instruction when the CPU has it. Thread- and
+ * async-signal-safe; buf may be NULL when len is 0. */
 uint32_t proto_crc32c(uint32_t crc, const void *buf, size_t len);
 
-/* Write the 16-byte header for a payload of len bytes into hdr.
+/* The same CRC, always by the portable slice-by-8 tables (for tests and
+ * for comparing the two paths). */
+uint32_t proto_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+
+/* 1 when proto_crc32c() uses the CPU's crc32 instruction, else 0. */
+int proto_crc32c_hw(void);
+
+/* Write the 16-byte header for a payload of len bytes into hdr (payload
+ * may be NULL when len is 0).
  * Returns 0, PROTO_E_TYPE for an unknown type, PROTO_E_TOOBIG when len is
  * over PROTO_FRAME_MAX. */
 int proto_frame_header(uint8_t type, const void *payload, size_t len,
 		       uint8_t hdr[PROTO_FRAME_HDR]);
 
 /* Header + payload into out[0..cap); *written = PROTO_FRAME_HDR + len.
- * PROTO_E_FULL when cap is too small. */
+ * PROTO_E_FULL when cap is too small (*written is then the size needed),
+ * PROTO_E_TYPE, PROTO_E_TOOBIG as proto_frame_header(). The payload may
+ * already sit at out + PROTO_FRAME_HDR (encode in place) or overlap out. */
 int proto_frame_encode(uint8_t type, const void *payload, size_t len,
 		       uint8_t *out, size_t cap, size_t *written);
 
@@ -72,7 +85,11 @@ int proto_frame_encode(uint8_t type, const void *payload, size_t len,
  * to the frame's total size. PROTO_E_TRUNCATED when more bytes are needed
  * (*consumed is then the total size needed when the header is complete,
  * else PROTO_FRAME_HDR). Other codes: PROTO_E_MAGIC, PROTO_E_VERSION,
- * PROTO_E_TYPE, PROTO_E_TOOBIG, PROTO_E_CHECKSUM. Never reads past len. */
+ * PROTO_E_TYPE, PROTO_E_TOOBIG, PROTO_E_CHECKSUM; they are fatal for the
+ * stream (resynchronising is not possible) and set *consumed to 0.
+ * Checks run in this order: header present, magic, header CRC (so a
+ * corrupt length is never trusted), version, type, length <= max, payload
+ * present, payload CRC. Never reads past len. */
 int proto_frame_decode(const uint8_t *buf, size_t len, size_t max,
 		       struct proto_frame *f, size_t *consumed);
 

@@ -149,17 +149,37 @@ struct proto_msg {
 	} u;
 };
 
-/* Encode m (its payload only, not the frame header). */
+/* Encode m (its payload only, not the frame header) into out[0..cap).
+ * The encoder refuses what the decoder would refuse: PROTO_E_TYPE for an
+ * unknown m->type, PROTO_E_FIELD / PROTO_E_TOOBIG for a bad field, a count
+ * over its maximum or a string not NUL-terminated within its maximum.
+ * PROTO_E_FULL when cap is too small: *written is then the size needed,
+ * so out = NULL, cap = 0 measures. */
 int proto_msg_encode(const struct proto_msg *m, uint8_t *out, size_t cap,
 		     size_t *written);
 
-/* Encode m as a whole frame (header + payload). */
+/* Encode m as a whole frame (header + payload); same codes and the same
+ * measuring rule as proto_msg_encode(). */
 int proto_msg_frame(const struct proto_msg *m, uint8_t *out, size_t cap,
 		    size_t *written);
 
+/* Encode m as a whole frame into a new malloc'd buffer of exactly the
+ * frame's size: *out (the caller frees it) and *len. Codes as
+ * proto_msg_encode(), plus PROTO_E_NOMEM; on error *out is NULL. */
+int proto_msg_frame_alloc(const struct proto_msg *m, uint8_t **out,
+			  size_t *len);
+
 /* Decode the payload of frame f into *m (large: ~300 KiB, keep it off
- * small stacks). BATCH's data points into f->payload. */
+ * small stacks). BATCH's data points into f->payload. Only the union
+ * member of f->type is written, and of it only the encoded fields (kv[i]
+ * and sample[i] for i < n); on error *m is partly written. Codes:
+ * PROTO_E_TYPE, PROTO_E_LENGTH, PROTO_E_TOOBIG, PROTO_E_FIELD, PROTO_E_ARG
+ * (f->payload NULL with a length). */
 int proto_msg_decode(const struct proto_frame *f, struct proto_msg *m);
+
+/* 1 when a and b carry the same message (type and every encoded field;
+ * BATCH data compared by content), else 0. For tests and fuzzing. */
+int proto_msg_equal(const struct proto_msg *a, const struct proto_msg *b);
 
 /* Size of a BATCH payload header before the codec data. */
 #define PROTO_BATCH_HDR 24

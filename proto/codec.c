@@ -3,10 +3,10 @@
  *
  * Owns the batch encoding of docs/modules/proto-codec.md ("Batch
  * encoding"): a 24-byte header, then the body. The body is the records
- * after a reversible transform (t_start delta, t_end as a duration, args
- * delta against the previous record of the same type, all zigzag), laid out
- * as 72 byte planes, then one zstd frame (or stored as is at level 0, or
- * when zstd would not make it smaller).
+ * after a reversible transform (t_start against the previous record's
+ * t_end, t_end as a duration, args against the previous record of the same
+ * type, all zigzag), laid out as 72 byte planes, then one zstd frame (or
+ * stored as is at level 0, or when zstd would not make it smaller).
  *
  * The transform is a bijection on any 72-byte record, so every input
  * round-trips exactly, garbage included. The decoder trusts no size: it
@@ -193,7 +193,7 @@ static inline void fwd_record(struct proto_codec *c, const struct proto_event *e
 	w[1] = zz(e->t_end - e->t_start);
 	w[2] = (uint64_t)e->type | (uint64_t)e->flags << 16 |
 	       (uint64_t)e->tid << 32;
-	*prev_t = e->t_start;
+	*prev_t = e->t_end;
 	if (e->type < DELTA_TYPES) {
 		int64_t *pa = c->prev_arg[e->type];
 
@@ -217,7 +217,7 @@ static inline void inv_record(struct proto_codec *c, const uint64_t w[REC_WORDS]
 	e->type = (uint16_t)w[2];
 	e->flags = (uint16_t)(w[2] >> 16);
 	e->tid = (uint32_t)(w[2] >> 32);
-	*prev_t = e->t_start;
+	*prev_t = e->t_end;
 	if (e->type < DELTA_TYPES) {
 		int64_t *pa = c->prev_arg[e->type];
 

@@ -463,11 +463,12 @@ Test(codec, header_bytes)
 	cr_assert_eq(proto_codec_encode(c, ev, 2, buf, sizeof(buf), &w), 0);
 	cr_assert_eq(w, 24 + 144);
 	cr_assert_eq(memcmp(buf, want, 20), 0);
-	/* plane 0: zigzag(1000) = 2000 = 0x7d0, zigzag(1000) again */
+	/* planes 0, 1: zigzag(1000 - 0) = 2000 = 0x7d0, then
+	 * zigzag(2000 - 1500) = 1000 = 0x3e8 (against the previous t_end) */
 	cr_assert_eq(buf[24 + 0], 0xd0);
-	cr_assert_eq(buf[24 + 1], 0xd0);
+	cr_assert_eq(buf[24 + 1], 0xe8);
 	cr_assert_eq(buf[24 + 2], 0x07);
-	cr_assert_eq(buf[24 + 3], 0x07);
+	cr_assert_eq(buf[24 + 3], 0x03);
 	/* plane 8: zigzag(500) = 1000 = 0x3e8, zigzag(100) = 200 */
 	cr_assert_eq(buf[24 + 16], 0xe8);
 	cr_assert_eq(buf[24 + 17], 200);

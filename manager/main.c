@@ -1,0 +1,47 @@
+/*
+ * manager/main.c - the `tapestry` command: subcommand dispatch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "manager/mgr.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+} cmds[] = {
+	{"run", mgr_cmd_run, "trace a program on this host into a job directory"},
+	{"export", mgr_cmd_export, "convert a job directory (csv)"},
+	{"report", mgr_cmd_report, "summarise a job directory"},
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: tapestry COMMAND [OPTIONS] [ARGS]\n\ncommands:\n", out);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(out, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+	fputs("\n`tapestry COMMAND --help` describes each command.\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts(PACKAGE_STRING);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	mgr_err("unknown command '%s' (try tapestry --help)", argv[1]);
+	return 2;
+}

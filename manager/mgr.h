@@ -1,0 +1,38 @@
+/*
+ * manager/mgr.h - the `tapestry` command's subcommands and shared helpers.
+ *
+ * Each subcommand is `int mgr_cmd_NAME(int argc, char **argv)` returning the
+ * process exit status (0 success, 1 failure, 2 usage error) after printing
+ * one clear message on failure.
+ */
+#ifndef TAPESTRY_MGR_H
+#define TAPESTRY_MGR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proto/trace.h"
+
+int mgr_cmd_run(int argc, char **argv);
+int mgr_cmd_export(int argc, char **argv);
+int mgr_cmd_report(int argc, char **argv);
+
+/* Print "tapestry: " + message to stderr. */
+void mgr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Path of a tapestry component: env var `env` if set, else next to the
+ * running binary in a build tree (build_rel, relative to the binary's
+ * directory), else the installed path. Returns a malloc'd string or NULL. */
+char *mgr_find(const char *env, const char *build_rel, const char *installed);
+
+/* Open a trace, printing a clear message when it fails. */
+struct proto_trace *mgr_trace_open(const char *dir);
+
+/* Argument of ev named f, or def when the event type has no such field. */
+int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
+		     int64_t def);
+
+/* Write s to out as one CSV field (quoted when needed). */
+void mgr_csv_field(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * manager/report.c - `tapestry report`: what a job directory holds.
+ *
+ * Streams (one per traced process) with their host, pid, rank and losses;
+ * events per type and per rank; what the reader had to skip. Text by
+ * default, XML with --xml (for scripts).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/mgr.h"
+#include "proto/error.h"
+
+#define MAX_RANKS 4096		/* per-rank columns; others are summed as "other" */
+
+struct tally {
+	uint64_t total;
+	uint64_t *by_rank;	/* MAX_RANKS + 1 (last: no rank or over max) */
+};
+
+static void help(FILE *out)
+{
+	fputs("usage: tapestry report [--xml] DIR\n"
+	      "  Events per type and rank, streams (traced processes) with their\n"
+	      "  losses, and what was skipped as damaged.\n"
+	      "  --xml   machine-readable output\n",
+	      out);
+}
+
+static void xml_attr(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default:
+			if ((unsigned char)*s < 0x20)
+				fprintf(out, "&#%d;", *s);
+			else
+				fputc(*s, out);
+		}
+	}
+}
+
+int mgr_cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"xml", no_argument, NULL, 'x'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, xml = 0, rc, maxrank = -1, status = 1;
+	struct tally tally[PROTO_EV__COUNT];
+	struct proto_trace *t;
+	struct proto_trace_event te;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'x': xml = 1; break;
+		case 'h': help(stdout); return 0;
+		default: help(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		mgr_err("report needs one job directory");
+		help(stderr);
+		return 2;
+	}
+	const char *dir = argv[optind];
+	if (!(t = mgr_trace_open(dir)))
+		return 1;
+	memset(tally, 0, sizeof(tally));
+	while ((rc = proto_trace_next(t, &te)) == 1) {
+		struct tally *ty = &tally[te.ev->type];
+		int r = te.stream->rank;
+
+		if (!ty->by_rank &&
+		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
+			mgr_err("out of memory");
+			goto out;
+		}
+		ty->total++;
+		if (r < 0 || r >= MAX_RANKS)
+			r = MAX_RANKS;
+		else if (r > maxrank)
+			maxrank = r;
+		ty->by_rank[r]++;
+	}
+	if (rc < 0) {
+		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+		goto out;
+	}
+
+	const struct proto_trace_stats *st = proto_trace_stats(t);
+	const struct proto_jobdir_report *jr = proto_trace_report(t);
+	size_t ns = proto_trace_nstreams(t);
+	uint64_t lost = 0, gaps = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		lost += proto_trace_stream(t, i)->lost_events;
+		gaps += proto_trace_stream(t, i)->gap_batches;
+	}
+	if (xml) {
+		printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<report dir=\"");
+		xml_attr(stdout, dir);
+		printf("\" events=\"%" PRIu64 "\" batches=\"%" PRIu64
+		       "\" streams=\"%zu\" lost_events=\"%" PRIu64
+		       "\" gap_batches=\"%" PRIu64 "\" corrupt_batches=\"%" PRIu64
+		       "\" duplicate_batches=\"%" PRIu64 "\" skipped_bytes=\"%" PRIu64
+		       "\">\n",
+		       st->events, st->batches, ns, lost, gaps, st->bad_batches,
+		       st->dup_batches, jr ? jr->skipped_bytes : 0);
+		for (size_t i = 0; i < ns; i++) {
+			const struct proto_stream *s = proto_trace_stream(t, i);
+
+			printf("  <stream id=\"%016" PRIx64 "\" rank=\"%d\" pid=\"%" PRId64
+			       "\" host=\"", s->id, s->rank, s->pid);
+			xml_attr(stdout, s->host);
+			printf("\" exe=\"");
+			xml_attr(stdout, s->exe);
+			printf("\" events=\"%" PRIu64 "\" batches=\"%" PRIu64
+			       "\" lost_events=\"%" PRIu64 "\" gap_batches=\"%" PRIu64
+			       "\" ended=\"%d\"/>\n", s->events, s->batches,
+			       s->lost_events, s->gap_batches, s->ended);
+		}
+		for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+			if (!tally[ty].total)
+				continue;
+			printf("  <events type=\"%s\" count=\"%" PRIu64 "\">",
+			       proto_ev_info(ty)->name, tally[ty].total);
+			for (int r = 0; r <= maxrank; r++)
+				if (tally[ty].by_rank[r])
+					printf("<rank n=\"%d\" count=\"%" PRIu64 "\"/>", r,
+					       tally[ty].by_rank[r]);
+			printf("</events>\n");
+		}
+		printf("</report>\n");
+	} else {
+		printf("job directory  %s\n", dir);
+		printf("events         %" PRIu64 " in %" PRIu64 " batches, %zu streams\n",
+		       st->events, st->batches, ns);
+		printf("losses         %" PRIu64 " events counted lost, %" PRIu64
+		       " batches missing, %" PRIu64 " corrupt batches, %" PRIu64
+		       " damaged bytes skipped\n", lost, gaps, st->bad_batches,
+		       jr ? jr->skipped_bytes : 0);
+		if (jr && jr->first_problem[0])
+			printf("               first problem: %s\n", jr->first_problem);
+		printf("\nstreams\n");
+		for (size_t i = 0; i < ns; i++) {
+			const struct proto_stream *s = proto_trace_stream(t, i);
+
+			printf("  %016" PRIx64 "  host %s pid %" PRId64 " rank %d  %s\n"
+			       "                    events %" PRIu64 ", lost %" PRIu64
+			       ", missing batches %" PRIu64 ", %s\n",
+			       s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
+			       s->exe[0] ? s->exe : "?", s->events, s->lost_events,
+			       s->gap_batches, s->ended ? "ended" : "no end seen");
+		}
+		printf("\nevents by type%s\n", maxrank >= 0 ? " (total, then per rank)" : "");
+		for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+			if (!tally[ty].total)
+				continue;
+			printf("  %-20s %12" PRIu64, proto_ev_info(ty)->name,
+			       tally[ty].total);
+			for (int r = 0; r <= maxrank && r < 16; r++)
+				printf(" %8" PRIu64, tally[ty].by_rank[r]);
+			printf("\n");
+		}
+	}
+	status = 0;
+out:
+	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
+		free(tally[ty].by_rank);
+	proto_trace_close(t);
+	return status;
+}

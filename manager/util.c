@@ -1,0 +1,78 @@
+/*
+ * manager/util.c - helpers shared by the subcommands.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "manager/mgr.h"
+#include "proto/error.h"
+
+void mgr_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tapestry: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+char *mgr_find(const char *env, const char *build_rel, const char *installed)
+{
+	const char *v = env ? getenv(env) : NULL;
+	char self[PATH_MAX], cand[PATH_MAX * 2];
+	ssize_t n;
+
+	if (v && *v)
+		return strdup(v);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0 && build_rel) {
+		self[n] = '\0';
+		snprintf(cand, sizeof(cand), "%s/%s", dirname(self), build_rel);
+		if (access(cand, F_OK) == 0)
+			return realpath(cand, NULL);
+	}
+	return strdup(installed);
+}
+
+struct proto_trace *mgr_trace_open(const char *dir)
+{
+	int rc = 0;
+	struct proto_trace *t = proto_trace_open(dir, &rc);
+
+	if (!t)
+		mgr_err("%s: not a readable job directory (%s)", dir,
+			proto_strerror(rc));
+	return t;
+}
+
+int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
+		     int64_t def)
+{
+	int i = proto_ev_arg(ev->type, f);
+
+	return i < 0 ? def : ev->arg[i];
+}
+
+void mgr_csv_field(FILE *out, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}

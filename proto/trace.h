@@ -1,0 +1,88 @@
+/*
+ * proto/trace.h - read the events of a job directory, stream by stream.
+ *
+ * Built on proto/jobdir (frames), proto/msg (payloads) and proto/codec
+ * (batches). Yields every event record in storage order (per stream: in seq
+ * order), with its stream's metadata (from META frames: host, pid, rank,
+ * exe ...), ARRAY continuation values attached to the event they continue,
+ * and STRING records resolved. Batches stored twice (same stream and seq) are
+ * yielded once. Corrupt batches are skipped and counted, never half-used.
+ * Memory is bounded by one batch plus the string table (PROTO_TRACE_STRINGS_MAX
+ * strings), not by the trace size.
+ */
+#ifndef TAPESTRY_PROTO_TRACE_H
+#define TAPESTRY_PROTO_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/event.h"
+#include "proto/jobdir.h"
+
+#define PROTO_TRACE_STRINGS_MAX (1u << 20)
+#define PROTO_TRACE_ARRAY_MAX 65536
+
+struct proto_trace;
+
+/* What the trace knows of one stream (one traced process). */
+struct proto_stream {
+	uint64_t id;
+	int32_t rank;		/* -1 until a META says "rank" */
+	int64_t pid;
+	char host[256];
+	char exe[256];
+	uint64_t batches, events;	/* yielded so far (containers excluded) */
+	uint64_t dup_batches;	/* stored twice, yielded once */
+	uint64_t gap_batches;	/* seq numbers never seen */
+	uint64_t lost_events;	/* from LOSS frames and DROP events */
+	uint64_t last_seq;
+	int ended;		/* a BYE was seen */
+	struct proto_kv_list *meta;	/* all META keys, last value wins */
+};
+
+/* One event as yielded. Pointers are valid until the next call. */
+struct proto_trace_event {
+	const struct proto_event *ev;
+	const struct proto_stream *stream;
+	const int64_t *array;	/* ARRAY values continuing ev, or NULL */
+	size_t narray;
+};
+
+/* Totals of a whole read. */
+struct proto_trace_stats {
+	uint64_t frames, batches, events, bad_batches, dup_batches;
+	uint64_t frames_by_type[PROTO_MSG__MAX + 1];
+};
+
+/* Open dir. NULL with *rc (PROTO_E_NOTFOUND, PROTO_E_NOMEM ...). */
+struct proto_trace *proto_trace_open(const char *dir, int *rc);
+
+/* Next event: 1 with *out set, 0 at the end, < 0 on an I/O error. */
+int proto_trace_next(struct proto_trace *t, struct proto_trace_event *out);
+
+/* The string id of a thread of a stream, or NULL when unknown. */
+const char *proto_trace_string(struct proto_trace *t, uint64_t stream,
+			       uint32_t tid, int64_t id);
+
+/* A stream's META value for key, or NULL. */
+const char *proto_stream_meta(const struct proto_stream *s, const char *key);
+
+/* Streams seen so far (all of them once proto_trace_next returned 0). */
+size_t proto_trace_nstreams(const struct proto_trace *t);
+const struct proto_stream *proto_trace_stream(const struct proto_trace *t,
+					      size_t i);
+
+/* Frames of other types (CLOCK, STATS ...) are handed to this callback as
+ * they are met, if set; the payload is valid during the call only. */
+typedef void (*proto_trace_frame_cb)(void *arg, const struct proto_frame *f);
+void proto_trace_on_frame(struct proto_trace *t, proto_trace_frame_cb cb,
+			  void *arg);
+
+const struct proto_trace_stats *proto_trace_stats(const struct proto_trace *t);
+const struct proto_jobdir_report *proto_trace_report(struct proto_trace *t);
+const char *proto_trace_meta(struct proto_trace *t, const char *key);
+
+/* Free t; NULL is a no-op. */
+void proto_trace_close(struct proto_trace *t);
+
+#endif

@@ -1,0 +1,239 @@
+/*
+ * tests/proto/test_trace.c - reading events back from a job directory:
+ * strings, arrays across batches, duplicates, gaps, corrupt batches, meta.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/codec.h"
+#include "proto/error.h"
+#include "proto/jobdir.h"
+#include "proto/msg.h"
+#include "proto/trace.h"
+
+static char dir[64];
+static struct proto_jobdir_w *w;
+static struct proto_codec *codec;
+static struct proto_msg *msg;
+
+static void setup(void)
+{
+	int rc = 0;
+	char base[] = "/tmp/tapestry-test-trace.XXXXXX";
+
+	cr_assert_not_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/job", base);
+	w = proto_jobdir_create(dir, 0, 0, &rc);
+	cr_assert_not_null(w, "create: %s", proto_strerror(rc));
+	codec = proto_codec_new(1);
+	msg = calloc(1, sizeof(*msg));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	proto_codec_free(codec);
+	free(msg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%.*s'", (int)(strrchr(dir, '/') - dir), dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static void put_msg(void)
+{
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(proto_msg_frame_alloc(msg, &buf, &len), 0);
+	cr_assert_eq(proto_jobdir_append(w, buf, len), 0);
+	free(buf);
+}
+
+static void put_batch(uint64_t stream, uint64_t seq, const struct proto_event *ev,
+		      size_t n, int corrupt)
+{
+	size_t cap = proto_codec_bound(n), len;
+	uint8_t *data = malloc(cap);
+
+	cr_assert_eq(proto_codec_encode(codec, ev, n, data, cap, &len), 0);
+	if (corrupt)
+		data[len - 1] ^= 0x5a;
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PROTO_MSG_BATCH;
+	msg->u.batch.stream = stream;
+	msg->u.batch.seq = seq;
+	msg->u.batch.nrecords = (uint32_t)n;
+	msg->u.batch.data = data;
+	msg->u.batch.datalen = (uint32_t)len;
+	put_msg();
+	free(data);
+}
+
+static void put_meta(uint64_t stream, const char *k, const char *v)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PROTO_MSG_META;
+	msg->u.meta.id = stream;
+	msg->u.meta.n = 1;
+	strcpy(msg->u.meta.kv[0].key, k);
+	strcpy(msg->u.meta.kv[0].value, v);
+	put_msg();
+}
+
+static struct proto_event ev_of(unsigned type, uint32_t tid, uint64_t t)
+{
+	struct proto_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = (uint16_t)type;
+	e.tid = tid;
+	e.t_start = t;
+	e.t_end = t + 10;
+	return e;
+}
+
+/* STRING records for s with id on tid, appended to ev[*n] */
+static void add_string(struct proto_event *ev, size_t *n, uint32_t tid,
+		       int64_t id, const char *s)
+{
+	size_t len = strlen(s);
+
+	for (size_t off = 0; off < len; off += PROTO_STRING_CHUNK) {
+		struct proto_event *e = &ev[(*n)++];
+		size_t take = len - off < PROTO_STRING_CHUNK ? len - off : PROTO_STRING_CHUNK;
+
+		memset(e, 0, sizeof(*e));
+		e->type = PROTO_EV_STRING;
+		e->tid = tid;
+		e->t_start = (uint64_t)id;
+		e->t_end = off;
+		e->flags = (uint16_t)take;
+		memcpy(e->arg, s + off, take);
+	}
+}
+
+TestSuite(trace, .init = setup, .fini = teardown);
+
+Test(trace, strings_arrays_meta_dups_gaps_and_corrupt_batches)
+{
+	struct proto_event ev[64];
+	size_t n = 0;
+	char longpath[200];
+
+	memset(longpath, 'p', sizeof(longpath) - 1);
+	longpath[0] = '/';
+	longpath[sizeof(longpath) - 1] = '\0';
+	put_meta(7, "rank", "3");
+	put_meta(7, "host", "node-a");
+	add_string(ev, &n, 0, 1, longpath);
+	ev[n] = ev_of(PROTO_EV_OPEN, 0, 100);
+	ev[n].arg[0] = 5;
+	ev[n++].arg[3] = 1;
+	/* a gatherv whose ARRAY of 8 counts continues in the next batch */
+	ev[n] = ev_of(PROTO_EV_MPI_GATHERV, 0, 200);
+	ev[n++].flags = PROTO_EVF_HASARRAY;
+	struct proto_event a = ev_of(PROTO_EV_ARRAY, 0, 0);
+	a.t_start = 0;
+	a.t_end = 8;
+	a.flags = 6;
+	for (int i = 0; i < 6; i++)
+		a.arg[i] = 10 + i;
+	ev[n++] = a;
+	/* another thread's event in between */
+	ev[n++] = ev_of(PROTO_EV_WRITE, 1, 250);
+	put_batch(7, 1, ev, n, 0);
+
+	n = 0;
+	a.t_start = 6;
+	a.flags = 2;
+	a.arg[0] = 16;
+	a.arg[1] = 17;
+	ev[n++] = a;
+	ev[n++] = ev_of(PROTO_EV_CLOSE, 0, 300);
+	put_batch(7, 2, ev, n, 0);
+	put_batch(7, 2, ev, n, 0);	/* stored twice: yielded once */
+	put_batch(7, 3, ev, n, 1);	/* corrupt: skipped */
+	n = 0;
+	ev[n++] = ev_of(PROTO_EV_READ, 0, 400);
+	put_batch(7, 5, ev, n, 0);	/* seq 4 never arrives: a gap */
+	put_batch(9, 1, ev, n, 0);	/* a second stream without meta */
+	cr_assert_eq(proto_jobdir_close(w), 0);
+
+	int rc;
+	struct proto_trace *t = proto_trace_open(dir, &rc);
+	cr_assert_not_null(t, "%s", proto_strerror(rc));
+	struct proto_trace_event te;
+	unsigned types[16];
+	int nev = 0;
+
+	while ((rc = proto_trace_next(t, &te)) == 1) {
+		cr_assert_lt(nev, 16);
+		types[nev] = te.ev->type;
+		if (te.ev->type == PROTO_EV_OPEN) {
+			const char *p = proto_trace_string(t, te.stream->id, 0, te.ev->arg[3]);
+			cr_assert_not_null(p);
+			cr_assert_str_eq(p, longpath);
+			cr_assert_eq(te.stream->rank, 3);
+			cr_assert_str_eq(te.stream->host, "node-a");
+			cr_assert_str_eq(proto_stream_meta(te.stream, "rank"), "3");
+		}
+		if (te.ev->type == PROTO_EV_MPI_GATHERV) {
+			cr_assert_eq(te.narray, 8);
+			for (int i = 0; i < 8; i++)
+				cr_assert_eq(te.array[i], 10 + i);
+		} else {
+			cr_assert_null(te.array);
+		}
+		nev++;
+	}
+	cr_assert_eq(rc, 0);
+	/* open, write (tid 1, not held), gatherv (released when complete), close, read, read */
+	unsigned want[] = {PROTO_EV_OPEN, PROTO_EV_WRITE, PROTO_EV_MPI_GATHERV,
+			   PROTO_EV_CLOSE, PROTO_EV_READ, PROTO_EV_READ};
+	cr_assert_eq(nev, 6);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(types[i], want[i], "event %d: %u", i, types[i]);
+	const struct proto_trace_stats *st = proto_trace_stats(t);
+	cr_assert_eq(st->dup_batches, 1);
+	cr_assert_eq(st->bad_batches, 1);
+	cr_assert_eq(proto_trace_nstreams(t), 2);
+	const struct proto_stream *s = proto_trace_stream(t, 0);
+	cr_assert_eq(s->id, 7);
+	cr_assert_eq(s->gap_batches, 2);	/* 3 (corrupt) and 4 */
+	cr_assert_eq(s->batches, 3);
+	cr_assert_eq(proto_trace_stream(t, 1)->rank, -1);
+	proto_trace_close(t);
+}
+
+Test(trace, incomplete_array_released_at_end_and_not_a_jobdir)
+{
+	struct proto_event ev[2];
+
+	ev[0] = ev_of(PROTO_EV_MPI_WAITALL, 0, 10);
+	ev[0].flags = PROTO_EVF_HASARRAY;
+	ev[0].arg[0] = 3;
+	ev[1] = ev_of(PROTO_EV_ARRAY, 0, 0);
+	ev[1].t_start = 0;
+	ev[1].t_end = 3;
+	ev[1].flags = 2;
+	put_batch(1, 1, ev, 2, 0);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+
+	int rc;
+	struct proto_trace *t = proto_trace_open(dir, &rc);
+	cr_assert_not_null(t);
+	struct proto_trace_event te;
+	cr_assert_eq(proto_trace_next(t, &te), 1);
+	cr_assert_eq(te.ev->type, PROTO_EV_MPI_WAITALL);
+	cr_assert_eq(te.narray, 2);
+	cr_assert_eq(proto_trace_next(t, &te), 0);
+	cr_assert_eq(proto_trace_next(t, &te), 0);
+	proto_trace_close(t);
+
+	cr_assert_null(proto_trace_open("/nonexistent/tapestry", &rc));
+	cr_assert_lt(rc, 0);
+	proto_trace_close(NULL);
+}

@@ -1,2 +1,1766 @@
-/* proto/jobdir.c - placeholder until the module is written. */
+/*
+ * proto/jobdir.c - the native job directory: segments of frames, the BATCH
+ * index and meta.xml; a writer that survives its own crash (APPEND repairs)
+ * and a reader that survives anybody's (skips, counts and reports).
+ *
+ * Byte layouts are in docs/FORMAT.md, the contracts in proto/jobdir.h, the
+ * reasoning in docs/modules/proto-jobdir.md.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "proto/error.h"
+#include "proto/jobdir.h"
+
+#define SEG_MAGIC "TPSEG"
+#define SEG_VERSION 1
+#define SEG_HDR 32
+#define SEG_NUMBER_MAX 999999u
+#define IDX_MAGIC "TPIDX"
+#define IDX_VERSION 1
+#define IDX_HDR 16
+#define IDX_ENTRY 40
+#define BATCH_HEAD 24		/* u64 stream, u64 seq, u32 nrecords, u32 flags */
+
+#define META_FILE "meta.xml"
+#define META_TMP "meta.xml.tmp"
+#define META_KEY_MAX 255
+#define META_VALUE_MAX 65535
+#define META_ENTRIES_MAX 1024
+#define META_BYTES_MAX (1u << 20)
+/* Escaping grows a byte to at most 6 ("&quot;"); 8 MiB covers every file we
+ * can write with room for the tags. */
+#define META_FILE_MAX (8u << 20)
+#define META_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" \
+	"<tapestry-meta version=\"1\">\n"
+#define META_TAIL "</tapestry-meta>\n"
+
+#define FBUF_MIN (64u << 10)
+#define FBUF_MAX ((size_t)PROTO_FRAME_HDR + PROTO_FRAME_MAX)
+#define SCAN_CHUNK (64u << 10)
+
+/* ---- little-endian helpers ---- */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* ---- I/O helpers: EINTR and short transfers handled, errors -> IO ---- */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return PROTO_E_IO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* pread up to len bytes at off; *got < len only at end of file. */
+static int pread_full(int fd, void *buf, size_t len, uint64_t off,
+		      size_t *got)
+{
+	uint8_t *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, p + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return PROTO_E_IO;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	*got = done;
+	return 0;
+}
+
+static int fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return PROTO_E_IO;
+	if (fsync(fd) < 0 && errno != EINVAL)
+		rc = PROTO_E_IO;
+	close(fd);
+	return rc;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p = malloc(a + b + 2);
+
+	if (!p)
+		return NULL;
+	memcpy(p, dir, a);
+	p[a] = '/';
+	memcpy(p + a + 1, name, b + 1);
+	return p;
+}
+
+static char *seg_path(const char *dir, uint32_t n)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "segments/%06u.tps", n);
+	return path_join(dir, name);
+}
+
+/* ---- frame buffer: grows up to one maximal frame, never more ---- */
+
+struct fbuf {
+	uint8_t *p;
+	size_t cap;
+};
+
+static int fbuf_reserve(struct fbuf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : FBUF_MIN;
+	uint8_t *p;
+
+	if (need > FBUF_MAX)
+		return PROTO_E_TOOBIG;
+	if (need <= b->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (cap > FBUF_MAX)
+		cap = FBUF_MAX;
+	p = realloc(b->p, cap);
+	if (!p)
+		return PROTO_E_NOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+/* Look at the frame at off in fd, the file ending at end. Returns a
+ * negative code only for I/O or memory failure; otherwise 0 with *bad = 0
+ * and the frame in *f (pointing into b) and *flen, or *bad set to why this
+ * is no frame: PROTO_E_TRUNCATED when the file ends inside a frame whose
+ * header (or header prefix) is good, a decoder code otherwise. */
+static int frame_at(struct fbuf *b, int fd, uint64_t off, uint64_t end,
+		    struct proto_frame *f, size_t *flen, int *bad)
+{
+	uint64_t avail = end > off ? end - off : 0;
+	size_t n = avail < PROTO_FRAME_HDR ? (size_t)avail : PROTO_FRAME_HDR;
+	size_t got, consumed = 0, total;
+	int rc;
+
+	*bad = 0;
+	rc = fbuf_reserve(b, PROTO_FRAME_HDR);
+	if (rc)
+		return rc;
+	rc = pread_full(fd, b->p, n, off, &got);
+	if (rc)
+		return rc;
+	if (got < n)
+		n = got;	/* the file shrank under us: judge what is there */
+	rc = proto_frame_decode(b->p, n, 0, f, &consumed);
+	if (rc == 0) {
+		*flen = consumed;
+		return 0;
+	}
+	if (rc != PROTO_E_TRUNCATED) {
+		*bad = rc;
+		return 0;
+	}
+	if (n < PROTO_FRAME_HDR) {
+		*bad = PROTO_E_TRUNCATED;
+		return 0;
+	}
+	total = consumed;
+	/* Never trust a length we did not check: the decoder's answer must
+	 * describe a frame bigger than its header and within the maximum. */
+	if (total <= PROTO_FRAME_HDR || total > FBUF_MAX) {
+		*bad = PROTO_E_FORMAT;
+		return 0;
+	}
+	if (total > avail) {
+		*bad = PROTO_E_TRUNCATED;
+		return 0;
+	}
+	rc = fbuf_reserve(b, total);
+	if (rc)
+		return rc;
+	rc = pread_full(fd, b->p + PROTO_FRAME_HDR, total - PROTO_FRAME_HDR,
+			off + PROTO_FRAME_HDR, &got);
+	if (rc)
+		return rc;
+	if (got < total - PROTO_FRAME_HDR) {
+		*bad = PROTO_E_TRUNCATED;
+		return 0;
+	}
+	rc = proto_frame_decode(b->p, total, 0, f, &consumed);
+	if (rc || consumed != total) {
+		*bad = rc ? rc : PROTO_E_FORMAT;
+		return 0;
+	}
+	*flen = total;
+	return 0;
+}
+
+/* ---- segment and index headers ---- */
+
+static void seg_header(uint8_t h[SEG_HDR], uint32_t number)
+{
+	struct timespec ts;
+	uint64_t now = 0;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	memset(h, 0, SEG_HDR);
+	memcpy(h, SEG_MAGIC, 5);
+	h[5] = SEG_VERSION;
+	put16(h + 6, SEG_HDR);
+	put32(h + 8, number);
+	put32(h + 12, 0);
+	put64(h + 16, now);
+	put32(h + 24, 0);
+	put32(h + 28, proto_crc32c(0, h, 28));
+}
+
+/* 0 when the header of segment number is good, else why not. */
+static int seg_check(const uint8_t *h, size_t len, uint32_t number)
+{
+	if (len < SEG_HDR)
+		return PROTO_E_TRUNCATED;
+	if (memcmp(h, SEG_MAGIC, 5) != 0)
+		return PROTO_E_MAGIC;
+	if (get32(h + 28) != proto_crc32c(0, h, 28))
+		return PROTO_E_CHECKSUM;
+	if (h[5] != SEG_VERSION)
+		return PROTO_E_VERSION;
+	if (get16(h + 6) != SEG_HDR)
+		return PROTO_E_LENGTH;
+	if (get32(h + 8) != number)
+		return PROTO_E_FIELD;
+	return 0;
+}
+
+static int seg_read_check(int fd, uint32_t number)
+{
+	uint8_t h[SEG_HDR];
+	size_t got;
+	int rc = pread_full(fd, h, SEG_HDR, 0, &got);
+
+	return rc ? rc : seg_check(h, got, number);
+}
+
+static void idx_header(uint8_t h[IDX_HDR])
+{
+	memset(h, 0, IDX_HDR);
+	memcpy(h, IDX_MAGIC, 5);
+	h[5] = IDX_VERSION;
+	put16(h + 6, IDX_ENTRY);
+	put32(h + 12, proto_crc32c(0, h, 12));
+}
+
+static int idx_check(const uint8_t *h, size_t len)
+{
+	if (len < IDX_HDR)
+		return PROTO_E_TRUNCATED;
+	if (memcmp(h, IDX_MAGIC, 5) != 0)
+		return PROTO_E_MAGIC;
+	if (get32(h + 12) != proto_crc32c(0, h, 12))
+		return PROTO_E_CHECKSUM;
+	if (h[5] != IDX_VERSION)
+		return PROTO_E_VERSION;
+	if (get16(h + 6) != IDX_ENTRY)
+		return PROTO_E_LENGTH;
+	return 0;
+}
+
+static void idx_entry(uint8_t e[IDX_ENTRY],
+		      const struct proto_jobdir_index_entry *x)
+{
+	put32(e, x->segment);
+	put32(e + 4, x->length);
+	put64(e + 8, x->offset);
+	put64(e + 16, x->stream);
+	put64(e + 24, x->seq);
+	put32(e + 32, x->nrecords);
+	put32(e + 36, proto_crc32c(0, e, 36));
+}
+
+static int idx_parse(const uint8_t e[IDX_ENTRY],
+		     struct proto_jobdir_index_entry *x)
+{
+	if (get32(e + 36) != proto_crc32c(0, e, 36))
+		return PROTO_E_CHECKSUM;
+	x->segment = get32(e);
+	x->length = get32(e + 4);
+	x->offset = get64(e + 8);
+	x->stream = get64(e + 16);
+	x->seq = get64(e + 24);
+	x->nrecords = get32(e + 32);
+	return 0;
+}
+
+/* Index entry of the BATCH frame f (whole size flen) at seg/off. */
+static int batch_entry(const struct proto_frame *f, size_t flen, uint32_t seg,
+		       uint64_t off, struct proto_jobdir_index_entry *x)
+{
+	if (f->length < BATCH_HEAD)
+		return PROTO_E_LENGTH;
+	x->segment = seg;
+	x->length = (uint32_t)flen;
+	x->offset = off;
+	x->stream = get64(f->payload);
+	x->seq = get64(f->payload + 8);
+	x->nrecords = get32(f->payload + 16);
+	return 0;
+}
+
+/* ---- segment listing ---- */
+
+struct seglist {
+	uint32_t *n;
+	size_t count, cap;
+	uint64_t stray;
+	char first_stray[64];
+};
+
+static int is_seg_name(const char *s, uint32_t *n)
+{
+	uint32_t v = 0;
+
+	if (strlen(s) != 10 || strcmp(s + 6, ".tps") != 0)
+		return 0;
+	for (int i = 0; i < 6; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (uint32_t)(s[i] - '0');
+	}
+	*n = v;
+	return 1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* List dir/segments in numeric order. PROTO_E_NOTFOUND when absent. */
+static int seglist_read(const char *dir, struct seglist *l)
+{
+	char *path = path_join(dir, "segments");
+	DIR *d;
+	struct dirent *de;
+	int rc = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (!path)
+		return PROTO_E_NOMEM;
+	d = opendir(path);
+	free(path);
+	if (!d)
+		return errno == ENOENT || errno == ENOTDIR ? PROTO_E_NOTFOUND
+							   : PROTO_E_IO;
+	for (;;) {
+		uint32_t n;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				rc = PROTO_E_IO;
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (!is_seg_name(de->d_name, &n)) {
+			if (l->stray++ == 0)
+				snprintf(l->first_stray, sizeof(l->first_stray),
+					 "%s", de->d_name);
+			continue;
+		}
+		if (l->count == l->cap) {
+			/* Bounded: at most SEG_NUMBER_MAX + 1 names match. */
+			size_t cap = l->cap ? l->cap * 2 : 16;
+			uint32_t *p = realloc(l->n, cap * sizeof(*p));
+
+			if (!p) {
+				rc = PROTO_E_NOMEM;
+				break;
+			}
+			l->n = p;
+			l->cap = cap;
+		}
+		l->n[l->count++] = n;
+	}
+	closedir(d);
+	if (rc) {
+		free(l->n);
+		memset(l, 0, sizeof(*l));
+		return rc;
+	}
+	if (l->count)
+		qsort(l->n, l->count, sizeof(*l->n), cmp_u32);
+	return 0;
+}
+
+/* ---- metadata: in memory, XML out, strict XML in ---- */
+
+struct meta {
+	char **key, **val;
+	size_t count, cap, bytes;
+};
+
+static void meta_clear(struct meta *m)
+{
+	for (size_t i = 0; i < m->count; i++) {
+		free(m->key[i]);
+		free(m->val[i]);
+	}
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
+static const char *meta_get(const struct meta *m, const char *key)
+{
+	for (size_t i = 0; i < m->count; i++)
+		if (strcmp(m->key[i], key) == 0)
+			return m->val[i];
+	return NULL;
+}
+
+/* Valid UTF-8 of XML 1.0 characters, controls limited to TAB, LF, CR. */
+static int text_ok(const char *s, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)s, *e = p + len;
+
+	while (p < e) {
+		uint32_t c = *p;
+		int more;
+
+		if (c < 0x80) {
+			if (c < 0x20 && c != 9 && c != 10 && c != 13)
+				return 0;
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			more = 1;
+			c &= 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			more = 2;
+			c &= 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			more = 3;
+			c &= 0x07;
+		} else {
+			return 0;
+		}
+		if (e - p <= more)
+			return 0;
+		for (int i = 1; i <= more; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+			c = c << 6 | (p[i] & 0x3fu);
+		}
+		if ((more == 2 && c < 0x800) || (more == 3 && c < 0x10000) ||
+		    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ||
+		    c == 0xfffe || c == 0xffff)
+			return 0;
+		p += more + 1;
+	}
+	return 1;
+}
+
+static int meta_set(struct meta *m, const char *key, const char *value)
+{
+	size_t kl, vl;
+	char *k, *v;
+
+	if (!key || !value)
+		return PROTO_E_ARG;
+	kl = strlen(key);
+	vl = strlen(value);
+	if (kl == 0 || kl > META_KEY_MAX || vl > META_VALUE_MAX ||
+	    !text_ok(key, kl) || !text_ok(value, vl))
+		return PROTO_E_ARG;
+	for (size_t i = 0; i < m->count; i++) {
+		if (strcmp(m->key[i], key) != 0)
+			continue;
+		if (m->bytes - strlen(m->val[i]) + vl > META_BYTES_MAX)
+			return PROTO_E_FULL;
+		v = strdup(value);
+		if (!v)
+			return PROTO_E_NOMEM;
+		m->bytes = m->bytes - strlen(m->val[i]) + vl;
+		free(m->val[i]);
+		m->val[i] = v;
+		return 0;
+	}
+	if (m->count == META_ENTRIES_MAX || m->bytes + kl + vl > META_BYTES_MAX)
+		return PROTO_E_FULL;
+	if (m->count == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 16;
+		char **nk = realloc(m->key, cap * sizeof(*nk));
+
+		if (!nk)
+			return PROTO_E_NOMEM;
+		m->key = nk;
+		nk = realloc(m->val, cap * sizeof(*nk));
+		if (!nk)
+			return PROTO_E_NOMEM;
+		m->val = nk;
+		m->cap = cap;
+	}
+	k = strdup(key);
+	v = strdup(value);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return PROTO_E_NOMEM;
+	}
+	m->key[m->count] = k;
+	m->val[m->count] = v;
+	m->count++;
+	m->bytes += kl + vl;
+	return 0;
+}
+
+struct sbuf {
+	char *p;
+	size_t len, cap, max;
+};
+
+static int sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (n > b->max - b->len)
+		return PROTO_E_TOOBIG;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		if (cap > b->max)
+			cap = b->max;
+		p = realloc(b->p, cap);
+		if (!p)
+			return PROTO_E_NOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	return 0;
+}
+
+static int sb_str(struct sbuf *b, const char *s)
+{
+	return sb_add(b, s, strlen(s));
+}
+
+/* Escape s for an attribute (attr) or element content. Line ends and TAB
+ * in attributes, and CR anywhere, become character references because an
+ * XML parser would otherwise normalise them away. */
+static int sb_escape(struct sbuf *b, const char *s, int attr)
+{
+	int rc = 0;
+
+	for (; *s && !rc; s++) {
+		switch (*s) {
+		case '&': rc = sb_str(b, "&amp;"); break;
+		case '<': rc = sb_str(b, "&lt;"); break;
+		case '>': rc = sb_str(b, "&gt;"); break;
+		case '\r': rc = sb_str(b, "&#13;"); break;
+		case '"': rc = attr ? sb_str(b, "&quot;") : sb_add(b, s, 1); break;
+		case '\n': rc = attr ? sb_str(b, "&#10;") : sb_add(b, s, 1); break;
+		case '\t': rc = attr ? sb_str(b, "&#9;") : sb_add(b, s, 1); break;
+		default: rc = sb_add(b, s, 1); break;
+		}
+	}
+	return rc;
+}
+
+static int meta_render(const struct meta *m, struct sbuf *b)
+{
+	int rc = sb_str(b, META_HEAD);
+
+	for (size_t i = 0; i < m->count && !rc; i++) {
+		rc = sb_str(b, "<entry key=\"");
+		if (!rc)
+			rc = sb_escape(b, m->key[i], 1);
+		if (!rc)
+			rc = sb_str(b, "\">");
+		if (!rc)
+			rc = sb_escape(b, m->val[i], 0);
+		if (!rc)
+			rc = sb_str(b, "</entry>\n");
+	}
+	return rc ? rc : sb_str(b, META_TAIL);
+}
+
+/* Append code point c as UTF-8 when it is an XML 1.0 character. */
+static int sb_utf8(struct sbuf *b, uint32_t c)
+{
+	char u[4];
+	size_t n;
+
+	if (!(c == 9 || c == 10 || c == 13 || (c >= 0x20 && c <= 0xd7ff) ||
+	      (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff)))
+		return PROTO_E_FORMAT;
+	if (c < 0x80) {
+		u[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		u[0] = (char)(0xc0 | c >> 6);
+		u[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		u[0] = (char)(0xe0 | c >> 12);
+		u[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		u[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | c >> 18);
+		u[1] = (char)(0x80 | (c >> 12 & 0x3f));
+		u[2] = (char)(0x80 | (c >> 6 & 0x3f));
+		u[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	return sb_add(b, u, n);
+}
+
+/* Parse text up to the terminator term ('"' in an attribute, '<' in
+ * content), decoding the five predefined entities and character references,
+ * into out (NUL-terminated). *pp advances to the terminator. */
+static int parse_text(const char **pp, const char *e, char term, int attr,
+		      size_t max, struct sbuf *out)
+{
+	const char *p = *pp;
+	int rc;
+
+	out->len = 0;
+	out->max = max + 1;
+	while (p < e && *p != term) {
+		if (*p == '<' || *p == '\r' || *p == '\0' ||
+		    (attr && (*p == '\n' || *p == '\t')))
+			return PROTO_E_FORMAT;
+		if (*p != '&') {
+			rc = sb_add(out, p++, 1);
+			if (rc)
+				return rc == PROTO_E_TOOBIG ? PROTO_E_FORMAT : rc;
+			continue;
+		}
+		static const struct {
+			const char *ent;
+			char c;
+		} ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'},
+			    {"&quot;", '"'}, {"&apos;", '\''}};
+		int done = 0;
+
+		for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++) {
+			size_t n = strlen(ents[i].ent);
+
+			if ((size_t)(e - p) >= n &&
+			    memcmp(p, ents[i].ent, n) == 0) {
+				rc = sb_add(out, &ents[i].c, 1);
+				if (rc)
+					return PROTO_E_FORMAT;
+				p += n;
+				done = 1;
+				break;
+			}
+		}
+		if (done)
+			continue;
+		if (e - p < 4 || p[1] != '#')
+			return PROTO_E_FORMAT;
+		p += 2;
+		int hex = *p == 'x';
+		uint32_t c = 0;
+		int digits = 0;
+
+		if (hex)
+			p++;
+		for (; p < e && *p != ';'; p++, digits++) {
+			int d;
+
+			if (*p >= '0' && *p <= '9')
+				d = *p - '0';
+			else if (hex && *p >= 'a' && *p <= 'f')
+				d = *p - 'a' + 10;
+			else if (hex && *p >= 'A' && *p <= 'F')
+				d = *p - 'A' + 10;
+			else
+				return PROTO_E_FORMAT;
+			if (digits >= 8)
+				return PROTO_E_FORMAT;
+			c = c * (hex ? 16u : 10u) + (uint32_t)d;
+		}
+		if (p == e || digits == 0)
+			return PROTO_E_FORMAT;
+		p++;
+		rc = sb_utf8(out, c);
+		if (rc)
+			return PROTO_E_FORMAT;
+	}
+	if (p == e)
+		return PROTO_E_FORMAT;
+	rc = sb_add(out, "", 1);
+	if (rc)
+		return PROTO_E_FORMAT;
+	*pp = p;
+	return 0;
+}
+
+static int expect(const char **pp, const char *e, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(e - *pp) < n || memcmp(*pp, lit, n) != 0)
+		return PROTO_E_FORMAT;
+	*pp += n;
+	return 0;
+}
+
+/* Parse exactly the format meta_render writes. *where: byte offset of the
+ * first problem. */
+static int meta_parse(const char *s, size_t len, struct meta *m,
+		      size_t *where)
+{
+	const char *p = s, *e = s + len;
+	struct sbuf k = {0}, v = {0};
+	int rc = expect(&p, e, META_HEAD);
+
+	while (!rc) {
+		if (expect(&p, e, META_TAIL) == 0) {
+			if (p != e)
+				rc = PROTO_E_FORMAT;
+			break;
+		}
+		rc = expect(&p, e, "<entry key=\"");
+		if (!rc)
+			rc = parse_text(&p, e, '"', 1, META_KEY_MAX, &k);
+		if (!rc)
+			rc = expect(&p, e, "\">");
+		if (!rc)
+			rc = parse_text(&p, e, '<', 0, META_VALUE_MAX, &v);
+		if (!rc)
+			rc = expect(&p, e, "</entry>\n");
+		if (rc)
+			break;
+		if (meta_get(m, k.p)) {
+			rc = PROTO_E_FORMAT;	/* a key appears once */
+			break;
+		}
+		rc = meta_set(m, k.p, v.p);
+		if (rc == PROTO_E_ARG || rc == PROTO_E_FULL)
+			rc = PROTO_E_FORMAT;
+	}
+	free(k.p);
+	free(v.p);
+	*where = (size_t)(p - s);
+	if (rc)
+		meta_clear(m);
+	return rc;
+}
+
+/* Load dir/meta.xml into m. PROTO_E_NOTFOUND when absent. */
+static int meta_load(const char *dir, struct meta *m, size_t *where)
+{
+	char *path = path_join(dir, META_FILE);
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int fd, rc;
+
+	*where = 0;
+	if (!path)
+		return PROTO_E_NOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;
+	if (fstat(fd, &st) < 0) {
+		rc = PROTO_E_IO;
+		goto out_fd;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = PROTO_E_FORMAT;
+		goto out_fd;
+	}
+	if ((uint64_t)st.st_size > META_FILE_MAX) {
+		rc = PROTO_E_TOOBIG;
+		goto out_fd;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		rc = PROTO_E_NOMEM;
+		goto out_fd;
+	}
+	rc = pread_full(fd, buf, (size_t)st.st_size, 0, &got);
+	if (rc)
+		goto out_buf;
+	rc = meta_parse(buf, got, m, where);
+out_buf:
+	free(buf);
+out_fd:
+	close(fd);
+	return rc;
+}
+
+/* ================================ writer ================================ */
+
+struct proto_jobdir_w {
+	char *dir;
+	size_t segment_max;
+	int seg_fd;		/* current segment, -1 until the next append */
+	uint32_t seg_no;	/* current (or next to create) segment */
+	uint64_t seg_size;
+	int idx_fd;
+	uint64_t idx_size;
+	int segdir_dirty;	/* a segment was created since the last sync */
+	int broken;		/* a failed write could not be undone */
+	struct meta meta;
+	int meta_dirty;
+	struct proto_jobdir_recovery rec;
+};
+
+static void rec_note(struct proto_jobdir_w *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void rec_note(struct proto_jobdir_w *w, const char *fmt, ...)
+{
+	size_t n = strlen(w->rec.note);
+	va_list ap;
+
+	if (n + 3 >= sizeof(w->rec.note))
+		return;
+	if (n) {
+		memcpy(w->rec.note + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(w->rec.note + n, sizeof(w->rec.note) - n, fmt, ap);
+	va_end(ap);
+}
+
+static int has_job(const char *dir)
+{
+	static const char *const names[] = {"segments", "index", META_FILE};
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int found = 0;
+
+	if (dfd < 0)
+		return 0;
+	for (size_t i = 0; i < 3; i++) {
+		struct stat st;
+
+		if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			found = 1;
+	}
+	close(dfd);
+	return found;
+}
+
+static int idx_write(struct proto_jobdir_w *w,
+		     const struct proto_jobdir_index_entry *x)
+{
+	uint8_t e[IDX_ENTRY];
+
+	idx_entry(e, x);
+	if (write_all(w->idx_fd, e, IDX_ENTRY) < 0) {
+		if (ftruncate(w->idx_fd, (off_t)w->idx_size) < 0)
+			w->broken = 1;
+		return PROTO_E_IO;
+	}
+	w->idx_size += IDX_ENTRY;
+	return 0;
+}
+
+/* Index the BATCH frames of segment seg from off to end; stops at the
+ * first bad frame. *valid: where the good frames end, *why: the problem. */
+static int rescan_segment(struct proto_jobdir_w *w, struct fbuf *b, int fd,
+			  uint32_t seg, uint64_t off, uint64_t end,
+			  uint64_t *valid, int *why)
+{
+	struct proto_frame f;
+	size_t flen;
+	int rc, bad = 0;
+
+	while (off < end) {
+		rc = frame_at(b, fd, off, end, &f, &flen, &bad);
+		if (rc)
+			return rc;
+		if (bad)
+			break;
+		if (f.type == PROTO_MSG_BATCH) {
+			struct proto_jobdir_index_entry x;
+
+			if (batch_entry(&f, flen, seg, off, &x) == 0) {
+				rc = idx_write(w, &x);
+				if (rc)
+					return rc;
+				w->rec.index_added++;
+			}
+		}
+		off += flen;
+	}
+	*valid = off;
+	*why = bad;
+	return 0;
+}
+
+/* APPEND on an existing job: cut the torn tail of the last segment,
+ * repair the index, index what it misses, pick where writing resumes. */
+static int recover(struct proto_jobdir_w *w, const struct seglist *l)
+{
+	struct fbuf b = {0};
+	uint8_t h[IDX_HDR];
+	uint64_t last_end = 0;	/* valid end of the last segment */
+	uint32_t last = 0, rseg = 0;
+	uint64_t roff = SEG_HDR, nent = 0, kept = 0;
+	struct stat st;
+	size_t got;
+	int rc, last_fd = -1, have_last = l->count > 0;
+
+	/* 1. the last segment: find its valid end, cut a torn tail */
+	if (have_last) {
+		char *path;
+		int why;
+
+		last = l->n[l->count - 1];
+		path = seg_path(w->dir, last);
+		if (!path)
+			return PROTO_E_NOMEM;
+		last_fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+		free(path);
+		if (last_fd < 0 || fstat(last_fd, &st) < 0) {
+			rc = PROTO_E_IO;
+			goto out;
+		}
+		rc = seg_read_check(last_fd, last);
+		if (rc < 0 && rc != PROTO_E_IO) {
+			rec_note(w, "segment %06u: bad header (%s), left as is",
+				 last, proto_strerror(rc));
+			w->rec.new_segment = 1;
+			last_end = (uint64_t)st.st_size;
+		} else if (rc) {
+			goto out;
+		} else {
+			uint64_t end = (uint64_t)st.st_size;
+
+			/* The scan only measures here; indexing comes in
+			 * step 3 once the index is trimmed. */
+			last_end = SEG_HDR;
+			while (last_end < end) {
+				struct proto_frame f;
+				size_t flen;
+
+				rc = frame_at(&b, last_fd, last_end, end, &f,
+					      &flen, &why);
+				if (rc)
+					goto out;
+				if (why)
+					break;
+				last_end += flen;
+			}
+			if (last_end < end && why == PROTO_E_TRUNCATED) {
+				if (ftruncate(last_fd, (off_t)last_end) < 0) {
+					rc = PROTO_E_IO;
+					goto out;
+				}
+				w->rec.truncated_bytes = end - last_end;
+				rec_note(w, "segment %06u: torn tail of %llu "
+					 "bytes at offset %llu cut", last,
+					 (unsigned long long)(end - last_end),
+					 (unsigned long long)last_end);
+			} else if (last_end < end) {
+				rec_note(w, "segment %06u: corrupt frame at "
+					 "offset %llu (%s), left as is", last,
+					 (unsigned long long)last_end,
+					 proto_strerror(why));
+				w->rec.new_segment = 1;
+				last_end = end;
+			}
+		}
+	}
+
+	/* 2. the index: keep the entries that are intact, in order and
+	 * inside the valid data; drop the rest */
+	if (fstat(w->idx_fd, &st) < 0) {
+		rc = PROTO_E_IO;
+		goto out;
+	}
+	rc = pread_full(w->idx_fd, h, IDX_HDR, 0, &got);
+	if (rc)
+		goto out;
+	if (idx_check(h, got) != 0) {
+		if (st.st_size > 0)
+			rec_note(w, "index header bad, index rebuilt");
+		nent = st.st_size > IDX_HDR
+			? ((uint64_t)st.st_size - IDX_HDR + IDX_ENTRY - 1) /
+				  IDX_ENTRY
+			: 0;
+		idx_header(h);
+		if (ftruncate(w->idx_fd, 0) < 0 ||
+		    pwrite(w->idx_fd, h, IDX_HDR, 0) != IDX_HDR) {
+			rc = PROTO_E_IO;
+			goto out;
+		}
+	} else {
+		uint64_t size = (uint64_t)st.st_size - IDX_HDR;
+		struct proto_jobdir_index_entry prev = {0}, x;
+		uint8_t e[IDX_ENTRY];
+
+		nent = (size + IDX_ENTRY - 1) / IDX_ENTRY;
+		for (; kept < size / IDX_ENTRY; kept++) {
+			rc = pread_full(w->idx_fd, e, IDX_ENTRY,
+					IDX_HDR + kept * IDX_ENTRY, &got);
+			if (rc)
+				goto out;
+			if (got < IDX_ENTRY || idx_parse(e, &x))
+				break;
+			if (kept && (x.segment < prev.segment ||
+				     (x.segment == prev.segment &&
+				      x.offset < prev.offset + prev.length)))
+				break;
+			if (!have_last || x.segment > last ||
+			    x.offset < SEG_HDR || x.length <= PROTO_FRAME_HDR ||
+			    (x.segment == last &&
+			     x.offset + x.length > last_end))
+				break;
+			prev = x;
+		}
+		if (kept) {
+			rseg = prev.segment;
+			roff = prev.offset + prev.length;
+		}
+	}
+	if (ftruncate(w->idx_fd, (off_t)(IDX_HDR + kept * IDX_ENTRY)) < 0) {
+		rc = PROTO_E_IO;
+		goto out;
+	}
+	w->idx_size = IDX_HDR + kept * IDX_ENTRY;
+	w->rec.index_dropped = nent - kept;
+	if (lseek(w->idx_fd, 0, SEEK_END) < 0) {
+		rc = PROTO_E_IO;
+		goto out;
+	}
+
+	/* 3. index the BATCH frames after the last kept entry */
+	for (size_t i = 0; i < l->count && have_last; i++) {
+		uint32_t s = l->n[i];
+		uint64_t from = SEG_HDR, end, valid;
+		int fd, why, own = 0;
+
+		if (s < rseg)
+			continue;
+		if (s == rseg && kept)
+			from = roff;
+		if (s == last) {
+			fd = last_fd;
+			end = last_end;
+		} else {
+			char *path = seg_path(w->dir, s);
+
+			if (!path) {
+				rc = PROTO_E_NOMEM;
+				goto out;
+			}
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			free(path);
+			if (fd < 0 || fstat(fd, &st) < 0) {
+				if (fd >= 0)
+					close(fd);
+				rc = PROTO_E_IO;
+				goto out;
+			}
+			own = 1;
+			end = (uint64_t)st.st_size;
+		}
+		rc = seg_read_check(fd, s);
+		if (rc == 0)
+			rc = rescan_segment(w, &b, fd, s, from, end, &valid,
+					    &why);
+		else if (rc != PROTO_E_IO)
+			rc = 0;	/* a bad header: nothing to index there */
+		if (own)
+			close(fd);
+		if (rc)
+			goto out;
+	}
+	if (w->rec.index_dropped || w->rec.index_added)
+		rec_note(w, "index: %llu entries dropped, %llu added",
+			 (unsigned long long)w->rec.index_dropped,
+			 (unsigned long long)w->rec.index_added);
+
+	/* 4. where writing resumes */
+	if (have_last && !w->rec.new_segment) {
+		w->seg_fd = last_fd;
+		last_fd = -1;
+		w->seg_no = last;
+		w->seg_size = last_end;
+	} else if (have_last) {
+		if (last == SEG_NUMBER_MAX) {
+			rc = PROTO_E_FULL;
+			goto out;
+		}
+		w->seg_no = last + 1;
+	}
+	rc = 0;
+out:
+	if (last_fd >= 0)
+		close(last_fd);
+	free(b.p);
+	return rc;
+}
+
+struct proto_jobdir_w *proto_jobdir_create(const char *dir, int flags,
+					   size_t segment_max, int *rc)
+{
+	struct proto_jobdir_w *w;
+	struct seglist l = {0};
+	char *path = NULL;
+	int err, append = flags & PROTO_JOBDIR_APPEND;
+	uint8_t h[IDX_HDR];
+
+	if (!dir || !*dir || (flags & ~PROTO_JOBDIR_APPEND)) {
+		err = PROTO_E_ARG;
+		goto fail;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		err = PROTO_E_NOMEM;
+		goto fail;
+	}
+	w->seg_fd = -1;
+	w->idx_fd = -1;
+	w->segment_max = segment_max ? segment_max : PROTO_SEGMENT_MAX_DEFAULT;
+	w->meta_dirty = 1;	/* meta.xml is (re)written at the first sync */
+	w->dir = strdup(dir);
+	if (!w->dir) {
+		err = PROTO_E_NOMEM;
+		goto fail_w;
+	}
+	if (!append && has_job(dir)) {
+		err = PROTO_E_EXISTS;
+		goto fail_w;
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		err = errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;
+		goto fail_w;
+	}
+	path = path_join(dir, "segments");
+	if (!path) {
+		err = PROTO_E_NOMEM;
+		goto fail_w;
+	}
+	if (mkdir(path, 0755) < 0 && (errno != EEXIST || !append)) {
+		err = errno == EEXIST ? PROTO_E_EXISTS : PROTO_E_IO;
+		goto fail_w;
+	}
+	free(path);
+	path = path_join(dir, "index");
+	if (!path) {
+		err = PROTO_E_NOMEM;
+		goto fail_w;
+	}
+	w->idx_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
+				       (append ? 0 : O_EXCL), 0644);
+	if (w->idx_fd < 0) {
+		err = errno == EEXIST ? PROTO_E_EXISTS : PROTO_E_IO;
+		goto fail_w;
+	}
+	if (append) {
+		size_t where;
+
+		err = meta_load(dir, &w->meta, &where);
+		if (err && err != PROTO_E_NOTFOUND)
+			goto fail_w;
+		err = seglist_read(dir, &l);
+		if (err)
+			goto fail_w;
+		err = recover(w, &l);
+		if (err)
+			goto fail_w;
+	} else {
+		idx_header(h);
+		if (write_all(w->idx_fd, h, IDX_HDR) < 0) {
+			err = PROTO_E_IO;
+			goto fail_w;
+		}
+		w->idx_size = IDX_HDR;
+		err = fsync_path(dir);
+		if (err)
+			goto fail_w;
+	}
+	free(l.n);
+	free(path);
+	*rc = 0;
+	return w;
+
+fail_w:
+	free(l.n);
+	free(path);
+	if (w->idx_fd >= 0)
+		close(w->idx_fd);
+	if (w->seg_fd >= 0)
+		close(w->seg_fd);
+	meta_clear(&w->meta);
+	free(w->dir);
+	free(w);
+fail:
+	if (rc)
+		*rc = err;
+	return NULL;
+}
+
+const struct proto_jobdir_recovery *
+proto_jobdir_recovery(const struct proto_jobdir_w *w)
+{
+	return &w->rec;
+}
+
+static int seg_open_next(struct proto_jobdir_w *w)
+{
+	uint8_t h[SEG_HDR];
+	char *path;
+	int fd;
+
+	if (w->seg_no > SEG_NUMBER_MAX)
+		return PROTO_E_FULL;
+	path = seg_path(w->dir, w->seg_no);
+	if (!path)
+		return PROTO_E_NOMEM;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+		  0644);
+	if (fd < 0) {
+		free(path);
+		return PROTO_E_IO;
+	}
+	seg_header(h, w->seg_no);
+	if (write_all(fd, h, SEG_HDR) < 0) {
+		close(fd);
+		unlink(path);
+		free(path);
+		return PROTO_E_IO;
+	}
+	free(path);
+	w->seg_fd = fd;
+	w->seg_size = SEG_HDR;
+	w->segdir_dirty = 1;
+	return 0;
+}
+
+int proto_jobdir_append(struct proto_jobdir_w *w, const void *frame,
+			size_t len)
+{
+	struct proto_jobdir_index_entry x;
+	struct proto_frame f;
+	size_t consumed = 0;
+	int rc;
+
+	if (!w || !frame)
+		return PROTO_E_ARG;
+	if (w->broken)
+		return PROTO_E_IO;
+	rc = proto_frame_decode(frame, len, 0, &f, &consumed);
+	if (rc)
+		return rc;
+	if (consumed != len)
+		return PROTO_E_LENGTH;	/* one whole frame, nothing more */
+	if (f.type == PROTO_MSG_BATCH) {
+		rc = batch_entry(&f, len, 0, 0, &x);
+		if (rc)
+			return rc;
+	}
+	if (w->seg_fd >= 0 && w->seg_size > SEG_HDR &&
+	    w->seg_size + len > w->segment_max) {
+		/* A closed segment is never written again: make it durable
+		 * now rather than at the next sync. */
+		if (fsync(w->seg_fd) < 0)
+			return PROTO_E_IO;
+		close(w->seg_fd);
+		w->seg_fd = -1;
+		w->seg_no++;
+	}
+	if (w->seg_fd < 0) {
+		rc = seg_open_next(w);
+		if (rc)
+			return rc;
+	}
+	if (write_all(w->seg_fd, frame, len) < 0) {
+		if (ftruncate(w->seg_fd, (off_t)w->seg_size) < 0)
+			w->broken = 1;
+		return PROTO_E_IO;
+	}
+	if (f.type == PROTO_MSG_BATCH) {
+		x.segment = w->seg_no;
+		x.offset = w->seg_size;
+		rc = idx_write(w, &x);
+		if (rc) {
+			if (ftruncate(w->seg_fd, (off_t)w->seg_size) < 0)
+				w->broken = 1;
+			return rc;
+		}
+	}
+	w->seg_size += len;
+	return 0;
+}
+
+int proto_jobdir_set_meta(struct proto_jobdir_w *w, const char *key,
+			  const char *value)
+{
+	int rc;
+
+	if (!w)
+		return PROTO_E_ARG;
+	rc = meta_set(&w->meta, key, value);
+	if (!rc)
+		w->meta_dirty = 1;
+	return rc;
+}
+
+static int meta_write(struct proto_jobdir_w *w)
+{
+	struct sbuf b = {.max = META_FILE_MAX};
+	char *tmp = path_join(w->dir, META_TMP);
+	char *dst = path_join(w->dir, META_FILE);
+	int fd = -1, rc;
+
+	if (!tmp || !dst) {
+		rc = PROTO_E_NOMEM;
+		goto out;
+	}
+	rc = meta_render(&w->meta, &b);
+	if (rc)
+		goto out;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = PROTO_E_IO;
+		goto out;
+	}
+	rc = write_all(fd, b.p, b.len);
+	if (!rc && fsync(fd) < 0)
+		rc = PROTO_E_IO;
+	if (close(fd) < 0 && !rc)
+		rc = PROTO_E_IO;
+	if (!rc && rename(tmp, dst) < 0)
+		rc = PROTO_E_IO;
+	if (rc)
+		unlink(tmp);
+	else
+		rc = fsync_path(w->dir);
+out:
+	free(b.p);
+	free(tmp);
+	free(dst);
+	return rc;
+}
+
+int proto_jobdir_sync(struct proto_jobdir_w *w)
+{
+	int rc = 0, r;
+
+	if (!w)
+		return PROTO_E_ARG;
+	if (w->seg_fd >= 0 && fsync(w->seg_fd) < 0)
+		rc = PROTO_E_IO;
+	if (fsync(w->idx_fd) < 0 && !rc)
+		rc = PROTO_E_IO;
+	if (w->segdir_dirty) {
+		char *path = path_join(w->dir, "segments");
+
+		r = path ? fsync_path(path) : PROTO_E_NOMEM;
+		free(path);
+		if (!r)
+			w->segdir_dirty = 0;
+		else if (!rc)
+			rc = r;
+	}
+	if (w->meta_dirty) {
+		r = meta_write(w);
+		if (!r)
+			w->meta_dirty = 0;
+		else if (!rc)
+			rc = r;
+	}
+	if (w->broken && !rc)
+		rc = PROTO_E_IO;
+	return rc;
+}
+
+int proto_jobdir_close(struct proto_jobdir_w *w)
+{
+	int rc;
+
+	if (!w)
+		return 0;
+	rc = proto_jobdir_sync(w);
+	if (w->seg_fd >= 0 && close(w->seg_fd) < 0 && !rc)
+		rc = PROTO_E_IO;
+	if (close(w->idx_fd) < 0 && !rc)
+		rc = PROTO_E_IO;
+	meta_clear(&w->meta);
+	free(w->dir);
+	free(w);
+	return rc;
+}
+
+/* ================================ reader ================================ */
+
+struct proto_jobdir_r {
+	char *dir;
+	struct seglist segs;
+	size_t cur;		/* index in segs of the open segment */
+	int fd;			/* open segment or -1 */
+	uint64_t off, size;	/* read position, size when opened */
+	int seg_bad;		/* this segment is counted in bad_segments */
+	int err;		/* sticky I/O error */
+	struct fbuf buf;
+	uint8_t *scan;		/* SCAN_CHUNK bytes for resynchronisation */
+	struct meta meta;
+	int idx_fd;		/* -1 until proto_jobdir_index_get */
+	int idx_rc;		/* header check result once opened */
+	struct proto_jobdir_report rep;
+};
+
+static void problem(struct proto_jobdir_r *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void problem(struct proto_jobdir_r *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->rep.first_problem[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->rep.first_problem, sizeof(r->rep.first_problem), fmt, ap);
+	va_end(ap);
+}
+
+struct proto_jobdir_r *proto_jobdir_open(const char *dir, int *rc)
+{
+	struct proto_jobdir_r *r;
+	size_t where;
+	int err;
+
+	if (!dir) {
+		err = PROTO_E_ARG;
+		goto fail;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		err = PROTO_E_NOMEM;
+		goto fail;
+	}
+	r->fd = -1;
+	r->idx_fd = -1;
+	r->dir = strdup(dir);
+	r->scan = malloc(SCAN_CHUNK);
+	if (!r->dir || !r->scan) {
+		err = PROTO_E_NOMEM;
+		goto fail_r;
+	}
+	err = seglist_read(dir, &r->segs);
+	if (err)
+		goto fail_r;
+	r->rep.stray_files = r->segs.stray;
+	memcpy(r->rep.first_stray, r->segs.first_stray,
+	       sizeof(r->rep.first_stray));
+	for (size_t i = 0; i < r->segs.count; i++) {
+		uint32_t expect_no = i ? r->segs.n[i - 1] + 1 : 0;
+
+		if (r->segs.n[i] > expect_no) {
+			r->rep.missing_segments += r->segs.n[i] - expect_no;
+			problem(r, "segments %06u to %06u missing", expect_no,
+				r->segs.n[i] - 1);
+		}
+	}
+	err = meta_load(dir, &r->meta, &where);
+	r->rep.meta_status = err;
+	if (err == PROTO_E_FORMAT || err == PROTO_E_TOOBIG)
+		problem(r, META_FILE " unreadable at byte %zu (%s), ignored",
+			where, proto_strerror(err));
+	else if (err && err != PROTO_E_NOTFOUND)
+		goto fail_r;
+	*rc = 0;
+	return r;
+
+fail_r:
+	proto_jobdir_close_r(r);
+fail:
+	if (rc)
+		*rc = err;
+	return NULL;
+}
+
+/* Count [from, to) of the open segment as skipped, because of why. */
+static void skip(struct proto_jobdir_r *r, uint64_t from, uint64_t to,
+		 int why)
+{
+	r->rep.skipped_bytes += to - from;
+	if (!r->seg_bad) {
+		r->seg_bad = 1;
+		r->rep.bad_segments++;
+	}
+	problem(r, "segments/%06u.tps at byte %llu: %s (%llu bytes skipped)",
+		r->segs.n[r->cur], (unsigned long long)from,
+		why == PROTO_E_TRUNCATED ? "torn frame" : proto_strerror(why),
+		(unsigned long long)(to - from));
+}
+
+/* Offset of the next valid frame after a bad one at from, or r->size.
+ * A candidate needs a good header checksum and then a good payload
+ * checksum: resynchronisation on a false candidate would take 64 bits of
+ * checksum to collide. */
+static int resync(struct proto_jobdir_r *r, uint64_t from, uint64_t *next)
+{
+	uint64_t p = from + 1;
+
+	while (p + PROTO_FRAME_HDR <= r->size) {
+		size_t got, n = SCAN_CHUNK;
+		int rc;
+
+		if (r->size - p < n)
+			n = (size_t)(r->size - p);
+		rc = pread_full(r->fd, r->scan, n, p, &got);
+		if (rc)
+			return rc;
+		if (got < PROTO_FRAME_HDR)
+			break;
+		for (size_t i = 0; i + PROTO_FRAME_HDR <= got; i++) {
+			struct proto_frame f;
+			size_t c = 0, flen;
+			int bad;
+
+			if (r->scan[i] != 'T' || r->scan[i + 1] != 'P')
+				continue;
+			rc = proto_frame_decode(r->scan + i, PROTO_FRAME_HDR,
+						0, &f, &c);
+			if (rc != 0 && rc != PROTO_E_TRUNCATED)
+				continue;
+			rc = frame_at(&r->buf, r->fd, p + i, r->size, &f,
+				      &flen, &bad);
+			if (rc)
+				return rc;
+			if (!bad) {
+				*next = p + i;
+				return 0;
+			}
+		}
+		/* Overlap so that a header across the chunk end is seen. */
+		p += got - PROTO_FRAME_HDR + 1;
+	}
+	*next = r->size;
+	return 0;
+}
+
+static int seg_enter(struct proto_jobdir_r *r)
+{
+	uint32_t n = r->segs.n[r->cur];
+	char *path = seg_path(r->dir, n);
+	struct stat st;
+	int rc;
+
+	if (!path)
+		return PROTO_E_NOMEM;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (r->fd < 0 && errno == ENOENT) {
+		/* removed since the listing: as if it had never been there */
+		r->rep.missing_segments++;
+		problem(r, "segments/%06u.tps vanished while reading", n);
+		r->cur++;
+		return 0;
+	}
+	if (r->fd < 0)
+		return PROTO_E_IO;
+	if (fstat(r->fd, &st) < 0)
+		return PROTO_E_IO;
+	r->seg_bad = 0;
+	r->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	r->rep.segments++;
+	/* A directory or device with a segment's name is a bad segment, not
+	 * an I/O error that would end the whole read. */
+	rc = S_ISREG(st.st_mode) ? seg_read_check(r->fd, n) : PROTO_E_FORMAT;
+	if (rc == PROTO_E_IO)
+		return rc;
+	if (rc) {
+		r->rep.skipped_bytes += r->size;
+		r->rep.bad_segments++;
+		r->seg_bad = 1;
+		problem(r, "segments/%06u.tps: bad segment header (%s), "
+			"%llu bytes skipped", n, proto_strerror(rc),
+			(unsigned long long)r->size);
+		r->off = r->size;
+		return 0;
+	}
+	r->off = SEG_HDR;
+	return 0;
+}
+
+int proto_jobdir_next(struct proto_jobdir_r *r, struct proto_frame *f)
+{
+	int rc;
+
+	if (!r || !f)
+		return PROTO_E_ARG;
+	if (r->err)
+		return r->err;
+	for (;;) {
+		size_t flen;
+		int bad;
+
+		if (r->fd < 0) {
+			if (r->cur >= r->segs.count)
+				return 0;
+			rc = seg_enter(r);
+			if (rc)
+				goto io;
+			if (r->fd < 0)
+				continue;
+		}
+		if (r->off >= r->size) {
+			close(r->fd);
+			r->fd = -1;
+			r->cur++;
+			continue;
+		}
+		rc = frame_at(&r->buf, r->fd, r->off, r->size, f, &flen, &bad);
+		if (rc)
+			goto io;
+		if (!bad) {
+			r->off += flen;
+			r->rep.frames++;
+			r->rep.bytes += flen;
+			return 1;
+		}
+		uint64_t next;
+
+		rc = resync(r, r->off, &next);
+		if (rc)
+			goto io;
+		skip(r, r->off, next, bad);
+		r->off = next;
+	}
+io:
+	r->err = rc;
+	return rc;
+}
+
+const char *proto_jobdir_meta(struct proto_jobdir_r *r, const char *key)
+{
+	if (!r || !key)
+		return NULL;
+	return meta_get(&r->meta, key);
+}
+
+const struct proto_jobdir_report *proto_jobdir_report(struct proto_jobdir_r *r)
+{
+	return &r->rep;
+}
+
+int proto_jobdir_index_get(struct proto_jobdir_r *r, uint64_t i,
+			   struct proto_jobdir_index_entry *e)
+{
+	uint8_t b[IDX_ENTRY];
+	size_t got;
+	int rc;
+
+	if (!r || !e)
+		return PROTO_E_ARG;
+	if (r->idx_fd < 0) {
+		char *path = path_join(r->dir, "index");
+
+		if (!path)
+			return PROTO_E_NOMEM;
+		r->idx_fd = open(path, O_RDONLY | O_CLOEXEC);
+		free(path);
+		if (r->idx_fd < 0)
+			return errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;
+		rc = pread_full(r->idx_fd, b, IDX_HDR, 0, &got);
+		r->idx_rc = rc ? rc : idx_check(b, got) ? PROTO_E_FORMAT : 0;
+	}
+	if (r->idx_rc)
+		return r->idx_rc;
+	if (i > (UINT64_MAX - IDX_HDR) / IDX_ENTRY - 1)
+		return 0;
+	rc = pread_full(r->idx_fd, b, IDX_ENTRY, IDX_HDR + i * IDX_ENTRY, &got);
+	if (rc)
+		return rc;
+	if (got < IDX_ENTRY)
+		return 0;
+	rc = idx_parse(b, e);
+	return rc ? rc : 1;
+}
+
+void proto_jobdir_close_r(struct proto_jobdir_r *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->idx_fd >= 0)
+		close(r->idx_fd);
+	free(r->segs.n);
+	free(r->buf.p);
+	free(r->scan);
+	meta_clear(&r->meta);
+	free(r->dir);
+	free(r);
+}

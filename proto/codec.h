@@ -1,10 +1,11 @@
 /*
  * proto/codec.h - the batch codec: event records <-> compressed bytes.
  *
- * Encoding: timestamps delta-encoded (t_start against the previous record,
- * t_end as a duration), records byte-plane shuffled, then zstd with its
+ * Encoding: timestamps delta-encoded (t_start against the previous
+ * record's t_end, t_end as a duration), arguments against the previous
+ * record of the same type, records byte-plane shuffled, then zstd with its
  * content checksum. A 24-byte codec header says how. Byte layout in
- * docs/FORMAT.md ("Batch encoding"). The round trip is exact; any corrupt
+ * docs/modules/proto-codec.md ("Batch encoding"). The round trip is exact; any corrupt
  * input is rejected as a whole (PROTO_E_CODEC, PROTO_E_FORMAT,
  * PROTO_E_CHECKSUM ...), never half-decoded.
  *

@@ -6,7 +6,6 @@
  * truncation at every length, each header field wrong, corrupted bodies,
  * trailing bytes, too small output arrays, NULL arguments.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -475,8 +474,15 @@ Test(codec, header_bytes)
 	/* plane 24 (arg0 low byte): zigzag(1) = 2, then delta 0 */
 	cr_assert_eq(buf[24 + 48], 2);
 	cr_assert_eq(buf[24 + 49], 0);
-	printf("header checksum of the worked example: %02x %02x %02x %02x\n",
-	       buf[20], buf[21], buf[22], buf[23]);
+	/* plane 16: type 17 twice; plane 33: zigzag(4096) >> 8, then 0 */
+	cr_assert_eq(buf[24 + 32], 17);
+	cr_assert_eq(buf[24 + 33], 17);
+	cr_assert_eq(buf[24 + 66], 0x20);
+	cr_assert_eq(buf[24 + 67], 0);
+	cr_assert_eq(buf[20], 0x3e);
+	cr_assert_eq(buf[21], 0x71);
+	cr_assert_eq(buf[22], 0x7a);
+	cr_assert_eq(buf[23], 0x90);
 	proto_codec_free(c);
 }
 

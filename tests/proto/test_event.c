@@ -1,3 +1,172 @@
+/*
+ * tests/proto/test_event.c - Criterion suite "event": the event catalogue
+ * (proto/event.c from events.def and fields.def) and the error table
+ * (proto/error.c from errors.def) are consistent.
+ */
 #include <criterion/criterion.h>
+#include <stddef.h>
+#include <string.h>
+
 #include "proto/error.h"
-Test(event, placeholder) { cr_assert_eq(PROTO_OK, 0); }
+#include "proto/event.h"
+
+static const int codes[] = {
+#define ERR(name, value, msg) PROTO_E_##name,
+#include "proto/errors.def"
+#undef ERR
+};
+#define NCODES (sizeof(codes) / sizeof(codes[0]))
+
+Test(event, record_layout)
+{
+	cr_assert_eq(sizeof(struct proto_event), PROTO_EVENT_SIZE);
+	cr_assert_eq(offsetof(struct proto_event, t_start), 0);
+	cr_assert_eq(offsetof(struct proto_event, t_end), 8);
+	cr_assert_eq(offsetof(struct proto_event, type), 16);
+	cr_assert_eq(offsetof(struct proto_event, flags), 18);
+	cr_assert_eq(offsetof(struct proto_event, tid), 20);
+	cr_assert_eq(offsetof(struct proto_event, arg), 24);
+	cr_assert_eq(PROTO_STRING_CHUNK, PROTO_EV_NARGS * 8);
+}
+
+Test(event, every_type_has_a_unique_name_that_looks_up)
+{
+	cr_assert_gt(PROTO_EV__COUNT, 2);
+	for (unsigned t = 1; t < PROTO_EV__COUNT; t++) {
+		const struct proto_ev_info *a = proto_ev_info(t);
+
+		cr_assert_not_null(a, "type %u", t);
+		cr_assert_not_null(a->name, "type %u", t);
+		cr_assert_gt(strlen(a->name), 0, "type %u", t);
+		cr_assert_eq(proto_ev_lookup(a->name), t, "%s", a->name);
+		for (unsigned u = t + 1; u < PROTO_EV__COUNT; u++)
+			cr_assert_str_neq(a->name, proto_ev_info(u)->name,
+					  "types %u and %u", t, u);
+	}
+}
+
+Test(event, wire_ids_are_stable)
+{
+	/* events.def is append-only: the first lines keep their ids */
+	cr_assert_eq(PROTO_EV_STRING, 1);
+	cr_assert_eq(PROTO_EV_ARRAY, 2);
+	cr_assert_str_eq(proto_ev_info(PROTO_EV_WRITE)->name, "write");
+	cr_assert_str_eq(proto_ev_info(PROTO_EV_MPI_SEND)->name, "MPI_Send");
+	cr_assert_str_eq(proto_ev_info(PROTO_EV_SEND_SOCK)->name, "send");
+	cr_assert_eq(proto_ev_lookup("fwrite"), PROTO_EV_FWRITE);
+}
+
+Test(event, categories_are_valid)
+{
+	for (unsigned t = 1; t < PROTO_EV__COUNT; t++) {
+		const struct proto_ev_info *a = proto_ev_info(t);
+
+		cr_assert_not_null(proto_cat_name(a->category), "type %u", t);
+		if (strncmp(a->name, "MPI_", 4) == 0)
+			cr_assert_eq(a->category, PROTO_CAT_MPI, "%s", a->name);
+		else
+			cr_assert_neq(a->category, PROTO_CAT_MPI, "%s", a->name);
+	}
+	cr_assert_eq(proto_ev_info(PROTO_EV_STRING)->category,
+		     PROTO_CAT_TRACER);
+	cr_assert_eq(proto_ev_info(PROTO_EV_MEM_SAMPLE)->category,
+		     PROTO_CAT_MEM);
+	cr_assert_str_eq(proto_cat_name(PROTO_CAT_TRACER), "tracer");
+	cr_assert_str_eq(proto_cat_name(PROTO_CAT_LIBC), "libc");
+	cr_assert_str_eq(proto_cat_name(PROTO_CAT_MPI), "mpi");
+	cr_assert_str_eq(proto_cat_name(PROTO_CAT_MEM), "mem");
+	cr_assert_str_eq(proto_cat_name(PROTO_CAT_PROC), "proc");
+	cr_assert_null(proto_cat_name(5));
+	cr_assert_null(proto_cat_name(~0u));
+}
+
+Test(event, arg_finds_each_declared_field)
+{
+	for (unsigned t = 1; t < PROTO_EV__COUNT; t++) {
+		const struct proto_ev_info *a = proto_ev_info(t);
+
+		for (int i = 0; i < PROTO_EV_NARGS; i++) {
+			unsigned f = a->field[i];
+
+			cr_assert_lt(f, PROTO_F__COUNT, "%s arg %d", a->name, i);
+			if (f == PROTO_F_none)
+				continue;
+			/* a field appears at most once per type */
+			for (int j = i + 1; j < PROTO_EV_NARGS; j++)
+				cr_assert_neq(a->field[j], f, "%s: %s twice",
+					      a->name, proto_field_name(f));
+			cr_assert_eq(proto_ev_arg(t, (enum proto_field)f), i,
+				     "%s.%s", a->name, proto_field_name(f));
+		}
+		cr_assert_eq(proto_ev_arg(t, PROTO_F_none), -1);
+	}
+	cr_assert_eq(proto_ev_arg(PROTO_EV_MPI_SEND, PROTO_F_peer), 0);
+	cr_assert_eq(proto_ev_arg(PROTO_EV_MPI_SEND, PROTO_F_bytes), 3);
+	cr_assert_eq(proto_ev_arg(PROTO_EV_WRITE, PROTO_F_fd), 0);
+	cr_assert_eq(proto_ev_arg(PROTO_EV_WRITE, PROTO_F_peer), -1);
+	cr_assert_eq(proto_ev_arg(PROTO_EV_STRING, PROTO_F_fd), -1);
+}
+
+Test(event, field_names_are_unique)
+{
+	for (unsigned f = 0; f < PROTO_F__COUNT; f++) {
+		cr_assert_not_null(proto_field_name(f), "field %u", f);
+		for (unsigned g = f + 1; g < PROTO_F__COUNT; g++)
+			cr_assert_str_neq(proto_field_name(f),
+					  proto_field_name(g));
+	}
+	cr_assert_str_eq(proto_field_name(PROTO_F_none), "none");
+	cr_assert_str_eq(proto_field_name(PROTO_F_bytes), "bytes");
+	cr_assert_null(proto_field_name(PROTO_F__COUNT));
+	cr_assert_null(proto_field_name(~0u));
+}
+
+Test(event, invalid_types)
+{
+	cr_assert_null(proto_ev_info(PROTO_EV__INVALID));
+	cr_assert_null(proto_ev_info(PROTO_EV__COUNT));
+	cr_assert_null(proto_ev_info(0xffff));
+	cr_assert_null(proto_ev_info(~0u));
+	cr_assert_eq(proto_ev_arg(PROTO_EV__INVALID, PROTO_F_fd), -1);
+	cr_assert_eq(proto_ev_arg(PROTO_EV__COUNT, PROTO_F_fd), -1);
+	cr_assert_eq(proto_ev_arg(~0u, PROTO_F_fd), -1);
+	cr_assert_eq(proto_ev_arg(PROTO_EV_WRITE, (enum proto_field)200), -1);
+	cr_assert_eq(proto_ev_lookup(NULL), PROTO_EV__INVALID);
+	cr_assert_eq(proto_ev_lookup(""), PROTO_EV__INVALID);
+	cr_assert_eq(proto_ev_lookup("Write"), PROTO_EV__INVALID);
+	cr_assert_eq(proto_ev_lookup("write "), PROTO_EV__INVALID);
+	cr_assert_eq(proto_ev_lookup("MPI_Sen"), PROTO_EV__INVALID);
+}
+
+Test(event, error_codes_have_distinct_names_and_messages)
+{
+	cr_assert_gt(NCODES, 0);
+	for (size_t i = 0; i < NCODES; i++) {
+		const char *n = proto_errname(codes[i]);
+		const char *m = proto_strerror(codes[i]);
+
+		cr_assert_lt(codes[i], 0, "%s", n);
+		cr_assert_str_neq(n, "PROTO_E_UNKNOWN", "code %d", codes[i]);
+		cr_assert_eq(strncmp(n, "PROTO_E_", 8), 0, "%s", n);
+		cr_assert_not_null(m);
+		cr_assert_gt(strlen(m), 0, "%s", n);
+		cr_assert_str_neq(m, "unknown error", "%s", n);
+		for (size_t j = i + 1; j < NCODES; j++) {
+			cr_assert_neq(codes[i], codes[j], "%s", n);
+			cr_assert_str_neq(n, proto_errname(codes[j]));
+			cr_assert_str_neq(m, proto_strerror(codes[j]));
+		}
+	}
+	cr_assert_str_eq(proto_errname(PROTO_E_TRUNCATED), "PROTO_E_TRUNCATED");
+	cr_assert_eq(PROTO_E_TRUNCATED, -1);
+}
+
+Test(event, error_ok_and_unknown_codes)
+{
+	cr_assert_str_eq(proto_errname(PROTO_OK), "PROTO_OK");
+	cr_assert_str_eq(proto_strerror(PROTO_OK), "success");
+	cr_assert_str_eq(proto_errname(1), "PROTO_E_UNKNOWN");
+	cr_assert_str_eq(proto_errname(-1000), "PROTO_E_UNKNOWN");
+	cr_assert_str_eq(proto_strerror(-1000), "unknown error");
+	cr_assert_str_eq(proto_strerror(12345), "unknown error");
+}

@@ -89,7 +89,7 @@ struct proto_jobdir_report {
 	uint64_t frames;	/* frames returned */
 	uint64_t bytes;		/* bytes of frames returned */
 	uint64_t skipped_bytes;	/* bytes not returned (torn or corrupt) */
-	uint64_t bad_segments;	/* segments with a bad header or a torn end */
+	uint64_t bad_segments;	/* segments with a bad header or skipped bytes */
 	char first_problem[256];	/* "" or where the first problem was */
 	uint64_t stray_files;	/* names in segments/ not NNNNNN.tps */
 	char first_stray[64];	/* "" or the first such name (cut) */

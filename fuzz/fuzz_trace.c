@@ -1,0 +1,153 @@
+/*
+ * fuzz/fuzz_trace.c - libFuzzer target for proto/trace.c (the event reader
+ * every exporter uses).
+ *
+ * The input is a list of chunks [u8 kind][u8 stream][u16le len][len bytes];
+ * each becomes one frame of a job directory written with the real writer:
+ *   kind%4 == 0: BATCH whose codec data encodes the bytes as event records
+ *               (so STRING/ARRAY/HASARRAY handling is reached with any values)
+ *   kind%4 == 1: BATCH whose codec data is the bytes themselves
+ *   kind%4 == 2: META payload = the bytes
+ *   kind%4 == 3: a frame of type (stream % 16) with the bytes as payload
+ * Then the directory is read with proto_trace to the end, resolving strings.
+ */
+#define _GNU_SOURCE
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/codec.h"
+#include "proto/frame.h"
+#include "proto/jobdir.h"
+#include "proto/msg.h"
+#include "proto/trace.h"
+
+static char base[64];
+
+static int rm_one(const char *path, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void put_frame(struct proto_jobdir_w *w, uint8_t type,
+		      const uint8_t *p, size_t len)
+{
+	uint8_t *buf = malloc(PROTO_FRAME_HDR + len + 1);
+	size_t n;
+
+	if (buf && proto_frame_encode(type, p, len, buf, PROTO_FRAME_HDR + len,
+				      &n) == 0)
+		proto_jobdir_append(w, buf, n);
+	free(buf);
+}
+
+static void put_batch(struct proto_jobdir_w *w, struct proto_codec *c,
+		      uint64_t stream, uint64_t seq, const uint8_t *d,
+		      size_t len, int encode)
+{
+	size_t n = len / PROTO_EVENT_SIZE, cap = proto_codec_bound(n) + 24;
+	uint8_t *p = malloc(cap + len);
+	size_t dl = 0;
+
+	if (!p)
+		return;
+	for (int i = 0; i < 8; i++) {
+		p[i] = (uint8_t)(stream >> (8 * i));
+		p[8 + i] = (uint8_t)(seq >> (8 * i));
+	}
+	memset(p + 16, 0, 8);
+	p[16] = (uint8_t)n;
+	if (encode) {
+		struct proto_event *ev = malloc(n * sizeof(*ev) + 1);
+
+		if (ev) {
+			memcpy(ev, d, n * sizeof(*ev));
+			if (proto_codec_encode(c, ev, n, p + 24, cap - 24, &dl) != 0)
+				dl = 0;
+			free(ev);
+		}
+	} else {
+		memcpy(p + 24, d, len);
+		dl = len;
+	}
+	put_frame(w, PROTO_MSG_BATCH, p, 24 + dl);
+	free(p);
+}
+
+/* libFuzzer exits through exit(): remove the scratch directory then. */
+static void cleanup(void)
+{
+	if (base[0])
+		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char dir[128];
+	int rc;
+	static unsigned iter;
+
+	if (!base[0]) {
+		snprintf(base, sizeof(base), "/tmp/fuzz-trace.XXXXXX");
+		if (!mkdtemp(base))
+			abort();
+		atexit(cleanup);
+	}
+	snprintf(dir, sizeof(dir), "%s/j%u", base, iter++);
+	struct proto_jobdir_w *w = proto_jobdir_create(dir, 0, 4096, &rc);
+	struct proto_codec *c = proto_codec_new(1);
+	if (!w || !c)
+		abort();
+	uint64_t seq = 1;
+	while (size >= 4) {
+		uint8_t kind = data[0], stream = data[1];
+		size_t len = (size_t)data[2] | (size_t)data[3] << 8;
+
+		data += 4;
+		size -= 4;
+		if (len > size)
+			len = size;
+		switch (kind % 4) {
+		case 0:
+		case 1:
+			put_batch(w, c, stream % 3 + 1, kind & 0x80 ? seq : seq++,
+				  data, len, kind % 4 == 0);
+			break;
+		case 2:
+			put_frame(w, PROTO_MSG_META, data, len);
+			break;
+		default:
+			put_frame(w, (uint8_t)(stream % 16), data, len);
+			break;
+		}
+		data += len;
+		size -= len;
+	}
+	proto_jobdir_close(w);
+	proto_codec_free(c);
+
+	struct proto_trace *t = proto_trace_open(dir, &rc);
+	if (t) {
+		struct proto_trace_event te;
+		volatile size_t sum = 0;
+
+		while (proto_trace_next(t, &te) == 1) {
+			int pi = proto_ev_arg(te.ev->type, PROTO_F_path);
+			const char *s = pi >= 0 ? proto_trace_string(
+				t, te.stream->id, te.ev->tid, te.ev->arg[pi]) : NULL;
+			if (s)
+				sum += strlen(s);
+			for (size_t i = 0; i < te.narray; i++)
+				sum += (size_t)te.array[i];
+		}
+		proto_trace_close(t);
+	}
+	if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		abort();
+	return 0;
+}

@@ -1,0 +1,555 @@
+/*
+ * collector/collector.c - the collector's life: configuration, listener,
+ * timers (stats, clock), drain, frames in memory, status reports.
+ *
+ * The other files own one concern each: conn.c the server side, up.c the
+ * upward link, root.c the job directory, spill.c the disk queue.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "collector/internal.h"
+#include "proto/auth.h"
+#include "proto/codec.h"
+#include "proto/jobdir.h"
+
+#define ACCEPT_RETRY_MS 100
+#define NODES_MAX 65536
+#define LISTEN_BACKLOG 4096
+
+uint64_t col_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void col_config_default(struct col_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->listen = "127.0.0.1:7450";
+	cfg->flush_bytes = 1u << 20;
+	cfg->flush_records = 65536;
+	cfg->flush_ms = 50;
+	cfg->zstd_level = 0;
+	cfg->spill_quota = 1ull << 30;
+	cfg->mem_cap = 256ull << 20;
+	cfg->clock_period_ms = 5000;
+	cfg->clock_rounds = 16;
+	cfg->stats_period_ms = 5000;
+	cfg->handshake_ms = 10000;
+	cfg->frame_max = PROTO_FRAME_MAX;
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+struct col_frame *col_frame_new(struct col *c, const void *bytes, size_t len,
+				const struct proto_msg *m)
+{
+	struct col_frame *f = malloc(sizeof(*f) + len);
+
+	if (!f) {
+		col_err("out of memory (%zu bytes)", len);
+		abort();
+	}
+	memset(f, 0, sizeof(*f));
+	f->col = c;
+	f->refs = 1;
+	f->len = len;
+	if (bytes)
+		memcpy(f->data, bytes, len);
+	c->mem_used += len;
+	if (m) {
+		f->type = m->type;
+		if (m->type == PROTO_MSG_BATCH) {
+			f->stream = m->u.batch.stream;
+			f->seq = m->u.batch.seq;
+			f->nrecords = m->u.batch.nrecords;
+		} else if (m->type == PROTO_MSG_BYE) {
+			f->stream = m->u.bye.stream;
+			f->seq = m->u.bye.last_seq;
+		}
+	}
+	return f;
+}
+
+struct col_frame *col_frame_msg(struct col *c, const struct proto_msg *m,
+				int *rc)
+{
+	struct col_frame *f;
+	size_t len;
+
+	*rc = proto_msg_frame(m, NULL, 0, &len);
+	if (*rc != PROTO_E_FULL)
+		return NULL;
+	f = col_frame_new(c, NULL, len, m);
+	*rc = proto_msg_frame(m, f->data, len, &len);
+	if (*rc) {
+		col_frame_unref(f);
+		return NULL;
+	}
+	return f;
+}
+
+void col_frame_ref(struct col_frame *f)
+{
+	f->refs++;
+}
+
+void col_frame_unref(struct col_frame *f)
+{
+	struct col *c;
+
+	if (!f || --f->refs)
+		return;
+	c = f->col;
+	c->mem_used -= f->len;
+	free(f);
+	if (c->paused && c->mem_used < c->cfg.mem_cap / 2)
+		col_up_pressure(c);
+}
+
+/* ---- stats ------------------------------------------------------------- */
+
+void col_get_stats(const struct col *c, struct col_stats *st)
+{
+	*st = c->st;
+	st->node_id = c->node_id;
+	st->streams = c->streams.n;
+	st->buffered_bytes = c->mem_used;
+	st->spilled_bytes = col_spill_bytes(c->spill);
+	st->unacked_frames = c->ua_count;
+	st->parent_up = c->up_state == UP_STREAM;
+	st->paused = c->paused;
+}
+
+unsigned col_port(const struct col *c)
+{
+	return c->port;
+}
+
+uint64_t col_node_id(const struct col *c)
+{
+	return c->node_id;
+}
+
+static void kv(struct proto_meta *mt, const char *k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void kv(struct proto_meta *mt, const char *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (mt->n >= PROTO_META_MAX)
+		return;
+	snprintf(mt->kv[mt->n].key, sizeof(mt->kv[0].key), "%s", k);
+	va_start(ap, fmt);
+	vsnprintf(mt->kv[mt->n].value, sizeof(mt->kv[0].value), fmt, ap);
+	va_end(ap);
+	mt->n++;
+}
+
+void col_stats_msg(struct col *c, struct proto_msg *m)
+{
+	struct col_stats st;
+	struct proto_meta *mt = &m->u.meta;
+
+	col_get_stats(c, &st);
+	m->type = PROTO_MSG_STATS;
+	mt->id = c->node_id;
+	mt->n = 0;
+	kv(mt, "node", "%016" PRIx64, c->node_id);
+	kv(mt, "name", "%s", c->name);
+	kv(mt, "host", "%s", c->host);
+	kv(mt, "role", "%s", c->root ? "root" : "collector");
+	if (!c->root)
+		kv(mt, "parent", "%016" PRIx64, c->parent_id);
+	kv(mt, "time_ns", "%" PRIu64, col_now_ns());
+	kv(mt, "children", "%" PRIu64, st.children);
+	kv(mt, "streams", "%" PRIu64, st.streams);
+	kv(mt, "events_per_s", "%.0f", c->ev_rate);
+	kv(mt, "bytes_per_s", "%.0f", c->byte_rate);
+	kv(mt, "events_in", "%" PRIu64, st.events_in);
+	kv(mt, "bytes_in", "%" PRIu64, st.bytes_in);
+	kv(mt, "buffered_bytes", "%" PRIu64, st.buffered_bytes);
+	kv(mt, "spilled_bytes", "%" PRIu64, st.spilled_bytes);
+	kv(mt, "drops", "%" PRIu64, st.dropped_events);
+	kv(mt, "dropped_batches", "%" PRIu64, st.dropped_batches);
+	kv(mt, "reconnects", "%" PRIu64, st.reconnects);
+	kv(mt, "unacked_frames", "%" PRIu64, st.unacked_frames);
+	kv(mt, "paused", "%d", st.paused);
+	kv(mt, "rejected", "%" PRIu64, st.rejected);
+	if (c->root) {
+		kv(mt, "stored_batches", "%" PRIu64, st.stored_batches);
+		kv(mt, "dup_batches", "%" PRIu64, st.dup_batches);
+		kv(mt, "lost_batches", "%" PRIu64, st.gap_batches);
+	}
+}
+
+void col_remember_stats(struct col *c, struct col_frame *f, uint64_t node)
+{
+	struct col_frame *old = col_map_get(&c->nodes, node);
+
+	if (!old && c->nodes.n >= NODES_MAX)
+		return;
+	col_frame_ref(f);
+	if (col_map_put(&c->nodes, node, f)) {
+		col_frame_unref(f);
+		return;
+	}
+	col_frame_unref(old);
+}
+
+static void stats_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+	struct col_frame *f;
+	uint64_t now = col_now_ns();
+	double dt = (double)(now - c->rate_t) / 1e9;
+	int rc;
+
+	if (dt > 0) {
+		c->ev_rate = (double)(c->st.events_in - c->rate_events) / dt;
+		c->byte_rate = (double)(c->st.bytes_in - c->rate_bytes) / dt;
+	}
+	c->rate_t = now;
+	c->rate_events = c->st.events_in;
+	c->rate_bytes = c->st.bytes_in;
+	col_stats_msg(c, c->msg);
+	f = col_frame_msg(c, c->msg, &rc);
+	if (!f) {
+		col_err("STATS: %s", proto_strerror(rc));
+		return;
+	}
+	col_remember_stats(c, f, c->node_id);
+	col_debug("stats: %.0f events/s, %" PRIu64 " buffered, %" PRIu64
+		  " spilled", c->ev_rate, c->mem_used,
+		  col_spill_bytes(c->spill));
+	if (c->root) {
+		rc = proto_jobdir_append(c->jobdir, f->data, f->len);
+		if (rc)
+			col_err("STATS append: %s", proto_strerror(rc));
+		if (c->meta_dirty && proto_jobdir_sync(c->jobdir) == 0)
+			c->meta_dirty = 0;
+		col_frame_unref(f);
+	} else {
+		col_up_enqueue(c, f);
+	}
+}
+
+static void clock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+
+	col_up_clock_round(c, 1, 4);
+}
+
+/* ---- listener ---------------------------------------------------------- */
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *sa, int salen, void *arg)
+{
+	struct col *c = arg;
+	struct bufferevent *bev;
+	char host[INET6_ADDRSTRLEN] = "?", peer[64];
+	unsigned port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+	}
+	snprintf(peer, sizeof(peer), "%s:%u", host, port);
+	bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
+		col_err("no memory for connection from %s", peer);
+		evutil_closesocket(fd);
+		return;
+	}
+	col_conn_attach(c, bev, peer);
+}
+
+static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+
+	if (c->listener && !c->draining)
+		evconnlistener_enable(c->listener);
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct col *c = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+	struct timeval tv = {0, ACCEPT_RETRY_MS * 1000};
+
+	/* Out of descriptors: the pending connection stays in the backlog;
+	 * pause accepting instead of spinning on it. */
+	col_warn("accept: %s", evutil_socket_error_to_string(err));
+	evconnlistener_disable(l);
+	evtimer_add(c->accept_retry, &tv);
+}
+
+static int open_listener(struct col *c)
+{
+	struct sockaddr_storage ss;
+	int sslen = sizeof(ss);
+
+	if (!c->cfg.listen || !*c->cfg.listen)
+		return 0;	/* connections come through col_conn_attach */
+	if (evutil_parse_sockaddr_port(c->cfg.listen, (struct sockaddr *)&ss,
+				       &sslen) < 0) {
+		col_err("bad listen address %s", c->cfg.listen);
+		return PROTO_E_ARG;
+	}
+	c->listener = evconnlistener_new_bind(
+		c->base, accept_cb, c,
+		LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
+		LEV_OPT_CLOSE_ON_EXEC, LISTEN_BACKLOG,
+		(struct sockaddr *)&ss, sslen);
+	if (!c->listener) {
+		col_err("cannot listen on %s: %s", c->cfg.listen,
+			strerror(errno));
+		return PROTO_E_IO;
+	}
+	evconnlistener_set_error_cb(c->listener, accept_error_cb);
+	sslen = sizeof(ss);
+	if (getsockname(evconnlistener_get_fd(c->listener),
+			(struct sockaddr *)&ss, (socklen_t *)&sslen) == 0) {
+		if (ss.ss_family == AF_INET)
+			c->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			c->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+	return 0;
+}
+
+/* ---- drain ------------------------------------------------------------- */
+
+static void drain_ev_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+	void (*done)(struct col *, int, void *) = c->drain_cb;
+
+	c->drain_cb = NULL;
+	if (done)
+		done(c, c->drain_rc, c->drain_arg);
+}
+
+void col_drain_check(struct col *c)
+{
+	if (!c->draining || !c->drain_cb || c->drain_fired)
+		return;
+	if (c->root) {
+		c->drain_rc = proto_jobdir_sync(c->jobdir);
+	} else {
+		if (!col_up_idle(c) || !c->drain_clock_done)
+			return;
+		c->drain_rc = 0;
+	}
+	c->drain_fired = 1;
+	event_active(c->drain_ev, 0, 0);
+}
+
+int col_drain(struct col *c, void (*done)(struct col *, int rc, void *arg),
+	      void *arg)
+{
+	if (c->draining)
+		return PROTO_E_STATE;
+	c->draining = 1;
+	c->drain_cb = done;
+	c->drain_arg = arg;
+	if (c->listener) {
+		evconnlistener_free(c->listener);
+		c->listener = NULL;
+	}
+	if (!c->root) {
+		c->q_urgent = 1;
+		if (c->up_state == UP_STREAM)
+			col_up_clock_round(c, 2, c->cfg.clock_rounds / 2 ?
+					   c->cfg.clock_rounds / 2 : 1);
+		else if (!c->cfg.parent && !c->up_connector)
+			c->drain_clock_done = 1;
+		col_up_flush(c);
+	}
+	col_drain_check(c);
+	return 0;
+}
+
+/* ---- life -------------------------------------------------------------- */
+
+struct col *col_new(struct event_base *base, const struct col_config *cfg,
+		    int *rc)
+{
+	struct col *c;
+	struct timeval tv;
+	int dummy;
+
+	if (!rc)
+		rc = &dummy;
+	*rc = PROTO_E_ARG;
+	if (!base || !cfg || (cfg->parent && cfg->output) ||
+	    cfg->mem_cap == 0 || cfg->frame_max == 0 ||
+	    cfg->frame_max > PROTO_FRAME_MAX || cfg->zstd_level < 0 ||
+	    cfg->zstd_level > 19)
+		return NULL;
+	*rc = PROTO_E_NOMEM;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->base = base;
+	c->cfg = *cfg;
+	c->root = cfg->output != NULL;
+	col_map_init(&c->streams, COL_MAP_MAX);
+	col_map_init(&c->nodes, NODES_MAX);
+	snprintf(c->name, sizeof(c->name), "%s",
+		 cfg->name ? cfg->name : "collector");
+	if (gethostname(c->host, sizeof(c->host) - 1) < 0)
+		snprintf(c->host, sizeof(c->host), "unknown");
+	c->node_id = cfg->node_id;
+	while (!c->node_id)
+		if ((*rc = proto_random(&c->node_id, sizeof(c->node_id))))
+			goto fail;
+	*rc = PROTO_E_NOMEM;
+	c->msg = malloc(sizeof(*c->msg));
+	c->msg2 = malloc(sizeof(*c->msg2));
+	c->clock.msg = calloc(1, sizeof(*c->clock.msg));
+	c->drain_ev = event_new(base, -1, 0, drain_ev_cb, c);
+	c->stats_timer = event_new(base, -1, EV_PERSIST, stats_cb, c);
+	c->clock_timer = event_new(base, -1, EV_PERSIST, clock_cb, c);
+	c->accept_retry = evtimer_new(base, accept_retry_cb, c);
+	if (!c->msg || !c->msg2 || !c->clock.msg || !c->drain_ev ||
+	    !c->stats_timer || !c->clock_timer || !c->accept_retry)
+		goto fail;
+	*rc = col_up_init(c);
+	if (*rc)
+		goto fail;
+	c->rate_t = col_now_ns();
+	*rc = open_listener(c);
+	if (*rc)
+		goto fail;
+	if (c->root) {
+		*rc = col_root_open(c);
+		if (*rc) {
+			col_err("job directory %s: %s", cfg->output,
+				proto_strerror(*rc));
+			goto fail;
+		}
+	} else {
+		if (cfg->zstd_level > 0) {
+			c->codec = proto_codec_new(cfg->zstd_level);
+			if (!c->codec) {
+				*rc = PROTO_E_NOMEM;
+				goto fail;
+			}
+		}
+		if (cfg->spill_dir) {
+			size_t fmax = cfg->mem_cap / 8;
+
+			if (fmax > (8u << 20))
+				fmax = 8u << 20;
+			if (fmax < (64u << 10))
+				fmax = 64u << 10;
+			c->spill = col_spill_open(cfg->spill_dir,
+						  cfg->spill_quota, fmax, rc);
+			if (!c->spill) {
+				col_err("spill directory %s: %s",
+					cfg->spill_dir, proto_strerror(*rc));
+				goto fail;
+			}
+			if (!col_spill_empty(c->spill))
+				col_info("spill %s: %" PRIu64 " bytes left by "
+					 "an earlier run, forwarded first",
+					 cfg->spill_dir,
+					 col_spill_bytes(c->spill));
+		}
+		if (cfg->parent) {
+			int len = sizeof(c->parent_sa);
+
+			if (evutil_parse_sockaddr_port(
+				    cfg->parent, (struct sockaddr *)&c->parent_sa,
+				    &len) < 0) {
+				col_err("bad parent address %s", cfg->parent);
+				*rc = PROTO_E_ARG;
+				goto fail;
+			}
+			c->parent_salen = len;
+		}
+		if (cfg->clock_period_ms) {
+			tv.tv_sec = cfg->clock_period_ms / 1000;
+			tv.tv_usec = (cfg->clock_period_ms % 1000) * 1000;
+			event_add(c->clock_timer, &tv);
+		}
+		col_up_start(c);
+	}
+	if (cfg->stats_period_ms) {
+		tv.tv_sec = cfg->stats_period_ms / 1000;
+		tv.tv_usec = (cfg->stats_period_ms % 1000) * 1000;
+		event_add(c->stats_timer, &tv);
+	}
+	col_info("collector %016" PRIx64 " listening on port %u, %s %s",
+		 c->node_id, c->port, c->root ? "storing into" : "forwarding to",
+		 c->root ? cfg->output : cfg->parent ? cfg->parent : "(none)");
+	*rc = 0;
+	return c;
+
+fail:
+	col_free(c);
+	return NULL;
+}
+
+void col_free(struct col *c)
+{
+	struct col_conn *cn;
+	size_t i = 0;
+	uint64_t key;
+	void *val;
+
+	if (!c)
+		return;
+	while ((cn = c->conns))
+		col_conn_close(cn, NULL);
+	if (c->listener)
+		evconnlistener_free(c->listener);
+	col_up_stop(c);
+	col_up_fini(c);
+	col_root_close(c);
+	while (col_map_next(&c->streams, &i, &key, &val))
+		free(val);
+	col_map_clear(&c->streams);
+	i = 0;
+	while (col_map_next(&c->nodes, &i, &key, &val))
+		col_frame_unref(val);
+	col_map_clear(&c->nodes);
+	col_spill_free(c->spill);
+	proto_codec_free(c->codec);
+	free(c->scratch_ev);
+	free(c->scratch_out);
+	if (c->drain_ev)
+		event_free(c->drain_ev);
+	if (c->stats_timer)
+		event_free(c->stats_timer);
+	if (c->clock_timer)
+		event_free(c->clock_timer);
+	if (c->accept_retry)
+		event_free(c->accept_retry);
+	free(c->clock.msg);
+	free(c->msg);
+	free(c->msg2);
+	free(c);
+}

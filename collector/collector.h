@@ -1,0 +1,103 @@
+/*
+ * collector/collector.h - the embeddable collector: receive, buffer,
+ * forward (or store) frames, route acknowledgements back down.
+ *
+ * One struct col runs inside a caller's libevent event_base, in that
+ * base's thread only (nothing here is thread-safe). It listens for
+ * sensors, child collectors and status clients, and either forwards what
+ * they send to a parent collector (cfg.parent) or, as the root, writes it
+ * to a job directory (cfg.output). tapestry-collector (collector/main.c)
+ * is a thin main() around it; the manager embeds a root receiver the same
+ * way. docs/modules/collector.md describes the daemon.
+ */
+#ifndef TAPESTRY_COLLECTOR_H
+#define TAPESTRY_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct col;
+
+struct col_config {
+	const char *listen;		/* "ADDR:PORT", port 0: any free port */
+	const char *parent;		/* "ADDR:PORT" of the parent, or NULL */
+	const char *output;		/* root mode: job directory */
+	const void *secret;		/* job secret (NULL, 0: the empty key) */
+	size_t secretlen;
+	uint64_t node_id;		/* 0: random */
+	const char *name;		/* sent in HELLO; NULL: "collector" */
+	size_t flush_bytes;		/* forward when this much is queued */
+	uint32_t flush_records;		/* ... or this many events */
+	unsigned flush_ms;		/* ... or the oldest is this old */
+	int zstd_level;			/* recompress raw batches; 0: never */
+	const char *spill_dir;		/* NULL: no spilling */
+	uint64_t spill_quota;		/* bytes of spill files at most */
+	uint64_t mem_cap;		/* bytes of frames held in memory */
+	unsigned clock_period_ms;	/* 0: no periodic clock rounds */
+	unsigned clock_rounds;		/* ping-pongs at start (16) */
+	unsigned stats_period_ms;	/* 0: no periodic STATS */
+	unsigned handshake_ms;		/* close a connection stuck this long */
+	size_t frame_max;		/* largest payload accepted */
+	size_t segment_max;		/* job directory segment size (0: default) */
+};
+
+/* Defaults of every field (listen 127.0.0.1:7450, no parent, no output). */
+void col_config_default(struct col_config *cfg);
+
+/* What a collector has done so far. */
+struct col_stats {
+	uint64_t node_id;
+	uint64_t children;		/* connections in streaming state */
+	uint64_t streams;		/* streams known */
+	uint64_t frames_in, batches_in, events_in, bytes_in;
+	uint64_t frames_up, bytes_up;	/* forwarded (resends included) */
+	uint64_t buffered_bytes;	/* frames held in memory */
+	uint64_t spilled_bytes;		/* bytes in spill files now */
+	uint64_t spilled_total;		/* bytes ever written to spill */
+	uint64_t unacked_frames;	/* sent upward, not acknowledged */
+	uint64_t dropped_events, dropped_batches;	/* counted, LOSS sent */
+	uint64_t reconnects;		/* upward link re-established */
+	uint64_t stored_batches;	/* root: batches appended */
+	uint64_t dup_batches;		/* root: duplicates acknowledged only */
+	uint64_t gap_batches;		/* root: batches never received */
+	uint64_t rejected;		/* connections closed for a fault */
+	uint64_t pauses;		/* times reading from children stopped */
+	int parent_up;			/* 1 when the upward link is streaming */
+	int paused;			/* 1 while children are not read */
+};
+
+/* Start a collector in base: bind the listener, open the job directory
+ * (root) or start connecting to the parent. NULL on failure with *rc set
+ * (PROTO_E_ARG for a bad address or an option combination, PROTO_E_IO when
+ * the address cannot be bound or the directories cannot be used,
+ * PROTO_E_NOMEM, or the job directory's code). cfg is copied; its strings
+ * must stay valid while the collector lives. */
+struct col *col_new(struct event_base *base, const struct col_config *cfg,
+		    int *rc);
+
+/* Close every connection, stop timers, close the job directory (root) and
+ * free c. Frames not yet acknowledged are lost from this collector (their
+ * senders still hold them); spill files stay on disk and are replayed by
+ * the next collector started on the same spill directory. NULL: no-op. */
+void col_free(struct col *c);
+
+/* Finish: stop accepting connections, forward everything queued or
+ * spilled, run the end clock round, and call done(c, rc, arg) once every
+ * forwarded batch is acknowledged (rc 0; root: once the job directory is
+ * synced, rc its code). Children still connected keep being served.
+ * done is called from the event loop, never from inside col_drain. Returns
+ * 0 or PROTO_E_STATE when a drain is already running. */
+int col_drain(struct col *c, void (*done)(struct col *, int rc, void *arg),
+	      void *arg);
+
+/* Current figures (never fails). */
+void col_get_stats(const struct col *c, struct col_stats *st);
+
+/* The port the listener is bound to (useful with port 0). */
+unsigned col_port(const struct col *c);
+
+/* This collector's node id. */
+uint64_t col_node_id(const struct col *c);
+
+#endif

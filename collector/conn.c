@@ -1,0 +1,537 @@
+/*
+ * collector/conn.c - the server side: listener, child connections and
+ * their handshake state machine, frame reading and dispatch.
+ *
+ * Every edge starts HELLO -> CHALLENGE -> AUTH -> WELCOME
+ * (docs/ARCHITECTURE.md, "Connection sequence"); then the child streams
+ * BATCH, META, CLOCK, LOSS, STATS, BYE and PING frames. A malformed frame,
+ * a message out of order or a failed proof closes that connection only
+ * (an ERROR frame is sent first when possible), with the reason and the
+ * peer address logged. A connection stuck in the handshake is closed after
+ * cfg.handshake_ms.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+
+#include "collector/internal.h"
+#include "proto/auth.h"
+
+#define CONN_READ_HW (1u << 20)		/* input kept per connection */
+#define CONN_MAX_READ (256u << 10)	/* bytes per read(2) */
+#define CLOSING_MS 2000			/* flush an ERROR, then give up */
+
+int col_send_msg(struct bufferevent *bev, const struct proto_msg *m)
+{
+	uint8_t small[512];
+	uint8_t *buf = small;
+	size_t len;
+	int rc;
+
+	rc = proto_msg_frame(m, small, sizeof(small), &len);
+	if (rc == PROTO_E_FULL) {
+		rc = proto_msg_frame_alloc(m, &buf, &len);
+		if (rc)
+			return rc;
+	} else if (rc) {
+		return rc;
+	}
+	rc = bufferevent_write(bev, buf, len) ? PROTO_E_NOMEM : 0;
+	if (buf != small)
+		free(buf);
+	return rc;
+}
+
+int col_read_frame(struct col *c, struct evbuffer *in, struct col_frame **out)
+{
+	uint8_t hdr[PROTO_FRAME_HDR];
+	struct proto_frame fr;
+	struct col_frame *f;
+	size_t len = evbuffer_get_length(in), need, used;
+	int rc;
+
+	*out = NULL;
+	if (len < PROTO_FRAME_HDR)
+		return 0;
+	evbuffer_copyout(in, hdr, sizeof(hdr));
+	rc = proto_frame_decode(hdr, sizeof(hdr), c->cfg.frame_max, &fr, &need);
+	if (rc == 0)
+		need = PROTO_FRAME_HDR;
+	else if (rc != PROTO_E_TRUNCATED)
+		return rc;
+	if (len < need)
+		return 0;
+	f = col_frame_new(c, NULL, need, NULL);
+	evbuffer_remove(in, f->data, need);
+	rc = proto_frame_decode(f->data, need, c->cfg.frame_max, &fr, &used);
+	if (!rc)
+		rc = proto_msg_decode(&fr, c->msg);
+	if (rc) {
+		col_frame_unref(f);
+		return rc;
+	}
+	f->type = fr.type;
+	if (fr.type == PROTO_MSG_BATCH) {
+		f->stream = c->msg->u.batch.stream;
+		f->seq = c->msg->u.batch.seq;
+		f->nrecords = c->msg->u.batch.nrecords;
+	} else if (fr.type == PROTO_MSG_BYE) {
+		f->stream = c->msg->u.bye.stream;
+		f->seq = c->msg->u.bye.last_seq;
+	} else if (fr.type == PROTO_MSG_META || fr.type == PROTO_MSG_STATS) {
+		f->stream = c->msg->u.meta.id;
+	} else if (fr.type == PROTO_MSG_LOSS) {
+		f->stream = c->msg->u.loss.stream;
+	}
+	*out = f;
+	return 1;
+}
+
+struct col_stream *col_stream_get(struct col *c, uint64_t id, int create)
+{
+	struct col_stream *s = col_map_get(&c->streams, id);
+
+	if (s || !create)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->id = id;
+	if (col_map_put(&c->streams, id, s)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void col_stream_gc(struct col *c, struct col_stream *s)
+{
+	if (c->root || !s || s->owner || s->ua_head)
+		return;
+	col_map_del(&c->streams, s->id);
+	free(s);
+}
+
+static void closing_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col_conn *cn = arg;
+
+	col_conn_close(cn, NULL);
+}
+
+
+/* Send ERROR, stop reading, free once the output is flushed. Returns 1
+ * when cn has been freed already. */
+static int conn_fail(struct col_conn *cn, int code, const char *why)
+{
+	struct proto_msg m;
+	struct timeval tv = {CLOSING_MS / 1000, (CLOSING_MS % 1000) * 1000};
+
+	cn->col->st.rejected++;
+	col_warn("closing %s: %s (%s)", cn->peer, why, proto_errname(code));
+	if (cn->state == CS_CLOSING)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_MSG_ERROR;
+	m.u.error.code = code;
+	snprintf(m.u.error.message, sizeof(m.u.error.message), "%s", why);
+	col_send_msg(cn->bev, &m);
+	if (cn->state == CS_STREAM && cn->role != PROTO_ROLE_STATUS &&
+	    cn->col->st.children)
+		cn->col->st.children--;
+	cn->state = CS_CLOSING;
+	bufferevent_disable(cn->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(cn->bev)) == 0) {
+		col_conn_close(cn, NULL);
+		return 1;
+	}
+	event_del(cn->hs_timer);
+	event_assign(cn->hs_timer, cn->col->base, -1, 0, closing_timeout_cb, cn);
+	event_add(cn->hs_timer, &tv);
+	return 0;
+}
+
+int col_conn_finish(struct col_conn *cn)
+{
+	struct timeval tv = {CLOSING_MS / 1000, (CLOSING_MS % 1000) * 1000};
+
+	if (cn->state == CS_CLOSING)
+		return 0;
+	if (cn->state == CS_STREAM && cn->role != PROTO_ROLE_STATUS &&
+	    cn->col->st.children)
+		cn->col->st.children--;
+	cn->state = CS_CLOSING;
+	bufferevent_disable(cn->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(cn->bev)) == 0) {
+		col_conn_close(cn, "finished");
+		return 1;
+	}
+	event_del(cn->hs_timer);
+	event_assign(cn->hs_timer, cn->col->base, -1, 0, closing_timeout_cb, cn);
+	event_add(cn->hs_timer, &tv);
+	return 0;
+}
+
+void col_conn_close(struct col_conn *cn, const char *why)
+{
+	struct col *c = cn->col;
+	size_t i = 0;
+	uint64_t key;
+	void *val;
+
+	if (why)
+		col_info("connection %s closed: %s", cn->peer, why);
+	if (cn->state == CS_STREAM && cn->role != PROTO_ROLE_STATUS &&
+	    c->st.children)
+		c->st.children--;
+	if (cn->prev)
+		cn->prev->next = cn->next;
+	else
+		c->conns = cn->next;
+	if (cn->next)
+		cn->next->prev = cn->prev;
+	/* Streams it owned have no way down until their sender comes back. */
+	if (cn->role != PROTO_ROLE_STATUS) {
+		struct col_stream *gc[64];
+		size_t ngc = 0;
+
+		do {
+			ngc = 0;
+			i = 0;
+			while (col_map_next(&c->streams, &i, &key, &val)) {
+				struct col_stream *s = val;
+
+				if (s->owner != cn)
+					continue;
+				s->owner = NULL;
+				if (!c->root && !s->ua_head && ngc < 64)
+					gc[ngc++] = s;
+			}
+			for (size_t k = 0; k < ngc; k++)
+				col_stream_gc(c, gc[k]);
+		} while (ngc == 64);
+	}
+	event_free(cn->hs_timer);
+	bufferevent_free(cn->bev);
+	free(cn);
+}
+
+static int send_challenge(struct col_conn *cn)
+{
+	struct proto_msg m;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_MSG_CHALLENGE;
+	m.u.challenge.flags = cn->col->cfg.secretlen ? PROTO_AUTH_REQUIRED : 0;
+	rc = proto_random(cn->server_nonce, PROTO_NONCE);
+	if (rc)
+		return rc;
+	memcpy(m.u.challenge.nonce, cn->server_nonce, PROTO_NONCE);
+	return col_send_msg(cn->bev, &m);
+}
+
+static void send_status(struct col_conn *cn)
+{
+	struct col *c = cn->col;
+	struct col_frame *own;
+	size_t i = 0;
+	uint64_t key;
+	void *val;
+	int rc;
+
+	col_stats_msg(c, c->msg);
+	own = col_frame_msg(c, c->msg, &rc);
+	if (own) {
+		bufferevent_write(cn->bev, own->data, own->len);
+		col_frame_unref(own);
+	}
+	while (col_map_next(&c->nodes, &i, &key, &val)) {
+		struct col_frame *f = val;
+
+		if (key != c->node_id)
+			bufferevent_write(cn->bev, f->data, f->len);
+	}
+}
+
+static int on_auth(struct col_conn *cn, const struct proto_msg *m)
+{
+	struct col *c = cn->col;
+	uint8_t want[PROTO_MAC];
+	struct proto_msg w;
+
+	proto_auth_proof(PROTO_AUTH_CLIENT, c->cfg.secret, c->cfg.secretlen,
+			 cn->server_nonce, cn->client_nonce, cn->peer_id, want);
+	if (!proto_auth_equal(want, m->u.auth.mac))
+		return PROTO_E_AUTH;
+	memset(&w, 0, sizeof(w));
+	w.type = PROTO_MSG_WELCOME;
+	w.u.welcome.node_id = c->node_id;
+	proto_auth_proof(PROTO_AUTH_SERVER, c->cfg.secret, c->cfg.secretlen,
+			 cn->server_nonce, cn->client_nonce, cn->peer_id,
+			 w.u.welcome.mac);
+	if (col_send_msg(cn->bev, &w))
+		return PROTO_E_NOMEM;
+	event_del(cn->hs_timer);
+	cn->state = CS_STREAM;
+	if (cn->role == PROTO_ROLE_STATUS) {
+		send_status(cn);
+		cn->state = CS_CLOSING;
+		bufferevent_disable(cn->bev, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_output(cn->bev)) == 0)
+			return PROTO_E_CLOSED;
+		return 0;
+	}
+	c->st.children++;
+	col_info("%s %016" PRIx64 " connected from %s",
+		 cn->role == PROTO_ROLE_SENSOR ? "sensor" : "collector",
+		 cn->peer_id, cn->peer);
+	if (c->paused)
+		bufferevent_disable(cn->bev, EV_READ);
+	return 0;
+}
+
+static int on_ping(struct col_conn *cn, const struct proto_msg *m,
+		   uint64_t t_recv)
+{
+	struct proto_msg p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = PROTO_MSG_PONG;
+	p.u.pong.id = m->u.ping.id;
+	p.u.pong.t_orig = m->u.ping.t_send;
+	p.u.pong.t_recv = t_recv;
+	p.u.pong.t_send = col_now_ns();
+	return col_send_msg(cn->bev, &p);
+}
+
+/* A frame from a streaming child; f is ours to keep or release. */
+static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
+			   uint64_t t_recv)
+{
+	struct col *c = cn->col;
+	struct proto_msg *m = c->msg;
+	struct col_stream *s;
+
+	switch (f->type) {
+	case PROTO_MSG_PING:
+		col_frame_unref(f);
+		return on_ping(cn, m, t_recv);
+	case PROTO_MSG_BATCH:
+	case PROTO_MSG_BYE:
+	case PROTO_MSG_META:
+	case PROTO_MSG_CLOCK:
+	case PROTO_MSG_LOSS:
+	case PROTO_MSG_STATS:
+		break;
+	default:
+		col_frame_unref(f);
+		return PROTO_E_STATE;
+	}
+	if (cn->role == PROTO_ROLE_STATUS) {
+		col_frame_unref(f);
+		return PROTO_E_STATE;
+	}
+	c->st.frames_in++;
+	c->st.bytes_in += f->len;
+	if (f->type == PROTO_MSG_BATCH || f->type == PROTO_MSG_BYE) {
+		s = col_stream_get(c, f->stream, 1);
+		if (!s) {
+			col_frame_unref(f);
+			return PROTO_E_FULL;
+		}
+		s->owner = cn;
+		if (f->type == PROTO_MSG_BATCH) {
+			c->st.batches_in++;
+			c->st.events_in += f->nrecords;
+		} else if (!s->bye) {
+			s->bye = 1;
+			s->bye_seq = f->seq;
+		}
+	}
+	if (f->type == PROTO_MSG_STATS)
+		col_remember_stats(c, f, m->u.meta.id);
+	if (c->root) {
+		int fin = col_root_frame(c, cn, f, m);
+
+		col_frame_unref(f);
+		return fin ? 1 : 0;
+	}
+	col_up_enqueue(c, f);
+	return 0;
+}
+
+static int on_frame(struct col_conn *cn, struct col_frame *f, uint64_t t_recv)
+{
+	struct col *c = cn->col;
+	struct proto_msg *m = c->msg;
+	int rc = 0;
+
+	switch (cn->state) {
+	case CS_HELLO:
+		if (f->type != PROTO_MSG_HELLO) {
+			rc = PROTO_E_STATE;
+			break;
+		}
+		if (m->u.hello.role < PROTO_ROLE_SENSOR ||
+		    m->u.hello.role > PROTO_ROLE_STATUS) {
+			rc = PROTO_E_FIELD;
+			break;
+		}
+		cn->role = m->u.hello.role;
+		cn->peer_id = m->u.hello.id;
+		memcpy(cn->client_nonce, m->u.hello.nonce, PROTO_NONCE);
+		rc = send_challenge(cn);
+		if (!rc)
+			cn->state = CS_AUTH;
+		break;
+	case CS_AUTH:
+		rc = f->type == PROTO_MSG_AUTH ? on_auth(cn, m) : PROTO_E_STATE;
+		break;
+	case CS_STREAM:
+		if (f->type == PROTO_MSG_ERROR) {
+			col_warn("%s reports error %d: %s", cn->peer,
+				 m->u.error.code, m->u.error.message);
+			col_frame_unref(f);
+			return PROTO_E_CLOSED;
+		}
+		return on_stream_frame(cn, f, t_recv);
+	case CS_CLOSING:
+		break;
+	}
+	col_frame_unref(f);
+	return rc;
+}
+
+int col_conn_process(struct col_conn *cn)
+{
+	struct col *c = cn->col;
+	struct evbuffer *in = bufferevent_get_input(cn->bev);
+	uint64_t t_recv = col_now_ns();
+
+	while (cn->state != CS_CLOSING) {
+		struct col_frame *f;
+		int rc;
+
+		if (c->paused && cn->state == CS_STREAM) {
+			bufferevent_disable(cn->bev, EV_READ);
+			return 0;
+		}
+		rc = col_read_frame(c, in, &f);
+		if (rc == 0) {
+			/* Let one whole frame in even when it is large. */
+			size_t need = PROTO_FRAME_HDR;
+			uint8_t hdr[PROTO_FRAME_HDR];
+			struct proto_frame fr;
+
+			if (evbuffer_copyout(in, hdr, sizeof(hdr)) ==
+			    (ev_ssize_t)sizeof(hdr))
+				proto_frame_decode(hdr, sizeof(hdr),
+						   c->cfg.frame_max, &fr, &need);
+			bufferevent_setwatermark(cn->bev, EV_READ, 0,
+						 need > CONN_READ_HW ?
+						 need : CONN_READ_HW);
+			return 0;
+		}
+		if (rc < 0)
+			return conn_fail(cn, rc, cn->state == CS_STREAM ?
+					 "malformed frame" :
+					 "malformed handshake frame");
+		rc = on_frame(cn, f, t_recv);
+		if (rc == 1)
+			return col_conn_finish(cn);
+		if (rc == PROTO_E_CLOSED) {
+			col_conn_close(cn, "closed after reply");
+			return 1;
+		}
+		if (rc)
+			return conn_fail(cn, rc, rc == PROTO_E_AUTH ?
+					 "authentication failed" :
+					 rc == PROTO_E_STATE ?
+					 "message not allowed in this state" :
+					 "bad message");
+	}
+	return 0;
+}
+
+static void conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	col_conn_process(arg);
+}
+
+static void conn_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct col_conn *cn = arg;
+
+	if (cn->state == CS_CLOSING &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		col_conn_close(cn, NULL);
+}
+
+static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct col_conn *cn = arg;
+
+	if (what & BEV_EVENT_EOF) {
+		/* Frames already buffered are still served. */
+		if (cn->state == CS_STREAM && !cn->col->paused &&
+		    col_conn_process(cn))
+			return;
+		col_conn_close(cn, "closed by peer");
+	} else if (what & BEV_EVENT_ERROR) {
+		col_conn_close(cn, evutil_socket_error_to_string(
+				       EVUTIL_SOCKET_ERROR()));
+	} else if (what & BEV_EVENT_TIMEOUT) {
+		col_conn_close(cn, "timeout");
+	}
+}
+
+static void hs_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col_conn *cn = arg;
+
+	cn->col->st.rejected++;
+	col_warn("closing %s: handshake not finished in %u ms", cn->peer,
+		 cn->col->cfg.handshake_ms);
+	col_conn_close(cn, NULL);
+}
+
+struct col_conn *col_conn_attach(struct col *c, struct bufferevent *bev,
+				 const char *peer)
+{
+	struct col_conn *cn = calloc(1, sizeof(*cn));
+	struct timeval tv = {c->cfg.handshake_ms / 1000,
+			     (c->cfg.handshake_ms % 1000) * 1000};
+
+	if (!cn) {
+		bufferevent_free(bev);
+		return NULL;
+	}
+	cn->col = c;
+	cn->bev = bev;
+	cn->serial = ++c->conn_serial;
+	snprintf(cn->peer, sizeof(cn->peer), "%s", peer ? peer : "?");
+	cn->hs_timer = evtimer_new(c->base, hs_timeout_cb, cn);
+	if (!cn->hs_timer) {
+		bufferevent_free(bev);
+		free(cn);
+		return NULL;
+	}
+	evtimer_add(cn->hs_timer, &tv);
+	cn->next = c->conns;
+	if (c->conns)
+		c->conns->prev = cn;
+	c->conns = cn;
+	bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, cn);
+	bufferevent_setwatermark(bev, EV_READ, 0, CONN_READ_HW);
+	bufferevent_set_max_single_read(bev, CONN_MAX_READ);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	col_debug("connection from %s", cn->peer);
+	return cn;
+}

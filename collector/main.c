@@ -1,0 +1,365 @@
+/*
+ * collector/main.c - tapestry-collector: options, signals, logging, and
+ * one struct col in a libevent loop.
+ *
+ * SIGTERM/SIGINT drain (forward everything, wait for the acks) and exit;
+ * a second one exits at once. SIGHUP reopens the log file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "collector/collector.h"
+#include "collector/internal.h"
+
+#define SECRET_MAX 4096
+
+static const char usage_text[] =
+"Usage: tapestry-collector [OPTION]...\n"
+"Receive trace frames from sensors and child collectors, buffer them and\n"
+"forward them to a parent collector, or store them in a job directory.\n"
+"\n"
+"Role (one of):\n"
+"  --parent ADDR:PORT      forward upward to this collector or manager\n"
+"  --output DIR            root mode: store every frame in job directory DIR\n"
+"\n"
+"Network:\n"
+"  --listen ADDR:PORT      where children connect (default 127.0.0.1:7450;\n"
+"                          port 0 picks a free port)\n"
+"  --print-port            print \"listening ADDR:PORT\" on stdout once bound\n"
+"  --secret-file FILE      job secret for the handshake (default: empty key)\n"
+"  --node-id N             this node's id, decimal or 0x hex (default random)\n"
+"  --name NAME             name sent to the parent (default \"collector\")\n"
+"  --handshake-timeout T   close connections not through the handshake in T\n"
+"                          (default 10s)\n"
+"\n"
+"Forwarding (sizes take K, M, G; durations ms or s, plain numbers are s):\n"
+"  --flush-bytes N         forward once N bytes are queued (default 1M)\n"
+"  --flush-records N       ... or N events (default 65536)\n"
+"  --flush-ms MS           ... or the oldest frame is MS old (default 50;\n"
+"                          0 forwards at once). A BYE forwards at once.\n"
+"  --zstd-level L          recompress uncompressed batches at zstd level L,\n"
+"                          1..19; 0 passes them as they are (default 0)\n"
+"  --mem-cap N             bytes of frames held in memory (default 256M);\n"
+"                          past it frames spill, or children are not read\n"
+"  --spill-dir DIR         spill frames to DIR when memory is full\n"
+"  --spill-quota N         bytes of spill files at most (default 1G)\n"
+"\n"
+"Clock and reports:\n"
+"  --clock-rounds N        ping-pongs with the parent at start (default 16)\n"
+"  --clock-period T        periodic clock round every T (default 5s; 0: off)\n"
+"  --stats-period T        STATS report every T (default 5s; 0: off)\n"
+"  --drain-timeout T       on SIGTERM wait at most T for acks (default 30s)\n"
+"\n"
+"Logging:\n"
+"  --log-level LEVEL       error, warn, info (default) or debug\n"
+"  --log-file FILE         log there instead of stderr (SIGHUP reopens it)\n"
+"  -h, --help              this text\n";
+
+enum {
+	O_LISTEN = 256, O_PARENT, O_OUTPUT, O_SECRET, O_NODE, O_NAME,
+	O_FBYTES, O_FREC, O_FMS, O_ZSTD, O_SPILL, O_QUOTA, O_MEM, O_CROUNDS,
+	O_CPERIOD, O_SPERIOD, O_HS, O_LOGLEVEL, O_LOGFILE, O_PRINT, O_DRAIN,
+};
+
+static const struct option longopts[] = {
+	{"listen", required_argument, NULL, O_LISTEN},
+	{"parent", required_argument, NULL, O_PARENT},
+	{"output", required_argument, NULL, O_OUTPUT},
+	{"secret-file", required_argument, NULL, O_SECRET},
+	{"node-id", required_argument, NULL, O_NODE},
+	{"name", required_argument, NULL, O_NAME},
+	{"flush-bytes", required_argument, NULL, O_FBYTES},
+	{"flush-records", required_argument, NULL, O_FREC},
+	{"flush-ms", required_argument, NULL, O_FMS},
+	{"zstd-level", required_argument, NULL, O_ZSTD},
+	{"spill-dir", required_argument, NULL, O_SPILL},
+	{"spill-quota", required_argument, NULL, O_QUOTA},
+	{"mem-cap", required_argument, NULL, O_MEM},
+	{"clock-rounds", required_argument, NULL, O_CROUNDS},
+	{"clock-period", required_argument, NULL, O_CPERIOD},
+	{"stats-period", required_argument, NULL, O_SPERIOD},
+	{"handshake-timeout", required_argument, NULL, O_HS},
+	{"drain-timeout", required_argument, NULL, O_DRAIN},
+	{"log-level", required_argument, NULL, O_LOGLEVEL},
+	{"log-file", required_argument, NULL, O_LOGFILE},
+	{"print-port", no_argument, NULL, O_PRINT},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "250ms", "5s", "5" (s), "1.5s" -> ms */
+static int parse_ms(const char *s, unsigned *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	if (!strcmp(end, "ms"))
+		;
+	else if (!*end || !strcmp(end, "s"))
+		v *= 1000;
+	else
+		return -1;
+	if (v > 86400000.0)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int read_secret(const char *path, char *buf, size_t cap, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap);
+	close(fd);
+	if (n < 0 || (size_t)n >= cap)
+		return -1;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;	/* a trailing newline is not part of the secret */
+	*len = (size_t)n;
+	return 0;
+}
+
+struct app {
+	struct event_base *base;
+	struct col *col;
+	unsigned drain_ms;
+	int exit_code;
+	int stopping;
+	struct event *drain_timer;
+};
+
+static void drained(struct col *c, int rc, void *arg)
+{
+	struct app *a = arg;
+
+	if (rc)
+		col_err("drain: %s", proto_strerror(rc));
+	else
+		col_info("drained: everything acknowledged");
+	a->exit_code = rc ? 1 : 0;
+	event_base_loopexit(a->base, NULL);
+}
+
+static void drain_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct app *a = arg;
+	struct col_stats st;
+
+	col_get_stats(a->col, &st);
+	col_err("drain timed out: %" PRIu64 " frames not acknowledged, %"
+		PRIu64 " bytes buffered, %" PRIu64 " spilled",
+		st.unacked_frames, st.buffered_bytes, st.spilled_bytes);
+	a->exit_code = 1;
+	event_base_loopexit(a->base, NULL);
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct app *a = arg;
+	struct timeval tv = {a->drain_ms / 1000, (a->drain_ms % 1000) * 1000};
+
+	if (sig == SIGHUP) {
+		if (col_log_reopen())
+			col_err("cannot reopen the log file");
+		else
+			col_info("log file reopened");
+		return;
+	}
+	if (a->stopping) {
+		col_warn("second signal: exiting without draining");
+		a->exit_code = 1;
+		event_base_loopbreak(a->base);
+		return;
+	}
+	a->stopping = 1;
+	col_info("signal %d: draining", (int)sig);
+	col_drain(a->col, drained, a);
+	event_add(a->drain_timer, &tv);
+}
+
+int main(int argc, char **argv)
+{
+	struct col_config cfg;
+	struct app a = {0};
+	struct event *sig[3] = {NULL};
+	static const int signo[3] = {SIGTERM, SIGINT, SIGHUP};
+	char secret[SECRET_MAX];
+	const char *log_file = NULL;
+	int print_port = 0, opt, rc;
+	uint64_t v;
+
+	col_config_default(&cfg);
+	a.drain_ms = 30000;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case O_LISTEN: cfg.listen = optarg; break;
+		case O_PARENT: cfg.parent = optarg; break;
+		case O_OUTPUT: cfg.output = optarg; break;
+		case O_NAME: cfg.name = optarg; break;
+		case O_SPILL: cfg.spill_dir = optarg; break;
+		case O_LOGFILE: log_file = optarg; break;
+		case O_PRINT: print_port = 1; break;
+		case O_SECRET:
+			if (read_secret(optarg, secret, sizeof(secret),
+					&cfg.secretlen)) {
+				fprintf(stderr, "tapestry-collector: cannot read "
+					"secret file %s\n", optarg);
+				return 2;
+			}
+			cfg.secret = secret;
+			break;
+		case O_LOGLEVEL:
+			if ((col_log_level = col_log_parse(optarg)) < 0)
+				goto bad;
+			break;
+		case O_NODE:
+			if (parse_u64(optarg, &cfg.node_id))
+				goto bad;
+			break;
+		case O_FBYTES: case O_FREC: case O_ZSTD: case O_QUOTA:
+		case O_MEM: case O_CROUNDS:
+			if (parse_u64(optarg, &v))
+				goto bad;
+			if (opt == O_FBYTES)
+				cfg.flush_bytes = v;
+			else if (opt == O_FREC)
+				cfg.flush_records = v > UINT32_MAX ? UINT32_MAX :
+						    (uint32_t)v;
+			else if (opt == O_ZSTD) {
+				if (v > 19)
+					goto bad;
+				cfg.zstd_level = (int)v;
+			} else if (opt == O_QUOTA)
+				cfg.spill_quota = v;
+			else if (opt == O_MEM)
+				cfg.mem_cap = v;
+			else {
+				if (v > PROTO_CLOCK_MAX)
+					goto bad;
+				cfg.clock_rounds = (unsigned)v;
+			}
+			break;
+		case O_FMS:
+			if (parse_u64(optarg, &v) || v > 3600000)
+				goto bad;
+			cfg.flush_ms = (unsigned)v;
+			break;
+		case O_CPERIOD:
+			if (parse_ms(optarg, &cfg.clock_period_ms))
+				goto bad;
+			break;
+		case O_SPERIOD:
+			if (parse_ms(optarg, &cfg.stats_period_ms))
+				goto bad;
+			break;
+		case O_HS:
+			if (parse_ms(optarg, &cfg.handshake_ms) ||
+			    !cfg.handshake_ms)
+				goto bad;
+			break;
+		case O_DRAIN:
+			if (parse_ms(optarg, &a.drain_ms))
+				goto bad;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			return 2;
+		}
+		continue;
+bad:
+		fprintf(stderr, "tapestry-collector: bad value for --%s: %s\n",
+			longopts[opt - O_LISTEN].name, optarg);
+		return 2;
+	}
+	if (optind < argc || (!cfg.parent == !cfg.output)) {
+		fprintf(stderr, "tapestry-collector: give exactly one of "
+			"--parent or --output (see --help)\n");
+		return 2;
+	}
+	if (log_file && col_log_open(log_file)) {
+		fprintf(stderr, "tapestry-collector: cannot open %s\n", log_file);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	a.base = event_base_new();
+	if (!a.base)
+		return 1;
+	a.col = col_new(a.base, &cfg, &rc);
+	if (!a.col) {
+		col_err("cannot start: %s", proto_strerror(rc));
+		event_base_free(a.base);
+		return 1;
+	}
+	if (print_port) {
+		const char *colon = strrchr(cfg.listen, ':');
+		int hostlen = colon ? (int)(colon - cfg.listen) : 0;
+
+		printf("listening %.*s:%u\n", hostlen, cfg.listen,
+		       col_port(a.col));
+		fflush(stdout);
+	}
+	a.drain_timer = evtimer_new(a.base, drain_timeout_cb, &a);
+	for (int i = 0; i < 3; i++) {
+		sig[i] = evsignal_new(a.base, signo[i], signal_cb, &a);
+		if (!sig[i] || event_add(sig[i], NULL) < 0) {
+			col_err("cannot install signal handlers");
+			a.exit_code = 1;
+			goto out;
+		}
+	}
+	event_base_dispatch(a.base);
+out:
+	for (int i = 2; i >= 0; i--)
+		if (sig[i])
+			event_free(sig[i]);
+	if (a.drain_timer)
+		event_free(a.drain_timer);
+	col_free(a.col);
+	event_base_free(a.base);
+	col_log_close();
+	return a.exit_code;
+}

@@ -1,0 +1,536 @@
+/*
+ * sensor/mpi_fortran.c - Fortran bindings of the MPI sensor (Open MPI).
+ *
+ * Open MPI's Fortran layer (libmpi_mpifh) calls PMPI_ directly, so a C
+ * wrapper never sees a Fortran program's calls. We define the Fortran
+ * symbols ourselves: mpi_send_ and its other manglings (mpi_send__,
+ * mpi_send, MPI_SEND), plus ompi_send_f, the function Open MPI's mpi_f08
+ * module calls. Each converts its handles (MPI_*_f2c), Fortran sentinels
+ * (MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS(ES)_IGNORE are addresses of common
+ * blocks in libmpi) and 1-based indices, and calls our C wrapper, so C and
+ * Fortran share one recording path.
+ *
+ * MPICH is not built with this file: its Fortran bindings call MPI_
+ * through the PLT (nm -D libmpichfort.so: U MPI_Send), which the C
+ * wrappers already catch.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC visibility push(default)
+#include <mpi.h>
+/* Open MPI's Fortran sentinels (ompi/mpi/fortran/base/constants.h), gfortran
+ * mangling: the only one libmpi.so exports here. */
+extern int mpi_fortran_in_place_;
+extern int mpi_fortran_bottom_;
+extern int mpi_fortran_status_ignore_;
+extern int mpi_fortran_statuses_ignore_;
+#pragma GCC visibility pop
+
+#include "sensor/mpi_int.h"
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is a C int");
+
+/* INTEGER status(MPI_STATUS_SIZE): 6 in Open MPI 4 (mpif-config.h). */
+#define F_STATUS_SIZE 6
+_Static_assert(sizeof(MPI_Status) == F_STATUS_SIZE * sizeof(MPI_Fint),
+	       "Open MPI Fortran status size");
+
+#define SMALL 32
+#define F_TRUE 1		/* gfortran .TRUE. */
+#define F_FALSE 0
+
+/* Declare fn_ (lc##_) and its aliases: lc__, lc, UC, ompi_<short>_f. */
+#define F_ALIAS(target) \
+	__attribute__((alias(target), visibility("default")))
+#define FDECL(lc, UC, short, params) \
+	__attribute__((visibility("default"))) void lc##_ params; \
+	extern __typeof__(lc##_) lc##__ F_ALIAS(#lc "_"); \
+	extern __typeof__(lc##_) lc F_ALIAS(#lc "_"); \
+	extern __typeof__(lc##_) UC F_ALIAS(#lc "_"); \
+	extern __typeof__(lc##_) ompi_##short##_f F_ALIAS(#lc "_");
+
+/* ---- conversions ------------------------------------------------------- */
+
+static void *fbuf(void *b)
+{
+	if (b == (void *)&mpi_fortran_in_place_)
+		return MPI_IN_PLACE;
+	if (b == (void *)&mpi_fortran_bottom_)
+		return MPI_BOTTOM;
+	return b;
+}
+
+static int status_ignored(const MPI_Fint *f)
+{
+	return f == (const MPI_Fint *)&mpi_fortran_status_ignore_;
+}
+
+static int statuses_ignored(const MPI_Fint *f)
+{
+	return f == (const MPI_Fint *)&mpi_fortran_statuses_ignore_;
+}
+
+static void status_out(int rc, const MPI_Status *c, MPI_Fint *f)
+{
+	if (rc == MPI_SUCCESS && c != MPI_STATUS_IGNORE && !status_ignored(f))
+		PMPI_Status_c2f(c, f);
+}
+
+static void set_ierr(MPI_Fint *ierr, int rc)
+{
+	if (ierr)
+		*ierr = rc;
+}
+
+/* C copies of n Fortran requests, in small or allocated (NULL: failed). */
+static MPI_Request *reqs_f2c(const MPI_Fint *f, int n, MPI_Request *small)
+{
+	MPI_Request *c = small;
+	int i;
+
+	if (n < 0)
+		return NULL;
+	if (n > SMALL) {
+		c = malloc((size_t)n * sizeof(*c));
+		if (!c)
+			return NULL;
+	}
+	for (i = 0; i < n; i++)
+		c[i] = PMPI_Request_f2c(f[i]);
+	return c;
+}
+
+/* ---- life and communicators -------------------------------------------- */
+
+FDECL(mpi_init, MPI_INIT, init, (MPI_Fint *ierr))
+void mpi_init_(MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Init(NULL, NULL));
+}
+
+FDECL(mpi_init_thread, MPI_INIT_THREAD, init_thread,
+      (MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
+void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+	int p = 0, rc = MPI_Init_thread(NULL, NULL, *required, &p);
+
+	if (rc == MPI_SUCCESS)
+		*provided = p;
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_finalize, MPI_FINALIZE, finalize, (MPI_Fint *ierr))
+void mpi_finalize_(MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Finalize());
+}
+
+FDECL(mpi_comm_size, MPI_COMM_SIZE, comm_size,
+      (MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr))
+void mpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
+{
+	int s = 0, rc = MPI_Comm_size(PMPI_Comm_f2c(*comm), &s);
+
+	if (rc == MPI_SUCCESS)
+		*size = s;
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_comm_rank, MPI_COMM_RANK, comm_rank,
+      (MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr))
+void mpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
+{
+	int r = 0, rc = MPI_Comm_rank(PMPI_Comm_f2c(*comm), &r);
+
+	if (rc == MPI_SUCCESS)
+		*rank = r;
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_comm_split, MPI_COMM_SPLIT, comm_split,
+      (MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm,
+       MPI_Fint *ierr))
+void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key,
+		     MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_split(PMPI_Comm_f2c(*comm), *color, *key, &nc);
+
+	if (rc == MPI_SUCCESS)
+		*newcomm = PMPI_Comm_c2f(nc);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_comm_dup, MPI_COMM_DUP, comm_dup,
+      (MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_dup(PMPI_Comm_f2c(*comm), &nc);
+
+	if (rc == MPI_SUCCESS)
+		*newcomm = PMPI_Comm_c2f(nc);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_comm_free, MPI_COMM_FREE, comm_free,
+      (MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	int rc = MPI_Comm_free(&c);
+
+	if (rc == MPI_SUCCESS)
+		*comm = PMPI_Comm_c2f(c);
+	set_ierr(ierr, rc);
+}
+
+/* ---- point to point ---------------------------------------------------- */
+
+#define F_SEND(lc, UC, short, Cname) \
+FDECL(lc, UC, short, (void *buf, MPI_Fint *count, MPI_Fint *type, \
+		      MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, \
+		      MPI_Fint *ierr)) \
+void lc##_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, \
+	   MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) \
+{ \
+	set_ierr(ierr, Cname(fbuf(buf), *count, PMPI_Type_f2c(*type), *dest, \
+			     *tag, PMPI_Comm_f2c(*comm))); \
+}
+F_SEND(mpi_send, MPI_SEND, send, MPI_Send)
+F_SEND(mpi_ssend, MPI_SSEND, ssend, MPI_Ssend)
+F_SEND(mpi_rsend, MPI_RSEND, rsend, MPI_Rsend)
+F_SEND(mpi_bsend, MPI_BSEND, bsend, MPI_Bsend)
+
+#define F_ISEND(lc, UC, short, Cname) \
+FDECL(lc, UC, short, (void *buf, MPI_Fint *count, MPI_Fint *type, \
+		      MPI_Fint *peer, MPI_Fint *tag, MPI_Fint *comm, \
+		      MPI_Fint *req, MPI_Fint *ierr)) \
+void lc##_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *peer, \
+	   MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr) \
+{ \
+	MPI_Request r = MPI_REQUEST_NULL; \
+	int rc = Cname(fbuf(buf), *count, PMPI_Type_f2c(*type), *peer, *tag, \
+		       PMPI_Comm_f2c(*comm), &r); \
+\
+	if (rc == MPI_SUCCESS) \
+		*req = PMPI_Request_c2f(r); \
+	set_ierr(ierr, rc); \
+}
+F_ISEND(mpi_isend, MPI_ISEND, isend, MPI_Isend)
+F_ISEND(mpi_issend, MPI_ISSEND, issend, MPI_Issend)
+F_ISEND(mpi_irecv, MPI_IRECV, irecv, MPI_Irecv)
+
+FDECL(mpi_recv, MPI_RECV, recv,
+      (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source,
+       MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr))
+void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source,
+	       MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int rc = MPI_Recv(fbuf(buf), *count, PMPI_Type_f2c(*type), *source,
+			  *tag, PMPI_Comm_f2c(*comm), st);
+
+	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_sendrecv, MPI_SENDRECV, sendrecv,
+      (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest,
+       MPI_Fint *stag, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype,
+       MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm, MPI_Fint *status,
+       MPI_Fint *ierr))
+void mpi_sendrecv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype,
+		   MPI_Fint *dest, MPI_Fint *stag, void *rbuf,
+		   MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *source,
+		   MPI_Fint *rtag, MPI_Fint *comm, MPI_Fint *status,
+		   MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int rc = MPI_Sendrecv(fbuf(sbuf), *scount, PMPI_Type_f2c(*stype),
+			      *dest, *stag, fbuf(rbuf), *rcount,
+			      PMPI_Type_f2c(*rtype), *source, *rtag,
+			      PMPI_Comm_f2c(*comm), st);
+
+	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_wait, MPI_WAIT, wait,
+      (MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr))
+void mpi_wait_(MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	MPI_Request r = PMPI_Request_f2c(*req);
+	int rc = MPI_Wait(&r, st);
+
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_waitall, MPI_WAITALL, waitall,
+      (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr))
+void mpi_waitall_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses,
+		  MPI_Fint *ierr)
+{
+	MPI_Request small[SMALL], *cr;
+	MPI_Status ssmall[SMALL], *cs = MPI_STATUSES_IGNORE;
+	int n = *count, i, rc;
+
+	cr = reqs_f2c(reqs, n, small);
+	if (!cr) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	if (!statuses_ignored(statuses)) {
+		cs = n <= SMALL ? ssmall : malloc((size_t)n * sizeof(*cs));
+		if (!cs) {
+			if (cr != small)
+				free(cr);
+			set_ierr(ierr, MPI_ERR_NO_MEM);
+			return;
+		}
+	}
+	rc = MPI_Waitall(n, cr, cs);
+	for (i = 0; i < n; i++) {
+		reqs[i] = PMPI_Request_c2f(cr[i]);
+		if (cs != MPI_STATUSES_IGNORE &&
+		    (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS))
+			PMPI_Status_c2f(&cs[i], &statuses[i * F_STATUS_SIZE]);
+	}
+	if (cs != MPI_STATUSES_IGNORE && cs != ssmall)
+		free(cs);
+	if (cr != small)
+		free(cr);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_waitany, MPI_WAITANY, waitany,
+      (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *status,
+       MPI_Fint *ierr))
+void mpi_waitany_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index,
+		  MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Request small[SMALL], *cr;
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int n = *count, idx = MPI_UNDEFINED, rc;
+
+	cr = reqs_f2c(reqs, n, small);
+	if (!cr) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	rc = MPI_Waitany(n, cr, &idx, st);
+	if (rc == MPI_SUCCESS) {
+		if (idx >= 0 && idx < n) {
+			reqs[idx] = PMPI_Request_c2f(cr[idx]);
+			*index = idx + 1;
+		} else {
+			*index = idx;
+		}
+	}
+	status_out(rc, st, status);
+	if (cr != small)
+		free(cr);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_test, MPI_TEST, test,
+      (MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr))
+void mpi_test_(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status,
+	       MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	MPI_Request r = PMPI_Request_f2c(*req);
+	int f = 0, rc = MPI_Test(&r, &f, st);
+
+	if (rc == MPI_SUCCESS) {
+		*flag = f ? F_TRUE : F_FALSE;
+		if (f) {
+			*req = PMPI_Request_c2f(r);
+			status_out(rc, st, status);
+		}
+	}
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_probe, MPI_PROBE, probe,
+      (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status,
+       MPI_Fint *ierr))
+void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+		MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int rc = MPI_Probe(*source, *tag, PMPI_Comm_f2c(*comm), st);
+
+	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_iprobe, MPI_IPROBE, iprobe,
+      (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag,
+       MPI_Fint *status, MPI_Fint *ierr))
+void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+		 MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int f = 0, rc = MPI_Iprobe(*source, *tag, PMPI_Comm_f2c(*comm), &f, st);
+
+	if (rc == MPI_SUCCESS) {
+		*flag = f ? F_TRUE : F_FALSE;
+		if (f)
+			status_out(rc, st, status);
+	}
+	set_ierr(ierr, rc);
+}
+
+/* ---- collectives ------------------------------------------------------- */
+
+FDECL(mpi_barrier, MPI_BARRIER, barrier, (MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Barrier(PMPI_Comm_f2c(*comm)));
+}
+
+FDECL(mpi_bcast, MPI_BCAST, bcast,
+      (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root,
+       MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_bcast_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root,
+		MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Bcast(fbuf(buf), *count, PMPI_Type_f2c(*type),
+				 *root, PMPI_Comm_f2c(*comm)));
+}
+
+FDECL(mpi_reduce, MPI_REDUCE, reduce,
+      (void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
+       MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_reduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type,
+		 MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Reduce(fbuf(sbuf), fbuf(rbuf), *count,
+				  PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
+				  *root, PMPI_Comm_f2c(*comm)));
+}
+
+/* allreduce, scan and exscan share their Fortran signature */
+#define F_ALLRED(lc, UC, short, Cname) \
+FDECL(lc, UC, short, (void *sbuf, void *rbuf, MPI_Fint *count, \
+		      MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, \
+		      MPI_Fint *ierr)) \
+void lc##_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, \
+	   MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) \
+{ \
+	set_ierr(ierr, Cname(fbuf(sbuf), fbuf(rbuf), *count, \
+			     PMPI_Type_f2c(*type), PMPI_Op_f2c(*op), \
+			     PMPI_Comm_f2c(*comm))); \
+}
+F_ALLRED(mpi_allreduce, MPI_ALLREDUCE, allreduce, MPI_Allreduce)
+F_ALLRED(mpi_scan, MPI_SCAN, scan, MPI_Scan)
+F_ALLRED(mpi_exscan, MPI_EXSCAN, exscan, MPI_Exscan)
+
+/* gather and scatter share theirs */
+#define F_ROOTED(lc, UC, short, Cname) \
+FDECL(lc, UC, short, (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, \
+		      void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
+		      MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)) \
+void lc##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, \
+	   MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *root, \
+	   MPI_Fint *comm, MPI_Fint *ierr) \
+{ \
+	set_ierr(ierr, Cname(fbuf(sbuf), *scount, PMPI_Type_f2c(*stype), \
+			     fbuf(rbuf), *rcount, PMPI_Type_f2c(*rtype), \
+			     *root, PMPI_Comm_f2c(*comm))); \
+}
+F_ROOTED(mpi_gather, MPI_GATHER, gather, MPI_Gather)
+F_ROOTED(mpi_scatter, MPI_SCATTER, scatter, MPI_Scatter)
+
+/* allgather and alltoall share theirs */
+#define F_ALLTO(lc, UC, short, Cname) \
+FDECL(lc, UC, short, (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, \
+		      void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
+		      MPI_Fint *comm, MPI_Fint *ierr)) \
+void lc##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, \
+	   MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *comm, \
+	   MPI_Fint *ierr) \
+{ \
+	set_ierr(ierr, Cname(fbuf(sbuf), *scount, PMPI_Type_f2c(*stype), \
+			     fbuf(rbuf), *rcount, PMPI_Type_f2c(*rtype), \
+			     PMPI_Comm_f2c(*comm))); \
+}
+F_ALLTO(mpi_allgather, MPI_ALLGATHER, allgather, MPI_Allgather)
+F_ALLTO(mpi_alltoall, MPI_ALLTOALL, alltoall, MPI_Alltoall)
+
+FDECL(mpi_gatherv, MPI_GATHERV, gatherv,
+      (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf,
+       MPI_Fint *rcounts, MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *root,
+       MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_gatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf,
+		  MPI_Fint *rcounts, MPI_Fint *displs, MPI_Fint *rtype,
+		  MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Gatherv(fbuf(sbuf), *scount, PMPI_Type_f2c(*stype),
+				   fbuf(rbuf), rcounts, displs,
+				   PMPI_Type_f2c(*rtype), *root,
+				   PMPI_Comm_f2c(*comm)));
+}
+
+FDECL(mpi_scatterv, MPI_SCATTERV, scatterv,
+      (void *sbuf, MPI_Fint *scounts, MPI_Fint *displs, MPI_Fint *stype,
+       void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *root,
+       MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_scatterv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *displs,
+		   MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
+		   MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm,
+		   MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Scatterv(fbuf(sbuf), scounts, displs,
+				    PMPI_Type_f2c(*stype), fbuf(rbuf), *rcount,
+				    PMPI_Type_f2c(*rtype), *root,
+				    PMPI_Comm_f2c(*comm)));
+}
+
+FDECL(mpi_allgatherv, MPI_ALLGATHERV, allgatherv,
+      (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf,
+       MPI_Fint *rcounts, MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *comm,
+       MPI_Fint *ierr))
+void mpi_allgatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype,
+		     void *rbuf, MPI_Fint *rcounts, MPI_Fint *displs,
+		     MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Allgatherv(fbuf(sbuf), *scount,
+				      PMPI_Type_f2c(*stype), fbuf(rbuf),
+				      rcounts, displs, PMPI_Type_f2c(*rtype),
+				      PMPI_Comm_f2c(*comm)));
+}
+
+FDECL(mpi_alltoallv, MPI_ALLTOALLV, alltoallv,
+      (void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stype,
+       void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtype,
+       MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls,
+		    MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
+		    MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm,
+		    MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Alltoallv(fbuf(sbuf), scounts, sdispls,
+				     PMPI_Type_f2c(*stype), fbuf(rbuf),
+				     rcounts, rdispls, PMPI_Type_f2c(*rtype),
+				     PMPI_Comm_f2c(*comm)));
+}
+
+FDECL(mpi_reduce_scatter, MPI_REDUCE_SCATTER, reduce_scatter,
+      (void *sbuf, void *rbuf, MPI_Fint *rcounts, MPI_Fint *type,
+       MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr))
+void mpi_reduce_scatter_(void *sbuf, void *rbuf, MPI_Fint *rcounts,
+			 MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
+			 MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Reduce_scatter(fbuf(sbuf), fbuf(rbuf), rcounts,
+					  PMPI_Type_f2c(*type),
+					  PMPI_Op_f2c(*op),
+					  PMPI_Comm_f2c(*comm)));
+}

@@ -1,0 +1,230 @@
+/*
+ * tests/sensor/mpi_calls.c - calls every MPI function the sensor wraps.
+ *
+ * Run on 2 or more ranks (the tests use 4). Every rank accumulates what it
+ * received into a checksum; rank 0 gathers the checksums and prints one
+ * line per rank, so the output is deterministic and must not change when
+ * the sensor is preloaded. Covers MPI_STATUS_IGNORE, MPI_ANY_SOURCE,
+ * MPI_IN_PLACE and MPI_PROC_NULL paths.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#define N 64
+
+static long long sum_ints(const int *v, int n)
+{
+	long long s = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		s += v[i];
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	int rank, size, next, prev, provided, i, flag, idx, color;
+	int sbuf[N * 16], rbuf[N * 16], *counts, *displs, *rcounts, *rdispls;
+	long long check = 0, *all;
+	MPI_Request req[4];
+	MPI_Status st, sts[4];
+	MPI_Comm half, dup;
+	void *bbuf;
+	int bsize;
+
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (size < 2 || size > 16) {
+		if (rank == 0)
+			fprintf(stderr, "mpi_calls: needs 2 to 16 ranks\n");
+		MPI_Finalize();
+		return 1;
+	}
+	next = (rank + 1) % size;
+	prev = (rank + size - 1) % size;
+	for (i = 0; i < N * 16; i++)
+		sbuf[i] = rank * 1000 + i;
+
+	/* Send / Recv, even ranks first (tag 1, N ints) */
+	if (rank % 2 == 0) {
+		MPI_Send(sbuf, N, MPI_INT, next, 1, MPI_COMM_WORLD);
+		MPI_Recv(rbuf, N, MPI_INT, prev, 1, MPI_COMM_WORLD, &st);
+	} else {
+		MPI_Recv(rbuf, N, MPI_INT, prev, 1, MPI_COMM_WORLD, &st);
+		MPI_Send(sbuf, N, MPI_INT, next, 1, MPI_COMM_WORLD);
+	}
+	check += sum_ints(rbuf, N) + st.MPI_SOURCE;
+	/* Ssend / Recv from any source, status ignored (tag 2, 10 ints) */
+	if (rank % 2 == 0) {
+		MPI_Ssend(sbuf, 10, MPI_INT, next, 2, MPI_COMM_WORLD);
+		MPI_Recv(rbuf, 10, MPI_INT, MPI_ANY_SOURCE, 2, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+	} else {
+		MPI_Recv(rbuf, 10, MPI_INT, MPI_ANY_SOURCE, 2, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		MPI_Ssend(sbuf, 10, MPI_INT, next, 2, MPI_COMM_WORLD);
+	}
+	check += sum_ints(rbuf, 10);
+	/* Rsend: the receive is posted before the barrier (tag 3, 5 ints) */
+	MPI_Irecv(rbuf, 5, MPI_INT, prev, 3, MPI_COMM_WORLD, &req[0]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Rsend(sbuf, 5, MPI_INT, next, 3, MPI_COMM_WORLD);
+	MPI_Wait(&req[0], &st);
+	check += sum_ints(rbuf, 5) + st.MPI_TAG;
+	/* Bsend (tag 4, 3 ints) */
+	MPI_Pack_size(3, MPI_INT, MPI_COMM_WORLD, &bsize);
+	bsize += MPI_BSEND_OVERHEAD;
+	bbuf = malloc((size_t)bsize);
+	MPI_Buffer_attach(bbuf, bsize);
+	MPI_Bsend(sbuf, 3, MPI_INT, next, 4, MPI_COMM_WORLD);
+	MPI_Recv(rbuf, 3, MPI_INT, prev, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Buffer_detach(&bbuf, &bsize);
+	free(bbuf);
+	check += sum_ints(rbuf, 3);
+	/* Isend / Irecv / Waitall with statuses ignored (tag 5, N ints) */
+	MPI_Irecv(rbuf, N, MPI_INT, prev, 5, MPI_COMM_WORLD, &req[0]);
+	MPI_Isend(sbuf, N, MPI_INT, next, 5, MPI_COMM_WORLD, &req[1]);
+	MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+	check += sum_ints(rbuf, N);
+	/* Issend / Irecv from any source / Waitall with statuses (tag 6) */
+	MPI_Irecv(rbuf, 20, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &req[0]);
+	MPI_Issend(sbuf, 20, MPI_INT, next, 6, MPI_COMM_WORLD, &req[1]);
+	MPI_Waitall(2, req, sts);
+	check += sum_ints(rbuf, 20) + sts[0].MPI_SOURCE;
+	/* Waitany twice (tag 7, 7 ints) */
+	MPI_Irecv(rbuf, 7, MPI_INT, prev, 7, MPI_COMM_WORLD, &req[0]);
+	MPI_Isend(sbuf, 7, MPI_INT, next, 7, MPI_COMM_WORLD, &req[1]);
+	for (i = 0; i < 2; i++) {
+		MPI_Waitany(2, req, &idx, &st);
+		if (idx == 0)
+			check += sum_ints(rbuf, 7) + st.MPI_SOURCE;
+	}
+	/* Test until done (tag 8, 8 ints) */
+	MPI_Irecv(rbuf, 8, MPI_INT, prev, 8, MPI_COMM_WORLD, &req[0]);
+	MPI_Isend(sbuf, 8, MPI_INT, next, 8, MPI_COMM_WORLD, &req[1]);
+	flag = 0;
+	while (!flag)
+		MPI_Test(&req[0], &flag, &st);
+	MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+	check += sum_ints(rbuf, 8);
+	/* Sendrecv (tag 9 / 9, 9 ints) */
+	MPI_Sendrecv(sbuf, 9, MPI_INT, next, 9, rbuf, 9, MPI_INT, prev, 9,
+		     MPI_COMM_WORLD, &st);
+	check += sum_ints(rbuf, 9) + st.MPI_SOURCE;
+	/* Probe then Recv (tag 10, 11 ints) */
+	MPI_Isend(sbuf, 11, MPI_INT, next, 10, MPI_COMM_WORLD, &req[1]);
+	MPI_Probe(MPI_ANY_SOURCE, 10, MPI_COMM_WORLD, &st);
+	MPI_Recv(rbuf, 11, MPI_INT, st.MPI_SOURCE, 10, MPI_COMM_WORLD, &st);
+	MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+	check += sum_ints(rbuf, 11);
+	/* Iprobe until found, then Recv (tag 11, 12 ints) */
+	MPI_Isend(sbuf, 12, MPI_INT, next, 11, MPI_COMM_WORLD, &req[1]);
+	flag = 0;
+	while (!flag)
+		MPI_Iprobe(prev, 11, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	MPI_Recv(rbuf, 12, MPI_INT, prev, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+	check += sum_ints(rbuf, 12);
+	/* MPI_PROC_NULL: completes at once, moves nothing */
+	MPI_Send(sbuf, 1, MPI_INT, MPI_PROC_NULL, 12, MPI_COMM_WORLD);
+	MPI_Recv(rbuf, 1, MPI_INT, MPI_PROC_NULL, 12, MPI_COMM_WORLD, &st);
+
+	/* collectives */
+	MPI_Barrier(MPI_COMM_WORLD);
+	memcpy(rbuf, sbuf, N * sizeof(int));
+	MPI_Bcast(rbuf, N, MPI_INT, 1, MPI_COMM_WORLD);
+	check += sum_ints(rbuf, N);
+	MPI_Reduce(sbuf, rbuf, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (rank == 0)
+		check += sum_ints(rbuf, N);
+	MPI_Allreduce(sbuf, rbuf, N, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	check += sum_ints(rbuf, N);
+	memcpy(rbuf, sbuf, N * sizeof(int));
+	MPI_Allreduce(MPI_IN_PLACE, rbuf, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	check += sum_ints(rbuf, N);
+	MPI_Gather(sbuf, 4, MPI_INT, rbuf, 4, MPI_INT, 0, MPI_COMM_WORLD);
+	if (rank == 0)
+		check += sum_ints(rbuf, 4 * size);
+	counts = malloc((size_t)size * sizeof(int));
+	displs = malloc((size_t)size * sizeof(int));
+	rcounts = malloc((size_t)size * sizeof(int));
+	rdispls = malloc((size_t)size * sizeof(int));
+	for (i = 0; i < size; i++) {
+		counts[i] = i + 1;
+		displs[i] = i * 16;
+	}
+	MPI_Gatherv(sbuf, rank + 1, MPI_INT, rbuf, counts, displs, MPI_INT, 1,
+		    MPI_COMM_WORLD);
+	if (rank == 1)
+		for (i = 0; i < size; i++)
+			check += sum_ints(rbuf + displs[i], counts[i]);
+	MPI_Scatter(sbuf, 3, MPI_INT, rbuf, 3, MPI_INT, 0, MPI_COMM_WORLD);
+	check += sum_ints(rbuf, 3);
+	MPI_Scatterv(sbuf, counts, counts, MPI_INT, rbuf, rank + 1, MPI_INT, 0,
+		     MPI_COMM_WORLD);
+	check += sum_ints(rbuf, rank + 1);
+	MPI_Allgather(sbuf, 2, MPI_INT, rbuf, 2, MPI_INT, MPI_COMM_WORLD);
+	check += sum_ints(rbuf, 2 * size);
+	MPI_Allgatherv(sbuf, rank + 1, MPI_INT, rbuf, counts, displs, MPI_INT,
+		       MPI_COMM_WORLD);
+	for (i = 0; i < size; i++)
+		check += sum_ints(rbuf + displs[i], counts[i]);
+	MPI_Alltoall(sbuf, 2, MPI_INT, rbuf, 2, MPI_INT, MPI_COMM_WORLD);
+	check += sum_ints(rbuf, 2 * size);
+	/* alltoallv: rank r sends i+1 ints to rank i, receives r+1 from each */
+	for (i = 0; i < size; i++) {
+		rcounts[i] = rank + 1;
+		rdispls[i] = i * 16;
+	}
+	MPI_Alltoallv(sbuf, counts, displs, MPI_INT, rbuf, rcounts, rdispls,
+		      MPI_INT, MPI_COMM_WORLD);
+	for (i = 0; i < size; i++)
+		check += sum_ints(rbuf + rdispls[i], rcounts[i]);
+	MPI_Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_SUM,
+			   MPI_COMM_WORLD);
+	check += sum_ints(rbuf, rank + 1);
+	MPI_Scan(sbuf, rbuf, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	check += sum_ints(rbuf, 4);
+	MPI_Exscan(sbuf, rbuf, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (rank > 0)
+		check += sum_ints(rbuf, 4);
+
+	/* communicators: split into even/odd halves, dup, talk inside */
+	color = rank % 2;
+	MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+	MPI_Comm_dup(half, &dup);
+	{
+		int hr, hs, hn, hp;
+
+		MPI_Comm_rank(dup, &hr);
+		MPI_Comm_size(dup, &hs);
+		hn = (hr + 1) % hs;
+		hp = (hr + hs - 1) % hs;
+		MPI_Sendrecv(sbuf, 6, MPI_INT, hn, 13, rbuf, 6, MPI_INT, hp,
+			     13, dup, &st);
+		check += sum_ints(rbuf, 6) + st.MPI_SOURCE;
+		MPI_Allreduce(sbuf, rbuf, 5, MPI_INT, MPI_SUM, half);
+		check += sum_ints(rbuf, 5);
+	}
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&half);
+
+	all = malloc((size_t)size * sizeof(long long));
+	MPI_Gather(&check, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, 0,
+		   MPI_COMM_WORLD);
+	if (rank == 0)
+		for (i = 0; i < size; i++)
+			printf("rank %d check %lld\n", i, all[i]);
+	free(all);
+	free(counts);
+	free(displs);
+	free(rcounts);
+	free(rdispls);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * manager/events.h - the events of a job, on one global time line.
+ *
+ * What every exporter reads. Wraps proto/trace (storage order, per stream in
+ * seq order) and gives each event its start and end in ns from the job start,
+ * on the global clock once post-processing has estimated it (manager/post.h:
+ * per-host clock fits, causality repair, perturbation correction), else the
+ * raw host clock (exact on one host: every sensor stamps CLOCK_MONOTONIC).
+ * The job start is the earliest event (a first pass over the trace).
+ * Memory does not grow with the trace.
+ */
+#ifndef TAPESTRY_MGR_EVENTS_H
+#define TAPESTRY_MGR_EVENTS_H
+
+#include <stdint.h>
+
+#include "proto/trace.h"
+
+struct mgr_events;
+
+struct mgr_event {
+	const struct proto_event *ev;	/* raw record (host-clock times) */
+	const struct proto_stream *stream;
+	const int64_t *array;		/* ARRAY continuation, or NULL */
+	size_t narray;
+	int64_t start, end;		/* ns from the job start, global */
+	const char *path;		/* resolved path/address string or NULL */
+};
+
+/* Open dir; NULL with *rc. Prints nothing. */
+struct mgr_events *mgr_events_open(const char *dir, int *rc);
+
+/* Next event: 1 with *out (valid until the next call), 0 at the end, < 0 on
+ * an I/O error. */
+int mgr_events_next(struct mgr_events *e, struct mgr_event *out);
+
+/* The underlying trace (streams, stats, strings, meta). */
+struct proto_trace *mgr_events_trace(struct mgr_events *e);
+
+/* Job start on the host clock of the earliest event (ns). */
+uint64_t mgr_events_origin(const struct mgr_events *e);
+
+/* Free e; NULL is a no-op. */
+void mgr_events_close(struct mgr_events *e);
+
+#endif

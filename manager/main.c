@@ -12,8 +12,9 @@ static const struct {
 	const char *summary;
 } cmds[] = {
 	{"run", mgr_cmd_run, "trace a program on this host into a job directory"},
-	{"export", mgr_cmd_export, "convert a job directory (csv)"},
+	{"export", mgr_cmd_export, "convert a job directory (csv, SimGrid, OTF2, Paje, Chrome JSON ...)"},
 	{"report", mgr_cmd_report, "summarise a job directory"},
+	{"replay", mgr_cmd_replay, "replay a job's time-independent trace in SimGrid"},
 };
 
 static void usage(FILE *out)

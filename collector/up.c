@@ -540,7 +540,6 @@ static void on_pong(struct col *c, const struct proto_pong *p)
 		k->msg->u.clock.phase = k->phase;
 		f = col_frame_msg(c, k->msg, &rc);
 		if (f) {
-			c->q_urgent = 1;
 			col_up_enqueue(c, f);
 		} else {
 			col_err("CLOCK frame: %s", proto_strerror(rc));

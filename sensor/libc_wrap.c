@@ -1,0 +1,1137 @@
+/*
+ * sensor/libc_wrap.c - the libc sensor: wrappers of the calls in libc.def.
+ *
+ * The table is expanded into the real-function pointers (sn_real), their
+ * dlsym(RTLD_NEXT) resolution (once, lazily, under a recursive mutex, so a
+ * wrapper works even when another library's constructor calls it before
+ * ours ran) and the GEN wrapper bodies. A body: resolve if needed, enter
+ * the tracer (reentrancy guard), stamp, call the real function, save
+ * errno, stamp, record through an ordinary ev_<name>() function, leave,
+ * restore errno, return the real result untouched. CUSTOM bodies follow
+ * the same steps by hand.
+ *
+ * The application may not close (or dup2 over) the runtime's own fds: it
+ * gets EBADF as if they were not open.
+ */
+#include "config.h"
+
+#undef _FORTIFY_SOURCE
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "proto/event.h"
+#include "sensor/libc.h"
+#include "sensor/rt.h"
+
+#define SN_EXPORT __attribute__((visibility("default")))
+
+/* glibc's fortified read, not declared without _FORTIFY_SOURCE */
+ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen);
+#define SN_ARGS(...) __VA_ARGS__
+
+/* ---- real functions and their resolution ------------------------------- */
+
+struct sn_libc_real {
+#define SN_CALL(kind, ret, name, params, args) ret (*name) params;
+#include "sensor/libc.def"
+#undef SN_CALL
+};
+
+static struct sn_libc_real sn_real;
+
+static const struct {
+	const char *name;
+	size_t off;
+} resolve_tab[] = {
+#define SN_CALL(kind, ret, name, params, args)                               \
+	{#name, offsetof(struct sn_libc_real, name)},
+#include "sensor/libc.def"
+#undef SN_CALL
+};
+
+static pthread_mutex_t resolve_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static _Atomic int resolved;
+
+/* Resolve every real function with dlsym(RTLD_NEXT). Thread-safe,
+ * idempotent. Every symbol of libc.def exists in glibc >= 2.11; the
+ * fallbacks that matter (__vfprintf_chk) are checked where used. */
+void sn_libc_resolve(void)
+{
+	if (atomic_load_explicit(&resolved, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&resolve_mu);
+	if (!atomic_load_explicit(&resolved, memory_order_relaxed)) {
+		for (size_t i = 0; i < sizeof(resolve_tab) / sizeof(resolve_tab[0]);
+		     i++) {
+			void *p = dlsym(RTLD_NEXT, resolve_tab[i].name);
+
+			memcpy((char *)&sn_real + resolve_tab[i].off, &p,
+			       sizeof(p));
+		}
+		atomic_store_explicit(&resolved, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&resolve_mu);
+}
+
+/* ---- the common steps of a wrapper -------------------------------------- */
+
+struct sn_call {
+	int on;
+	int err;
+	uint64_t t0, t1;
+};
+
+static inline void call_begin(struct sn_call *c, int have_real)
+{
+	if (SN_UNLIKELY(!have_real))
+		sn_libc_resolve();
+	c->on = sn_enter_fast();
+	if (c->on && SN_UNLIKELY(!sn_cfg.sens_libc)) {
+		sn_leave_fast();
+		c->on = 0;
+	}
+	if (c->on)
+		c->t0 = sn_now_fast();
+}
+
+static inline void call_end(struct sn_call *c)
+{
+	c->err = errno;
+	if (c->on)
+		c->t1 = sn_now_fast();
+}
+
+static inline void call_done(struct sn_call *c)
+{
+	if (c->on)
+		sn_leave_fast();
+	errno = c->err;
+}
+
+static inline void rec(const struct sn_call *c, uint16_t type, int failed,
+		       int64_t a0, int64_t a1, int64_t a2, int64_t a3,
+		       int64_t a4, int64_t a5)
+{
+	struct proto_event *e = sn_slot_fast();
+
+	if (SN_UNLIKELY(!e))
+		return;
+	e->t_start = c->t0;
+	e->t_end = c->t1;
+	e->type = type;
+	e->flags = failed ? PROTO_EVF_FAILED : 0;
+	e->arg[0] = a0;
+	e->arg[1] = a1;
+	e->arg[2] = a2;
+	e->arg[3] = a3;
+	e->arg[4] = a4;
+	e->arg[5] = a5;
+	sn_commit_fast(e);
+}
+
+#define ERR_IF(c, failed) ((failed) ? (int64_t)(c)->err : 0)
+
+static int64_t path_id(const char *path)
+{
+	if (!path)
+		return 0;
+	return sn_string(path, strnlen(path, PROTO_STRING_MAX));
+}
+
+static int stream_fd(FILE *f)
+{
+	return f ? fileno_unlocked(f) : -1;
+}
+
+static int64_t peer_id(const struct sockaddr *sa, socklen_t len)
+{
+	char b[160], ip[INET6_ADDRSTRLEN];
+	int n = 0;
+
+	if (!sa || len < sizeof(sa_family_t))
+		return 0;
+	switch (sa->sa_family) {
+	case AF_INET: {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		if (len < sizeof(*in) || !inet_ntop(AF_INET, &in->sin_addr, ip,
+						    sizeof(ip)))
+			return 0;
+		n = snprintf(b, sizeof(b), "%s:%u", ip, ntohs(in->sin_port));
+		break;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *in6 =
+			(const struct sockaddr_in6 *)sa;
+
+		if (len < sizeof(*in6) || !inet_ntop(AF_INET6, &in6->sin6_addr,
+						     ip, sizeof(ip)))
+			return 0;
+		n = snprintf(b, sizeof(b), "[%s]:%u", ip,
+			     ntohs(in6->sin6_port));
+		break;
+	}
+	case AF_UNIX: {
+		const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
+		size_t pl = len - offsetof(struct sockaddr_un, sun_path);
+
+		if (len <= offsetof(struct sockaddr_un, sun_path))
+			n = snprintf(b, sizeof(b), "unix:");
+		else if (un->sun_path[0] == 0)
+			n = snprintf(b, sizeof(b), "unix:@%.*s", (int)pl - 1,
+				     un->sun_path + 1);
+		else
+			n = snprintf(b, sizeof(b), "unix:%.*s", (int)pl,
+				     un->sun_path);
+		break;
+	}
+	default:
+		n = snprintf(b, sizeof(b), "family:%d", sa->sa_family);
+		break;
+	}
+	if (n <= 0)
+		return 0;
+	if ((size_t)n >= sizeof(b))
+		n = (int)sizeof(b) - 1;
+	return sn_string(b, strnlen(b, (size_t)n));
+}
+
+/* ---- event functions of the GEN wrappers ---------------------------------- */
+
+static void ev_rw(const struct sn_call *c, uint16_t type, ssize_t r, int fd,
+		  size_t n, int64_t off)
+{
+	rec(c, type, r < 0, fd, (int64_t)n, r, sn_fd_path(fd), ERR_IF(c, r < 0),
+	    off);
+}
+
+static void ev_fdpath(const struct sn_call *c, uint16_t type, int fd, int64_t r)
+{
+	rec(c, type, r < 0, fd, r, sn_fd_path(fd), ERR_IF(c, r < 0), 0, 0);
+}
+
+static inline void ev_read(const struct sn_call *c, ssize_t r, int fd,
+			   void *buf, size_t n)
+{
+	ev_rw(c, PROTO_EV_READ, r, fd, n, -1);
+}
+
+static inline void ev___read_chk(const struct sn_call *c, ssize_t r, int fd,
+				 void *buf, size_t n, size_t buflen)
+{
+	ev_rw(c, PROTO_EV_READ, r, fd, n, -1);
+}
+
+static inline void ev_write(const struct sn_call *c, ssize_t r, int fd,
+			    const void *buf, size_t n)
+{
+	ev_rw(c, PROTO_EV_WRITE, r, fd, n, -1);
+}
+
+static inline void ev_pread(const struct sn_call *c, ssize_t r, int fd,
+			    void *buf, size_t n, off_t off)
+{
+	ev_rw(c, PROTO_EV_PREAD, r, fd, n, off);
+}
+
+static inline void ev_pread64(const struct sn_call *c, ssize_t r, int fd,
+			      void *buf, size_t n, off64_t off)
+{
+	ev_rw(c, PROTO_EV_PREAD, r, fd, n, off);
+}
+
+static inline void ev_pwrite(const struct sn_call *c, ssize_t r, int fd,
+			     const void *buf, size_t n, off_t off)
+{
+	ev_rw(c, PROTO_EV_PWRITE, r, fd, n, off);
+}
+
+static inline void ev_pwrite64(const struct sn_call *c, ssize_t r, int fd,
+			       const void *buf, size_t n, off64_t off)
+{
+	ev_rw(c, PROTO_EV_PWRITE, r, fd, n, off);
+}
+
+static size_t iov_bytes(const struct iovec *iov, int n)
+{
+	size_t s = 0;
+
+	if (!iov || n <= 0 || n > 1024)
+		return 0;
+	for (int i = 0; i < n; i++)
+		s += iov[i].iov_len;
+	return s;
+}
+
+static inline void ev_readv(const struct sn_call *c, ssize_t r, int fd,
+			    const struct iovec *iov, int n)
+{
+	rec(c, PROTO_EV_READV, r < 0, fd, (int64_t)iov_bytes(iov, n), r,
+	    sn_fd_path(fd), ERR_IF(c, r < 0), n);
+}
+
+static inline void ev_writev(const struct sn_call *c, ssize_t r, int fd,
+			     const struct iovec *iov, int n)
+{
+	rec(c, PROTO_EV_WRITEV, r < 0, fd, (int64_t)iov_bytes(iov, n), r,
+	    sn_fd_path(fd), ERR_IF(c, r < 0), n);
+}
+
+static inline void ev_lseek(const struct sn_call *c, off_t r, int fd,
+			    off_t off, int whence)
+{
+	rec(c, PROTO_EV_LSEEK, r < 0, fd, off, whence, r, sn_fd_path(fd),
+	    ERR_IF(c, r < 0));
+}
+
+static inline void ev_lseek64(const struct sn_call *c, off64_t r, int fd,
+			      off64_t off, int whence)
+{
+	rec(c, PROTO_EV_LSEEK, r < 0, fd, off, whence, r, sn_fd_path(fd),
+	    ERR_IF(c, r < 0));
+}
+
+static inline void ev_fsync(const struct sn_call *c, int r, int fd)
+{
+	ev_fdpath(c, PROTO_EV_FSYNC, fd, r);
+}
+
+static inline void ev_fdatasync(const struct sn_call *c, int r, int fd)
+{
+	ev_fdpath(c, PROTO_EV_FDATASYNC, fd, r);
+}
+
+static inline void ev_dup(const struct sn_call *c, int r, int fd)
+{
+	int64_t p = sn_fd_path(fd);
+
+	if (r >= 0)
+		sn_fd_set(r, p);
+	rec(c, PROTO_EV_DUP, r < 0, fd, r, p, ERR_IF(c, r < 0), 0, 0);
+}
+
+static void ev_creat_any(const struct sn_call *c, int r, const char *path,
+			 mode_t mode)
+{
+	int64_t p = path_id(path);
+
+	if (r >= 0)
+		sn_fd_set(r, p);
+	rec(c, PROTO_EV_CREAT, r < 0, r, mode, p, ERR_IF(c, r < 0), 0, 0);
+}
+
+static inline void ev_creat(const struct sn_call *c, int r, const char *path,
+			    mode_t mode)
+{
+	ev_creat_any(c, r, path, mode);
+}
+
+static inline void ev_creat64(const struct sn_call *c, int r, const char *path,
+			      mode_t mode)
+{
+	ev_creat_any(c, r, path, mode);
+}
+
+static void ev_fopen_any(const struct sn_call *c, FILE *r, const char *path)
+{
+	int64_t p = path_id(path);
+	int fd = stream_fd(r);
+
+	if (fd >= 0)
+		sn_fd_set(fd, p);
+	rec(c, PROTO_EV_FOPEN, !r, fd, p, ERR_IF(c, !r), 0, 0, 0);
+}
+
+static inline void ev_fopen(const struct sn_call *c, FILE *r, const char *path,
+			    const char *mode)
+{
+	ev_fopen_any(c, r, path);
+}
+
+static inline void ev_fopen64(const struct sn_call *c, FILE *r,
+			      const char *path, const char *mode)
+{
+	ev_fopen_any(c, r, path);
+}
+
+static inline void ev_fdopen(const struct sn_call *c, FILE *r, int fd,
+			     const char *mode)
+{
+	rec(c, PROTO_EV_FDOPEN, !r, fd, sn_fd_path(fd), ERR_IF(c, !r), 0, 0, 0);
+}
+
+static void ev_stdio(const struct sn_call *c, uint16_t type, int failed,
+		     FILE *f, int64_t bytes, int64_t r)
+{
+	int fd = stream_fd(f);
+
+	rec(c, type, failed, fd, bytes, r, sn_fd_path(fd), ERR_IF(c, failed), 0);
+}
+
+static inline void ev_fread(const struct sn_call *c, size_t r, void *p,
+			    size_t size, size_t n, FILE *f)
+{
+	ev_stdio(c, PROTO_EV_FREAD, r < n && f && ferror_unlocked(f), f,
+		 (int64_t)(size * n), (int64_t)r);
+}
+
+static inline void ev_fwrite(const struct sn_call *c, size_t r, const void *p,
+			     size_t size, size_t n, FILE *f)
+{
+	ev_stdio(c, PROTO_EV_FWRITE, r < n, f, (int64_t)(size * n), (int64_t)r);
+}
+
+static inline void ev_vfprintf(const struct sn_call *c, int r, FILE *f,
+			       const char *fmt, va_list ap)
+{
+	ev_stdio(c, PROTO_EV_VFPRINTF, r < 0, f, r > 0 ? r : 0, r);
+}
+
+static inline void ev___vfprintf_chk(const struct sn_call *c, int r, FILE *f,
+				     int flag, const char *fmt, va_list ap)
+{
+	ev_stdio(c, PROTO_EV_VFPRINTF, r < 0, f, r > 0 ? r : 0, r);
+}
+
+static inline void ev_fputs(const struct sn_call *c, int r, const char *s,
+			    FILE *f)
+{
+	ev_stdio(c, PROTO_EV_FPUTS, r < 0, f, s ? (int64_t)strlen(s) : 0, r);
+}
+
+static inline void ev_fgets(const struct sn_call *c, char *r, char *s,
+			    int size, FILE *f)
+{
+	ev_stdio(c, PROTO_EV_FGETS, !r && f && ferror_unlocked(f), f, size,
+		 r ? (int64_t)strlen(r) : -1);
+}
+
+static inline void ev_fflush(const struct sn_call *c, int r, FILE *f)
+{
+	int fd = stream_fd(f);
+
+	rec(c, PROTO_EV_FFLUSH, r != 0, fd, r, sn_fd_path(fd),
+	    ERR_IF(c, r != 0), 0, 0);
+}
+
+static inline void ev_fseek(const struct sn_call *c, int r, FILE *f,
+			    long off, int whence)
+{
+	int fd = stream_fd(f);
+
+	rec(c, PROTO_EV_FSEEK, r != 0, fd, off, whence, r, sn_fd_path(fd),
+	    ERR_IF(c, r != 0));
+}
+
+static inline void ev_connect(const struct sn_call *c, int r, int fd,
+			      __CONST_SOCKADDR_ARG addr, socklen_t len)
+{
+	int64_t p = peer_id(addr.__sockaddr__, len);
+	int failed = r < 0 && c->err != EINPROGRESS;
+
+	if (!failed)
+		sn_fd_set(fd, p);
+	rec(c, PROTO_EV_CONNECT, r < 0, fd, r, p, ERR_IF(c, r < 0), 0, 0);
+}
+
+static inline void ev_accept(const struct sn_call *c, int r, int fd,
+			     __SOCKADDR_ARG addr, socklen_t *len)
+{
+	int64_t p = 0;
+
+	if (r >= 0) {
+		if (addr.__sockaddr__ && len) {
+			p = peer_id(addr.__sockaddr__, *len);
+		} else {
+			struct sockaddr_storage ss;
+			socklen_t sl = sizeof(ss);
+
+			if (getpeername(r, (struct sockaddr *)&ss, &sl) == 0)
+				p = peer_id((struct sockaddr *)&ss, sl);
+		}
+		sn_fd_set(r, p);
+	}
+	rec(c, PROTO_EV_ACCEPT, r < 0, fd, r, p, ERR_IF(c, r < 0), 0, 0);
+}
+
+static void ev_sock(const struct sn_call *c, uint16_t type, ssize_t r, int fd,
+		    size_t n, int flags, int64_t p)
+{
+	rec(c, type, r < 0, fd, (int64_t)n, r, p, ERR_IF(c, r < 0), flags);
+}
+
+static inline void ev_send(const struct sn_call *c, ssize_t r, int fd,
+			   const void *b, size_t n, int flags)
+{
+	ev_sock(c, PROTO_EV_SEND_SOCK, r, fd, n, flags, sn_fd_path(fd));
+}
+
+static inline void ev_recv(const struct sn_call *c, ssize_t r, int fd, void *b,
+			   size_t n, int flags)
+{
+	ev_sock(c, PROTO_EV_RECV_SOCK, r, fd, n, flags, sn_fd_path(fd));
+}
+
+static inline void ev_sendto(const struct sn_call *c, ssize_t r, int fd,
+			     const void *b, size_t n, int flags,
+			     __CONST_SOCKADDR_ARG addr, socklen_t len)
+{
+	int64_t p = sn_fd_path(fd);
+
+	if (!p && addr.__sockaddr__)
+		p = peer_id(addr.__sockaddr__, len);
+	ev_sock(c, PROTO_EV_SENDTO, r, fd, n, flags, p);
+}
+
+static inline void ev_recvfrom(const struct sn_call *c, ssize_t r, int fd,
+			       void *b, size_t n, int flags,
+			       __SOCKADDR_ARG addr, socklen_t *len)
+{
+	int64_t p = sn_fd_path(fd);
+
+	if (!p && r >= 0 && addr.__sockaddr__ && len)
+		p = peer_id(addr.__sockaddr__, *len);
+	ev_sock(c, PROTO_EV_RECVFROM, r, fd, n, flags, p);
+}
+
+/* ---- generated wrappers ---------------------------------------------------- */
+
+#define SN_BODY_CUSTOM(ret, name, params, args)
+#define SN_BODY_GEN(ret, name, params, args)                                 \
+	SN_EXPORT ret name params                                            \
+	{                                                                    \
+		struct sn_call c;                                            \
+		ret r;                                                       \
+                                                                             \
+		call_begin(&c, sn_real.name != NULL);                        \
+		r = sn_real.name args;                                       \
+		call_end(&c);                                                \
+		if (c.on)                                                    \
+			ev_##name(&c, r, SN_ARGS args);                      \
+		call_done(&c);                                               \
+		return r;                                                    \
+	}
+#define SN_CALL(kind, ret, name, params, args)                               \
+	SN_BODY_##kind(ret, name, params, args)
+#include "sensor/libc.def"
+#undef SN_CALL
+
+/* ---- files (custom) -------------------------------------------------------- */
+
+static int open_mode(int flags, va_list ap)
+{
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+		return va_arg(ap, int);
+	return 0;
+}
+
+static int open_common(int (*real)(const char *, int, ...), const char *path,
+		       int flags, int mode)
+{
+	struct sn_call c;
+	int r;
+
+	call_begin(&c, 1);
+	r = real(path, flags, mode);
+	call_end(&c);
+	if (c.on) {
+		int64_t p = path_id(path);
+
+		if (r >= 0)
+			sn_fd_set(r, p);
+		rec(&c, PROTO_EV_OPEN, r < 0, r, flags, mode, p,
+		    ERR_IF(&c, r < 0), 0);
+	}
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	int mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	if (SN_UNLIKELY(!sn_real.open))
+		sn_libc_resolve();
+	return open_common(sn_real.open, path, flags, mode);
+}
+
+SN_EXPORT int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	int mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	if (SN_UNLIKELY(!sn_real.open64))
+		sn_libc_resolve();
+	return open_common(sn_real.open64, path, flags, mode);
+}
+
+static int openat_common(int (*real)(int, const char *, int, ...), int dirfd,
+			 const char *path, int flags, int mode)
+{
+	struct sn_call c;
+	int r;
+
+	call_begin(&c, 1);
+	r = real(dirfd, path, flags, mode);
+	call_end(&c);
+	if (c.on) {
+		int64_t p = path_id(path);
+
+		if (r >= 0)
+			sn_fd_set(r, p);
+		rec(&c, PROTO_EV_OPENAT, r < 0, r, dirfd, flags, p,
+		    ERR_IF(&c, r < 0), mode);
+	}
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	int mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	if (SN_UNLIKELY(!sn_real.openat))
+		sn_libc_resolve();
+	return openat_common(sn_real.openat, dirfd, path, flags, mode);
+}
+
+SN_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	int mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	if (SN_UNLIKELY(!sn_real.openat64))
+		sn_libc_resolve();
+	return openat_common(sn_real.openat64, dirfd, path, flags, mode);
+}
+
+SN_EXPORT int close(int fd)
+{
+	struct sn_call c;
+	int64_t p;
+	int r;
+
+	call_begin(&c, sn_real.close != NULL);
+	p = sn_fd_path(fd);
+	if (SN_UNLIKELY(sn_sender_fd_is_own(fd))) {
+		errno = EBADF;
+		r = -1;
+	} else {
+		r = sn_real.close(fd);
+		if (r == 0)
+			sn_fd_set(fd, 0);
+	}
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_CLOSE, r < 0, fd, r, p, ERR_IF(&c, r < 0), 0, 0);
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int dup2(int fd, int fd2)
+{
+	struct sn_call c;
+	int64_t p;
+	int r;
+
+	call_begin(&c, sn_real.dup2 != NULL);
+	p = sn_fd_path(fd);
+	if (SN_UNLIKELY(fd != fd2 && sn_sender_fd_is_own(fd2))) {
+		errno = EBADF;
+		r = -1;
+	} else {
+		r = sn_real.dup2(fd, fd2);
+		if (r >= 0)
+			sn_fd_set(r, p);
+	}
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_DUP2, r < 0, fd, fd2, r, p, ERR_IF(&c, r < 0), 0);
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int fclose(FILE *f)
+{
+	struct sn_call c;
+	int fd, r;
+	int64_t p;
+
+	call_begin(&c, sn_real.fclose != NULL);
+	fd = stream_fd(f);
+	p = sn_fd_path(fd);
+	r = sn_real.fclose(f);
+	if (fd >= 0)
+		sn_fd_set(fd, 0);
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_FCLOSE, r != 0, fd, r, p, ERR_IF(&c, r != 0), 0,
+		    0);
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int fprintf(FILE *f, const char *fmt, ...)
+{
+	struct sn_call c;
+	va_list ap;
+	int r;
+
+	call_begin(&c, sn_real.vfprintf != NULL);
+	va_start(ap, fmt);
+	r = sn_real.vfprintf(f, fmt, ap);
+	va_end(ap);
+	call_end(&c);
+	if (c.on)
+		ev_stdio(&c, PROTO_EV_FPRINTF, r < 0, f, r > 0 ? r : 0, r);
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
+{
+	struct sn_call c;
+	va_list ap;
+	int r;
+
+	call_begin(&c, sn_real.vfprintf != NULL);
+	va_start(ap, fmt);
+	if (sn_real.__vfprintf_chk)
+		r = sn_real.__vfprintf_chk(f, flag, fmt, ap);
+	else
+		r = sn_real.vfprintf(f, fmt, ap);
+	va_end(ap);
+	call_end(&c);
+	if (c.on)
+		ev_stdio(&c, PROTO_EV_FPRINTF, r < 0, f, r > 0 ? r : 0, r);
+	call_done(&c);
+	return r;
+}
+
+/* ---- process life ------------------------------------------------------------ */
+
+SN_EXPORT pid_t fork(void)
+{
+	struct sn_call c;
+	pid_t r;
+
+	call_begin(&c, sn_real.fork != NULL);
+	r = sn_real.fork();
+	if (r == 0) {
+		/* the child: a new stream (atfork reset the runtime) */
+		c.err = errno;
+		sn_after_fork_child();
+		call_done(&c);
+		return 0;
+	}
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_FORK, r < 0, r, ERR_IF(&c, r < 0), 0, 0, 0, 0);
+	call_done(&c);
+	return r;
+}
+
+static int env_has(char *const envp[], const char *name, size_t n)
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+			return 1;
+	return 0;
+}
+
+/* The environment for an exec: envp, plus our LD_PRELOAD and TAPESTRY_*
+ * settings when envp lacks them (so the new image traces itself). Returns
+ * envp itself or a malloc'd array (*owned set). */
+static char *const *exec_env(char *const envp[], char ***owned)
+{
+	size_t n = 0, add = 0;
+	char **out;
+
+	*owned = NULL;
+	if (!envp || envp == environ || env_has(envp, "LD_PRELOAD", 10))
+		return envp;
+	for (; envp[n]; n++)
+		;
+	for (size_t i = 0; environ && environ[i]; i++)
+		add++;
+	out = malloc((n + add + 1) * sizeof(*out));
+	if (!out)
+		return envp;
+	memcpy(out, envp, n * sizeof(*out));
+	for (size_t i = 0; environ && environ[i]; i++) {
+		const char *e = environ[i];
+		const char *eq = strchr(e, '=');
+
+		if (!eq)
+			continue;
+		if ((!strncmp(e, "LD_PRELOAD=", 11) ||
+		     !strncmp(e, "TAPESTRY_", 9)) &&
+		    !env_has(envp, e, (size_t)(eq - e)))
+			out[n++] = (char *)e;
+	}
+	out[n] = NULL;
+	*owned = out;
+	return out;
+}
+
+/* Before an exec: record it and ship everything (the process image is
+ * about to go). Returns 1 when tracing is on for this call. */
+static int exec_pre(struct sn_call *c, const char *path, int64_t *pid)
+{
+	call_begin(c, 1);
+	*pid = 0;
+	if (!c->on)
+		return 0;
+	if (sn_in_vfork_child()) {
+		sn_leave_fast();
+		c->on = 0;
+		return 0;
+	}
+	*pid = path_id(path);
+	c->t1 = c->t0;
+	rec(c, PROTO_EV_EXEC, 0, *pid, 0, 0, 0, 0, 0);
+	sn_sender_flush(2, 3000);
+	return 1;
+}
+
+/* After an exec that failed: record the failure, continue as a new stream
+ * (the old one was closed with BYE). */
+static int exec_post(struct sn_call *c, int r, int64_t pid)
+{
+	call_end(c);
+	if (c->on) {
+		c->t0 = c->t1;
+		rec(c, PROTO_EV_EXEC, 1, pid, c->err, 0, 0, 0, 0);
+		sn_new_stream_id();
+		sn_sender_resume();
+	}
+	call_done(c);
+	return r;
+}
+
+SN_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	struct sn_call c;
+	char **owned;
+	char *const *env;
+	int64_t p;
+	int r;
+
+	if (SN_UNLIKELY(!sn_real.execve))
+		sn_libc_resolve();
+	exec_pre(&c, path, &p);
+	env = exec_env(envp, &owned);
+	r = sn_real.execve(path, argv, env);
+	free(owned);
+	return exec_post(&c, r, p);
+}
+
+SN_EXPORT int execv(const char *path, char *const argv[])
+{
+	struct sn_call c;
+	int64_t p;
+	int r;
+
+	if (SN_UNLIKELY(!sn_real.execv))
+		sn_libc_resolve();
+	exec_pre(&c, path, &p);
+	r = sn_real.execv(path, argv);
+	return exec_post(&c, r, p);
+}
+
+SN_EXPORT int execvp(const char *file, char *const argv[])
+{
+	struct sn_call c;
+	int64_t p;
+	int r;
+
+	if (SN_UNLIKELY(!sn_real.execvp))
+		sn_libc_resolve();
+	exec_pre(&c, file, &p);
+	r = sn_real.execvp(file, argv);
+	return exec_post(&c, r, p);
+}
+
+SN_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	struct sn_call c;
+	char **owned;
+	char *const *env;
+	int64_t p;
+	int r;
+
+	if (SN_UNLIKELY(!sn_real.execvpe))
+		sn_libc_resolve();
+	exec_pre(&c, file, &p);
+	env = exec_env(envp, &owned);
+	r = sn_real.execvpe(file, argv, env);
+	free(owned);
+	return exec_post(&c, r, p);
+}
+
+SN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	struct sn_call c;
+	char **owned;
+	char *const *env;
+	int64_t p;
+	int r;
+
+	if (SN_UNLIKELY(!sn_real.fexecve))
+		sn_libc_resolve();
+	exec_pre(&c, NULL, &p);
+	env = exec_env(envp, &owned);
+	r = sn_real.fexecve(fd, argv, env);
+	free(owned);
+	return exec_post(&c, r, p);
+}
+
+#define EXECL_MAX 65536
+
+/* Collect execl-style arguments into a malloc'd argv; *envp gets the
+ * trailing environment when want_env. NULL (errno E2BIG/ENOMEM) on error. */
+static char **collect_args(const char *arg, va_list ap, int want_env,
+			   char ***envp)
+{
+	va_list cp;
+	size_t n = 1;
+	char **argv;
+
+	va_copy(cp, ap);
+	if (arg)
+		while (va_arg(cp, char *) && n < EXECL_MAX)
+			n++;
+	va_end(cp);
+	if (n >= EXECL_MAX) {
+		errno = E2BIG;
+		return NULL;
+	}
+	argv = malloc((n + 1) * sizeof(*argv));
+	if (!argv) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	argv[0] = (char *)arg;
+	for (size_t i = 1; arg && i <= n; i++)
+		argv[i] = va_arg(ap, char *);
+	argv[arg ? n : 0] = NULL;
+	if (want_env)
+		*envp = va_arg(ap, char **);
+	return argv;
+}
+
+SN_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+	int r, e;
+
+	va_start(ap, arg);
+	argv = collect_args(arg, ap, 0, NULL);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	r = execv(path, argv);
+	e = errno;
+	free(argv);
+	errno = e;
+	return r;
+}
+
+SN_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+	int r, e;
+
+	va_start(ap, arg);
+	argv = collect_args(arg, ap, 0, NULL);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	r = execvp(file, argv);
+	e = errno;
+	free(argv);
+	errno = e;
+	return r;
+}
+
+SN_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv, **envp = NULL;
+	int r, e;
+
+	va_start(ap, arg);
+	argv = collect_args(arg, ap, 1, &envp);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	r = execve(path, argv, envp);
+	e = errno;
+	free(argv);
+	errno = e;
+	return r;
+}
+
+static void exit_common(int status, int flush_now)
+{
+	if (sn_tls.guard || atomic_load(&sn_state) != SN_ST_READY ||
+	    !sn_cfg.sens_libc)
+		return;
+	if (flush_now && sn_in_vfork_child())
+		return;
+	sn_tls.guard = 1;
+	sn_exit_event(status);
+	if (flush_now)
+		sn_shutdown(0);
+	sn_tls.guard = 0;
+}
+
+SN_EXPORT void exit(int status)
+{
+	if (SN_UNLIKELY(!sn_real.exit))
+		sn_libc_resolve();
+	exit_common(status, 0);
+	sn_real.exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+SN_EXPORT void _exit(int status)
+{
+	if (SN_UNLIKELY(!sn_real._exit))
+		sn_libc_resolve();
+	exit_common(status, 1);
+	if (sn_real._exit)
+		sn_real._exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+SN_EXPORT void _Exit(int status)
+{
+	if (SN_UNLIKELY(!sn_real._Exit))
+		sn_libc_resolve();
+	exit_common(status, 1);
+	if (sn_real._Exit)
+		sn_real._Exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+struct tramp {
+	void *(*fn)(void *);
+	void *arg;
+	uint32_t tid;
+	uint32_t parent;
+};
+
+static void *trampoline(void *p)
+{
+	struct tramp t = *(struct tramp *)p;
+
+	free(p);
+	sn_tls.pending_tid = t.tid + 1;
+	if (atomic_load(&sn_state) == SN_ST_READY && sn_cfg.sens_libc) {
+		uint64_t now = sn_now_fast();
+
+		sn_emit(PROTO_EV_THREAD_START, PROTO_EVF_INSTANT, now, now,
+			t.parent, 0, 0, 0);
+	}
+	return t.fn(t.arg);
+}
+
+SN_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			     void *(*fn)(void *), void *arg)
+{
+	struct sn_call c;
+	struct tramp *t = NULL;
+	int r;
+
+	call_begin(&c, sn_real.pthread_create != NULL);
+	if (c.on)
+		t = malloc(sizeof(*t));
+	if (t) {
+		t->fn = fn;
+		t->arg = arg;
+		t->tid = sn_tid_alloc();
+		t->parent = sn_tls.thr ? sn_tls.thr->tid : 0;
+		r = sn_real.pthread_create(th, attr, trampoline, t);
+		if (r)
+			free(t);
+	} else {
+		r = sn_real.pthread_create(th, attr, fn, arg);
+	}
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_PTHREAD_CREATE, r != 0, r,
+		    t && r == 0 ? (int64_t)t->tid : -1, 0, 0, 0, 0);
+	call_done(&c);
+	return r;
+}
+
+/* ---- signals ------------------------------------------------------------------ */
+
+SN_EXPORT int sigaction(int signo, const struct sigaction *act,
+			struct sigaction *old)
+{
+	if (SN_UNLIKELY(!sn_real.sigaction))
+		sn_libc_resolve();
+	return sn_sigaction_app(signo, act, old, sn_real.sigaction);
+}
+
+SN_EXPORT sighandler_t signal(int signo, sighandler_t handler)
+{
+	struct sigaction a, old;
+
+	if (SN_UNLIKELY(!sn_real.signal))
+		sn_libc_resolve();
+	if (!sn_sig_is_fatal(signo) || atomic_load(&sn_state) != SN_ST_READY)
+		return sn_real.signal(signo, handler);
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = handler;
+	a.sa_flags = SA_RESTART;
+	sigemptyset(&a.sa_mask);
+	if (sigaction(signo, &a, &old) < 0)
+		return SIG_ERR;
+	return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction
+					   : old.sa_handler;
+}
+
+/* ---- start ------------------------------------------------------------------- */
+
+__attribute__((constructor)) static void libc_sensor_init(void)
+{
+	sn_libc_resolve();
+	sn_init();
+}

@@ -1,0 +1,250 @@
+/*
+ * sensor/rt.h - internals of the sensor runtime shared by sensor/rt_*.c and
+ * the wrapper libraries that want the inline hot path (sensor/libc_wrap.c).
+ *
+ * Owns: the per-thread state (struct sn_thread: a single-producer
+ * single-consumer ring of struct proto_event; the application thread
+ * produces, the sender thread consumes), the initial-exec TLS block, the
+ * provisional clock read on the hot path, the runtime configuration and
+ * the signal-safe logger. Everything is hidden; nothing here is exported
+ * from a preloaded library.
+ */
+#ifndef TAPESTRY_SENSOR_RT_H
+#define TAPESTRY_SENSOR_RT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define SN_HAVE_TSC 1
+#else
+#define SN_HAVE_TSC 0
+#endif
+
+#include "proto/event.h"
+#include "proto/msg.h"
+#include "sensor/sensor.h"
+
+#define SN_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SN_TLS __thread __attribute__((tls_model("initial-exec")))
+
+#define SN_MAX_THREADS 16384		/* registry slots */
+#define SN_FD_MAX 65536			/* fd -> path table size */
+#define SN_STRCACHE 16			/* per-thread string cache entries */
+#define SN_RING_MIN 1024		/* events */
+#define SN_RING_MAX_BYTES (64u << 20)	/* per thread */
+
+/* Per-thread state: an mmap'd header followed by the ring. The producer
+ * fields are touched only by the owning thread; head is published with a
+ * release store and tail with a release store by the sender, so each side
+ * sees complete records. Lines are split to avoid false sharing. */
+struct sn_thread {
+	/* producer-private */
+	uint64_t head_priv;	/* records committed (monotonic) */
+	uint64_t tail_cache;	/* last tail seen */
+	uint64_t kick_at;	/* head value at which to look at the fill */
+	uint32_t widx;		/* head_priv % cap, kept without division */
+	uint32_t cap;		/* records in ring[] */
+	uint32_t tid;		/* thread index in the process */
+	uint32_t drop_pending;	/* drops not yet reported by a DROP record */
+	uint64_t dropped;	/* drops of this thread not yet in a DROP */
+	struct {
+		uint64_t hash;
+		int64_t id;
+	} strcache[SN_STRCACHE];
+	char pad0[64];
+	/* shared */
+	_Atomic uint64_t head __attribute__((aligned(64)));
+	_Atomic uint64_t dropped_total;	/* every drop of this thread */
+	_Atomic int kicked;		/* sender woken for this ring */
+	_Atomic int dead;		/* thread exited: drain then free */
+	_Atomic uint64_t tail __attribute__((aligned(64)));
+	size_t map_bytes;		/* mmap size of header + ring */
+	struct proto_event *ring;
+};
+
+/* The TLS block: one per thread, no constructor, zero-initialised. */
+struct sn_tls {
+	int guard;		/* inside the tracer (or the sender thread) */
+	int in_handler;		/* inside our fatal-signal handler */
+	struct sn_thread *thr;
+	uint32_t pending_tid;	/* index pre-assigned by pthread_create, +1 */
+};
+
+extern SN_TLS struct sn_tls sn_tls SN_HIDDEN;
+
+/* Runtime state: 0 not initialised, 1 initialising, 2 ready, 3 shut down. */
+enum { SN_ST_NONE = 0, SN_ST_INIT = 1, SN_ST_READY = 2, SN_ST_DOWN = 3 };
+extern _Atomic int sn_state SN_HIDDEN;
+
+/* Hot-path clock parameters (set once at init; the sender maps these
+ * provisional ns onto CLOCK_MONOTONIC, see rt_clock.c). */
+struct sn_clock {
+	int use_tsc;
+	uint64_t base_tsc;
+	uint64_t base_ns;
+	uint64_t mult;		/* ns per tick << 32 */
+};
+extern struct sn_clock sn_clk SN_HIDDEN;
+
+/* Configuration read from the environment at init. */
+struct sn_config {
+	char host[256];
+	char port[16];
+	char secret[1024];
+	size_t secretlen;
+	uint64_t budget;	/* TAPESTRY_BUFFER_BYTES */
+	int postmortem;
+	int sens_libc, sens_mpi, sens_mem;
+	int mem_period_ms;
+	int log_level;		/* 0 off, 1 error, 2 warn, 3 info, 4 debug */
+	double drift_ppm;
+};
+extern struct sn_config sn_cfg SN_HIDDEN;
+
+/* ---- inline hot path --------------------------------------------------- */
+
+SN_HIDDEN int sn_enter_slow(void);
+SN_HIDDEN struct proto_event *sn_slot_slow(void);
+SN_HIDDEN void sn_commit_slow(struct sn_thread *t);
+SN_HIDDEN uint64_t sn_now_vdso(void);
+
+static inline int sn_enter_fast(void)
+{
+	if (SN_UNLIKELY(sn_tls.guard))
+		return 0;
+	if (SN_UNLIKELY(atomic_load_explicit(&sn_state, memory_order_relaxed)
+			!= SN_ST_READY))
+		return sn_enter_slow();
+	sn_tls.guard = 1;
+	return 1;
+}
+
+static inline void sn_leave_fast(void)
+{
+	sn_tls.guard = 0;
+}
+
+static inline uint64_t sn_now_fast(void)
+{
+#if SN_HAVE_TSC
+	if (SN_LIKELY(sn_clk.use_tsc)) {
+		int64_t d = (int64_t)(__rdtsc() - sn_clk.base_tsc);
+
+		return sn_clk.base_ns +
+		       (uint64_t)(((__int128)d * (__int128)sn_clk.mult) >> 32);
+	}
+#endif
+	return sn_now_vdso();
+}
+
+static inline struct proto_event *sn_slot_fast(void)
+{
+	struct sn_thread *t = sn_tls.thr;
+	struct proto_event *e;
+
+	if (SN_UNLIKELY(!t || t->drop_pending ||
+			t->head_priv - t->tail_cache >= t->cap))
+		return sn_slot_slow();
+	e = &t->ring[t->widx];
+	e->tid = t->tid;
+	e->flags = 0;
+	return e;
+}
+
+static inline void sn_commit_fast(struct proto_event *e)
+{
+	struct sn_thread *t = sn_tls.thr;
+	uint64_t h = t->head_priv + 1;
+
+	(void)e;
+	t->widx = t->widx + 1 == t->cap ? 0 : t->widx + 1;
+	t->head_priv = h;
+	atomic_store_explicit(&t->head, h, memory_order_release);
+	if (SN_UNLIKELY(h >= t->kick_at))
+		sn_commit_slow(t);
+}
+
+/* ---- runtime internals (rt_*.c) ----------------------------------------- */
+
+/* rt_buf.c */
+SN_HIDDEN struct sn_thread *sn_thread_register(void);
+SN_HIDDEN uint32_t sn_tid_alloc(void);
+SN_HIDDEN void sn_threads_lock(void);
+SN_HIDDEN void sn_threads_unlock(void);
+/* Visit each registered ring (sender side): drain up to the head seen,
+ * calling fn on contiguous runs; frees dead, empty rings. Returns records. */
+typedef int (*sn_drain_fn)(void *ctx, const struct proto_event *ev, size_t n);
+SN_HIDDEN size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max);
+SN_HIDDEN uint64_t sn_threads_dropped(void);
+SN_HIDDEN void sn_threads_atfork_child(void);
+/* Emit an instant tracer event on the calling thread, bypassing the guard
+ * (used by the sender and the signal handler). 0 or PROTO_E_FULL. */
+SN_HIDDEN int sn_emit(uint16_t type, uint16_t flags, uint64_t t0, uint64_t t1,
+		      int64_t a0, int64_t a1, int64_t a2, int64_t a3);
+SN_HIDDEN void sn_fd_reset(void);
+SN_HIDDEN void sn_strings_reset(void);
+
+/* rt_clock.c */
+SN_HIDDEN void sn_clock_init(void);
+SN_HIDDEN void sn_clock_anchor(void);
+SN_HIDDEN uint64_t sn_clock_fix(uint64_t prov);
+SN_HIDDEN const char *sn_clock_method(void);
+SN_HIDDEN double sn_clock_tsc_hz(void);
+
+/* rt_send.c */
+SN_HIDDEN int sn_sender_start(void);
+SN_HIDDEN void sn_sender_kick(void);
+SN_HIDDEN int sn_sender_is_self(void);
+SN_HIDDEN void sn_sender_atfork_child(void);
+SN_HIDDEN void sn_sender_stop(void);
+SN_HIDDEN int sn_sender_fd_is_own(int fd);
+/* Ask the sender to ship what is buffered; reason: -1 plain flush, 0 exit
+ * (BYE normal), 1 fatal signal (BYE signal), 2 exec (BYE exec). Waits at
+ * most timeout_ms. Async-signal-safe except for the first call's lazy
+ * set-up. */
+SN_HIDDEN void sn_sender_flush(int reason, int timeout_ms);
+/* Resume after a failed exec: new stream, reconnect. */
+SN_HIDDEN void sn_sender_resume(void);
+SN_HIDDEN void sn_sender_meta_changed(void);
+
+/* rt_init.c */
+SN_HIDDEN int sn_init(void);
+SN_HIDDEN uint64_t sn_stream_id(void);
+SN_HIDDEN void sn_new_stream_id(void);
+/* Fill m (id and key/values) with the stream metadata. Thread-safe. */
+SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
+SN_HIDDEN double sn_calib_cost_ns(void);
+SN_HIDDEN void sn_calibrate(void);
+SN_HIDDEN void sn_proc_start_event(void);
+SN_HIDDEN int sn_rank(void);
+SN_HIDDEN void sn_exit_event(int status);
+SN_HIDDEN void sn_shutdown(int reason);
+SN_HIDDEN void sn_after_fork_child(void);
+/* 1 in the child of vfork() (it shares our memory: touch nothing). */
+SN_HIDDEN int sn_in_vfork_child(void);
+SN_HIDDEN void sn_signals_install(void);
+SN_HIDDEN int sn_sig_is_fatal(int signo);
+SN_HIDDEN int sn_sigaction_app(int signo, const struct sigaction *act,
+			       struct sigaction *old,
+			       int (*real)(int, const struct sigaction *,
+					   struct sigaction *));
+
+/* rt_log.c: signal-safe, off unless TAPESTRY_LOG asks */
+SN_HIDDEN void sn_log(int level, const char *func, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define SN_LOG(lvl, ...)                                                    \
+	do {                                                                \
+		if (sn_cfg.log_level >= (lvl))                              \
+			sn_log((lvl), __func__, __VA_ARGS__);               \
+	} while (0)
+#define SN_ERROR(...) SN_LOG(1, __VA_ARGS__)
+#define SN_WARN(...) SN_LOG(2, __VA_ARGS__)
+#define SN_INFO(...) SN_LOG(3, __VA_ARGS__)
+#define SN_DEBUG(...) SN_LOG(4, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,514 @@
+/*
+ * sensor/rt_buf.c - per-thread event rings, their registry, string and
+ * array records, the fd -> path table and drop accounting.
+ *
+ * Each traced thread owns one single-producer single-consumer ring (struct
+ * sn_thread, mmap'd on the thread's first event: the only lock and syscall
+ * a thread pays, once). The sender thread is the only consumer. Memory is
+ * bounded by TAPESTRY_BUFFER_BYTES: rings take at most three quarters of
+ * it, each ring an eighth (halved for late threads while the budget is
+ * short; a thread that gets no ring has all its events counted as
+ * dropped). Rings of exited threads are drained, then unmapped.
+ *
+ * Lock order: threads_mu is a leaf lock (nothing is called while holding
+ * it but memory bookkeeping).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "proto/error.h"
+#include "sensor/rt.h"
+
+SN_TLS struct sn_tls sn_tls;
+
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sn_thread *threads[SN_MAX_THREADS];
+static int nthreads;
+static uint64_t ring_reserved;		/* bytes of live rings */
+static uint64_t dropped_freed;		/* drops of rings already freed */
+static _Atomic uint64_t dropped_noring;	/* events of threads without ring */
+static _Atomic uint32_t next_tid = 1;
+static _Atomic int64_t next_string = 1;
+static _Atomic int64_t fdpath[SN_FD_MAX];
+static pthread_key_t thread_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static SN_TLS int reg_failed;
+
+void sn_threads_lock(void)
+{
+	pthread_mutex_lock(&threads_mu);
+}
+
+void sn_threads_unlock(void)
+{
+	pthread_mutex_unlock(&threads_mu);
+}
+
+/* Next thread index (1, 2, ...; 0 is the main thread). Thread-safe. */
+uint32_t sn_tid_alloc(void)
+{
+	return atomic_fetch_add(&next_tid, 1);
+}
+
+static void thread_gone(void *p)
+{
+	struct sn_thread *t = p;
+
+	if (sn_tls.thr == t)
+		sn_tls.thr = NULL;
+	atomic_store_explicit(&t->dead, 1, memory_order_release);
+}
+
+static void make_key(void)
+{
+	if (pthread_key_create(&thread_key, thread_gone) != 0)
+		thread_key = (pthread_key_t)-1;
+}
+
+static uint64_t ring_bytes_for(uint64_t budget, uint64_t reserved)
+{
+	uint64_t limit = budget / 4 * 3;
+	uint64_t b = budget / 8;
+
+	if (b > SN_RING_MAX_BYTES)
+		b = SN_RING_MAX_BYTES;
+	while (b >= SN_RING_MIN * sizeof(struct proto_event) &&
+	       reserved + b > limit)
+		b /= 2;
+	if (b < SN_RING_MIN * sizeof(struct proto_event))
+		return 0;
+	return b;
+}
+
+/* Register the calling thread: map its ring and add it to the registry.
+ * Returns the thread's state (also stored in TLS), or NULL when no memory
+ * at all could be had (its events are then counted as dropped). Called
+ * once per thread from the slow path; takes threads_mu once. */
+struct sn_thread *sn_thread_register(void)
+{
+	struct sn_thread *t;
+	uint64_t bytes, hdr, cap;
+	size_t map;
+	void *m;
+
+	if (reg_failed)
+		return NULL;
+	pthread_once(&key_once, make_key);
+	hdr = (sizeof(struct sn_thread) + 4095) & ~(uint64_t)4095;
+	pthread_mutex_lock(&threads_mu);
+	bytes = ring_bytes_for(sn_cfg.budget ? sn_cfg.budget : (64u << 20),
+			       ring_reserved);
+	ring_reserved += bytes;
+	pthread_mutex_unlock(&threads_mu);
+	cap = bytes / sizeof(struct proto_event);
+	map = (size_t)(hdr + cap * sizeof(struct proto_event));
+	m = mmap(NULL, map, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		goto fail_map;
+	t = m;
+	t->map_bytes = map;
+	t->cap = (uint32_t)cap;
+	t->ring = (struct proto_event *)((char *)m + hdr);
+	t->kick_at = cap / 2 ? cap / 2 : 1;
+	if (sn_tls.pending_tid) {
+		t->tid = sn_tls.pending_tid - 1;
+		sn_tls.pending_tid = 0;
+	} else if (gettid() == getpid()) {
+		t->tid = 0;
+	} else {
+		t->tid = sn_tid_alloc();
+	}
+	pthread_mutex_lock(&threads_mu);
+	if (nthreads >= SN_MAX_THREADS) {
+		pthread_mutex_unlock(&threads_mu);
+		goto fail_slot;
+	}
+	threads[nthreads++] = t;
+	pthread_mutex_unlock(&threads_mu);
+	if (thread_key != (pthread_key_t)-1)
+		pthread_setspecific(thread_key, t);
+	sn_tls.thr = t;
+	return t;
+
+fail_slot:
+	munmap(m, map);
+fail_map:
+	pthread_mutex_lock(&threads_mu);
+	ring_reserved -= bytes;
+	pthread_mutex_unlock(&threads_mu);
+	reg_failed = 1;
+	return NULL;
+}
+
+static void count_drop(struct sn_thread *t)
+{
+	t->dropped++;
+	t->drop_pending = 1;
+	atomic_store_explicit(&t->dropped_total,
+			      atomic_load_explicit(&t->dropped_total,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+static inline void put_raw(struct sn_thread *t, const struct proto_event *e)
+{
+	t->ring[t->widx] = *e;
+	t->widx = t->widx + 1 == t->cap ? 0 : t->widx + 1;
+	t->head_priv++;
+}
+
+static inline void publish(struct sn_thread *t)
+{
+	atomic_store_explicit(&t->head, t->head_priv, memory_order_release);
+	if (SN_UNLIKELY(t->head_priv >= t->kick_at))
+		sn_commit_slow(t);
+}
+
+static uint64_t ring_free(struct sn_thread *t)
+{
+	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
+	return t->cap - (t->head_priv - t->tail_cache);
+}
+
+/* Slow path of sn_slot(): registers the thread, refreshes the consumer's
+ * position, writes a pending DROP record, or counts a drop. */
+struct proto_event *sn_slot_slow(void)
+{
+	struct sn_thread *t = sn_tls.thr;
+	struct proto_event *e;
+	uint64_t fr;
+
+	if (!t) {
+		t = sn_thread_register();
+		if (!t) {
+			atomic_fetch_add_explicit(&dropped_noring, 1,
+						  memory_order_relaxed);
+			return NULL;
+		}
+	}
+	fr = ring_free(t);
+	if (t->drop_pending) {
+		struct proto_event d = {0};
+
+		if (fr < 2) {
+			count_drop(t);
+			return NULL;
+		}
+		d.t_start = d.t_end = sn_now_fast();
+		d.type = PROTO_EV_DROP;
+		d.flags = PROTO_EVF_INSTANT;
+		d.tid = t->tid;
+		d.arg[0] = (int64_t)t->dropped;
+		put_raw(t, &d);
+		publish(t);
+		t->dropped = 0;
+		t->drop_pending = 0;
+		fr--;
+	}
+	if (fr == 0) {
+		count_drop(t);
+		return NULL;
+	}
+	e = &t->ring[t->widx];
+	e->tid = t->tid;
+	e->flags = 0;
+	return e;
+}
+
+/* Called by the producer every so often (head reached kick_at): wakes the
+ * sender once when the ring is more than half full. */
+void sn_commit_slow(struct sn_thread *t)
+{
+	uint64_t used;
+
+	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
+	used = t->head_priv - t->tail_cache;
+	t->kick_at = t->head_priv + (t->cap / 4 ? t->cap / 4 : 1);
+	if (used > t->cap / 2 &&
+	    !atomic_exchange_explicit(&t->kicked, 1, memory_order_relaxed))
+		sn_sender_kick();
+}
+
+/* See sensor.h. */
+int sn_enter(void)
+{
+	return sn_enter_fast();
+}
+
+/* See sensor.h. */
+void sn_leave(void)
+{
+	sn_leave_fast();
+}
+
+/* See sensor.h. */
+uint64_t sn_now(void)
+{
+	return sn_now_fast();
+}
+
+/* See sensor.h. */
+struct proto_event *sn_slot(void)
+{
+	return sn_slot_fast();
+}
+
+/* See sensor.h. */
+void sn_commit(struct proto_event *e)
+{
+	sn_commit_fast(e);
+}
+
+/* Emit a tracer record on the calling thread whatever its guard says;
+ * callers make sure they are not inside a sn_slot..sn_commit window of
+ * this thread. Returns 0, or PROTO_E_FULL when it was dropped. */
+int sn_emit(uint16_t type, uint16_t flags, uint64_t t0, uint64_t t1,
+	    int64_t a0, int64_t a1, int64_t a2, int64_t a3)
+{
+	struct proto_event *e = sn_slot_fast();
+
+	if (!e)
+		return PROTO_E_FULL;
+	e->t_start = t0;
+	e->t_end = t1;
+	e->type = type;
+	e->flags = flags;
+	e->arg[0] = a0;
+	e->arg[1] = a1;
+	e->arg[2] = a2;
+	e->arg[3] = a3;
+	e->arg[4] = 0;
+	e->arg[5] = 0;
+	sn_commit_fast(e);
+	return 0;
+}
+
+static uint64_t str_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ^ len;
+}
+
+/* See sensor.h. Ids are unique per process (stream): an fd opened on one
+ * thread keeps its path id on every other thread. */
+int64_t sn_string(const char *s, size_t len)
+{
+	struct sn_thread *t = sn_tls.thr;
+	uint64_t h, chunks;
+	unsigned slot;
+	int64_t id;
+
+	if (!s || len == 0)
+		return 0;
+	if (!t) {
+		t = sn_thread_register();
+		if (!t)
+			return 0;
+	}
+	if (len > PROTO_STRING_MAX)
+		len = PROTO_STRING_MAX;
+	h = str_hash(s, len);
+	slot = (unsigned)(h % SN_STRCACHE);
+	if (t->strcache[slot].id && t->strcache[slot].hash == h)
+		return t->strcache[slot].id;
+	chunks = (len + PROTO_STRING_CHUNK - 1) / PROTO_STRING_CHUNK;
+	if (ring_free(t) < chunks + (t->drop_pending ? 1 : 0)) {
+		count_drop(t);
+		return 0;
+	}
+	id = atomic_fetch_add_explicit(&next_string, 1, memory_order_relaxed);
+	for (uint64_t c = 0; c < chunks; c++) {
+		struct proto_event e = {0};
+		size_t off = (size_t)c * PROTO_STRING_CHUNK;
+		size_t n = len - off < PROTO_STRING_CHUNK ? len - off
+							  : PROTO_STRING_CHUNK;
+
+		e.type = PROTO_EV_STRING;
+		e.t_start = (uint64_t)id;
+		e.t_end = off;
+		e.flags = (uint16_t)n;
+		e.tid = t->tid;
+		memcpy(e.arg, s + off, n);
+		put_raw(t, &e);
+	}
+	publish(t);
+	t->strcache[slot].hash = h;
+	t->strcache[slot].id = id;
+	return id;
+}
+
+/* See sensor.h. All or nothing: when the ring cannot take every chunk,
+ * the values are counted as one drop and the event stands without them. */
+void sn_array(const int64_t *v, size_t n)
+{
+	struct sn_thread *t = sn_tls.thr;
+	uint64_t chunks;
+
+	if (!t || !v || n == 0)
+		return;
+	chunks = (n + PROTO_EV_NARGS - 1) / PROTO_EV_NARGS;
+	if (ring_free(t) < chunks) {
+		count_drop(t);
+		return;
+	}
+	for (size_t i = 0; i < n; i += PROTO_EV_NARGS) {
+		struct proto_event e = {0};
+		size_t k = n - i < PROTO_EV_NARGS ? n - i : PROTO_EV_NARGS;
+
+		e.type = PROTO_EV_ARRAY;
+		e.t_start = i;
+		e.t_end = n;
+		e.flags = (uint16_t)k;
+		e.tid = t->tid;
+		memcpy(e.arg, v + i, k * sizeof(int64_t));
+		put_raw(t, &e);
+	}
+	publish(t);
+}
+
+/* See sensor.h. */
+void sn_fd_set(int fd, int64_t path_id)
+{
+	if (fd >= 0 && fd < SN_FD_MAX)
+		atomic_store_explicit(&fdpath[fd], path_id,
+				      memory_order_relaxed);
+}
+
+/* See sensor.h. */
+int64_t sn_fd_path(int fd)
+{
+	if (fd >= 0 && fd < SN_FD_MAX)
+		return atomic_load_explicit(&fdpath[fd], memory_order_relaxed);
+	return 0;
+}
+
+/* Forget every fd's path (a forked child: ids belong to the parent). */
+void sn_fd_reset(void)
+{
+	for (int i = 0; i < SN_FD_MAX; i++)
+		if (atomic_load_explicit(&fdpath[i], memory_order_relaxed))
+			atomic_store_explicit(&fdpath[i], 0,
+					      memory_order_relaxed);
+}
+
+/* Forget this thread's string cache. */
+void sn_strings_reset(void)
+{
+	if (sn_tls.thr)
+		memset(sn_tls.thr->strcache, 0, sizeof(sn_tls.thr->strcache));
+}
+
+static void free_thread_locked(int i)
+{
+	struct sn_thread *t = threads[i];
+
+	dropped_freed += atomic_load_explicit(&t->dropped_total,
+					      memory_order_relaxed);
+	ring_reserved -= (uint64_t)t->cap * sizeof(struct proto_event);
+	threads[i] = threads[--nthreads];
+	munmap(t, t->map_bytes);
+}
+
+/* Drain every ring (sender thread only): hand each contiguous run of
+ * records to fn, at most max records in all, then release the space.
+ * Rings of exited threads are freed once empty. Returns records handed. */
+size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max)
+{
+	static struct sn_thread *snap[SN_MAX_THREADS];	/* sender only */
+	size_t total = 0;
+	int n;
+
+	pthread_mutex_lock(&threads_mu);
+	n = nthreads;
+	memcpy(snap, threads, (size_t)n * sizeof(*snap));
+	pthread_mutex_unlock(&threads_mu);
+	for (int i = 0; i < n; i++) {
+		struct sn_thread *t = snap[i];
+		int dead = atomic_load_explicit(&t->dead, memory_order_acquire);
+		uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
+		uint64_t tl = atomic_load_explicit(&t->tail, memory_order_relaxed);
+		uint64_t k = h - tl;
+
+		if (k > max - total)
+			k = max - total;
+		if (k > 0) {
+			uint64_t r = tl % t->cap;
+			uint64_t run = t->cap - r < k ? t->cap - r : k;
+
+			fn(ctx, &t->ring[r], (size_t)run);
+			if (k > run)
+				fn(ctx, &t->ring[0], (size_t)(k - run));
+			atomic_store_explicit(&t->tail, tl + k,
+					      memory_order_release);
+			total += k;
+		}
+		atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
+		if (dead && tl + k == h) {
+			pthread_mutex_lock(&threads_mu);
+			for (int j = 0; j < nthreads; j++)
+				if (threads[j] == t) {
+					free_thread_locked(j);
+					break;
+				}
+			pthread_mutex_unlock(&threads_mu);
+		}
+	}
+	return total;
+}
+
+/* Events dropped so far by every thread of this process. */
+uint64_t sn_threads_dropped(void)
+{
+	uint64_t d;
+
+	pthread_mutex_lock(&threads_mu);
+	d = dropped_freed;
+	for (int i = 0; i < nthreads; i++)
+		d += atomic_load_explicit(&threads[i]->dropped_total,
+					  memory_order_relaxed);
+	pthread_mutex_unlock(&threads_mu);
+	return d + atomic_load_explicit(&dropped_noring, memory_order_relaxed);
+}
+
+/* In a forked child (single-threaded): the other threads' rings hold the
+ * parent's records; unmap them, keep the calling thread's ring, emptied,
+ * as thread 0. threads_mu was taken in the prepare handler. */
+void sn_threads_atfork_child(void)
+{
+	struct sn_thread *self = sn_tls.thr;
+
+	pthread_mutex_init(&threads_mu, NULL);
+	for (int i = 0; i < nthreads; i++)
+		if (threads[i] != self)
+			munmap(threads[i], threads[i]->map_bytes);
+	nthreads = 0;
+	ring_reserved = 0;
+	dropped_freed = 0;
+	atomic_store(&dropped_noring, 0);
+	atomic_store(&next_tid, 1);
+	reg_failed = 0;
+	if (self) {
+		self->head_priv = self->tail_cache = 0;
+		self->widx = 0;
+		self->dropped = 0;
+		self->drop_pending = 0;
+		self->tid = 0;
+		self->kick_at = self->cap / 2 ? self->cap / 2 : 1;
+		memset(self->strcache, 0, sizeof(self->strcache));
+		atomic_store(&self->head, 0);
+		atomic_store(&self->tail, 0);
+		atomic_store(&self->dropped_total, 0);
+		atomic_store(&self->kicked, 0);
+		threads[nthreads++] = self;
+		ring_reserved = (uint64_t)self->cap * sizeof(struct proto_event);
+	}
+	sn_fd_reset();
+}

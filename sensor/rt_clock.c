@@ -1,0 +1,155 @@
+/*
+ * sensor/rt_clock.c - the sensor clock.
+ *
+ * Hot path: sn_now() reads the TSC (when the CPU says it is invariant) and
+ * scales it with a rate measured briefly at start-up: "provisional" ns,
+ * monotonic and close to CLOCK_MONOTONIC. The sender maps provisional
+ * stamps onto CLOCK_MONOTONIC before shipping (sn_clock_fix): it takes
+ * anchor pairs (TSC reading, clock_gettime) at every drain and uses the
+ * line through the first anchor and the latest one, so the rate error
+ * shrinks as the baseline grows and a stamp is never further from
+ * CLOCK_MONOTONIC than the jitter of one anchor reading (tens of ns).
+ * Without an invariant TSC, sn_now() is the vDSO clock_gettime and the
+ * mapping is the identity. TAPESTRY_CLOCK_DRIFT_PPM is applied by the
+ * mapping, so every shipped stamp (events and clock pings) drifts alike.
+ */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sensor/rt.h"
+#if SN_HAVE_TSC
+#include <cpuid.h>
+#endif
+
+struct sn_clock sn_clk;
+
+/* Anchors (sender thread only, after init). */
+static uint64_t a0_prov, a0_mono, a1_prov, a1_mono;
+
+/* CLOCK_MONOTONIC in ns through the vDSO. Async-signal-safe. */
+uint64_t sn_now_vdso(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int tsc_invariant(void)
+{
+#if SN_HAVE_TSC
+	unsigned a, b, c, d;
+	const char *env = getenv("TAPESTRY_CLOCK");
+
+	if (env && strcmp(env, "vdso") == 0)
+		return 0;
+	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+		return 0;
+	__get_cpuid(0x80000007u, &a, &b, &c, &d);
+	return (d >> 8) & 1;
+#else
+	return 0;
+#endif
+}
+
+/* One (provisional, monotonic) pair read as close together as possible:
+ * the best of a few tries, the provisional stamp taken mid-window. */
+static void read_pair(uint64_t *prov, uint64_t *mono, int tsc_raw)
+{
+	uint64_t best = UINT64_MAX;
+
+	*prov = *mono = 0;
+
+	for (int i = 0; i < 5; i++) {
+#if SN_HAVE_TSC
+		uint64_t x0 = tsc_raw ? __rdtsc() : sn_now_fast();
+		uint64_t m = sn_now_vdso();
+		uint64_t x1 = tsc_raw ? __rdtsc() : sn_now_fast();
+#else
+		uint64_t x0 = sn_now_fast();
+		uint64_t m = sn_now_vdso();
+		uint64_t x1 = sn_now_fast();
+#endif
+
+		if (x1 - x0 < best) {
+			best = x1 - x0;
+			*prov = x0 + (x1 - x0) / 2;
+			*mono = m;
+		}
+	}
+}
+
+/* Choose the clock and measure the provisional TSC rate (about 0.2 ms).
+ * Called once at init, before any event is stamped. */
+void sn_clock_init(void)
+{
+	memset(&sn_clk, 0, sizeof(sn_clk));
+	if (tsc_invariant()) {
+		uint64_t t0 = 0, m0 = 0, t1 = 0, m1 = 0;
+
+		read_pair(&t0, &m0, 1);
+		do
+			read_pair(&t1, &m1, 1);
+		while (m1 - m0 < 200000 && t1 > t0);
+		if (t1 > t0 && m1 > m0) {
+			sn_clk.base_tsc = t0;
+			sn_clk.base_ns = m0;
+			sn_clk.mult = (uint64_t)(((unsigned __int128)(m1 - m0)
+						  << 32) / (t1 - t0));
+			sn_clk.use_tsc = sn_clk.mult > 0;
+		}
+	}
+	read_pair(&a0_prov, &a0_mono, 0);
+	a1_prov = a0_prov;
+	a1_mono = a0_mono;
+}
+
+/* Take a new anchor pair (sender thread). */
+void sn_clock_anchor(void)
+{
+	uint64_t p, m;
+
+	if (!sn_clk.use_tsc)
+		return;
+	read_pair(&p, &m, 0);
+	if (p > a0_prov && m > a0_mono) {
+		a1_prov = p;
+		a1_mono = m;
+	}
+}
+
+/* Map a provisional stamp onto CLOCK_MONOTONIC (plus any configured
+ * drift). Sender thread only. */
+uint64_t sn_clock_fix(uint64_t prov)
+{
+	int64_t d = (int64_t)(prov - a0_prov);
+	int64_t m;
+
+	if (sn_clk.use_tsc && a1_prov - a0_prov > 1000000)
+		m = (int64_t)(((__int128)d * (__int128)(a1_mono - a0_mono)) /
+			      (__int128)(a1_prov - a0_prov));
+	else
+		m = d;
+	if (sn_cfg.drift_ppm != 0.0)
+		m += (int64_t)((double)m * sn_cfg.drift_ppm * 1e-6);
+	return a0_mono + (uint64_t)m;
+}
+
+/* "tsc" or "vdso": what sn_now() reads. */
+const char *sn_clock_method(void)
+{
+	return sn_clk.use_tsc ? "tsc" : "vdso";
+}
+
+/* TSC rate estimated from the anchors so far (0 without TSC). */
+double sn_clock_tsc_hz(void)
+{
+	if (!sn_clk.use_tsc || sn_clk.mult == 0)
+		return 0.0;
+	return 1e9 * 4294967296.0 / (double)sn_clk.mult;
+}

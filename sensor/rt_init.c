@@ -1,0 +1,692 @@
+/*
+ * sensor/rt_init.c - runtime life cycle: initialisation from the
+ * environment, stream identity and metadata, calibration, fork, exit and
+ * fatal signals.
+ *
+ * sn_init() is idempotent and may run from a wrapper library's constructor
+ * or lazily from the first traced call (another library's constructor can
+ * call a wrapped function before ours ran). It is the only place that
+ * reads the environment.
+ *
+ * Fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM): our
+ * handler is installed at init where the disposition is the default one.
+ * The application's sigaction()/signal() calls on those signals go through
+ * sn_sigaction_app(): we remember its handler (and report it back as the
+ * current one) and keep ours installed in front, chaining to it. With no
+ * application handler, ours emits SIGNAL, asks the sender to flush (bounded
+ * wait), restores the default action and re-raises.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/auth.h"
+#include "proto/error.h"
+#include "sensor/rt.h"
+
+_Atomic int sn_state;
+struct sn_config sn_cfg;
+
+static _Atomic uint64_t stream_id;
+static int my_rank = -1, my_size = 0;
+static double calib_ns;
+static _Atomic int exit_emitted;
+static int atfork_done, onexit_done;
+static pid_t my_pid;
+
+static pthread_mutex_t meta_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char key[PROTO_KEY_MAX + 1];
+	char value[PROTO_VALUE_MAX + 1];
+} meta[PROTO_META_MAX];
+static int nmeta;
+
+/* ---- configuration ------------------------------------------------------- */
+
+static uint64_t parse_size(const char *s, uint64_t dflt)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return dflt;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; break;
+	case 'm': case 'M': v <<= 20; break;
+	case 'g': case 'G': v <<= 30; break;
+	default: break;
+	}
+	if (v < (1u << 20))
+		v = 1u << 20;
+	return v;
+}
+
+static void read_secret_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		SN_ERROR("cannot read TAPESTRY_SECRET_FILE %s", path);
+		return;
+	}
+	n = read(fd, sn_cfg.secret, sizeof(sn_cfg.secret) - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	while (n > 0 && (sn_cfg.secret[n - 1] == '\n' ||
+			 sn_cfg.secret[n - 1] == '\r'))
+		n--;
+	sn_cfg.secret[n] = 0;
+	sn_cfg.secretlen = (size_t)n;
+}
+
+static void read_config(void)
+{
+	const char *v;
+
+	memset(&sn_cfg, 0, sizeof(sn_cfg));
+	v = getenv("TAPESTRY_LOG");
+	if (v) {
+		if (!strcmp(v, "error")) sn_cfg.log_level = 1;
+		else if (!strcmp(v, "warn")) sn_cfg.log_level = 2;
+		else if (!strcmp(v, "info")) sn_cfg.log_level = 3;
+		else if (!strcmp(v, "debug")) sn_cfg.log_level = 4;
+	}
+	v = getenv("TAPESTRY_COLLECTOR");
+	snprintf(sn_cfg.host, sizeof(sn_cfg.host), "127.0.0.1");
+	snprintf(sn_cfg.port, sizeof(sn_cfg.port), "7450");
+	if (v && *v) {
+		const char *colon = strrchr(v, ':');
+
+		if (colon && colon[1]) {
+			size_t hl = (size_t)(colon - v);
+
+			if (hl >= 2 && v[0] == '[' && v[hl - 1] == ']') {
+				v++;
+				hl -= 2;
+			}
+			if (hl > 0 && hl < sizeof(sn_cfg.host)) {
+				memcpy(sn_cfg.host, v, hl);
+				sn_cfg.host[hl] = 0;
+			}
+			snprintf(sn_cfg.port, sizeof(sn_cfg.port), "%s",
+				 colon + 1);
+		} else {
+			SN_ERROR("bad TAPESTRY_COLLECTOR '%s' (host:port)", v);
+		}
+	}
+	v = getenv("TAPESTRY_SECRET");
+	if (v) {
+		snprintf(sn_cfg.secret, sizeof(sn_cfg.secret), "%s", v);
+		sn_cfg.secretlen = strlen(sn_cfg.secret);
+	} else if ((v = getenv("TAPESTRY_SECRET_FILE")) && *v) {
+		read_secret_file(v);
+	}
+	sn_cfg.budget = parse_size(getenv("TAPESTRY_BUFFER_BYTES"), 64u << 20);
+	v = getenv("TAPESTRY_MODE");
+	sn_cfg.postmortem = v && !strcmp(v, "postmortem");
+	v = getenv("TAPESTRY_SENSORS");
+	if (v && *v) {
+		sn_cfg.sens_libc = strstr(v, "libc") != NULL;
+		sn_cfg.sens_mpi = strstr(v, "mpi") != NULL;
+		sn_cfg.sens_mem = strstr(v, "mem") != NULL;
+	} else {
+		sn_cfg.sens_libc = sn_cfg.sens_mpi = sn_cfg.sens_mem = 1;
+	}
+	v = getenv("TAPESTRY_MEM_PERIOD_MS");
+	sn_cfg.mem_period_ms = v ? atoi(v) : 50;
+	if (sn_cfg.mem_period_ms <= 0)
+		sn_cfg.mem_period_ms = 50;
+	v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
+	sn_cfg.drift_ppm = v ? strtod(v, NULL) : 0.0;
+	if (sn_cfg.drift_ppm > 1e5 || sn_cfg.drift_ppm < -1e5)
+		sn_cfg.drift_ppm = 0.0;
+}
+
+/* ---- identity and metadata ----------------------------------------------- */
+
+/* The stream id of this process (random, new after fork and after a failed
+ * exec). Thread- and async-signal-safe. */
+uint64_t sn_stream_id(void)
+{
+	return atomic_load(&stream_id);
+}
+
+/* Draw a new random stream id. */
+void sn_new_stream_id(void)
+{
+	uint64_t id = 0;
+
+	while (id == 0)
+		if (proto_random(&id, sizeof(id)))
+			id = ((uint64_t)getpid() << 32) ^ sn_now_vdso();
+	atomic_store(&stream_id, id);
+}
+
+/* MPI world rank of this process, or -1. */
+int sn_rank(void)
+{
+	return my_rank;
+}
+
+static void meta_put_locked(const char *key, const char *value)
+{
+	int i;
+
+	for (i = 0; i < nmeta; i++)
+		if (!strcmp(meta[i].key, key))
+			break;
+	if (i == nmeta) {
+		if (nmeta == PROTO_META_MAX)
+			return;
+		nmeta++;
+	}
+	snprintf(meta[i].key, sizeof(meta[i].key), "%s", key);
+	snprintf(meta[i].value, sizeof(meta[i].value), "%s", value);
+}
+
+/* See sensor.h. Keys over 64 bytes and values over 4096 are cut; at most
+ * PROTO_META_MAX keys (later ones are ignored). */
+void sn_meta(const char *key, const char *value)
+{
+	if (!key || !*key || !value)
+		return;
+	pthread_mutex_lock(&meta_mu);
+	meta_put_locked(key, value);
+	pthread_mutex_unlock(&meta_mu);
+	sn_sender_meta_changed();
+}
+
+static void meta_num(const char *key, long long v)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%lld", v);
+	meta_put_locked(key, b);
+}
+
+/* See rt.h. */
+void sn_meta_fill(struct proto_meta *m)
+{
+	pthread_mutex_lock(&meta_mu);
+	m->id = sn_stream_id();
+	m->n = (uint32_t)nmeta;
+	for (int i = 0; i < nmeta; i++) {
+		memcpy(m->kv[i].key, meta[i].key, sizeof(meta[i].key));
+		memcpy(m->kv[i].value, meta[i].value, sizeof(meta[i].value));
+	}
+	pthread_mutex_unlock(&meta_mu);
+}
+
+/* See sensor.h. */
+void sn_set_rank(int rank, int size)
+{
+	if (rank == my_rank && size == my_size)
+		return;
+	my_rank = rank;
+	my_size = size;
+	pthread_mutex_lock(&meta_mu);
+	meta_num("rank", rank);
+	meta_num("size", size);
+	pthread_mutex_unlock(&meta_mu);
+	sn_sender_meta_changed();
+}
+
+/* See sensor.h. */
+int sn_enabled(const char *part)
+{
+	if (!part)
+		return 0;
+	if (!strcmp(part, "libc"))
+		return sn_cfg.sens_libc;
+	if (!strcmp(part, "mpi"))
+		return sn_cfg.sens_mpi;
+	if (!strcmp(part, "mem"))
+		return sn_cfg.sens_mem;
+	return 0;
+}
+
+static int env_int(const char *a, const char *b, const char *c)
+{
+	const char *names[] = {a, b, c};
+
+	for (int i = 0; i < 3; i++) {
+		const char *v = names[i] ? getenv(names[i]) : NULL;
+
+		if (v && *v)
+			return atoi(v);
+	}
+	return -1;
+}
+
+static void meta_basics(void)
+{
+	char buf[PROTO_VALUE_MAX + 1];
+	ssize_t n;
+	int fd;
+
+	pthread_mutex_lock(&meta_mu);
+	if (gethostname(buf, sizeof(buf) - 1) < 0)
+		strcpy(buf, "unknown");
+	buf[sizeof(buf) - 1] = 0;
+	meta_put_locked("host", buf);
+	meta_num("pid", getpid());
+	meta_num("ppid", getppid());
+	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	meta_put_locked("exe", buf);
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0 && i + 1 < n)
+			buf[i] = ' ';
+	buf[n] = 0;
+	meta_put_locked("argv", buf);
+	meta_num("rank", my_rank);
+	meta_num("size", my_size);
+	meta_put_locked("clock", sn_clock_method());
+	snprintf(buf, sizeof(buf), "%.0f", sn_clock_tsc_hz());
+	meta_put_locked("tsc_hz", buf);
+	meta_put_locked("mode", sn_cfg.postmortem ? "postmortem" : "stream");
+	snprintf(buf, sizeof(buf), "%s%s%s", sn_cfg.sens_libc ? "libc," : "",
+		 sn_cfg.sens_mpi ? "mpi," : "", sn_cfg.sens_mem ? "mem," : "");
+	meta_put_locked("sensors", buf);
+	meta_num("buffer_bytes", (long long)sn_cfg.budget);
+	snprintf(buf, sizeof(buf), "%g", sn_cfg.drift_ppm);
+	meta_put_locked("clock_drift_ppm", buf);
+	pthread_mutex_unlock(&meta_mu);
+}
+
+/* Emit PROC_START (pid, ppid, rank, size) on the calling thread. */
+void sn_proc_start_event(void)
+{
+	uint64_t t = sn_now_fast();
+
+	sn_emit(PROTO_EV_PROC_START, PROTO_EVF_INSTANT, t, t, getpid(),
+		getppid(), my_rank, my_size);
+}
+
+/* ---- calibration --------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
+ * sn_commit, sn_leave around a no-op): 31 samples of 200 iterations, the
+ * median per iteration; then one lookup of a cached string. Runs on the
+ * sender thread, whose ring it uses and empties again; emits CALIB
+ * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). */
+void sn_calibrate(void)
+{
+	enum { SAMPLES = 31, ITER = 200 };
+	double s[SAMPLES], s2[SAMPLES];
+	struct sn_thread *t = sn_tls.thr;
+	int saved = sn_tls.guard;
+	char meta_v[64];
+
+	if (!t || t->cap < ITER * 2)
+		return;
+	for (int k = 0; k < SAMPLES; k++) {
+		uint64_t t0, t1;
+
+		sn_tls.guard = 0;
+		t0 = sn_now_vdso();
+		for (int i = 0; i < ITER; i++) {
+			if (sn_enter_fast()) {
+				uint64_t a = sn_now_fast();
+				struct proto_event *e;
+				uint64_t b;
+
+				__asm__ volatile("" ::: "memory");
+				b = sn_now_fast();
+				e = sn_slot_fast();
+				if (e) {
+					e->t_start = a;
+					e->t_end = b;
+					e->type = PROTO_EV_WRITE;
+					e->arg[0] = 1;
+					e->arg[1] = 64;
+					e->arg[2] = 64;
+					e->arg[3] = 0;
+					e->arg[4] = 0;
+					e->arg[5] = 0;
+					sn_commit_fast(e);
+				}
+				sn_leave_fast();
+			}
+		}
+		t1 = sn_now_vdso();
+		s[k] = (double)(t1 - t0) / ITER;
+		t0 = sn_now_vdso();
+		for (int i = 0; i < ITER; i++) {
+			sn_tls.guard = 0;
+			if (sn_enter_fast()) {
+				sn_string("/calibration/path", 17);
+				sn_leave_fast();
+			}
+		}
+		t1 = sn_now_vdso();
+		s2[k] = (double)(t1 - t0) / ITER;
+		/* we are this ring's consumer: discard what we wrote */
+		atomic_store_explicit(&t->tail, t->head_priv,
+				      memory_order_release);
+	}
+	sn_tls.guard = saved;
+	qsort(s, SAMPLES, sizeof(double), cmp_double);
+	qsort(s2, SAMPLES, sizeof(double), cmp_double);
+	calib_ns = s[SAMPLES / 2];
+	{
+		uint64_t now = sn_now_fast();
+
+		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, 0,
+			(int64_t)(calib_ns + 0.5), SAMPLES * ITER, 0);
+		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
+			PROTO_EV_STRING, (int64_t)(s2[SAMPLES / 2] + 0.5),
+			SAMPLES * ITER, 0);
+	}
+	snprintf(meta_v, sizeof(meta_v), "%.1f", calib_ns);
+	sn_meta("calib_ns", meta_v);
+}
+
+/* Median cost per event measured by sn_calibrate() (0 before). */
+double sn_calib_cost_ns(void)
+{
+	return calib_ns;
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+static void atfork_prepare(void)
+{
+	sn_threads_lock();
+	pthread_mutex_lock(&meta_mu);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&meta_mu);
+	sn_threads_unlock();
+}
+
+static void atfork_child(void)
+{
+	pthread_mutex_init(&meta_mu, NULL);
+	my_pid = getpid();
+	sn_threads_atfork_child();
+	sn_sender_atfork_child();
+	sn_new_stream_id();
+	atomic_store(&exit_emitted, 0);
+	pthread_mutex_lock(&meta_mu);
+	meta_num("pid", getpid());
+	meta_num("ppid", getppid());
+	pthread_mutex_unlock(&meta_mu);
+}
+
+/* In a forked child, from the fork wrapper: start the new stream's sender
+ * and emit PROC_START. */
+void sn_after_fork_child(void)
+{
+	if (atomic_load(&sn_state) != SN_ST_READY)
+		return;
+	sn_proc_start_event();
+	sn_sender_start();
+}
+
+/* See rt.h (one getpid system call). */
+int sn_in_vfork_child(void)
+{
+	return my_pid != 0 && getpid() != my_pid;
+}
+
+/* ---- exit ---------------------------------------------------------------- */
+
+/* Emit EXIT(status) once per process (exit wrapper or the on_exit hook). */
+void sn_exit_event(int status)
+{
+	uint64_t t;
+
+	if (atomic_exchange(&exit_emitted, 1))
+		return;
+	if (sn_tls.thr == NULL && atomic_load(&sn_state) != SN_ST_READY)
+		return;
+	t = sn_now_fast();
+	sn_emit(PROTO_EV_EXIT, PROTO_EVF_INSTANT, t, t, status, 0, 0, 0);
+}
+
+/* Final flush: ship everything, BYE (reason), wait for the ACK (bounded at
+ * about 5 s), then stop tracing. Idempotent. */
+void sn_shutdown(int reason)
+{
+	int st = SN_ST_READY;
+
+	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_DOWN))
+		return;
+	sn_sender_flush(reason, 5500);
+	sn_sender_stop();
+}
+
+static void on_exit_hook(int status, void *arg)
+{
+	(void)arg;
+	sn_tls.guard = 1;
+	sn_exit_event(status);
+	sn_shutdown(0);
+}
+
+/* ---- fatal signals ------------------------------------------------------- */
+
+static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+				 SIGTERM};
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static struct sigaction app_act[NSIG];
+static int ours[NSIG];
+static pthread_mutex_t sig_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1 for the signals the runtime handles. */
+int sn_sig_is_fatal(int signo)
+{
+	for (size_t i = 0; i < sizeof(fatal_sigs) / sizeof(fatal_sigs[0]); i++)
+		if (fatal_sigs[i] == signo)
+			return 1;
+	return 0;
+}
+
+static void fatal_handler(int signo, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct sigaction *app = &app_act[signo];
+	struct sigaction dfl;
+
+	if (!(app->sa_flags & SA_SIGINFO) && app->sa_handler == SIG_IGN)
+		goto out;
+	if (!sn_tls.guard && !sn_tls.in_handler &&
+	    atomic_load(&sn_state) == SN_ST_READY) {
+		uint64_t t = sn_now_fast();
+
+		sn_emit(PROTO_EV_SIGNAL, PROTO_EVF_INSTANT, t, t, signo, 0, 0,
+			0);
+	}
+	if ((app->sa_flags & SA_SIGINFO) ? app->sa_sigaction != NULL
+					 : app->sa_handler != SIG_DFL) {
+		struct sigaction a = *app;
+
+		if (app->sa_flags & SA_RESETHAND) {
+			memset(app, 0, sizeof(*app));
+			app->sa_handler = SIG_DFL;
+		}
+		if (a.sa_flags & SA_SIGINFO)
+			a.sa_sigaction(signo, si, uc);
+		else
+			a.sa_handler(signo);
+		goto out;
+	}
+	if (!sn_tls.in_handler) {
+		sn_tls.in_handler = 1;
+		sn_sender_flush(1, 3000);
+		sn_tls.in_handler = 0;
+	}
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	if (real_sigaction)
+		real_sigaction(signo, &dfl, NULL);
+	ours[signo] = 0;
+	raise(signo);
+out:
+	errno = saved;
+}
+
+static void install_ours(int signo, const struct sigaction *like)
+{
+	struct sigaction a;
+
+	memset(&a, 0, sizeof(a));
+	a.sa_sigaction = fatal_handler;
+	a.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	if (like) {
+		a.sa_mask = like->sa_mask;
+		a.sa_flags |= like->sa_flags & (SA_RESTART | SA_NODEFER);
+	} else {
+		sigemptyset(&a.sa_mask);
+	}
+	if (real_sigaction(signo, &a, NULL) == 0)
+		ours[signo] = 1;
+}
+
+/* Install the fatal-signal handlers where the disposition is the default
+ * (or an earlier handler, which we then chain to). */
+void sn_signals_install(void)
+{
+	if (!real_sigaction)
+		real_sigaction = (int (*)(int, const struct sigaction *,
+					  struct sigaction *))
+			dlsym(RTLD_NEXT, "sigaction");
+	if (!real_sigaction)
+		return;
+	pthread_mutex_lock(&sig_mu);
+	for (size_t i = 0; i < sizeof(fatal_sigs) / sizeof(fatal_sigs[0]); i++) {
+		int s = fatal_sigs[i];
+		struct sigaction cur;
+
+		if (ours[s] || real_sigaction(s, NULL, &cur) != 0)
+			continue;
+		if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+			continue;
+		app_act[s] = cur;
+		install_ours(s, &cur);
+	}
+	pthread_mutex_unlock(&sig_mu);
+}
+
+/* The application's sigaction() for any signal: for the fatal ones, keep
+ * our handler in front and remember the application's (what old reports).
+ * real is libc's sigaction. Same return and errno as sigaction(2). */
+int sn_sigaction_app(int signo, const struct sigaction *act,
+		     struct sigaction *old,
+		     int (*real)(int, const struct sigaction *,
+				 struct sigaction *))
+{
+	int rc = 0;
+
+	if (!real_sigaction)
+		real_sigaction = real;
+	if (signo <= 0 || signo >= NSIG || !sn_sig_is_fatal(signo) ||
+	    !ours[signo] || atomic_load(&sn_state) != SN_ST_READY)
+		return real(signo, act, old);
+	pthread_mutex_lock(&sig_mu);
+	if (old)
+		*old = app_act[signo];
+	if (act) {
+		if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_IGN) {
+			rc = real(signo, act, NULL);
+			if (rc == 0) {
+				ours[signo] = 0;
+				app_act[signo] = *act;
+			}
+		} else {
+			app_act[signo] = *act;
+			install_ours(signo, act);
+		}
+	}
+	pthread_mutex_unlock(&sig_mu);
+	return rc;
+}
+
+/* ---- init ---------------------------------------------------------------- */
+
+/* Initialise the runtime once per process image. Returns 0, or a negative
+ * code when tracing is off (the program runs untraced). Safe to call from
+ * any thread and more than once; the loser of a race returns at once. */
+int sn_init(void)
+{
+	int st = SN_ST_NONE;
+	int saved_guard = sn_tls.guard;
+	int saved_errno = errno;
+
+	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_INIT))
+		return st == SN_ST_READY ? 0 : PROTO_E_STATE;
+	sn_tls.guard = 1;
+	read_config();
+	my_pid = getpid();
+	sn_clock_init();
+	sn_new_stream_id();
+	my_rank = env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK");
+	my_size = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL);
+	if (my_size < 0)
+		my_size = 0;
+	meta_basics();
+	if (!atfork_done) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		atfork_done = 1;
+	}
+	if (!onexit_done) {
+		on_exit(on_exit_hook, NULL);
+		onexit_done = 1;
+	}
+	sn_signals_install();
+	atomic_store(&sn_state, SN_ST_READY);
+	sn_proc_start_event();
+	if (sn_sender_start())
+		SN_ERROR("cannot start the sender thread: not tracing");
+	sn_tls.guard = saved_guard;
+	errno = saved_errno;
+	return 0;
+}
+
+/* Slow path of sn_enter(): initialise lazily. */
+int sn_enter_slow(void)
+{
+	if (atomic_load(&sn_state) == SN_ST_NONE)
+		sn_init();
+	if (atomic_load(&sn_state) != SN_ST_READY || sn_tls.guard)
+		return 0;
+	sn_tls.guard = 1;
+	return 1;
+}
+
+/* See sensor.h. */
+void sn_flush_all(void)
+{
+	if (atomic_load(&sn_state) == SN_ST_READY)
+		sn_sender_flush(-1, 5000);
+}

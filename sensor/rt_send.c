@@ -1,0 +1,922 @@
+/*
+ * sensor/rt_send.c - the sender thread: rings -> batches -> the collector.
+ *
+ * One sender thread per process (created with every signal blocked). It
+ * wakes every few ms, when a ring passes half full (eventfd kick) or when
+ * a flush is requested; drains the rings, maps the stamps onto
+ * CLOCK_MONOTONIC, encodes a batch (proto_codec, zstd level 1), frames it
+ * as BATCH (stream id, seq 1, 2, ...) and sends it over a blocking TCP
+ * socket. Sent batches are kept until the collector's cumulative ACK
+ * covers them (at most a quarter of TAPESTRY_BUFFER_BYTES; beyond that the
+ * sender stops draining and the producers count drops). After a broken
+ * connection it reconnects with backoff and resends what is unacknowledged.
+ *
+ * Connection: HELLO, CHALLENGE, AUTH, WELCOME (server proof checked), META,
+ * then BATCH / PING / CLOCK / LOSS; BYE at the end (docs/ARCHITECTURE.md).
+ * Clock: 20 PING/PONG rounds after connecting (phase 0), 5 every 5 s
+ * (phase 1), 10 at the end (phase 2), shipped as CLOCK frames.
+ * Its own work appears in the trace: FLUSH (drain + encode) and SEND
+ * events with durations, MEM_SAMPLE every TAPESTRY_MEM_PERIOD_MS.
+ *
+ * Everything here runs on the sender thread except sn_sender_kick(),
+ * sn_sender_flush(), sn_sender_fd_is_own() and the fork/resume requests,
+ * which only touch atomics and the eventfd.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proto/auth.h"
+#include "proto/codec.h"
+#include "proto/error.h"
+#include "proto/frame.h"
+#include "proto/msg.h"
+#include "sensor/rt.h"
+
+#define BATCH_EVENTS 16384
+#define DRAIN_PERIOD_MS 5
+#define PING_PERIOD_NS (5ull * 1000000000ull)
+#define LOSS_PERIOD_NS (100ull * 1000000ull)
+#define RBUF 65536
+
+struct batch {
+	struct batch *next;
+	uint64_t seq;
+	uint32_t nrec;
+	size_t len;
+	uint8_t *frame;
+};
+
+static struct {
+	pthread_t thread;
+	pid_t tid;
+	uint32_t own_tid;	/* our thread index, once registered */
+	int sock;
+	uint64_t seq_next;	/* next seq to assign */
+	uint64_t acked;		/* cumulative ack */
+	uint64_t sent_upto;	/* last seq sent on this connection */
+	struct batch *head, *tail;
+	size_t kept_bytes, keep_limit;
+	uint64_t node_id;
+	struct proto_event *ev;
+	size_t nev, nev_app;
+	uint8_t *enc;
+	size_t enccap;
+	struct proto_codec *codec;
+	struct proto_msg *msg;	/* decode scratch */
+	struct proto_msg *out;	/* encode scratch (CLOCK, META) */
+	uint8_t *rbuf;
+	size_t rlen;
+	uint64_t next_connect, backoff_ms;
+	int warned, ended, own_payload;
+	uint64_t last_ping, last_mem, last_loss;
+	uint64_t loss_sent, loss_first_seq;
+	uint64_t minflt, majflt;
+	int statfd;
+	uint8_t nonce[PROTO_NONCE];
+	/* what the reader saw */
+	int got_challenge, got_welcome, got_error;
+	struct proto_challenge challenge;
+	struct proto_welcome welcome;
+	struct proto_pong pong;
+	int got_pong;
+	uint64_t ping_id;
+} S = {.sock = -1, .statfd = -1, .seq_next = 1};
+
+static _Atomic int running;
+static _Atomic int efd = -1;
+static _Atomic int sock_pub = -1;
+static _Atomic int stat_pub = -1;
+static _Atomic uint64_t flush_req, flush_done;
+static _Atomic int flush_reason = -1;
+static _Atomic int stop_req, resume_req, meta_dirty;
+
+static uint64_t mono(void)
+{
+	return sn_now_vdso();
+}
+
+static void raw_close(int fd)
+{
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+/* Wake the sender. Async-signal-safe (one eventfd write). */
+void sn_sender_kick(void)
+{
+	uint64_t one = 1;
+	int fd = atomic_load_explicit(&efd, memory_order_relaxed);
+
+	if (fd >= 0)
+		syscall(SYS_write, fd, &one, sizeof(one));
+}
+
+/* 1 when the caller is the sender thread. Async-signal-safe. */
+int sn_sender_is_self(void)
+{
+	return atomic_load(&running) && S.tid == gettid();
+}
+
+/* 1 when fd is one the runtime owns (socket, eventfd, /proc/self/stat):
+ * the close wrapper refuses to close those. */
+int sn_sender_fd_is_own(int fd)
+{
+	return fd >= 0 && (fd == atomic_load(&sock_pub) ||
+			   fd == atomic_load(&efd) ||
+			   fd == atomic_load(&stat_pub));
+}
+
+/* ---- frames out ---------------------------------------------------------- */
+
+static void disconnect(const char *why)
+{
+	if (S.sock < 0)
+		return;
+	SN_INFO("disconnected: %s", why);
+	atomic_store(&sock_pub, -1);
+	raw_close(S.sock);
+	S.sock = -1;
+	S.sent_upto = S.acked;
+	S.rlen = 0;
+	S.next_connect = mono() + S.backoff_ms * 1000000ull;
+}
+
+static int send_all(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t r = send(S.sock, p, len, MSG_NOSIGNAL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return PROTO_E_IO;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int send_msg(const struct proto_msg *m)
+{
+	uint8_t small[1024];
+	uint8_t *buf = small;
+	size_t len;
+	int rc;
+
+	rc = proto_msg_frame(m, small, sizeof(small), &len);
+	if (rc == PROTO_E_FULL) {
+		rc = proto_msg_frame_alloc(m, &buf, &len);
+		if (rc)
+			return rc;
+	} else if (rc) {
+		return rc;
+	}
+	rc = send_all(buf, len);
+	if (buf != small)
+		free(buf);
+	return rc;
+}
+
+/* ---- frames in ----------------------------------------------------------- */
+
+static void ack_upto(uint64_t seq)
+{
+	if (seq <= S.acked)
+		return;
+	S.acked = seq;
+	while (S.head && S.head->seq <= seq) {
+		struct batch *b = S.head;
+
+		S.head = b->next;
+		S.kept_bytes -= b->len;
+		free(b->frame);
+		free(b);
+	}
+	if (!S.head)
+		S.tail = NULL;
+}
+
+static void dispatch(const struct proto_msg *m)
+{
+	switch (m->type) {
+	case PROTO_MSG_ACK:
+		if (m->u.ack.stream == sn_stream_id())
+			ack_upto(m->u.ack.seq);
+		break;
+	case PROTO_MSG_PONG:
+		if (m->u.pong.id == S.ping_id) {
+			S.pong = m->u.pong;
+			S.got_pong = 1;
+		}
+		break;
+	case PROTO_MSG_CHALLENGE:
+		S.challenge = m->u.challenge;
+		S.got_challenge = 1;
+		break;
+	case PROTO_MSG_WELCOME:
+		S.welcome = m->u.welcome;
+		S.got_welcome = 1;
+		break;
+	case PROTO_MSG_ERROR:
+		SN_WARN("collector error %d: %s", m->u.error.code,
+			m->u.error.message);
+		S.got_error = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Read what is available (waiting at most timeout_ms for the first byte)
+ * and dispatch every complete frame. 0, or a negative code when the
+ * connection is broken (it is then closed). */
+static int pump(int timeout_ms)
+{
+	struct pollfd p = {.fd = S.sock, .events = POLLIN};
+	int r;
+
+	if (S.sock < 0)
+		return PROTO_E_CLOSED;
+	r = poll(&p, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : PROTO_E_IO;
+	if (r == 0)
+		return 0;
+	for (;;) {
+		ssize_t n = recv(S.sock, S.rbuf + S.rlen, RBUF - S.rlen,
+				 MSG_DONTWAIT);
+
+		if (n == 0) {
+			disconnect("closed by the collector");
+			return PROTO_E_CLOSED;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			disconnect("receive error");
+			return PROTO_E_IO;
+		}
+		S.rlen += (size_t)n;
+		for (;;) {
+			struct proto_frame f;
+			size_t used = 0;
+			int rc = proto_frame_decode(S.rbuf, S.rlen, RBUF, &f,
+						    &used);
+
+			if (rc == PROTO_E_TRUNCATED)
+				break;
+			if (rc == 0)
+				rc = proto_msg_decode(&f, S.msg);
+			if (rc) {
+				disconnect("bad frame from the collector");
+				return rc;
+			}
+			S.msg->type = f.type;
+			dispatch(S.msg);
+			memmove(S.rbuf, S.rbuf + used, S.rlen - used);
+			S.rlen -= used;
+		}
+		if (S.rlen == RBUF) {
+			disconnect("oversized frame from the collector");
+			return PROTO_E_TOOBIG;
+		}
+	}
+	return 0;
+}
+
+/* Pump until *flag is set or deadline (mono ns) passes. 1 when set. */
+static int wait_for(int *flag, uint64_t deadline)
+{
+	while (!*flag && !S.got_error) {
+		uint64_t now = mono();
+
+		if (now >= deadline || S.sock < 0)
+			return 0;
+		if (pump((int)((deadline - now) / 1000000) + 1) < 0)
+			return 0;
+	}
+	return *flag;
+}
+
+/* ---- connection ---------------------------------------------------------- */
+
+static int dial(void)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	int fd = -1, one = 1;
+	struct timeval tv = {.tv_sec = 3};
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if (getaddrinfo(sn_cfg.host, sn_cfg.port, &hints, &res) != 0 || !res)
+		return -1;
+	for (struct addrinfo *a = res; a; a = a->ai_next) {
+		struct pollfd p;
+		int err = 0;
+		socklen_t el = sizeof(err);
+
+		fd = socket(a->ai_family,
+			    a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 &&
+		    errno != EINPROGRESS)
+			goto next;
+		p.fd = fd;
+		p.events = POLLOUT;
+		if (poll(&p, 1, 1000) != 1)
+			goto next;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err)
+			goto next;
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		break;
+next:
+		raw_close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static void send_meta(void)
+{
+	memset(&S.out->u.meta, 0, sizeof(S.out->u.meta));
+	S.out->type = PROTO_MSG_META;
+	sn_meta_fill(&S.out->u.meta);
+	if (send_msg(S.out))
+		disconnect("META send failed");
+}
+
+static void send_loss(void)
+{
+	struct proto_msg m = {.type = PROTO_MSG_LOSS};
+	uint64_t d = sn_threads_dropped();
+
+	if (d == S.loss_sent || S.sock < 0)
+		return;
+	if (!S.loss_first_seq)
+		S.loss_first_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
+	m.u.loss.stream = sn_stream_id();
+	m.u.loss.dropped = d;
+	m.u.loss.first_seq = S.loss_first_seq;
+	m.u.loss.last_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
+	if (send_msg(&m) == 0)
+		S.loss_sent = d;
+	else
+		disconnect("LOSS send failed");
+}
+
+static void send_batch(struct batch *b)
+{
+	uint64_t t0 = sn_now_fast();
+
+	if (send_all(b->frame, b->len)) {
+		disconnect("BATCH send failed");
+		return;
+	}
+	S.sent_upto = b->seq;
+	sn_emit(PROTO_EV_SEND, 0, t0, sn_now_fast(), b->nrec,
+		(int64_t)b->len, (int64_t)b->seq, 0);
+}
+
+static void ping_rounds(int rounds, uint32_t phase)
+{
+	struct proto_clock *c = &S.out->u.clock;
+	uint32_t n = 0;
+
+	memset(c, 0, offsetof(struct proto_clock, sample));
+	for (int i = 0; i < rounds && S.sock >= 0; i++) {
+		struct proto_msg m = {.type = PROTO_MSG_PING};
+		uint64_t s;
+
+		S.ping_id++;
+		S.got_pong = 0;
+		s = sn_clock_fix(sn_now_fast());
+		m.u.ping.id = S.ping_id;
+		m.u.ping.t_send = s;
+		if (send_msg(&m)) {
+			disconnect("PING send failed");
+			break;
+		}
+		if (!wait_for(&S.got_pong, mono() + 500000000ull))
+			break;
+		c->sample[n].s = s;
+		c->sample[n].rj = S.pong.t_recv;
+		c->sample[n].sj = S.pong.t_send;
+		c->sample[n].r = sn_clock_fix(sn_now_fast());
+		n++;
+	}
+	S.last_ping = mono();
+	if (n == 0 || S.sock < 0)
+		return;
+	S.out->type = PROTO_MSG_CLOCK;
+	c->child = sn_stream_id();
+	c->parent = S.node_id;
+	c->phase = phase;
+	c->n = n;
+	if (send_msg(S.out))
+		disconnect("CLOCK send failed");
+}
+
+static int handshake(void)
+{
+	struct proto_msg m = {.type = PROTO_MSG_HELLO};
+	struct proto_msg a = {.type = PROTO_MSG_AUTH};
+	uint8_t proof[PROTO_MAC];
+	uint64_t dl = mono() + 3000000000ull;
+	char exe[PROTO_NAME_MAX + 1];
+	ssize_t n;
+
+	S.got_challenge = S.got_welcome = S.got_error = 0;
+	proto_random(S.nonce, sizeof(S.nonce));
+	m.u.hello.role = PROTO_ROLE_SENSOR;
+	m.u.hello.pid = (uint32_t)getpid();
+	m.u.hello.id = sn_stream_id();
+	m.u.hello.rank = sn_rank();
+	memcpy(m.u.hello.nonce, S.nonce, PROTO_NONCE);
+	if (gethostname(m.u.hello.host, sizeof(m.u.hello.host) - 1) < 0)
+		strcpy(m.u.hello.host, "unknown");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(m.u.hello.name, sizeof(m.u.hello.name), "%s", exe);
+	if (send_msg(&m))
+		return PROTO_E_IO;
+	if (!wait_for(&S.got_challenge, dl))
+		return PROTO_E_AUTH;
+	proto_auth_proof(PROTO_AUTH_CLIENT, sn_cfg.secret, sn_cfg.secretlen,
+			 S.challenge.nonce, S.nonce, sn_stream_id(),
+			 a.u.auth.mac);
+	if (send_msg(&a))
+		return PROTO_E_IO;
+	if (!wait_for(&S.got_welcome, dl))
+		return PROTO_E_AUTH;
+	proto_auth_proof(PROTO_AUTH_SERVER, sn_cfg.secret, sn_cfg.secretlen,
+			 S.challenge.nonce, S.nonce, sn_stream_id(), proof);
+	if (!proto_auth_equal(proof, S.welcome.mac)) {
+		SN_WARN("collector failed to prove the job secret");
+		return PROTO_E_AUTH;
+	}
+	S.node_id = S.welcome.node_id;
+	return 0;
+}
+
+/* Connect, authenticate, send META and everything unacknowledged. */
+static int try_connect(void)
+{
+	int rc;
+
+	S.sock = dial();
+	if (S.sock < 0) {
+		rc = PROTO_E_CLOSED;
+		goto fail;
+	}
+	S.rlen = 0;
+	rc = handshake();
+	if (rc)
+		goto fail_sock;
+	atomic_store(&sock_pub, S.sock);
+	S.backoff_ms = 50;
+	SN_INFO("connected to %s:%s", sn_cfg.host, sn_cfg.port);
+	send_meta();
+	atomic_store(&meta_dirty, 0);
+	S.sent_upto = S.acked;
+	for (struct batch *b = S.head; b && S.sock >= 0; b = b->next)
+		send_batch(b);
+	if (S.sock >= 0)
+		ping_rounds(20, 0);
+	if (S.sock >= 0)
+		send_loss();
+	return S.sock >= 0 ? 0 : PROTO_E_CLOSED;
+
+fail_sock:
+	raw_close(S.sock);
+	S.sock = -1;
+fail:
+	if (!S.warned) {
+		SN_WARN("no collector at %s:%s (%s): events are counted as "
+			"lost until one answers", sn_cfg.host, sn_cfg.port,
+			proto_strerror(rc));
+		S.warned = 1;
+	}
+	S.backoff_ms = S.backoff_ms ? S.backoff_ms * 2 : 50;
+	if (S.backoff_ms > 2000)
+		S.backoff_ms = 2000;
+	S.next_connect = mono() + S.backoff_ms * 1000000ull;
+	return rc;
+}
+
+/* ---- batches ------------------------------------------------------------- */
+
+static int collect(void *ctx, const struct proto_event *ev, size_t n)
+{
+	struct proto_event *out = S.ev + S.nev;
+
+	(void)ctx;
+	memcpy(out, ev, n * sizeof(*ev));
+	for (size_t i = 0; i < n; i++) {
+		if (out[i].type == PROTO_EV_STRING ||
+		    out[i].type == PROTO_EV_ARRAY)
+			continue;
+		out[i].t_start = sn_clock_fix(out[i].t_start);
+		out[i].t_end = sn_clock_fix(out[i].t_end);
+		if (out[i].tid != S.own_tid)
+			S.nev_app++;
+		else if (out[i].type != PROTO_EV_FLUSH &&
+			 out[i].type != PROTO_EV_SEND)
+			S.own_payload = 1;
+	}
+	S.nev += n;
+	return 0;
+}
+
+/* Encode S.ev into a BATCH frame, keep it, send it when connected. */
+static void ship(void)
+{
+	struct proto_msg m = {.type = PROTO_MSG_BATCH};
+	struct batch *b;
+	uint64_t t0 = sn_now_fast();
+	size_t enc;
+	int rc;
+
+	if (S.nev == 0)
+		return;
+	rc = proto_codec_encode(S.codec, S.ev, S.nev, S.enc, S.enccap, &enc);
+	if (rc) {
+		SN_ERROR("codec: %s", proto_strerror(rc));
+		goto drop;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		goto drop;
+	m.u.batch.stream = sn_stream_id();
+	m.u.batch.seq = S.seq_next;
+	m.u.batch.nrecords = (uint32_t)S.nev;
+	m.u.batch.data = S.enc;
+	m.u.batch.datalen = (uint32_t)enc;
+	if (proto_msg_frame_alloc(&m, &b->frame, &b->len)) {
+		free(b);
+		goto drop;
+	}
+	b->seq = S.seq_next++;
+	b->nrec = (uint32_t)S.nev;
+	if (S.tail)
+		S.tail->next = b;
+	else
+		S.head = b;
+	S.tail = b;
+	S.kept_bytes += b->len;
+	sn_emit(PROTO_EV_FLUSH, 0, t0, sn_now_fast(), (int64_t)S.nev,
+		(int64_t)b->len, 0, 0);
+	S.nev = S.nev_app = 0;
+	S.own_payload = 0;
+	if (S.sock >= 0 && S.sent_upto + 1 == b->seq)
+		send_batch(b);
+	return;
+drop:
+	S.nev = S.nev_app = 0;
+	S.own_payload = 0;
+}
+
+/* Drain the rings into batches. force: ship even the sender's own
+ * bookkeeping; all: keep going until the rings are empty (bounded). */
+static void drain(int force, int all)
+{
+	for (int round = 0; round < (all ? 256 : 4); round++) {
+		size_t got;
+
+		if (S.kept_bytes >= S.keep_limit)
+			break;
+		got = sn_threads_drain(collect, NULL, BATCH_EVENTS - S.nev);
+		if (S.nev == BATCH_EVENTS || S.nev_app > 0 ||
+		    (S.nev > 0 && (force || S.own_payload)))
+			ship();
+		if (got == 0 || (!all && S.nev < BATCH_EVENTS && got < 1024))
+			break;
+	}
+}
+
+/* ---- memory sampler ------------------------------------------------------ */
+
+static void mem_sample(void)
+{
+	char buf[1024], *p;
+	unsigned long long minflt = 0, majflt = 0, vsize = 0;
+	long long rss = 0;
+	ssize_t n;
+	uint64_t t;
+
+	if (S.statfd < 0) {
+		S.statfd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+		if (S.statfd < 0)
+			return;
+		atomic_store(&stat_pub, S.statfd);
+	}
+	t = sn_now_fast();
+	n = pread(S.statfd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return;
+	/* fields after the command: 3 state ... 10 minflt 12 majflt 23 vsize
+	 * 24 rss (proc(5)) */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u "
+		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %llu %lld",
+		   &minflt, &majflt, &vsize, &rss) != 4)
+		return;
+	sn_emit(PROTO_EV_MEM_SAMPLE, PROTO_EVF_INSTANT, t, t,
+		rss * (long long)sysconf(_SC_PAGESIZE),
+		(int64_t)(minflt - S.minflt), (int64_t)(majflt - S.majflt),
+		(int64_t)vsize);
+	S.minflt = minflt;
+	S.majflt = majflt;
+	S.own_payload = 1;
+}
+
+/* ---- flush / end --------------------------------------------------------- */
+
+static void handle_flush(void)
+{
+	uint64_t target = atomic_load(&flush_req);
+	int reason;
+	uint64_t dl;
+
+	if (target <= atomic_load(&flush_done))
+		return;
+	reason = atomic_exchange(&flush_reason, -1);
+	sn_clock_anchor();
+	drain(1, 1);
+	if (S.nev > 0)
+		ship();
+	if (S.sock < 0 && (reason >= 0 || !sn_cfg.postmortem))
+		try_connect();
+	dl = mono() + 4000000000ull;
+	while (S.sock >= 0 && S.acked + 1 < S.seq_next && mono() < dl) {
+		if (S.sent_upto + 1 < S.seq_next) {
+			for (struct batch *b = S.head; b && S.sock >= 0;
+			     b = b->next)
+				if (b->seq > S.sent_upto)
+					send_batch(b);
+		}
+		pump(50);
+	}
+	if (reason >= 0 && S.sock >= 0) {
+		struct proto_msg m = {.type = PROTO_MSG_BYE};
+		int acked = 0;
+
+		ping_rounds(10, 2);
+		send_loss();
+		m.u.bye.stream = sn_stream_id();
+		m.u.bye.last_seq = S.seq_next - 1;
+		m.u.bye.reason = (uint32_t)reason;
+		if (S.sock >= 0 && send_msg(&m) == 0) {
+			dl = mono() + 1000000000ull;
+			while (S.sock >= 0 && S.acked + 1 < S.seq_next &&
+			       mono() < dl)
+				pump(50);
+			acked = S.acked + 1 >= S.seq_next;
+		}
+		SN_DEBUG("BYE sent (last seq %llu, %s)",
+			 (unsigned long long)(S.seq_next - 1),
+			 acked ? "acknowledged" : "not acknowledged");
+		disconnect("end of stream");
+	}
+	if (reason >= 0) {
+		S.ended = 1;
+		if (S.head)
+			SN_INFO("%zu bytes of trace could not be delivered",
+				S.kept_bytes);
+	}
+	atomic_store(&flush_done, target);
+}
+
+static void new_stream(void)
+{
+	while (S.head)
+		ack_upto(S.head->seq);
+	S.seq_next = 1;
+	S.acked = 0;
+	S.sent_upto = 0;
+	S.loss_first_seq = 0;
+	S.loss_sent = 0;
+	S.ended = 0;
+	S.next_connect = 0;
+}
+
+static void *sender_main(void *arg)
+{
+	(void)arg;
+	sn_tls.guard = 1;
+	S.tid = gettid();
+	if (sn_thread_register())
+		S.own_tid = sn_tls.thr->tid;
+	sn_calibrate();
+	if (sn_cfg.sens_mem)
+		mem_sample();
+	if (!sn_cfg.postmortem)
+		try_connect();
+	while (!atomic_load(&stop_req)) {
+		struct pollfd p[2] = {
+			{.fd = atomic_load(&efd), .events = POLLIN},
+			{.fd = S.sock, .events = POLLIN},
+		};
+		uint64_t now;
+
+		if (poll(p, S.sock >= 0 ? 2 : 1, DRAIN_PERIOD_MS) > 0 &&
+		    (p[0].revents & POLLIN)) {
+			uint64_t v;
+
+			if (syscall(SYS_read, p[0].fd, &v, sizeof(v)) < 0)
+				v = 0;
+		}
+		if (S.sock >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			pump(0);
+		if (atomic_exchange(&resume_req, 0)) {
+			new_stream();
+			sn_proc_start_event();
+		}
+		now = mono();
+		sn_clock_anchor();
+		if (sn_cfg.sens_mem && !S.ended &&
+		    now - S.last_mem >= (uint64_t)sn_cfg.mem_period_ms * 1000000ull) {
+			S.last_mem = now;
+			mem_sample();
+		}
+		if (atomic_load(&flush_req) > atomic_load(&flush_done)) {
+			handle_flush();
+			continue;
+		}
+		if (S.ended)
+			continue;
+		drain(0, 0);
+		if (S.sock >= 0) {
+			if (atomic_exchange(&meta_dirty, 0))
+				send_meta();
+			if (S.sock >= 0 && now - S.last_ping >= PING_PERIOD_NS)
+				ping_rounds(5, 1);
+			if (S.sock >= 0 && now - S.last_loss >= LOSS_PERIOD_NS) {
+				S.last_loss = now;
+				send_loss();
+			}
+		} else if (!sn_cfg.postmortem && now >= S.next_connect) {
+			try_connect();
+		}
+	}
+	atomic_store(&running, 0);
+	return NULL;
+}
+
+/* Start the sender thread (idempotent). Allocates its buffers; returns 0
+ * or a negative code (the program then runs untraced: events are dropped).
+ * Not async-signal-safe. */
+int sn_sender_start(void)
+{
+	sigset_t all, old;
+	pthread_attr_t at;
+	int rc = PROTO_E_NOMEM, fd;
+
+	if (atomic_load(&running))
+		return 0;
+	if (!S.ev)
+		S.ev = malloc(BATCH_EVENTS * sizeof(*S.ev));
+	S.enccap = proto_codec_bound(BATCH_EVENTS);
+	if (!S.enc)
+		S.enc = malloc(S.enccap);
+	if (!S.codec)
+		S.codec = proto_codec_new(1);
+	if (!S.msg)
+		S.msg = malloc(sizeof(*S.msg));
+	if (!S.out)
+		S.out = malloc(sizeof(*S.out));
+	if (!S.rbuf)
+		S.rbuf = malloc(RBUF);
+	if (!S.ev || !S.enc || !S.codec || !S.msg || !S.out || !S.rbuf)
+		return rc;
+	S.keep_limit = (size_t)(sn_cfg.budget / 4);
+	if (S.keep_limit < (1u << 20))
+		S.keep_limit = 1u << 20;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return PROTO_E_IO;
+	atomic_store(&efd, fd);
+	atomic_store(&stop_req, 0);
+	atomic_store(&running, 1);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	rc = pthread_create(&S.thread, &at, sender_main, NULL);
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		atomic_store(&running, 0);
+		atomic_store(&efd, -1);
+		raw_close(fd);
+		return PROTO_E_IO;
+	}
+	return 0;
+}
+
+/* See rt.h. Waits with nanosleep, bounded by timeout_ms. */
+void sn_sender_flush(int reason, int timeout_ms)
+{
+	uint64_t my, dl;
+	int cur;
+
+	if (!atomic_load(&running) || sn_sender_is_self())
+		return;
+	cur = atomic_load(&flush_reason);
+	while (reason > cur &&
+	       !atomic_compare_exchange_weak(&flush_reason, &cur, reason))
+		;
+	my = atomic_fetch_add(&flush_req, 1) + 1;
+	sn_sender_kick();
+	dl = mono() + (uint64_t)timeout_ms * 1000000ull;
+	while (atomic_load(&flush_done) < my && atomic_load(&running) &&
+	       mono() < dl) {
+		struct timespec ts = {0, 1000000};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Ask the sender to start a new stream (after a failed exec). */
+void sn_sender_resume(void)
+{
+	atomic_store(&resume_req, 1);
+	sn_sender_kick();
+}
+
+/* The metadata changed (rank known): send META again. */
+void sn_sender_meta_changed(void)
+{
+	atomic_store(&meta_dirty, 1);
+}
+
+/* Stop the sender loop (after the final flush). Does not wait. */
+void sn_sender_stop(void)
+{
+	atomic_store(&stop_req, 1);
+	sn_sender_kick();
+}
+
+/* In a forked child: the sender thread does not exist here. Forget the
+ * parent's connection and unacknowledged batches (they are the parent's;
+ * the memory is left alone, since the parent's thread may have been
+ * using it when the fork happened). sn_sender_start() makes a new one. */
+void sn_sender_atfork_child(void)
+{
+	raw_close(S.sock);
+	raw_close(atomic_load(&efd));
+	raw_close(S.statfd);
+	atomic_store(&sock_pub, -1);
+	atomic_store(&stat_pub, -1);
+	atomic_store(&efd, -1);
+	atomic_store(&running, 0);
+	atomic_store(&flush_req, 0);
+	atomic_store(&flush_done, 0);
+	atomic_store(&flush_reason, -1);
+	atomic_store(&stop_req, 0);
+	atomic_store(&resume_req, 0);
+	atomic_store(&meta_dirty, 0);
+	S.sock = -1;
+	S.statfd = -1;
+	S.head = S.tail = NULL;
+	S.kept_bytes = 0;
+	S.ev = NULL;
+	S.enc = NULL;
+	S.codec = NULL;
+	S.msg = NULL;
+	S.out = NULL;
+	S.rbuf = NULL;
+	S.nev = S.nev_app = 0;
+	S.rlen = 0;
+	S.warned = 0;
+	S.backoff_ms = 0;
+	S.last_ping = S.last_mem = S.last_loss = 0;
+	S.minflt = S.majflt = 0;
+	new_stream();
+}

@@ -59,7 +59,8 @@ static double median_of(double *v, size_t n)
 }
 
 int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
-		  size_t n, struct mgr_clock_fit *f)
+		  size_t n, enum mgr_clock_pinger pinger,
+		  struct mgr_clock_fit *f)
 {
 	struct point *p = NULL;
 	double *tmp = NULL;
@@ -76,18 +77,32 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 	tmp = calloc(n, sizeof(*tmp));
 	if (!p || !tmp)
 		goto out;
-	f->x0 = s[0].s;
+	f->x0 = pinger == MGR_CLOCK_REF_PINGS ? s[0].s : s[0].rj;
 	for (size_t i = 0; i < n; i++) {
-		/* a sample with a negative round trip is impossible: drop it */
-		if (s[i].r < s[i].s || s[i].sj < s[i].rj)
+		/* ref_a/ref_b: the reference's two stamps, node_a/node_b the node's,
+		 * in the order they happened on each clock */
+		uint64_t ref_a = s[i].s, ref_b = s[i].r, node_a = s[i].rj, node_b = s[i].sj;
+
+		if (pinger == MGR_CLOCK_NODE_PINGS) {
+			ref_a = s[i].rj;
+			ref_b = s[i].sj;
+			node_a = s[i].s;
+			node_b = s[i].r;
+		}
+		/* the pinger's interval holds the other's: drop impossible stamps */
+		uint64_t outer_a = pinger == MGR_CLOCK_REF_PINGS ? ref_a : node_a;
+		uint64_t outer_b = pinger == MGR_CLOCK_REF_PINGS ? ref_b : node_b;
+		uint64_t inner_a = pinger == MGR_CLOCK_REF_PINGS ? node_a : ref_a;
+		uint64_t inner_b = pinger == MGR_CLOCK_REF_PINGS ? node_b : ref_b;
+		if (outer_b < outer_a || inner_b < inner_a)
 			continue;
-		double rtt = (double)(s[i].r - s[i].s) - (double)(s[i].sj - s[i].rj);
+		double rtt = (double)(outer_b - outer_a) - (double)(inner_b - inner_a);
 		if (rtt < 0)
 			continue;
-		p[m].x = ((double)(int64_t)(s[i].s - f->x0) +
-			  (double)(int64_t)(s[i].r - f->x0)) / 2;
-		p[m].y = ((double)(int64_t)(s[i].rj - f->x0) +
-			  (double)(int64_t)(s[i].sj - f->x0)) / 2;
+		p[m].x = ((double)(int64_t)(ref_a - f->x0) +
+			  (double)(int64_t)(ref_b - f->x0)) / 2;
+		p[m].y = ((double)(int64_t)(node_a - f->x0) +
+			  (double)(int64_t)(node_b - f->x0)) / 2;
 		p[m].rtt = rtt;
 		p[m].phase = phase ? (phase[i] < 2 ? phase[i] : 2) : 0;
 		m++;

@@ -40,11 +40,18 @@ struct mgr_clock_fit {
 	unsigned warn;		/* MGR_CLOCK_WARN_* */
 };
 
+/* Who sent the pings. tapestry's CLOCK frames are measured by the child
+ * end of an edge (docs/PROTOCOL.md): s and r are the child's (node's) stamps,
+ * rj and sj the parent's (reference's): MGR_CLOCK_NODE_PINGS. The thesis's
+ * set-up, the reference pinging each node, is MGR_CLOCK_REF_PINGS. */
+enum mgr_clock_pinger { MGR_CLOCK_REF_PINGS = 0, MGR_CLOCK_NODE_PINGS = 1 };
+
 /* Fit the samples s[0..n) whose phases are phase[0..n) (NULL: all one phase).
  * Returns 0, or PROTO_E_ARG when fewer than 2 samples are usable (then *f is
  * the identity with MGR_CLOCK_WARN_FEW). */
 int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
-		  size_t n, struct mgr_clock_fit *f);
+		  size_t n, enum mgr_clock_pinger pinger,
+		  struct mgr_clock_fit *f);
 
 /* The identity fit (a node that is the reference). */
 void mgr_clock_identity(struct mgr_clock_fit *f);

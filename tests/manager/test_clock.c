@@ -59,7 +59,7 @@ Test(clock, offset_and_drift_within_targets_with_outliers)
 
 	n += gen(s + n, ph + n, 40, X0, 25000000, 0, &seed, 0.2);
 	n += gen(s + n, ph + n, 40, X0 + 600000000000ull, 25000000, 2, &seed, 0.2);
-	cr_assert_eq(mgr_clock_fit(s, ph, n, &f), 0);
+	cr_assert_eq(mgr_clock_fit(s, ph, n, MGR_CLOCK_REF_PINGS, &f), 0);
 	cr_assert_eq(f.x0, X0);
 	cr_log_info("offset err %.1f ns (CI %.1f), drift err %.4f ppm, used %zu/%zu",
 		    f.offset_ns - A, f.offset_ci_ns, (f.slope - B) * 1e6, f.n_used, f.n_total);
@@ -90,7 +90,7 @@ Test(clock, filter_matters_without_it_outliers_bias_the_fit)
 
 	gen(s, ph, 20, X0, 1000000, 0, &seed, 0.0);
 	gen(s + 20, ph + 20, 20, X0 + 60000000000ull, 1000000, 2, &seed, 0.45);
-	cr_assert_eq(mgr_clock_fit(s, ph, 40, &f), 0);
+	cr_assert_eq(mgr_clock_fit(s, ph, 40, MGR_CLOCK_REF_PINGS, &f), 0);
 	cr_assert_lt(fabs(f.offset_ns - A), 5000);
 }
 
@@ -102,15 +102,15 @@ Test(clock, one_phase_is_flagged_and_few_samples_refused)
 	struct mgr_clock_fit f;
 
 	gen(s, ph, 10, X0, 1000000, 0, &seed, 0);
-	cr_assert_eq(mgr_clock_fit(s, ph, 10, &f), 0);
+	cr_assert_eq(mgr_clock_fit(s, ph, 10, MGR_CLOCK_REF_PINGS, &f), 0);
 	cr_assert(f.warn & MGR_CLOCK_WARN_ONE_PHASE);
-	cr_assert_eq(mgr_clock_fit(s, ph, 0, &f), PROTO_E_ARG);
+	cr_assert_eq(mgr_clock_fit(s, ph, 0, MGR_CLOCK_REF_PINGS, &f), PROTO_E_ARG);
 	cr_assert(f.warn & MGR_CLOCK_WARN_FEW);
 	cr_assert_eq(f.slope, 1.0);
 	/* impossible stamps (receive before send) are dropped */
 	for (int i = 0; i < 10; i++)
 		s[i].r = s[i].s - 1;
-	cr_assert_eq(mgr_clock_fit(s, NULL, 10, &f), PROTO_E_ARG);
+	cr_assert_eq(mgr_clock_fit(s, NULL, 10, MGR_CLOCK_REF_PINGS, &f), PROTO_E_ARG);
 	cr_assert_eq(f.n_used, 0);
 }
 
@@ -128,7 +128,7 @@ Test(clock, loaded_network_warns)
 	for (int i = 0; i < 20; i++)
 		s[i].rj += (uint64_t)expo(&seed, 2e6), s[i].sj = s[i].rj + 5000;
 	A = a;
-	cr_assert_eq(mgr_clock_fit(s, ph, 20, &f), 0);
+	cr_assert_eq(mgr_clock_fit(s, ph, 20, MGR_CLOCK_REF_PINGS, &f), 0);
 	cr_assert(f.warn & MGR_CLOCK_WARN_LOADED, "offset error %.3f", f.offset_err);
 }
 
@@ -153,4 +153,33 @@ Test(clock, composition_matches_the_direct_mapping)
 		cr_assert_lt(llabs((int64_t)(back - x)), 2, "at %llu", (unsigned long long)x);
 	}
 	cr_assert_eq(cr.x0, X0);
+}
+
+Test(clock, node_pings_orientation_as_in_clock_frames)
+{
+	/* the child (node) pings its parent (reference): s, r on the node's
+	 * clock, rj, sj on the reference's, as docs/PROTOCOL.md says */
+	struct proto_clock_sample s[60];
+	uint32_t ph[60];
+	unsigned seed = 11;
+	struct mgr_clock_fit f;
+
+	for (int i = 0; i < 60; i++) {
+		uint64_t x = X0 + (i < 30 ? 0 : 300000000000ull) + (uint64_t)i * 10000000;
+		double d1 = 20e3 + expo(&seed, 8e3), d2 = 20e3 + expo(&seed, 8e3);
+
+		s[i].s = node_at(x);
+		s[i].rj = x + (uint64_t)d1;
+		s[i].sj = s[i].rj + 3000;
+		s[i].r = node_at(s[i].sj + (uint64_t)d2);
+		ph[i] = i < 30 ? 0 : 2;
+	}
+	cr_assert_eq(mgr_clock_fit(s, ph, 60, MGR_CLOCK_NODE_PINGS, &f), 0);
+	cr_assert_eq(f.x0, s[0].rj, "x0 is the reference's first receive");
+	cr_assert_lt(fabs(f.offset_ns - A), 5000, "offset off by %.0f", f.offset_ns - A);
+	cr_assert_lt(fabs(f.slope - B) * 1e6, 1.0);
+	/* read in the other orientation, the same stamps give the inverse
+	 * mapping: the orientation is not a detail */
+	cr_assert_eq(mgr_clock_fit(s, ph, 60, MGR_CLOCK_REF_PINGS, &f), 0);
+	cr_assert_lt(fabs(f.offset_ns + A), 1e6, "offset %.0f", f.offset_ns);
 }

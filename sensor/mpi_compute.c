@@ -40,6 +40,7 @@ struct compute_tls {
 
 static TLS struct compute_tls ctls;
 static double flop_rate;
+static double instr_rate;	/* instructions/s on the calibration loop */
 static int method;		/* 0 cpu x rate, 1 perf instructions */
 
 uint64_t mw_thread_cpu_ns(void)
@@ -138,9 +139,17 @@ void mw_compute_setup(void)
 	if (!(force && !strcmp(force, "cpu"))) {
 		fd = perf_open();
 		if (fd >= 0) {
-			(void)mw_flop_loop_rate(1000);
-			if (!perf_read(fd, &v) && v > 0)
+			uint64_t v0 = 0, t0 = mw_thread_cpu_ns(), t1;
+
+			(void)perf_read(fd, &v0);
+			(void)mw_flop_loop_rate(CAL_ITERS / 4);
+			t1 = mw_thread_cpu_ns();
+			if (!perf_read(fd, &v) && v > v0) {
 				method = 1;
+				if (t1 > t0)
+					instr_rate = (double)(v - v0) * 1e9 /
+						(double)(t1 - t0);
+			}
 			close(fd);
 		}
 	}
@@ -148,6 +157,10 @@ void mw_compute_setup(void)
 	sn_meta("compute_method", buf);
 	snprintf(buf, sizeof(buf), "%.6g", flop_rate);
 	sn_meta("flop_rate", buf);
+	if (method == 1) {
+		snprintf(buf, sizeof(buf), "%.6g", instr_rate);
+		sn_meta("instruction_rate", buf);
+	}
 	errno = saved;
 }
 

@@ -1,0 +1,3 @@
+#!/bin/sh
+# MPI sensor integration test: ompi, Fortran (see mpi_run.sh)
+exec "$(dirname "$0")/mpi_run.sh" ompi f

@@ -1,0 +1,126 @@
+#!/bin/sh
+# tests/sensor/mpi_run.sh FLAVOUR LANG - integration test of the MPI sensor.
+#
+# FLAVOUR: ompi or mpich; LANG: c or f (Fortran, compiled here with the
+# flavour's mpif90). For the ring and the all-calls program, on 4 ranks:
+# run untraced, run with the flavour's sensor preloaded and streaming to a
+# real tapestry-collector on 127.0.0.1 (port chosen by the collector),
+# compare the outputs, then check the job directory with mpi_tracecheck
+# (every call present, every send matched by its receive). Exit 77 when the
+# flavour, its compiler or the sensor library is missing. Run from the top
+# build directory (make check does).
+set -u
+flavour=$1
+lang=$2
+NP=4
+. ./tests/sensor/mpi_env.sh || exit 99
+
+case $flavour in
+ompi)	mpirun=$MPIRUN_OMPI; f90=$MPIF90_OMPI; lib=$MPI_PKGLIB_OMPI
+	OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ;;
+mpich)	mpirun=$MPIRUN_MPICH; f90=$MPIF90_MPICH; lib=$MPI_PKGLIB_MPICH ;;
+*)	echo "mpi_run.sh: unknown flavour $flavour" >&2; exit 99 ;;
+esac
+skip() { echo "SKIP: $*"; exit 77; }
+[ -n "$mpirun" ] && [ -x "$mpirun" ] || skip "no mpirun for $flavour"
+[ -f "$lib" ] || skip "no sensor library $lib"
+collector=$MPI_TOP_BUILDDIR/tapestry-collector
+check=$MPI_TOP_BUILDDIR/tests/sensor/mpi_tracecheck
+[ -x "$collector" ] || skip "no tapestry-collector"
+if [ "$lang" = f ]; then
+	[ -n "$f90" ] && [ -x "$f90" ] || skip "no Fortran compiler for $flavour"
+fi
+
+tmp=$(mktemp -d /tmp/tapestry-mpi-test.XXXXXX) || exit 99
+colpid=
+cleanup() {
+	if [ -n "$colpid" ]; then
+		kill "$colpid" 2>/dev/null
+		wait "$colpid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 99' INT TERM HUP
+
+# mpirun with optional preload: run_mpi OUT PROG [PRELOAD COLLECTOR]
+run_mpi() {
+	out=$1; prog=$2
+	if [ $# -ge 4 ]; then
+		if [ "$flavour" = ompi ]; then
+			timeout 120 "$mpirun" --oversubscribe -np $NP \
+				-x LD_PRELOAD="$3" -x TAPESTRY_COLLECTOR="$4" \
+				"$prog" > "$out" 2> "$out.err"
+		else
+			timeout 120 "$mpirun" -np $NP -env LD_PRELOAD "$3" \
+				-env TAPESTRY_COLLECTOR "$4" \
+				"$prog" > "$out" 2> "$out.err"
+		fi
+	elif [ "$flavour" = ompi ]; then
+		timeout 120 "$mpirun" --oversubscribe -np $NP "$prog" \
+			> "$out" 2> "$out.err"
+	else
+		timeout 120 "$mpirun" -np $NP "$prog" > "$out" 2> "$out.err"
+	fi
+}
+
+# Every call of the all-calls program, exact per-rank counts where the
+# program makes them deterministic (not the polling Test/Iprobe loops).
+CALLS="MPI_Init=1 MPI_Finalize=1 MPI_Comm_size=2 MPI_Comm_rank=2
+MPI_Comm_split=1 MPI_Comm_dup=1 MPI_Recv MPI_Irecv=5 MPI_Sendrecv=2
+MPI_Wait MPI_Waitall=2 MPI_Waitany=2 MPI_Test MPI_Probe=1 MPI_Iprobe
+MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=3 MPI_Gather=2
+MPI_Gatherv=1 MPI_Scatter=1 MPI_Scatterv=1 MPI_Allgather=1
+MPI_Allgatherv=1 MPI_Alltoall=1 MPI_Alltoallv=1 MPI_Reduce_scatter=1
+MPI_Scan=1 MPI_Exscan=1 MPI_Send MPI_Isend compute"
+RING="MPI_Init=1 MPI_Finalize=1 MPI_Comm_rank=1 MPI_Comm_size=1
+MPI_Send=5 MPI_Recv=5 compute"
+
+status=0
+for prog in ring calls; do
+	if [ "$lang" = f ]; then
+		exe=$tmp/${prog}_f
+		"$f90" -o "$exe" "$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90" \
+			> "$tmp/f90.log" 2>&1 || { cat "$tmp/f90.log"; exit 99; }
+	else
+		exe=$MPI_TOP_BUILDDIR/tests/sensor/mpi_${prog}_$flavour
+		[ -x "$exe" ] || skip "no $exe"
+	fi
+	run_mpi "$tmp/plain.out" "$exe" || {
+		echo "FAIL: $prog untraced"; cat "$tmp/plain.out.err"; exit 1; }
+
+	job=$tmp/job-$prog
+	"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
+		> "$tmp/col.out" 2> "$tmp/col.err" &
+	colpid=$!
+	port=
+	for i in $(seq 1 100); do
+		port=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' \
+			"$tmp/col.out" 2>/dev/null)
+		[ -n "$port" ] && break
+		kill -0 "$colpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -n "$port" ] || { echo "FAIL: collector did not start";
+		cat "$tmp/col.err"; exit 99; }
+
+	run_mpi "$tmp/traced.out" "$exe" "$lib" "127.0.0.1:$port" || {
+		echo "FAIL: $prog traced"; cat "$tmp/traced.out.err"; exit 1; }
+	kill -TERM "$colpid"
+	wait "$colpid"
+	colpid=
+	if ! cmp -s "$tmp/plain.out" "$tmp/traced.out"; then
+		echo "FAIL: $flavour $lang $prog: output changed by the sensor"
+		diff "$tmp/plain.out" "$tmp/traced.out"
+		status=1
+	fi
+	if [ $prog = ring ]; then names=$RING; else names=$CALLS; fi
+	# shellcheck disable=SC2086
+	if ! "$check" -v "$job" $NP $names; then
+		echo "FAIL: $flavour $lang $prog: trace check"
+		status=1
+	fi
+	echo "ok: $flavour $lang $prog"
+done
+exit $status

@@ -1,0 +1,393 @@
+/*
+ * tests/sensor/mpi_tracecheck.c - checks the MPI events of a job directory.
+ *
+ *   mpi_tracecheck [-v] [-d] DIR NPROCS [NAME[=COUNT] ...]
+ *
+ * Reads DIR with proto/trace and checks that:
+ *  - exactly NPROCS processes ran MPI_Init (ranks 0..NPROCS-1, from the
+ *    MPI_Init event) and MPI_Finalize, none lost events;
+ *  - every NAME (an event name such as MPI_Send) occurs on every rank, and
+ *    exactly COUNT times per rank when COUNT is given;
+ *  - every message sent (MPI_Send, MPI_Isend, the send half of
+ *    MPI_Sendrecv) is matched by exactly one receive (MPI_Recv, the
+ *    completion of an irecv by MPI_Wait, MPI_Waitany, MPI_Test or
+ *    MPI_Waitall's ARRAY, the receive half of MPI_Sendrecv) with the same
+ *    source and destination world ranks, communicator, tag (where the
+ *    receive knows it) and bytes, and no receive is left over;
+ *  - every v-collective at its root carries its ARRAY of per-rank bytes;
+ *  - COMPUTE events carry a method (0 or 1) and a positive flop rate.
+ * -d prints one line per MPI event (rank, name, args, array). Exit 0 when
+ * all holds, 1 with the reasons on stderr, 2 on usage or read errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/error.h"
+#include "proto/event.h"
+#include "proto/trace.h"
+
+#define MAX_RANKS 64
+#define MAX_MSGS 200000
+#define MAX_REQS 200000
+#define MAX_NAMES 64
+
+struct msg {
+	int64_t src, dst, comm, tag, bytes;	/* tag -1: unknown (receive) */
+	int used;
+};
+
+struct req {
+	uint64_t stream;
+	int64_t id, comm, tag;
+	int recv;
+};
+
+struct rankinfo {
+	uint64_t stream;
+	int seen;
+	int finalized;
+	uint64_t lost;
+	int counts[PROTO_EV__COUNT];
+};
+
+static struct msg sends[MAX_MSGS], recvs[MAX_MSGS];
+static size_t nsends, nrecvs;
+static struct req reqs[MAX_REQS];
+static size_t nreqs;
+static struct rankinfo ranks[MAX_RANKS];
+static int failures;
+
+#define FAIL(...) do { fprintf(stderr, "mpi_tracecheck: " __VA_ARGS__); \
+	fputc('\n', stderr); failures++; } while (0)
+
+static int stream_rank(uint64_t stream)
+{
+	int i;
+
+	for (i = 0; i < MAX_RANKS; i++)
+		if (ranks[i].seen && ranks[i].stream == stream)
+			return i;
+	return -1;
+}
+
+static void add_msg(struct msg *tab, size_t *n, int64_t src, int64_t dst,
+		    int64_t comm, int64_t tag, int64_t bytes)
+{
+	if (src < 0 || dst < 0)
+		return;		/* MPI_PROC_NULL moves nothing */
+	if (*n >= MAX_MSGS) {
+		FAIL("more than %d messages", MAX_MSGS);
+		return;
+	}
+	tab[*n] = (struct msg){ src, dst, comm, tag, bytes, 0 };
+	(*n)++;
+}
+
+static struct req *find_req(uint64_t stream, int64_t id)
+{
+	size_t i;
+
+	for (i = nreqs; i-- > 0;)
+		if (reqs[i].stream == stream && reqs[i].id == id)
+			return &reqs[i];
+	return NULL;
+}
+
+/* A receive completing request id of stream (rank me). */
+static void req_recv(uint64_t stream, int me, int64_t id, int64_t peer,
+		     int64_t tag, int64_t bytes)
+{
+	struct req *q = find_req(stream, id);
+
+	if (id <= 0 || !q || !q->recv)
+		return;
+	add_msg(recvs, &nrecvs, peer, me, q->comm, tag, bytes);
+}
+
+static void dump(int rank, const struct proto_trace_event *te)
+{
+	const struct proto_ev_info *in = proto_ev_info(te->ev->type);
+	size_t i;
+
+	printf("%d %s", rank, in ? in->name : "?");
+	for (i = 0; i < PROTO_EV_NARGS; i++)
+		printf(" %lld", (long long)te->ev->arg[i]);
+	if (te->narray) {
+		printf(" |");
+		for (i = 0; i < te->narray; i++)
+			printf(" %lld", (long long)te->array[i]);
+	}
+	printf("\n");
+}
+
+/* First pass: which stream is which rank, and the requests. */
+static int pass1(const char *dir)
+{
+	struct proto_trace_event te;
+	struct proto_trace *t;
+	int rc, r;
+
+	t = proto_trace_open(dir, &rc);
+	if (!t) {
+		fprintf(stderr, "mpi_tracecheck: %s: %s\n", dir,
+			proto_strerror(rc));
+		return -1;
+	}
+	while ((rc = proto_trace_next(t, &te)) > 0) {
+		const struct proto_event *e = te.ev;
+
+		if (e->type == PROTO_EV_MPI_INIT) {
+			r = (int)e->arg[0];
+			if (r < 0 || r >= MAX_RANKS) {
+				FAIL("MPI_Init with rank %d", r);
+				continue;
+			}
+			if (ranks[r].seen)
+				FAIL("rank %d initialised twice", r);
+			ranks[r].seen = 1;
+			ranks[r].stream = te.stream->id;
+		} else if ((e->type == PROTO_EV_MPI_ISEND ||
+			    e->type == PROTO_EV_MPI_IRECV) && e->arg[4] > 0) {
+			if (nreqs >= MAX_REQS) {
+				FAIL("more than %d requests", MAX_REQS);
+				continue;
+			}
+			reqs[nreqs++] = (struct req){ te.stream->id, e->arg[4],
+				e->arg[2], e->arg[1],
+				e->type == PROTO_EV_MPI_IRECV };
+		}
+	}
+	proto_trace_close(t);
+	return rc < 0 ? -1 : 0;
+}
+
+static void check_vcoll(int me, const struct proto_trace_event *te,
+			int rootarg, size_t per)
+{
+	const struct proto_event *e = te->ev;
+	const struct proto_ev_info *in = proto_ev_info(e->type);
+	int root = rootarg >= 0 ? (int)e->arg[rootarg] : me;
+
+	/* the test programs use MPI_COMM_WORLD, where rank == world rank */
+	if (e->arg[rootarg >= 0 ? 3 : 2] != 0 || root != me)
+		return;
+	if (!(e->flags & PROTO_EVF_HASARRAY) || te->narray == 0 ||
+	    te->narray % per)
+		FAIL("rank %d: %s without its ARRAY (%zu values)", me,
+		     in->name, te->narray);
+}
+
+static int pass2(const char *dir, int verbose_dump)
+{
+	struct proto_trace_event te;
+	struct proto_trace *t;
+	size_t i;
+	int rc, me;
+
+	t = proto_trace_open(dir, &rc);
+	if (!t)
+		return -1;
+	while ((rc = proto_trace_next(t, &te)) > 0) {
+		const struct proto_event *e = te.ev;
+		const int64_t *a = e->arg;
+		uint64_t s = te.stream->id;
+
+		me = stream_rank(s);
+		if (me < 0)
+			continue;
+		if (e->type < PROTO_EV__COUNT)
+			ranks[me].counts[e->type]++;
+		if (verbose_dump && (proto_ev_info(e->type)->category ==
+				     PROTO_CAT_MPI ||
+				     e->type == PROTO_EV_COMPUTE))
+			dump(me, &te);
+		switch (e->type) {
+		case PROTO_EV_MPI_SEND:
+		case PROTO_EV_MPI_ISEND:
+			add_msg(sends, &nsends, me, a[0], a[2], a[1], a[3]);
+			break;
+		case PROTO_EV_MPI_RECV:
+			add_msg(recvs, &nrecvs, a[0], me, a[2], a[1], a[3]);
+			if (a[4] != 0 && a[4] != 1)
+				FAIL("rank %d: MPI_Recv arrived %lld", me,
+				     (long long)a[4]);
+			break;
+		case PROTO_EV_MPI_SENDRECV:
+			add_msg(sends, &nsends, me, a[0], a[2], a[1], a[3]);
+			add_msg(recvs, &nrecvs, a[4], me, a[2], -1, a[5]);
+			break;
+		case PROTO_EV_MPI_WAIT:
+			req_recv(s, me, a[0], a[1], a[2], a[4]);
+			break;
+		case PROTO_EV_MPI_WAITANY:
+			req_recv(s, me, a[2], a[3], a[4], a[5]);
+			break;
+		case PROTO_EV_MPI_TEST:
+			if (a[1])
+				req_recv(s, me, a[0], a[2], a[3], a[5]);
+			break;
+		case PROTO_EV_MPI_WAITALL:
+			if (!(e->flags & PROTO_EVF_HASARRAY) ||
+			    te.narray != (size_t)a[0] * 4) {
+				FAIL("rank %d: MPI_Waitall of %lld without its "
+				     "ARRAY (%zu values)", me, (long long)a[0],
+				     te.narray);
+				break;
+			}
+			for (i = 0; i < te.narray; i += 4) {
+				struct req *q = find_req(s, te.array[i]);
+
+				if (q && q->recv)
+					req_recv(s, me, te.array[i],
+						 te.array[i + 1], q->tag,
+						 te.array[i + 2]);
+			}
+			break;
+		case PROTO_EV_MPI_GATHERV:
+		case PROTO_EV_MPI_SCATTERV:
+			check_vcoll(me, &te, 2, 1);
+			break;
+		case PROTO_EV_MPI_ALLGATHERV:
+		case PROTO_EV_MPI_REDUCE_SCATTER:
+			check_vcoll(me, &te, -1, 1);
+			break;
+		case PROTO_EV_MPI_ALLTOALLV:
+			check_vcoll(me, &te, -1, 2);
+			break;
+		case PROTO_EV_COMPUTE:
+			if ((a[2] != 0 && a[2] != 1) || a[3] <= 0 || a[0] < 0)
+				FAIL("rank %d: bad COMPUTE (method %lld rate "
+				     "%lld)", me, (long long)a[2],
+				     (long long)a[3]);
+			break;
+		default:
+			break;
+		}
+	}
+	for (i = 0; i < proto_trace_nstreams(t); i++) {
+		const struct proto_stream *st = proto_trace_stream(t, i);
+
+		me = stream_rank(st->id);
+		if (me >= 0)
+			ranks[me].lost = st->lost_events;
+	}
+	proto_trace_close(t);
+	return rc < 0 ? -1 : 0;
+}
+
+static int same(const struct msg *s, const struct msg *r, int tags)
+{
+	return s->src == r->src && s->dst == r->dst && s->comm == r->comm &&
+		s->bytes == r->bytes && (!tags || s->tag == r->tag);
+}
+
+/* Receives that know their tag first, then the others (tag -1). */
+static void match(void)
+{
+	size_t i, j;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < nrecvs; i++) {
+			if (recvs[i].used || (recvs[i].tag < 0) != pass)
+				continue;
+			for (j = 0; j < nsends; j++)
+				if (!sends[j].used &&
+				    same(&sends[j], &recvs[i], !pass))
+					break;
+			if (j < nsends) {
+				sends[j].used = recvs[i].used = 1;
+			}
+		}
+	for (i = 0; i < nsends; i++)
+		if (!sends[i].used)
+			FAIL("send %lld -> %lld comm %lld tag %lld %lld bytes "
+			     "never received", (long long)sends[i].src,
+			     (long long)sends[i].dst, (long long)sends[i].comm,
+			     (long long)sends[i].tag,
+			     (long long)sends[i].bytes);
+	for (i = 0; i < nrecvs; i++)
+		if (!recvs[i].used)
+			FAIL("receive %lld -> %lld comm %lld tag %lld %lld "
+			     "bytes matches no send", (long long)recvs[i].src,
+			     (long long)recvs[i].dst, (long long)recvs[i].comm,
+			     (long long)recvs[i].tag,
+			     (long long)recvs[i].bytes);
+}
+
+int main(int argc, char **argv)
+{
+	int verbose = 0, dumpev = 0, nprocs, r, i;
+	const char *dir;
+
+	while (argc > 1 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "-v"))
+			verbose = 1;
+		else if (!strcmp(argv[1], "-d"))
+			dumpev = 1;
+		else
+			break;
+		argv++;
+		argc--;
+	}
+	if (argc < 3) {
+		fprintf(stderr, "usage: mpi_tracecheck [-v] [-d] DIR NPROCS "
+			"[NAME[=COUNT] ...]\n");
+		return 2;
+	}
+	dir = argv[1];
+	nprocs = atoi(argv[2]);
+	if (nprocs <= 0 || nprocs > MAX_RANKS) {
+		fprintf(stderr, "mpi_tracecheck: bad NPROCS %s\n", argv[2]);
+		return 2;
+	}
+	if (pass1(dir) || pass2(dir, dumpev))
+		return 2;
+	for (r = 0; r < MAX_RANKS; r++) {
+		if (r < nprocs && !ranks[r].seen)
+			FAIL("no MPI_Init for rank %d", r);
+		if (r >= nprocs && ranks[r].seen)
+			FAIL("unexpected rank %d", r);
+		if (!ranks[r].seen)
+			continue;
+		if (ranks[r].counts[PROTO_EV_MPI_FINALIZE] != 1)
+			FAIL("rank %d: %d MPI_Finalize", r,
+			     ranks[r].counts[PROTO_EV_MPI_FINALIZE]);
+		if (ranks[r].lost)
+			FAIL("rank %d: %llu events lost", r,
+			     (unsigned long long)ranks[r].lost);
+	}
+	for (i = 3; i < argc; i++) {
+		char name[64];
+		const char *eq = strchr(argv[i], '=');
+		size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+		enum proto_ev_type ty;
+
+		if (len >= sizeof(name)) {
+			fprintf(stderr, "mpi_tracecheck: bad name %s\n", argv[i]);
+			return 2;
+		}
+		memcpy(name, argv[i], len);
+		name[len] = '\0';
+		ty = proto_ev_lookup(name);
+		if (ty == PROTO_EV__INVALID) {
+			fprintf(stderr, "mpi_tracecheck: unknown event %s\n",
+				name);
+			return 2;
+		}
+		for (r = 0; r < nprocs; r++) {
+			int n = ranks[r].counts[ty];
+
+			if (n == 0 || (eq && n != atoi(eq + 1)))
+				FAIL("rank %d: %d %s (expected %s)", r, n,
+				     name, eq ? eq + 1 : "at least 1");
+		}
+	}
+	match();
+	if (verbose || failures)
+		fprintf(stderr, "mpi_tracecheck: %d ranks, %zu sends, %zu "
+			"receives, %d failures\n", nprocs, nsends, nrecvs,
+			failures);
+	return failures ? 1 : 0;
+}

@@ -4,11 +4,13 @@
 #include <stdlib.h>
 
 #include "manager/events.h"
+#include "manager/post.h"
 #include "proto/error.h"
 
 struct mgr_events {
 	struct proto_trace *t;
-	uint64_t origin;
+	struct mgr_post *post;
+	uint64_t origin;	/* global time of the earliest event */
 };
 
 struct mgr_events *mgr_events_open(const char *dir, int *rc)
@@ -22,24 +24,34 @@ struct mgr_events *mgr_events_open(const char *dir, int *rc)
 		*rc = PROTO_E_NOMEM;
 		return NULL;
 	}
-	/* pass 1: the job start */
+	/* pass 0: the clock tree; pass 1: the job start on the global clock */
+	if (!(e->post = mgr_post_build(dir, rc))) {
+		free(e);
+		return NULL;
+	}
 	if (!(first = proto_trace_open(dir, rc))) {
+		mgr_post_free(e->post);
 		free(e);
 		return NULL;
 	}
 	e->origin = UINT64_MAX;
-	while ((r = proto_trace_next(first, &te)) == 1)
-		if (te.ev->t_start < e->origin)
-			e->origin = te.ev->t_start;
+	while ((r = proto_trace_next(first, &te)) == 1) {
+		uint64_t g = mgr_post_global(e->post, te.stream->id, te.ev->t_start);
+
+		if (g < e->origin)
+			e->origin = g;
+	}
 	proto_trace_close(first);
 	if (r < 0) {
 		*rc = r;
+		mgr_post_free(e->post);
 		free(e);
 		return NULL;
 	}
 	if (e->origin == UINT64_MAX)
 		e->origin = 0;
 	if (!(e->t = proto_trace_open(dir, rc))) {
+		mgr_post_free(e->post);
 		free(e);
 		return NULL;
 	}
@@ -57,8 +69,10 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 	out->stream = te.stream;
 	out->array = te.array;
 	out->narray = te.narray;
-	out->start = (int64_t)(te.ev->t_start - e->origin);
-	out->end = (int64_t)(te.ev->t_end - e->origin);
+	out->start = (int64_t)(mgr_post_global(e->post, te.stream->id,
+					       te.ev->t_start) - e->origin);
+	out->end = (int64_t)(mgr_post_global(e->post, te.stream->id,
+					     te.ev->t_end) - e->origin);
 	int pi = proto_ev_arg(te.ev->type, PROTO_F_path);
 	out->path = pi >= 0 && te.ev->arg[pi] > 0 ?
 		proto_trace_string(e->t, te.stream->id, te.ev->tid, te.ev->arg[pi]) : NULL;
@@ -68,6 +82,11 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 struct proto_trace *mgr_events_trace(struct mgr_events *e)
 {
 	return e->t;
+}
+
+const struct mgr_post *mgr_events_post(const struct mgr_events *e)
+{
+	return e->post;
 }
 
 uint64_t mgr_events_origin(const struct mgr_events *e)
@@ -80,5 +99,6 @@ void mgr_events_close(struct mgr_events *e)
 	if (!e)
 		return;
 	proto_trace_close(e->t);
+	mgr_post_free(e->post);
 	free(e);
 }

@@ -4,8 +4,9 @@
  * What every exporter reads. Wraps proto/trace (storage order, per stream in
  * seq order) and gives each event its start and end in ns from the job start,
  * on the global clock once post-processing has estimated it (manager/post.h:
- * per-host clock fits, causality repair, perturbation correction), else the
- * raw host clock (exact on one host: every sensor stamps CLOCK_MONOTONIC).
+ * per-edge clock fits composed to the root's clock; causality repair and
+ * perturbation correction are not applied yet), else the raw host clock
+ * (exact on one host: every component stamps CLOCK_MONOTONIC).
  * The job start is the earliest event (a first pass over the trace).
  * Memory does not grow with the trace.
  */
@@ -37,7 +38,11 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out);
 /* The underlying trace (streams, stats, strings, meta). */
 struct proto_trace *mgr_events_trace(struct mgr_events *e);
 
-/* Job start on the host clock of the earliest event (ns). */
+/* The job's time model (clock fits per edge and stream). */
+struct mgr_post;
+const struct mgr_post *mgr_events_post(const struct mgr_events *e);
+
+/* Job start: global time (root clock, ns) of the earliest event. */
 uint64_t mgr_events_origin(const struct mgr_events *e);
 
 /* Free e; NULL is a no-op. */

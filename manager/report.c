@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "manager/mgr.h"
+#include "manager/post.h"
 #include "proto/error.h"
 
 #define MAX_RANKS 4096		/* per-rank columns; others are summed as "other" */
@@ -74,6 +75,10 @@ int mgr_cmd_report(int argc, char **argv)
 	const char *dir = argv[optind];
 	if (!(t = mgr_trace_open(dir)))
 		return 1;
+	int prc;
+	struct mgr_post *post = mgr_post_build(dir, &prc);
+	if (!post)
+		mgr_err("%s: clock samples unreadable (%s)", dir, proto_strerror(prc));
 	memset(tally, 0, sizeof(tally));
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		struct tally *ty = &tally[te.ev->type];
@@ -139,6 +144,8 @@ int mgr_cmd_report(int argc, char **argv)
 					       tally[ty].by_rank[r]);
 			printf("</events>\n");
 		}
+		if (post)
+			mgr_post_report(post, stdout, 1);
 		printf("</report>\n");
 	} else {
 		printf("job directory  %s\n", dir);
@@ -171,11 +178,14 @@ int mgr_cmd_report(int argc, char **argv)
 				printf(" %8" PRIu64, tally[ty].by_rank[r]);
 			printf("\n");
 		}
+		if (post)
+			mgr_post_report(post, stdout, 0);
 	}
 	status = 0;
 out:
 	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
 		free(tally[ty].by_rank);
 	proto_trace_close(t);
+	mgr_post_free(post);
 	return status;
 }

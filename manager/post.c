@@ -1,0 +1,231 @@
+/*
+ * manager/post.c - the clock tree of a job: samples per edge, fits, paths.
+ *
+ * Edges are keyed by their child id (a stream id for sensors, a node id for
+ * collectors); the parent id of the edge's samples names the next edge up.
+ * The root is the id that is a parent but never a child.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/post.h"
+#include "proto/error.h"
+#include "proto/msg.h"
+
+struct edge {
+	uint64_t child, parent;
+	struct proto_clock_sample *s;
+	uint32_t *phase;
+	size_t n, cap;
+	int fitted, fit_rc;
+	struct mgr_clock_fit fit;	/* child against parent */
+	struct mgr_clock_fit path;	/* child against the root */
+	int depth;			/* edges to the root, -1: cycle/too deep */
+};
+
+struct mgr_post {
+	struct edge *e;
+	size_t n, cap;
+	struct proto_msg *msg;
+	int error;
+	struct mgr_clock_fit identity;
+};
+
+static struct edge *edge_find(const struct mgr_post *p, uint64_t child)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].child == child)
+			return &p->e[i];
+	return NULL;
+}
+
+static void on_frame(void *arg, const struct proto_frame *f)
+{
+	struct mgr_post *p = arg;
+	struct edge *e;
+
+	if (f->type != PROTO_MSG_CLOCK || proto_msg_decode(f, p->msg) != 0)
+		return;
+	const struct proto_clock *c = &p->msg->u.clock;
+	if (!(e = edge_find(p, c->child))) {
+		if (p->n >= MGR_POST_MAX_EDGES)
+			return;
+		if (p->n == p->cap) {
+			size_t ncap = p->cap ? p->cap * 2 : 16;
+			struct edge *ne = realloc(p->e, ncap * sizeof(*ne));
+
+			if (!ne) {
+				p->error = PROTO_E_NOMEM;
+				return;
+			}
+			p->e = ne;
+			p->cap = ncap;
+		}
+		e = &p->e[p->n++];
+		memset(e, 0, sizeof(*e));
+		e->child = c->child;
+		e->parent = c->parent;
+	}
+	/* a child that reconnected elsewhere keeps its first parent */
+	if (c->parent != e->parent)
+		return;
+	for (uint32_t i = 0; i < c->n && e->n < MGR_POST_MAX_SAMPLES; i++) {
+		if (e->n == e->cap) {
+			size_t ncap = e->cap ? e->cap * 2 : 64;
+			struct proto_clock_sample *ns = realloc(e->s, ncap * sizeof(*ns));
+			uint32_t *np;
+
+			if (!ns) {
+				p->error = PROTO_E_NOMEM;
+				return;
+			}
+			e->s = ns;
+			if (!(np = realloc(e->phase, ncap * sizeof(*np)))) {
+				p->error = PROTO_E_NOMEM;
+				return;
+			}
+			e->phase = np;
+			e->cap = ncap;
+		}
+		e->s[e->n] = c->sample[i];
+		e->phase[e->n] = c->phase;
+		e->n++;
+	}
+}
+
+/* Compose e's path to the root, recursively through its parent's edge. */
+static void resolve(struct mgr_post *p, struct edge *e, int guard)
+{
+	if (e->depth)
+		return;
+	if (!e->fitted) {
+		e->fit_rc = mgr_clock_fit(e->s, e->phase, e->n, MGR_CLOCK_NODE_PINGS,
+					  &e->fit);
+		e->fitted = 1;
+	}
+	struct edge *up = edge_find(p, e->parent);
+	if (!up) {			/* the parent is the root */
+		e->path = e->fit;
+		e->depth = 1;
+		return;
+	}
+	if (guard >= MGR_POST_MAX_DEPTH) {
+		e->depth = -1;
+		e->path = e->fit;
+		return;
+	}
+	resolve(p, up, guard + 1);
+	mgr_clock_compose(&e->fit, &up->path, &e->path);
+	e->depth = up->depth > 0 ? up->depth + 1 : -1;
+}
+
+struct mgr_post *mgr_post_build(const char *dir, int *rc)
+{
+	struct mgr_post *p = calloc(1, sizeof(*p));
+	struct proto_frame f;
+	int r;
+
+	if (!p || !(p->msg = malloc(sizeof(*p->msg)))) {
+		free(p);
+		*rc = PROTO_E_NOMEM;
+		return NULL;
+	}
+	mgr_clock_identity(&p->identity);
+	/* only frames are needed: read the job directory directly */
+	struct proto_jobdir_r *jr = proto_jobdir_open(dir, rc);
+	if (!jr) {
+		mgr_post_free(p);
+		return NULL;
+	}
+	while ((r = proto_jobdir_next(jr, &f)) == 1)
+		on_frame(p, &f);
+	proto_jobdir_close_r(jr);
+	if (r < 0 || p->error) {
+		*rc = r < 0 ? r : p->error;
+		mgr_post_free(p);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		resolve(p, &p->e[i], 0);
+	return p;
+}
+
+const struct mgr_clock_fit *mgr_post_stream_fit(const struct mgr_post *p,
+						uint64_t stream, int *depth)
+{
+	struct edge *e = p ? edge_find(p, stream) : NULL;
+
+	if (depth)
+		*depth = e ? e->depth : 0;
+	if (!e || e->fit_rc != 0)
+		return p ? &p->identity : NULL;
+	return &e->path;
+}
+
+uint64_t mgr_post_global(const struct mgr_post *p, uint64_t stream, uint64_t t)
+{
+	const struct mgr_clock_fit *f = mgr_post_stream_fit(p, stream, NULL);
+
+	return f ? mgr_clock_to_ref(f, t) : t;
+}
+
+static const char *warn_text(unsigned w)
+{
+	if (w & MGR_CLOCK_WARN_FEW)
+		return "too few samples";
+	if (w & MGR_CLOCK_WARN_LOADED)
+		return "error over 5%: loaded network or clock slewing";
+	if (w & MGR_CLOCK_WARN_ADJUSTED)
+		return "error over 1%: something adjusts the clock";
+	if (w & MGR_CLOCK_WARN_ONE_PHASE)
+		return "no end-of-run samples: extrapolated";
+	return "ok";
+}
+
+void mgr_post_report(const struct mgr_post *p, FILE *out, int xml)
+{
+	if (!p)
+		return;
+	if (!xml)
+		fprintf(out, "\nclock (each edge: child against parent; root = reference)\n"
+			"  %-16s %-16s %8s %14s %10s %12s %9s %9s  %s\n", "child", "parent",
+			"samples", "offset ns", "+-95% ns", "drift ppm", "+-ppm", "rtt us",
+			"quality");
+	for (size_t i = 0; i < p->n; i++) {
+		const struct edge *e = &p->e[i];
+		const struct mgr_clock_fit *f = &e->fit;
+
+		if (xml)
+			fprintf(out, "  <clock child=\"%016" PRIx64 "\" parent=\"%016" PRIx64
+				"\" samples=\"%zu\" used=\"%zu\" offset_ns=\"%.1f\" offset_ci_ns=\"%.1f\""
+				" offset_err=\"%.6f\" drift_ppm=\"%.4f\" drift_ci_ppm=\"%.4f\""
+				" rtt_min_ns=\"%.0f\" path_offset_ns=\"%.1f\" path_drift_ppm=\"%.4f\""
+				" depth=\"%d\" quality=\"%s\"/>\n", e->child, e->parent, f->n_total,
+				f->n_used, f->offset_ns, f->offset_ci_ns, f->offset_err,
+				(f->slope - 1) * 1e6, f->slope_ci * 1e6, f->rtt_min_ns,
+				e->path.offset_ns, (e->path.slope - 1) * 1e6, e->depth,
+				warn_text(f->warn));
+		else
+			fprintf(out, "  %016" PRIx64 " %016" PRIx64 " %8zu %14.1f %10.1f %12.4f"
+				" %9.4f %9.1f  %s\n", e->child, e->parent, f->n_total,
+				f->offset_ns, f->offset_ci_ns, (f->slope - 1) * 1e6,
+				f->slope_ci * 1e6, f->rtt_min_ns / 1e3, warn_text(f->warn));
+	}
+	if (!xml && p->n == 0)
+		fprintf(out, "  no clock samples in this job: times are the raw host clocks\n");
+}
+
+void mgr_post_free(struct mgr_post *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->e[i].s);
+		free(p->e[i].phase);
+	}
+	free(p->e);
+	free(p->msg);
+	free(p);
+}

@@ -1,0 +1,164 @@
+/*
+ * tests/manager/test_post.c - the job's clock tree: CLOCK frames of a
+ * sensor -> node collector -> root path with a known offset and drift on the
+ * node's host; events come out on the root's clock.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/events.h"
+#include "manager/post.h"
+#include "proto/codec.h"
+#include "proto/error.h"
+#include "proto/jobdir.h"
+#include "proto/msg.h"
+
+#define X0 2000000000000ull
+static const double A = 5e9, B = 1 + 50e-6;	/* the node host against the root */
+static char base[64], dir[96];
+
+static uint64_t host_at(uint64_t x)	/* node host clock when the root reads x */
+{
+	return X0 + (uint64_t)llround(A + B * (double)(int64_t)(x - X0));
+}
+
+static void put(struct proto_jobdir_w *w, struct proto_msg *m)
+{
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(proto_msg_frame_alloc(m, &buf, &len), 0);
+	cr_assert_eq(proto_jobdir_append(w, buf, len), 0);
+	free(buf);
+}
+
+/* samples measured by the child end (it pings): s, r on the child clock */
+static void clock_frame(struct proto_jobdir_w *w, struct proto_msg *m,
+			uint64_t child, uint64_t parent, uint32_t phase,
+			uint64_t x, int child_on_host, int parent_on_host)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = PROTO_MSG_CLOCK;
+	m->u.clock.child = child;
+	m->u.clock.parent = parent;
+	m->u.clock.phase = phase;
+	m->u.clock.n = 20;
+	for (int i = 0; i < 20; i++, x += 1000000) {
+		uint64_t xs = x, xrj = x + 25000 + (uint64_t)(i % 3) * 1000,
+			 xsj = xrj + 4000, xr = xsj + 25000 + (uint64_t)(i % 2) * 1000;
+		struct proto_clock_sample *s = &m->u.clock.sample[i];
+
+		s->s = child_on_host ? host_at(xs) : xs;
+		s->r = child_on_host ? host_at(xr) : xr;
+		s->rj = parent_on_host ? host_at(xrj) : xrj;
+		s->sj = parent_on_host ? host_at(xsj) : xsj;
+	}
+	put(w, m);
+}
+
+static void setup(void)
+{
+	snprintf(base, sizeof(base), "/tmp/tapestry-test-post.XXXXXX");
+	cr_assert_not_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/job", base);
+}
+
+static void teardown(void)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(post, .init = setup, .fini = teardown);
+
+Test(post, offset_and_drift_composed_along_the_tree)
+{
+	int rc;
+	struct proto_jobdir_w *w = proto_jobdir_create(dir, 0, 0, &rc);
+	struct proto_msg *m = calloc(1, sizeof(*m));
+	struct proto_codec *c = proto_codec_new(1);
+	uint64_t stream = 0x5157, node = 0x40de, root = 0x2007;
+
+	cr_assert_not_null(w);
+	/* start-of-run and end-of-run phases on both edges; the sensor and its
+	 * node collector share the host clock, the root is the reference */
+	clock_frame(w, m, stream, node, 0, X0, 1, 1);
+	clock_frame(w, m, node, root, 0, X0, 1, 0);
+	/* one event, 100 s into the run, on the sensor's (host) clock */
+	struct proto_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PROTO_EV_WRITE;
+	ev.t_start = host_at(X0 + 100000000000ull);
+	ev.t_end = host_at(X0 + 100000001000ull);
+	uint8_t data[256];
+	size_t len;
+	cr_assert_eq(proto_codec_encode(c, &ev, 1, data, sizeof(data), &len), 0);
+	memset(m, 0, sizeof(*m));
+	m->type = PROTO_MSG_BATCH;
+	m->u.batch.stream = stream;
+	m->u.batch.seq = 1;
+	m->u.batch.nrecords = 1;
+	m->u.batch.data = data;
+	m->u.batch.datalen = (uint32_t)len;
+	put(w, m);
+	clock_frame(w, m, stream, node, 2, X0 + 600000000000ull, 1, 1);
+	clock_frame(w, m, node, root, 2, X0 + 600000000000ull, 1, 0);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+
+	struct mgr_post *p = mgr_post_build(dir, &rc);
+	cr_assert_not_null(p, "%s", proto_strerror(rc));
+	int depth;
+	const struct mgr_clock_fit *f = mgr_post_stream_fit(p, stream, &depth);
+	cr_assert_eq(depth, 2);
+	uint64_t g = mgr_post_global(p, stream, ev.t_start);
+	int64_t err = (int64_t)(g - (X0 + 100000000000ull));
+	cr_log_info("composed offset %.1f ns drift %.4f ppm, error at 100 s %lld ns",
+		    f->offset_ns, (f->slope - 1) * 1e6, (long long)err);
+	cr_assert_lt(llabs(err), 5000, "global time off by %lld ns", (long long)err);
+	cr_assert_lt(fabs((f->slope - B) * 1e6), 1.0);
+	/* an unknown stream keeps its clock */
+	cr_assert_eq(mgr_post_global(p, 999, 12345), 12345);
+	mgr_post_stream_fit(p, 999, &depth);
+	cr_assert_eq(depth, 0);
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *mem = open_memstream(&buf, &blen);
+	mgr_post_report(p, mem, 0);
+	fclose(mem);
+	cr_assert_not_null(strstr(buf, "0000000000005157"));
+	free(buf);
+	mgr_post_free(p);
+
+	/* exporters see the event on the global clock, from the job start */
+	struct mgr_events *e = mgr_events_open(dir, &rc);
+	cr_assert_not_null(e);
+	struct mgr_event me;
+	cr_assert_eq(mgr_events_next(e, &me), 1);
+	cr_assert_eq(me.start, 0);
+	cr_assert(llabs(me.end - 1000) < 10, "duration %lld", (long long)me.end);
+	cr_assert(llabs((int64_t)mgr_events_origin(e) - (int64_t)(X0 + 100000000000ull)) < 5000);
+	cr_assert_eq(mgr_events_next(e, &me), 0);
+	mgr_events_close(e);
+	proto_codec_free(c);
+	free(m);
+}
+
+Test(post, no_samples_means_raw_clocks_and_bad_dirs_fail)
+{
+	int rc;
+	struct proto_jobdir_w *w = proto_jobdir_create(dir, 0, 0, &rc);
+
+	cr_assert_eq(proto_jobdir_close(w), 0);
+	struct mgr_post *p = mgr_post_build(dir, &rc);
+	cr_assert_not_null(p);
+	cr_assert_eq(mgr_post_global(p, 1, 777), 777);
+	mgr_post_free(p);
+	cr_assert_null(mgr_post_build("/nonexistent/job", &rc));
+	cr_assert_lt(rc, 0);
+	mgr_post_free(NULL);
+}

@@ -46,22 +46,22 @@ trap 'exit 99' INT TERM HUP
 
 # mpirun with optional preload: run_mpi OUT PROG [PRELOAD COLLECTOR]
 run_mpi() {
-	out=$1; prog=$2
+	out=$1; exe_=$2
 	if [ $# -ge 4 ]; then
 		if [ "$flavour" = ompi ]; then
 			timeout 120 "$mpirun" --oversubscribe -np $NP \
 				-x LD_PRELOAD="$3" -x TAPESTRY_COLLECTOR="$4" \
-				"$prog" > "$out" 2> "$out.err"
+				"$exe_" > "$out" 2> "$out.err"
 		else
 			timeout 120 "$mpirun" -np $NP -env LD_PRELOAD "$3" \
 				-env TAPESTRY_COLLECTOR "$4" \
-				"$prog" > "$out" 2> "$out.err"
+				"$exe_" > "$out" 2> "$out.err"
 		fi
 	elif [ "$flavour" = ompi ]; then
-		timeout 120 "$mpirun" --oversubscribe -np $NP "$prog" \
+		timeout 120 "$mpirun" --oversubscribe -np $NP "$exe_" \
 			> "$out" 2> "$out.err"
 	else
-		timeout 120 "$mpirun" -np $NP "$prog" > "$out" 2> "$out.err"
+		timeout 120 "$mpirun" -np $NP "$exe_" > "$out" 2> "$out.err"
 	fi
 }
 
@@ -91,6 +91,7 @@ for prog in ring calls; do
 		echo "FAIL: $prog untraced"; cat "$tmp/plain.out.err"; exit 1; }
 
 	job=$tmp/job-$prog
+	mkdir "$job" || exit 99
 	"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
 		> "$tmp/col.out" 2> "$tmp/col.err" &
 	colpid=$!

@@ -4,9 +4,11 @@
  * What every exporter reads. Wraps proto/trace (storage order, per stream in
  * seq order) and gives each event its start and end in ns from the job start,
  * on the global clock once post-processing has estimated it (manager/post.h:
- * per-edge clock fits composed to the root's clock; causality repair and
- * perturbation correction are not applied yet), else the raw host clock
- * (exact on one host: every component stamps CLOCK_MONOTONIC).
+ * per-edge clock fits composed to the root's clock, then the causality
+ * repair of manager/causality.h; perturbation correction is not applied
+ * yet), else the raw host clock (one host: every component stamps
+ * CLOCK_MONOTONIC). TAPESTRY_MIN_LATENCY_NS sets the latency the repair
+ * gives each message (default 0: plain causality).
  * The job start is the earliest event (a first pass over the trace).
  * Memory does not grow with the trace.
  */
@@ -41,6 +43,10 @@ struct proto_trace *mgr_events_trace(struct mgr_events *e);
 /* The job's time model (clock fits per edge and stream). */
 struct mgr_post;
 const struct mgr_post *mgr_events_post(const struct mgr_events *e);
+
+/* The causality repair applied (violations before/after, shifts). */
+struct mgr_causality;
+const struct mgr_causality *mgr_events_causality(const struct mgr_events *e);
 
 /* Job start: global time (root clock, ns) of the earliest event. */
 uint64_t mgr_events_origin(const struct mgr_events *e);

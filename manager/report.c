@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "manager/mgr.h"
+#include "manager/causality.h"
 #include "manager/post.h"
 #include "proto/error.h"
 
@@ -79,6 +80,12 @@ int mgr_cmd_report(int argc, char **argv)
 	struct mgr_post *post = mgr_post_build(dir, &prc);
 	if (!post)
 		mgr_err("%s: clock samples unreadable (%s)", dir, proto_strerror(prc));
+	const char *lat = getenv("TAPESTRY_MIN_LATENCY_NS");
+	struct mgr_causality *clc = post ? mgr_causality_build(dir, post,
+				lat ? atoll(lat) : 0, &prc) : NULL;
+	if (post && !clc)
+		mgr_err("%s: messages could not be matched (%s)", dir, proto_strerror(prc));
+	const struct mgr_causality_stats *cs = clc ? mgr_causality_stats(clc) : NULL;
 	memset(tally, 0, sizeof(tally));
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		struct tally *ty = &tally[te.ev->type];
@@ -146,6 +153,16 @@ int mgr_cmd_report(int argc, char **argv)
 		}
 		if (post)
 			mgr_post_report(post, stdout, 1);
+		if (cs)
+			printf("  <causality messages=\"%" PRIu64 "\" unmatched_sends=\"%" PRIu64
+			       "\" unmatched_receives=\"%" PRIu64 "\" violations_before=\"%" PRIu64
+			       "\" violations_after=\"%" PRIu64 "\" receives_moved=\"%" PRIu64
+			       "\" max_shift_ns=\"%" PRId64 "\" max_interval_change_ns=\"%" PRId64
+			       "\" min_latency_ns=\"%" PRId64 "\"/>\n", cs->matched,
+			       cs->unmatched_sends, cs->unmatched_receives,
+			       cs->violations_before, cs->violations_after, cs->jumps,
+			       cs->max_shift_ns, cs->max_interval_change_ns,
+			       cs->min_latency_ns);
 		printf("</report>\n");
 	} else {
 		printf("job directory  %s\n", dir);
@@ -180,12 +197,22 @@ int mgr_cmd_report(int argc, char **argv)
 		}
 		if (post)
 			mgr_post_report(post, stdout, 0);
+		if (cs)
+			printf("\ncausality      %" PRIu64 " messages matched (%" PRIu64
+			       " sends, %" PRIu64 " receives unmatched); violations %" PRIu64
+			       " before repair, %" PRIu64 " after; %" PRIu64
+			       " receives moved, largest shift %" PRId64
+			       " ns, largest change of a local interval %" PRId64 " ns\n",
+			       cs->matched, cs->unmatched_sends, cs->unmatched_receives,
+			       cs->violations_before, cs->violations_after, cs->jumps,
+			       cs->max_shift_ns, cs->max_interval_change_ns);
 	}
 	status = 0;
 out:
 	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
 		free(tally[ty].by_rank);
 	proto_trace_close(t);
+	mgr_causality_free(clc);
 	mgr_post_free(post);
 	return status;
 }

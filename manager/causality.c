@@ -1,0 +1,565 @@
+/*
+ * manager/causality.c - message matching and the controlled logical clock.
+ * See causality.h for the method. Memory: a few words per point-to-point
+ * message and per MPI event, bounded by MGR_CAUSALITY_MAX messages.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/causality.h"
+#include "manager/post.h"
+#include "proto/error.h"
+#include "proto/trace.h"
+
+#define TAG_ANY (-1)
+#define MAX_PASSES 64
+#define TAG_SCAN 4096		/* how far a tagged receive looks for its send */
+
+struct jump {
+	uint64_t t_j, t_p;	/* receive start; ramp start */
+	int64_t d;
+};
+
+struct cstream {
+	uint64_t id;
+	const struct proto_stream *ps;
+	int rank;
+	uint64_t *ends;		/* end of each MPI event, in stream order */
+	size_t nends, capends;
+	struct jump *j;
+	int64_t *prefix;	/* prefix[i] = sum of d of j[0..i) */
+	size_t nj, capj;
+};
+
+struct msg_end {
+	uint32_t stream;	/* index in streams */
+	int32_t peer;		/* the other end's world rank */
+	int64_t comm, tag;
+	uint64_t t0, t1;	/* send: t0 = start; receive: start, end */
+	uint64_t order;		/* storage order */
+	int64_t match;		/* index of the matching end, -1 */
+};
+
+struct reqent {
+	uint64_t stream, req;
+	int64_t tag, comm;
+	int used;
+};
+
+struct mgr_causality {
+	struct cstream *s;
+	size_t ns, caps;
+	struct msg_end *snd, *rcv;
+	size_t nsnd, capsnd, nrcv, caprcv;
+	struct reqent *req;
+	size_t capreq, nreq;
+	struct mgr_causality_stats st;
+	const struct mgr_post *post;
+	int error;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * size);
+	if (!np)
+		return PROTO_E_NOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t hash2(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
+
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ull;
+	return h ^ (h >> 29);
+}
+
+static struct reqent *req_slot(struct mgr_causality *c, uint64_t stream,
+			       uint64_t req, int create)
+{
+	if (create && (c->nreq + 1) * 2 > c->capreq) {
+		size_t ncap = c->capreq ? c->capreq * 2 : 1024;
+		struct reqent *nr = calloc(ncap, sizeof(*nr));
+
+		if (!nr)
+			return NULL;
+		for (size_t i = 0; i < c->capreq; i++) {
+			if (!c->req[i].used)
+				continue;
+			size_t k = hash2(c->req[i].stream, c->req[i].req) & (ncap - 1);
+			while (nr[k].used)
+				k = (k + 1) & (ncap - 1);
+			nr[k] = c->req[i];
+		}
+		free(c->req);
+		c->req = nr;
+		c->capreq = ncap;
+	}
+	if (!c->capreq)
+		return NULL;
+	size_t k = hash2(stream, req) & (c->capreq - 1);
+	while (c->req[k].used) {
+		if (c->req[k].stream == stream && c->req[k].req == req)
+			return &c->req[k];
+		k = (k + 1) & (c->capreq - 1);
+	}
+	if (!create)
+		return NULL;
+	c->req[k].used = 1;
+	c->req[k].stream = stream;
+	c->req[k].req = req;
+	c->nreq++;
+	return &c->req[k];
+}
+
+static uint32_t stream_index(struct mgr_causality *c,
+			     const struct proto_stream *ps)
+{
+	/* streams are few; the last one used is the likely one */
+	static __thread size_t last;
+
+	if (last < c->ns && c->s[last].id == ps->id)
+		return (uint32_t)last;
+	for (size_t i = 0; i < c->ns; i++)
+		if (c->s[i].id == ps->id)
+			return (uint32_t)(last = i);
+	if (grow((void **)&c->s, &c->caps, c->ns + 1, sizeof(*c->s))) {
+		c->error = PROTO_E_NOMEM;
+		return UINT32_MAX;
+	}
+	memset(&c->s[c->ns], 0, sizeof(c->s[0]));
+	c->s[c->ns].id = ps->id;
+	c->s[c->ns].ps = ps;
+	last = c->ns;
+	return (uint32_t)c->ns++;
+}
+
+static void add_end(struct mgr_causality *c, int send, uint32_t si,
+		    int64_t peer, int64_t comm, int64_t tag, uint64_t t0,
+		    uint64_t t1, uint64_t order)
+{
+	struct msg_end **arr = send ? &c->snd : &c->rcv;
+	size_t *n = send ? &c->nsnd : &c->nrcv, *cap = send ? &c->capsnd : &c->caprcv;
+
+	if (peer < 0)
+		return;		/* MPI_PROC_NULL or unknown: no message */
+	if (*n >= MGR_CAUSALITY_MAX) {
+		c->error = PROTO_E_TOOBIG;
+		return;
+	}
+	if (grow((void **)arr, cap, *n + 1, sizeof(**arr))) {
+		c->error = PROTO_E_NOMEM;
+		return;
+	}
+	struct msg_end *m = &(*arr)[(*n)++];
+	m->stream = si;
+	m->peer = (int32_t)peer;
+	m->comm = comm;
+	m->tag = tag;
+	m->t0 = t0;
+	m->t1 = t1;
+	m->order = order;
+	m->match = -1;
+}
+
+static void on_event(struct mgr_causality *c, const struct proto_trace_event *te,
+		     uint64_t order)
+{
+	const struct proto_event *ev = te->ev;
+	const struct proto_ev_info *info = proto_ev_info(ev->type);
+
+	if (!info || info->category != PROTO_CAT_MPI)
+		return;
+	uint32_t si = stream_index(c, te->stream);
+	if (si == UINT32_MAX)
+		return;
+	struct cstream *s = &c->s[si];
+	uint64_t t0 = mgr_post_global(c->post, s->id, ev->t_start);
+	uint64_t t1 = mgr_post_global(c->post, s->id, ev->t_end);
+	const int64_t *a = ev->arg;
+
+	if (grow((void **)&s->ends, &s->capends, s->nends + 1, sizeof(*s->ends))) {
+		c->error = PROTO_E_NOMEM;
+		return;
+	}
+	s->ends[s->nends++] = t1;
+	if (ev->flags & PROTO_EVF_FAILED)
+		return;
+	switch (ev->type) {
+	case PROTO_EV_MPI_SEND:		/* peer tag comm bytes */
+		add_end(c, 1, si, a[0], a[2], a[1], t0, t1, order);
+		break;
+	case PROTO_EV_MPI_ISEND:	/* peer tag comm bytes req */
+		add_end(c, 1, si, a[0], a[2], a[1], t0, t1, order);
+		break;
+	case PROTO_EV_MPI_IRECV: {	/* peer tag comm bytes req */
+		struct reqent *r = req_slot(c, s->id, (uint64_t)a[4], 1);
+		if (!r) {
+			c->error = PROTO_E_NOMEM;
+			return;
+		}
+		r->tag = a[1];
+		r->comm = a[2];
+		break;
+	}
+	case PROTO_EV_MPI_RECV:		/* peer tag comm bytes arrived */
+		add_end(c, 0, si, a[0], a[2], a[1], t0, t1, order);
+		break;
+	case PROTO_EV_MPI_SENDRECV:	/* peer tag comm bytes src rbytes */
+		add_end(c, 1, si, a[0], a[2], a[1], t0, t1, order);
+		/* the receive's tag is not recorded: matched on the channel */
+		add_end(c, 0, si, a[4], a[2], TAG_ANY, t0, t1, order);
+		break;
+	case PROTO_EV_MPI_WAIT:		/* req peer tag comm bytes arrived */
+	case PROTO_EV_MPI_TEST: {	/* req result peer tag comm bytes */
+		int64_t req = a[0], peer = ev->type == PROTO_EV_MPI_WAIT ? a[1] : a[2];
+		int64_t tag = ev->type == PROTO_EV_MPI_WAIT ? a[2] : a[3];
+		struct reqent *r = req_slot(c, s->id, (uint64_t)req, 0);
+
+		if (ev->type == PROTO_EV_MPI_TEST && !a[1])
+			break;
+		if (r)
+			add_end(c, 0, si, peer, r->comm, tag, t0, t1, order);
+		break;
+	}
+	case PROTO_EV_MPI_WAITANY: {	/* count index req peer tag bytes */
+		struct reqent *r = req_slot(c, s->id, (uint64_t)a[2], 0);
+		if (r)
+			add_end(c, 0, si, a[3], r->comm, a[4], t0, t1, order);
+		break;
+	}
+	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
+		for (size_t i = 0; i + 3 < te->narray + 0 && te->array; i += 4) {
+			struct reqent *r = req_slot(c, s->id, (uint64_t)te->array[i], 0);
+			if (r)
+				add_end(c, 0, si, te->array[i + 1], r->comm,
+					r->tag >= 0 ? r->tag : TAG_ANY, t0, t1, order);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static int32_t rank_of(const struct mgr_causality *c, uint32_t si)
+{
+	return c->s[si].rank;
+}
+
+/* channel order: sender rank, receiver rank, communicator, then storage */
+static const struct mgr_causality *sort_ctx;
+
+static int cmp_send(const void *pa, const void *pb)
+{
+	const struct msg_end *a = pa, *b = pb;
+	int32_t ra = rank_of(sort_ctx, a->stream), rb = rank_of(sort_ctx, b->stream);
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->peer != b->peer)
+		return a->peer < b->peer ? -1 : 1;
+	if (a->comm != b->comm)
+		return a->comm < b->comm ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int cmp_recv(const void *pa, const void *pb)
+{
+	const struct msg_end *a = pa, *b = pb;
+	int32_t ra = rank_of(sort_ctx, a->stream), rb = rank_of(sort_ctx, b->stream);
+
+	/* receives are keyed (their peer = sender, their rank = receiver) */
+	if (a->peer != b->peer)
+		return a->peer < b->peer ? -1 : 1;
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->comm != b->comm)
+		return a->comm < b->comm ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void match(struct mgr_causality *c)
+{
+	size_t i = 0, j = 0;
+
+	sort_ctx = c;
+	qsort(c->snd, c->nsnd, sizeof(*c->snd), cmp_send);
+	qsort(c->rcv, c->nrcv, sizeof(*c->rcv), cmp_recv);
+	while (i < c->nsnd && j < c->nrcv) {
+		struct msg_end *s = &c->snd[i], *r = &c->rcv[j];
+		int32_t s_src = rank_of(c, s->stream), r_src = r->peer;
+		int32_t s_dst = s->peer, r_dst = rank_of(c, r->stream);
+		int k = s_src != r_src ? (s_src < r_src ? -1 : 1) :
+			s_dst != r_dst ? (s_dst < r_dst ? -1 : 1) :
+			s->comm != r->comm ? (s->comm < r->comm ? -1 : 1) : 0;
+
+		if (k < 0) {
+			i++;
+			continue;
+		}
+		if (k > 0) {
+			j++;
+			continue;
+		}
+		/* one channel: sends [i, ie), receives [j, je) */
+		size_t ie = i, je = j;
+		while (ie < c->nsnd && rank_of(c, c->snd[ie].stream) == s_src &&
+		       c->snd[ie].peer == s_dst && c->snd[ie].comm == s->comm)
+			ie++;
+		while (je < c->nrcv && c->rcv[je].peer == r_src &&
+		       rank_of(c, c->rcv[je].stream) == r_dst && c->rcv[je].comm == r->comm)
+			je++;
+		size_t first = i;
+		for (size_t q = j; q < je; q++) {
+			while (first < ie && c->snd[first].match >= 0)
+				first++;
+			for (size_t p = first; p < ie && p < first + TAG_SCAN; p++) {
+				if (c->snd[p].match >= 0)
+					continue;
+				if (c->rcv[q].tag != TAG_ANY && c->rcv[q].tag != c->snd[p].tag)
+					continue;
+				c->snd[p].match = (int64_t)q;
+				c->rcv[q].match = (int64_t)p;
+				c->st.matched++;
+				break;
+			}
+		}
+		i = ie;
+		j = je;
+	}
+	c->st.unmatched_sends = c->nsnd - c->st.matched;
+	c->st.unmatched_receives = c->nrcv - c->st.matched;
+}
+
+/* step shift of stream s at t: the jumps at or before t */
+static int64_t step_shift(const struct cstream *s, uint64_t t)
+{
+	size_t lo = 0, hi = s->nj;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->j[mid].t_j <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return s->prefix ? s->prefix[lo] : 0;
+}
+
+static int add_jump(struct cstream *s, uint64_t t, int64_t d)
+{
+	size_t k = s->nj;
+
+	while (k > 0 && s->j[k - 1].t_j > t)
+		k--;
+	if (k > 0 && s->j[k - 1].t_j == t) {
+		s->j[k - 1].d += d;
+	} else {
+		if (grow((void **)&s->j, &s->capj, s->nj + 1, sizeof(*s->j)))
+			return PROTO_E_NOMEM;
+		memmove(&s->j[k + 1], &s->j[k], (s->nj - k) * sizeof(*s->j));
+		s->j[k].t_j = t;
+		s->j[k].t_p = t;
+		s->j[k].d = d;
+		s->nj++;
+	}
+	int64_t *np = realloc(s->prefix, (s->nj + 1) * sizeof(*np));
+	if (!np)
+		return PROTO_E_NOMEM;
+	s->prefix = np;
+	s->prefix[0] = 0;
+	for (size_t i = 0; i < s->nj; i++)
+		s->prefix[i + 1] = s->prefix[i] + s->j[i].d;
+	return 0;
+}
+
+static int64_t shift_at(const struct cstream *s, uint64_t t)
+{
+	size_t lo = 0, hi = s->nj;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->j[mid].t_j <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int64_t v = s->prefix ? s->prefix[lo] : 0;
+	if (lo < s->nj && t > s->j[lo].t_p) {
+		const struct jump *jp = &s->j[lo];
+
+		v += (int64_t)((double)jp->d * (double)(t - jp->t_p) /
+			       (double)(jp->t_j - jp->t_p));
+	}
+	return v;
+}
+
+static uint64_t count_violations(const struct mgr_causality *c, int repaired,
+				 int64_t lat)
+{
+	uint64_t v = 0;
+
+	for (size_t q = 0; q < c->nrcv; q++) {
+		const struct msg_end *r = &c->rcv[q];
+
+		if (r->match < 0)
+			continue;
+		const struct msg_end *s = &c->snd[r->match];
+		int64_t ts = (int64_t)s->t0, tr = (int64_t)r->t1;
+		if (repaired) {
+			ts += shift_at(&c->s[s->stream], s->t0);
+			tr += shift_at(&c->s[r->stream], r->t1);
+		}
+		if (tr < ts + lat)
+			v++;
+	}
+	return v;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int repair(struct mgr_causality *c, int64_t lat)
+{
+	int changed = 1;
+
+	while (changed && c->st.passes < MAX_PASSES) {
+		changed = 0;
+		c->st.passes++;
+		for (size_t q = 0; q < c->nrcv; q++) {
+			struct msg_end *r = &c->rcv[q];
+
+			if (r->match < 0)
+				continue;
+			struct msg_end *s = &c->snd[r->match];
+			int64_t ts = (int64_t)s->t0 + step_shift(&c->s[s->stream], s->t0);
+			int64_t tr = (int64_t)r->t1 + step_shift(&c->s[r->stream], r->t0);
+			if (tr < ts + lat) {
+				if (add_jump(&c->s[r->stream], r->t0, ts + lat - tr))
+					return PROTO_E_NOMEM;
+				c->st.jumps++;
+				changed = 1;
+			}
+		}
+	}
+	/* backward pass: each jump becomes a ramp from the end of the
+	 * previous MPI event of its process (never across an earlier jump) */
+	for (size_t i = 0; i < c->ns; i++) {
+		struct cstream *s = &c->s[i];
+
+		qsort(s->ends, s->nends, sizeof(*s->ends), cmp_u64);
+		for (size_t k = 0; k < s->nj; k++) {
+			uint64_t tj = s->j[k].t_j, tp = tj;
+			size_t lo = 0, hi = s->nends;
+
+			while (lo < hi) {	/* last end strictly before tj */
+				size_t mid = (lo + hi) / 2;
+				if (s->ends[mid] < tj)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo > 0)
+				tp = s->ends[lo - 1];
+			if (k > 0 && tp < s->j[k - 1].t_j)
+				tp = s->j[k - 1].t_j;
+			s->j[k].t_p = tp;
+			if (s->j[k].d > c->st.max_interval_change_ns)
+				c->st.max_interval_change_ns = s->j[k].d;
+		}
+		if (s->nj && s->prefix[s->nj] > c->st.max_shift_ns)
+			c->st.max_shift_ns = s->prefix[s->nj];
+	}
+	return 0;
+}
+
+struct mgr_causality *mgr_causality_build(const char *dir,
+					  const struct mgr_post *post,
+					  int64_t min_latency_ns, int *rc)
+{
+	struct mgr_causality *c = calloc(1, sizeof(*c));
+	struct proto_trace *t;
+	struct proto_trace_event te;
+	uint64_t order = 0;
+	int r;
+
+	if (!c) {
+		*rc = PROTO_E_NOMEM;
+		return NULL;
+	}
+	c->post = post;
+	c->st.min_latency_ns = min_latency_ns;
+	if (!(t = proto_trace_open(dir, rc))) {
+		free(c);
+		return NULL;
+	}
+	while ((r = proto_trace_next(t, &te)) == 1 && !c->error)
+		on_event(c, &te, order++);
+	for (size_t i = 0; i < c->ns; i++)	/* ranks are final now */
+		c->s[i].rank = c->s[i].ps->rank;
+	proto_trace_close(t);
+	for (size_t i = 0; i < c->ns; i++)
+		c->s[i].ps = NULL;
+	if (r < 0 || c->error) {
+		*rc = r < 0 ? r : c->error;
+		mgr_causality_free(c);
+		return NULL;
+	}
+	c->st.sends = c->nsnd;
+	c->st.receives = c->nrcv;
+	match(c);
+	c->st.violations_before = count_violations(c, 0, 0);
+	if ((r = repair(c, min_latency_ns)) != 0) {
+		*rc = r;
+		mgr_causality_free(c);
+		return NULL;
+	}
+	c->st.violations_after = count_violations(c, 1, 0);
+	return c;
+}
+
+int64_t mgr_causality_shift(const struct mgr_causality *c, uint64_t stream,
+			    uint64_t t)
+{
+	if (!c)
+		return 0;
+	for (size_t i = 0; i < c->ns; i++)
+		if (c->s[i].id == stream)
+			return c->s[i].nj ? shift_at(&c->s[i], t) : 0;
+	return 0;
+}
+
+const struct mgr_causality_stats *mgr_causality_stats(const struct mgr_causality *c)
+{
+	return &c->st;
+}
+
+void mgr_causality_free(struct mgr_causality *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ns; i++) {
+		free(c->s[i].ends);
+		free(c->s[i].j);
+		free(c->s[i].prefix);
+	}
+	free(c->s);
+	free(c->snd);
+	free(c->rcv);
+	free(c->req);
+	free(c);
+}

@@ -1,0 +1,53 @@
+/*
+ * manager/causality.h - causality repair: the controlled logical clock.
+ *
+ * After the linear clock correction (manager/post.h) a message may still
+ * appear received before it was sent. Messages are matched FIFO per channel
+ * (sender, receiver, communicator, tag: MPI's non-overtaking rule). A forward
+ * pass moves each violating receive to send + the minimum latency and shifts
+ * every later event of the receiving process by the same amount (local
+ * intervals keep their length); repeated until no violation remains, since a
+ * moved process may send later. A backward pass then replaces each jump by a
+ * ramp that starts at the end of the process's previous MPI event, so the
+ * computation before the receive absorbs the jump instead of one instant.
+ * Ramps never move a send (there is none inside a ramp), so they add no
+ * violation. The result is a per-stream shift function of global time.
+ */
+#ifndef TAPESTRY_MGR_CAUSALITY_H
+#define TAPESTRY_MGR_CAUSALITY_H
+
+#include <stdint.h>
+
+struct mgr_post;
+struct mgr_causality;
+
+struct mgr_causality_stats {
+	uint64_t sends, receives, matched;
+	uint64_t unmatched_sends, unmatched_receives;
+	uint64_t violations_before;	/* receive end < send start */
+	uint64_t violations_after;	/* same test after repair: must be 0 */
+	uint64_t jumps;			/* receives moved */
+	unsigned passes;
+	int64_t min_latency_ns;		/* the latency enforced */
+	int64_t max_shift_ns;		/* largest shift of any event */
+	int64_t max_interval_change_ns;	/* largest change of a local interval */
+};
+
+/* Match the messages of dir (times through post) and repair. min_latency_ns:
+ * the minimum latency a message is given (0: plain causality). NULL with *rc
+ * (PROTO_E_NOMEM; PROTO_E_TOOBIG over MGR_CAUSALITY_MAX messages). */
+#define MGR_CAUSALITY_MAX (64u << 20)
+struct mgr_causality *mgr_causality_build(const char *dir,
+					  const struct mgr_post *post,
+					  int64_t min_latency_ns, int *rc);
+
+/* The shift (ns, >= 0) to add to a global time t of stream. */
+int64_t mgr_causality_shift(const struct mgr_causality *c, uint64_t stream,
+			    uint64_t t);
+
+const struct mgr_causality_stats *mgr_causality_stats(const struct mgr_causality *c);
+
+/* Free c; NULL is a no-op. */
+void mgr_causality_free(struct mgr_causality *c);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * tests/manager/test_causality.c - message matching and the controlled
+ * logical clock on hand-made traces with violations.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/causality.h"
+#include "manager/post.h"
+#include "proto/codec.h"
+#include "proto/error.h"
+#include "proto/jobdir.h"
+#include "proto/msg.h"
+
+static char base[64], dir[96];
+static struct proto_jobdir_w *w;
+static struct proto_msg *m;
+static struct proto_codec *codec;
+
+static void put(void)
+{
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(proto_msg_frame_alloc(m, &buf, &len), 0);
+	cr_assert_eq(proto_jobdir_append(w, buf, len), 0);
+	free(buf);
+}
+
+static void meta_rank(uint64_t stream, int rank)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = PROTO_MSG_META;
+	m->u.meta.id = stream;
+	m->u.meta.n = 1;
+	strcpy(m->u.meta.kv[0].key, "rank");
+	snprintf(m->u.meta.kv[0].value, sizeof(m->u.meta.kv[0].value), "%d", rank);
+	put();
+}
+
+static void batch(uint64_t stream, uint64_t seq, struct proto_event *ev, size_t n)
+{
+	uint8_t data[8192];
+	size_t len;
+
+	cr_assert_eq(proto_codec_encode(codec, ev, n, data, sizeof(data), &len), 0);
+	memset(m, 0, sizeof(*m));
+	m->type = PROTO_MSG_BATCH;
+	m->u.batch.stream = stream;
+	m->u.batch.seq = seq;
+	m->u.batch.nrecords = (uint32_t)n;
+	m->u.batch.data = data;
+	m->u.batch.datalen = (uint32_t)len;
+	put();
+}
+
+static struct proto_event mk(unsigned type, uint64_t t0, uint64_t t1,
+			     int64_t a0, int64_t a1, int64_t a2, int64_t a3,
+			     int64_t a4)
+{
+	struct proto_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = (uint16_t)type;
+	e.t_start = t0;
+	e.t_end = t1;
+	e.arg[0] = a0;
+	e.arg[1] = a1;
+	e.arg[2] = a2;
+	e.arg[3] = a3;
+	e.arg[4] = a4;
+	return e;
+}
+
+static void setup(void)
+{
+	int rc;
+
+	snprintf(base, sizeof(base), "/tmp/tapestry-test-clc.XXXXXX");
+	cr_assert_not_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/job", base);
+	w = proto_jobdir_create(dir, 0, 0, &rc);
+	cr_assert_not_null(w);
+	m = calloc(1, sizeof(*m));
+	codec = proto_codec_new(1);
+}
+
+static void teardown(void)
+{
+	char cmd[160];
+
+	free(m);
+	proto_codec_free(codec);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(causality, .init = setup, .fini = teardown);
+
+/* rank 0 sends at 1000; rank 1's clock is 300 ns behind, so its receive
+ * ends at 900: a violation. Rank 1 then sends to rank 2, whose receive is
+ * only fine before the repair moves rank 1 later (a chain: two passes). */
+Test(causality, violations_repaired_in_a_chain_and_ramped)
+{
+	struct proto_event e0[2], e1[4], e2[2];
+	int rc;
+
+	meta_rank(10, 0);
+	meta_rank(11, 1);
+	meta_rank(12, 2);
+	e0[0] = mk(PROTO_EV_MPI_SEND, 1000, 1010, 1, 7, 0, 8, 0);
+	e0[1] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 0, 3, 0, 0, 0);
+	/* rank 1: a barrier ending at 500, compute, recv 880..900, send 950 */
+	e1[0] = mk(PROTO_EV_MPI_BARRIER, 400, 500, 0, 0, 0, 0, 0);
+	e1[1] = mk(PROTO_EV_MPI_RECV, 880, 900, 0, 7, 0, 8, 0);
+	e1[2] = mk(PROTO_EV_MPI_SEND, 950, 960, 2, 9, 0, 8, 0);
+	e1[3] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 1, 3, 0, 0, 0);
+	/* rank 2 receives from rank 1 ending at 1000 (fine before repair) */
+	e2[0] = mk(PROTO_EV_MPI_RECV, 990, 1000, 1, 9, 0, 8, 0);
+	e2[1] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 2, 3, 0, 0, 0);
+	batch(10, 1, e0, 2);
+	batch(11, 1, e1, 4);
+	batch(12, 1, e2, 2);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+
+	struct mgr_post *p = mgr_post_build(dir, &rc);
+	cr_assert_not_null(p);
+	struct mgr_causality *c = mgr_causality_build(dir, p, 5, &rc);
+	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+	cr_assert_eq(st->sends, 2);
+	cr_assert_eq(st->receives, 2);
+	cr_assert_eq(st->matched, 2);
+	cr_assert_eq(st->violations_before, 1);
+	cr_assert_eq(st->violations_after, 0);
+	cr_assert_geq(st->passes, 2);
+	/* rank 1's receive ends at >= 1000 + 5: shifted by >= 105 */
+	cr_assert_geq(900 + mgr_causality_shift(c, 11, 880), 1005);
+	int64_t d = mgr_causality_shift(c, 11, 880);
+	cr_assert_eq(d, 105);
+	/* its later events keep their intervals */
+	cr_assert_eq(mgr_causality_shift(c, 11, 950), d);
+	cr_assert_eq(mgr_causality_shift(c, 11, 5000), d);
+	/* the ramp: nothing moves at the barrier's end, half way at 690 */
+	cr_assert_eq(mgr_causality_shift(c, 11, 500), 0);
+	int64_t mid = mgr_causality_shift(c, 11, 690);
+	cr_assert(mid > 40 && mid < 65, "ramp midpoint %lld", (long long)mid);
+	/* rank 1's send moved to 1055: rank 2's receive (1000) followed it */
+	cr_assert_geq(1000 + mgr_causality_shift(c, 12, 990), 950 + d + 5);
+	cr_assert_eq(mgr_causality_shift(c, 10, 1000), 0);
+	cr_assert_eq(st->max_interval_change_ns, 105);
+	mgr_causality_free(c);
+	mgr_post_free(p);
+}
+
+/* isend/irecv/waitall, tags out of order, a sendrecv, an unmatched send */
+Test(causality, nonblocking_tags_and_unmatched)
+{
+	struct proto_event e0[4], e1[8];
+	int rc;
+
+	meta_rank(20, 0);
+	meta_rank(21, 1);
+	e0[0] = mk(PROTO_EV_MPI_ISEND, 100, 110, 1, 5, 0, 8, 1);
+	e0[1] = mk(PROTO_EV_MPI_ISEND, 120, 130, 1, 6, 0, 8, 2);
+	e0[2] = mk(PROTO_EV_MPI_SENDRECV, 300, 400, 1, 8, 0, 8, 1);
+	e0[2].arg[5] = 8;
+	e0[3] = mk(PROTO_EV_MPI_SEND, 500, 510, 1, 99, 0, 8, 0);	/* never received */
+	/* rank 1 posts tag 6 first, then tag 5; waitall completes both */
+	e1[0] = mk(PROTO_EV_MPI_IRECV, 50, 60, 0, 6, 0, 8, 1);
+	e1[1] = mk(PROTO_EV_MPI_IRECV, 70, 80, 0, 5, 0, 8, 2);
+	e1[2] = mk(PROTO_EV_MPI_WAITALL, 90, 105, 2, 0, 0, 0, 0);	/* ends before the sends */
+	e1[2].flags = PROTO_EVF_HASARRAY;
+	struct proto_event arr;
+	memset(&arr, 0, sizeof(arr));
+	arr.type = PROTO_EV_ARRAY;
+	arr.t_start = 0;
+	arr.t_end = 8;
+	arr.flags = 6;
+	int64_t vals[8] = {1, 0, 8, 0, 2, 0, 8, 0};
+	memcpy(arr.arg, vals, 6 * sizeof(int64_t));
+	e1[3] = arr;
+	arr.t_start = 6;
+	arr.flags = 2;
+	arr.arg[0] = vals[6];
+	arr.arg[1] = vals[7];
+	e1[4] = arr;
+	e1[5] = mk(PROTO_EV_MPI_SENDRECV, 300, 390, 0, 8, 0, 8, 0);
+	e1[5].arg[5] = 8;
+	batch(20, 1, e0, 4);
+	batch(21, 1, e1, 6);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+
+	struct mgr_causality *c = mgr_causality_build(dir, NULL, 0, &rc);
+	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+	cr_assert_eq(st->sends, 5);	/* 2 isend, 2 sendrecv, 1 send */
+	cr_assert_eq(st->receives, 4);	/* 2 in the waitall, 2 sendrecv */
+	cr_assert_eq(st->matched, 4);
+	cr_assert_eq(st->unmatched_sends, 1);	/* tag 99 */
+	cr_assert_eq(st->unmatched_receives, 0);
+	cr_assert_eq(st->violations_after, 0);
+	cr_assert_geq(st->violations_before, 1);
+	/* the waitall ended at 105 before the second isend at 120: moved */
+	cr_assert_geq(105 + mgr_causality_shift(c, 21, 90), 120);
+	mgr_causality_free(c);
+}

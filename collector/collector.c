@@ -305,6 +305,50 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(c->accept_retry, &tv);
 }
 
+int col_parse_addr(const char *text, struct sockaddr_storage *ss, int *len)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = text ? strrchr(text, ':') : NULL;
+	char *end;
+	unsigned long port;
+	size_t hl;
+
+	if (!colon || colon == text)
+		return PROTO_E_ARG;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || port > 65535)
+		return PROTO_E_ARG;
+	hl = (size_t)(colon - text);
+	if (text[0] == '[' && hl >= 2 && text[hl - 1] == ']') {
+		text++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host))
+		return PROTO_E_ARG;
+	memcpy(host, text, hl);
+	host[hl] = 0;
+	memset(ss, 0, sizeof(*ss));
+	if (evutil_inet_pton(AF_INET, host,
+			     &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		*len = sizeof(*in);
+		return 0;
+	}
+	if (evutil_inet_pton(AF_INET6, host,
+			     &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	return PROTO_E_ARG;
+}
+
 static int open_listener(struct col *c)
 {
 	struct sockaddr_storage ss;
@@ -312,8 +356,7 @@ static int open_listener(struct col *c)
 
 	if (!c->cfg.listen || !*c->cfg.listen)
 		return 0;	/* connections come through col_conn_attach */
-	if (evutil_parse_sockaddr_port(c->cfg.listen, (struct sockaddr *)&ss,
-				       &sslen) < 0) {
+	if (col_parse_addr(c->cfg.listen, &ss, &sslen)) {
 		col_err("bad listen address %s", c->cfg.listen);
 		return PROTO_E_ARG;
 	}
@@ -481,9 +524,9 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 		if (cfg->parent) {
 			int len = sizeof(c->parent_sa);
 
-			if (evutil_parse_sockaddr_port(
-				    cfg->parent, (struct sockaddr *)&c->parent_sa,
-				    &len) < 0) {
+			if (col_parse_addr(cfg->parent, &c->parent_sa, &len) ||
+			    (c->parent_sa.ss_family == AF_INET &&
+			     !((struct sockaddr_in *)&c->parent_sa)->sin_port)) {
 				col_err("bad parent address %s", cfg->parent);
 				*rc = PROTO_E_ARG;
 				goto fail;

@@ -250,6 +250,10 @@ struct col {
 	void *up_connector_arg;
 };
 
+/* "IPv4:PORT" or "[IPv6]:PORT" (numeric, port 0 allowed) into ss.
+ * 0 or PROTO_E_ARG. */
+int col_parse_addr(const char *text, struct sockaddr_storage *ss, int *len);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t col_now_ns(void);
 

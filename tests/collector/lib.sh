@@ -1,0 +1,56 @@
+# tests/collector/lib.sh - helpers of the collector integration scripts:
+# start collectors on free loopback ports, wait for them, clean up.
+# Sourced; expects $B (build dir) and $T (a mkdtemp scratch dir).
+
+COL="$B/tapestry-collector"
+SYNTH="$B/tests/collector/synth"
+CHECK="$B/tests/collector/check"
+PIDS=""
+
+# start_col NAME ARGS... : runs a collector with --print-port, sets
+# PORT_<NAME> and PID_<NAME>.
+start_col() {
+	name=$1; shift
+	"$COL" --print-port --log-file "$T/$name.log" "$@" >"$T/$name.port" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	eval "PID_$name=$pid"
+	for i in $(seq 1 200); do
+		if grep -q '^listening' "$T/$name.port" 2>/dev/null; then
+			port=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$T/$name.port")
+			eval "PORT_$name=$port"
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "collector $name did not start" >&2
+	cat "$T/$name.log" >&2
+	return 1
+}
+
+# stop_col NAME : SIGTERM (drain) and wait.
+stop_col() {
+	eval "pid=\$PID_$1"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+}
+
+cleanup() {
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }
+	done
+	exit 1
+}
+
+# rss_kb PID : VmHWM of the process in kB.
+hwm_kb() {
+	sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"
+}

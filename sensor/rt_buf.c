@@ -6,9 +6,10 @@
  * sn_thread, mmap'd on the thread's first event: the only lock and syscall
  * a thread pays, once). The sender thread is the only consumer. Memory is
  * bounded by TAPESTRY_BUFFER_BYTES: rings take at most three quarters of
- * it, each ring an eighth (halved for late threads while the budget is
- * short; a thread that gets no ring has all its events counted as
- * dropped). Rings of exited threads are drained, then unmapped.
+ * it, each ring a sixteenth (less for late threads while the budget is
+ * short, see ring_bytes_for(); a thread that gets no ring has all its
+ * events counted as dropped). Rings are mapped with MAP_NORESERVE: only
+ * the pages records were written to cost memory. Rings of exited threads are drained, then unmapped.
  *
  * Lock order: threads_mu is a leaf lock (nothing is called while holding
  * it but memory bookkeeping).
@@ -69,19 +70,66 @@ static void make_key(void)
 		thread_key = (pthread_key_t)-1;
 }
 
+/* Ring size for a new thread: a sixteenth of the budget (at most
+ * SN_RING_MAX_BYTES), and at most an eighth of what the rings may still
+ * reserve, so that sizes shrink gradually when many threads live at once;
+ * 0 when not even SN_RING_MIN records fit. */
 static uint64_t ring_bytes_for(uint64_t budget, uint64_t reserved)
 {
 	uint64_t limit = budget / 4 * 3;
-	uint64_t b = budget / 8;
+	uint64_t b = budget / 16;
+	uint64_t left = limit > reserved ? limit - reserved : 0;
 
 	if (b > SN_RING_MAX_BYTES)
 		b = SN_RING_MAX_BYTES;
-	while (b >= SN_RING_MIN * sizeof(struct proto_event) &&
-	       reserved + b > limit)
-		b /= 2;
+	if (b > left / 8)
+		b = left / 8;
 	if (b < SN_RING_MIN * sizeof(struct proto_event))
 		return 0;
 	return b;
+}
+
+static void set_tid(struct sn_thread *t)
+{
+	if (sn_tls.pending_tid) {
+		t->tid = sn_tls.pending_tid - 1;
+		sn_tls.pending_tid = 0;
+	} else if (gettid() == getpid()) {
+		t->tid = 0;
+	} else {
+		t->tid = sn_tid_alloc();
+	}
+}
+
+/* Take over the ring of an exited thread (threads come and go faster than
+ * the sender frees rings). Its records not yet drained stay in front of
+ * ours: the counters stay monotonic, so the sender sees one continuous
+ * single-producer ring whose producer changed (the old one is gone; its
+ * last head store is seen through threads_mu). The sender frees a ring
+ * only under threads_mu and only while it is still dead and empty. */
+static struct sn_thread *adopt_locked(void)
+{
+	for (int i = 0; i < nthreads; i++) {
+		struct sn_thread *t = threads[i];
+		uint64_t h;
+
+		if (!atomic_load_explicit(&t->dead, memory_order_acquire) ||
+		    t->cap < SN_RING_MIN)
+			continue;
+		h = atomic_load_explicit(&t->head, memory_order_acquire);
+		t->head_priv = h;
+		t->tail_cache = atomic_load_explicit(&t->tail,
+						     memory_order_acquire);
+		t->widx = (uint32_t)(h % t->cap);
+		t->kick_at = h + (t->cap / 2 ? t->cap / 2 : 1);
+		t->dropped = 0;
+		t->drop_pending = 0;
+		memset(t->strcache, 0, sizeof(t->strcache));
+		atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
+		atomic_store_explicit(&t->dead, 0, memory_order_release);
+		return t;
+	}
+	return NULL;
 }
 
 /* Register the calling thread: map its ring and add it to the registry.
@@ -100,6 +148,12 @@ struct sn_thread *sn_thread_register(void)
 	pthread_once(&key_once, make_key);
 	hdr = (sizeof(struct sn_thread) + 4095) & ~(uint64_t)4095;
 	pthread_mutex_lock(&threads_mu);
+	t = adopt_locked();
+	if (t) {
+		pthread_mutex_unlock(&threads_mu);
+		set_tid(t);
+		goto registered;
+	}
 	bytes = ring_bytes_for(sn_cfg.budget ? sn_cfg.budget : (64u << 20),
 			       ring_reserved);
 	ring_reserved += bytes;
@@ -115,14 +169,7 @@ struct sn_thread *sn_thread_register(void)
 	t->cap = (uint32_t)cap;
 	t->ring = (struct proto_event *)((char *)m + hdr);
 	t->kick_at = cap / 2 ? cap / 2 : 1;
-	if (sn_tls.pending_tid) {
-		t->tid = sn_tls.pending_tid - 1;
-		sn_tls.pending_tid = 0;
-	} else if (gettid() == getpid()) {
-		t->tid = 0;
-	} else {
-		t->tid = sn_tid_alloc();
-	}
+	set_tid(t);
 	pthread_mutex_lock(&threads_mu);
 	if (nthreads >= SN_MAX_THREADS) {
 		pthread_mutex_unlock(&threads_mu);
@@ -130,6 +177,7 @@ struct sn_thread *sn_thread_register(void)
 	}
 	threads[nthreads++] = t;
 	pthread_mutex_unlock(&threads_mu);
+registered:
 	if (thread_key != (pthread_key_t)-1)
 		pthread_setspecific(thread_key, t);
 	sn_tls.thr = t;
@@ -454,7 +502,9 @@ size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max)
 		if (dead && tl + k == h) {
 			pthread_mutex_lock(&threads_mu);
 			for (int j = 0; j < nthreads; j++)
-				if (threads[j] == t) {
+				if (threads[j] == t &&
+				    atomic_load(&t->dead) &&
+				    atomic_load(&t->head) == tl + k) {
 					free_thread_locked(j);
 					break;
 				}

@@ -78,6 +78,7 @@ static struct {
 	struct proto_codec *codec;
 	struct proto_msg *msg;	/* decode scratch */
 	struct proto_msg *out;	/* encode scratch (CLOCK, META) */
+	struct proto_msg *tmp;	/* encode scratch (small messages) */
 	uint8_t *rbuf;
 	size_t rlen;
 	uint64_t next_connect, backoff_ms;
@@ -369,20 +370,29 @@ static void send_meta(void)
 		disconnect("META send failed");
 }
 
+static struct proto_msg *small_msg(uint8_t type)
+{
+	memset(S.tmp, 0, offsetof(struct proto_msg, u) +
+	       sizeof(S.tmp->u.hello));
+	S.tmp->type = type;
+	return S.tmp;
+}
+
 static void send_loss(void)
 {
-	struct proto_msg m = {.type = PROTO_MSG_LOSS};
+	struct proto_msg *mp;
 	uint64_t d = sn_threads_dropped();
 
 	if (d == S.loss_sent || S.sock < 0)
 		return;
+	mp = small_msg(PROTO_MSG_LOSS);
 	if (!S.loss_first_seq)
 		S.loss_first_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
-	m.u.loss.stream = sn_stream_id();
-	m.u.loss.dropped = d;
-	m.u.loss.first_seq = S.loss_first_seq;
-	m.u.loss.last_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
-	if (send_msg(&m) == 0)
+	mp->u.loss.stream = sn_stream_id();
+	mp->u.loss.dropped = d;
+	mp->u.loss.first_seq = S.loss_first_seq;
+	mp->u.loss.last_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
+	if (send_msg(mp) == 0)
 		S.loss_sent = d;
 	else
 		disconnect("LOSS send failed");
@@ -408,15 +418,15 @@ static void ping_rounds(int rounds, uint32_t phase)
 
 	memset(c, 0, offsetof(struct proto_clock, sample));
 	for (int i = 0; i < rounds && S.sock >= 0; i++) {
-		struct proto_msg m = {.type = PROTO_MSG_PING};
+		struct proto_msg *m = small_msg(PROTO_MSG_PING);
 		uint64_t s;
 
 		S.ping_id++;
 		S.got_pong = 0;
 		s = sn_clock_fix(sn_now_fast());
-		m.u.ping.id = S.ping_id;
-		m.u.ping.t_send = s;
-		if (send_msg(&m)) {
+		m->u.ping.id = S.ping_id;
+		m->u.ping.t_send = s;
+		if (send_msg(m)) {
 			disconnect("PING send failed");
 			break;
 		}
@@ -442,8 +452,7 @@ static void ping_rounds(int rounds, uint32_t phase)
 
 static int handshake(void)
 {
-	struct proto_msg m = {.type = PROTO_MSG_HELLO};
-	struct proto_msg a = {.type = PROTO_MSG_AUTH};
+	struct proto_msg *mp = small_msg(PROTO_MSG_HELLO);
 	uint8_t proof[PROTO_MAC];
 	uint64_t dl = mono() + 3000000000ull;
 	char exe[PROTO_NAME_MAX + 1];
@@ -451,24 +460,25 @@ static int handshake(void)
 
 	S.got_challenge = S.got_welcome = S.got_error = 0;
 	proto_random(S.nonce, sizeof(S.nonce));
-	m.u.hello.role = PROTO_ROLE_SENSOR;
-	m.u.hello.pid = (uint32_t)getpid();
-	m.u.hello.id = sn_stream_id();
-	m.u.hello.rank = sn_rank();
-	memcpy(m.u.hello.nonce, S.nonce, PROTO_NONCE);
-	if (gethostname(m.u.hello.host, sizeof(m.u.hello.host) - 1) < 0)
-		strcpy(m.u.hello.host, "unknown");
+	mp->u.hello.role = PROTO_ROLE_SENSOR;
+	mp->u.hello.pid = (uint32_t)getpid();
+	mp->u.hello.id = sn_stream_id();
+	mp->u.hello.rank = sn_rank();
+	memcpy(mp->u.hello.nonce, S.nonce, PROTO_NONCE);
+	if (gethostname(mp->u.hello.host, sizeof(mp->u.hello.host) - 1) < 0)
+		strcpy(mp->u.hello.host, "unknown");
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
-	snprintf(m.u.hello.name, sizeof(m.u.hello.name), "%s", exe);
-	if (send_msg(&m))
+	snprintf(mp->u.hello.name, sizeof(mp->u.hello.name), "%s", exe);
+	if (send_msg(mp))
 		return PROTO_E_IO;
 	if (!wait_for(&S.got_challenge, dl))
 		return PROTO_E_AUTH;
+	mp = small_msg(PROTO_MSG_AUTH);
 	proto_auth_proof(PROTO_AUTH_CLIENT, sn_cfg.secret, sn_cfg.secretlen,
 			 S.challenge.nonce, S.nonce, sn_stream_id(),
-			 a.u.auth.mac);
-	if (send_msg(&a))
+			 mp->u.auth.mac);
+	if (send_msg(mp))
 		return PROTO_E_IO;
 	if (!wait_for(&S.got_welcome, dl))
 		return PROTO_E_AUTH;
@@ -554,7 +564,7 @@ static int collect(void *ctx, const struct proto_event *ev, size_t n)
 /* Encode S.ev into a BATCH frame, keep it, send it when connected. */
 static void ship(void)
 {
-	struct proto_msg m = {.type = PROTO_MSG_BATCH};
+	struct proto_msg *mp = small_msg(PROTO_MSG_BATCH);
 	struct batch *b;
 	uint64_t t0 = sn_now_fast();
 	size_t enc;
@@ -570,12 +580,12 @@ static void ship(void)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		goto drop;
-	m.u.batch.stream = sn_stream_id();
-	m.u.batch.seq = S.seq_next;
-	m.u.batch.nrecords = (uint32_t)S.nev;
-	m.u.batch.data = S.enc;
-	m.u.batch.datalen = (uint32_t)enc;
-	if (proto_msg_frame_alloc(&m, &b->frame, &b->len)) {
+	mp->u.batch.stream = sn_stream_id();
+	mp->u.batch.seq = S.seq_next;
+	mp->u.batch.nrecords = (uint32_t)S.nev;
+	mp->u.batch.data = S.enc;
+	mp->u.batch.datalen = (uint32_t)enc;
+	if (proto_msg_frame_alloc(mp, &b->frame, &b->len)) {
 		free(b);
 		goto drop;
 	}
@@ -604,15 +614,18 @@ drop:
 static void drain(int force, int all)
 {
 	for (int round = 0; round < (all ? 256 : 4); round++) {
-		size_t got;
+		size_t got, app;
 
 		if (S.kept_bytes >= S.keep_limit)
 			break;
 		got = sn_threads_drain(collect, NULL, BATCH_EVENTS - S.nev);
-		if (S.nev == BATCH_EVENTS || S.nev_app > 0 ||
-		    (S.nev > 0 && (force || S.own_payload)))
+		app = S.nev_app;
+		if (S.nev == BATCH_EVENTS || app > 0 ||
+		    (S.nev > 0 && ((force && round == 0) || S.own_payload)))
 			ship();
-		if (got == 0 || (!all && S.nev < BATCH_EVENTS && got < 1024))
+		/* stop when only our own FLUSH/SEND records came back */
+		if (got == 0 || app == 0 ||
+		    (!all && S.nev < BATCH_EVENTS && got < 1024))
 			break;
 	}
 }
@@ -644,7 +657,7 @@ static void mem_sample(void)
 	/* fields after the command: 3 state ... 10 minflt 12 majflt 23 vsize
 	 * 24 rss (proc(5)) */
 	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u "
-		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %llu %lld",
+		   "%*u %*u %*d %*d %*d %*d %*d %*d %*u %llu %lld",
 		   &minflt, &majflt, &vsize, &rss) != 4)
 		return;
 	sn_emit(PROTO_EV_MEM_SAMPLE, PROTO_EVF_INSTANT, t, t,
@@ -684,15 +697,16 @@ static void handle_flush(void)
 		pump(50);
 	}
 	if (reason >= 0 && S.sock >= 0) {
-		struct proto_msg m = {.type = PROTO_MSG_BYE};
+		struct proto_msg *m;
 		int acked = 0;
 
 		ping_rounds(10, 2);
 		send_loss();
-		m.u.bye.stream = sn_stream_id();
-		m.u.bye.last_seq = S.seq_next - 1;
-		m.u.bye.reason = (uint32_t)reason;
-		if (S.sock >= 0 && send_msg(&m) == 0) {
+		m = small_msg(PROTO_MSG_BYE);
+		m->u.bye.stream = sn_stream_id();
+		m->u.bye.last_seq = S.seq_next - 1;
+		m->u.bye.reason = (uint32_t)reason;
+		if (S.sock >= 0 && send_msg(m) == 0) {
 			dl = mono() + 1000000000ull;
 			while (S.sock >= 0 && S.acked + 1 < S.seq_next &&
 			       mono() < dl)
@@ -811,9 +825,12 @@ int sn_sender_start(void)
 		S.msg = malloc(sizeof(*S.msg));
 	if (!S.out)
 		S.out = malloc(sizeof(*S.out));
+	if (!S.tmp)
+		S.tmp = malloc(sizeof(*S.tmp));
 	if (!S.rbuf)
 		S.rbuf = malloc(RBUF);
-	if (!S.ev || !S.enc || !S.codec || !S.msg || !S.out || !S.rbuf)
+	if (!S.ev || !S.enc || !S.codec || !S.msg || !S.out || !S.tmp ||
+	    !S.rbuf)
 		return rc;
 	S.keep_limit = (size_t)(sn_cfg.budget / 4);
 	if (S.keep_limit < (1u << 20))
@@ -827,7 +844,7 @@ int sn_sender_start(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 256 * 1024);
+	pthread_attr_setstacksize(&at, 1024 * 1024);
 	rc = pthread_create(&S.thread, &at, sender_main, NULL);
 	pthread_attr_destroy(&at);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -911,6 +928,7 @@ void sn_sender_atfork_child(void)
 	S.codec = NULL;
 	S.msg = NULL;
 	S.out = NULL;
+	S.tmp = NULL;
 	S.rbuf = NULL;
 	S.nev = S.nev_app = 0;
 	S.rlen = 0;

@@ -1,0 +1,765 @@
+/*
+ * tests/sensor/prog_libc.c - calls one wrapped libc function N times.
+ *
+ *   prog_libc MODE N DIR
+ *
+ * MODE names the call (open, write, fprintf, connect, fork, ...; see the
+ * table at the end). The program calls it N times successfully, then once
+ * in a way that fails (except for modes where failing makes no sense), and
+ * prints what it saw: the number of successes, the results that do not
+ * depend on the process (bytes, offsets) and the errno of the failure, so
+ * that a run with the sensor preloaded prints exactly what a run without
+ * it prints. DIR is a scratch directory the program may write into.
+ * Special modes: threads (8 threads x N writes to /dev/null), segv (N
+ * writes then a NULL dereference), abort, exit (exit status 3), exec
+ * (execs itself in mode write), forkexec (fork, the child execs).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int n;
+static const char *dir;
+static char path[4096];
+static char buf[4096];
+static const char *self;
+static int *volatile nullp;
+
+static void report(const char *what, long ok, long value, int err)
+{
+	printf("%s ok=%ld value=%ld errno=%s\n", what, ok, value,
+	       err ? strerrorname_np(err) : "0");
+}
+
+/* Raw system calls: the helper must not add traced events. */
+static int make_file(const char *name, int lines)
+{
+	static const char line[] = "0123456789abcdefghij\n";
+	long fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC,
+		     0644);
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i < lines; i++)
+		syscall(SYS_write, fd, line, sizeof(line) - 1);
+	syscall(SYS_close, fd);
+	return 0;
+}
+
+#define FAIL_AND_REPORT(what, ok, value, call)                              \
+	do {                                                                \
+		int e_;                                                     \
+		errno = 0;                                                  \
+		(void)(call);                                               \
+		e_ = errno;                                                 \
+		report(what, ok, value, e_);                                \
+	} while (0)
+
+static int m_open(void)
+{
+	long ok = 0;
+
+	snprintf(path, sizeof(path), "%s/open.txt", dir);
+	for (int i = 0; i < n; i++) {
+		int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+		ok += fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	FAIL_AND_REPORT("open", ok, 0, open("/nonexistent/x", O_RDONLY));
+	return 0;
+}
+
+static int m_openat(void)
+{
+	long ok = 0;
+
+	snprintf(path, sizeof(path), "%s/openat.txt", dir);
+	for (int i = 0; i < n; i++) {
+		int fd = openat(AT_FDCWD, path, O_CREAT | O_WRONLY, 0600);
+
+		ok += fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	FAIL_AND_REPORT("openat", ok, 0,
+			openat(AT_FDCWD, "/nonexistent/x", O_RDONLY));
+	return 0;
+}
+
+static int m_creat(void)
+{
+	long ok = 0;
+
+	snprintf(path, sizeof(path), "%s/creat.txt", dir);
+	for (int i = 0; i < n; i++) {
+		int fd = creat(path, 0644);
+
+		ok += fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	FAIL_AND_REPORT("creat", ok, 0, creat("/nonexistent/x", 0644));
+	return 0;
+}
+
+static int m_close(void)
+{
+	long ok = 0;
+
+	make_file("close.txt", 1);
+	for (int i = 0; i < n; i++) {
+		int fd = open(path, O_RDONLY);
+
+		ok += close(fd) == 0;
+	}
+	FAIL_AND_REPORT("close", ok, 0, close(-1));
+	return 0;
+}
+
+static int open_data(int lines, int flags)
+{
+	make_file("data.txt", lines);
+	return open(path, flags);
+}
+
+static int m_read(void)
+{
+	int fd = open_data(n + 1, O_RDONLY);
+	long ok = 0, bytes = 0;
+
+	for (int i = 0; i < n; i++) {
+		ssize_t r = read(fd, buf, 10);
+
+		ok += r == 10;
+		bytes += r;
+	}
+	close(fd);
+	FAIL_AND_REPORT("read", ok, bytes, read(-1, buf, 10));
+	return 0;
+}
+
+static int m_write(void)
+{
+	int fd;
+	long ok = 0;
+
+	snprintf(path, sizeof(path), "%s/write.txt", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	memset(buf, 'x', 64);
+	for (int i = 0; i < n; i++)
+		ok += write(fd, buf, 64) == 64;
+	close(fd);
+	FAIL_AND_REPORT("write", ok, 64, write(-1, buf, 64));
+	return 0;
+}
+
+static int m_pread(void)
+{
+	int fd = open_data(n + 1, O_RDONLY);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += pread(fd, buf, 10, 5) == 10;
+	close(fd);
+	FAIL_AND_REPORT("pread", ok, 0, pread(-1, buf, 10, 5));
+	return 0;
+}
+
+static int m_pwrite(void)
+{
+	int fd = open_data(1, O_RDWR);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += pwrite(fd, "abcdefghij", 10, 7) == 10;
+	close(fd);
+	FAIL_AND_REPORT("pwrite", ok, 0, pwrite(-1, buf, 10, 7));
+	return 0;
+}
+
+static int m_readv(void)
+{
+	int fd = open_data(2 * n + 2, O_RDONLY);
+	char a[10], b[20];
+	struct iovec iov[2] = {{a, sizeof(a)}, {b, sizeof(b)}};
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += readv(fd, iov, 2) == 30;
+	close(fd);
+	FAIL_AND_REPORT("readv", ok, 0, readv(-1, iov, 2));
+	return 0;
+}
+
+static int m_writev(void)
+{
+	int fd = open_data(0, O_WRONLY);
+	static char a[] = "0123456789", b[] = "01234567890123456789";
+	struct iovec iov[2] = {{a, 10}, {b, 20}};
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += writev(fd, iov, 2) == 30;
+	close(fd);
+	FAIL_AND_REPORT("writev", ok, 0, writev(-1, iov, 2));
+	return 0;
+}
+
+static int m_lseek(void)
+{
+	int fd = open_data(1, O_RDONLY);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += lseek(fd, 5, SEEK_SET) == 5;
+	close(fd);
+	FAIL_AND_REPORT("lseek", ok, 0, lseek(-1, 5, SEEK_SET));
+	return 0;
+}
+
+static int m_fsync(void)
+{
+	int fd = open_data(1, O_WRONLY);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fsync(fd) == 0;
+	close(fd);
+	FAIL_AND_REPORT("fsync", ok, 0, fsync(-1));
+	return 0;
+}
+
+static int m_fdatasync(void)
+{
+	int fd = open_data(1, O_WRONLY);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fdatasync(fd) == 0;
+	close(fd);
+	FAIL_AND_REPORT("fdatasync", ok, 0, fdatasync(-1));
+	return 0;
+}
+
+static int m_dup(void)
+{
+	int fd = open_data(1, O_RDONLY);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		int d = dup(fd);
+
+		ok += d >= 0;
+		close(d);
+	}
+	close(fd);
+	FAIL_AND_REPORT("dup", ok, 0, dup(-1));
+	return 0;
+}
+
+static int m_dup2(void)
+{
+	int fd = open_data(1, O_RDONLY);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += dup2(fd, 100) == 100;
+	close(100);
+	close(fd);
+	FAIL_AND_REPORT("dup2", ok, 0, dup2(-1, 100));
+	return 0;
+}
+
+static int m_fopen(void)
+{
+	long ok = 0;
+
+	make_file("fopen.txt", 1);
+	for (int i = 0; i < n; i++) {
+		FILE *f = fopen(path, "r");
+
+		ok += f != NULL;
+		if (f)
+			fclose(f);
+	}
+	FAIL_AND_REPORT("fopen", ok, 0, fopen("/nonexistent/x", "r"));
+	return 0;
+}
+
+static int m_fdopen(void)
+{
+	long ok = 0;
+
+	make_file("fdopen.txt", 1);
+	for (int i = 0; i < n; i++) {
+		FILE *f = fdopen(open(path, O_RDONLY), "r");
+
+		ok += f != NULL;
+		if (f)
+			fclose(f);
+	}
+	FAIL_AND_REPORT("fdopen", ok, 0, fdopen(-1, "r"));
+	return 0;
+}
+
+static int m_fclose(void)
+{
+	long ok = 0;
+
+	make_file("fclose.txt", 1);
+	for (int i = 0; i < n; i++)
+		ok += fclose(fopen(path, "r")) == 0;
+	report("fclose", ok, 0, 0);
+	return 0;
+}
+
+static FILE *stream_for(const char *mode, int lines)
+{
+	make_file("stream.txt", lines);
+	return fopen(path, mode);
+}
+
+static int m_fread(void)
+{
+	FILE *f = stream_for("r", n + 1);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fread(buf, 1, 10, f) == 10;
+	fclose(f);
+	report("fread", ok, 10, 0);
+	return 0;
+}
+
+static int m_fwrite(void)
+{
+	FILE *f = stream_for("w", 0);
+	long ok = 0;
+
+	memset(buf, 'y', 64);
+	for (int i = 0; i < n; i++)
+		ok += fwrite(buf, 1, 64, f) == 64;
+	fclose(f);
+	report("fwrite", ok, 64, 0);
+	return 0;
+}
+
+static int m_fprintf(void)
+{
+	FILE *f = stream_for("w", 0);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fprintf(f, "%d\n", 12345) == 6;
+	fclose(f);
+	report("fprintf", ok, 6, 0);
+	return 0;
+}
+
+static int my_vfprintf(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfprintf(f, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int m_vfprintf(void)
+{
+	FILE *f = stream_for("w", 0);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += my_vfprintf(f, "%s-%d\n", "ab", 7) == 5;
+	fclose(f);
+	report("vfprintf", ok, 5, 0);
+	return 0;
+}
+
+static int m_fputs(void)
+{
+	FILE *f = stream_for("w", 0);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fputs("hello\n", f) >= 0;
+	fclose(f);
+	report("fputs", ok, 6, 0);
+	return 0;
+}
+
+static int m_fgets(void)
+{
+	FILE *f = stream_for("r", n);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fgets(buf, 32, f) != NULL;
+	fclose(f);
+	report("fgets", ok, 21, 0);
+	return 0;
+}
+
+static int m_fflush(void)
+{
+	FILE *f = stream_for("w", 0);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		fputc('a', f);
+		ok += fflush(f) == 0;
+	}
+	fclose(f);
+	report("fflush", ok, 0, 0);
+	return 0;
+}
+
+static int m_fseek(void)
+{
+	FILE *f = stream_for("r", 2);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fseek(f, 3, SEEK_SET) == 0;
+	FAIL_AND_REPORT("fseek", ok, 0, fseek(f, -100, SEEK_SET));
+	fclose(f);
+	return 0;
+}
+
+static int tcp_listener(struct sockaddr_in *a)
+{
+	socklen_t l = sizeof(*a);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(a, 0, sizeof(*a));
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(s, (struct sockaddr *)a, sizeof(*a)) || listen(s, n + 8) ||
+	    getsockname(s, (struct sockaddr *)a, &l))
+		return -1;
+	return s;
+}
+
+static int m_connect(void)
+{
+	struct sockaddr_in a;
+	int l = tcp_listener(&a);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+
+		ok += connect(s, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(s);
+		close(accept(l, NULL, NULL));
+	}
+	close(l);
+	a.sin_port = 0;
+	{
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+
+		FAIL_AND_REPORT("connect", ok, 0,
+				connect(s, (struct sockaddr *)&a, sizeof(a)));
+		close(s);
+	}
+	return 0;
+}
+
+static int m_accept(void)
+{
+	struct sockaddr_in a;
+	int l = tcp_listener(&a);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		int c;
+
+		connect(s, (struct sockaddr *)&a, sizeof(a));
+		c = accept(l, NULL, NULL);
+		ok += c >= 0;
+		close(c);
+		close(s);
+	}
+	close(l);
+	FAIL_AND_REPORT("accept", ok, 0, accept(-1, NULL, NULL));
+	return 0;
+}
+
+static int tcp_pair(int *c, int *s)
+{
+	struct sockaddr_in a;
+	int l = tcp_listener(&a);
+
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(*c, (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	*s = accept(l, NULL, NULL);
+	close(l);
+	return *s >= 0 ? 0 : -1;
+}
+
+static int m_send(void)
+{
+	int c, s;
+	long ok = 0;
+
+	tcp_pair(&c, &s);
+	for (int i = 0; i < n; i++) {
+		ok += send(c, "0123456789abcdef", 16, 0) == 16;
+		(void)!read(s, buf, 16);
+	}
+	close(c);
+	close(s);
+	FAIL_AND_REPORT("send", ok, 16, send(-1, buf, 16, 0));
+	return 0;
+}
+
+static int m_recv(void)
+{
+	int c, s;
+	long ok = 0;
+
+	tcp_pair(&c, &s);
+	for (int i = 0; i < n; i++) {
+		(void)!write(c, "0123456789abcdef", 16);
+		ok += recv(s, buf, 16, MSG_WAITALL) == 16;
+	}
+	close(c);
+	close(s);
+	FAIL_AND_REPORT("recv", ok, 16, recv(-1, buf, 16, 0));
+	return 0;
+}
+
+static int udp_pair(int *a, int *b, struct sockaddr_in *to)
+{
+	socklen_t l = sizeof(*to);
+
+	*a = socket(AF_INET, SOCK_DGRAM, 0);
+	*b = socket(AF_INET, SOCK_DGRAM, 0);
+	memset(to, 0, sizeof(*to));
+	to->sin_family = AF_INET;
+	to->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(*b, (struct sockaddr *)to, sizeof(*to)) ||
+	    getsockname(*b, (struct sockaddr *)to, &l))
+		return -1;
+	return 0;
+}
+
+static int m_sendto(void)
+{
+	struct sockaddr_in to;
+	int a, b;
+	long ok = 0;
+
+	udp_pair(&a, &b, &to);
+	for (int i = 0; i < n; i++) {
+		ok += sendto(a, "datagram", 8, 0, (struct sockaddr *)&to,
+			     sizeof(to)) == 8;
+		(void)!read(b, buf, 8);
+	}
+	close(a);
+	close(b);
+	FAIL_AND_REPORT("sendto", ok, 8, sendto(-1, buf, 8, 0, NULL, 0));
+	return 0;
+}
+
+static int m_recvfrom(void)
+{
+	struct sockaddr_in to, from;
+	socklen_t fl;
+	int a, b;
+	long ok = 0;
+
+	udp_pair(&a, &b, &to);
+	for (int i = 0; i < n; i++) {
+		fl = sizeof(from);
+		(void)!sendto(a, "datagram", 8, 0, (struct sockaddr *)&to,
+			      sizeof(to));
+		ok += recvfrom(b, buf, 64, 0, (struct sockaddr *)&from, &fl) == 8;
+	}
+	close(a);
+	close(b);
+	FAIL_AND_REPORT("recvfrom", ok, 8, recvfrom(-1, buf, 8, 0, NULL, NULL));
+	return 0;
+}
+
+static int m_fork(void)
+{
+	long ok = 0;
+
+	fflush(stdout);
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		int st;
+
+		if (p == 0)
+			_exit(7);
+		if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) &&
+		    WEXITSTATUS(st) == 7)
+			ok++;
+	}
+	report("fork", ok, 0, 0);
+	return 0;
+}
+
+static void *noop(void *a)
+{
+	return a;
+}
+
+static int m_pthread_create(void)
+{
+	long ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, noop, NULL) == 0) {
+			ok++;
+			pthread_join(t, NULL);
+		}
+	}
+	report("pthread_create", ok, 0, 0);
+	return 0;
+}
+
+static void *writer(void *a)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	for (int i = 0; i < n; i++)
+		(void)!write(fd, buf, 64);
+	close(fd);
+	return a;
+}
+
+static int m_threads(void)
+{
+	pthread_t t[8];
+
+	for (int i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, writer, NULL);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	report("threads", 8, n, 0);
+	return 0;
+}
+
+static int m_segv(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	for (int i = 0; i < n; i++)
+		(void)!write(fd, buf, 64);
+	report("segv", n, 0, 0);
+	fflush(stdout);
+	*nullp = 1;
+	return 0;
+}
+
+static int m_abort(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	for (int i = 0; i < n; i++)
+		(void)!write(fd, buf, 64);
+	report("abort", n, 0, 0);
+	fflush(stdout);
+	abort();
+}
+
+static int m_exit(void)
+{
+	report("exit", 1, 3, 0);
+	fflush(stdout);
+	exit(3);
+}
+
+static int m_exec(void)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%d", n);
+	fflush(stdout);
+	execl(self, self, "write", num, dir, (char *)NULL);
+	report("exec", 0, 0, errno);
+	return 1;
+}
+
+static int m_forkexec(void)
+{
+	pid_t p;
+	int st = 0;
+
+	fflush(stdout);
+	p = fork();
+	if (p == 0) {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%d", n);
+		execl(self, self, "write", num, dir, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(p, &st, 0);
+	report("forkexec", WIFEXITED(st) && WEXITSTATUS(st) == 0, 0, 0);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} modes[] = {
+	{"open", m_open}, {"openat", m_openat}, {"creat", m_creat},
+	{"close", m_close}, {"read", m_read}, {"write", m_write},
+	{"pread", m_pread}, {"pwrite", m_pwrite}, {"readv", m_readv},
+	{"writev", m_writev}, {"lseek", m_lseek}, {"fsync", m_fsync},
+	{"fdatasync", m_fdatasync}, {"dup", m_dup}, {"dup2", m_dup2},
+	{"fopen", m_fopen}, {"fdopen", m_fdopen}, {"fclose", m_fclose},
+	{"fread", m_fread}, {"fwrite", m_fwrite}, {"fprintf", m_fprintf},
+	{"vfprintf", m_vfprintf}, {"fputs", m_fputs}, {"fgets", m_fgets},
+	{"fflush", m_fflush}, {"fseek", m_fseek}, {"connect", m_connect},
+	{"accept", m_accept}, {"send", m_send}, {"recv", m_recv},
+	{"sendto", m_sendto}, {"recvfrom", m_recvfrom}, {"fork", m_fork},
+	{"pthread_create", m_pthread_create}, {"threads", m_threads},
+	{"segv", m_segv}, {"abort", m_abort}, {"exit", m_exit},
+	{"exec", m_exec}, {"forkexec", m_forkexec},
+};
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: prog_libc MODE N DIR\n");
+		return 2;
+	}
+	self = argv[0];
+	n = atoi(argv[2]);
+	dir = argv[3];
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(modes[i].name, argv[1]))
+			return modes[i].fn();
+	fprintf(stderr, "prog_libc: unknown mode %s\n", argv[1]);
+	return 2;
+}

@@ -86,20 +86,26 @@ static uint64_t batch_records(const struct synth *sy, uint64_t seq)
 
 static void fill(struct synth *sy, uint64_t stream, uint64_t seq, size_t n)
 {
-	uint64_t t = 1000000 + seq * 1000000;
+	uint64_t t = 1000000 + seq * 1000000000ull, x = seq * 2654435761u + 1;
 
+	/* Trace-like: irregular gaps and durations, a few types, sizes. */
 	for (size_t i = 0; i < n; i++) {
 		struct proto_event *e = &sy->ev[i];
 
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
 		memset(e, 0, sizeof(*e));
-		e->t_start = t + i * 97;
-		e->t_end = e->t_start + 40 + (i % 7);
-		e->type = (uint16_t)(1 + i % 5);
-		e->tid = (uint32_t)(i % 3);
+		t += 200 + x % 3000;
+		e->t_start = t;
+		e->t_end = t + 100 + (x >> 12) % 5000;
+		e->type = (uint16_t)(1 + (x >> 24) % 5);
+		e->tid = (uint32_t)((x >> 30) % 3);
 		e->arg[0] = (int64_t)stream;
 		e->arg[1] = (int64_t)seq;
 		e->arg[2] = (int64_t)i;
-		e->arg[3] = (int64_t)(4096 * (i % 4));
+		e->arg[3] = (int64_t)((x >> 36) % 65536);
+		e->arg[4] = (int64_t)(3 + (x >> 40) % 8);
 	}
 }
 

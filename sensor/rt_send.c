@@ -687,7 +687,13 @@ static void handle_flush(void)
 	if (S.sock < 0 && (reason >= 0 || !sn_cfg.postmortem))
 		try_connect();
 	dl = mono() + 4000000000ull;
-	while (S.sock >= 0 && S.acked + 1 < S.seq_next && mono() < dl) {
+	while (S.acked + 1 < S.seq_next && mono() < dl) {
+		if (S.sock < 0) {
+			/* lost on the way: reconnect once more, resending */
+			if (try_connect())
+				break;
+			continue;
+		}
 		if (S.sent_upto + 1 < S.seq_next) {
 			for (struct batch *b = S.head; b && S.sock >= 0;
 			     b = b->next)

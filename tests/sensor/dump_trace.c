@@ -10,6 +10,7 @@
  *   ev    stream=S seq=Q tid=T name=N t0=.. dur=.. [failed=1] field=value...
  *         (path fields print their string, or the id when unresolved)
  *   array stream=S tid=T total=N values=v,v,...
+ *   bye   stream=S last_seq=Q reason=R
  *   total stream=S events=N strings=K batches=B dropped=D clock=C bye=R
  *         (bye: 0 none, else 1 + the BYE reason: 1 exit, 2 signal, 3 exec)
  * Exit status 0, or 1 when the directory cannot be read or a batch is
@@ -184,7 +185,7 @@ static void print_stream(struct stream *s)
 	printf("total stream=%016" PRIx64 " events=%" PRIu64 " strings=%zu "
 	       "batches=%zu dropped=%" PRIu64 " clock=%" PRIu64 " bye=%d\n",
 	       s->id, events, s->nstr, s->nseq, s->dropped, s->clock,
-	       s->bye ? 1 : 0);
+	       s->bye);
 }
 
 int main(int argc, char **argv)
@@ -252,6 +253,9 @@ int main(int argc, char **argv)
 		case PROTO_MSG_BYE:
 			stream_get(msg.u.bye.stream)->bye =
 				1 + (int)msg.u.bye.reason;
+			printf("bye stream=%016" PRIx64 " last_seq=%" PRIu64
+			       " reason=%u\n", msg.u.bye.stream,
+			       msg.u.bye.last_seq, msg.u.bye.reason);
 			break;
 		default:
 			break;

@@ -1,3 +1,269 @@
-/* placeholder */
+/*
+ * tests/sensor/test_sensor_rt.c - the sensor runtime's rings, containers,
+ * guard, fd table and clock, without the sender thread (the test drains
+ * the rings itself through sn_threads_drain, as the sender does).
+ */
+#include "config.h"
+
 #include <criterion/criterion.h>
-Test(sensor_rt, placeholder) { cr_assert(1); }
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/event.h"
+#include "sensor/rt.h"
+
+#define MAXEV 200000
+
+static struct proto_event *got;
+static size_t ngot;
+
+static int collect(void *ctx, const struct proto_event *ev, size_t n)
+{
+	(void)ctx;
+	cr_assert_leq(ngot + n, MAXEV);
+	memcpy(got + ngot, ev, n * sizeof(*ev));
+	ngot += n;
+	return 0;
+}
+
+static size_t drain_all(void)
+{
+	ngot = 0;
+	while (sn_threads_drain(collect, NULL, MAXEV - ngot) > 0)
+		;
+	return ngot;
+}
+
+static void setup(void)
+{
+	memset(&sn_cfg, 0, sizeof(sn_cfg));
+	sn_cfg.budget = 16u << 20;	/* ring: 1 MiB = 14563 records */
+	sn_cfg.sens_libc = 1;
+	sn_clock_init();
+	atomic_store(&sn_state, SN_ST_READY);
+	got = calloc(MAXEV, sizeof(*got));
+	cr_assert_not_null(got);
+}
+
+static void teardown(void)
+{
+	free(got);
+}
+
+TestSuite(sensor_rt, .init = setup, .fini = teardown);
+
+static int put(uint16_t type, int64_t a0)
+{
+	struct proto_event *e;
+
+	if (!sn_enter())
+		return -1;
+	e = sn_slot();
+	if (e) {
+		e->t_start = sn_now();
+		e->t_end = e->t_start + 1;
+		e->type = type;
+		e->arg[0] = a0;
+		for (int i = 1; i < PROTO_EV_NARGS; i++)
+			e->arg[i] = 0;
+		sn_commit(e);
+	}
+	sn_leave();
+	return e ? 0 : 1;
+}
+
+Test(sensor_rt, records_come_out_in_order)
+{
+	for (int i = 0; i < 1000; i++)
+		cr_assert_eq(put(PROTO_EV_WRITE, i), 0);
+	cr_assert_eq(drain_all(), 1000);
+	for (int i = 0; i < 1000; i++) {
+		cr_assert_eq(got[i].type, PROTO_EV_WRITE);
+		cr_assert_eq(got[i].arg[0], i);
+		cr_assert_eq(got[i].tid, 0);
+		cr_assert_eq(got[i].flags, 0);
+		if (i)
+			cr_assert_geq(got[i].t_start, got[i - 1].t_start);
+	}
+	cr_assert_eq(drain_all(), 0, "a drained ring is empty");
+}
+
+Test(sensor_rt, ring_wraps_many_times)
+{
+	int64_t next = 0;
+
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 5000; i++)
+			cr_assert_eq(put(PROTO_EV_READ, round * 5000 + i), 0);
+		cr_assert_eq(drain_all(), 5000);
+		for (size_t i = 0; i < ngot; i++)
+			cr_assert_eq(got[i].arg[0], next++);
+	}
+}
+
+Test(sensor_rt, full_ring_counts_drops_then_reports_them)
+{
+	int ok = 0, dropped = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		int r = put(PROTO_EV_WRITE, i);
+
+		ok += r == 0;
+		dropped += r == 1;
+	}
+	cr_assert_gt(dropped, 0);
+	cr_assert_eq(ok + dropped, 20000);
+	cr_assert_eq(sn_threads_dropped(), (uint64_t)dropped);
+	cr_assert_eq(drain_all(), (size_t)ok);
+	/* space is back: the next record is preceded by a DROP record */
+	cr_assert_eq(put(PROTO_EV_WRITE, -1), 0);
+	cr_assert_eq(drain_all(), 2);
+	cr_assert_eq(got[0].type, PROTO_EV_DROP);
+	cr_assert_eq(got[0].arg[0], dropped);
+	cr_assert_eq(got[1].arg[0], -1);
+	cr_assert_eq(sn_threads_dropped(), (uint64_t)dropped, "total unchanged");
+}
+
+Test(sensor_rt, guard_refuses_nested_sections)
+{
+	cr_assert_eq(sn_enter(), 1);
+	cr_assert_eq(sn_enter(), 0, "re-entered from inside the tracer");
+	sn_leave();
+	cr_assert_eq(sn_enter(), 1);
+	sn_leave();
+	atomic_store(&sn_state, SN_ST_DOWN);
+	cr_assert_eq(sn_enter(), 0, "shut down");
+}
+
+Test(sensor_rt, strings_are_chunked_and_cached)
+{
+	char s[100];
+	int64_t id, id2;
+
+	for (int i = 0; i < 100; i++)
+		s[i] = (char)('a' + i % 26);
+	cr_assert_eq(sn_enter(), 1);
+	id = sn_string(s, sizeof(s));
+	id2 = sn_string(s, sizeof(s));
+	sn_leave();
+	cr_assert_gt(id, 0);
+	cr_assert_eq(id2, id, "second time from the cache");
+	cr_assert_eq(drain_all(), 3, "100 bytes: 48 + 48 + 4");
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(got[i].type, PROTO_EV_STRING);
+		cr_assert_eq(got[i].t_start, (uint64_t)id);
+		cr_assert_eq(got[i].t_end, (uint64_t)(i * PROTO_STRING_CHUNK));
+		cr_assert_eq(got[i].flags, i < 2 ? 48 : 4);
+		cr_assert_eq(memcmp(got[i].arg, s + i * 48, got[i].flags), 0);
+	}
+}
+
+Test(sensor_rt, strings_bad_input_and_limits)
+{
+	char *big = malloc(PROTO_STRING_MAX + 1000);
+	int64_t a, b;
+
+	cr_assert_not_null(big);
+	memset(big, 'x', PROTO_STRING_MAX + 1000);
+	cr_assert_eq(sn_string(NULL, 5), 0);
+	cr_assert_eq(sn_string("abc", 0), 0);
+	a = sn_string(big, PROTO_STRING_MAX + 1000);
+	cr_assert_gt(a, 0);
+	cr_assert_eq(drain_all(),
+		     (PROTO_STRING_MAX + PROTO_STRING_CHUNK - 1) / PROTO_STRING_CHUNK,
+		     "cut at PROTO_STRING_MAX");
+	b = sn_string("other", 5);
+	cr_assert_gt(b, a, "ids are unique");
+	free(big);
+}
+
+Test(sensor_rt, arrays_follow_in_chunks_of_six)
+{
+	int64_t v[10];
+
+	for (int i = 0; i < 10; i++)
+		v[i] = 100 + i;
+	sn_array(NULL, 3);
+	sn_array(v, 0);
+	cr_assert_eq(put(PROTO_EV_MPI_WAITALL, 10), 0, "registers the thread");
+	sn_array(v, 10);
+	cr_assert_eq(drain_all(), 3);
+	cr_assert_eq(got[1].type, PROTO_EV_ARRAY);
+	cr_assert_eq(got[1].t_start, 0);
+	cr_assert_eq(got[1].t_end, 10);
+	cr_assert_eq(got[1].flags, 6);
+	cr_assert_eq(got[2].t_start, 6);
+	cr_assert_eq(got[2].flags, 4);
+	cr_assert_eq(got[2].arg[3], 109);
+}
+
+Test(sensor_rt, fd_table)
+{
+	sn_fd_set(3, 42);
+	cr_assert_eq(sn_fd_path(3), 42);
+	cr_assert_eq(sn_fd_path(4), 0);
+	sn_fd_set(-1, 7);
+	sn_fd_set(SN_FD_MAX, 7);
+	cr_assert_eq(sn_fd_path(-1), 0);
+	cr_assert_eq(sn_fd_path(SN_FD_MAX), 0);
+	cr_assert_eq(sn_fd_path(1 << 30), 0);
+	sn_fd_reset();
+	cr_assert_eq(sn_fd_path(3), 0);
+}
+
+static void *thread_put(void *arg)
+{
+	for (int i = 0; i < 1000; i++)
+		put(PROTO_EV_WRITE, (int64_t)(intptr_t)arg);
+	return NULL;
+}
+
+Test(sensor_rt, threads_get_rings_of_their_own)
+{
+	pthread_t t[4];
+	size_t per[4] = {0};
+
+	for (intptr_t i = 0; i < 4; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, thread_put, (void *)i), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(drain_all(), 4000);
+	for (size_t i = 0; i < ngot; i++) {
+		cr_assert_lt(got[i].arg[0], 4);
+		cr_assert_neq(got[i].tid, 0, "not the main thread");
+		per[got[i].arg[0]]++;
+	}
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(per[i], 1000);
+	cr_assert_eq(drain_all(), 0, "rings of exited threads are freed");
+}
+
+Test(sensor_rt, clock_is_monotonic_and_maps_to_clock_monotonic)
+{
+	uint64_t prev = sn_now(), m, f;
+	struct timespec ts;
+
+	for (int i = 0; i < 100000; i++) {
+		uint64_t t = sn_now();
+
+		cr_assert_geq(t, prev);
+		prev = t;
+	}
+	sn_clock_anchor();
+	f = sn_clock_fix(sn_now());
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	m = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	cr_assert_leq(f > m ? f - m : m - f, 10000000ull,
+		      "mapped stamp within 10 ms of CLOCK_MONOTONIC");
+	cr_assert(strcmp(sn_clock_method(), "tsc") == 0 ||
+		  strcmp(sn_clock_method(), "vdso") == 0);
+}
+
+Test(sensor_rt, enabled_parts)
+{
+	cr_assert_eq(sn_enabled("libc"), 1);
+	cr_assert_eq(sn_enabled("mpi"), 0);
+	cr_assert_eq(sn_enabled(NULL), 0);
+	cr_assert_eq(sn_enabled("bogus"), 0);
+}

@@ -1,2 +1,16 @@
 #!/bin/sh
-exit 77
+# tests/sensor/threads.sh - 8 threads x 100,000 writes: nothing lost, every
+# event counted, output unchanged.
+. "$srcdir/tests/sensor/lib.sh"
+N=100000
+"$PROG" threads $N "$T" > "$T/out.plain" || fail "untraced run"
+start_receiver job
+TAPESTRY_BUFFER_BYTES=1G traced "$PROG" threads $N "$T" > "$T/out.traced" ||
+	fail "traced run"
+stop_receiver
+cmp -s "$T/out.plain" "$T/out.traced" || fail "output differs"
+"$DUMP" "$T/job" > "$T/dump" || fail "dump_trace"
+expect "write events" "$(count "$T/dump" " name=write " " bytes=64 ")" $((8 * N))
+expect "thread_start events" "$(count "$T/dump" " name=thread_start ")" 8
+grep -q '^total .* dropped=0 .* bye=1$' "$T/dump" || fail "drops or no BYE: $(grep ^total "$T/dump")"
+echo "ok: $((8 * N)) writes from 8 threads, none lost"

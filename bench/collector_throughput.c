@@ -24,7 +24,7 @@
 
 static char bindir[PATH_MAX];
 
-static pid_t spawn(char *const argv[], const char *out)
+static pid_t spawn(const char *const argv[], const char *out)
 {
 	pid_t pid;
 
@@ -34,7 +34,7 @@ static pid_t spawn(char *const argv[], const char *out)
 	if (pid == 0) {
 		if (out && !freopen(out, "w", stdout))
 			_exit(127);
-		execv(argv[0], argv);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	return pid;
@@ -90,7 +90,7 @@ static int run_wait(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int capture(char *const argv[], const char *out)
+static int capture(const char *const argv[], const char *out)
 {
 	return run_wait(spawn(argv, out));
 }
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	snprintf(cout, sizeof(cout), "%s/check.out", tmp);
 	signal(SIGPIPE, SIG_IGN);
 
-	char *ra[] = {col, "--listen", "127.0.0.1:0", "--print-port",
+	const char *ra[] = {col, "--listen", "127.0.0.1:0", "--print-port",
 		      "--output", job, "--log-level", "warn", NULL};
 	root = spawn(ra, rootp);
 	rport = wait_port(rootp);
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(parent, sizeof(parent), "127.0.0.1:%u", rport);
-	char *na[] = {col, "--listen", "127.0.0.1:0", "--print-port",
+	const char *na[] = {col, "--listen", "127.0.0.1:0", "--print-port",
 		      "--parent", parent, "--log-level", "warn",
 		      "--flush-bytes", "4M", NULL};
 	node = spawn(na, nodep);
@@ -145,9 +145,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(conn, sizeof(conn), "127.0.0.1:%u", nport);
-	char *sa[] = {synth, "--connect", conn, "--streams", (char *)streams,
-		      "--events", (char *)events, "--batch", (char *)batch,
-		      "--level", (char *)level, "--window", "16",
+	const char *sa[] = {synth, "--connect", conn, "--streams", streams,
+		      "--events", events, "--batch", batch,
+		      "--level", level, "--window", "16",
 		      "--timeout", "600", NULL};
 	sy = spawn(sa, sout);
 	rc = run_wait(sy);
@@ -161,8 +161,8 @@ int main(int argc, char **argv)
 		printf("%s", line);
 	if (fp)
 		fclose(fp);
-	char *ca[] = {check, "--dir", job, "--streams", (char *)streams,
-		      "--events", (char *)events, "--batch", (char *)batch, NULL};
+	const char *ca[] = {check, "--dir", job, "--streams", streams,
+		      "--events", events, "--batch", batch, NULL};
 	int crc = capture(ca, cout);
 
 	fp = fopen(cout, "r");

@@ -548,6 +548,14 @@ const struct mgr_causality_stats *mgr_causality_stats(const struct mgr_causality
 	return &c->st;
 }
 
+void mgr_causality_foreach(const struct mgr_causality *c,
+			   mgr_causality_match_fn fn, void *arg)
+{
+	for (size_t q = 0; c && q < c->nrcv; q++)
+		if (c->rcv[q].match >= 0)
+			fn(arg, c->snd[c->rcv[q].match].order, c->rcv[q].order);
+}
+
 void mgr_causality_free(struct mgr_causality *c)
 {
 	if (!c)

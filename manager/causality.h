@@ -47,6 +47,14 @@ int64_t mgr_causality_shift(const struct mgr_causality *c, uint64_t stream,
 
 const struct mgr_causality_stats *mgr_causality_stats(const struct mgr_causality *c);
 
+/* Call fn once per matched message with the positions of its send event and
+ * of its receive event, counted over every event proto_trace yields for the
+ * job (0, 1, 2 ... in yield order: a second reader counts the same). */
+typedef void (*mgr_causality_match_fn)(void *arg, uint64_t send_pos,
+				       uint64_t recv_pos);
+void mgr_causality_foreach(const struct mgr_causality *c,
+			   mgr_causality_match_fn fn, void *arg);
+
 /* Free c; NULL is a no-op. */
 void mgr_causality_free(struct mgr_causality *c);
 

@@ -2,9 +2,11 @@
  * manager/events.c - global-time event iteration for exporters.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "manager/events.h"
 #include "manager/causality.h"
+#include "manager/perturb.h"
 #include "manager/post.h"
 #include "proto/error.h"
 
@@ -12,8 +14,26 @@ struct mgr_events {
 	struct proto_trace *t;
 	struct mgr_post *post;
 	struct mgr_causality *clc;
+	struct mgr_perturb *pert;	/* NULL: TAPESTRY_NO_CORRECTION */
 	uint64_t origin;	/* global time of the earliest event */
 };
+
+/* global, causality-repaired time of a raw stamp: what perturb works on */
+static int64_t repaired(void *arg, uint64_t stream, uint64_t raw)
+{
+	struct mgr_events *e = arg;
+	uint64_t g = mgr_post_global(e->post, stream, raw);
+
+	return (int64_t)g + mgr_causality_shift(e->clc, stream, g);
+}
+
+static void fail_free(struct mgr_events *e)
+{
+	mgr_perturb_free(e->pert);
+	mgr_causality_free(e->clc);
+	mgr_post_free(e->post);
+	free(e);
+}
 
 struct mgr_events *mgr_events_open(const char *dir, int *rc)
 {
@@ -38,10 +58,14 @@ struct mgr_events *mgr_events_open(const char *dir, int *rc)
 		free(e);
 		return NULL;
 	}
+	const char *raw = getenv("TAPESTRY_NO_CORRECTION");
+	if ((!raw || !*raw || !strcmp(raw, "0")) &&
+	    !(e->pert = mgr_perturb_build(dir, e->clc, repaired, e, rc))) {
+		fail_free(e);
+		return NULL;
+	}
 	if (!(first = proto_trace_open(dir, rc))) {
-		mgr_causality_free(e->clc);
-		mgr_post_free(e->post);
-		free(e);
+		fail_free(e);
 		return NULL;
 	}
 	e->origin = UINT64_MAX;
@@ -57,9 +81,7 @@ struct mgr_events *mgr_events_open(const char *dir, int *rc)
 	if (r < 0 || !(e->t = proto_trace_open(dir, rc))) {
 		if (r < 0)
 			*rc = r;
-		mgr_causality_free(e->clc);
-		mgr_post_free(e->post);
-		free(e);
+		fail_free(e);
 		return NULL;
 	}
 	return e;
@@ -76,12 +98,14 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 	out->stream = te.stream;
 	out->array = te.array;
 	out->narray = te.narray;
-	uint64_t gs = mgr_post_global(e->post, te.stream->id, te.ev->t_start);
-	uint64_t ge = mgr_post_global(e->post, te.stream->id, te.ev->t_end);
-	out->start = (int64_t)(gs - e->origin) +
-		     mgr_causality_shift(e->clc, te.stream->id, gs);
-	out->end = (int64_t)(ge - e->origin) +
-		   mgr_causality_shift(e->clc, te.stream->id, ge);
+	int64_t s = repaired(e, te.stream->id, te.ev->t_start);
+	int64_t en = repaired(e, te.stream->id, te.ev->t_end);
+	out->rstart = s - (int64_t)e->origin;
+	out->rend = en - (int64_t)e->origin;
+	if (e->pert)
+		mgr_perturb_apply(e->pert, te.stream->id, te.ev, s, en, &s, &en);
+	out->start = s - (int64_t)e->origin;
+	out->end = en - (int64_t)e->origin;
 	int pi = proto_ev_arg(te.ev->type, PROTO_F_path);
 	out->path = pi >= 0 && te.ev->arg[pi] > 0 ?
 		proto_trace_string(e->t, te.stream->id, te.ev->tid, te.ev->arg[pi]) : NULL;
@@ -91,6 +115,11 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 struct proto_trace *mgr_events_trace(struct mgr_events *e)
 {
 	return e->t;
+}
+
+const struct mgr_perturb *mgr_events_perturb(const struct mgr_events *e)
+{
+	return e->pert;
 }
 
 const struct mgr_causality *mgr_events_causality(const struct mgr_events *e)
@@ -113,7 +142,5 @@ void mgr_events_close(struct mgr_events *e)
 	if (!e)
 		return;
 	proto_trace_close(e->t);
-	mgr_causality_free(e->clc);
-	mgr_post_free(e->post);
-	free(e);
+	fail_free(e);
 }

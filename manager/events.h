@@ -5,10 +5,11 @@
  * seq order) and gives each event its start and end in ns from the job start,
  * on the global clock once post-processing has estimated it (manager/post.h:
  * per-edge clock fits composed to the root's clock, then the causality
- * repair of manager/causality.h; perturbation correction is not applied
- * yet), else the raw host clock (one host: every component stamps
- * CLOCK_MONOTONIC). TAPESTRY_MIN_LATENCY_NS sets the latency the repair
- * gives each message (default 0: plain causality).
+ * repair of manager/causality.h, then the perturbation correction of
+ * manager/perturb.h), else the raw host clock (one host: every component
+ * stamps CLOCK_MONOTONIC). TAPESTRY_MIN_LATENCY_NS sets the latency the
+ * repair gives each message (default 0: plain causality);
+ * TAPESTRY_NO_CORRECTION=1 leaves out the perturbation correction.
  * The job start is the earliest event (a first pass over the trace).
  * Memory does not grow with the trace.
  */
@@ -26,7 +27,8 @@ struct mgr_event {
 	const struct proto_stream *stream;
 	const int64_t *array;		/* ARRAY continuation, or NULL */
 	size_t narray;
-	int64_t start, end;		/* ns from the job start, global */
+	int64_t start, end;		/* ns from the job start, global, corrected */
+	int64_t rstart, rend;		/* the same before perturbation correction */
 	const char *path;		/* resolved path/address string or NULL */
 };
 
@@ -47,6 +49,10 @@ const struct mgr_post *mgr_events_post(const struct mgr_events *e);
 /* The causality repair applied (violations before/after, shifts). */
 struct mgr_causality;
 const struct mgr_causality *mgr_events_causality(const struct mgr_events *e);
+
+/* The perturbation correction applied, or NULL (TAPESTRY_NO_CORRECTION). */
+struct mgr_perturb;
+const struct mgr_perturb *mgr_events_perturb(const struct mgr_events *e);
 
 /* Job start: global time (root clock, ns) of the earliest event. */
 uint64_t mgr_events_origin(const struct mgr_events *e);

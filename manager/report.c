@@ -12,6 +12,8 @@
 
 #include "manager/mgr.h"
 #include "manager/causality.h"
+#include "manager/events.h"
+#include "manager/perturb.h"
 #include "manager/post.h"
 #include "proto/error.h"
 
@@ -77,14 +79,33 @@ int mgr_cmd_report(int argc, char **argv)
 	if (!(t = mgr_trace_open(dir)))
 		return 1;
 	int prc;
-	struct mgr_post *post = mgr_post_build(dir, &prc);
-	if (!post)
-		mgr_err("%s: clock samples unreadable (%s)", dir, proto_strerror(prc));
-	const char *lat = getenv("TAPESTRY_MIN_LATENCY_NS");
-	struct mgr_causality *clc = post ? mgr_causality_build(dir, post,
-				lat ? atoll(lat) : 0, &prc) : NULL;
-	if (post && !clc)
-		mgr_err("%s: messages could not be matched (%s)", dir, proto_strerror(prc));
+	/* the post-processing: clock tree, causality repair, perturbation */
+	struct mgr_events *me = mgr_events_open(dir, &prc);
+	if (!me)
+		mgr_err("%s: post-processing failed (%s)", dir, proto_strerror(prc));
+	const struct mgr_post *post = me ? mgr_events_post(me) : NULL;
+	const struct mgr_causality *clc = me ? mgr_events_causality(me) : NULL;
+	const struct mgr_perturb *pert = me ? mgr_events_perturb(me) : NULL;
+	int64_t span_raw = 0, span_cor = 0;
+	if (me) {
+		struct mgr_event ev;
+		int64_t r0 = INT64_MAX, r1 = INT64_MIN, c0 = INT64_MAX, c1 = INT64_MIN;
+
+		while (mgr_events_next(me, &ev) == 1) {
+			const struct proto_ev_info *info = proto_ev_info(ev.ev->type);
+
+			if (!info || info->category == PROTO_CAT_TRACER)
+				continue;
+			if (ev.rstart < r0) r0 = ev.rstart;
+			if (ev.rend > r1) r1 = ev.rend;
+			if (ev.start < c0) c0 = ev.start;
+			if (ev.end > c1) c1 = ev.end;
+		}
+		if (r1 > r0) {
+			span_raw = r1 - r0;
+			span_cor = c1 - c0;
+		}
+	}
 	const struct mgr_causality_stats *cs = clc ? mgr_causality_stats(clc) : NULL;
 	memset(tally, 0, sizeof(tally));
 	while ((rc = proto_trace_next(t, &te)) == 1) {
@@ -153,6 +174,19 @@ int mgr_cmd_report(int argc, char **argv)
 		}
 		if (post)
 			mgr_post_report(post, stdout, 1);
+		if (pert) {
+			const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
+			printf("  <perturbation span_traced_ns=\"%" PRId64 "\" span_corrected_ns=\"%" PRId64
+			       "\" removed_ns=\"%" PRId64 "\" alpha_ns=\"%.1f\" receives=\"%" PRIu64
+			       "\" receives_arrived=\"%" PRIu64 "\" receives_waited=\"%" PRIu64
+			       "\" receives_model=\"%" PRIu64 "\" collectives=\"%" PRIu64
+			       "\" model_points=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
+			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\"/>\n",
+			       span_raw, span_cor, ps->removed_ns, ps->alpha_ns, ps->receives,
+			       ps->receives_arrived, ps->receives_waited, ps->receives_model,
+			       ps->collectives, ps->model_points, ps->model_latency_ns,
+			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
+		}
 		if (cs)
 			printf("  <causality messages=\"%" PRIu64 "\" unmatched_sends=\"%" PRIu64
 			       "\" unmatched_receives=\"%" PRIu64 "\" violations_before=\"%" PRIu64
@@ -197,6 +231,22 @@ int mgr_cmd_report(int argc, char **argv)
 		}
 		if (post)
 			mgr_post_report(post, stdout, 0);
+		if (pert) {
+			const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
+			printf("\nperturbation   traced span %.6f s, corrected %.6f s (%.2f%% removed);"
+			       " tracer cost %.1f ns per event, %" PRId64 " ns in all\n"
+			       "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %" PRIu64
+			       " waited, %" PRIu64 " needed the model), %" PRIu64 " world collectives\n",
+			       (double)span_raw / 1e9, (double)span_cor / 1e9,
+			       span_raw ? 100.0 * (double)(span_raw - span_cor) / (double)span_raw : 0,
+			       ps->alpha_ns, ps->removed_ns, ps->receives, ps->receives_arrived,
+			       ps->receives_waited, ps->receives_model, ps->collectives);
+			if (ps->model_points)
+				printf("               communication model on %" PRIu64 " waiting receives:"
+				       " latency %.0f ns, %.4f ns/byte, residual sd %.0f ns, Student t of"
+				       " the size term %.2f\n", ps->model_points, ps->model_latency_ns,
+				       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
+		}
 		if (cs)
 			printf("\ncausality      %" PRIu64 " messages matched (%" PRIu64
 			       " sends, %" PRIu64 " receives unmatched); violations %" PRIu64
@@ -212,7 +262,6 @@ out:
 	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
 		free(tally[ty].by_rank);
 	proto_trace_close(t);
-	mgr_causality_free(clc);
-	mgr_post_free(post);
+	mgr_events_close(me);
 	return status;
 }

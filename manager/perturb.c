@@ -1,0 +1,588 @@
+/*
+ * manager/perturb.c - perturbation correction; the method is in perturb.h.
+ *
+ * Build: one pass over the events counts, per flow, the wrapped events and
+ * the flush time before each MPI event (alpha needs the stream's calibration,
+ * known only at the end of the pass), then MPI events are processed in
+ * global time order (receives at their end, collectives once all members
+ * have entered) and every receive or collective leaves a base on its flow.
+ * Apply: exporters walk the events again; a cursor per flow finds the base
+ * in force and subtracts what the tracer added since.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/causality.h"
+#include "manager/perturb.h"
+#include "proto/error.h"
+#include "proto/trace.h"
+
+#define MAX_FLOWS (1u << 20)
+
+struct base {
+	uint64_t idx;		/* event index in the flow (its end is the base) */
+	int64_t tb, tb_a;	/* raw and corrected time of the base */
+	int64_t a_b;		/* alpha accumulated through the base event */
+	int64_t start_a;	/* the base event's own corrected start */
+};
+
+struct flow {
+	uint64_t stream;
+	uint32_t tid, sidx;	/* sidx: index of its stream */
+	/* build */
+	uint64_t n;		/* events so far */
+	uint64_t nw;		/* wrapped events so far */
+	int64_t flush;		/* flush ns so far */
+	uint64_t ncoll;		/* world collectives so far */
+	int64_t first_t;
+	int have_first;
+	struct base cur;	/* base in force while processing */
+	struct base *b;
+	size_t nb, capb;
+	/* apply */
+	uint64_t an, anw;
+	int64_t aflush;
+	size_t ab;		/* bases passed */
+};
+
+struct sinfo {
+	uint64_t id;
+	int64_t cost;		/* calibrated ns per wrapped event */
+};
+
+struct rec {			/* an MPI event */
+	uint64_t pos;		/* position in yield order */
+	uint32_t flow;
+	uint16_t type;
+	uint8_t arrived, is_recv;
+	uint64_t idx, nw;	/* event index and wrapped events before it */
+	int64_t flush;		/* flush ns before it */
+	int64_t t0, t1;		/* global repaired times */
+	int64_t bytes, coll;	/* coll: world collective number, -1 */
+	int64_t send;		/* matched send record, -1 */
+	int64_t key;
+	int64_t ta0, ta1;
+	int done;
+};
+
+struct mgr_perturb {
+	struct flow *f;
+	size_t nf, capf;
+	struct sinfo *s;
+	size_t ns, caps;
+	uint32_t *fmap;		/* open addressing: flow index + 1 */
+	size_t fmapcap;
+	struct rec *r;
+	size_t nr, capr;
+	struct mgr_perturb_stats st;
+	int error;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * size);
+	if (!np)
+		return PROTO_E_NOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t hash2(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b * 0xC2B2AE3D27D4EB4Full + 1);
+
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ull;
+	return h ^ (h >> 29);
+}
+
+static uint32_t stream_idx(struct mgr_perturb *p, uint64_t id)
+{
+	for (size_t i = p->ns; i-- > 0;)
+		if (p->s[i].id == id)
+			return (uint32_t)i;
+	if (grow((void **)&p->s, &p->caps, p->ns + 1, sizeof(*p->s))) {
+		p->error = PROTO_E_NOMEM;
+		return 0;
+	}
+	p->s[p->ns].id = id;
+	p->s[p->ns].cost = 0;
+	return (uint32_t)p->ns++;
+}
+
+/* index of flow (stream, tid), created when create; UINT32_MAX if none */
+static uint32_t flow_idx(struct mgr_perturb *p, uint64_t stream, uint32_t tid,
+			 int create)
+{
+	if (create && (p->nf + 1) * 2 > p->fmapcap) {
+		size_t ncap = p->fmapcap ? p->fmapcap * 2 : 256;
+		uint32_t *nm = calloc(ncap, sizeof(*nm));
+
+		if (!nm || p->nf >= MAX_FLOWS) {
+			free(nm);
+			p->error = PROTO_E_NOMEM;
+			return UINT32_MAX;
+		}
+		for (size_t i = 0; i < p->nf; i++) {
+			size_t k = hash2(p->f[i].stream, p->f[i].tid) & (ncap - 1);
+			while (nm[k])
+				k = (k + 1) & (ncap - 1);
+			nm[k] = (uint32_t)i + 1;
+		}
+		free(p->fmap);
+		p->fmap = nm;
+		p->fmapcap = ncap;
+	}
+	if (!p->fmapcap)
+		return UINT32_MAX;
+	size_t k = hash2(stream, tid) & (p->fmapcap - 1);
+	while (p->fmap[k]) {
+		struct flow *f = &p->f[p->fmap[k] - 1];
+
+		if (f->stream == stream && f->tid == tid)
+			return p->fmap[k] - 1;
+		k = (k + 1) & (p->fmapcap - 1);
+	}
+	if (!create)
+		return UINT32_MAX;
+	if (grow((void **)&p->f, &p->capf, p->nf + 1, sizeof(*p->f))) {
+		p->error = PROTO_E_NOMEM;
+		return UINT32_MAX;
+	}
+	memset(&p->f[p->nf], 0, sizeof(p->f[0]));
+	p->f[p->nf].stream = stream;
+	p->f[p->nf].tid = tid;
+	p->f[p->nf].sidx = stream_idx(p, stream);
+	p->fmap[k] = (uint32_t)p->nf + 1;
+	return (uint32_t)p->nf++;
+}
+
+static int wrapped(const struct proto_event *ev)
+{
+	const struct proto_ev_info *i = proto_ev_info(ev->type);
+
+	return i && i->category != PROTO_CAT_TRACER && i->category != PROTO_CAT_MEM;
+}
+
+static int is_world_collective(const struct proto_event *ev)
+{
+	switch (ev->type) {
+	case PROTO_EV_MPI_BARRIER: case PROTO_EV_MPI_BCAST:
+	case PROTO_EV_MPI_REDUCE: case PROTO_EV_MPI_ALLREDUCE:
+	case PROTO_EV_MPI_GATHER: case PROTO_EV_MPI_GATHERV:
+	case PROTO_EV_MPI_SCATTER: case PROTO_EV_MPI_SCATTERV:
+	case PROTO_EV_MPI_ALLGATHER: case PROTO_EV_MPI_ALLGATHERV:
+	case PROTO_EV_MPI_ALLTOALL: case PROTO_EV_MPI_ALLTOALLV:
+	case PROTO_EV_MPI_REDUCE_SCATTER: case PROTO_EV_MPI_SCAN:
+	case PROTO_EV_MPI_EXSCAN: {
+		int c = proto_ev_arg(ev->type, PROTO_F_comm);
+		return c >= 0 && ev->arg[c] == 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
+		     uint64_t pos, mgr_perturb_time_fn time, void *arg)
+{
+	const struct proto_event *ev = te->ev;
+	uint32_t fi = flow_idx(p, te->stream->id, ev->tid, 1);
+
+	if (fi == UINT32_MAX)
+		return;
+	struct flow *f = &p->f[fi];
+	int64_t t0 = time(arg, f->stream, ev->t_start);
+	int64_t t1 = time(arg, f->stream, ev->t_end);
+
+	if (!f->have_first) {
+		f->first_t = t0;
+		f->have_first = 1;
+	}
+	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == 0)
+		p->s[f->sidx].cost = ev->arg[1];
+	const struct proto_ev_info *info = proto_ev_info(ev->type);
+	if (info && info->category == PROTO_CAT_MPI) {
+		if (grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r))) {
+			p->error = PROTO_E_NOMEM;
+			return;
+		}
+		struct rec *r = &p->r[p->nr++];
+		memset(r, 0, sizeof(*r));
+		r->pos = pos;
+		r->flow = fi;
+		r->type = ev->type;
+		r->idx = f->n;
+		r->nw = f->nw;
+		r->flush = f->flush;
+		r->t0 = t0;
+		r->t1 = t1;
+		r->send = -1;
+		r->coll = -1;
+		int a = proto_ev_arg(ev->type, PROTO_F_arrived);
+		r->arrived = a >= 0 && ev->arg[a] > 0;
+		if (ev->type == PROTO_EV_MPI_WAITALL && te->array) {
+			r->arrived = 1;	/* all of its receives had arrived */
+			for (size_t i = 3; i < te->narray; i += 4)
+				if (!te->array[i])
+					r->arrived = 0;
+		}
+		int b = proto_ev_arg(ev->type, PROTO_F_bytes);
+		r->bytes = b >= 0 ? ev->arg[b] : 0;
+		if (is_world_collective(ev))
+			r->coll = (int64_t)f->ncoll++;
+	}
+	f->n++;
+	if (wrapped(ev))
+		f->nw++;
+	if (ev->type == PROTO_EV_FLUSH)
+		f->flush += t1 - t0;
+}
+
+static struct rec *rec_at(struct mgr_perturb *p, uint64_t pos)
+{
+	size_t lo = 0, hi = p->nr;
+
+	while (lo < hi) {	/* records are appended in pos order */
+		size_t mid = (lo + hi) / 2;
+
+		if (p->r[mid].pos < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nr && p->r[lo].pos == pos ? &p->r[lo] : NULL;
+}
+
+static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
+{
+	struct mgr_perturb *p = arg;
+	struct rec *s = rec_at(p, send_pos), *r = rec_at(p, recv_pos);
+
+	if (!s || !r || s == r)
+		return;
+	r->is_recv = 1;
+	/* a waitall completes several: the latest send constrains it */
+	if (r->send < 0 || p->r[r->send].t0 < s->t0)
+		r->send = s - p->r;
+}
+
+static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
+			    uint64_t nw, int64_t flush)
+{
+	return (int64_t)nw * p->s[f->sidx].cost + flush;
+}
+
+static int64_t corrected(const struct mgr_perturb *p, const struct flow *f,
+			 int64_t t, int64_t a_before)
+{
+	return f->cur.tb_a + (t - f->cur.tb) - (a_before - f->cur.a_b);
+}
+
+static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
+		    int64_t start_a, int64_t end_a)
+{
+	if (grow((void **)&f->b, &f->capb, f->nb + 1, sizeof(*f->b)))
+		return PROTO_E_NOMEM;
+	struct base *b = &f->b[f->nb++];
+	b->idx = r->idx;
+	b->tb = r->t1;
+	b->tb_a = end_a;
+	/* the tracer's work for the base event itself comes after its end:
+	 * acc restarts at alpha(base), as in [004] */
+	b->a_b = alpha_before(p, f, r->nw, r->flush);
+	b->start_a = start_a;
+	f->cur = *b;
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct rec *x = *(const struct rec *const *)a;
+	const struct rec *y = *(const struct rec *const *)b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_base(const void *a, const void *b)
+{
+	const struct base *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void fit_model(struct mgr_perturb *p)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+
+	for (size_t i = 0; i < p->nr; i++) {
+		const struct rec *r = &p->r[i];
+		if (!r->is_recv || r->send < 0 || r->arrived)
+			continue;
+		double x = (double)r->bytes, y = (double)(r->t1 - p->r[r->send].t0);
+		sx += x; sy += y; sxx += x * x; sxy += x * y; n++;
+	}
+	p->st.model_points = (uint64_t)n;
+	if (n < 1)
+		return;
+	double mx = sx / n, my = sy / n, vxx = sxx - n * mx * mx;
+	double slope = n >= 3 && vxx > 0 ? (sxy - n * mx * my) / vxx : 0;
+	if (slope < 0)
+		slope = 0;
+	p->st.model_ns_per_byte = slope;
+	p->st.model_latency_ns = my - slope * mx;
+	if (p->st.model_latency_ns < 0)
+		p->st.model_latency_ns = 0;
+	if (n >= 3) {
+		double rss = 0;
+		for (size_t i = 0; i < p->nr; i++) {
+			const struct rec *r = &p->r[i];
+			if (!r->is_recv || r->send < 0 || r->arrived)
+				continue;
+			double e = (double)(r->t1 - p->r[r->send].t0) -
+				   (p->st.model_latency_ns + slope * (double)r->bytes);
+			rss += e * e;
+		}
+		p->st.model_resid_sd_ns = sqrt(rss / (n - 2));
+		if (vxx > 0 && p->st.model_resid_sd_ns > 0)
+			p->st.model_t_slope = slope / (p->st.model_resid_sd_ns / sqrt(vxx));
+	}
+}
+
+static int process(struct mgr_perturb *p)
+{
+	struct rec **order = malloc((p->nr + 1) * sizeof(*order));
+	int64_t *coll_key = NULL;
+	size_t ncoll = 0;
+
+	if (!order)
+		return PROTO_E_NOMEM;
+	for (size_t i = 0; i < p->nr; i++)
+		if (p->r[i].coll >= 0 && (size_t)p->r[i].coll + 1 > ncoll)
+			ncoll = (size_t)p->r[i].coll + 1;
+	coll_key = calloc(ncoll + 1, sizeof(*coll_key));
+	if (!coll_key) {
+		free(order);
+		return PROTO_E_NOMEM;
+	}
+	for (size_t i = 0; i < ncoll; i++)
+		coll_key[i] = INT64_MIN;
+	for (size_t i = 0; i < p->nr; i++)
+		if (p->r[i].coll >= 0 && p->r[i].t0 > coll_key[p->r[i].coll])
+			coll_key[p->r[i].coll] = p->r[i].t0;
+	for (size_t i = 0; i < p->nr; i++) {
+		struct rec *r = &p->r[i];
+
+		r->key = r->coll >= 0 ? coll_key[r->coll] :
+			 r->is_recv && r->send >= 0 ? r->t1 : r->t0;
+		order[i] = r;
+	}
+	qsort(order, p->nr, sizeof(*order), cmp_key);
+	for (size_t i = 0; i < p->nf; i++) {
+		struct flow *f = &p->f[i];
+
+		f->cur.tb = f->cur.tb_a = f->first_t;
+		f->cur.a_b = 0;
+	}
+	fit_model(p);
+	for (size_t k = 0; k < p->nr; k++) {
+		struct rec *r = order[k];
+		struct flow *f = &p->f[r->flow];
+
+		if (r->done)
+			continue;
+		if (r->coll >= 0) {
+			/* the whole instance: every member has entered by now */
+			int64_t m = INT64_MIN, m_a = INT64_MIN;
+			for (size_t q = k; q < p->nr && order[q]->key == r->key; q++) {
+				struct rec *x = order[q];
+				if (x->coll != r->coll || x->done)
+					continue;
+				struct flow *g = &p->f[x->flow];
+				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, x->nw, x->flush));
+				if (x->t0 > m)
+					m = x->t0;
+				if (x->ta0 > m_a)
+					m_a = x->ta0;
+			}
+			for (size_t q = k; q < p->nr && order[q]->key == r->key; q++) {
+				struct rec *x = order[q];
+				if (x->coll != r->coll || x->done)
+					continue;
+				int64_t end_a = m_a + (x->t1 - m);
+				if (end_a < x->ta0)
+					end_a = x->ta0;
+				x->ta1 = end_a;
+				x->done = 1;
+				if (add_base(p, &p->f[x->flow], x, x->ta0, end_a))
+					goto nomem;
+			}
+			p->st.collectives++;
+			continue;
+		}
+		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, r->nw, r->flush));
+		r->ta1 = r->ta0 + (r->t1 - r->t0);
+		r->done = 1;
+		if (!r->is_recv || r->send < 0)
+			continue;
+		const struct rec *s = &p->r[r->send];
+		int64_t dr = r->t0 - r->ta0, ds = s->t0 - s->ta0, end_a;
+		p->st.receives++;
+		if (r->arrived && dr <= ds) {
+			end_a = r->ta0 + (r->t1 - r->t0);
+			p->st.receives_arrived++;
+		} else if (!r->arrived && dr > ds) {
+			end_a = s->ta0 + (r->t1 - s->t0);
+			p->st.receives_waited++;
+		} else {
+			int64_t dcom = (int64_t)(p->st.model_latency_ns +
+						 p->st.model_ns_per_byte * (double)r->bytes);
+			end_a = s->ta0 + dcom;
+			if (r->arrived && end_a < r->ta0 + (r->t1 - r->t0))
+				end_a = r->ta0 + (r->t1 - r->t0);
+			p->st.receives_model++;
+		}
+		if (end_a < r->ta0)
+			end_a = r->ta0;
+		r->ta1 = end_a;
+		if (add_base(p, f, r, r->ta0, end_a))
+			goto nomem;
+	}
+	free(order);
+	free(coll_key);
+	return 0;
+nomem:
+	free(order);
+	free(coll_key);
+	return PROTO_E_NOMEM;
+}
+
+struct mgr_perturb *mgr_perturb_build(const char *dir,
+				      const struct mgr_causality *clc,
+				      mgr_perturb_time_fn time, void *arg,
+				      int *rc)
+{
+	struct mgr_perturb *p = calloc(1, sizeof(*p));
+	struct proto_trace *t;
+	struct proto_trace_event te;
+	uint64_t pos = 0;
+	int r;
+
+	if (!p) {
+		*rc = PROTO_E_NOMEM;
+		return NULL;
+	}
+	if (!(t = proto_trace_open(dir, rc))) {
+		free(p);
+		return NULL;
+	}
+	while ((r = proto_trace_next(t, &te)) == 1 && !p->error)
+		on_event(p, &te, pos++, time, arg);
+	/* a stream whose CALIB never came: its META calib_ns, else 0 */
+	for (size_t i = 0; i < proto_trace_nstreams(t); i++) {
+		const struct proto_stream *ps = proto_trace_stream(t, i);
+		const char *v = proto_stream_meta(ps, "calib_ns");
+		uint32_t si = stream_idx(p, ps->id);
+
+		if (!p->s[si].cost && v)
+			p->s[si].cost = (int64_t)llround(atof(v));
+	}
+	proto_trace_close(t);
+	if (r < 0 || p->error) {
+		*rc = r < 0 ? r : p->error;
+		mgr_perturb_free(p);
+		return NULL;
+	}
+	if (clc)
+		mgr_causality_foreach(clc, on_match, p);
+	if ((r = process(p)) != 0) {
+		*rc = r;
+		mgr_perturb_free(p);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nf; i++)	/* apply walks bases in flow order */
+		qsort(p->f[i].b, p->f[i].nb, sizeof(*p->f[i].b), cmp_base);
+	double cost = 0;
+	for (size_t i = 0; i < p->ns; i++)
+		cost += (double)p->s[i].cost;
+	p->st.alpha_ns = p->ns ? cost / (double)p->ns : 0;
+	p->st.flows = p->nf;
+	for (size_t i = 0; i < p->nf; i++) {
+		struct flow *f = &p->f[i];
+
+		p->st.events += f->n;
+		p->st.removed_ns += alpha_before(p, f, f->nw, f->flush);
+	}
+	mgr_perturb_rewind(p);
+	return p;
+}
+
+void mgr_perturb_rewind(struct mgr_perturb *p)
+{
+	for (size_t i = 0; i < p->nf; i++) {
+		p->f[i].an = p->f[i].anw = 0;
+		p->f[i].aflush = 0;
+		p->f[i].ab = 0;
+	}
+}
+
+void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
+		       const struct proto_event *ev, int64_t start, int64_t end,
+		       int64_t *a_start, int64_t *a_end)
+{
+	uint32_t fi = flow_idx(p, stream, ev->tid, 0);
+
+	*a_start = start;
+	*a_end = end;
+	if (fi == UINT32_MAX)
+		return;
+	struct flow *f = &p->f[fi];
+	uint64_t i = f->an;
+
+	while (f->ab < f->nb && f->b[f->ab].idx < i)
+		f->ab++;
+	/* the base in force: the last one before this event */
+	struct base b0 = {0, f->first_t, f->first_t, 0, 0};
+	const struct base *b = f->ab > 0 ? &f->b[f->ab - 1] : &b0;
+	int64_t a_before = alpha_before(p, f, f->anw, f->aflush);
+
+	*a_start = b->tb_a + (start - b->tb) - (a_before - b->a_b);
+	*a_end = *a_start + (end - start);
+	if (f->ab < f->nb && f->b[f->ab].idx == i) {
+		/* this event is a base: its end was decided by the model */
+		*a_start = f->b[f->ab].start_a;
+		*a_end = f->b[f->ab].tb_a;
+	}
+	f->an++;
+	if (wrapped(ev))
+		f->anw++;
+	if (ev->type == PROTO_EV_FLUSH)
+		f->aflush += end - start;
+}
+
+const struct mgr_perturb_stats *mgr_perturb_stats(const struct mgr_perturb *p)
+{
+	return &p->st;
+}
+
+void mgr_perturb_free(struct mgr_perturb *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nf; i++)
+		free(p->f[i].b);
+	free(p->f);
+	free(p->s);
+	free(p->fmap);
+	free(p->r);
+	free(p);
+}

@@ -1,0 +1,68 @@
+/*
+ * manager/perturb.h - removing the tracer's own perturbation ([004] ch. 4).
+ *
+ * Flows are threads (stream, tid). Each event e of a flow costs the traced
+ * program alpha(e): the stream's calibrated cost per wrapped call (CALIB
+ * evtype 0, measured by the sensor at start-up) for every libc/MPI/process
+ * event, plus the whole duration of FLUSH events (the tracer working in the
+ * application's thread). Between base events a flow's corrected times are
+ *     t_a(e) = tb_a + (t(e) - tb) - acc,   acc = sum of alpha since the base.
+ * Receives and world collectives become base events:
+ *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
+ *    before blocking) and whose receiver is not more perturbed than the
+ *    sender keeps its copy time: t_a(ER) = t_a(SR) + (t(ER) - t(SR));
+ *  - a receive that waited, whose receiver is more perturbed than the sender,
+ *    still waits: t_a(ER) = t_a(S) + (t(ER) - t(S));
+ *  - any other receive uses the communication model fitted on the trace's
+ *    own waiting receives (latency + bytes / bandwidth), counted as "model";
+ *  - a collective on MPI_COMM_WORLD ends at the latest corrected entry plus
+ *    the exit spread measured in the trace (a barrier model).
+ * Times in and out are global (post) and causality-repaired (causality).
+ */
+#ifndef TAPESTRY_MGR_PERTURB_H
+#define TAPESTRY_MGR_PERTURB_H
+
+#include <stdint.h>
+
+#include "proto/event.h"
+
+struct mgr_post;
+struct mgr_causality;
+struct mgr_perturb;
+
+struct mgr_perturb_stats {
+	uint64_t flows, events, receives, receives_arrived, receives_waited,
+		receives_model, collectives;
+	double alpha_ns;		/* mean calibrated cost per event */
+	int64_t removed_ns;		/* sum over flows of the final accumulator */
+	/* the communication model, fitted on receives that waited */
+	uint64_t model_points;
+	double model_latency_ns, model_ns_per_byte, model_resid_sd_ns;
+	double model_t_slope;		/* Student t of the per-byte term */
+};
+
+/* Build the correction of dir, with the messages matched by clc (NULL: no
+ * message rules). time(arg, stream, raw) gives an event's global repaired
+ * time. NULL with *rc. */
+typedef int64_t (*mgr_perturb_time_fn)(void *arg, uint64_t stream, uint64_t raw);
+struct mgr_perturb *mgr_perturb_build(const char *dir,
+				      const struct mgr_causality *clc,
+				      mgr_perturb_time_fn time, void *arg,
+				      int *rc);
+
+/* Corrected start and end of the next event of its flow. Must be called for
+ * every event proto_trace yields, in yield order, with the same times the
+ * time function gave during the build (start, end). */
+void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
+		       const struct proto_event *ev, int64_t start, int64_t end,
+		       int64_t *a_start, int64_t *a_end);
+
+/* Restart mgr_perturb_apply's cursors (for a second read). */
+void mgr_perturb_rewind(struct mgr_perturb *p);
+
+const struct mgr_perturb_stats *mgr_perturb_stats(const struct mgr_perturb *p);
+
+/* Free p; NULL is a no-op. */
+void mgr_perturb_free(struct mgr_perturb *p);
+
+#endif

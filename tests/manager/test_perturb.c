@@ -1,0 +1,259 @@
+/*
+ * tests/manager/test_perturb.c - perturbation correction on traces built from
+ * a known untraced timeline plus a known tracer cost per event: the
+ * correction must give the untraced timeline back.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/causality.h"
+#include "manager/events.h"
+#include "manager/perturb.h"
+#include "manager/post.h"
+#include "proto/codec.h"
+#include "proto/error.h"
+#include "proto/jobdir.h"
+#include "proto/msg.h"
+
+#define ALPHA 100
+static char base[64], dir[96];
+static struct proto_jobdir_w *w;
+static struct proto_msg *m;
+static struct proto_codec *codec;
+
+static void put(void)
+{
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(proto_msg_frame_alloc(m, &buf, &len), 0);
+	cr_assert_eq(proto_jobdir_append(w, buf, len), 0);
+	free(buf);
+}
+
+static void meta_rank(uint64_t stream, int rank)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = PROTO_MSG_META;
+	m->u.meta.id = stream;
+	m->u.meta.n = 1;
+	strcpy(m->u.meta.kv[0].key, "rank");
+	snprintf(m->u.meta.kv[0].value, sizeof(m->u.meta.kv[0].value), "%d", rank);
+	put();
+}
+
+static void batch(uint64_t stream, struct proto_event *ev, size_t n)
+{
+	uint8_t data[16384];
+	size_t len;
+
+	cr_assert_eq(proto_codec_encode(codec, ev, n, data, sizeof(data), &len), 0);
+	memset(m, 0, sizeof(*m));
+	m->type = PROTO_MSG_BATCH;
+	m->u.batch.stream = stream;
+	m->u.batch.seq = 1;
+	m->u.batch.nrecords = (uint32_t)n;
+	m->u.batch.data = data;
+	m->u.batch.datalen = (uint32_t)len;
+	put();
+}
+
+/* A flow being written: truth advances by the program, traced time by the
+ * program plus ALPHA after every wrapped event. */
+struct gen {
+	struct proto_event ev[64];
+	size_t n;
+	int64_t lag;		/* traced - truth */
+	int64_t truth[64];	/* true start of each event */
+	int64_t truth_end[64];
+};
+
+static struct proto_event *emit(struct gen *g, unsigned type, int64_t t0,
+				int64_t t1)
+{
+	struct proto_event *e = &g->ev[g->n];
+
+	memset(e, 0, sizeof(*e));
+	e->type = (uint16_t)type;
+	e->t_start = (uint64_t)(t0 + g->lag);
+	e->t_end = (uint64_t)(t1 + g->lag);
+	g->truth[g->n] = t0;
+	g->truth_end[g->n] = t1;
+	g->n++;
+	g->lag += ALPHA;
+	return e;
+}
+
+static void calib(struct gen *g, int64_t t)
+{
+	struct proto_event *e = &g->ev[g->n];
+
+	memset(e, 0, sizeof(*e));
+	e->type = PROTO_EV_CALIB;
+	e->t_start = e->t_end = (uint64_t)(t + g->lag);
+	e->arg[0] = 0;
+	e->arg[1] = ALPHA;
+	g->truth[g->n] = g->truth_end[g->n] = t;
+	g->n++;
+}
+
+static void setup(void)
+{
+	int rc;
+
+	snprintf(base, sizeof(base), "/tmp/tapestry-test-pert.XXXXXX");
+	cr_assert_not_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/job", base);
+	w = proto_jobdir_create(dir, 0, 0, &rc);
+	cr_assert_not_null(w);
+	m = calloc(1, sizeof(*m));
+	codec = proto_codec_new(1);
+}
+
+static void teardown(void)
+{
+	char cmd[160];
+
+	free(m);
+	proto_codec_free(codec);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(perturb, .init = setup, .fini = teardown);
+
+static void check_truth(struct gen *g0, struct gen *g1, const char *what)
+{
+	int rc;
+	struct mgr_events *e = mgr_events_open(dir, &rc);
+	struct mgr_event me;
+	size_t k[2] = {0, 0};
+
+	cr_assert_not_null(e, "%s", proto_strerror(rc));
+	int64_t origin = (int64_t)mgr_events_origin(e);
+	while (mgr_events_next(e, &me) == 1) {
+		int r = me.stream->rank;
+		struct gen *g = r == 0 ? g0 : g1;
+		size_t i = k[r]++;
+
+		cr_assert_eq(me.start + origin, g->truth[i], "%s: rank %d event %zu (%s) start %lld, truth %lld",
+			     what, r, i, proto_ev_info(me.ev->type)->name,
+			     (long long)(me.start + origin), (long long)g->truth[i]);
+		cr_assert_eq(me.end + origin, g->truth_end[i], "%s: rank %d event %zu (%s) end %lld, truth %lld",
+			     what, r, i, proto_ev_info(me.ev->type)->name,
+			     (long long)(me.end + origin), (long long)g->truth_end[i]);
+	}
+	cr_assert_eq(k[0], g0->n);
+	cr_assert_eq(k[1], g1->n);
+	const struct mgr_perturb_stats *st = mgr_perturb_stats(mgr_events_perturb(e));
+	cr_log_info("%s: removed %lld ns, receives %llu (arrived %llu, waited %llu, model %llu), collectives %llu",
+		    what, (long long)st->removed_ns, (unsigned long long)st->receives,
+		    (unsigned long long)st->receives_arrived, (unsigned long long)st->receives_waited,
+		    (unsigned long long)st->receives_model, (unsigned long long)st->collectives);
+	mgr_events_close(e);
+}
+
+/* rank 1 blocks in a receive long before rank 0 sends: the receive waited,
+ * and after correction it ends at the corrected send + the transit time */
+Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	meta_rank(1, 0);
+	meta_rank(2, 1);
+	calib(&g0, 1000);
+	calib(&g1, 1000);
+	for (int k = 0; k < 10; k++)
+		emit(&g0, PROTO_EV_WRITE, 1000 + 1000 * k, 1000 + 1000 * k + 300);
+	struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, 20000, 20100);
+	s->arg[0] = 1;		/* peer */
+	s->arg[1] = 3;		/* tag */
+	s->arg[3] = 64;		/* bytes */
+	emit(&g0, PROTO_EV_WRITE, 21000, 21300);
+	emit(&g1, PROTO_EV_WRITE, 2000, 2300);
+	emit(&g1, PROTO_EV_WRITE, 3000, 3300);
+	/* truth: receive 5000 .. 20500 (the message takes 500 ns) */
+	struct proto_event *r = &g1.ev[g1.n];
+	emit(&g1, PROTO_EV_MPI_RECV, 5000, 20500);
+	r->arg[0] = 0;
+	r->arg[1] = 3;
+	r->arg[3] = 64;
+	r->arg[4] = 0;		/* had not arrived */
+	/* in the traced run the receive ends 500 ns after the TRACED send */
+	r->t_end = s->t_start + 500;
+	g1.lag = (int64_t)r->t_end - 20500 + ALPHA;
+	for (int k = 0; k < 5; k++)
+		emit(&g1, PROTO_EV_WRITE, 20500 + 1000 * (k + 1), 20500 + 1000 * (k + 1) + 300);
+	batch(1, g0.ev, g0.n);
+	batch(2, g1.ev, g1.n);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+	check_truth(&g0, &g1, "waiting receive");
+}
+
+/* a message that had arrived when the receive was called keeps its copy
+ * time; a barrier ends at the latest corrected entry + the exit spread */
+Test(perturb, arrived_receive_and_barrier)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	meta_rank(1, 0);
+	meta_rank(2, 1);
+	calib(&g0, 100);
+	calib(&g1, 100);
+	struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, 1000, 1100);
+	s->arg[0] = 1;
+	s->arg[1] = 0;
+	s->arg[3] = 8;
+	for (int k = 0; k < 3; k++)
+		emit(&g1, PROTO_EV_WRITE, 200 + 1000 * k, 300 + 1000 * k);
+	struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, 5000, 5050);
+	r->arg[0] = 0;
+	r->arg[1] = 0;
+	r->arg[3] = 8;
+	r->arg[4] = 1;		/* had arrived */
+	/* barrier: rank 0 enters at 6000, rank 1 at 7000; both leave at 7200 */
+	emit(&g0, PROTO_EV_MPI_BARRIER, 6000, 7200);
+	emit(&g1, PROTO_EV_MPI_BARRIER, 7000, 7200);
+	/* in the traced run both leave at the later traced entry + 200 */
+	int64_t leave = (int64_t)g1.ev[g1.n - 1].t_start + 200;
+	g0.ev[g0.n - 1].t_end = (uint64_t)leave;
+	g1.ev[g1.n - 1].t_end = (uint64_t)leave;
+	g0.lag = leave - 7200 + ALPHA;
+	g1.lag = leave - 7200 + ALPHA;
+	emit(&g0, PROTO_EV_WRITE, 8000, 8100);
+	emit(&g1, PROTO_EV_WRITE, 9000, 9100);
+	batch(1, g0.ev, g0.n);
+	batch(2, g1.ev, g1.n);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+	check_truth(&g0, &g1, "arrived + barrier");
+}
+
+Test(perturb, no_correction_when_asked)
+{
+	struct gen g0 = {0}, g1 = {0};
+	int rc;
+
+	meta_rank(1, 0);
+	calib(&g0, 0);
+	for (int k = 0; k < 5; k++)
+		emit(&g0, PROTO_EV_WRITE, 1000 * k, 1000 * k + 10);
+	batch(1, g0.ev, g0.n);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+	setenv("TAPESTRY_NO_CORRECTION", "1", 1);
+	struct mgr_events *e = mgr_events_open(dir, &rc);
+	unsetenv("TAPESTRY_NO_CORRECTION");
+	cr_assert_not_null(e);
+	cr_assert_null(mgr_events_perturb(e));
+	struct mgr_event me;
+	int i = 0;
+	int64_t origin = (int64_t)mgr_events_origin(e);
+	while (mgr_events_next(e, &me) == 1) {
+		cr_assert_eq(me.start + origin, (int64_t)me.ev->t_start);
+		i++;
+	}
+	cr_assert_eq(i, 6);
+	(void)g1;
+	mgr_events_close(e);
+}

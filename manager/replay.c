@@ -173,6 +173,7 @@ int mgr_cmd_replay(int argc, char **argv)
 	char np[32], speed_cfg[64];
 	const char *dir, *output = NULL;
 	struct mgr_export_stats st;
+	struct stat sb;
 	double speed = 0, simtime = 0;
 	long ranks = 0;
 	int c, rc = 1, status;
@@ -191,6 +192,10 @@ int mgr_cmd_replay(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[optind];
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		mgr_err("%s: not a job directory", dir);
+		return 1;
+	}
 	if (!(smpirun = find_smpirun())) {
 		mgr_err("SimGrid is not installed (smpirun not found; on Debian: "
 			"apt-get install libsimgrid-dev): cannot replay");

@@ -13,6 +13,9 @@
  *     nompi     one stream with libc events only (no MPI)
  *     norank    like ring but rank 1's stream is missing
  *
+ * SIM_GEN_NET=1 in the environment adds the META keys of a measured network
+ * (net_latency_ns 2000, net_bandwidth_Bps 1.25e9) to every rank.
+ *
  * Each rank is one stream: a META frame (rank, size, flop_rate, host ...)
  * and BATCH frames of at most 1000 events. Exit 0, or 1 with a message.
  */
@@ -287,6 +290,10 @@ static void write_stream(struct proto_jobdir_w *w, struct proto_codec *cd,
 		kvi(&m.u.meta, "size", g->size);
 		kvi(&m.u.meta, "compute_method", 0);
 		kvi(&m.u.meta, "flop_rate", RATE);
+		if (getenv("SIM_GEN_NET")) {	/* a measured network */
+			kvi(&m.u.meta, "net_latency_ns", 2000);
+			kvi(&m.u.meta, "net_bandwidth_Bps", 1250000000);
+		}
 	}
 	put(w, &m);
 	for (size_t i = 0; i < g->n;) {

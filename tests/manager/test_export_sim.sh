@@ -1,2 +1,184 @@
-#!/bin/sh
-exit 77
+#!/usr/bin/env bash
+# tests/manager/test_export_sim.sh - the SimGrid exports (simgrid-ti,
+# simgrid-ti-2011, simgrid-platform) and `tapestry replay`:
+#  1. synthetic jobs (tests/manager/sim_gen: ring, every collective,
+#     non-blocking calls) exported and compared with expected files, then
+#     replayed by SimGrid (smpirun -replay) without error or deadlock;
+#  2. the stylesheets alone (xsltproc) on a heterogeneous job description;
+#  3. bad input: no MPI events, a missing rank, a damaged job directory, no
+#     stylesheets, no SimGrid: a clear message, non-zero, nothing written;
+#  4. when the MPI sensor and Open MPI are here: deploy/examples/ring.c traced
+#     for real, exported, replayed, and its communication actions compared
+#     with SimGrid's own `smpirun -trace-ti` of the same source (smpicc).
+# Exit 77 only when SimGrid (smpirun) is not installed.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+GEN="$top_builddir/tests/manager/sim_gen"
+EXP="$top_srcdir/tests/manager/sim_expected"
+command -v smpirun >/dev/null 2>&1 || { echo "SimGrid (smpirun) not installed: skipped"; exit 77; }
+work=$(mktemp -d /tmp/tapestry-test-sim.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
+}
+absent() { # absent PATH...: none of them exists
+	for p in "$@"; do [ ! -e "$p" ] || return 1; done
+}
+same() { # same EXPECTED ACTUAL
+	cmp -s "$1" "$2" || { diff -u "$1" "$2" | head -20; return 1; }
+}
+
+# ---- 1. synthetic jobs ------------------------------------------------------
+for k in ring coll nonblock; do
+	"$GEN" $k "$work/$k" 4 || exit 99
+	"$T" export -f simgrid-ti "$work/$k" 2>"$work/$k.err"
+	check "$k: export simgrid-ti" [ $? = 0 ]
+	check "$k: one file per rank and the list" \
+		[ "$(cat "$work/$k/simgrid-ti/list")" = "$(printf 'rank_%d.txt\n' 0 1 2 3)" ]
+	check "$k: every rank starts with init, ends with finalize" bash -c "
+		for f in '$work/$k'/simgrid-ti/rank_*.txt; do
+			r=\${f##*rank_}; r=\${r%.txt}
+			[ \"\$(head -n1 \$f)\" = \"\$r init\" ] && [ \"\$(tail -n1 \$f)\" = \"\$r finalize\" ] || exit 1
+		done"
+	"$T" replay "$work/$k" >"$work/$k.out" 2>"$work/$k.rerr"
+	rc=$?
+	check "$k: replays in SimGrid (rc $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || cat "$work/$k.rerr"
+	check "$k: simulated time printed" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/$k.out"
+	check "$k: no deadlock reported" bash -c "! grep -qi deadlock '$work/$k/replay/smpirun.log'"
+done
+check "ring rank 0 as expected" same "$EXP/ring-rank_0.txt" "$work/ring/simgrid-ti/rank_0.txt"
+check "ring rank 1 as expected" same "$EXP/ring-rank_1.txt" "$work/ring/simgrid-ti/rank_1.txt"
+check "coll rank 0 as expected" same "$EXP/coll-rank_0.txt" "$work/coll/simgrid-ti/rank_0.txt"
+check "coll rank 3 as expected" same "$EXP/coll-rank_3.txt" "$work/coll/simgrid-ti/rank_3.txt"
+check "nonblock rank 1 as expected" same "$EXP/nonblock-rank_1.txt" "$work/nonblock/simgrid-ti/rank_1.txt"
+check "coll: the split's collective is reported skipped" grep -q "4 collectives on communicators smaller" "$work/coll.err"
+check "nonblock: MPI_PROC_NULL completions reported skipped" grep -q "4 completions of requests not traced" "$work/nonblock.err"
+# the ring's simulated time is deterministic: a change means the mapping moved
+check "ring simulated time as expected" grep -qx "simulated time: $(cat "$EXP/ring-simtime") s" "$work/ring.out"
+
+for k in ring coll; do
+	"$T" export -f simgrid-ti-2011 "$work/$k" 2>"$work/$k.2011.err"
+	check "$k: export simgrid-ti-2011" [ $? = 0 ]
+done
+check "2011 ring rank 0 as expected" same "$EXP/ring-2011-rank_0.txt" "$work/ring/simgrid-ti-2011/rank_0.txt"
+check "2011 coll rank 1 as expected" same "$EXP/coll-2011-rank_1.txt" "$work/coll/simgrid-ti-2011/rank_1.txt"
+check "2011: calls without counterpart reported" grep -q "44 calls have no counterpart" "$work/coll.2011.err"
+
+"$T" export -f simgrid-platform "$work/ring" 2>"$work/pf.err"
+check "export simgrid-platform" [ $? = 0 ]
+check "platform: job description as expected" same "$EXP/job.xml" "$work/ring/simgrid-platform/job.xml"
+check "platform: platform.xml as expected" same "$EXP/platform.xml" "$work/ring/simgrid-platform/platform.xml"
+check "platform: hostfile as expected" same "$EXP/hostfile" "$work/ring/simgrid-platform/hostfile"
+check "platform: says the network figures are defaults" grep -q "defaults 4.52e-07 s one-way" "$work/pf.err"
+if command -v xmllint >/dev/null; then
+	check "platform.xml is well-formed" xmllint --noout "$work/ring/simgrid-platform/platform.xml"
+fi
+SIM_GEN_NET=1 "$GEN" ring "$work/net" 2 || exit 99
+"$T" export -f simgrid-platform "$work/net" 2>"$work/net.err"
+check "platform: measured network from META" grep -q 'one-way-latency="2e-06" link-latency="1e-06" link-bandwidth="1.25e+09" source="trace"' "$work/net/simgrid-platform/job.xml"
+check "  ...and no note about defaults" bash -c "! grep -q defaults '$work/net.err'"
+
+# ---- 2. the stylesheets alone ----------------------------------------------
+if command -v xsltproc >/dev/null; then
+	xsltproc "$top_srcdir/xsl/simgrid-platform.xsl" "$EXP/job-hetero.xml" >"$work/h.xml"
+	check "xsl: heterogeneous platform as expected" same "$EXP/platform-hetero.xml" "$work/h.xml"
+	xsltproc "$top_srcdir/xsl/simgrid-hostfile.xsl" "$EXP/job-hetero.xml" >"$work/h.hosts"
+	check "xsl: hostfile in rank order" same "$EXP/hostfile-hetero" "$work/h.hosts"
+fi
+
+# ---- 3. bad input -----------------------------------------------------------
+"$GEN" nompi "$work/nompi" || exit 99
+for f in simgrid-ti simgrid-ti-2011 simgrid-platform; do
+	"$T" export -f $f "$work/nompi" 2>"$work/e"
+	check "$f without MPI events fails" [ $? = 1 ]
+	check "  ...says why" grep -q "no MPI" "$work/e"
+	check "  ...writes nothing" bash -c "! ls '$work/nompi' | grep -q simgrid"
+done
+"$T" replay "$work/nompi" >"$work/o" 2>"$work/e"
+check "replay without MPI events fails" [ $? = 1 ]
+check "  ...says why, prints no time" bash -c "grep -q 'no MPI' '$work/e' && ! grep -q simulated '$work/o'"
+
+"$GEN" norank "$work/norank" || exit 99
+"$T" export -f simgrid-ti "$work/norank" 2>"$work/e"
+check "a missing rank fails the export" [ $? = 1 ]
+check "  ...names the rank" grep -q "MPI rank 1 of 4 has no events" "$work/e"
+check "  ...writes nothing" absent "$work/norank/simgrid-ti" "$work/norank/simgrid-ti.tmp"
+
+"$GEN" ring "$work/bad" || exit 99
+seg="$work/bad/segments/000000.tps"
+size=$(stat -c %s "$seg")
+printf '\xff\xff\xff\xff' | dd of="$seg" bs=1 seek=$((size / 2)) conv=notrunc status=none
+"$T" export -f simgrid-ti "$work/bad" 2>"$work/e"
+check "a damaged job directory fails the export" [ $? = 1 ]
+check "  ...says it is damaged" grep -q "the trace is damaged" "$work/e"
+check "  ...writes nothing" absent "$work/bad/simgrid-ti" "$work/bad/simgrid-ti.tmp"
+"$T" export -f simgrid-ti "$work/no-such-dir" 2>"$work/e"
+check "a missing job directory fails" [ $? = 1 ]
+"$T" replay "$work/no-such-dir" 2>"$work/e"
+check "replay of a missing directory fails" [ $? = 1 ]
+check "  ...says so" grep -q "not a job directory" "$work/e"
+TAPESTRY_XSL_DIR="$work/none" "$T" export -f simgrid-platform -o "$work/pf2" "$work/ring" 2>"$work/e"
+check "missing stylesheets fail the platform export" [ $? = 1 ]
+check "  ...name the stylesheet" grep -q "simgrid-platform.xsl: stylesheet not found" "$work/e"
+check "  ...write nothing" absent "$work/pf2" "$work/pf2.tmp"
+TAPESTRY_SMPIRUN="$work/no-smpirun" "$T" replay "$work/ring" >"$work/o" 2>"$work/e"
+check "replay without SimGrid fails" [ $? = 1 ]
+check "  ...says SimGrid is missing" grep -q "SimGrid is not installed" "$work/e"
+printf '#!/bin/sh\necho "[0.0] [xbt/CRITICAL] boom"\nexit 3\n' >"$work/fake-smpirun"
+chmod +x "$work/fake-smpirun"
+TAPESTRY_SMPIRUN="$work/fake-smpirun" "$T" replay "$work/ring" >"$work/o" 2>"$work/e"
+check "a failing replay fails" [ $? = 1 ]
+check "  ...with smpirun's status and log" bash -c "grep -q 'exit status 3' '$work/e' && grep -q boom '$work/e'"
+"$T" replay 2>/dev/null
+check "replay without a directory is a usage error" [ $? = 2 ]
+
+# ---- 4. a real MPI ring -----------------------------------------------------
+lib="$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so"
+col="$top_builddir/tapestry-collector"
+[ -x "$col" ] || col="$top_builddir/collector/tapestry-collector"
+if command -v mpicc.openmpi >/dev/null && [ -f "$lib" ] && [ -x "$col" ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	mpicc.openmpi -O1 -o "$work/ring_ompi" "$top_srcdir/deploy/examples/ring.c" || exit 99
+	(cd "$work" && TAPESTRY_COLLECTOR_BIN="$col" timeout 300 "$T" run \
+		--sensors libc,mpi --mpi openmpi -o "$work/real" -- \
+		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD \
+		-x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS ./ring_ompi) >"$work/run.out" 2>"$work/run.err"
+	rc=$?
+	check "real ring traced (rc $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || tail -5 "$work/run.err"
+	"$T" replay "$work/real" >"$work/real.out" 2>"$work/real.err"
+	rc=$?
+	check "real ring: exported and replayed (rc $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || cat "$work/real.err"
+	check "real ring: simulated time printed" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/real.out"
+	cat "$work/real.out"
+	if command -v smpicc >/dev/null; then
+		(cd "$work" && smpicc -O1 -o ring_smpi "$top_srcdir/deploy/examples/ring.c" &&
+		 smpirun -np 4 -platform "$work/real/replay/simgrid-platform/platform.xml" \
+			-hostfile "$work/real/replay/simgrid-platform/hostfile" -trace-ti \
+			--cfg=tracing/filename:ref.txt ./ring_smpi) >"$work/ref.log" 2>&1
+		check "smpirun -trace-ti of the same source" [ -s "$work/ref.txt" ]
+		# communication actions only, sizes in bytes (SimGrid writes a
+		# count and a datatype id: 0 double, 1 int, 2 char, 6 byte ...)
+		comm() { awk 'BEGIN { split("8 4 1 2 8 4 1 8 1", sz, " ") }
+			$2 ~ /^(send|recv|isend|irecv)$/ {
+				n = $5; if (NF >= 6) n *= sz[$6 + 1]
+				print $1, $2, $3, $4, n }' "$@"; }
+		ok=1
+		for r in 0 1 2 3; do
+			ref=$(sed -n "$((r + 1))p" "$work/ref.txt")
+			comm "$work/$ref" >"$work/ref.$r"
+			comm "$work/real/replay/simgrid-ti/rank_$r.txt" >"$work/ours.$r"
+			[ -s "$work/ours.$r" ] && cmp -s "$work/ref.$r" "$work/ours.$r" ||
+				{ ok=0; diff "$work/ref.$r" "$work/ours.$r" | head -5; }
+		done
+		check "real ring: per-rank peers, tags, sizes match smpirun -trace-ti" [ $ok = 1 ]
+	fi
+else
+	echo "skip real ring: no Open MPI sensor or collector built"
+fi
+
+exit $fail

@@ -212,8 +212,7 @@ SN_HIDDEN void sn_sender_flush(int reason, int timeout_ms);
 SN_HIDDEN void sn_sender_resume(void);
 SN_HIDDEN void sn_sender_meta_changed(void);
 
-/* rt_init.c */
-SN_HIDDEN int sn_init(void);
+/* rt_init.c (sn_init is in sensor.h) */
 SN_HIDDEN uint64_t sn_stream_id(void);
 SN_HIDDEN void sn_new_stream_id(void);
 /* Fill m (id and key/values) with the stream metadata. Thread-safe. */

@@ -30,8 +30,12 @@ SN_HIDDEN int sn_enter(void);
 /* End the section opened by sn_enter() returning 1. */
 SN_HIDDEN void sn_leave(void);
 
-/* Now, in ns, on the sensor clock (CLOCK_MONOTONIC based, drift applied
- * when TAPESTRY_CLOCK_DRIFT_PPM is set). Async-signal-safe. */
+/* Now, in ns, on the sensor clock: the TSC scaled by a rate measured at
+ * start-up (or the vDSO CLOCK_MONOTONIC without an invariant TSC).
+ * Monotonic, close to CLOCK_MONOTONIC; the sender maps every event's
+ * t_start/t_end (so: stamp events with sn_now() only) exactly onto
+ * CLOCK_MONOTONIC, applying TAPESTRY_CLOCK_DRIFT_PPM, before shipping.
+ * Async-signal-safe. */
 SN_HIDDEN uint64_t sn_now(void);
 
 /* A record slot in this thread's buffer, its tid already set, or NULL when
@@ -69,5 +73,10 @@ SN_HIDDEN int sn_enabled(const char *part);
 /* Flush everything buffered and wait (bounded) until the sender has shipped
  * it: called at MPI_Finalize, exit, exec and fatal signals. */
 SN_HIDDEN void sn_flush_all(void);
+
+/* Initialise the runtime now (idempotent; also done lazily by the first
+ * sn_enter()). A wrapper library calls it from its constructor. Returns 0,
+ * or a negative PROTO_E_* code when tracing is off. */
+SN_HIDDEN int sn_init(void);
 
 #endif

@@ -170,8 +170,10 @@ static struct ti_rank *rank_get(struct ti *x, int32_t r, uint64_t stream)
 		while (n <= (size_t)r)
 			n *= 2;
 		t = realloc(x->rank, n * sizeof(*t));
-		if (!t)
+		if (!t) {
+			mgr_err("out of memory");
 			return NULL;
+		}
 		memset(t + x->nrank, 0, (n - x->nrank) * sizeof(*t));
 		x->rank = t;
 		x->nrank = n;

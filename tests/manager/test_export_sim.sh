@@ -155,6 +155,25 @@ if command -v mpicc.openmpi >/dev/null && [ -f "$lib" ] && [ -x "$col" ]; then
 	[ $rc = 0 ] || cat "$work/real.err"
 	check "real ring: simulated time printed" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/real.out"
 	cat "$work/real.out"
+	# every call the sensor wraps (collectives, non-blocking, wildcards,
+	# MPI_PROC_NULL, sub-communicators), traced for real and replayed
+	mpicc.openmpi -O1 -o "$work/calls" "$top_srcdir/tests/sensor/mpi_calls.c" || exit 99
+	(cd "$work" && TAPESTRY_COLLECTOR_BIN="$col" timeout 300 "$T" run \
+		--sensors libc,mpi --mpi openmpi -o "$work/calls_job" -- \
+		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD \
+		-x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS ./calls) >"$work/run2.out" 2>"$work/run2.err"
+	rc=$?
+	check "real every-call program traced (rc $rc)" [ $rc = 0 ]
+	"$T" replay "$work/calls_job" >"$work/calls.out" 2>"$work/calls.err"
+	rc=$?
+	check "real every-call program: replayed (rc $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || cat "$work/calls.err"
+	check "  ...simulated time printed" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/calls.out"
+	for a in isend irecv wait waitall bcast reduce allreduce gather gatherv scatter \
+		scatterv allgather allgatherv alltoall alltoallv reducescatter scan exscan; do
+		grep -q "^1 $a " "$work/calls_job/replay/simgrid-ti/rank_1.txt" ||
+			{ echo "  no $a action"; fail=1; }
+	done
 	if command -v smpicc >/dev/null; then
 		(cd "$work" && smpicc -O1 -o ring_smpi "$top_srcdir/deploy/examples/ring.c" &&
 		 smpirun -np 4 -platform "$work/real/replay/simgrid-platform/platform.xml" \

@@ -85,7 +85,7 @@ int mgr_export_moca(const char *dir, const char *path, struct mgr_export_stats *
 
 	if (mgr_viz_scan(dir, &s) != 0)
 		return -1;
-	if (!(so = mgr_viz_sort_new(VIZ_RUN_MAX, cmp_task))) {
+	if (!(so = mgr_viz_sort_new(0, cmp_task))) {
 		mgr_err("out of memory");
 		goto done;
 	}

@@ -359,8 +359,12 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	if (mgr_viz_scan(dir, &s) != 0)
 		return -1;
 	o->s = &s;
+	if (!s.nthreads) {
+		mgr_err("%s: no events: an OTF2 archive needs at least one location", dir);
+		goto done;
+	}
 	o->nev = calloc(s.nthreads ? s.nthreads : 1, sizeof(*o->nev));
-	if (!o->nev || !(so = mgr_viz_sort_new(VIZ_RUN_MAX, cmp_loc))) {
+	if (!o->nev || !(so = mgr_viz_sort_new(0, cmp_loc))) {
 		mgr_err("out of memory");
 		goto done;
 	}

@@ -123,7 +123,7 @@ int mgr_export_paje(const char *dir, const char *path, struct mgr_export_stats *
 
 	if (mgr_viz_scan(dir, &s) != 0)
 		return -1;
-	if (!(so = mgr_viz_sort_new(VIZ_RUN_MAX, mgr_viz_cmp_time))) {
+	if (!(so = mgr_viz_sort_new(0, mgr_viz_cmp_time))) {
 		mgr_err("out of memory");
 		goto done;
 	}

@@ -753,7 +753,11 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 		return mgr_viz_sort_add(s, &p);
 	}
 	/* enter side: outer events (later end) first; leave side: inner ones
-	 * (later start) first, the same event's end points before its leave */
+	 * (later start) first. Inside one event: enter (sub 0), end points in
+	 * order (1 + 2i, their link 2 + 2i), leave (UINT16_MAX); so the order
+	 * is total and the sort's result does not depend on how it ran. */
+	if (neps > (UINT16_MAX - 3) / 2)
+		neps = (UINT16_MAX - 3) / 2;
 	p.t = p.start;
 	p.cls = 1;
 	p.nest = -p.end;
@@ -763,47 +767,44 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 	memcpy(p.a, ev->arg, sizeof(p.a));
 	if ((rc = mgr_viz_sort_add(s, &p)) != 0)
 		return rc;
-	for (int side = 0; side < 2; side++) {
-		for (size_t i = 0; i < neps; i++) {
-			const struct viz_ep *ep = &eps[i];
+	for (size_t i = 0; i < neps; i++) {
+		const struct viz_ep *ep = &eps[i];
+		int start_side = is_start_side(ep->kind);
 
-			if (is_start_side(ep->kind) != (side == 0))
-				continue;
-			if (side == 0 || instant) {
-				p.t = p.start;
-				p.cls = 1;
-				p.nest = -p.end;
-				p.seq = (int64_t)seq;
-				p.sub = (uint8_t)(1 + side);
-			} else {
-				p.t = p.end;
-				p.cls = 0;
-				p.nest = -p.start;
-				p.seq = -(int64_t)seq;
-				p.sub = 0;
-			}
-			if (with_eps) {
-				p.kind = VIZ_PT_EP;
-				p.a[0] = ep->kind;
-				p.a[1] = ep->peer;
-				p.a[2] = ep->comm;
-				p.a[3] = ep->tag;
-				p.a[4] = ep->bytes;
-				p.a[5] = ep->req;
-				if ((rc = mgr_viz_sort_add(s, &p)) != 0)
-					return rc;
-			}
-			if (with_links && ep->linked) {
-				p.kind = VIZ_PT_LINK;
-				p.a[0] = ep->sproc;
-				p.a[1] = ep->rproc;
-				p.a[2] = ep->comm;
-				p.a[3] = ep->tag;
-				p.a[4] = (int64_t)ep->ord;
-				p.a[5] = side == 0;
-				if ((rc = mgr_viz_sort_add(s, &p)) != 0)
-					return rc;
-			}
+		if (start_side || instant) {
+			p.t = p.start;
+			p.cls = 1;
+			p.nest = -p.end;
+			p.seq = (int64_t)seq;
+		} else {
+			p.t = p.end;
+			p.cls = 0;
+			p.nest = -p.start;
+			p.seq = -(int64_t)seq;
+		}
+		p.sub = (uint16_t)(1 + 2 * i);
+		if (with_eps) {
+			p.kind = VIZ_PT_EP;
+			p.a[0] = ep->kind;
+			p.a[1] = ep->peer;
+			p.a[2] = ep->comm;
+			p.a[3] = ep->tag;
+			p.a[4] = ep->bytes;
+			p.a[5] = ep->req;
+			if ((rc = mgr_viz_sort_add(s, &p)) != 0)
+				return rc;
+		}
+		if (with_links && ep->linked) {
+			p.sub++;
+			p.kind = VIZ_PT_LINK;
+			p.a[0] = ep->sproc;
+			p.a[1] = ep->rproc;
+			p.a[2] = ep->comm;
+			p.a[3] = ep->tag;
+			p.a[4] = (int64_t)ep->ord;
+			p.a[5] = start_side;
+			if ((rc = mgr_viz_sort_add(s, &p)) != 0)
+				return rc;
 		}
 	}
 	if (instant) {
@@ -811,14 +812,13 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 		p.cls = 1;
 		p.nest = -p.end;
 		p.seq = (int64_t)seq;
-		p.sub = 3;
 	} else {
 		p.t = p.end;
 		p.cls = 0;
 		p.nest = -p.start;
 		p.seq = -(int64_t)seq;
-		p.sub = 1;
 	}
+	p.sub = UINT16_MAX;
 	p.kind = VIZ_PT_LEAVE;
 	memcpy(p.a, ev->arg, sizeof(p.a));
 	return mgr_viz_sort_add(s, &p);
@@ -883,12 +883,11 @@ int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
 	}
 	mgr_viz_progress_end(&pg);
 	free(eps.v);
+	mgr_events_close(e);
 	if (rc < 0) {
 		mgr_err("%s: %s while sorting events", dir, proto_strerror(rc));
-		mgr_events_close(e);
 		return -1;
 	}
-	mgr_events_close(e);
 	if ((rc = mgr_viz_sort_finish(so)) != 0) {
 		mgr_err("sorting events: %s", proto_strerror(rc));
 		return -1;
@@ -948,7 +947,14 @@ struct viz_sort *mgr_viz_sort_new(size_t run_max, viz_pt_cmp cmp)
 	if (!s)
 		return NULL;
 	s->cmp = cmp;
-	s->cap = run_max ? run_max : VIZ_RUN_MAX;
+	if (!run_max) {
+		const char *env = getenv("TAPESTRY_VIZ_RUN_MAX");
+
+		run_max = env && atol(env) > 0 ? (size_t)atol(env) : VIZ_RUN_MAX;
+		if (run_max < 16)
+			run_max = 16;
+	}
+	s->cap = run_max;
 	s->buf = malloc(s->cap * sizeof(*s->buf));
 	/* runs: at most VIZ_FANIN - 1 per level, 2^64 points need < 12 levels */
 	s->runs = calloc(VIZ_FANIN * 12, sizeof(*s->runs));

@@ -155,7 +155,8 @@ struct viz_pt {
 	int64_t nest;		/* order of nested events at one time */
 	int64_t seq;		/* event number (negated on the leave side) */
 	uint32_t loc;		/* thread index (moca: process index) */
-	uint8_t cls, sub;
+	uint8_t cls;
+	uint16_t sub;		/* position inside the event */
 	uint16_t kind;		/* enum viz_pt_kind */
 	uint16_t type;		/* event type */
 	uint16_t flags;		/* event flags */
@@ -178,7 +179,9 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 
 /* A sort holding at most run_max points in memory (a sorted run is spilled
  * to an anonymous temporary file when full; runs are merged VIZ_FANIN at a
- * time). NULL on out of memory. */
+ * time). run_max 0: VIZ_RUN_MAX, or TAPESTRY_VIZ_RUN_MAX from the
+ * environment (at least 16; tests use it to force many runs). NULL on out
+ * of memory. */
 #define VIZ_RUN_MAX (1u << 18)
 #define VIZ_FANIN 64
 struct viz_sort *mgr_viz_sort_new(size_t run_max, viz_pt_cmp cmp);

@@ -20,15 +20,10 @@
 #include <unistd.h>
 
 #include "manager/mgr.h"
+#include "manager/spawn.h"
 
 #define START_TIMEOUT_MS 10000
 #define DRAIN_TIMEOUT_MS 60000
-
-struct child {
-	pid_t pid;
-	int port;
-	const char *what;
-};
 
 static void help(FILE *out)
 {
@@ -47,122 +42,6 @@ static void help(FILE *out)
 	      out);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* Start argv with stdout on a pipe; read "listening HOST:PORT" from it. */
-static int start_collector(const char *argv[], struct child *c)
-{
-	int p[2];
-	char buf[256];
-	size_t len = 0;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	c->pid = fork();
-	if (c->pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	if (c->pid == 0) {
-		dup2(p[1], STDOUT_FILENO);
-		unsetenv("LD_PRELOAD");
-		execv(argv[0], (char *const *)argv);
-		fprintf(stderr, "tapestry: cannot execute %s: %s\n", argv[0],
-			strerror(errno));
-		_exit(127);
-	}
-	close(p[1]);
-	long long deadline = now_ms() + START_TIMEOUT_MS;
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	while (now_ms() < deadline && len < sizeof(buf) - 1) {
-		ssize_t n = read(p[0], buf + len, sizeof(buf) - 1 - len);
-
-		if (n > 0) {
-			len += (size_t)n;
-			buf[len] = '\0';
-			char *l = strstr(buf, "listening ");
-			char *colon = l ? strchr(l, '\n') : NULL;
-			if (colon) {
-				*colon = '\0';
-				colon = strrchr(l, ':');
-				if (colon) {
-					c->port = atoi(colon + 1);
-					break;
-				}
-			}
-		} else if (n == 0) {
-			break;	/* exited */
-		} else {
-			if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
-				c->pid = -1;
-				break;
-			}
-			usleep(10000);
-		}
-	}
-	close(p[0]);
-	return c->port > 0 ? 0 : -1;
-}
-
-/* SIGTERM c and wait up to timeout; SIGKILL after. Returns its status. */
-static int stop_child(struct child *c, int timeout_ms)
-{
-	int status = 0;
-
-	if (c->pid <= 0)
-		return 0;
-	kill(c->pid, SIGTERM);
-	long long deadline = now_ms() + timeout_ms;
-	for (;;) {
-		pid_t r = waitpid(c->pid, &status, WNOHANG);
-
-		if (r == c->pid)
-			break;
-		if (now_ms() > deadline) {
-			mgr_err("%s (pid %d) did not drain in %d s: killed",
-				c->what, (int)c->pid, timeout_ms / 1000);
-			kill(c->pid, SIGKILL);
-			waitpid(c->pid, &status, 0);
-			c->pid = -1;
-			return -1;
-		}
-		usleep(20000);
-	}
-	c->pid = -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-/* Which MPI sensor fits prog: "openmpi", "mpich" or NULL. */
-static const char *detect_mpi(const char *prog)
-{
-	char cmd[4096], line[1024];
-	const char *flavour = NULL;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd),
-		 "p=$(command -v '%s'); f=$(readlink -f \"$p\"); "
-		 "echo \"$f\"; ldd \"$f\" 2>/dev/null", prog);
-	if (!(p = popen(cmd, "r")))
-		return NULL;
-	while (!flavour && fgets(line, sizeof(line), p)) {
-		if (strstr(line, "openmpi") || strstr(line, "libmpi.so"))
-			flavour = "openmpi";
-		else if (strstr(line, "mpich") || strstr(line, "hydra"))
-			flavour = "mpich";
-	}
-	while (fgets(line, sizeof(line), p))
-		;
-	pclose(p);
-	return flavour;
-}
-
 int mgr_cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -176,9 +55,11 @@ int mgr_cmd_run(int argc, char **argv)
 	};
 	const char *dir = NULL, *sensors = "libc,mem", *mpi = NULL, *secret = NULL;
 	char defdir[64], rootaddr[64], nodeaddr[64], *collector = NULL, *lib = NULL;
-	struct child root = {-1, 0, "root receiver"}, node = {-1, 0, "node collector"};
+	struct mgr_child root, node;
 	int c, status = 1, keep_going = 0;
 
+	mgr_child_init(&root, "root receiver");
+	mgr_child_init(&node, "node collector");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -208,24 +89,14 @@ int mgr_cmd_run(int argc, char **argv)
 		mgr_err("--mpi takes openmpi or mpich, not '%s'", mpi);
 		return 2;
 	}
-	if (strstr(sensors, "mpi") && !mpi && !(mpi = detect_mpi(argv[optind]))) {
+	if (strstr(sensors, "mpi") && !mpi && !(mpi = mgr_detect_mpi(argv[optind]))) {
 		mgr_err("cannot tell which MPI %s uses: give --mpi openmpi|mpich",
 			argv[optind]);
 		return 2;
 	}
 
-	collector = mgr_find("TAPESTRY_COLLECTOR_BIN", "../collector/tapestry-collector",
-			     TAPESTRY_BINDIR "/tapestry-collector");
-	if (strstr(sensors, "mpi")) {
-		char rel[128], inst[512];
-
-		snprintf(rel, sizeof(rel), "../sensor/.libs/libtapestry-mpi-%s.so", mpi);
-		snprintf(inst, sizeof(inst), TAPESTRY_PKGLIBDIR "/libtapestry-mpi-%s.so", mpi);
-		lib = mgr_find("TAPESTRY_SENSOR_LIB", rel, inst);
-	} else {
-		lib = mgr_find("TAPESTRY_SENSOR_LIB", "../sensor/.libs/libtapestry-sensor.so",
-			       TAPESTRY_PKGLIBDIR "/libtapestry-sensor.so");
-	}
+	collector = mgr_find_collector();
+	lib = mgr_find_sensor(strstr(sensors, "mpi") ? mpi : NULL);
 	if (!collector || access(collector, X_OK) != 0) {
 		mgr_err("collector not found at %s", collector ? collector : "?");
 		goto out;
@@ -241,7 +112,7 @@ int mgr_cmd_run(int argc, char **argv)
 		root_argv[6] = "--secret-file";
 		root_argv[7] = secret;
 	}
-	if (start_collector(root_argv, &root) < 0) {
+	if (mgr_spawn_listener(root_argv, &root, START_TIMEOUT_MS, 0, -1) < 0) {
 		mgr_err("the root receiver did not start (see its messages above)");
 		goto out;
 	}
@@ -252,7 +123,7 @@ int mgr_cmd_run(int argc, char **argv)
 		node_argv[6] = "--secret-file";
 		node_argv[7] = secret;
 	}
-	if (start_collector(node_argv, &node) < 0) {
+	if (mgr_spawn_listener(node_argv, &node, START_TIMEOUT_MS, 0, -1) < 0) {
 		mgr_err("the node collector did not start (see its messages above)");
 		goto out;
 	}
@@ -287,8 +158,8 @@ int mgr_cmd_run(int argc, char **argv)
 	if (WIFEXITED(ast) && WEXITSTATUS(ast) == 127) {
 		mgr_err("%s could not be started", argv[optind]);
 	}
-	int drained = stop_child(&node, DRAIN_TIMEOUT_MS);
-	drained |= stop_child(&root, DRAIN_TIMEOUT_MS);
+	int drained = mgr_child_stop(&node, DRAIN_TIMEOUT_MS);
+	drained |= mgr_child_stop(&root, DRAIN_TIMEOUT_MS);
 	if (drained) {
 		mgr_err("collection did not finish cleanly: the job directory %s may "
 			"be incomplete (tapestry report says what it holds)", dir);
@@ -300,8 +171,8 @@ int mgr_cmd_run(int argc, char **argv)
 	if (keep_going)
 		status = 0;
 out:
-	stop_child(&node, 5000);
-	stop_child(&root, 5000);
+	mgr_child_stop(&node, 5000);
+	mgr_child_stop(&root, 5000);
 	free(collector);
 	free(lib);
 	return status;

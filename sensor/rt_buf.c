@@ -109,6 +109,11 @@ static void set_tid(struct sn_thread *t)
  * only under threads_mu and only while it is still dead and empty. */
 static struct sn_thread *adopt_locked(void)
 {
+	/* Never for the sender thread: calibration writes into its ring and
+	 * takes the records back, which must not touch an exited thread's
+	 * records still waiting to be drained. */
+	if (sn_sender_is_self())
+		return NULL;
 	for (int i = 0; i < nthreads; i++) {
 		struct sn_thread *t = threads[i];
 		uint64_t h;

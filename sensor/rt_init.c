@@ -347,7 +347,7 @@ void sn_calibrate(void)
 	if (!t || t->cap < ITER * 2)
 		return;
 	for (int k = 0; k < SAMPLES; k++) {
-		uint64_t t0, t1;
+		uint64_t t0, t1, h0 = t->head_priv;
 
 		sn_tls.guard = 0;
 		t0 = sn_now_vdso();
@@ -387,9 +387,11 @@ void sn_calibrate(void)
 		}
 		t1 = sn_now_vdso();
 		s2[k] = (double)(t1 - t0) / ITER;
-		/* we are this ring's consumer: discard what we wrote */
-		atomic_store_explicit(&t->tail, t->head_priv,
-				      memory_order_release);
+		/* we are this ring's consumer and producer: take back exactly
+		 * what this sample wrote, nothing that was there before */
+		t->head_priv = h0;
+		t->widx = (uint32_t)(h0 % t->cap);
+		atomic_store_explicit(&t->head, h0, memory_order_release);
 	}
 	sn_tls.guard = saved;
 	qsort(s, SAMPLES, sizeof(double), cmp_double);

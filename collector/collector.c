@@ -202,6 +202,7 @@ void col_stats_msg(struct col *c, struct proto_msg *m)
 	kv(mt, "buffered_bytes", "%" PRIu64, st.buffered_bytes);
 	kv(mt, "spilled_bytes", "%" PRIu64, st.spilled_bytes);
 	kv(mt, "drops", "%" PRIu64, st.dropped_events);
+	kv(mt, "filtered", "%" PRIu64, st.filtered_events);
 	kv(mt, "dropped_batches", "%" PRIu64, st.dropped_batches);
 	kv(mt, "reconnects", "%" PRIu64, st.reconnects);
 	kv(mt, "unacked_frames", "%" PRIu64, st.unacked_frames);
@@ -436,6 +437,9 @@ int col_drain(struct col *c, void (*done)(struct col *, int rc, void *arg),
 	c->draining = 1;
 	c->drain_cb = done;
 	c->drain_arg = arg;
+	/* a last report, so that even a short job stores every collector's
+	 * figures (drops, filtered events, spill) */
+	stats_cb(-1, 0, c);
 	if (c->listener) {
 		evconnlistener_free(c->listener);
 		c->listener = NULL;
@@ -513,8 +517,20 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 			goto fail;
 		}
 	} else {
-		if (cfg->zstd_level > 0) {
-			c->codec = proto_codec_new(cfg->zstd_level);
+		if (cfg->filter) {
+			c->filter = malloc(PROTO_EV__COUNT * sizeof(*c->filter));
+			c->filter_seen = calloc(PROTO_EV__COUNT, sizeof(*c->filter_seen));
+			if (!c->filter || !c->filter_seen) {
+				*rc = PROTO_E_NOMEM;
+				goto fail;
+			}
+			memcpy(c->filter, cfg->filter,
+			       PROTO_EV__COUNT * sizeof(*c->filter));
+		}
+		if (cfg->zstd_level > 0 || cfg->filter) {
+			/* filtering re-encodes: at least level 1 then */
+			c->codec = proto_codec_new(cfg->zstd_level > 0 ?
+						   cfg->zstd_level : 1);
 			if (!c->codec) {
 				*rc = PROTO_E_NOMEM;
 				goto fail;
@@ -600,6 +616,8 @@ void col_free(struct col *c)
 	col_map_clear(&c->nodes);
 	col_spill_free(c->spill);
 	proto_codec_free(c->codec);
+	free(c->filter);
+	free(c->filter_seen);
 	free(c->scratch_ev);
 	free(c->scratch_out);
 	if (c->drain_ev)

@@ -40,6 +40,11 @@ struct col_config {
 	unsigned handshake_ms;		/* close a connection stuck this long */
 	size_t frame_max;		/* largest payload accepted */
 	size_t segment_max;		/* job directory segment size (0: default) */
+	/* Filters, indexed by event type (proto/events.def), NULL: none.
+	 * 0 keeps the type, 1 drops it, N >= 2 keeps one event in N. Only
+	 * node and gateway collectors filter; filtered events are counted
+	 * (STATS "filtered") and never reported as lost. */
+	const uint32_t *filter;
 };
 
 /* Defaults of every field (listen 127.0.0.1:7450, no parent, no output). */
@@ -57,6 +62,7 @@ struct col_stats {
 	uint64_t spilled_total;		/* bytes ever written to spill */
 	uint64_t unacked_frames;	/* sent upward, not acknowledged */
 	uint64_t dropped_events, dropped_batches;	/* counted, LOSS sent */
+	uint64_t filtered_events;	/* removed by --drop / --sample */
 	uint64_t reconnects;		/* upward link re-established */
 	uint64_t stored_batches;	/* root: batches appended */
 	uint64_t dup_batches;		/* root: duplicates acknowledged only */

@@ -225,7 +225,9 @@ struct col {
 	struct col_clock clock;
 	struct event *clock_timer;
 	struct proto_codec *codec;
-	struct proto_event *scratch_ev;	/* recompression */
+	struct proto_event *scratch_ev;	/* recompression and filtering */
+	uint32_t *filter;		/* copy of cfg.filter, or NULL */
+	uint64_t *filter_seen;		/* per type, for sampling */
 	size_t scratch_cap;
 	uint8_t *scratch_out;
 

@@ -19,6 +19,7 @@
 
 #include "collector/collector.h"
 #include "collector/internal.h"
+#include "proto/event.h"
 
 #define SECRET_MAX 4096
 
@@ -53,6 +54,12 @@ static const char usage_text[] =
 "  --spill-dir DIR         spill frames to DIR when memory is full\n"
 "  --spill-quota N         bytes of spill files at most (default 1G)\n"
 "\n"
+"Filters (node and gateway collectors; filtered events are counted in\n"
+"STATS \"filtered\", never reported lost):\n"
+"  --drop NAME[,NAME...]   drop these event types (names as in the CSV\n"
+"                          export: write, fprintf, MPI_Send, mem_sample ...)\n"
+"  --sample NAME:N[,...]   keep one event in N of these types\n"
+"\n"
 "Clock and reports:\n"
 "  --clock-rounds N        ping-pongs with the parent at start (default 16)\n"
 "  --clock-period T        periodic clock round every T (default 5s; 0: off)\n"
@@ -68,6 +75,7 @@ enum {
 	O_LISTEN = 256, O_PARENT, O_OUTPUT, O_SECRET, O_NODE, O_NAME,
 	O_FBYTES, O_FREC, O_FMS, O_ZSTD, O_SPILL, O_QUOTA, O_MEM, O_CROUNDS,
 	O_CPERIOD, O_SPERIOD, O_HS, O_LOGLEVEL, O_LOGFILE, O_PRINT, O_DRAIN,
+	O_DROP, O_SAMPLE,
 };
 
 static const struct option longopts[] = {
@@ -92,9 +100,54 @@ static const struct option longopts[] = {
 	{"log-level", required_argument, NULL, O_LOGLEVEL},
 	{"log-file", required_argument, NULL, O_LOGFILE},
 	{"print-port", no_argument, NULL, O_PRINT},
+	{"drop", required_argument, NULL, O_DROP},
+	{"sample", required_argument, NULL, O_SAMPLE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
+
+static const char *opt_name(int opt)
+{
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
+/* "--drop a,b" (n = 1) or "--sample a:N,b:M" into filter[]. 0 or -1. */
+static int parse_filter(char *spec, int sample, uint32_t *filter)
+{
+	for (char *save = NULL, *tok = strtok_r(spec, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t n = 1;
+		char *colon = strchr(tok, ':');
+
+		if (sample) {
+			char *end;
+			unsigned long v;
+
+			if (!colon)
+				return -1;
+			*colon = '\0';
+			errno = 0;
+			v = strtoul(colon + 1, &end, 10);
+			if (errno || *end || v < 2 || v > UINT32_MAX)
+				return -1;
+			n = (uint32_t)v;
+		} else if (colon) {
+			return -1;
+		}
+		enum proto_ev_type t = proto_ev_lookup(tok);
+		if (t == PROTO_EV__INVALID || t == PROTO_EV_STRING ||
+		    t == PROTO_EV_ARRAY) {
+			fprintf(stderr, "tapestry-collector: unknown event type "
+				"'%s'\n", tok);
+			return -1;
+		}
+		filter[t] = n;
+	}
+	return 0;
+}
 
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -228,6 +281,7 @@ int main(int argc, char **argv)
 	const char *log_file = NULL;
 	int print_port = 0, opt, rc;
 	uint64_t v;
+	static uint32_t filter[PROTO_EV__COUNT];
 
 	col_config_default(&cfg);
 	a.drain_ms = 30000;
@@ -302,6 +356,11 @@ int main(int argc, char **argv)
 			if (parse_ms(optarg, &a.drain_ms))
 				goto bad;
 			break;
+		case O_DROP: case O_SAMPLE:
+			if (parse_filter(optarg, opt == O_SAMPLE, filter))
+				goto bad;
+			cfg.filter = filter;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -312,12 +371,17 @@ int main(int argc, char **argv)
 		continue;
 bad:
 		fprintf(stderr, "tapestry-collector: bad value for --%s: %s\n",
-			longopts[opt - O_LISTEN].name, optarg);
+			opt_name(opt), optarg);
 		return 2;
 	}
 	if (optind < argc || (!cfg.parent == !cfg.output)) {
 		fprintf(stderr, "tapestry-collector: give exactly one of "
 			"--parent or --output (see --help)\n");
+		return 2;
+	}
+	if (cfg.filter && cfg.output) {
+		fprintf(stderr, "tapestry-collector: --drop and --sample apply on "
+			"node and gateway collectors, not with --output\n");
 		return 2;
 	}
 	if (log_file && col_log_open(log_file)) {

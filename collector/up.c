@@ -294,9 +294,44 @@ static void maybe_flush(struct col *c)
 
 /* ---- recompression ---------------------------------------------------- */
 
-/* A BATCH whose codec header says "stored" (flags byte 0), recompressed
- * at cfg.zstd_level; f itself when nothing is to be done or it fails. */
-static struct col_frame *recompress(struct col *c, struct col_frame *f)
+/* Apply the filters to ev[0..n) in place; returns the records kept. An
+ * ARRAY continuing a dropped event goes with it. */
+static size_t filter_records(struct col *c, struct proto_event *ev, size_t n)
+{
+	size_t k = 0;
+	int64_t drop_tid = -1;	/* thread whose ARRAYs follow a dropped event */
+
+	for (size_t i = 0; i < n; i++) {
+		uint16_t t = ev[i].type;
+		int keep = 1;
+
+		if (t == PROTO_EV_ARRAY) {
+			keep = (int64_t)ev[i].tid != drop_tid;
+		} else if (t != PROTO_EV_STRING) {
+			uint32_t rule = t < PROTO_EV__COUNT ? c->filter[t] : 0;
+
+			if (rule == 1)
+				keep = 0;
+			else if (rule >= 2)
+				keep = c->filter_seen[t]++ % rule == 0;
+			if ((int64_t)ev[i].tid == drop_tid)
+				drop_tid = -1;
+			if (!keep && (ev[i].flags & PROTO_EVF_HASARRAY))
+				drop_tid = ev[i].tid;
+		}
+		if (keep)
+			ev[k++] = ev[i];
+		else if (t != PROTO_EV_ARRAY)
+			c->st.filtered_events++;
+	}
+	return k;
+}
+
+/* A BATCH whose codec header says "stored" (flags byte 0) recompressed at
+ * cfg.zstd_level, and any BATCH filtered when filters are set; f itself
+ * when nothing is to be done or the batch cannot be decoded (passed on as
+ * is: the root judges it). */
+static struct col_frame *transform(struct col *c, struct col_frame *f)
 {
 	const size_t off = PROTO_FRAME_HDR + PROTO_BATCH_HDR;
 	struct proto_codec *codec = c->codec;
@@ -305,7 +340,7 @@ static struct col_frame *recompress(struct col *c, struct col_frame *f)
 	int rc;
 
 	if (!codec || f->nrecords == 0 || f->len < off + 24 ||
-	    (f->data[off + 5] & 0x01))
+	    (!c->filter && (f->data[off + 5] & 0x01)))
 		return f;
 	if (f->nrecords > c->scratch_cap) {
 		size_t ncap = f->nrecords;
@@ -324,14 +359,18 @@ static struct col_frame *recompress(struct col *c, struct col_frame *f)
 	rc = proto_codec_decode(codec, f->data + off, f->len - off,
 				c->scratch_ev, c->scratch_cap, &n);
 	if (rc)
-		return f;	/* passed on as is; the root will judge it */
-	cap = proto_codec_bound(n);
-	rc = proto_codec_encode(codec, c->scratch_ev, n, c->scratch_out + off,
+		return f;
+	size_t kept = c->filter ? filter_records(c, c->scratch_ev, n) : n;
+	cap = proto_codec_bound(kept);
+	rc = proto_codec_encode(codec, c->scratch_ev, kept, c->scratch_out + off,
 				cap, &w);
-	if (rc || w >= f->len - off)
+	if (rc || (kept == n && w >= f->len - off))
 		return f;
 	memcpy(c->scratch_out + PROTO_FRAME_HDR, f->data + PROTO_FRAME_HDR,
 	       PROTO_BATCH_HDR);
+	/* the BATCH header's record count (u32 at payload offset 16) */
+	for (int i = 0; i < 4; i++)
+		c->scratch_out[PROTO_FRAME_HDR + 16 + i] = (uint8_t)(kept >> (8 * i));
 	rc = proto_frame_encode(PROTO_MSG_BATCH,
 				c->scratch_out + PROTO_FRAME_HDR,
 				PROTO_BATCH_HDR + w, c->scratch_out,
@@ -342,7 +381,7 @@ static struct col_frame *recompress(struct col *c, struct col_frame *f)
 	nf->type = f->type;
 	nf->stream = f->stream;
 	nf->seq = f->seq;
-	nf->nrecords = f->nrecords;
+	nf->nrecords = (uint32_t)kept;
 	col_frame_unref(f);
 	return nf;
 }
@@ -379,7 +418,7 @@ void col_up_enqueue(struct col *c, struct col_frame *f)
 	int rc;
 
 	if (f->type == PROTO_MSG_BATCH)
-		f = recompress(c, f);
+		f = transform(c, f);
 	if (f->type == PROTO_MSG_BYE)
 		c->q_urgent = 1;
 	if (!c->t_head && c->spill &&

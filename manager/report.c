@@ -16,6 +16,7 @@
 #include "manager/perturb.h"
 #include "manager/post.h"
 #include "proto/error.h"
+#include "proto/msg.h"
 
 #define MAX_RANKS 4096		/* per-rank columns; others are summed as "other" */
 
@@ -23,6 +24,68 @@ struct tally {
 	uint64_t total;
 	uint64_t *by_rank;	/* MAX_RANKS + 1 (last: no rank or over max) */
 };
+
+#define MAX_NODES 1024
+
+/* The last STATS report of each collector, as stored by the root. */
+struct node_stats {
+	uint64_t id;
+	char name[64], role[16];
+	uint64_t events_in, drops, filtered, spilled, reconnects, rejected;
+};
+
+struct nodes {
+	struct node_stats n[MAX_NODES];
+	size_t count;
+	struct proto_msg *msg;
+};
+
+static uint64_t kv_u64(const struct proto_meta *m, const char *key)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		if (!strcmp(m->kv[i].key, key))
+			return strtoull(m->kv[i].value, NULL, 10);
+	return 0;
+}
+
+static void kv_str(const struct proto_meta *m, const char *key, char *out,
+		   size_t len)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		if (!strcmp(m->kv[i].key, key)) {
+			snprintf(out, len, "%s", m->kv[i].value);
+			return;
+		}
+}
+
+static void on_stats(void *arg, const struct proto_frame *f)
+{
+	struct nodes *ns = arg;
+	struct node_stats *n = NULL;
+
+	if (f->type != PROTO_MSG_STATS || !ns->msg ||
+	    proto_msg_decode(f, ns->msg) != 0)
+		return;
+	const struct proto_meta *m = &ns->msg->u.meta;
+	for (size_t i = 0; i < ns->count; i++)
+		if (ns->n[i].id == m->id)
+			n = &ns->n[i];
+	if (!n) {
+		if (ns->count == MAX_NODES)
+			return;
+		n = &ns->n[ns->count++];
+		memset(n, 0, sizeof(*n));
+		n->id = m->id;
+	}
+	kv_str(m, "name", n->name, sizeof(n->name));
+	kv_str(m, "role", n->role, sizeof(n->role));
+	n->events_in = kv_u64(m, "events_in");
+	n->drops = kv_u64(m, "drops");
+	n->filtered = kv_u64(m, "filtered");
+	n->spilled = kv_u64(m, "spilled_bytes");
+	n->reconnects = kv_u64(m, "reconnects");
+	n->rejected = kv_u64(m, "rejected");
+}
 
 static void help(FILE *out)
 {
@@ -108,6 +171,9 @@ int mgr_cmd_report(int argc, char **argv)
 	}
 	const struct mgr_causality_stats *cs = clc ? mgr_causality_stats(clc) : NULL;
 	memset(tally, 0, sizeof(tally));
+	struct nodes *nodes = calloc(1, sizeof(*nodes));
+	if (nodes && (nodes->msg = malloc(sizeof(*nodes->msg))))
+		proto_trace_on_frame(t, on_stats, nodes);
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		struct tally *ty = &tally[te.ev->type];
 		int r = te.stream->rank;
@@ -174,6 +240,18 @@ int mgr_cmd_report(int argc, char **argv)
 		}
 		if (post)
 			mgr_post_report(post, stdout, 1);
+		for (size_t i = 0; nodes && i < nodes->count; i++) {
+			const struct node_stats *n = &nodes->n[i];
+
+			printf("  <collector id=\"%016" PRIx64 "\" name=\"", n->id);
+			xml_attr(stdout, n->name);
+			printf("\" role=\"");
+			xml_attr(stdout, n->role);
+			printf("\" events_in=\"%" PRIu64 "\" drops=\"%" PRIu64 "\" filtered=\"%"
+			       PRIu64 "\" spilled_bytes=\"%" PRIu64 "\" reconnects=\"%" PRIu64
+			       "\" rejected=\"%" PRIu64 "\"/>\n", n->events_in, n->drops,
+			       n->filtered, n->spilled, n->reconnects, n->rejected);
+		}
 		if (pert) {
 			const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
 			printf("  <perturbation span_traced_ns=\"%" PRId64 "\" span_corrected_ns=\"%" PRId64
@@ -229,6 +307,20 @@ int mgr_cmd_report(int argc, char **argv)
 				printf(" %8" PRIu64, tally[ty].by_rank[r]);
 			printf("\n");
 		}
+		if (nodes && nodes->count) {
+			printf("\ncollectors (last report of each)\n");
+			for (size_t i = 0; i < nodes->count; i++) {
+				const struct node_stats *n = &nodes->n[i];
+
+				printf("  %016" PRIx64 "  %-10s %-9s events in %" PRIu64
+				       ", dropped %" PRIu64 ", filtered %" PRIu64
+				       ", spilled now %" PRIu64 " bytes, reconnects %" PRIu64
+				       ", rejected connections %" PRIu64 "\n", n->id,
+				       n->name[0] ? n->name : "?", n->role, n->events_in,
+				       n->drops, n->filtered, n->spilled, n->reconnects,
+				       n->rejected);
+			}
+		}
 		if (post)
 			mgr_post_report(post, stdout, 0);
 		if (pert) {
@@ -263,5 +355,8 @@ out:
 		free(tally[ty].by_rank);
 	proto_trace_close(t);
 	mgr_events_close(me);
+	if (nodes)
+		free(nodes->msg);
+	free(nodes);
 	return status;
 }

@@ -169,12 +169,35 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 	} else {
 		f->warn |= MGR_CLOCK_WARN_FEW;
 	}
+	/* A drift the samples cannot tell from 1 (|B - 1| within its own 95 %
+	 * interval, e.g. a short run sampled only at its start) is not
+	 * extrapolated: fit the offset alone, with the slope fixed at 1. */
+	if (keep > 2 && fabs(f->slope - 1.0) <= f->slope_ci) {
+		double sum = 0, rss1 = 0;
+
+		for (size_t i = 0; i < keep; i++)
+			sum += p[i].y - p[i].x;
+		f->slope = 1.0;
+		f->offset_ns = sum / (double)keep;
+		for (size_t i = 0; i < keep; i++) {
+			double r = p[i].y - p[i].x - f->offset_ns;
+			rss1 += r * r;
+		}
+		f->offset_ci_ns = t975(keep - 1) *
+				  sqrt(rss1 / (double)(keep - 1) / (double)keep);
+		f->warn |= MGR_CLOCK_WARN_NO_DRIFT;
+	}
 	if (f->offset_ns != 0)
 		f->offset_err = f->offset_ci_ns / fabs(f->offset_ns);
-	if (f->offset_err > 0.05)
-		f->warn |= MGR_CLOCK_WARN_LOADED;
-	else if (f->offset_err > 0.01)
-		f->warn |= MGR_CLOCK_WARN_ADJUSTED;
+	/* the thesis's rule of thumb is about offsets of tenths of seconds:
+	 * an interval of a few hundred ns around a tiny offset says nothing
+	 * about the network, so only intervals over 1 us count */
+	if (f->offset_ci_ns > MGR_CLOCK_CI_FLOOR_NS) {
+		if (f->offset_err > 0.05)
+			f->warn |= MGR_CLOCK_WARN_LOADED;
+		else if (f->offset_err > 0.01)
+			f->warn |= MGR_CLOCK_WARN_ADJUSTED;
+	}
 	rc = 0;
 out:
 	free(p);

@@ -26,6 +26,8 @@
 #define MGR_CLOCK_WARN_LOADED 0x2u	/* error > 5 %: loaded network or NTP slewing */
 #define MGR_CLOCK_WARN_ADJUSTED 0x4u	/* error > 1 %: something adjusts the clock */
 #define MGR_CLOCK_WARN_ONE_PHASE 0x8u	/* no samples after the run: extrapolated */
+#define MGR_CLOCK_WARN_NO_DRIFT 0x10u	/* drift not significant: fixed at 1 */
+#define MGR_CLOCK_CI_FLOOR_NS 1000.0	/* narrower intervals never warn */
 
 struct mgr_clock_fit {
 	uint64_t x0;		/* origin: reference time of the first sample */

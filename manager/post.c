@@ -181,6 +181,8 @@ static const char *warn_text(unsigned w)
 		return "error over 1%: something adjusts the clock";
 	if (w & MGR_CLOCK_WARN_ONE_PHASE)
 		return "no end-of-run samples: extrapolated";
+	if (w & MGR_CLOCK_WARN_NO_DRIFT)
+		return "ok (drift not significant: offset only)";
 	return "ok";
 }
 

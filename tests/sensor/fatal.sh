@@ -4,15 +4,15 @@
 . "$srcdir/tests/sensor/lib.sh"
 N=1000
 for mode in segv abort; do
-	"$PROG" $mode $N "$T" > "$T/out.plain" 2>/dev/null
+	untraced "$PROG" $mode $N "$T" > "$T/out.plain" 2>/dev/null
 	rc1=$?
-	start_receiver "job-$mode"
+	start_collectors "job-$mode"
 	traced "$PROG" $mode $N "$T" > "$T/out.traced" 2>/dev/null
 	rc2=$?
-	stop_receiver
+	stop_collectors
 	expect "$mode exit status" $rc2 $rc1
 	cmp -s "$T/out.plain" "$T/out.traced" || fail "$mode: output differs"
-	"$DUMP" "$T/job-$mode" > "$T/dump" || fail "dump_trace"
+	dump "$T/job-$mode" "$T/dump"
 	expect "$mode: writes before the crash" \
 		"$(count "$T/dump" " name=write " " bytes=64 ")" $N
 	sig=11

@@ -10,16 +10,16 @@ while read -r mode ev cnt bytes pat; do
 	[ -n "$mode" ] || continue
 	case $cnt in N) cnt=$N ;; M) cnt=$M ;; esac
 	mkdir "$T/plain-$mode" "$T/traced-$mode"
-	"$PROG" "$mode" $N "$T/plain-$mode" > "$T/out.plain" 2>&1
+	untraced "$PROG" "$mode" $N "$T/plain-$mode" > "$T/out.plain" 2>&1
 	rc1=$?
-	start_receiver "job-$mode"
+	start_collectors "job-$mode"
 	traced "$PROG" "$mode" $N "$T/traced-$mode" > "$T/out.traced" 2>&1
 	rc2=$?
-	stop_receiver
+	stop_collectors
 	expect "$mode exit status" $rc2 $rc1
 	cmp -s "$T/out.plain" "$T/out.traced" ||
 		fail "$mode: output differs: $(cat "$T/out.plain") / $(cat "$T/out.traced")"
-	"$DUMP" "$T/job-$mode" > "$T/dump-$mode" || fail "$mode: dump_trace"
+	dump "$T/job-$mode" "$T/dump-$mode"
 	expect "$mode: $ev events" "$(count "$T/dump-$mode" " name=$ev ")" $cnt
 	grep -v ' failed=1' "$T/dump-$mode" > "$T/ok-$mode"
 	if [ "$bytes" != - ]; then

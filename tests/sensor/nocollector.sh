@@ -2,12 +2,12 @@
 # tests/sensor/nocollector.sh - no collector listening: the program runs
 # normally (same output, status, nothing on stderr without TAPESTRY_LOG).
 . "$srcdir/tests/sensor/lib.sh"
-# a port nobody listens on: bind one, note it, close it
-start_receiver job
-stop_receiver
+# a port nobody listens on: let the collectors pick theirs, then stop them
+start_collectors job
+stop_collectors
 for mode in write fprintf fork exit; do
 	mkdir -p "$T/p-$mode" "$T/t-$mode"
-	"$PROG" $mode 100 "$T/p-$mode" > "$T/out.plain" 2> "$T/err.plain"
+	untraced "$PROG" $mode 100 "$T/p-$mode" > "$T/out.plain" 2> "$T/err.plain"
 	rc1=$?
 	traced "$PROG" $mode 100 "$T/t-$mode" > "$T/out.traced" 2> "$T/err.traced"
 	rc2=$?

@@ -244,10 +244,12 @@ static void load_hosts(struct ctx *x, xmlNodePtr sec)
 		if (!h->site)
 			h->site = strdup("default");
 		h->launcher = find_launcher(jd, lname ? lname : "local");
-		if (!h->launcher)
+		if (!h->launcher) {
 			problem(x, h->line, "host '%s': unknown launcher '%s' "
 				"(define it in <launchers>, or use local or ssh)",
 				h->name, lname);
+			h->launcher = &builtin_local;	/* keep checking */
+		}
 		free(lname);
 		int dup = find_host(jd, h->name);
 
@@ -612,9 +614,8 @@ static int validate(struct ctx *x, xmlDocPtr doc, const char *schema_path)
 	xmlRelaxNGValidCtxtPtr vc = NULL;
 	int rc = -1;
 
-	if (!(pc = xmlRelaxNGNewParserCtxt(schema_path)))
-		goto out;
-	if (!(schema = xmlRelaxNGParse(pc))) {
+	if (!(pc = xmlRelaxNGNewParserCtxt(schema_path)) ||
+	    !(schema = xmlRelaxNGParse(pc))) {
 		fprintf(x->err, "tapestry: cannot read the schema %s\n", schema_path);
 		x->nerr++;
 		goto out;

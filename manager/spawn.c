@@ -97,6 +97,8 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 	if (c->pid < 0)
 		goto fail_pipe;
 	if (c->pid == 0) {
+		if (keep_stdin)
+			setpgid(0, 0);
 		dup2(out[1], STDOUT_FILENO);
 		if (keep_stdin)
 			dup2(in[0], STDIN_FILENO);
@@ -110,6 +112,8 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 	}
 	close(out[1]);
 	if (keep_stdin) {
+		setpgid(c->pid, c->pid);	/* both sides: no race with kill */
+		c->group = 1;
 		close(in[0]);
 		c->in_fd = in[1];
 	}
@@ -165,7 +169,7 @@ static int wait_child(struct mgr_child *c, int timeout_ms, int term)
 	if (c->pid <= 0)
 		return WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0 ? 0 : -1;
 	if (term)
-		kill(c->pid, SIGTERM);
+		kill(c->group ? -c->pid : c->pid, SIGTERM);
 	for (;;) {
 		pid_t r = waitpid(c->pid, &st, WNOHANG);
 
@@ -174,7 +178,7 @@ static int wait_child(struct mgr_child *c, int timeout_ms, int term)
 		if (mgr_now_ms() > deadline) {
 			mgr_err("%s (pid %d) did not stop within %d s: killed",
 				c->what, (int)c->pid, timeout_ms / 1000);
-			kill(c->pid, SIGKILL);
+			kill(c->group ? -c->pid : c->pid, SIGKILL);
 			waitpid(c->pid, &st, 0);
 			c->status = st;
 			c->pid = -1;

@@ -20,6 +20,7 @@ struct mgr_child {
 	char addr[128];		/* HOST:PORT it announced, or "" */
 	int in_fd;		/* write end of its stdin pipe, or -1 */
 	int status;		/* wait status once reaped */
+	int group;		/* 1: leads its own process group (signals go to it) */
 	const char *what;	/* name used in messages */
 };
 
@@ -33,7 +34,10 @@ long long mgr_now_ms(void);
  * wait up to timeout_ms for its "listening HOST:PORT" line, which fills
  * c->addr and c->port. With keep_stdin, c->in_fd is the write end of a pipe
  * on the child's stdin (closing it is how `tapestry launch` stops a
- * wrapped collector); otherwise stdin is inherited. stderr_fd >= 0
+ * wrapped collector) and the child leads a new process group, so that
+ * stopping it also stops what its launcher started (a template's
+ * commands); otherwise stdin and the process group are inherited (Ctrl-C
+ * reaches it). stderr_fd >= 0
  * replaces the child's stderr. LD_PRELOAD is removed from the child's
  * environment. Returns 0, or -1 when the process could not be started,
  * exited, or did not announce its port in time (c is then stopped and

@@ -1,2 +1,190 @@
+/*
+ * tests/manager/test_jobdesc.c - manager/jobdesc.c: every example job
+ * description validates and gives the model it describes; every bad
+ * description of tests/manager/launch_bad/ is refused with its
+ * line-numbered message; rank placement; the plan stylesheets run.
+ */
 #include <criterion/criterion.h>
-Test(jobdesc, placeholder) {}
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "manager/jobdesc.h"
+
+#define SCHEMA TEST_SRCDIR "/share/jobdesc.rng"
+#define EXAMPLES TEST_SRCDIR "/deploy/examples/"
+#define BAD TEST_SRCDIR "/tests/manager/launch_bad/"
+
+/* Load path; the messages go to *msgs (malloc'd, caller frees). */
+static struct mgr_jobdesc *load(const char *path, int check, char **msgs)
+{
+	size_t len = 0;
+	FILE *err = open_memstream(msgs, &len);
+	struct mgr_jobdesc *jd;
+
+	cr_assert_not_null(err);
+	jd = mgr_jobdesc_load(path, SCHEMA, check, err);
+	fclose(err);
+	return jd;
+}
+
+Test(jobdesc, examples_validate)
+{
+	static const char *ex[] = {"ring.xml", "two-sites.xml", "folding.xml", "io.xml"};
+
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		char path[512], *msgs = NULL;
+		struct mgr_jobdesc *jd;
+
+		snprintf(path, sizeof(path), EXAMPLES "%s", ex[i]);
+		jd = load(path, 0, &msgs);
+		cr_expect_not_null(jd, "%s: %s", ex[i], msgs);
+		cr_expect_str_empty(msgs, "%s printed: %s", ex[i], msgs);
+		mgr_jobdesc_free(jd);
+		free(msgs);
+	}
+}
+
+Test(jobdesc, ring_model)
+{
+	char *msgs = NULL;
+	struct mgr_jobdesc *jd = load(EXAMPLES "ring.xml", 0, &msgs);
+
+	cr_assert_not_null(jd, "%s", msgs);
+	cr_expect_str_eq(jd->name, "ring");
+	cr_expect_eq(jd->nhosts, 1);
+	cr_expect_str_eq(jd->host[0].address, "127.0.0.1");
+	cr_expect_eq(jd->host[0].slots, 4);
+	cr_expect_eq(jd->ncollectors, 2);
+	cr_expect_str_eq(jd->col[jd->root].name, "gateway");
+	cr_expect_str_eq(jd->col[jd->host[0].node].name, "node");
+	cr_expect_eq(jd->col[1].parent, 0);
+	cr_expect_eq(jd->col[1].depth, 1);
+	cr_expect_eq(jd->col[1].nopts, 1);
+	cr_expect_str_eq(jd->col[1].opt[0].name, "flush-ms");
+	cr_expect_eq(jd->processes, 4);
+	cr_expect_eq(jd->mpi, MGR_MPI_OPENMPI);
+	cr_expect_eq(jd->mode, MGR_MODE_REGULAR);
+	cr_expect_eq(jd->sensors, MGR_SENSOR_LIBC | MGR_SENSOR_MPI);
+	cr_expect_eq(jd->noutputs, 1);
+	cr_expect_str_eq(jd->output[0], "csv");
+	cr_expect_eq(jd->host[0].launcher->type, MGR_LAUNCH_LOCAL);
+	cr_expect_str_eq(jd->manager_address, "127.0.0.1");
+	mgr_jobdesc_free(jd);
+	free(msgs);
+}
+
+Test(jobdesc, two_sites_tree)
+{
+	char *msgs = NULL;
+	struct mgr_jobdesc *jd = load(EXAMPLES "two-sites.xml", 1, &msgs);
+
+	/* the executable is remote (ssh hosts): not checked here */
+	cr_assert_not_null(jd, "%s", msgs);
+	cr_expect_eq(jd->ncollectors, 7);
+	cr_expect_str_eq(jd->col[jd->root].name, "top");
+	for (int h = 0; h < jd->nhosts; h++) {
+		if (jd->host[h].slots == 0)
+			continue;
+		int n = jd->host[h].node;
+
+		cr_expect_eq(jd->col[n].host, h);
+		cr_expect_eq(jd->col[n].depth, 2, "%s", jd->col[n].name);
+	}
+	cr_expect_eq(jd->host[1].launcher->type, MGR_LAUNCH_SSH);
+	cr_expect_eq(jd->mode, MGR_MODE_SCATTERING);
+	cr_expect_eq(jd->sensors, MGR_SENSOR_LIBC | MGR_SENSOR_MPI | MGR_SENSOR_MEM);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+}
+
+Test(jobdesc, rank_placement_folds)
+{
+	char *msgs = NULL;
+	struct mgr_jobdesc *jd = load(EXAMPLES "two-sites.xml", 0, &msgs);
+	/* hosts with slots: a1 a2 b1 b2 (2 each) at indexes 2 3 5 6 */
+	static const int want[] = {2, 2, 3, 3, 5, 5, 6, 6, 2, 2, 3};
+
+	cr_assert_not_null(jd, "%s", msgs);
+	for (int r = 0; r < (int)(sizeof(want) / sizeof(want[0])); r++)
+		cr_expect_eq(mgr_jd_rank_host(jd, r), want[r], "rank %d", r);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+}
+
+/* Every kind of bad description: file, line, part of the message. */
+static const struct {
+	const char *file;
+	int line;
+	const char *msg;
+} bad[] = {
+	{"not-well-formed.xml", 6, "Opening and ending tag mismatch: host"},
+	{"unknown-element.xml", 7, "element frobnicate"},
+	{"missing-executable.xml", 6, "executable './no-such-program' not found"},
+	{"not-executable.xml", 6, "is not an executable file"},
+	{"unknown-host.xml", 7, "collector 'd': unknown host 'nowhere'"},
+	{"cycle.xml", 7, "cycle in the collector tree: a -> b -> a"},
+	{"zero-processes.xml", 6, "processes must be at least 1 (got 0)"},
+	{"folding-no-slots.xml", 6, "no host declares slots"},
+	{"two-roots.xml", 7, "collector 'b' is a second root of the tree"},
+	{"duplicate-host.xml", 6, "host 'h' is already defined on line 5"},
+	{"bad-mpi.xml", 6, "Invalid attribute mpi for element application"},
+	{"unknown-parent.xml", 7, "unknown parent 'ghost'"},
+	{"too-few-slots.xml", 6, "8 processes but only 2 slots"},
+	{"duplicate-collector.xml", 7, "collector 'c' is already defined on line 6"},
+	{"mpi-sensor-without-mpi.xml", 8, "sensor 'mpi' needs an MPI application"},
+	{"unknown-launcher.xml", 4, "unknown launcher 'pdsh'"},
+	{"missing-attribute.xml", 6, "element application"},
+	{"host-without-collector.xml", 6, "host 'k' runs processes"},
+	{"template-without-command.xml", 6, "must contain {command}"},
+};
+
+Test(jobdesc, bad_descriptions)
+{
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char path[512], want[600], *msgs = NULL;
+		struct mgr_jobdesc *jd;
+
+		snprintf(path, sizeof(path), BAD "%s", bad[i].file);
+		jd = load(path, 1, &msgs);
+		cr_expect_null(jd, "%s was accepted", bad[i].file);
+		snprintf(want, sizeof(want), "%s:%d: ", path, bad[i].line);
+		cr_expect(strstr(msgs, want) != NULL, "%s: no message at line %d: %s",
+			  bad[i].file, bad[i].line, msgs);
+		cr_expect(strstr(msgs, bad[i].msg) != NULL, "%s: wanted '%s', got: %s",
+			  bad[i].file, bad[i].msg, msgs);
+		mgr_jobdesc_free(jd);
+		free(msgs);
+	}
+}
+
+Test(jobdesc, missing_file_and_schema)
+{
+	char *msgs = NULL;
+	struct mgr_jobdesc *jd = load(BAD "no-such-file.xml", 1, &msgs);
+
+	cr_expect_null(jd);
+	cr_expect(strstr(msgs, "cannot read") != NULL, "%s", msgs);
+	free(msgs);
+	size_t len = 0;
+	FILE *err = open_memstream(&msgs, &len);
+
+	jd = mgr_jobdesc_load(EXAMPLES "ring.xml", "/nonexistent/schema.rng", 0, err);
+	fclose(err);
+	cr_expect_null(jd);
+	cr_expect(strstr(msgs, "schema") != NULL, "%s", msgs);
+	free(msgs);
+}
+
+Test(jobdesc, free_null)
+{
+	mgr_jobdesc_free(NULL);
+}
+
+Test(jobdesc, names)
+{
+	cr_expect_str_eq(mgr_jd_mpi_name(MGR_MPI_MPICH), "mpich");
+	cr_expect_str_eq(mgr_jd_mpi_name(MGR_MPI_NONE), "none");
+	cr_expect_str_eq(mgr_jd_mode_name(MGR_MODE_FOLDING), "folding");
+}

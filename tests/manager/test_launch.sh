@@ -1,2 +1,187 @@
-#!/bin/sh
-exit 77
+#!/usr/bin/env bash
+# tests/manager/test_launch.sh - `tapestry plan`, `launch` and `status` on
+# this machine: every example's plan equals tests/manager/launch_expected/;
+# every bad description is refused with its line-numbered message and starts
+# nothing; a local launch of a non-MPI program and of the Open MPI ring
+# collect every event; launches that fail half-way (a collector host that
+# cannot be reached, an executable that cannot start) stop everything.
+# ssh and ip-netns launches: launch_ssh.sh, launch_netns.sh.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+C="$top_builddir/tapestry-collector"
+[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
+work=$(mktemp -d /tmp/tapestry-test-launch.XXXXXX)
+tag="tl$$"	# in every collector name this test starts: pgrep finds them
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
+}
+# "--name [t]l123": matches the collectors, not a command line holding it
+pat() { printf -- '--name [%s]%s' "${1:0:1}" "${1:1}"; }
+none_left() { # none_left [PREFIX]: no collector named PREFIX... runs
+	local p
+	p=$(pat "${1:-$tag}")
+	if pgrep -f -- "$p" >/dev/null; then pgrep -af -- "$p"; return 1; fi
+}
+
+# 1. plans: byte for byte
+for x in ring two-sites folding io; do
+	"$T" plan -o "$work/plan-$x" "$top_srcdir/deploy/examples/$x.xml" 2>"$work/plan.err"
+	check "plan $x.xml" [ $? = 0 ]
+	for f in "$top_srcdir/tests/manager/launch_expected/$x"/*; do
+		check "  $x/$(basename "$f") matches" cmp "$f" "$work/plan-$x/$(basename "$f")"
+	done
+done
+"$T" plan -o "$work/p" 2>/dev/null
+check "plan without a description is a usage error" [ $? = 2 ]
+
+# 2. bad descriptions: launch refuses each, with FILE:LINE, and starts nothing
+for f in "$top_srcdir"/tests/manager/launch_bad/*.xml; do
+	b=$(basename "$f")
+	"$T" launch -o "$work/job-bad" "$f" >"$work/bad.out" 2>"$work/bad.err"
+	rc=$?
+	check "launch $b refused ($rc)" [ "$rc" = 1 ]
+	check "  ...with a line-numbered message" grep -q "$b:[0-9][0-9]*: " "$work/bad.err"
+	check "  ...and nothing launched" [ ! -e "$work/job-bad" ]
+done
+check "no collector after the bad descriptions" none_left
+
+# 3. a local non-MPI launch
+cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
+mkdir -p "$work/io"
+cat >"$work/io.xml" <<EOF
+<?xml version="1.0"?>
+<job name="io">
+  <hosts><host name="localhost" address="127.0.0.1" slots="2"/></hosts>
+  <collectors>
+    <collector name="$tag-gw" host="localhost"/>
+    <collector name="$tag-node" host="localhost" parent="$tag-gw"/>
+  </collectors>
+  <application executable="iodemo" processes="2" workdir="io">
+    <argument>.</argument>
+  </application>
+  <outputs><output format="csv"/></outputs>
+</job>
+EOF
+timeout 120 "$T" launch -o "$work/job-io" "$work/io.xml" >"$work/io.out" 2>"$work/io.err"
+rc=$?
+check "launch io.xml exits 0 ($rc)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || cat "$work/io.err"
+check "  ...collectors came up in order" grep -q "collector '$tag-node' on localhost up at 127.0.0.1:[0-9]* (parent $tag-gw)" "$work/io.err"
+check "  ...plan and logs in the job directory" [ -f "$work/job-io/plan/hostfile.openmpi" -a -f "$work/job-io/plan/job.xml" -a -d "$work/job-io/logs" ]
+check "  ...csv output written" [ -f "$work/job-io/trace.csv" ]
+n=$(awk -F, '$3=="fprintf"' "$work/job-io/trace.csv" 2>/dev/null | wc -l)
+check "  ...4000 fprintf events from 2 processes (got $n)" [ "$n" = 4000 ]
+check "  ...report printed" grep -q "losses         0 events counted lost, 0 batches missing" "$work/io.out"
+check "  ...no collector left" none_left
+
+# 4. the Open MPI ring through the tree, with a job secret
+if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v mpicc.openmpi >/dev/null; then
+	mpicc.openmpi -O1 -o "$work/ring" "$top_srcdir/deploy/examples/ring.c" || exit 99
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/secret"
+	sed -e "s/name=\"gateway\"/name=\"$tag-gw\"/; s/parent=\"gateway\"/parent=\"$tag-gw\"/" \
+	    -e "s/name=\"node\"/name=\"$tag-node\"/" \
+	    -e 's|<argument>100</argument>|<argument>20</argument>|' \
+	    -e 's|</outputs>|</outputs><security secret-file="secret"/>|' \
+	    "$top_srcdir/deploy/examples/ring.xml" >"$work/ring.xml"
+	timeout 300 "$T" launch -o "$work/job-ring" "$work/ring.xml" >"$work/ring.out" 2>"$work/ring.err"
+	rc=$?
+	check "launch ring.xml (Open MPI, secret) exits 0 ($rc)" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || tail -n 20 "$work/ring.err"
+	check "  ...80 MPI_Send from 4 ranks" grep -Eq '^  MPI_Send +80 +20 +20 +20 +20' "$work/ring.out"
+	check "  ...no collector left" none_left
+else
+	echo "skip the Open MPI ring (no MPI sensor built)"
+fi
+
+# 5. status: a root and a child started by hand
+"$C" --listen 127.0.0.1:0 --print-port --output "$work/job-st" --stats-period 200ms \
+	--name "$tag-root" >"$work/root.port" 2>/dev/null & pids+=($!)
+for i in $(seq 50); do grep -q listening "$work/root.port" && break; sleep 0.1; done
+raddr=$(awk '{print $2}' "$work/root.port")
+"$C" --listen 127.0.0.1:0 --print-port --parent "$raddr" --stats-period 200ms \
+	--name "$tag-leaf" >"$work/leaf.port" 2>/dev/null & pids+=($!)
+for i in $(seq 50); do
+	"$T" status "$raddr" >"$work/status.out" 2>&1
+	grep -q "collector $tag-leaf" "$work/status.out" && break
+	sleep 0.2
+done
+check "status shows the root" grep -q "^root $tag-root (node [0-9a-f]*) on" "$work/status.out"
+check "status shows the child under it" grep -q "^  collector $tag-leaf" "$work/status.out"
+check "status shows buffered and spilled bytes, drops" grep -q "buffered .* spilled .* drops" "$work/status.out"
+"$T" status 127.0.0.1:1 2>"$work/st.err"
+check "status of a closed port fails" [ $? = 1 ]
+check "  ...and says why" grep -q "connect to 127.0.0.1:1" "$work/st.err"
+"$T" status nonsense 2>/dev/null
+check "status of a non-address is a usage error" [ $? = 2 ]
+for p in "${pids[@]}"; do kill "$p"; wait "$p"; done
+pids=()
+
+# 6. half-way failures leave nothing behind
+cat >"$work/unreachable.xml" <<EOF
+<?xml version="1.0"?>
+<job name="unreachable">
+  <hosts>
+    <host name="front" address="127.0.0.1"/>
+    <host name="far" address="127.0.0.1" slots="1" launcher="closed"/>
+  </hosts>
+  <launchers>
+    <launcher name="closed" type="ssh" port="1" options="-o StrictHostKeyChecking=no"/>
+  </launchers>
+  <collectors>
+    <collector name="$tag-top" host="front"/>
+    <collector name="$tag-far" host="far" parent="$tag-top"/>
+  </collectors>
+  <application executable="/bin/true" processes="1"/>
+</job>
+EOF
+timeout 120 "$T" launch --start-timeout 10 -o "$work/job-un" "$work/unreachable.xml" >/dev/null 2>"$work/un.err"
+rc=$?
+check "unreachable collector host: launch fails ($rc)" [ "$rc" = 1 ]
+check "  ...naming the collector" grep -q "collector '$tag-far' on far did not start" "$work/un.err"
+check "  ...with ssh's reason" grep -qi "connect" "$work/un.err"
+check "  ...the started collector stopped" none_left
+check "  ...no job directory left" [ ! -e "$work/job-un" ]
+
+printf '#!/nonexistent/interpreter\n' >"$work/broken"
+chmod +x "$work/broken"
+sed -e 's|executable="iodemo"|executable="broken"|' -e "s/$tag-/${tag}b-/g" "$work/io.xml" >"$work/broken.xml"
+timeout 120 "$T" launch -o "$work/job-broken" "$work/broken.xml" >/dev/null 2>"$work/broken.err"
+rc=$?
+check "executable that cannot start: launch fails with 127 ($rc)" [ "$rc" = 127 ]
+check "  ...and says so" grep -q "could not be started" "$work/broken.err"
+check "  ...no collector left" none_left "${tag}b-"
+
+cat >"$work/slow.xml" <<EOF
+<?xml version="1.0"?>
+<job name="slow">
+  <hosts>
+    <host name="front" address="127.0.0.1"/>
+    <host name="nowhere" address="127.0.0.1" slots="1" launcher="fake"/>
+  </hosts>
+  <launchers>
+    <launcher name="fake" type="template" command="sleep 30; {command}"/>
+  </launchers>
+  <collectors>
+    <collector name="$tag-t2" host="front"/>
+    <collector name="$tag-n2" host="nowhere" parent="$tag-t2"/>
+  </collectors>
+  <application executable="/bin/true" processes="1"/>
+</job>
+EOF
+timeout 120 "$T" launch --start-timeout 2 -o "$work/job-slow" "$work/slow.xml" >/dev/null 2>"$work/slow.err"
+rc=$?
+check "collector that never comes up: launch fails ($rc)" [ "$rc" = 1 ]
+check "  ...naming it and the timeout" grep -q "collector '$tag-n2' on nowhere did not start within 2 s" "$work/slow.err"
+check "  ...nothing left (not even the launcher's sleep)" eval "none_left && ! pgrep -f '[s]leep 30; .*$tag'"
+
+"$T" launch -o "$work/job-io" "$work/io.xml" 2>"$work/exists.err"
+check "launch refuses an existing job directory" [ $? = 2 ]
+exit $fail

@@ -105,7 +105,7 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 		if (stderr_fd >= 0)
 			dup2(stderr_fd, STDERR_FILENO);
 		unsetenv("LD_PRELOAD");
-		execv(argv[0], (char *const *)argv);
+		execvp(argv[0], (char *const *)argv);
 		fprintf(stderr, "tapestry: cannot execute %s: %s\n", argv[0],
 			strerror(errno));
 		_exit(127);

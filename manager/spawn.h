@@ -30,7 +30,7 @@ void mgr_child_init(struct mgr_child *c, const char *what);
 /* CLOCK_MONOTONIC in ms. */
 long long mgr_now_ms(void);
 
-/* Start argv[0] (a path; argv NULL-terminated) with stdout on a pipe and
+/* Start argv[0] (a path, or a name searched in PATH; argv NULL-terminated) with stdout on a pipe and
  * wait up to timeout_ms for its "listening HOST:PORT" line, which fills
  * c->addr and c->port. With keep_stdin, c->in_fd is the write end of a pipe
  * on the child's stdin (closing it is how `tapestry launch` stops a

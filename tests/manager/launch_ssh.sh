@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# tests/manager/launch_ssh.sh - `tapestry launch` with the ssh launcher
+# against an OpenSSH server this test starts on 127.0.0.1 (its own host key,
+# authorized key and config, a free port; killed at the end): the node
+# collector and the program start through ssh, every event arrives, and
+# nothing is left running. Skips (77) when sshd is absent.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+[ -x "$SSHD" ] || { echo "skip: no sshd"; exit 77; }
+command -v ssh-keygen >/dev/null || { echo "skip: no ssh-keygen"; exit 77; }
+work=$(mktemp -d /tmp/tapestry-test-ssh.XXXXXX)
+chmod 755 "$work"
+tag="ts$$"
+sshd_pid=
+cleanup() {
+	[ -n "$sshd_pid" ] && { kill "$sshd_pid" 2>/dev/null; wait "$sshd_pid" 2>/dev/null; }
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+
+ssh-keygen -q -t ed25519 -N '' -f "$work/host_key" || exit 99
+ssh-keygen -q -t ed25519 -N '' -f "$work/user_key" || exit 99
+cp "$work/user_key.pub" "$work/authorized_keys"
+chmod 600 "$work/authorized_keys"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$work/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $port
+HostKey $work/host_key
+AuthorizedKeysFile $work/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+PidFile $work/sshd.pid
+EOF
+mkdir -p /run/sshd 2>/dev/null
+"$SSHD" -D -e -f "$work/sshd_config" 2>"$work/sshd.log" &
+sshd_pid=$!
+opts="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+for i in $(seq 50); do
+	ssh $opts -o BatchMode=yes -p "$port" -i "$work/user_key" 127.0.0.1 true 2>/dev/null && break
+	sleep 0.1
+done
+if ! ssh $opts -o BatchMode=yes -p "$port" -i "$work/user_key" 127.0.0.1 true 2>"$work/ssh.err"; then
+	echo "cannot log in to the test sshd:"; cat "$work/ssh.err" "$work/sshd.log"
+	exit 99
+fi
+
+cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
+mkdir -p "$work/io"
+cat >"$work/job.xml" <<EOF
+<?xml version="1.0"?>
+<job name="ssh">
+  <hosts>
+    <host name="front" address="127.0.0.1"/>
+    <host name="remote" address="127.0.0.1" slots="1" launcher="test-ssh"/>
+  </hosts>
+  <launchers>
+    <launcher name="test-ssh" type="ssh" port="$port" identity="user_key"
+              options="$opts"/>
+  </launchers>
+  <collectors>
+    <collector name="$tag-top" host="front"/>
+    <collector name="$tag-node" host="remote" parent="$tag-top"/>
+  </collectors>
+  <application executable="iodemo" processes="1" workdir="io">
+    <argument>.</argument>
+  </application>
+  <outputs><output format="csv"/></outputs>
+</job>
+EOF
+timeout 180 "$T" launch -o "$work/job" "$work/job.xml" >"$work/out" 2>"$work/err"
+rc=$?
+check "launch through ssh exits 0 ($rc)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || { cat "$work/err"; cat "$work/job/logs/"* 2>/dev/null; }
+check "  ...the node collector came up through ssh" grep -q "collector '$tag-node' on remote up at" "$work/err"
+n=$(awk -F, '$3=="fprintf"' "$work/job/trace.csv" 2>/dev/null | wc -l)
+check "  ...2000 fprintf events from the program started by ssh (got $n)" [ "$n" = 2000 ]
+sleep 0.5	# sshd's session processes end after the channel closes
+check "  ...no collector left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:1}' >/dev/null"
+
+# a host whose sshd refuses the key: the failure names it, nothing stays
+ssh-keygen -q -t ed25519 -N '' -f "$work/other_key" || exit 99
+sed -e 's/identity="user_key"/identity="other_key"/' -e "s/$tag-/${tag}x-/g" "$work/job.xml" >"$work/bad.xml"
+timeout 120 "$T" launch --start-timeout 10 -o "$work/job2" "$work/bad.xml" >/dev/null 2>"$work/err2"
+rc=$?
+check "refused ssh login: launch fails ($rc)" [ "$rc" = 1 ]
+check "  ...naming the collector" grep -q "collector '${tag}x-node' on remote did not start" "$work/err2"
+check "  ...with ssh's reason" grep -q "Permission denied" "$work/err2"
+check "  ...nothing left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:1}x' >/dev/null"
+check "  ...no job directory" [ ! -e "$work/job2" ]
+exit $fail

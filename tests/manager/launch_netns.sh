@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# tests/manager/launch_netns.sh - the template launcher with `ip netns exec`:
+# two network namespaces are two sites, each joined by a veth pair to a
+# bridge in the root namespace (10.213.0.0/24, addresses on the test's own
+# links only); site b's uplink is limited by tc tbf to 10 mbit/s. A top
+# collector runs in the root namespace, a site collector in each namespace,
+# one traced process per site; every event reaches the job directory.
+# Namespaces, veths and the bridge are removed by a trap. Skips (77) when
+# not root or when network namespaces cannot be made.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+[ "$(id -u)" = 0 ] || { echo "skip: not root"; exit 77; }
+command -v ip >/dev/null || { echo "skip: no ip"; exit 77; }
+n=$$
+nsa="tpa$n" nsb="tpb$n" br="tbr$n"
+tag="tn$n"
+work=$(mktemp -d /tmp/tapestry-test-netns.XXXXXX)
+cleanup() {
+	ip netns del "$nsa" 2>/dev/null
+	ip netns del "$nsb" 2>/dev/null
+	ip link del "va$n" 2>/dev/null
+	ip link del "vb$n" 2>/dev/null
+	ip link del "$br" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+ip netns add "$nsa" 2>/dev/null || { echo "skip: cannot create a network namespace"; exit 77; }
+fail=0
+check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+set -e
+ip netns add "$nsb"
+ip link add "$br" type bridge
+ip addr add 10.213.0.1/24 dev "$br"
+ip link set "$br" up
+i=2
+for s in a b; do
+	ns="tp$s$n"
+	ip link add "v$s$n" type veth peer name "e$s$n"
+	ip link set "v$s$n" master "$br" up
+	ip link set "e$s$n" netns "$ns"
+	ip -n "$ns" link set lo up
+	ip -n "$ns" addr add "10.213.0.$i/24" dev "e$s$n"
+	ip -n "$ns" link set "e$s$n" up
+	i=$((i + 1))
+done
+# site b's uplink: 10 mbit/s
+ip netns exec "$nsb" tc qdisc add dev "eb$n" root tbf rate 10mbit burst 32kbit latency 50ms
+set +e
+for i in $(seq 30); do ip netns exec "$nsb" ping -c1 -W1 10.213.0.1 >/dev/null 2>&1 && break; sleep 0.2; done
+
+cat >"$work/job.xml" <<EOF
+<?xml version="1.0"?>
+<job name="netns">
+  <hosts>
+    <host name="front" address="10.213.0.1" site="front"/>
+    <host name="$nsa" address="10.213.0.2" slots="1" site="a" launcher="netns"/>
+    <host name="$nsb" address="10.213.0.3" slots="1" site="b" launcher="netns"/>
+  </hosts>
+  <launchers>
+    <launcher name="netns" type="template" command="ip netns exec {host} {command}"/>
+  </launchers>
+  <collectors>
+    <collector name="$tag-top" host="front"/>
+    <collector name="$tag-a" host="$nsa" parent="$tag-top"/>
+    <collector name="$tag-b" host="$nsb" parent="$tag-top"/>
+  </collectors>
+  <application executable="/bin/dd" processes="2" mode="scattering">
+    <argument>if=/dev/zero</argument>
+    <argument>of=/dev/null</argument>
+    <argument>bs=1024</argument>
+    <argument>count=20000</argument>
+  </application>
+  <sensors><sensor name="libc"/></sensors>
+  <outputs><output format="csv"/></outputs>
+</job>
+EOF
+timeout 300 "$T" launch -o "$work/job" "$work/job.xml" >"$work/out" 2>"$work/err"
+rc=$?
+check "launch through ip netns exec exits 0 ($rc)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || { cat "$work/err"; tail -n 5 "$work/job/logs/"* 2>/dev/null; }
+check "  ...site a's collector came up in its namespace" grep -q "collector '$tag-a' on $nsa up at 10.213.0.2:" "$work/err"
+check "  ...site b's collector came up behind the 10 mbit link" grep -q "collector '$tag-b' on $nsb up at 10.213.0.3:" "$work/err"
+w=$(awk -F, '$3=="write" && $6==1024' "$work/job/trace.csv" 2>/dev/null | wc -l)
+check "  ...all 40000 writes of both sites arrived (got $w)" [ "$w" = 40000 ]
+r=$(awk -F, '$3=="read" && $6==1024' "$work/job/trace.csv" 2>/dev/null | wc -l)
+check "  ...all 40000 reads arrived (got $r)" [ "$r" = 40000 ]
+check "  ...nothing lost" grep -q "losses         0 events counted lost, 0 batches missing" "$work/out"
+check "  ...no collector left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:1}' >/dev/null"
+exit $fail

@@ -1,35 +1,50 @@
 #!/usr/bin/env bash
-# deploy/demo.sh - the end-to-end demo on localhost.
+# deploy/demo.sh - the end-to-end demo on localhost (README command one).
 #
-# Installs and builds what is missing (deploy/setup.sh), then traces a real
-# program with `tapestry run`: a root receiver and a node collector start on
-# loopback, the program runs with the sensor preloaded, the events stream up
-# the tree into a job directory. Prints the report and the first CSV lines.
-# With the MPI sensor built, it also traces a 4-rank MPI ring under mpirun.
+# Installs and builds what is missing (deploy/setup.sh), compiles the
+# example programs, then runs `tapestry launch` on deploy/examples/ring.xml:
+# a root receiver, a gateway collector and a node collector start on
+# 127.0.0.1, a 4-rank C MPI ring runs under Open MPI with the sensors
+# preloaded, the tree drains leaves first, the CSV output is written and
+# the report printed. When SimGrid is installed and `tapestry replay` works,
+# the trace is replayed and the simulated time printed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/deploy/setup.sh" >/tmp/tapestry-demo-setup.log 2>&1 || {
 	echo "demo: set-up failed, see /tmp/tapestry-demo-setup.log"; tail -n 20 /tmp/tapestry-demo-setup.log; exit 1; }
 b="$top/build"
+T="$b/manager/tapestry"
 work=$(mktemp -d /tmp/tapestry-demo.XXXXXX)
 echo "demo: working in $work"
 
-cc -O2 -pthread -o "$work/iodemo" "$top/deploy/examples/iodemo.c"
-echo "== tapestry run -- iodemo"
-"$b/manager/tapestry" run -o "$work/job-io" -- "$work/iodemo" "$work"
-echo "== tapestry report"
-"$b/manager/tapestry" report "$work/job-io"
-echo "== tapestry export -f csv (first lines)"
-"$b/manager/tapestry" export -f csv -o "$work/io.csv" "$work/job-io"
-head -n 8 "$work/io.csv"
+# the description names its executable relative to itself: put both here
+cp "$top/deploy/examples/ring.xml" "$work/ring.xml"
+mpicc.openmpi -O2 -o "$work/ring" "$top/deploy/examples/ring.c"
 
-if [ -f "$b/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v mpicc.openmpi >/dev/null; then
-	mpicc.openmpi -O2 -o "$work/ring" "$top/deploy/examples/ring.c"
-	echo "== tapestry run --sensors libc,mpi -- mpirun -np 4 ring"
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-	"$b/manager/tapestry" run -o "$work/job-ring" --sensors libc,mpi --mpi openmpi -- \
-		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD -x TAPESTRY_COLLECTOR \
-		-x TAPESTRY_SENSORS "$work/ring"
-	"$b/manager/tapestry" report "$work/job-ring"
+echo "== tapestry plan ring.xml (what launch derives from the description)"
+"$T" plan -o "$work/plan" "$work/ring.xml"
+sed -n '2,$p' "$work/plan/collectors.plan"
+cat "$work/plan/hostfile.openmpi"
+
+echo "== tapestry launch ring.xml"
+status=0
+"$T" launch -o "$work/job-ring" "$work/ring.xml" || status=$?
+if [ "$status" != 0 ]; then
+	echo "demo: tapestry launch failed (status $status)"
+	exit "$status"
 fi
-echo "demo: job directories are in $work"
+echo "== first lines of the CSV output"
+head -n 6 "$work/job-ring/trace.csv"
+
+if command -v smpirun >/dev/null 2>&1; then
+	echo "== tapestry replay (SimGrid)"
+	if "$T" replay "$work/job-ring" >"$work/replay.out" 2>&1; then
+		grep -i "simulated" "$work/replay.out" || tail -n 3 "$work/replay.out"
+	else
+		echo "demo: replay did not succeed here (see $work/replay.out)"
+		tail -n 3 "$work/replay.out"
+	fi
+else
+	echo "demo: SimGrid not installed: no replay"
+fi
+echo "demo: the job directory is $work/job-ring (tapestry report $work/job-ring)"

@@ -25,14 +25,13 @@
 #define NODES_MAX 65536
 #define LISTEN_BACKLOG 4096
 
-/* CLOCK_MONOTONIC in ns, running TAPESTRY_CLOCK_DRIFT_PPM fast (or slow)
- * from the first call on, so tests can give a collector a drifting clock
- * (an offset comes from a time namespace). Event-loop thread only. */
+/* CLOCK_MONOTONIC in ns, times (1 + TAPESTRY_CLOCK_DRIFT_PPM / 1e6), so
+ * tests can give a collector a drifting clock (an offset comes from a time
+ * namespace); the sensor drifts the same way (sensor/rt_clock.c). */
 uint64_t col_now_ns(void)
 {
 	static int init;
 	static double ppm;
-	static uint64_t anchor;
 	struct timespec ts;
 	uint64_t now;
 
@@ -44,11 +43,10 @@ uint64_t col_now_ns(void)
 		ppm = v ? strtod(v, NULL) : 0.0;
 		if (ppm > 1e5 || ppm < -1e5)
 			ppm = 0.0;
-		anchor = now;
 		init = 1;
 	}
 	if (ppm != 0.0)
-		now += (uint64_t)(int64_t)((double)(now - anchor) * ppm * 1e-6);
+		now += (uint64_t)(int64_t)((double)now * ppm * 1e-6);
 	return now;
 }
 
@@ -154,6 +152,11 @@ void col_get_stats(const struct col *c, struct col_stats *st)
 unsigned col_port(const struct col *c)
 {
 	return c->port;
+}
+
+unsigned col_tls_port(const struct col *c)
+{
+	return c->tls_port;
 }
 
 uint64_t col_node_id(const struct col *c)
@@ -275,11 +278,12 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- listener ---------------------------------------------------------- */
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
-		      struct sockaddr *sa, int salen, void *arg)
+/* A connection accepted on either listener; tls: the TLS one. */
+static void accepted(struct col *c, evutil_socket_t fd, struct sockaddr *sa,
+		     int tls)
 {
-	struct col *c = arg;
 	struct bufferevent *bev;
+	struct col_conn *cn;
 	char host[INET6_ADDRSTRLEN] = "?", peer[64];
 	unsigned port = 0;
 
@@ -295,13 +299,28 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		port = ntohs(in6->sin6_port);
 	}
 	snprintf(peer, sizeof(peer), "%s:%u", host, port);
-	bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	bev = tls ? col_tls_accept(c, fd) :
+	      bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev) {
 		col_err("no memory for connection from %s", peer);
 		evutil_closesocket(fd);
 		return;
 	}
-	col_conn_attach(c, bev, peer);
+	cn = col_conn_attach(c, bev, peer);
+	if (cn)
+		cn->tls = tls;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *sa, int salen, void *arg)
+{
+	accepted(arg, fd, sa, 0);
+}
+
+static void accept_tls_cb(struct evconnlistener *l, evutil_socket_t fd,
+			  struct sockaddr *sa, int salen, void *arg)
+{
+	accepted(arg, fd, sa, 1);
 }
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -310,6 +329,8 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (c->listener && !c->draining)
 		evconnlistener_enable(c->listener);
+	if (c->tls_listener && !c->draining)
+		evconnlistener_enable(c->tls_listener);
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
@@ -369,37 +390,73 @@ int col_parse_addr(const char *text, struct sockaddr_storage *ss, int *len)
 	return PROTO_E_ARG;
 }
 
-static int open_listener(struct col *c)
+/* 1 when ss is a loopback address (127/8 or ::1). */
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
+			>> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(
+			&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return 0;
+}
+
+/* Bind a listener on text ("ADDR:PORT") calling cb; *port gets the port
+ * bound. 0, PROTO_E_ARG, PROTO_E_IO. */
+static int listen_on(struct col *c, const char *text, evconnlistener_cb cb,
+		     struct evconnlistener **out, unsigned *port, int tls)
 {
 	struct sockaddr_storage ss;
 	int sslen = sizeof(ss);
+	struct evconnlistener *l;
 
-	if (!c->cfg.listen || !*c->cfg.listen)
-		return 0;	/* connections come through col_conn_attach */
-	if (col_parse_addr(c->cfg.listen, &ss, &sslen)) {
-		col_err("bad listen address %s", c->cfg.listen);
+	if (col_parse_addr(text, &ss, &sslen)) {
+		col_err("bad listen address %s", text);
 		return PROTO_E_ARG;
 	}
-	c->listener = evconnlistener_new_bind(
-		c->base, accept_cb, c,
+	/* Loopback is the default; anything else was asked for. Say what
+	 * it exposes (docs/SECURITY.md). */
+	if (!is_loopback(&ss) && !tls && !c->cfg.secretlen)
+		col_warn("listening on %s in clear without a job secret: "
+			 "anyone who can reach it can join the job", text);
+	else if (!is_loopback(&ss) && !tls)
+		col_info("listening on %s in clear (authenticated by the job "
+			 "secret, not encrypted)", text);
+	l = evconnlistener_new_bind(
+		c->base, cb, c,
 		LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
 		LEV_OPT_CLOSE_ON_EXEC, LISTEN_BACKLOG,
 		(struct sockaddr *)&ss, sslen);
-	if (!c->listener) {
-		col_err("cannot listen on %s: %s", c->cfg.listen,
-			strerror(errno));
+	if (!l) {
+		col_err("cannot listen on %s: %s", text, strerror(errno));
 		return PROTO_E_IO;
 	}
-	evconnlistener_set_error_cb(c->listener, accept_error_cb);
+	evconnlistener_set_error_cb(l, accept_error_cb);
+	*out = l;
 	sslen = sizeof(ss);
-	if (getsockname(evconnlistener_get_fd(c->listener),
-			(struct sockaddr *)&ss, (socklen_t *)&sslen) == 0) {
+	if (getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&ss,
+			(socklen_t *)&sslen) == 0) {
 		if (ss.ss_family == AF_INET)
-			c->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+			*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 		else if (ss.ss_family == AF_INET6)
-			c->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+			*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	}
 	return 0;
+}
+
+static int open_listener(struct col *c)
+{
+	int rc = 0;
+
+	/* no listen address: connections come through col_conn_attach */
+	if (c->cfg.listen && *c->cfg.listen)
+		rc = listen_on(c, c->cfg.listen, accept_cb, &c->listener,
+			       &c->port, 0);
+	if (!rc && c->cfg.tls_listen)
+		rc = listen_on(c, c->cfg.tls_listen, accept_tls_cb,
+			       &c->tls_listener, &c->tls_port, 1);
+	return rc;
 }
 
 /* ---- drain ------------------------------------------------------------- */
@@ -443,6 +500,10 @@ int col_drain(struct col *c, void (*done)(struct col *, int rc, void *arg),
 	if (c->listener) {
 		evconnlistener_free(c->listener);
 		c->listener = NULL;
+	}
+	if (c->tls_listener) {
+		evconnlistener_free(c->tls_listener);
+		c->tls_listener = NULL;
 	}
 	if (!c->root) {
 		c->q_urgent = 1;
@@ -506,6 +567,9 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 	if (*rc)
 		goto fail;
 	c->rate_t = col_now_ns();
+	*rc = col_tls_init(c);
+	if (*rc)
+		goto fail;
 	*rc = open_listener(c);
 	if (*rc)
 		goto fail;
@@ -580,9 +644,14 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 		tv.tv_usec = (cfg->stats_period_ms % 1000) * 1000;
 		event_add(c->stats_timer, &tv);
 	}
-	col_info("collector %016" PRIx64 " listening on port %u, %s %s",
+	if (c->tls_listener)
+		col_info("TLS listener on %s (port %u): TLS 1.3, client "
+			 "certificates of %s required", cfg->tls_listen,
+			 c->tls_port, cfg->tls_ca);
+	col_info("collector %016" PRIx64 " listening on port %u, %s %s%s",
 		 c->node_id, c->port, c->root ? "storing into" : "forwarding to",
-		 c->root ? cfg->output : cfg->parent ? cfg->parent : "(none)");
+		 c->root ? cfg->output : cfg->parent ? cfg->parent : "(none)",
+		 c->tls_cli ? " over TLS" : "");
 	*rc = 0;
 	return c;
 
@@ -604,6 +673,8 @@ void col_free(struct col *c)
 		col_conn_close(cn, NULL);
 	if (c->listener)
 		evconnlistener_free(c->listener);
+	if (c->tls_listener)
+		evconnlistener_free(c->tls_listener);
 	col_up_stop(c);
 	col_up_fini(c);
 	col_root_close(c);
@@ -631,5 +702,6 @@ void col_free(struct col *c)
 	free(c->clock.msg);
 	free(c->msg);
 	free(c->msg2);
+	col_tls_fini(c);
 	free(c);
 }

@@ -45,6 +45,15 @@ struct col_config {
 	 * node and gateway collectors filter; filtered events are counted
 	 * (STATS "filtered") and never reported as lost. */
 	const uint32_t *filter;
+	/* TLS between collectors (collector/tls.c): all three files or none.
+	 * With them the link to parent is TLS 1.3 (the parent's certificate
+	 * must chain to tls_ca), and tls_listen, when set, is a second
+	 * listener that accepts only TLS 1.3 clients with a certificate of
+	 * tls_ca. listen stays in clear (sensors on this host). */
+	const char *tls_cert;		/* PEM certificate of this collector */
+	const char *tls_key;		/* PEM private key */
+	const char *tls_ca;		/* PEM certificate of the job's CA */
+	const char *tls_listen;		/* "ADDR:PORT" for TLS children, or NULL */
 };
 
 /* Defaults of every field (listen 127.0.0.1:7450, no parent, no output). */
@@ -102,6 +111,9 @@ void col_get_stats(const struct col *c, struct col_stats *st);
 
 /* The port the listener is bound to (useful with port 0). */
 unsigned col_port(const struct col *c);
+
+/* The port of the TLS listener (0 when there is none). */
+unsigned col_tls_port(const struct col *c);
 
 /* This collector's node id. */
 uint64_t col_node_id(const struct col *c);

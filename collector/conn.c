@@ -26,6 +26,11 @@
 #define CONN_READ_HW (1u << 20)		/* input kept per connection */
 #define CONN_MAX_READ (256u << 10)	/* bytes per read(2) */
 #define CLOSING_MS 2000			/* flush an ERROR, then give up */
+/* Before WELCOME a peer is not trusted: its frames are handshake frames
+ * (the largest, a HELLO, is 60 + 255 + 1024 bytes of payload), so a
+ * stranger cannot make the collector buffer more than this. */
+#define CONN_HS_FRAME_MAX 2048
+#define CONN_HS_READ_HW (PROTO_FRAME_HDR + CONN_HS_FRAME_MAX)
 
 int col_send_msg(struct bufferevent *bev, const struct proto_msg *m)
 {
@@ -48,7 +53,8 @@ int col_send_msg(struct bufferevent *bev, const struct proto_msg *m)
 	return rc;
 }
 
-int col_read_frame(struct col *c, struct evbuffer *in, struct col_frame **out)
+int col_read_frame(struct col *c, struct evbuffer *in, size_t max,
+		   struct col_frame **out)
 {
 	uint8_t hdr[PROTO_FRAME_HDR];
 	struct proto_frame fr;
@@ -60,7 +66,7 @@ int col_read_frame(struct col *c, struct evbuffer *in, struct col_frame **out)
 	if (len < PROTO_FRAME_HDR)
 		return 0;
 	evbuffer_copyout(in, hdr, sizeof(hdr));
-	rc = proto_frame_decode(hdr, sizeof(hdr), c->cfg.frame_max, &fr, &need);
+	rc = proto_frame_decode(hdr, sizeof(hdr), max, &fr, &need);
 	if (rc == 0)
 		need = PROTO_FRAME_HDR;
 	else if (rc != PROTO_E_TRUNCATED)
@@ -69,7 +75,7 @@ int col_read_frame(struct col *c, struct evbuffer *in, struct col_frame **out)
 		return 0;
 	f = col_frame_new(c, NULL, need, NULL);
 	evbuffer_remove(in, f->data, need);
-	rc = proto_frame_decode(f->data, need, c->cfg.frame_max, &fr, &used);
+	rc = proto_frame_decode(f->data, need, max, &fr, &used);
 	if (!rc)
 		rc = proto_msg_decode(&fr, c->msg);
 	if (rc) {
@@ -289,9 +295,18 @@ static int on_auth(struct col_conn *cn, const struct proto_msg *m)
 		return 0;
 	}
 	c->st.children++;
-	col_info("%s %016" PRIx64 " connected from %s",
-		 cn->role == PROTO_ROLE_SENSOR ? "sensor" : "collector",
-		 cn->peer_id, cn->peer);
+	if (cn->tls) {
+		char cn_name[128];
+
+		col_info("%s %016" PRIx64 " connected from %s over TLS "
+			 "(certificate '%s')", cn->role == PROTO_ROLE_SENSOR ?
+			 "sensor" : "collector", cn->peer_id, cn->peer,
+			 col_tls_peer(cn->bev, cn_name, sizeof(cn_name)));
+	} else {
+		col_info("%s %016" PRIx64 " connected from %s",
+			 cn->role == PROTO_ROLE_SENSOR ? "sensor" :
+			 "collector", cn->peer_id, cn->peer);
+	}
 	if (c->paused)
 		bufferevent_disable(cn->bev, EV_READ);
 	return 0;
@@ -417,23 +432,30 @@ int col_conn_process(struct col_conn *cn)
 
 	while (cn->state != CS_CLOSING) {
 		struct col_frame *f;
+		size_t max = cn->state == CS_STREAM ? c->cfg.frame_max :
+			     CONN_HS_FRAME_MAX;
 		int rc;
 
 		if (c->paused && cn->state == CS_STREAM) {
 			bufferevent_disable(cn->bev, EV_READ);
 			return 0;
 		}
-		rc = col_read_frame(c, in, &f);
+		rc = col_read_frame(c, in, max, &f);
 		if (rc == 0) {
 			/* Let one whole frame in even when it is large. */
 			size_t need = PROTO_FRAME_HDR;
 			uint8_t hdr[PROTO_FRAME_HDR];
 			struct proto_frame fr;
 
+			if (cn->state != CS_STREAM) {
+				bufferevent_setwatermark(cn->bev, EV_READ, 0,
+							 CONN_HS_READ_HW);
+				return 0;
+			}
 			if (evbuffer_copyout(in, hdr, sizeof(hdr)) ==
 			    (ev_ssize_t)sizeof(hdr))
-				proto_frame_decode(hdr, sizeof(hdr),
-						   c->cfg.frame_max, &fr, &need);
+				proto_frame_decode(hdr, sizeof(hdr), max, &fr,
+						   &need);
 			bufferevent_setwatermark(cn->bev, EV_READ, 0,
 						 need > CONN_READ_HW ?
 						 need : CONN_READ_HW);
@@ -477,14 +499,44 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct col_conn *cn = arg;
+	struct col *c = cn->col;
+	char why[256];
 
 	if (what & BEV_EVENT_EOF) {
+		size_t left;
+
 		/* Frames already buffered are still served. */
-		if (cn->state == CS_STREAM && !cn->col->paused &&
+		if (cn->state == CS_STREAM && !c->paused &&
 		    col_conn_process(cn))
 			return;
-		col_conn_close(cn, "closed by peer");
+		left = evbuffer_get_length(bufferevent_get_input(bev));
+		if (left && cn->state != CS_CLOSING && !c->paused) {
+			/* what is left is not a whole frame: a truncated one */
+			c->st.rejected++;
+			col_warn("closing %s: closed by peer inside a frame "
+				 "(%zu bytes of a truncated frame)", cn->peer,
+				 left);
+			col_conn_close(cn, NULL);
+		} else if (cn->state == CS_HELLO || cn->state == CS_AUTH) {
+			c->st.rejected++;
+			col_warn("closing %s: closed by peer during the "
+				 "handshake", cn->peer);
+			col_conn_close(cn, NULL);
+		} else {
+			col_conn_close(cn, "closed by peer");
+		}
 	} else if (what & BEV_EVENT_ERROR) {
+		if (cn->tls) {
+			col_tls_error(bev, why, sizeof(why));
+			if (cn->state != CS_STREAM && cn->state != CS_CLOSING) {
+				c->st.rejected++;
+				col_warn("closing %s: TLS: %s", cn->peer, why);
+				col_conn_close(cn, NULL);
+				return;
+			}
+			col_conn_close(cn, why);
+			return;
+		}
 		col_conn_close(cn, evutil_socket_error_to_string(
 				       EVUTIL_SOCKET_ERROR()));
 	} else if (what & BEV_EVENT_TIMEOUT) {
@@ -529,7 +581,7 @@ struct col_conn *col_conn_attach(struct col *c, struct bufferevent *bev,
 		c->conns->prev = cn;
 	c->conns = cn;
 	bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, cn);
-	bufferevent_setwatermark(bev, EV_READ, 0, CONN_READ_HW);
+	bufferevent_setwatermark(bev, EV_READ, 0, CONN_HS_READ_HW);
 	bufferevent_set_max_single_read(bev, CONN_MAX_READ);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	col_debug("connection from %s", cn->peer);

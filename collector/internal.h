@@ -152,6 +152,7 @@ struct col_conn {
 	uint8_t server_nonce[PROTO_NONCE];
 	char peer[64];
 	uint64_t serial;
+	int tls;			/* accepted on the TLS listener */
 };
 
 /* Per-stream state (both modes). */
@@ -187,8 +188,11 @@ struct col {
 	uint64_t parent_id;
 	int root;
 	struct evconnlistener *listener;
+	struct evconnlistener *tls_listener;
 	struct event *accept_retry;
-	unsigned port;
+	unsigned port, tls_port;
+	struct ssl_ctx_st *tls_srv;	/* SSL_CTX of the TLS listener */
+	struct ssl_ctx_st *tls_cli;	/* SSL_CTX of the link to the parent */
 	struct col_conn *conns;
 	uint64_t conn_serial;
 	struct col_map streams;		/* id -> struct col_stream */
@@ -273,12 +277,28 @@ void col_conn_close(struct col_conn *cn, const char *why);
 int col_conn_process(struct col_conn *cn);
 /* Write msg to a bufferevent as a frame. */
 int col_send_msg(struct bufferevent *bev, const struct proto_msg *m);
-/* Read one whole frame off in: 1 with *f (a new col_frame, m decoded),
- * 0 when more bytes are needed, a negative code for a bad frame. */
-int col_read_frame(struct col *c, struct evbuffer *in, struct col_frame **f);
+/* Read one whole frame of at most max payload bytes off in: 1 with *f (a
+ * new col_frame, c->msg decoded), 0 when more bytes are needed, a
+ * negative code for a bad frame. */
+int col_read_frame(struct col *c, struct evbuffer *in, size_t max,
+		   struct col_frame **f);
 /* Stream state, created when missing (NULL when the table is full). */
 struct col_stream *col_stream_get(struct col *c, uint64_t id, int create);
 void col_stream_gc(struct col *c, struct col_stream *s);
+
+/* tls.c: TLS contexts from cfg (none when no TLS file is given). 0,
+ * PROTO_E_ARG (some files missing), PROTO_E_IO (unreadable, logged). */
+int col_tls_init(struct col *c);
+void col_tls_fini(struct col *c);
+/* An OpenSSL bufferevent accepting on fd (owned from now on), or NULL. */
+struct bufferevent *col_tls_accept(struct col *c, evutil_socket_t fd);
+/* An OpenSSL bufferevent to connect with bufferevent_socket_connect. */
+struct bufferevent *col_tls_connect(struct col *c);
+/* The reason a TLS bufferevent failed (OpenSSL's queue, the certificate
+ * check, or the socket error), written into buf. */
+const char *col_tls_error(struct bufferevent *bev, char *buf, size_t len);
+/* Common name of the peer's certificate ("" when none). */
+const char *col_tls_peer(struct bufferevent *bev, char *buf, size_t len);
 
 /* up.c: the upward link and its queue. */
 int col_up_init(struct col *c);		/* its events */

@@ -42,6 +42,16 @@ static const char usage_text[] =
 "  --handshake-timeout T   close connections not through the handshake in T\n"
 "                          (default 10s)\n"
 "\n"
+"TLS between collectors (all three files, PEM; see docs/SECURITY.md):\n"
+"  --tls-cert FILE         this collector's certificate\n"
+"  --tls-key FILE          its private key\n"
+"  --tls-ca FILE           the job's certificate authority: peers must show a\n"
+"                          certificate it signed. With these the link to\n"
+"                          --parent is TLS 1.3 (mutual certificates).\n"
+"  --tls-listen ADDR:PORT  a second listener, TLS 1.3 only, for child\n"
+"                          collectors on other hosts (--listen stays in clear\n"
+"                          for the sensors of this host)\n"
+"\n"
 "Forwarding (sizes take K, M, G; durations ms or s, plain numbers are s):\n"
 "  --flush-bytes N         forward once N bytes are queued (default 1M)\n"
 "  --flush-records N       ... or N events (default 65536)\n"
@@ -75,7 +85,7 @@ enum {
 	O_LISTEN = 256, O_PARENT, O_OUTPUT, O_SECRET, O_NODE, O_NAME,
 	O_FBYTES, O_FREC, O_FMS, O_ZSTD, O_SPILL, O_QUOTA, O_MEM, O_CROUNDS,
 	O_CPERIOD, O_SPERIOD, O_HS, O_LOGLEVEL, O_LOGFILE, O_PRINT, O_DRAIN,
-	O_DROP, O_SAMPLE,
+	O_DROP, O_SAMPLE, O_TLSCERT, O_TLSKEY, O_TLSCA, O_TLSLISTEN,
 };
 
 static const struct option longopts[] = {
@@ -102,6 +112,10 @@ static const struct option longopts[] = {
 	{"print-port", no_argument, NULL, O_PRINT},
 	{"drop", required_argument, NULL, O_DROP},
 	{"sample", required_argument, NULL, O_SAMPLE},
+	{"tls-cert", required_argument, NULL, O_TLSCERT},
+	{"tls-key", required_argument, NULL, O_TLSKEY},
+	{"tls-ca", required_argument, NULL, O_TLSCA},
+	{"tls-listen", required_argument, NULL, O_TLSLISTEN},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -294,6 +308,10 @@ int main(int argc, char **argv)
 		case O_SPILL: cfg.spill_dir = optarg; break;
 		case O_LOGFILE: log_file = optarg; break;
 		case O_PRINT: print_port = 1; break;
+		case O_TLSCERT: cfg.tls_cert = optarg; break;
+		case O_TLSKEY: cfg.tls_key = optarg; break;
+		case O_TLSCA: cfg.tls_ca = optarg; break;
+		case O_TLSLISTEN: cfg.tls_listen = optarg; break;
 		case O_SECRET:
 			if (read_secret(optarg, secret, sizeof(secret),
 					&cfg.secretlen)) {
@@ -384,6 +402,12 @@ bad:
 			"node and gateway collectors, not with --output\n");
 		return 2;
 	}
+	if ((cfg.tls_cert || cfg.tls_key || cfg.tls_ca || cfg.tls_listen) &&
+	    !(cfg.tls_cert && cfg.tls_key && cfg.tls_ca)) {
+		fprintf(stderr, "tapestry-collector: TLS needs all of --tls-cert, "
+			"--tls-key and --tls-ca\n");
+		return 2;
+	}
 	if (log_file && col_log_open(log_file)) {
 		fprintf(stderr, "tapestry-collector: cannot open %s\n", log_file);
 		return 2;
@@ -404,6 +428,12 @@ bad:
 
 		printf("listening %.*s:%u\n", hostlen, cfg.listen,
 		       col_port(a.col));
+		if (cfg.tls_listen) {
+			colon = strrchr(cfg.tls_listen, ':');
+			hostlen = colon ? (int)(colon - cfg.tls_listen) : 0;
+			printf("listening-tls %.*s:%u\n", hostlen,
+			       cfg.tls_listen, col_tls_port(a.col));
+		}
 		fflush(stdout);
 	}
 	a.drain_timer = evtimer_new(a.base, drain_timeout_cb, &a);

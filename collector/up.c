@@ -631,7 +631,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 
 	for (;;) {
 		struct col_frame *f;
-		int rc = col_read_frame(c, in, &f);
+		int rc = col_read_frame(c, in, c->cfg.frame_max, &f);
 
 		if (rc == 0)
 			break;
@@ -739,6 +739,7 @@ static void up_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct proto_msg m;
 	struct timeval tv = {c->cfg.handshake_ms / 1000,
 			     (c->cfg.handshake_ms % 1000) * 1000};
+	char why[300], tlswhy[256];
 
 	if (what & BEV_EVENT_CONNECTED) {
 		memset(&m, 0, sizeof(m));
@@ -756,17 +757,31 @@ static void up_event_cb(struct bufferevent *bev, short what, void *arg)
 		bufferevent_set_timeouts(bev, &tv, NULL);
 		return;
 	}
-	if (what & BEV_EVENT_EOF)
+	if (what & BEV_EVENT_EOF) {
 		up_fail(c, "closed by parent");
-	else if (what & BEV_EVENT_TIMEOUT)
-		up_fail(c, "handshake timeout");
-	else if (what & BEV_EVENT_ERROR)
-		up_fail(c, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	} else if (what & BEV_EVENT_TIMEOUT) {
+		up_fail(c, c->up_state == UP_CONNECTING ? "connect timeout" :
+			"handshake timeout");
+	} else if (what & BEV_EVENT_ERROR) {
+		if (c->tls_cli) {
+			snprintf(why, sizeof(why), "TLS: %s",
+				 col_tls_error(bev, tlswhy, sizeof(tlswhy)));
+			/* a refused certificate is worth more than info */
+			if (c->up_state != UP_STREAM)
+				col_warn("parent %s: %s", c->cfg.parent, why);
+			up_fail(c, why);
+		} else {
+			up_fail(c, evutil_socket_error_to_string(
+					EVUTIL_SOCKET_ERROR()));
+		}
+	}
 }
 
 static void up_connect(struct col *c)
 {
 	struct bufferevent *bev;
+	struct timeval tv = {c->cfg.handshake_ms / 1000,
+			     (c->cfg.handshake_ms % 1000) * 1000};
 
 	if (c->up || (!c->cfg.parent && !c->up_connector))
 		return;
@@ -783,7 +798,8 @@ static void up_connect(struct col *c)
 		up_event_cb(bev, BEV_EVENT_CONNECTED, c);
 		return;
 	}
-	bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	bev = c->tls_cli ? col_tls_connect(c) :
+	      bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev) {
 		up_fail(c, "out of memory");
 		return;
@@ -793,6 +809,9 @@ static void up_connect(struct col *c)
 	bufferevent_setcb(bev, up_read_cb, NULL, up_event_cb, c);
 	bufferevent_set_max_single_read(bev, UP_MAX_READ);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	/* the connect (and the TLS handshake) is bounded too: a parent
+	 * behind a link that is down must not hold the retry forever */
+	bufferevent_set_timeouts(bev, &tv, &tv);
 	if (bufferevent_socket_connect(bev, (struct sockaddr *)&c->parent_sa,
 				       c->parent_salen) < 0)
 		up_fail(c, "connect failed");

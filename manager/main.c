@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "manager/ca.h"
 #include "manager/jobdesc.h"
 #include "manager/mgr.h"
 
@@ -16,6 +17,7 @@ static const struct {
 	{"launch", mgr_cmd_launch, "run the job an XML description names: collectors, application, outputs"},
 	{"plan", mgr_cmd_plan, "validate a job description and write its hostfiles and SimGrid files"},
 	{"status", mgr_cmd_status, "show the live collector tree"},
+	{"ca", mgr_cmd_ca, "generate a job's credentials: certificate authority, host certificates, secret"},
 	{"export", mgr_cmd_export, "convert a job directory (csv, SimGrid, OTF2, Paje, Chrome JSON ...)"},
 	{"report", mgr_cmd_report, "summarise a job directory"},
 	{"replay", mgr_cmd_replay, "replay a job's time-independent trace in SimGrid"},

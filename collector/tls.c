@@ -152,19 +152,27 @@ struct bufferevent *col_tls_connect(struct col *c)
 
 const char *col_tls_error(struct bufferevent *bev, char *buf, size_t len)
 {
-	unsigned long e, last = 0;
+	unsigned long e, best = 0, raw = 0;
 	long vr = X509_V_OK;
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
 
-	while ((e = bufferevent_get_openssl_error(bev)))
-		last = e;
+	/* libevent queues OpenSSL's errors, and for some failures the bare
+	 * SSL_get_error() code (no library): keep the first real one. */
+	while ((e = bufferevent_get_openssl_error(bev))) {
+		if (ERR_GET_LIB(e) && !best)
+			best = e;
+		else if (!raw)
+			raw = e;
+	}
 	if (ssl)
 		vr = SSL_get_verify_result(ssl);
 	if (vr != X509_V_OK) {
 		snprintf(buf, len, "certificate: %s",
 			 X509_verify_cert_error_string(vr));
-	} else if (last) {
-		ERR_error_string_n(last, buf, len);
+	} else if (best) {
+		ERR_error_string_n(best, buf, len);
+	} else if (raw == SSL_ERROR_SSL) {
+		snprintf(buf, len, "TLS protocol error (not a TLS 1.3 peer?)");
 	} else {
 		int err = EVUTIL_SOCKET_ERROR();
 

@@ -796,3 +796,192 @@ Test(collector, map_put_get_del)
 			     k % 2 ? &vals[k] : NULL);
 	col_map_clear(&m);
 }
+
+/* ---- security: proofs, handshake limits, TLS configuration ------------- */
+
+static void rig_secret(struct rig *r, const char *secret)
+{
+	int rc;
+
+	rig_up(r, 1);
+	col_free(r->col);
+	r->cfg.secret = secret;
+	r->cfg.secretlen = strlen(secret);
+	r->col = col_new(r->base, &r->cfg, &rc);
+	cr_assert_not_null(r->col);
+}
+
+Test(collector, missing_secret_refused)
+{
+	struct rig r;
+	struct bufferevent *t;
+	struct col_stats st;
+
+	rig_secret(&r, "job-secret");
+	t = child(&r);
+	/* a client without the secret proves with the empty key */
+	cr_assert_not(handshake(&r, t, 5, ""));
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	spin(r.base);
+	cr_assert_eq(nconns(&r), 0);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.rejected, 1);
+	cr_assert_eq(st.children, 0);
+	bufferevent_free(t);
+	rig_down(&r);
+}
+
+Test(collector, challenge_flags_secret)
+{
+	struct rig r;
+	struct bufferevent *t;
+
+	rig_secret(&r, "k");
+	t = child(&r);
+	hello(t, PROTO_ROLE_SENSOR, 6);
+	spin(r.base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_CHALLENGE);
+	cr_assert(msg.u.challenge.flags & PROTO_AUTH_REQUIRED);
+	bufferevent_free(t);
+	rig_down(&r);
+}
+
+Test(collector, replayed_proof_refused)
+{
+	struct rig r;
+	struct bufferevent *first, *second;
+	uint8_t snonce[PROTO_NONCE], auth[PROTO_MAC];
+
+	rig_secret(&r, "job-secret");
+	first = child(&r);
+	second = child(&r);
+	/* the recorded exchange: HELLO, CHALLENGE, AUTH, WELCOME */
+	hello(first, PROTO_ROLE_SENSOR, 11);
+	spin(r.base);
+	cr_assert_eq(recv_m(first), 1);
+	memcpy(snonce, msg.u.challenge.nonce, PROTO_NONCE);
+	proto_auth_proof(PROTO_AUTH_CLIENT, "job-secret", 10, snonce, cnonce,
+			 11, auth);
+	msg.type = PROTO_MSG_AUTH;
+	memcpy(msg.u.auth.mac, auth, PROTO_MAC);
+	send_m(first, &msg);
+	spin(r.base);
+	cr_assert_eq(recv_m(first), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	/* replayed on a new connection: the server nonce is fresh */
+	hello(second, PROTO_ROLE_SENSOR, 11);
+	spin(r.base);
+	cr_assert_eq(recv_m(second), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_CHALLENGE);
+	cr_assert_neq(memcmp(msg.u.challenge.nonce, snonce, PROTO_NONCE), 0);
+	msg.type = PROTO_MSG_AUTH;
+	memcpy(msg.u.auth.mac, auth, PROTO_MAC);
+	send_m(second, &msg);
+	spin(r.base);
+	cr_assert_eq(recv_m(second), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	spin(r.base);
+	cr_assert_eq(nconns(&r), 1);	/* the first one still streams */
+	bufferevent_free(first);
+	bufferevent_free(second);
+	rig_down(&r);
+}
+
+Test(collector, handshake_frames_are_small)
+{
+	struct rig r;
+	struct bufferevent *t, *ok;
+	uint8_t hdr[PROTO_FRAME_HDR];
+	static uint8_t payload[4096];
+
+	/* frame_max is 16 MiB, but before WELCOME a 4 KiB frame is refused
+	 * as soon as its header is read: a stranger cannot make the
+	 * collector buffer a large frame */
+	rig_up(&r, 1);
+	t = child(&r);
+	ok = child(&r);
+	cr_assert_eq(proto_frame_header(PROTO_MSG_HELLO, payload,
+					sizeof(payload), hdr), 0);
+	bufferevent_write(t, hdr, sizeof(hdr));
+	spin(r.base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_TOOBIG);
+	spin(r.base);
+	cr_assert_eq(nconns(&r), 1);
+	/* after WELCOME a large frame is fine (a 4 KiB BATCH here) */
+	cr_assert(handshake(&r, ok, 12, ""));
+	send_batch(ok, 12, 1, 64);
+	spin(r.base);
+	cr_assert_eq(recv_m(ok), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ACK);
+	bufferevent_free(t);
+	bufferevent_free(ok);
+	rig_down(&r);
+}
+
+Test(collector, status_client_cannot_send_data)
+{
+	struct rig r;
+	struct bufferevent *t;
+
+	rig_up(&r, 1);
+	t = child(&r);
+	hello(t, PROTO_ROLE_STATUS, 13);
+	spin(r.base);
+	cr_assert_eq(recv_m(t), 1);
+	msg.type = PROTO_MSG_AUTH;
+	{
+		uint8_t sn[PROTO_NONCE];
+
+		memcpy(sn, msg.u.challenge.nonce, PROTO_NONCE);
+		proto_auth_proof(PROTO_AUTH_CLIENT, "", 0, sn, cnonce, 13,
+				 msg.u.auth.mac);
+	}
+	send_m(t, &msg);
+	spin(r.base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	/* it gets its STATS and is closed; nothing it sends is stored */
+	send_batch(t, 13, 1, 1);
+	spin(r.base);
+	cr_assert_eq(nconns(&r), 0);
+	{
+		struct col_stats st;
+
+		col_get_stats(r.col, &st);
+		cr_assert_eq(st.stored_batches, 0);
+	}
+	bufferevent_free(t);
+	rig_down(&r);
+}
+
+Test(collector, tls_configuration_checked)
+{
+	struct event_base *b = event_base_new();
+	struct col_config cfg;
+	int rc;
+
+	col_log_level = -1;
+	col_config_default(&cfg);
+	cfg.listen = "127.0.0.1:0";
+	cfg.output = NULL;
+	cfg.parent = "127.0.0.1:9";
+	cfg.tls_cert = "/nonexistent/x.crt";	/* alone: incomplete */
+	cr_assert_null(col_new(b, &cfg, &rc));
+	cr_assert_eq(rc, PROTO_E_ARG);
+	cfg.tls_cert = NULL;
+	cfg.tls_listen = "127.0.0.1:0";		/* a TLS port without files */
+	cr_assert_null(col_new(b, &cfg, &rc));
+	cr_assert_eq(rc, PROTO_E_ARG);
+	cfg.tls_cert = "/nonexistent/x.crt";
+	cfg.tls_key = "/nonexistent/x.key";
+	cfg.tls_ca = "/nonexistent/ca.crt";
+	cr_assert_null(col_new(b, &cfg, &rc));	/* unreadable files */
+	cr_assert_eq(rc, PROTO_E_IO);
+	col_log_level = COL_LOG_ERROR;
+	event_base_free(b);
+}

@@ -44,7 +44,7 @@ struct stream {
 	struct bufferevent *bev;
 	struct event *retry;
 	int state;
-	uint64_t next_seq, acked;
+	uint64_t next_seq, acked, high_seq;
 	int meta_sent, bye_sent;
 	unsigned backoff_ms;
 	uint8_t nonce[PROTO_NONCE], snonce[PROTO_NONCE];
@@ -60,6 +60,9 @@ struct synth {
 	size_t secretlen;
 	struct stream *st;
 	uint64_t done, reconnects, sent_batches, acked_batches;
+	double rate;			/* events/s for all streams, 0: no limit */
+	uint64_t t_begin, sent_events;
+	struct event *tick;
 	struct proto_codec *codec;
 	struct proto_event *ev;
 	uint8_t *data_full, *data_last;	/* templates */
@@ -185,7 +188,9 @@ static void pump(struct stream *s)
 	out = bufferevent_get_output(s->bev);
 	while (s->next_seq <= sy->batches &&
 	       s->next_seq - s->acked <= sy->window &&
-	       evbuffer_get_length(out) < (1u << 20)) {
+	       evbuffer_get_length(out) < (1u << 20) &&
+	       (sy->rate <= 0 || (double)sy->sent_events <
+		sy->rate * (double)(now_ns() - sy->t_begin) / 1e9)) {
 		uint64_t seq = s->next_seq, n = batch_records(sy, seq);
 		const uint8_t *data;
 		size_t dlen, flen;
@@ -212,6 +217,10 @@ static void pump(struct stream *s)
 		if (proto_msg_frame(m, sy->frame, sy->frame_cap, &flen))
 			abort();
 		evbuffer_add(out, sy->frame, flen);
+		if (seq >= s->high_seq) {	/* resends are not new events */
+			s->high_seq = seq;
+			sy->sent_events += n;
+		}
 		s->next_seq++;
 		sy->sent_batches++;
 	}
@@ -381,6 +390,15 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 	st_connect(arg);
 }
 
+/* --rate: streams held back by the budget are pumped again every 10 ms */
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct synth *sy = arg;
+
+	for (uint64_t i = 0; i < sy->nstreams; i++)
+		pump(&sy->st[i]);
+}
+
 static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct synth *sy = arg;
@@ -394,7 +412,7 @@ static void usage(FILE *fp)
 {
 	fputs("Usage: synth --connect ADDR:PORT [--streams N] [--events E]\n"
 	      "  [--batch B] [--window W] [--level L] [--unique]\n"
-	      "  [--secret-file F] [--timeout S]\n"
+	      "  [--secret-file F] [--timeout S] [--rate EV_PER_S]\n"
 	      "N streams of E events each, B per batch, W batches ahead of\n"
 	      "the ACK, codec level L (0: stored). Exit 0 when all acked.\n",
 	      fp);
@@ -412,6 +430,7 @@ int main(int argc, char **argv)
 		{"unique", no_argument, NULL, 'u'},
 		{"secret-file", required_argument, NULL, 's'},
 		{"timeout", required_argument, NULL, 't'},
+		{"rate", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -439,6 +458,7 @@ int main(int argc, char **argv)
 		case 'l': sy.level = atoi(optarg); break;
 		case 'u': sy.unique = 1; break;
 		case 't': timeout = (unsigned)atoi(optarg); break;
+		case 'r': sy.rate = strtod(optarg, NULL); break;
 		case 's': {
 			int fd = open(optarg, O_RDONLY);
 			ssize_t r = fd < 0 ? -1 : read(fd, sy.secret, sizeof(sy.secret));
@@ -502,6 +522,13 @@ int main(int argc, char **argv)
 		s->retry = evtimer_new(sy.base, retry_cb, s);
 		st_connect(s);
 	}
+	sy.t_begin = now_ns();
+	if (sy.rate > 0) {
+		struct timeval tick = {0, 10000};
+
+		sy.tick = event_new(sy.base, -1, EV_PERSIST, tick_cb, &sy);
+		event_add(sy.tick, &tick);
+	}
 	tev = evtimer_new(sy.base, timeout_cb, &sy);
 	tv.tv_sec = timeout;
 	tv.tv_usec = 0;
@@ -525,6 +552,8 @@ int main(int argc, char **argv)
 		event_free(sy.st[i].retry);
 	}
 	event_free(tev);
+	if (sy.tick)
+		event_free(sy.tick);
 	event_base_free(sy.base);
 	proto_codec_free(sy.codec);
 	free(sy.ev);

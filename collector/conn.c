@@ -31,6 +31,11 @@
  * stranger cannot make the collector buffer more than this. */
 #define CONN_HS_FRAME_MAX 2048
 #define CONN_HS_READ_HW (PROTO_FRAME_HDR + CONN_HS_FRAME_MAX)
+/* Connections still in the handshake at most: past it the oldest one is
+ * closed, so a flood of connections that stall cannot keep the sensors
+ * out until the handshake timeout (real clients finish in milliseconds;
+ * 1,000 sensors connecting at once stay under it). */
+#define CONN_HS_MAX 1024
 
 int col_send_msg(struct bufferevent *bev, const struct proto_msg *m)
 {
@@ -561,9 +566,23 @@ struct col_conn *col_conn_attach(struct col *c, struct bufferevent *bev,
 	struct timeval tv = {c->cfg.handshake_ms / 1000,
 			     (c->cfg.handshake_ms % 1000) * 1000};
 
+	struct col_conn *oldest = NULL;
+	size_t pending = 0;
+
 	if (!cn) {
 		bufferevent_free(bev);
 		return NULL;
+	}
+	for (struct col_conn *x = c->conns; x; x = x->next)
+		if (x->state == CS_HELLO || x->state == CS_AUTH) {
+			pending++;
+			oldest = x;	/* the list is newest first */
+		}
+	if (pending >= CONN_HS_MAX && oldest) {
+		c->st.rejected++;
+		col_warn("closing %s: %zu connections in the handshake, the "
+			 "oldest is dropped", oldest->peer, pending);
+		col_conn_close(oldest, NULL);
 	}
 	cn->col = c;
 	cn->bev = bev;

@@ -985,3 +985,28 @@ Test(collector, tls_configuration_checked)
 	col_log_level = COL_LOG_ERROR;
 	event_base_free(b);
 }
+
+Test(collector, handshake_flood_drops_the_oldest)
+{
+	struct rig r;
+	enum { N = 1100 };
+	static struct bufferevent *t[N];
+	struct bufferevent *late;
+	struct col_stats st;
+
+	rig_up(&r, 1);
+	col_log_level = -1;
+	for (int i = 0; i < N; i++)
+		t[i] = child(&r);	/* each stalls before HELLO */
+	cr_assert_eq(nconns(&r), 1024);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.rejected, N - 1024);
+	/* a real client still gets through */
+	late = child(&r);
+	cr_assert(handshake(&r, late, 99, ""));
+	col_log_level = COL_LOG_ERROR;
+	for (int i = 0; i < N; i++)
+		bufferevent_free(t[i]);
+	bufferevent_free(late);
+	rig_down(&r);
+}

@@ -203,12 +203,14 @@ void mgr_post_report(const struct mgr_post *p, FILE *out, int xml)
 			fprintf(out, "  <clock child=\"%016" PRIx64 "\" parent=\"%016" PRIx64
 				"\" samples=\"%zu\" used=\"%zu\" offset_ns=\"%.1f\" offset_ci_ns=\"%.1f\""
 				" offset_err=\"%.6f\" drift_ppm=\"%.4f\" drift_ci_ppm=\"%.4f\""
-				" rtt_min_ns=\"%.0f\" path_offset_ns=\"%.1f\" path_drift_ppm=\"%.4f\""
-				" depth=\"%d\" quality=\"%s\"/>\n", e->child, e->parent, f->n_total,
+				" rtt_min_ns=\"%.0f\" x0=\"%" PRIu64 "\" path_x0=\"%" PRIu64 "\""
+				" path_offset_ns=\"%.1f\" path_offset_ci_ns=\"%.1f\""
+				" path_drift_ppm=\"%.4f\" depth=\"%d\" quality=\"%s\"/>\n",
+				e->child, e->parent, f->n_total,
 				f->n_used, f->offset_ns, f->offset_ci_ns, f->offset_err,
 				(f->slope - 1) * 1e6, f->slope_ci * 1e6, f->rtt_min_ns,
-				e->path.offset_ns, (e->path.slope - 1) * 1e6, e->depth,
-				warn_text(f->warn));
+				f->x0, e->path.x0, e->path.offset_ns, e->path.offset_ci_ns,
+				(e->path.slope - 1) * 1e6, e->depth, warn_text(f->warn));
 		else
 			fprintf(out, "  %016" PRIx64 " %016" PRIx64 " %8zu %14.1f %10.1f %12.4f"
 				" %9.4f %9.1f  %s\n", e->child, e->parent, f->n_total,

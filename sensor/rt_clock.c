@@ -11,7 +11,8 @@
  * CLOCK_MONOTONIC than the jitter of one anchor reading (tens of ns).
  * Without an invariant TSC, sn_now() is the vDSO clock_gettime and the
  * mapping is the identity. TAPESTRY_CLOCK_DRIFT_PPM is applied by the
- * mapping, so every shipped stamp (events and clock pings) drifts alike.
+ * mapping, so every shipped stamp (events and clock pings) drifts alike:
+ * shipped = CLOCK_MONOTONIC x (1 + ppm / 1e6).
  */
 #include "config.h"
 
@@ -135,9 +136,14 @@ uint64_t sn_clock_fix(uint64_t prov)
 			      (__int128)(a1_prov - a0_prov));
 	else
 		m = d;
+	uint64_t r = a0_mono + (uint64_t)m;
+
+	/* drift from the clock's own zero, exactly like the collector's
+	 * (collector/collector.c col_now_ns): a host's components agree, and a
+	 * test knows the truth, y = CLOCK_MONOTONIC x (1 + ppm) */
 	if (sn_cfg.drift_ppm != 0.0)
-		m += (int64_t)((double)m * sn_cfg.drift_ppm * 1e-6);
-	return a0_mono + (uint64_t)m;
+		r += (uint64_t)(int64_t)((double)r * sn_cfg.drift_ppm * 1e-6);
+	return r;
 }
 
 /* "tsc" or "vdso": what sn_now() reads. */

@@ -49,6 +49,10 @@ struct flow {
 struct sinfo {
 	uint64_t id;
 	int64_t cost;		/* calibrated ns per wrapped event */
+	/* the tracer's own threads' busy intervals (FLUSH, SEND events),
+	 * by end time, with prefix sums of their durations */
+	int64_t *bend, *bpre;
+	size_t nb, capend, cappre;
 };
 
 struct rec {			/* an MPI event */
@@ -76,6 +80,7 @@ struct mgr_perturb {
 	struct rec *r;
 	size_t nr, capr;
 	struct mgr_perturb_stats st;
+	int indirect;		/* tracer threads' time counts against tid 0 */
 	int error;
 };
 
@@ -112,8 +117,8 @@ static uint32_t stream_idx(struct mgr_perturb *p, uint64_t id)
 		p->error = PROTO_E_NOMEM;
 		return 0;
 	}
+	memset(&p->s[p->ns], 0, sizeof(p->s[0]));
 	p->s[p->ns].id = id;
-	p->s[p->ns].cost = 0;
 	return (uint32_t)p->ns++;
 }
 
@@ -162,6 +167,26 @@ static uint32_t flow_idx(struct mgr_perturb *p, uint64_t stream, uint32_t tid,
 	p->f[p->nf].sidx = stream_idx(p, stream);
 	p->fmap[k] = (uint32_t)p->nf + 1;
 	return (uint32_t)p->nf++;
+}
+
+/* Busy time of stream si's tracer threads ended by t (0 when indirect
+ * perturbation is not counted). */
+static int64_t busy_before(const struct mgr_perturb *p, uint32_t si, int64_t t)
+{
+	const struct sinfo *s = &p->s[si];
+	size_t lo = 0, hi = s->nb;
+
+	if (!p->indirect || !s->nb)
+		return 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->bend[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return s->bpre[lo];
 }
 
 static int wrapped(const struct proto_event *ev)
@@ -242,8 +267,22 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	f->n++;
 	if (wrapped(ev))
 		f->nw++;
-	if (ev->type == PROTO_EV_FLUSH)
-		f->flush += t1 - t0;
+	if (ev->type == PROTO_EV_FLUSH || ev->type == PROTO_EV_SEND) {
+		struct sinfo *si = &p->s[f->sidx];
+
+		if (grow((void **)&si->bend, &si->capend, si->nb + 1, sizeof(*si->bend))) {
+			p->error = PROTO_E_NOMEM;
+			return;
+		}
+		/* durations ride in bpre until the prefix sums are made */
+		if (grow((void **)&si->bpre, &si->cappre, si->nb + 2, sizeof(*si->bpre))) {
+			p->error = PROTO_E_NOMEM;
+			return;
+		}
+		si->bend[si->nb] = t1;
+		si->bpre[si->nb] = t1 > t0 ? t1 - t0 : 0;
+		si->nb++;
+	}
 }
 
 static struct rec *rec_at(struct mgr_perturb *p, uint64_t pos)
@@ -274,10 +313,19 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
 		r->send = s - p->r;
 }
 
+/* The tracer's cost to flow f before the point (nw wrapped events, flush ns
+ * of its own, time t): direct costs, plus, for the main thread, the busy
+ * time of the process's tracer threads (on a host without a spare core they
+ * take the CPU from the application: set TAPESTRY_PERTURB_INDIRECT=0 when
+ * the tracer has cores of its own). */
 static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
-			    uint64_t nw, int64_t flush)
+			    uint64_t nw, int64_t flush, int64_t t)
 {
-	return (int64_t)nw * p->s[f->sidx].cost + flush;
+	int64_t a = (int64_t)nw * p->s[f->sidx].cost + flush;
+
+	if (f->tid == 0)
+		a += busy_before(p, f->sidx, t);
+	return a;
 }
 
 static int64_t corrected(const struct mgr_perturb *p, const struct flow *f,
@@ -297,7 +345,7 @@ static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 	b->tb_a = end_a;
 	/* the tracer's work for the base event itself comes after its end:
 	 * acc restarts at alpha(base), as in [004] */
-	b->a_b = alpha_before(p, f, r->nw, r->flush);
+	b->a_b = alpha_before(p, f, r->nw, r->flush, r->t0);
 	b->start_a = start_a;
 	f->cur = *b;
 	return 0;
@@ -311,6 +359,13 @@ static int cmp_key(const void *a, const void *b)
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_busy(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 static int cmp_base(const void *a, const void *b)
@@ -408,7 +463,7 @@ static int process(struct mgr_perturb *p)
 				if (x->coll != r->coll || x->done)
 					continue;
 				struct flow *g = &p->f[x->flow];
-				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, x->nw, x->flush));
+				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, x->nw, x->flush, x->t0));
 				if (x->t0 > m)
 					m = x->t0;
 				if (x->ta0 > m_a)
@@ -429,7 +484,7 @@ static int process(struct mgr_perturb *p)
 			p->st.collectives++;
 			continue;
 		}
-		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, r->nw, r->flush));
+		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, r->nw, r->flush, r->t0));
 		r->ta1 = r->ta0 + (r->t1 - r->t0);
 		r->done = 1;
 		if (!r->is_recv || r->send < 0)
@@ -481,6 +536,8 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		*rc = PROTO_E_NOMEM;
 		return NULL;
 	}
+	const char *ind = getenv("TAPESTRY_PERTURB_INDIRECT");
+	p->indirect = !(ind && !strcmp(ind, "0"));
 	if (!(t = proto_trace_open(dir, rc))) {
 		free(p);
 		return NULL;
@@ -502,6 +559,29 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		mgr_perturb_free(p);
 		return NULL;
 	}
+	for (size_t i = 0; i < p->ns; i++) {
+		struct sinfo *si = &p->s[i];
+		struct busy { int64_t end, d; } *bv;
+
+		if (!si->nb)
+			continue;
+		if (!(bv = malloc(si->nb * sizeof(*bv)))) {
+			*rc = PROTO_E_NOMEM;
+			mgr_perturb_free(p);
+			return NULL;
+		}
+		for (size_t k = 0; k < si->nb; k++) {
+			bv[k].end = si->bend[k];
+			bv[k].d = si->bpre[k];
+		}
+		qsort(bv, si->nb, sizeof(*bv), cmp_busy);
+		si->bpre[0] = 0;
+		for (size_t k = 0; k < si->nb; k++) {
+			si->bend[k] = bv[k].end;
+			si->bpre[k + 1] = si->bpre[k] + bv[k].d;
+		}
+		free(bv);
+	}
 	if (clc)
 		mgr_causality_foreach(clc, on_match, p);
 	if ((r = process(p)) != 0) {
@@ -520,7 +600,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		struct flow *f = &p->f[i];
 
 		p->st.events += f->n;
-		p->st.removed_ns += alpha_before(p, f, f->nw, f->flush);
+		p->st.removed_ns += alpha_before(p, f, f->nw, f->flush, INT64_MAX);
 	}
 	mgr_perturb_rewind(p);
 	return p;
@@ -553,7 +633,7 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	/* the base in force: the last one before this event */
 	struct base b0 = {0, f->first_t, f->first_t, 0, 0};
 	const struct base *b = f->ab > 0 ? &f->b[f->ab - 1] : &b0;
-	int64_t a_before = alpha_before(p, f, f->anw, f->aflush);
+	int64_t a_before = alpha_before(p, f, f->anw, f->aflush, start);
 
 	*a_start = b->tb_a + (start - b->tb) - (a_before - b->a_b);
 	*a_end = *a_start + (end - start);
@@ -580,6 +660,10 @@ void mgr_perturb_free(struct mgr_perturb *p)
 		return;
 	for (size_t i = 0; i < p->nf; i++)
 		free(p->f[i].b);
+	for (size_t i = 0; i < p->ns; i++) {
+		free(p->s[i].bend);
+		free(p->s[i].bpre);
+	}
 	free(p->f);
 	free(p->s);
 	free(p->fmap);

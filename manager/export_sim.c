@@ -10,6 +10,11 @@
  * memory and tracer events (and every event of a stream without a rank,
  * such as mpirun itself) are ignored. The event -> action mapping and the
  * byte-exact line syntax are in docs/modules/export-simgrid.md.
+ *
+ * The mapping (mgr_ti_*, declared in manager/live.h) writes into FILE
+ * streams a callback opens, so that the post-mortem export (files in OUT)
+ * and the live feed (manager/live.c: growing files or named pipes) are one
+ * piece of code and write the same lines.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +27,7 @@
 
 #include "manager/events.h"
 #include "manager/export.h"
+#include "manager/live.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
 
@@ -45,7 +51,8 @@
 #define PEER_ANY (-1)
 #define PEER_NULL (-2)
 
-enum dialect { D_SMPI, D_2011 };
+#define D_SMPI MGR_TI_SMPI
+#define D_2011 MGR_TI_2011
 
 struct ti_req {
 	int64_t id;
@@ -75,9 +82,10 @@ struct ti_stream {
 	int32_t rank;		/* -1: not an MPI rank (yet) */
 };
 
-struct ti {
-	enum dialect d;
-	const char *out;
+struct mgr_ti {
+	enum mgr_ti_dialect d;
+	mgr_ti_open_fn open;	/* opens a rank's stream */
+	void *open_arg;
 	struct ti_rank *rank;	/* indexed by rank */
 	size_t nrank;		/* slots allocated */
 	int64_t world;		/* largest world size announced */
@@ -89,12 +97,11 @@ struct ti {
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
 	uint64_t skip_failed;	/* calls that returned an error */
 	uint64_t clamped;	/* counts over INT_MAX */
-	int err;		/* a write failed */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static int64_t clamp_int(struct ti *x, int64_t v)
+static int64_t clamp_int(struct mgr_ti *x, int64_t v)
 {
 	if (v > INT_MAX) {
 		x->clamped++;
@@ -115,7 +122,7 @@ static void raise_nofile(size_t want)
 }
 
 /* Rank of stream s (META rank, else its MPI_Init's argument), or -1. */
-static int32_t stream_rank(struct ti *x, const struct mgr_event *me)
+static int32_t stream_rank(struct mgr_ti *x, const struct proto_trace_event *me)
 {
 	uint64_t id = me->stream->id;
 	struct ti_stream *s = NULL;
@@ -156,7 +163,7 @@ static int32_t stream_rank(struct ti *x, const struct mgr_event *me)
 	return s->rank;
 }
 
-static struct ti_rank *rank_get(struct ti *x, int32_t r, uint64_t stream)
+static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
 {
 	struct ti_rank *t;
 
@@ -180,14 +187,8 @@ static struct ti_rank *rank_get(struct ti *x, int32_t r, uint64_t stream)
 	}
 	t = &x->rank[r];
 	if (!t->f) {
-		char path[PATH_MAX];
-
-		raise_nofile((size_t)r + 1);
-		snprintf(path, sizeof(path), "%s/rank_%d.txt", x->out, r);
-		if (!(t->f = fopen(path, "w"))) {
-			mgr_err("%s: cannot write: %m", path);
+		if (!(t->f = x->open(x->open_arg, r)))
 			return NULL;
-		}
 		t->stream = stream;
 	} else if (t->stream != stream) {
 		mgr_err("two processes claim MPI rank %d (streams %016" PRIx64
@@ -199,7 +200,7 @@ static struct ti_rank *rank_get(struct ti *x, int32_t r, uint64_t stream)
 
 /* Write the rank's pending computation if it is worth a line (or if
  * force and it is not zero). */
-static void flush_compute(struct ti *x, int32_t r, struct ti_rank *t, int force)
+static void flush_compute(struct mgr_ti *x, int32_t r, struct ti_rank *t, int force)
 {
 	if (t->pending >= TI_MIN_FLOPS || (force && t->pending >= 1)) {
 		if (x->d == D_SMPI)
@@ -213,7 +214,7 @@ static void flush_compute(struct ti *x, int32_t r, struct ti_rank *t, int force)
 
 /* One action line: the rank prefix of the dialect, then fmt. */
 static void __attribute__((format(printf, 4, 5)))
-act(struct ti *x, int32_t r, struct ti_rank *t, const char *fmt, ...)
+act(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -298,7 +299,7 @@ static int comm_is_world(const struct ti_rank *t, int64_t id)
 	return 0;
 }
 
-static void completed(struct ti *x, int32_t r, struct ti_rank *t, int64_t id)
+static void completed(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
 {
 	struct ti_req q;
 
@@ -315,7 +316,7 @@ static void completed(struct ti *x, int32_t r, struct ti_rank *t, int64_t id)
 /* Per-rank byte counts of a v-collective: the ARRAY if it has n values at
  * offset off, else total / n each (the sensor keeps the array at the root
  * only for gatherv/scatterv). */
-static void counts(struct ti *x, struct ti_rank *t, const struct mgr_event *me,
+static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace_event *me,
 		   size_t off, int64_t total)
 {
 	int64_t n = t->world;
@@ -333,8 +334,8 @@ static void counts(struct ti *x, struct ti_rank *t, const struct mgr_event *me,
 
 /* ---- the two dialects --------------------------------------------------- */
 
-static int smpi_event(struct ti *x, int32_t r, struct ti_rank *t,
-		      const struct mgr_event *me)
+static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
@@ -566,8 +567,8 @@ subcomm:
 
 /* The 2011 dialect: Table 1 of [000]. Collectives carry no root (rooted on
  * p0) and are preceded by comm_size; what the table lacks is skipped. */
-static int d2011_event(struct ti *x, int32_t r, struct ti_rank *t,
-		       const struct mgr_event *me)
+static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
@@ -699,7 +700,7 @@ static double compute_flops(const struct ti_rank *t, const struct proto_event *e
 	return (double)ev->arg[0] * 1e-9 * rate;
 }
 
-static int ti_event(struct ti *x, const struct mgr_event *me)
+static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 {
 	const struct proto_ev_info *info = proto_ev_info(me->ev->type);
 	struct ti_rank *t;
@@ -746,7 +747,7 @@ static int ti_event(struct ti *x, const struct mgr_event *me)
 
 /* Everything that makes a trace unfit for replay: damage, losses, ranks
  * without a trace. Prints the reason; 0 when fit. */
-static int check_trace(struct ti *x, const char *dir, struct mgr_events *e)
+static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e)
 {
 	struct proto_trace *tr = mgr_events_trace(e);
 	const struct proto_trace_stats *ts = proto_trace_stats(tr);
@@ -793,10 +794,143 @@ static int check_trace(struct ti *x, const char *dir, struct mgr_events *e)
 	return 0;
 }
 
-static int ti_export(enum dialect d, const char *dir, const char *out,
+/* ---- the mapping's interface (manager/live.h) --------------------------- */
+
+struct mgr_ti *mgr_ti_new(enum mgr_ti_dialect d, mgr_ti_open_fn open, void *arg)
+{
+	struct mgr_ti *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->d = d;
+	x->open = open;
+	x->open_arg = arg;
+	return x;
+}
+
+int mgr_ti_event(struct mgr_ti *x, const struct proto_trace_event *te)
+{
+	return ti_event(x, te);
+}
+
+int64_t mgr_ti_world(const struct mgr_ti *x)
+{
+	return x->world;
+}
+
+int mgr_ti_rank_state(const struct mgr_ti *x, int32_t r, uint64_t *stream)
+{
+	if (r < 0 || (size_t)r >= x->nrank || !x->rank[r].f)
+		return 0;
+	if (stream)
+		*stream = x->rank[r].stream;
+	return x->rank[r].finalized ? 2 : 1;
+}
+
+uint64_t mgr_ti_mpi_events(const struct mgr_ti *x)
+{
+	return x->mpi_events;
+}
+
+uint64_t mgr_ti_actions(const struct mgr_ti *x)
+{
+	return x->actions;
+}
+
+int mgr_ti_flush(struct mgr_ti *x)
+{
+	for (size_t r = 0; r < x->nrank; r++)
+		if (x->rank[r].f && fflush(x->rank[r].f) != 0) {
+			mgr_err("rank %zu: write failed: %m", r);
+			return -1;
+		}
+	return 0;
+}
+
+void mgr_ti_end(struct mgr_ti *x)
+{
+	for (int64_t r = 0; r < x->world && (size_t)r < x->nrank; r++) {
+		struct ti_rank *t = &x->rank[r];
+
+		if (!t->f)
+			continue;
+		if (!t->finalized) {
+			mgr_err("warning: rank %" PRId64 " has no MPI_Finalize "
+				"(the program ended early?): finalize added", r);
+			flush_compute(x, (int32_t)r, t, 1);
+			if (x->d == D_SMPI)
+				act(x, (int32_t)r, t, "finalize");
+			t->finalized = 1;
+		}
+		if (t->nreq)
+			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
+				"never completed", r, t->nreq);
+	}
+	if (x->skip_comm)
+		mgr_err("warning: %" PRIu64 " collectives on communicators "
+			"smaller than MPI_COMM_WORLD skipped (the replay runs "
+			"every collective on MPI_COMM_WORLD)", x->skip_comm);
+	if (x->skip_req)
+		mgr_err("warning: %" PRIu64 " completions of requests not "
+			"traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped", x->skip_req);
+	if (x->skip_2011)
+		mgr_err("warning: %" PRIu64 " calls have no counterpart in the "
+			"2011 dialect (gather, scatter, alltoall..., wildcard "
+			"Irecv) and were skipped", x->skip_2011);
+	if (x->skip_failed)
+		mgr_err("warning: %" PRIu64 " MPI calls that failed were skipped",
+			x->skip_failed);
+	if (x->clamped)
+		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
+			"clamped (the replay parses them as int)", x->clamped, INT_MAX);
+}
+
+int mgr_ti_free(struct mgr_ti *x)
+{
+	int rc = 0;
+
+	if (!x)
+		return 0;
+	for (size_t r = 0; r < x->nrank; r++) {
+		struct ti_rank *t = &x->rank[r];
+
+		if (t->f && fclose(t->f) != 0 && rc == 0) {
+			mgr_err("rank %zu: write failed: %m", r);
+			rc = -1;
+		}
+		free(t->req);
+		free(t->comm);
+	}
+	free(x->rank);
+	free(x->streams);
+	free(x);
+	return rc;
+}
+
+/* ---- the post-mortem export --------------------------------------------- */
+
+struct out_dir {
+	const char *out;
+};
+
+static FILE *open_rank_file(void *arg, int32_t r)
+{
+	const struct out_dir *o = arg;
+	char path[PATH_MAX];
+	FILE *f;
+
+	raise_nofile((size_t)r + 1);
+	snprintf(path, sizeof(path), "%s/rank_%d.txt", o->out, r);
+	if (!(f = fopen(path, "w")))
+		mgr_err("%s: cannot write: %m", path);
+	return f;
+}
+
+static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 		     struct mgr_export_stats *st)
 {
-	struct ti x = {.d = d, .out = out};
+	struct out_dir od = {out};
+	struct mgr_ti *x = NULL;
 	struct mgr_events *e;
 	struct mgr_event me;
 	char path[PATH_MAX];
@@ -812,9 +946,15 @@ static int ti_export(enum dialect d, const char *dir, const char *out,
 		mgr_events_close(e);
 		return -1;
 	}
+	if (!(x = mgr_ti_new(d, open_rank_file, &od))) {
+		mgr_err("out of memory");
+		goto fail;
+	}
 	while ((rc = mgr_events_next(e, &me)) == 1) {
+		struct proto_trace_event te = {me.ev, me.stream, me.array, me.narray};
+
 		st->events++;
-		if (ti_event(&x, &me) != 0) {
+		if (ti_event(x, &te) != 0) {
 			rc = -2;
 			break;
 		}
@@ -825,45 +965,16 @@ static int ti_export(enum dialect d, const char *dir, const char *out,
 		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
 		goto fail;
 	}
-	if (check_trace(&x, dir, e) != 0)
+	if (check_trace(x, dir, e) != 0)
 		goto fail;
 	snprintf(path, sizeof(path), "%s/list", out);
 	if (!(list = fopen(path, "w"))) {
 		mgr_err("%s: cannot write: %m", path);
 		goto fail;
 	}
-	for (int64_t r = 0; r < x.world; r++) {
-		struct ti_rank *t = &x.rank[r];
-
-		if (!t->finalized) {
-			mgr_err("warning: rank %" PRId64 " has no MPI_Finalize "
-				"(the program ended early?): finalize added", r);
-			flush_compute(&x, (int32_t)r, t, 1);
-			if (d == D_SMPI)
-				act(&x, (int32_t)r, t, "finalize");
-		}
-		if (t->nreq)
-			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
-				"never completed", r, t->nreq);
+	for (int64_t r = 0; r < x->world; r++)
 		fprintf(list, "rank_%" PRId64 ".txt\n", r);
-	}
-	if (x.skip_comm)
-		mgr_err("warning: %" PRIu64 " collectives on communicators "
-			"smaller than MPI_COMM_WORLD skipped (the replay runs "
-			"every collective on MPI_COMM_WORLD)", x.skip_comm);
-	if (x.skip_req)
-		mgr_err("warning: %" PRIu64 " completions of requests not "
-			"traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped", x.skip_req);
-	if (x.skip_2011)
-		mgr_err("warning: %" PRIu64 " calls have no counterpart in the "
-			"2011 dialect (gather, scatter, alltoall..., wildcard "
-			"Irecv) and were skipped", x.skip_2011);
-	if (x.skip_failed)
-		mgr_err("warning: %" PRIu64 " MPI calls that failed were skipped",
-			x.skip_failed);
-	if (x.clamped)
-		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
-			"clamped (the replay parses them as int)", x.clamped, INT_MAX);
+	mgr_ti_end(x);
 	rc = 0;
 	goto done;
 fail:
@@ -873,20 +984,12 @@ done:
 		mgr_err("%s/list: write failed: %m", out);
 		rc = -1;
 	}
-	for (size_t r = 0; r < x.nrank; r++) {
-		struct ti_rank *t = &x.rank[r];
-
-		if (t->f && fclose(t->f) != 0 && rc == 0) {
-			mgr_err("%s/rank_%zu.txt: write failed: %m", out, r);
+	if (x) {
+		st->written = x->actions;
+		if (mgr_ti_free(x) != 0)
 			rc = -1;
-		}
-		free(t->req);
-		free(t->comm);
 	}
-	free(x.rank);
-	free(x.streams);
 	mgr_events_close(e);
-	st->written = x.actions;
 	return rc;
 }
 

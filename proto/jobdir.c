@@ -1476,6 +1476,11 @@ struct proto_jobdir_r {
 	struct meta meta;
 	int idx_fd;		/* -1 until proto_jobdir_index_get */
 	int idx_rc;		/* header check result once opened */
+	uint32_t seg_no;	/* number of the open segment */
+	int hdr_bad;		/* the open segment's header is bad */
+	int follow;		/* PROTO_JOBDIR_FOLLOW */
+	uint32_t last_no;	/* follow: number of the last segment entered */
+	int entered;		/* follow: last_no is valid */
 	struct proto_jobdir_report rep;
 };
 
@@ -1495,11 +1500,17 @@ static void problem(struct proto_jobdir_r *r, const char *fmt, ...)
 
 struct proto_jobdir_r *proto_jobdir_open(const char *dir, int *rc)
 {
+	return proto_jobdir_open_flags(dir, 0, rc);
+}
+
+struct proto_jobdir_r *proto_jobdir_open_flags(const char *dir, int flags,
+					       int *rc)
+{
 	struct proto_jobdir_r *r;
 	size_t where;
 	int err;
 
-	if (!dir) {
+	if (!dir || (flags & ~PROTO_JOBDIR_FOLLOW)) {
 		err = PROTO_E_ARG;
 		goto fail;
 	}
@@ -1510,6 +1521,7 @@ struct proto_jobdir_r *proto_jobdir_open(const char *dir, int *rc)
 	}
 	r->fd = -1;
 	r->idx_fd = -1;
+	r->follow = (flags & PROTO_JOBDIR_FOLLOW) != 0;
 	r->dir = strdup(dir);
 	r->scan = malloc(SCAN_CHUNK);
 	if (!r->dir || !r->scan) {
@@ -1559,7 +1571,7 @@ static void skip(struct proto_jobdir_r *r, uint64_t from, uint64_t to,
 		r->rep.bad_segments++;
 	}
 	problem(r, "segments/%06u.tps at byte %llu: %s (%llu bytes skipped)",
-		r->segs.n[r->cur], (unsigned long long)from,
+		r->seg_no, (unsigned long long)from,
 		why == PROTO_E_TRUNCATED ? "torn frame" : proto_strerror(why),
 		(unsigned long long)(to - from));
 }
@@ -1632,6 +1644,17 @@ static int seg_enter(struct proto_jobdir_r *r)
 		return PROTO_E_IO;
 	if (fstat(r->fd, &st) < 0)
 		return PROTO_E_IO;
+	if (r->follow && S_ISREG(st.st_mode) && (uint64_t)st.st_size < SEG_HDR &&
+	    r->cur + 1 >= r->segs.count) {
+		/* the writer is creating it: come back when it has a header */
+		close(r->fd);
+		r->fd = -1;
+		return 1;
+	}
+	r->seg_no = n;
+	r->last_no = n;
+	r->entered = 1;
+	r->hdr_bad = 0;
 	r->seg_bad = 0;
 	r->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
 	r->rep.segments++;
@@ -1647,11 +1670,75 @@ static int seg_enter(struct proto_jobdir_r *r)
 		problem(r, "segments/%06u.tps: bad segment header (%s), "
 			"%llu bytes skipped", n, proto_strerror(rc),
 			(unsigned long long)r->size);
+		r->hdr_bad = 1;
 		r->off = r->size;
 		return 0;
 	}
 	r->off = SEG_HDR;
 	return 0;
+}
+
+/* Follow mode: list the segments again, keeping only those after the last
+ * one entered (segments are never renumbered, and the writer only ever
+ * creates higher numbers); r->cur is 0. Returns how many there are, or a
+ * code. */
+static int follow_relist(struct proto_jobdir_r *r)
+{
+	struct seglist l;
+	size_t keep = 0;
+	int rc = seglist_read(r->dir, &l);
+
+	if (rc == PROTO_E_NOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < l.count; i++)
+		if (!r->entered || l.n[i] > r->last_no)
+			l.n[keep++] = l.n[i];
+	l.count = keep;
+	free(r->segs.n);
+	r->segs = l;
+	r->cur = 0;
+	r->rep.stray_files = l.stray;
+	memcpy(r->rep.first_stray, l.first_stray, sizeof(r->rep.first_stray));
+	return keep > (size_t)INT32_MAX ? INT32_MAX : (int)keep;
+}
+
+/* Follow mode: has the open segment grown since we took its size? */
+static int follow_grew(struct proto_jobdir_r *r)
+{
+	struct stat st;
+
+	if (fstat(r->fd, &st) < 0)
+		return PROTO_E_IO;
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size <= r->size)
+		return 0;
+	r->size = (uint64_t)st.st_size;
+	return 1;
+}
+
+/* Follow mode, the open segment read to its current end (or to a frame
+ * in progress): 1 when it grew (read on), 2 when the writer has left it
+ * (a newer segment exists and it did not grow since), 0 when it is still
+ * the live one (nothing more yet), or a code. The newer segment is looked
+ * for before the last size check: the writer creates it only after its
+ * last write to this one. */
+static int follow_live_end(struct proto_jobdir_r *r)
+{
+	int rc = follow_grew(r);
+
+	if (rc)
+		return rc;
+	if (r->cur + 1 >= r->segs.count) {
+		rc = follow_relist(r);
+		if (rc <= 0)
+			return rc;	/* nothing newer: still the live one */
+		/* segs holds only newer ones; closing the open segment moves
+		 * cur on by one, onto the first of them */
+		r->cur = (size_t)-1;
+	}
+	rc = follow_grew(r);
+	return rc ? rc : 2;
 }
 
 int proto_jobdir_next(struct proto_jobdir_r *r, struct proto_frame *f)
@@ -1667,15 +1754,31 @@ int proto_jobdir_next(struct proto_jobdir_r *r, struct proto_frame *f)
 		int bad;
 
 		if (r->fd < 0) {
+			if (r->cur >= r->segs.count && r->follow) {
+				rc = follow_relist(r);
+				if (rc < 0)
+					goto io;
+			}
 			if (r->cur >= r->segs.count)
 				return 0;
 			rc = seg_enter(r);
-			if (rc)
+			if (rc < 0)
 				goto io;
+			if (rc == 1)
+				return 0;
 			if (r->fd < 0)
 				continue;
 		}
 		if (r->off >= r->size) {
+			if (r->follow && !r->hdr_bad) {
+				rc = follow_live_end(r);
+				if (rc < 0)
+					goto io;
+				if (rc == 1)
+					continue;
+				if (rc == 0)
+					return 0;
+			}
 			close(r->fd);
 			r->fd = -1;
 			r->cur++;
@@ -1684,6 +1787,16 @@ int proto_jobdir_next(struct proto_jobdir_r *r, struct proto_frame *f)
 		rc = frame_at(&r->buf, r->fd, r->off, r->size, f, &flen, &bad);
 		if (rc)
 			goto io;
+		if (bad == PROTO_E_TRUNCATED && r->follow) {
+			/* the writer's frame in progress, unless it left */
+			rc = follow_live_end(r);
+			if (rc < 0)
+				goto io;
+			if (rc == 1)
+				continue;
+			if (rc == 0)
+				return 0;
+		}
 		if (!bad) {
 			r->off += flen;
 			r->rep.frames++;

@@ -102,6 +102,18 @@ struct proto_jobdir_report {
  * is not a job directory). */
 struct proto_jobdir_r *proto_jobdir_open(const char *dir, int *rc);
 
+/* proto_jobdir_open with flags. PROTO_JOBDIR_FOLLOW: read a job directory
+ * that a live writer is still appending to. proto_jobdir_next then returns
+ * 0 for "nothing more stored yet" (call it again later: it picks up what
+ * the segment grew by and the segments created since), and an incomplete
+ * frame at the end of the last segment is the writer's frame in progress:
+ * it is waited for, not skipped. It is skipped (and counted) as usual once
+ * a newer segment shows that the writer has left that segment. The
+ * metadata is the meta.xml present at open time. */
+#define PROTO_JOBDIR_FOLLOW 0x2
+struct proto_jobdir_r *proto_jobdir_open_flags(const char *dir, int flags,
+					       int *rc);
+
 /* Next frame in segment order. Returns 1 with *f set (valid until the next
  * call), 0 at the end, a negative code on an I/O error. Corrupt data is
  * skipped and counted, not returned as an error. */

@@ -70,6 +70,7 @@ struct proto_trace {
 	size_t outnarray[2];
 	int nout, outpos;
 	int ended;
+	int follow;		/* PROTO_TRACE_FOLLOW and not finished */
 	int64_t *yielded_array;	/* owned array of the last yielded event */
 };
 
@@ -249,18 +250,30 @@ static void apply_meta(struct proto_stream *s, const struct proto_meta *m)
 
 struct proto_trace *proto_trace_open(const char *dir, int *rc)
 {
-	struct proto_trace *t = calloc(1, sizeof(*t));
+	return proto_trace_open_flags(dir, 0, rc);
+}
+
+struct proto_trace *proto_trace_open_flags(const char *dir, int flags,
+					   int *rc)
+{
+	struct proto_trace *t;
 	int err = PROTO_E_NOMEM;
 
-	if (!t)
+	if (flags & ~PROTO_TRACE_FOLLOW) {
+		err = PROTO_E_ARG;
 		goto fail;
+	}
+	if (!(t = calloc(1, sizeof(*t))))
+		goto fail;
+	t->follow = (flags & PROTO_TRACE_FOLLOW) != 0;
 	t->msg = malloc(sizeof(*t->msg));
 	if (!t->msg)
 		goto fail_t;
 	t->codec = proto_codec_new(PROTO_CODEC_LEVEL_NONE);
 	if (!t->codec)
 		goto fail_msg;
-	t->dir = proto_jobdir_open(dir, &err);
+	t->dir = proto_jobdir_open_flags(dir, t->follow ? PROTO_JOBDIR_FOLLOW : 0,
+					 &err);
 	if (!t->dir)
 		goto fail_codec;
 	return t;
@@ -523,6 +536,8 @@ int proto_trace_next(struct proto_trace *t, struct proto_trace_event *out)
 		rc = proto_jobdir_next(t->dir, &f);
 		if (rc < 0)
 			return rc;
+		if (rc == 0 && t->follow)
+			return 0;	/* nothing more yet: hold the pending */
 		if (rc == 0) {
 			/* release what is still waiting for its array */
 			for (size_t i = 0; i < t->pending_map.cap; i++) {
@@ -542,6 +557,12 @@ int proto_trace_next(struct proto_trace *t, struct proto_trace_event *out)
 		if (rc < 0)
 			return rc;
 	}
+}
+
+void proto_trace_finish(struct proto_trace *t)
+{
+	if (t)
+		t->follow = 0;
 }
 
 const char *proto_trace_string(struct proto_trace *t, uint64_t stream,

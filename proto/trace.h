@@ -60,6 +60,20 @@ struct proto_trace *proto_trace_open(const char *dir, int *rc);
 /* Next event: 1 with *out set, 0 at the end, < 0 on an I/O error. */
 int proto_trace_next(struct proto_trace *t, struct proto_trace_event *out);
 
+/* proto_trace_open with flags. PROTO_TRACE_FOLLOW: follow a job directory
+ * a live writer is still appending to (PROTO_JOBDIR_FOLLOW).
+ * proto_trace_next then returns 0 for "nothing more stored yet" and may be
+ * called again later; events waiting for their ARRAY stay held back until
+ * it arrives, their thread's next event does, or proto_trace_finish. */
+#define PROTO_TRACE_FOLLOW 0x1
+struct proto_trace *proto_trace_open_flags(const char *dir, int flags,
+					   int *rc);
+
+/* Stop following: the next calls of proto_trace_next return what is
+ * stored now, then the held-back events, then 0 for good - exactly the
+ * end of a reader without PROTO_TRACE_FOLLOW. No-op on other readers. */
+void proto_trace_finish(struct proto_trace *t);
+
 /* The string id of a thread of a stream, or NULL when unknown. */
 const char *proto_trace_string(struct proto_trace *t, uint64_t stream,
 			       uint32_t tid, int64_t id);

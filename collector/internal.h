@@ -176,6 +176,7 @@ struct col_clock {
 	uint64_t ping_id;
 	uint64_t t_sent;
 	int outstanding;
+	unsigned end_rounds;		/* end-of-run round asked during another */
 	struct proto_msg *msg;		/* CLOCK: samples gathered so far */
 };
 

@@ -506,9 +506,10 @@ static void up_fail(struct col *c, const char *why)
 	}
 	c->up_state = UP_DOWN;
 	c->clock.outstanding = 0;
-	if (c->clock.rounds_left && c->clock.phase == 2)
+	if ((c->clock.rounds_left && c->clock.phase == 2) || c->clock.end_rounds)
 		c->drain_clock_done = 1;
 	c->clock.rounds_left = 0;
+	c->clock.end_rounds = 0;
 	requeue(c);
 	if (!c->backoff_ms)
 		c->backoff_ms = BACKOFF_MIN_MS;
@@ -540,8 +541,13 @@ void col_up_clock_round(struct col *c, uint32_t phase, unsigned rounds)
 			c->drain_clock_done = 1;
 		return;
 	}
-	if (c->clock.rounds_left)
-		return;	/* one round at a time */
+	if (c->clock.rounds_left) {
+		/* one round at a time: the end-of-run round follows this one
+		 * (dropping it would leave a drain waiting for it) */
+		if (phase == 2)
+			c->clock.end_rounds = rounds;
+		return;
+	}
 	if (rounds > PROTO_CLOCK_MAX)
 		rounds = PROTO_CLOCK_MAX;
 	c->clock.rounds_left = rounds;
@@ -587,6 +593,11 @@ static void on_pong(struct col *c, const struct proto_pong *p)
 	if (k->phase == 2) {
 		c->drain_clock_done = 1;
 		col_drain_check(c);
+	} else if (k->end_rounds) {
+		unsigned r = k->end_rounds;
+
+		k->end_rounds = 0;
+		col_up_clock_round(c, 2, r);
 	}
 }
 

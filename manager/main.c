@@ -6,6 +6,7 @@
 
 #include "manager/ca.h"
 #include "manager/jobdesc.h"
+#include "manager/live.h"
 #include "manager/mgr.h"
 
 static const struct {
@@ -21,6 +22,7 @@ static const struct {
 	{"export", mgr_cmd_export, "convert a job directory (csv, SimGrid, OTF2, Paje, Chrome JSON ...)"},
 	{"report", mgr_cmd_report, "summarise a job directory"},
 	{"replay", mgr_cmd_replay, "replay a job's time-independent trace in SimGrid"},
+	{"live-ti", mgr_cmd_live_ti, "follow a job directory being written: each rank's SimGrid actions as they come"},
 };
 
 static void usage(FILE *out)

@@ -3,11 +3,13 @@
  * See causality.h for the method. Memory: a few words per point-to-point
  * message and per MPI event, bounded by MGR_CAUSALITY_MAX messages.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "manager/causality.h"
 #include "manager/post.h"
+#include "manager/grow.h"
 #include "proto/error.h"
 #include "proto/trace.h"
 
@@ -58,30 +60,6 @@ struct mgr_causality {
 	int error;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	void *np = realloc(*p, ncap * size);
-	if (!np)
-		return PROTO_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
-static uint64_t hash2(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
-
-	h ^= h >> 31;
-	h *= 0xBF58476D1CE4E5B9ull;
-	return h ^ (h >> 29);
-}
-
 static struct reqent *req_slot(struct mgr_causality *c, uint64_t stream,
 			       uint64_t req, int create)
 {
@@ -94,7 +72,7 @@ static struct reqent *req_slot(struct mgr_causality *c, uint64_t stream,
 		for (size_t i = 0; i < c->capreq; i++) {
 			if (!c->req[i].used)
 				continue;
-			size_t k = hash2(c->req[i].stream, c->req[i].req) & (ncap - 1);
+			size_t k = mgr_hash2(c->req[i].stream, c->req[i].req) & (ncap - 1);
 			while (nr[k].used)
 				k = (k + 1) & (ncap - 1);
 			nr[k] = c->req[i];
@@ -105,7 +83,7 @@ static struct reqent *req_slot(struct mgr_causality *c, uint64_t stream,
 	}
 	if (!c->capreq)
 		return NULL;
-	size_t k = hash2(stream, req) & (c->capreq - 1);
+	size_t k = mgr_hash2(stream, req) & (c->capreq - 1);
 	while (c->req[k].used) {
 		if (c->req[k].stream == stream && c->req[k].req == req)
 			return &c->req[k];
@@ -131,7 +109,7 @@ static uint32_t stream_index(struct mgr_causality *c,
 	for (size_t i = 0; i < c->ns; i++)
 		if (c->s[i].id == ps->id)
 			return (uint32_t)(last = i);
-	if (grow((void **)&c->s, &c->caps, c->ns + 1, sizeof(*c->s))) {
+	if (mgr_grow((void **)&c->s, &c->caps, c->ns + 1, sizeof(*c->s))) {
 		c->error = PROTO_E_NOMEM;
 		return UINT32_MAX;
 	}
@@ -155,7 +133,7 @@ static void add_end(struct mgr_causality *c, int send, uint32_t si,
 		c->error = PROTO_E_TOOBIG;
 		return;
 	}
-	if (grow((void **)arr, cap, *n + 1, sizeof(**arr))) {
+	if (mgr_grow((void **)arr, cap, *n + 1, sizeof(**arr))) {
 		c->error = PROTO_E_NOMEM;
 		return;
 	}
@@ -186,7 +164,7 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 	uint64_t t1 = mgr_post_global(c->post, s->id, ev->t_end);
 	const int64_t *a = ev->arg;
 
-	if (grow((void **)&s->ends, &s->capends, s->nends + 1, sizeof(*s->ends))) {
+	if (mgr_grow((void **)&s->ends, &s->capends, s->nends + 1, sizeof(*s->ends))) {
 		c->error = PROTO_E_NOMEM;
 		return;
 	}
@@ -342,17 +320,10 @@ static void match(struct mgr_causality *c)
 /* step shift of stream s at t: the jumps at or before t */
 static int64_t step_shift(const struct cstream *s, uint64_t t)
 {
-	size_t lo = 0, hi = s->nj;
+	size_t k = mgr_upper_bound(s->j, s->nj, sizeof(*s->j),
+				   offsetof(struct jump, t_j), t);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->j[mid].t_j <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return s->prefix ? s->prefix[lo] : 0;
+	return s->prefix ? s->prefix[k] : 0;
 }
 
 static int add_jump(struct cstream *s, uint64_t t, int64_t d)
@@ -364,7 +335,7 @@ static int add_jump(struct cstream *s, uint64_t t, int64_t d)
 	if (k > 0 && s->j[k - 1].t_j == t) {
 		s->j[k - 1].d += d;
 	} else {
-		if (grow((void **)&s->j, &s->capj, s->nj + 1, sizeof(*s->j)))
+		if (mgr_grow((void **)&s->j, &s->capj, s->nj + 1, sizeof(*s->j)))
 			return PROTO_E_NOMEM;
 		memmove(&s->j[k + 1], &s->j[k], (s->nj - k) * sizeof(*s->j));
 		s->j[k].t_j = t;
@@ -384,16 +355,8 @@ static int add_jump(struct cstream *s, uint64_t t, int64_t d)
 
 static int64_t shift_at(const struct cstream *s, uint64_t t)
 {
-	size_t lo = 0, hi = s->nj;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->j[mid].t_j <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = mgr_upper_bound(s->j, s->nj, sizeof(*s->j),
+				    offsetof(struct jump, t_j), t);
 	int64_t v = s->prefix ? s->prefix[lo] : 0;
 	if (lo < s->nj && t > s->j[lo].t_p) {
 		const struct jump *jp = &s->j[lo];

@@ -15,6 +15,7 @@
 
 #include "manager/causality.h"
 #include "manager/perturb.h"
+#include "manager/grow.h"
 #include "proto/error.h"
 #include "proto/trace.h"
 
@@ -84,36 +85,12 @@ struct mgr_perturb {
 	int error;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	void *np = realloc(*p, ncap * size);
-	if (!np)
-		return PROTO_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
-static uint64_t hash2(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b * 0xC2B2AE3D27D4EB4Full + 1);
-
-	h ^= h >> 31;
-	h *= 0xBF58476D1CE4E5B9ull;
-	return h ^ (h >> 29);
-}
-
 static uint32_t stream_idx(struct mgr_perturb *p, uint64_t id)
 {
 	for (size_t i = p->ns; i-- > 0;)
 		if (p->s[i].id == id)
 			return (uint32_t)i;
-	if (grow((void **)&p->s, &p->caps, p->ns + 1, sizeof(*p->s))) {
+	if (mgr_grow((void **)&p->s, &p->caps, p->ns + 1, sizeof(*p->s))) {
 		p->error = PROTO_E_NOMEM;
 		return 0;
 	}
@@ -136,7 +113,7 @@ static uint32_t flow_idx(struct mgr_perturb *p, uint64_t stream, uint32_t tid,
 			return UINT32_MAX;
 		}
 		for (size_t i = 0; i < p->nf; i++) {
-			size_t k = hash2(p->f[i].stream, p->f[i].tid) & (ncap - 1);
+			size_t k = mgr_hash2(p->f[i].stream, p->f[i].tid) & (ncap - 1);
 			while (nm[k])
 				k = (k + 1) & (ncap - 1);
 			nm[k] = (uint32_t)i + 1;
@@ -147,7 +124,7 @@ static uint32_t flow_idx(struct mgr_perturb *p, uint64_t stream, uint32_t tid,
 	}
 	if (!p->fmapcap)
 		return UINT32_MAX;
-	size_t k = hash2(stream, tid) & (p->fmapcap - 1);
+	size_t k = mgr_hash2(stream, tid) & (p->fmapcap - 1);
 	while (p->fmap[k]) {
 		struct flow *f = &p->f[p->fmap[k] - 1];
 
@@ -157,7 +134,7 @@ static uint32_t flow_idx(struct mgr_perturb *p, uint64_t stream, uint32_t tid,
 	}
 	if (!create)
 		return UINT32_MAX;
-	if (grow((void **)&p->f, &p->capf, p->nf + 1, sizeof(*p->f))) {
+	if (mgr_grow((void **)&p->f, &p->capf, p->nf + 1, sizeof(*p->f))) {
 		p->error = PROTO_E_NOMEM;
 		return UINT32_MAX;
 	}
@@ -235,7 +212,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		p->s[f->sidx].cost = ev->arg[1];
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
 	if (info && info->category == PROTO_CAT_MPI) {
-		if (grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r))) {
+		if (mgr_grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r))) {
 			p->error = PROTO_E_NOMEM;
 			return;
 		}
@@ -270,12 +247,12 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	if (ev->type == PROTO_EV_FLUSH || ev->type == PROTO_EV_SEND) {
 		struct sinfo *si = &p->s[f->sidx];
 
-		if (grow((void **)&si->bend, &si->capend, si->nb + 1, sizeof(*si->bend))) {
+		if (mgr_grow((void **)&si->bend, &si->capend, si->nb + 1, sizeof(*si->bend))) {
 			p->error = PROTO_E_NOMEM;
 			return;
 		}
 		/* durations ride in bpre until the prefix sums are made */
-		if (grow((void **)&si->bpre, &si->cappre, si->nb + 2, sizeof(*si->bpre))) {
+		if (mgr_grow((void **)&si->bpre, &si->cappre, si->nb + 2, sizeof(*si->bpre))) {
 			p->error = PROTO_E_NOMEM;
 			return;
 		}
@@ -337,7 +314,7 @@ static int64_t corrected(const struct mgr_perturb *p, const struct flow *f,
 static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 		    int64_t start_a, int64_t end_a)
 {
-	if (grow((void **)&f->b, &f->capb, f->nb + 1, sizeof(*f->b)))
+	if (mgr_grow((void **)&f->b, &f->capb, f->nb + 1, sizeof(*f->b)))
 		return PROTO_E_NOMEM;
 	struct base *b = &f->b[f->nb++];
 	b->idx = r->idx;

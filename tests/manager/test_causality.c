@@ -13,48 +13,22 @@
 #include "proto/error.h"
 #include "proto/jobdir.h"
 #include "proto/msg.h"
+#include "tests/manager/jobgen.h"
 
-static char base[64], dir[96];
-static struct proto_jobdir_w *w;
-static struct proto_msg *m;
-static struct proto_codec *codec;
+static struct jobgen g;
 
-static void put(void)
+static void setup(void)
 {
-	uint8_t *buf;
-	size_t len;
-
-	cr_assert_eq(proto_msg_frame_alloc(m, &buf, &len), 0);
-	cr_assert_eq(proto_jobdir_append(w, buf, len), 0);
-	free(buf);
+	jobgen_init(&g, "clc");
 }
 
-static void meta_rank(uint64_t stream, int rank)
+static void teardown(void)
 {
-	memset(m, 0, sizeof(*m));
-	m->type = PROTO_MSG_META;
-	m->u.meta.id = stream;
-	m->u.meta.n = 1;
-	strcpy(m->u.meta.kv[0].key, "rank");
-	snprintf(m->u.meta.kv[0].value, sizeof(m->u.meta.kv[0].value), "%d", rank);
-	put();
+	jobgen_free(&g);
 }
 
-static void batch(uint64_t stream, uint64_t seq, struct proto_event *ev, size_t n)
-{
-	uint8_t data[8192];
-	size_t len;
 
-	cr_assert_eq(proto_codec_encode(codec, ev, n, data, sizeof(data), &len), 0);
-	memset(m, 0, sizeof(*m));
-	m->type = PROTO_MSG_BATCH;
-	m->u.batch.stream = stream;
-	m->u.batch.seq = seq;
-	m->u.batch.nrecords = (uint32_t)n;
-	m->u.batch.data = data;
-	m->u.batch.datalen = (uint32_t)len;
-	put();
-}
+
 
 static struct proto_event mk(unsigned type, uint64_t t0, uint64_t t1,
 			     int64_t a0, int64_t a1, int64_t a2, int64_t a3,
@@ -74,28 +48,7 @@ static struct proto_event mk(unsigned type, uint64_t t0, uint64_t t1,
 	return e;
 }
 
-static void setup(void)
-{
-	int rc;
 
-	snprintf(base, sizeof(base), "/tmp/tapestry-test-clc.XXXXXX");
-	cr_assert_not_null(mkdtemp(base));
-	snprintf(dir, sizeof(dir), "%s/job", base);
-	w = proto_jobdir_create(dir, 0, 0, &rc);
-	cr_assert_not_null(w);
-	m = calloc(1, sizeof(*m));
-	codec = proto_codec_new(1);
-}
-
-static void teardown(void)
-{
-	char cmd[160];
-
-	free(m);
-	proto_codec_free(codec);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	cr_assert_eq(system(cmd), 0);
-}
 
 TestSuite(causality, .init = setup, .fini = teardown);
 
@@ -107,9 +60,9 @@ Test(causality, violations_repaired_in_a_chain_and_ramped)
 	struct proto_event e0[2], e1[4], e2[2];
 	int rc;
 
-	meta_rank(10, 0);
-	meta_rank(11, 1);
-	meta_rank(12, 2);
+	jobgen_rank(&g, 10, 0);
+	jobgen_rank(&g, 11, 1);
+	jobgen_rank(&g, 12, 2);
 	e0[0] = mk(PROTO_EV_MPI_SEND, 1000, 1010, 1, 7, 0, 8, 0);
 	e0[1] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 0, 3, 0, 0, 0);
 	/* rank 1: a barrier ending at 500, compute, recv 880..900, send 950 */
@@ -120,14 +73,14 @@ Test(causality, violations_repaired_in_a_chain_and_ramped)
 	/* rank 2 receives from rank 1 ending at 1000 (fine before repair) */
 	e2[0] = mk(PROTO_EV_MPI_RECV, 990, 1000, 1, 9, 0, 8, 0);
 	e2[1] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 2, 3, 0, 0, 0);
-	batch(10, 1, e0, 2);
-	batch(11, 1, e1, 4);
-	batch(12, 1, e2, 2);
-	cr_assert_eq(proto_jobdir_close(w), 0);
+	jobgen_batch(&g, 10, 1, e0, 2);
+	jobgen_batch(&g, 11, 1, e1, 4);
+	jobgen_batch(&g, 12, 1, e2, 2);
+	jobgen_close(&g);
 
-	struct mgr_post *p = mgr_post_build(dir, &rc);
+	struct mgr_post *p = mgr_post_build(g.dir, &rc);
 	cr_assert_not_null(p);
-	struct mgr_causality *c = mgr_causality_build(dir, p, 5, &rc);
+	struct mgr_causality *c = mgr_causality_build(g.dir, p, 5, &rc);
 	cr_assert_not_null(c, "%s", proto_strerror(rc));
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->sends, 2);
@@ -161,8 +114,8 @@ Test(causality, nonblocking_tags_and_unmatched)
 	struct proto_event e0[4], e1[8];
 	int rc;
 
-	meta_rank(20, 0);
-	meta_rank(21, 1);
+	jobgen_rank(&g, 20, 0);
+	jobgen_rank(&g, 21, 1);
 	e0[0] = mk(PROTO_EV_MPI_ISEND, 100, 110, 1, 5, 0, 8, 1);
 	e0[1] = mk(PROTO_EV_MPI_ISEND, 120, 130, 1, 6, 0, 8, 2);
 	e0[2] = mk(PROTO_EV_MPI_SENDRECV, 300, 400, 1, 8, 0, 8, 1);
@@ -189,11 +142,11 @@ Test(causality, nonblocking_tags_and_unmatched)
 	e1[4] = arr;
 	e1[5] = mk(PROTO_EV_MPI_SENDRECV, 300, 390, 0, 8, 0, 8, 0);
 	e1[5].arg[5] = 8;
-	batch(20, 1, e0, 4);
-	batch(21, 1, e1, 6);
-	cr_assert_eq(proto_jobdir_close(w), 0);
+	jobgen_batch(&g, 20, 1, e0, 4);
+	jobgen_batch(&g, 21, 1, e1, 6);
+	jobgen_close(&g);
 
-	struct mgr_causality *c = mgr_causality_build(dir, NULL, 0, &rc);
+	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
 	cr_assert_not_null(c, "%s", proto_strerror(rc));
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->sends, 5);	/* 2 isend, 2 sendrecv, 1 send */

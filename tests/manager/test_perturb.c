@@ -16,49 +16,23 @@
 #include "proto/error.h"
 #include "proto/jobdir.h"
 #include "proto/msg.h"
+#include "tests/manager/jobgen.h"
 
 #define ALPHA 100
-static char base[64], dir[96];
-static struct proto_jobdir_w *w;
-static struct proto_msg *m;
-static struct proto_codec *codec;
+static struct jobgen jg;
 
-static void put(void)
+static void setup(void)
 {
-	uint8_t *buf;
-	size_t len;
-
-	cr_assert_eq(proto_msg_frame_alloc(m, &buf, &len), 0);
-	cr_assert_eq(proto_jobdir_append(w, buf, len), 0);
-	free(buf);
+	jobgen_init(&jg, "pert");
 }
 
-static void meta_rank(uint64_t stream, int rank)
+static void teardown(void)
 {
-	memset(m, 0, sizeof(*m));
-	m->type = PROTO_MSG_META;
-	m->u.meta.id = stream;
-	m->u.meta.n = 1;
-	strcpy(m->u.meta.kv[0].key, "rank");
-	snprintf(m->u.meta.kv[0].value, sizeof(m->u.meta.kv[0].value), "%d", rank);
-	put();
+	jobgen_free(&jg);
 }
 
-static void batch(uint64_t stream, struct proto_event *ev, size_t n)
-{
-	uint8_t data[16384];
-	size_t len;
 
-	cr_assert_eq(proto_codec_encode(codec, ev, n, data, sizeof(data), &len), 0);
-	memset(m, 0, sizeof(*m));
-	m->type = PROTO_MSG_BATCH;
-	m->u.batch.stream = stream;
-	m->u.batch.seq = 1;
-	m->u.batch.nrecords = (uint32_t)n;
-	m->u.batch.data = data;
-	m->u.batch.datalen = (uint32_t)len;
-	put();
-}
+
 
 /* A flow being written: truth advances by the program, traced time by the
  * program plus ALPHA after every wrapped event. */
@@ -99,35 +73,14 @@ static void calib(struct gen *g, int64_t t)
 	g->n++;
 }
 
-static void setup(void)
-{
-	int rc;
 
-	snprintf(base, sizeof(base), "/tmp/tapestry-test-pert.XXXXXX");
-	cr_assert_not_null(mkdtemp(base));
-	snprintf(dir, sizeof(dir), "%s/job", base);
-	w = proto_jobdir_create(dir, 0, 0, &rc);
-	cr_assert_not_null(w);
-	m = calloc(1, sizeof(*m));
-	codec = proto_codec_new(1);
-}
-
-static void teardown(void)
-{
-	char cmd[160];
-
-	free(m);
-	proto_codec_free(codec);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	cr_assert_eq(system(cmd), 0);
-}
 
 TestSuite(perturb, .init = setup, .fini = teardown);
 
 static void check_truth(struct gen *g0, struct gen *g1, const char *what)
 {
 	int rc;
-	struct mgr_events *e = mgr_events_open(dir, &rc);
+	struct mgr_events *e = mgr_events_open(jg.dir, &rc);
 	struct mgr_event me;
 	size_t k[2] = {0, 0};
 
@@ -161,8 +114,8 @@ Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
 {
 	struct gen g0 = {0}, g1 = {0};
 
-	meta_rank(1, 0);
-	meta_rank(2, 1);
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
 	calib(&g0, 1000);
 	calib(&g1, 1000);
 	for (int k = 0; k < 10; k++)
@@ -186,9 +139,9 @@ Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
 	g1.lag = (int64_t)r->t_end - 20500 + ALPHA;
 	for (int k = 0; k < 5; k++)
 		emit(&g1, PROTO_EV_WRITE, 20500 + 1000 * (k + 1), 20500 + 1000 * (k + 1) + 300);
-	batch(1, g0.ev, g0.n);
-	batch(2, g1.ev, g1.n);
-	cr_assert_eq(proto_jobdir_close(w), 0);
+	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
+	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
+	jobgen_close(&jg);
 	check_truth(&g0, &g1, "waiting receive");
 }
 
@@ -198,8 +151,8 @@ Test(perturb, arrived_receive_and_barrier)
 {
 	struct gen g0 = {0}, g1 = {0};
 
-	meta_rank(1, 0);
-	meta_rank(2, 1);
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
 	calib(&g0, 100);
 	calib(&g1, 100);
 	struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, 1000, 1100);
@@ -224,9 +177,9 @@ Test(perturb, arrived_receive_and_barrier)
 	g1.lag = leave - 7200 + ALPHA;
 	emit(&g0, PROTO_EV_WRITE, 8000, 8100);
 	emit(&g1, PROTO_EV_WRITE, 9000, 9100);
-	batch(1, g0.ev, g0.n);
-	batch(2, g1.ev, g1.n);
-	cr_assert_eq(proto_jobdir_close(w), 0);
+	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
+	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
+	jobgen_close(&jg);
 	check_truth(&g0, &g1, "arrived + barrier");
 }
 
@@ -235,14 +188,14 @@ Test(perturb, no_correction_when_asked)
 	struct gen g0 = {0}, g1 = {0};
 	int rc;
 
-	meta_rank(1, 0);
+	jobgen_rank(&jg, 1, 0);
 	calib(&g0, 0);
 	for (int k = 0; k < 5; k++)
 		emit(&g0, PROTO_EV_WRITE, 1000 * k, 1000 * k + 10);
-	batch(1, g0.ev, g0.n);
-	cr_assert_eq(proto_jobdir_close(w), 0);
+	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
+	jobgen_close(&jg);
 	setenv("TAPESTRY_NO_CORRECTION", "1", 1);
-	struct mgr_events *e = mgr_events_open(dir, &rc);
+	struct mgr_events *e = mgr_events_open(jg.dir, &rc);
 	unsetenv("TAPESTRY_NO_CORRECTION");
 	cr_assert_not_null(e);
 	cr_assert_null(mgr_events_perturb(e));

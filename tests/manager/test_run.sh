@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tests/manager/test_run.sh - `tapestry run`, `export -f csv` and `report` end
+# to end on a real program (deploy/examples/iodemo.c: 2 threads x 1000
+# fprintf, a forked child reading a file), with the real sensor and real
+# collectors on loopback; then every bad input of those commands.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+work=$(mktemp -d /tmp/tapestry-test-run.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
+}
+
+cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
+"$work/iodemo" "$work" >"$work/plain.out" 2>&1
+timeout 120 "$T" run -o "$work/job" -- "$work/iodemo" "$work" >"$work/traced.out" 2>"$work/run.err"
+rc=$?
+check "run exits with the program's status" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || cat "$work/run.err"
+check "program output unchanged" cmp -s <(sort "$work/plain.out") <(sort "$work/traced.out")
+check "job directory written" [ -d "$work/job/segments" ]
+
+"$T" export -f csv -o "$work/t.csv" "$work/job" 2>"$work/export.err"
+check "export csv succeeds" [ $? = 0 ]
+check "csv header" [ "$(head -n1 "$work/t.csv")" = "rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result" ]
+n_fprintf=$(awk -F, '$3=="fprintf"' "$work/t.csv" | wc -l)
+check "2000 fprintf events (got $n_fprintf)" [ "$n_fprintf" = 2000 ]
+n_paths=$(awk -F, '$3=="fprintf" && $10 ~ /iodemo-[ab].txt$/' "$work/t.csv" | wc -l)
+check "fprintf events carry their path (got $n_paths)" [ "$n_paths" = 2000 ]
+n_pids=$(awk -F, 'NR>1 && $11!="" {print $11}' "$work/t.csv" | sort -u | wc -l)
+check "parent and forked child both traced (got $n_pids pids)" [ "$n_pids" -ge 2 ]
+n_fread=$(awk -F, '$3=="fread"' "$work/t.csv" | wc -l)
+check "the child's freads are traced (got $n_fread)" [ "$n_fread" -ge 1 ]
+bad_times=$(awk -F, 'NR>1 && ($4 < 0 || $5 < $4)' "$work/t.csv" | wc -l)
+check "times from job start, end >= start" [ "$bad_times" = 0 ]
+
+"$T" report "$work/job" >"$work/report.txt"
+check "report succeeds" [ $? = 0 ]
+check "report counts fprintf" grep -Eq '^  fprintf +2000' "$work/report.txt"
+check "report says nothing lost" grep -q 'losses         0 events counted lost, 0 batches missing, 0 corrupt' "$work/report.txt"
+"$T" report --xml "$work/job" >"$work/report.xml"
+check "xml report is well-formed" xmllint --noout "$work/report.xml"
+
+# bad input: each gets a clear message and a non-zero status, nothing half-written
+"$T" run -o "$work/job" -- true 2>"$work/e1"
+check "run refuses an existing job directory" [ $? = 2 ]
+check "  ...and says so" grep -q "already exists" "$work/e1"
+"$T" run -o "$work/job2" -- "$work/no-such-program" 2>"$work/e2"
+rc=$?
+check "run of a missing program fails ($rc)" [ "$rc" != 0 ]
+check "  ...and says so" grep -q "no-such-program" "$work/e2"
+check "  ...no collector left behind" bash -c "! pgrep -f '[t]apestry-collector.*$work' >/dev/null"
+"$T" run 2>/dev/null
+check "run without a program is a usage error" [ $? = 2 ]
+"$T" export -f nope "$work/job" 2>"$work/e3"
+check "unknown export format is a usage error" [ $? = 2 ]
+mkdir -p "$work/notajob"
+"$T" export -f csv -o "$work/x.csv" "$work/notajob" 2>"$work/e4"
+check "export of a non-job directory fails" [ $? = 1 ]
+check "  ...leaves no output" [ ! -e "$work/x.csv" ] && [ ! -e "$work/x.csv.tmp" ]
+"$T" report "$work/notajob" 2>/dev/null
+check "report of a non-job directory fails" [ $? = 1 ]
+# a damaged job directory: truncate the last segment in the middle of a frame
+cp -r "$work/job" "$work/torn"
+seg=$(ls "$work/torn/segments"/*.tps | tail -n1)
+truncate -s -7 "$seg"
+"$T" report "$work/torn" >"$work/torn.txt" 2>&1
+check "report of a torn job directory succeeds" [ $? = 0 ]
+check "  ...and reports the damage" grep -q "damaged bytes skipped" "$work/torn.txt"
+"$T" --help >/dev/null && "$T" run --help >/dev/null && "$T" export --help >/dev/null && "$T" report --help >/dev/null
+check "every command has --help" [ $? = 0 ]
+"$T" frobnicate 2>/dev/null
+check "unknown command is a usage error" [ $? = 2 ]
+exit $fail

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# bench/trace_size.sh - bytes per event of one MPI run in each format (issue 7).
+#
+# Traces an MPI benchmark (bench/perturbation.c: computation, buffered
+# fwrite calls, a message per iteration; and deploy/examples/ring.c) with
+# the libc and MPI sensors under `tapestry run`, then prints, per run, the
+# events stored and the bytes per event of: the native job directory
+# (segments), OTF2 (the archive), the SimGrid time-independent text, and that
+# text gzip'd. Target: native at most 6 bytes per event (OTF2: about 12).
+# Usage: bench/trace_size.sh [BUILD_DIR] (default: build/)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+B=${1:-$top/build}
+T=$(mktemp -d /tmp/tapestry-bench-size.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpicc.openmpi -O2 -o "$T/pert" "$top/bench/perturbation.c" || exit 1
+mpicc.openmpi -O2 -o "$T/ring" "$top/deploy/examples/ring.c" || exit 1
+bytes() { du -sb "$1" | cut -f1; }
+
+measure() { # NAME SENSORS PROGRAM ARGS...
+	name=$1 sensors=$2; shift 2
+	"$B/manager/tapestry" run -o "$T/$name" --sensors "$sensors" --mpi openmpi -- \
+		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD -x TAPESTRY_COLLECTOR \
+		-x TAPESTRY_SENSORS "$@" >/dev/null 2>"$T/$name.err" || { cat "$T/$name.err"; return 1; }
+	ev=$("$B/manager/tapestry" report --xml "$T/$name" | sed -n 's/.*<report [^>]* events="\([0-9]*\)".*/\1/p')
+	native=$(bytes "$T/$name/segments")
+	TAPESTRY_NO_CORRECTION=1 "$B/manager/tapestry" export -f otf2 -o "$T/$name.otf2" "$T/$name" 2>/dev/null
+	otf2=$(bytes "$T/$name.otf2")
+	"$B/manager/tapestry" export -f simgrid-ti -o "$T/$name.ti" "$T/$name" 2>/dev/null
+	ti=$(cat "$T/$name.ti"/rank_*.txt | wc -c)
+	tigz=$(cat "$T/$name.ti"/rank_*.txt | gzip -9 | wc -c)
+	awk -v n="$name" -v s="$sensors" -v ev="$ev" -v a="$native" -v o="$otf2" -v t="$ti" -v z="$tigz" 'BEGIN {
+		printf "%-22s %-9s %9d events  native %6.2f B/ev  otf2 %6.2f B/ev  ti %6.2f B/ev  ti.gz %6.2f B/ev\n",
+			n, s, ev, a / ev, o / ev, t / ev, z / ev }'
+}
+echo "bytes per event stored (4 ranks, Open MPI; TI covers the MPI events only, divided by all events)"
+measure ring-mpi mpi "$T/ring" 2000
+measure pert-mpi mpi "$T/pert" 2000 0
+measure pert-libc-mpi libc,mpi "$T/pert" 2000 50

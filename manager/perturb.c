@@ -34,7 +34,9 @@ struct flow {
 	/* build */
 	uint64_t n;		/* events so far */
 	uint64_t nw;		/* wrapped events so far */
+	uint64_t nm;		/* MPI events so far */
 	int64_t flush;		/* flush ns so far */
+	int64_t stolen;		/* ns this thread was off the CPU in COMPUTE */
 	uint64_t ncoll;		/* world collectives so far */
 	int64_t first_t;
 	int have_first;
@@ -42,16 +44,17 @@ struct flow {
 	struct base *b;
 	size_t nb, capb;
 	/* apply */
-	uint64_t an, anw;
-	int64_t aflush;
+	uint64_t an, anw, anm;
+	int64_t aflush, astolen;
 	size_t ab;		/* bases passed */
 };
 
 struct sinfo {
 	uint64_t id;
 	int64_t cost;		/* calibrated ns per wrapped event */
-	/* the tracer's own threads' busy intervals (FLUSH, SEND events),
-	 * by end time, with prefix sums of their durations */
+	int64_t cost_mpi;	/* extra per MPI event (CALIB evtype COMPUTE) */
+	/* the tracer threads' busy intervals (FLUSH, SEND events) by end
+	 * time, with prefix sums of their durations (indirect = busy) */
 	int64_t *bend, *bpre;
 	size_t nb, capend, cappre;
 };
@@ -61,8 +64,9 @@ struct rec {			/* an MPI event */
 	uint32_t flow;
 	uint16_t type;
 	uint8_t arrived, is_recv;
-	uint64_t idx, nw;	/* event index and wrapped events before it */
+	uint64_t idx, nw, nm;	/* event index, wrapped and MPI events before it */
 	int64_t flush;		/* flush ns before it */
+	int64_t stolen;		/* off-CPU ns before it */
 	int64_t t0, t1;		/* global repaired times */
 	int64_t bytes, coll;	/* coll: world collective number, -1 */
 	int64_t send;		/* matched send record, -1 */
@@ -81,7 +85,7 @@ struct mgr_perturb {
 	struct rec *r;
 	size_t nr, capr;
 	struct mgr_perturb_stats st;
-	int indirect;		/* tracer threads' time counts against tid 0 */
+	int indirect;		/* INDIRECT_* */
 	int error;
 };
 
@@ -146,14 +150,19 @@ static uint32_t flow_idx(struct mgr_perturb *p, uint64_t stream, uint32_t tid,
 	return (uint32_t)p->nf++;
 }
 
-/* Busy time of stream si's tracer threads ended by t (0 when indirect
- * perturbation is not counted). */
+enum {
+	INDIRECT_NONE = 0,	/* the tracer has cores of its own */
+	INDIRECT_BUSY = 1,	/* its threads' busy time, against the main thread */
+	INDIRECT_STOLEN = 2,	/* off-CPU time measured in COMPUTE intervals */
+};
+
+/* Busy time of stream si's tracer threads ended by t. */
 static int64_t busy_before(const struct mgr_perturb *p, uint32_t si, int64_t t)
 {
 	const struct sinfo *s = &p->s[si];
 	size_t lo = 0, hi = s->nb;
 
-	if (!p->indirect || !s->nb)
+	if (p->indirect != INDIRECT_BUSY || !s->nb)
 		return 0;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -164,6 +173,20 @@ static int64_t busy_before(const struct mgr_perturb *p, uint32_t si, int64_t t)
 			hi = mid;
 	}
 	return s->bpre[lo];
+}
+
+/* Time a thread spent off the CPU during a COMPUTE interval (wall time
+ * minus the thread's CPU time, both measured by the MPI sensor): on a host
+ * whose cores are all busy, the tracer's own threads and daemons take it
+ * from the application. 0 for other events, or when not counted. */
+static int64_t stolen_ns(const struct mgr_perturb *p, const struct proto_event *ev,
+			 int64_t t0, int64_t t1)
+{
+	if (p->indirect != INDIRECT_STOLEN || ev->type != PROTO_EV_COMPUTE ||
+	    ev->arg[0] < 0)
+		return 0;
+	int64_t off = (t1 - t0) - ev->arg[0];
+	return off > 0 ? off : 0;
 }
 
 static int wrapped(const struct proto_event *ev)
@@ -210,6 +233,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	}
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == 0)
 		p->s[f->sidx].cost = ev->arg[1];
+	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
+		p->s[f->sidx].cost_mpi = ev->arg[1];
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
 	if (info && info->category == PROTO_CAT_MPI) {
 		if (mgr_grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r))) {
@@ -223,6 +248,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		r->type = ev->type;
 		r->idx = f->n;
 		r->nw = f->nw;
+		r->nm = f->nm;
+		r->stolen = f->stolen;
 		r->flush = f->flush;
 		r->t0 = t0;
 		r->t1 = t1;
@@ -244,18 +271,22 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	f->n++;
 	if (wrapped(ev))
 		f->nw++;
+	if (info && info->category == PROTO_CAT_MPI)
+		f->nm++;
+	if (ev->type == PROTO_EV_FLUSH)
+		f->flush += t1 - t0;
+	f->stolen += stolen_ns(p, ev, t0, t1);
 	if (ev->type == PROTO_EV_FLUSH || ev->type == PROTO_EV_SEND) {
 		struct sinfo *si = &p->s[f->sidx];
 
-		if (mgr_grow((void **)&si->bend, &si->capend, si->nb + 1, sizeof(*si->bend))) {
+		if (mgr_grow((void **)&si->bend, &si->capend, si->nb + 1,
+			     sizeof(*si->bend)) ||
+		    mgr_grow((void **)&si->bpre, &si->cappre, si->nb + 2,
+			     sizeof(*si->bpre))) {
 			p->error = PROTO_E_NOMEM;
 			return;
 		}
 		/* durations ride in bpre until the prefix sums are made */
-		if (mgr_grow((void **)&si->bpre, &si->cappre, si->nb + 2, sizeof(*si->bpre))) {
-			p->error = PROTO_E_NOMEM;
-			return;
-		}
 		si->bend[si->nb] = t1;
 		si->bpre[si->nb] = t1 > t0 ? t1 - t0 : 0;
 		si->nb++;
@@ -290,15 +321,19 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
 		r->send = s - p->r;
 }
 
-/* The tracer's cost to flow f before the point (nw wrapped events, flush ns
- * of its own, time t): direct costs, plus, for the main thread, the busy
- * time of the process's tracer threads (on a host without a spare core they
- * take the CPU from the application: set TAPESTRY_PERTURB_INDIRECT=0 when
- * the tracer has cores of its own). */
+/* The tracer's cost to flow f before the point at time t: nw wrapped events
+ * at the calibrated cost, nm MPI events at the MPI sensor's accounting cost,
+ * the flow's own flushes, and the indirect part (TAPESTRY_PERTURB_INDIRECT):
+ * busy (default): for the main thread, the busy time of the process's
+ * tracer threads ended by t; stolen: the flow's off-CPU time in COMPUTE
+ * intervals; 0: none. */
 static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
-			    uint64_t nw, int64_t flush, int64_t t)
+			    uint64_t nw, uint64_t nm, int64_t flush, int64_t stolen,
+			    int64_t t)
 {
-	int64_t a = (int64_t)nw * p->s[f->sidx].cost + flush;
+	const struct sinfo *si = &p->s[f->sidx];
+	int64_t a = (int64_t)nw * si->cost + (int64_t)nm * si->cost_mpi +
+		    flush + stolen;
 
 	if (f->tid == 0)
 		a += busy_before(p, f->sidx, t);
@@ -322,7 +357,7 @@ static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 	b->tb_a = end_a;
 	/* the tracer's work for the base event itself comes after its end:
 	 * acc restarts at alpha(base), as in [004] */
-	b->a_b = alpha_before(p, f, r->nw, r->flush, r->t0);
+	b->a_b = alpha_before(p, f, r->nw, r->nm, r->flush, r->stolen, r->t0);
 	b->start_a = start_a;
 	f->cur = *b;
 	return 0;
@@ -440,7 +475,7 @@ static int process(struct mgr_perturb *p)
 				if (x->coll != r->coll || x->done)
 					continue;
 				struct flow *g = &p->f[x->flow];
-				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, x->nw, x->flush, x->t0));
+				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, x->nw, x->nm, x->flush, x->stolen, x->t0));
 				if (x->t0 > m)
 					m = x->t0;
 				if (x->ta0 > m_a)
@@ -461,7 +496,7 @@ static int process(struct mgr_perturb *p)
 			p->st.collectives++;
 			continue;
 		}
-		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, r->nw, r->flush, r->t0));
+		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, r->nw, r->nm, r->flush, r->stolen, r->t0));
 		r->ta1 = r->ta0 + (r->t1 - r->t0);
 		r->done = 1;
 		if (!r->is_recv || r->send < 0)
@@ -514,7 +549,8 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		return NULL;
 	}
 	const char *ind = getenv("TAPESTRY_PERTURB_INDIRECT");
-	p->indirect = !(ind && !strcmp(ind, "0"));
+	p->indirect = !ind || !*ind || !strcmp(ind, "busy") ? INDIRECT_BUSY :
+		      !strcmp(ind, "stolen") ? INDIRECT_STOLEN : INDIRECT_NONE;
 	if (!(t = proto_trace_open(dir, rc))) {
 		free(p);
 		return NULL;
@@ -577,7 +613,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		struct flow *f = &p->f[i];
 
 		p->st.events += f->n;
-		p->st.removed_ns += alpha_before(p, f, f->nw, f->flush, INT64_MAX);
+		p->st.removed_ns += alpha_before(p, f, f->nw, f->nm, f->flush, f->stolen, INT64_MAX);
 	}
 	mgr_perturb_rewind(p);
 	return p;
@@ -586,8 +622,9 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 void mgr_perturb_rewind(struct mgr_perturb *p)
 {
 	for (size_t i = 0; i < p->nf; i++) {
-		p->f[i].an = p->f[i].anw = 0;
+		p->f[i].an = p->f[i].anw = p->f[i].anm = 0;
 		p->f[i].aflush = 0;
+		p->f[i].astolen = 0;
 		p->f[i].ab = 0;
 	}
 }
@@ -610,7 +647,7 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	/* the base in force: the last one before this event */
 	struct base b0 = {0, f->first_t, f->first_t, 0, 0};
 	const struct base *b = f->ab > 0 ? &f->b[f->ab - 1] : &b0;
-	int64_t a_before = alpha_before(p, f, f->anw, f->aflush, start);
+	int64_t a_before = alpha_before(p, f, f->anw, f->anm, f->aflush, f->astolen, start);
 
 	*a_start = b->tb_a + (start - b->tb) - (a_before - b->a_b);
 	*a_end = *a_start + (end - start);
@@ -622,8 +659,17 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	f->an++;
 	if (wrapped(ev))
 		f->anw++;
+	const struct proto_ev_info *info = proto_ev_info(ev->type);
+	if (info && info->category == PROTO_CAT_MPI)
+		f->anm++;
 	if (ev->type == PROTO_EV_FLUSH)
 		f->aflush += end - start;
+	int64_t off = stolen_ns(p, ev, start, end);
+	if (off) {
+		/* the interval keeps only the time the thread ran */
+		*a_end -= off;
+		f->astolen += off;
+	}
 }
 
 const struct mgr_perturb_stats *mgr_perturb_stats(const struct mgr_perturb *p)

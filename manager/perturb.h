@@ -7,10 +7,12 @@
  * event, plus the whole duration of FLUSH events (the tracer working in the
  * application's thread). Between base events a flow's corrected times are
  *     t_a(e) = tb_a + (t(e) - tb) - acc,   acc = sum of alpha since the base.
- * For the main thread of a process, the busy time of the tracer's own
- * threads (its FLUSH and SEND events) counts too: on a host without a spare
- * core they take the CPU from the application (TAPESTRY_PERTURB_INDIRECT=0
- * leaves them out when the tracer has cores of its own).
+ * The MPI sensor's accounting per MPI call (CALIB evtype COMPUTE) counts for
+ * MPI events. The indirect part, TAPESTRY_PERTURB_INDIRECT: busy (default:
+ * for the main thread, the busy time of the tracer's own threads, FLUSH and
+ * SEND events: on a host without a spare core they take the CPU from the
+ * application), stolen (the thread's off-CPU time in COMPUTE intervals), or
+ * 0 (the tracer has cores of its own).
  * Receives and world collectives become base events:
  *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
  *    before blocking) and whose receiver is not more perturbed than the

@@ -17,7 +17,13 @@ cfg=
 for src in "$top"/fuzz/fuzz_*.c; do
 	[ -e "$src" ] || continue
 	name=$(basename "$src" .c); name=${name#fuzz_}
-	extra=$(sed -n 's/.*FUZZ-LINK:\(.*\)$/\1/p' "$src" | head -n1)
+	extra=
+	for tok in $(sed -n 's/.*FUZZ-LINK:\(.*\)$/\1/p' "$src" | head -n1); do
+		case "$tok" in
+		*.c) extra="$extra $top/$tok" ;;	# sources: relative to the tree
+		*) extra="$extra $tok" ;;
+		esac
+	done
 	bin="$out/fuzz_$name"
 	# shellcheck disable=SC2086
 	if ! $cc -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -29,7 +35,7 @@ for src in "$top"/fuzz/fuzz_*.c; do
 	mkdir -p "$out/corpus_$name"
 	seeds=()
 	[ -d "$top/fuzz/corpus/$name" ] && seeds=("$top/fuzz/corpus/$name")
-	if (cd "$out" && ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" \
+	if (cd "$out" && TAPESTRY_SRCDIR="$top" ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" \
 		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/$name-" \
 		"$out/corpus_$name" "${seeds[@]}" >"$out/$name.log" 2>&1); then
 		runs=$(grep -o 'Done [0-9]* runs' "$out/$name.log" | tail -n1)

@@ -687,16 +687,20 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 }
 
 /* Flops of a COMPUTE event: its volume when it counts flops (method 0);
- * instructions (method 1) scaled by flop_rate / instruction_rate, or the
- * CPU time times the flop rate when the instruction rate is unknown. */
+ * instructions (method 1) scaled by flop_rate / instruction rate, the rate
+ * the event carries (instr_rate, arg 4) or else the stream's META
+ * instruction_rate, or the CPU time times the flop rate when neither is
+ * known. The event's own rate makes volumes exact whatever the order in
+ * which the stream's META and batches reach the reader. */
 static double compute_flops(const struct ti_rank *t, const struct proto_event *ev)
 {
 	double vol = (double)ev->arg[1], rate = (double)ev->arg[3];
+	double irate = ev->arg[4] > 0 ? (double)ev->arg[4] : t->instr_rate;
 
 	if (ev->arg[2] == 0)
 		return vol > 0 ? vol : 0;
-	if (t->instr_rate > 0 && rate > 0)
-		return vol * rate / t->instr_rate;
+	if (irate > 0 && rate > 0)
+		return vol * rate / irate;
 	return (double)ev->arg[0] * 1e-9 * rate;
 }
 

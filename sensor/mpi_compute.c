@@ -188,10 +188,16 @@ void mw_compute_setup(void)
 			(void)mw_flop_loop_rate(CAL_ITERS / 4);
 			t1 = mw_thread_cpu_ns();
 			if (!perf_read(fd, &v) && v > v0) {
+				/* flops per instruction of the calibration loop
+				 * (8 flops an iteration): a count over a count,
+				 * so volumes do not depend on timing noise; the
+				 * instruction rate follows from the flop rate */
+				double fpi = 8.0 * (CAL_ITERS / 4) / (double)(v - v0);
+
 				method = 1;
-				if (t1 > t0)
-					instr_rate = (double)(v - v0) * 1e9 /
-						(double)(t1 - t0);
+				instr_rate = flop_rate / fpi;
+				(void)t0;
+				(void)t1;
 			}
 			close(fd);
 		}
@@ -246,7 +252,9 @@ void mw_compute_enter(uint64_t now)
 	e->arg[1] = volume;
 	e->arg[2] = m;
 	e->arg[3] = (int64_t)(flop_rate + 0.5);
-	e->arg[4] = 0;
+	/* the event carries its own conversion: the stream's META may reach
+	 * a reader after the events it applies to */
+	e->arg[4] = m == 1 ? (int64_t)(instr_rate + 0.5) : 0;
 	e->arg[5] = 0;
 	sn_commit(e);
 }

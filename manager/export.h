@@ -34,6 +34,15 @@ int mgr_export_paje(const char *dir, const char *out, struct mgr_export_stats *s
 int mgr_export_chrome(const char *dir, const char *out, struct mgr_export_stats *st);
 int mgr_export_moca(const char *dir, const char *out, struct mgr_export_stats *st);
 
+/* Flops of a COMPUTE event: its volume when it counts flops (method 0);
+ * instructions (method 1) scaled by flop_rate / instruction rate, the rate
+ * the event carries (instr_rate, arg 4) or else meta_instr_rate (the
+ * stream's META instruction_rate, 0 if none), or the CPU time times the flop
+ * rate when neither is known. The event's own rate makes volumes exact
+ * whatever the order in which the stream's META and batches are read. */
+struct proto_event;
+double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate);
+
 /* Export dir in format into out (NULL: the format's default name inside
  * dir). The temporary-name-then-rename driver. 0 or -1 (message printed). */
 int mgr_export(const char *format, const char *dir, const char *out,

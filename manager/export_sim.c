@@ -686,22 +686,21 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	return 0;
 }
 
-/* Flops of a COMPUTE event: its volume when it counts flops (method 0);
- * instructions (method 1) scaled by flop_rate / instruction rate, the rate
- * the event carries (instr_rate, arg 4) or else the stream's META
- * instruction_rate, or the CPU time times the flop rate when neither is
- * known. The event's own rate makes volumes exact whatever the order in
- * which the stream's META and batches reach the reader. */
-static double compute_flops(const struct ti_rank *t, const struct proto_event *ev)
+double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate)
 {
 	double vol = (double)ev->arg[1], rate = (double)ev->arg[3];
-	double irate = ev->arg[4] > 0 ? (double)ev->arg[4] : t->instr_rate;
+	double irate = ev->arg[4] > 0 ? (double)ev->arg[4] : meta_instr_rate;
 
 	if (ev->arg[2] == 0)
 		return vol > 0 ? vol : 0;
 	if (irate > 0 && rate > 0)
 		return vol * rate / irate;
 	return (double)ev->arg[0] * 1e-9 * rate;
+}
+
+static double compute_flops(const struct ti_rank *t, const struct proto_event *ev)
+{
+	return mgr_compute_flops(ev, t->instr_rate);
 }
 
 static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)

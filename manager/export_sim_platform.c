@@ -5,8 +5,12 @@
  * stylesheets xsl/simgrid-platform.xsl and xsl/simgrid-hostfile.xsl into
  * a SimGrid 4.1 platform and an smpirun hostfile.
  *
- * Speeds come from each rank's META flop_rate (else the rate its COMPUTE
- * events carry). Latency and bandwidth come from the META keys
+ * Speeds: each rank's own effective rate in the run, the flops of its
+ * COMPUTE events over their thread CPU time (the platform calibrated by the
+ * tool, [000]'s remedy for a flop rate calibrated once) when they add up to
+ * at least a millisecond of CPU; else its META flop_rate (the sensor's
+ * calibration loop), else the rate its COMPUTE events carry. Latency and
+ * bandwidth come from the META keys
  * net_latency_ns (one-way) and net_bandwidth_Bps when the trace has them
  * (no sensor measures them yet), else the defaults below.
  */
@@ -43,6 +47,7 @@ struct pf_stream {
 	int32_t rank;
 	int64_t world;
 	double compute_rate;	/* flop_rate carried by COMPUTE events */
+	double flops, cpu_ns;	/* sums over its COMPUTE events */
 	int mpi;		/* has MPI events */
 	const struct proto_stream *s;
 };
@@ -149,8 +154,12 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 		"link-bandwidth=\"%.6g\" source=\"%s\"/>\n", lat, lat / 2, bw, src);
 	for (int64_t r = 0; r < n; r++) {
 		const struct proto_stream *s = rk[r].st->s;
-		double speed = meta_num(proto_stream_meta(s, "flop_rate"));
+		double speed = 0;
 
+		if (rk[r].st->cpu_ns >= 1e6 && rk[r].st->flops > 0)
+			speed = rk[r].st->flops / (rk[r].st->cpu_ns * 1e-9);
+		if (!(speed > 0))
+			speed = meta_num(proto_stream_meta(s, "flop_rate"));
 		if (!(speed > 0))
 			speed = rk[r].st->compute_rate;
 		if (!(speed > 0)) {
@@ -229,6 +238,11 @@ int mgr_export_simgrid_platform(const char *dir, const char *out,
 		if (te.ev->type == PROTO_EV_COMPUTE) {
 			if (te.ev->arg[3] > 0)
 				s->compute_rate = (double)te.ev->arg[3];
+			if (te.ev->arg[0] > 0) {
+				s->flops += mgr_compute_flops(te.ev, meta_num(
+					proto_stream_meta(te.stream, "instruction_rate")));
+				s->cpu_ns += (double)te.ev->arg[0];
+			}
 			continue;
 		}
 		s->mpi = 1;

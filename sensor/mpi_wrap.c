@@ -510,9 +510,17 @@ static void mw_begin(struct mw_call *c, unsigned type)
 	c->arr = NULL;
 	c->narr = 0;
 	memset(c->arg, 0, sizeof(c->arg));
-	if (mpi_on < 0)
-		mpi_on = sn_enabled("mpi") ? 1 : 0;
-	if (type != PROTO_EV__INVALID && mpi_on && sn_enter()) {
+	/* sn_enter() first: it initialises the runtime, whose configuration
+	 * says whether the MPI sensor is on (read before it, the default
+	 * was "off" for good: a whole run untraced, seen once in CI) */
+	if (type != PROTO_EV__INVALID && mpi_on != 0 && sn_enter()) {
+		if (mpi_on < 0)
+			mpi_on = sn_enabled("mpi") ? 1 : 0;
+		if (!mpi_on) {
+			sn_leave();
+			errno = saved;
+			return;
+		}
 		c->on = 1;
 		/* the accounting's reads before the call's own stamp: their
 		 * cost falls between the events (see calibrate_accounting) */
@@ -563,7 +571,7 @@ static void after_init(struct mw_call *c)
 	mw_state = ST_RUNNING;
 	tables_init();
 	sn_set_rank(world_rank, world_size);
-	if (mpi_on)
+	if (mpi_on > 0)
 		mw_compute_setup();
 	set_args(c, world_rank, world_size, 0, 0, 0, 0);
 }

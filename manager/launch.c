@@ -27,6 +27,7 @@
 
 #include "manager/export.h"
 #include "manager/jobdesc.h"
+#include "manager/live.h"
 #include "manager/mgr.h"
 #include "manager/spawn.h"
 #include "proto/msg.h"
@@ -660,6 +661,9 @@ static void launch_help(FILE *out)
 	      "  --start-timeout S      seconds each collector has to start and\n"
 	      "                         connect (default 20)\n"
 	      "  --keep-going           exit 0 even when the application fails\n"
+	      "  --live-ti DIR          while the job runs, write each rank's SimGrid\n"
+	      "                         actions into DIR (tapestry live-ti --help)\n"
+	      "  --live-fifo            ... as named pipes, for smpirun -replay\n"
 	      "  Exit status: the application's, 1 when launching or collection\n"
 	      "  failed (everything started is stopped), 2 on a usage error.\n",
 	      out);
@@ -700,10 +704,14 @@ int mgr_cmd_launch(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"start-timeout", required_argument, NULL, 't'},
 		{"keep-going", no_argument, NULL, 'k'},
+		{"live-ti", required_argument, NULL, 'L'},
+		{"live-fifo", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static struct launch L;
+	struct mgr_live_opts live_o = {.drain_s = 60};
+	struct mgr_child live;
 	char defdir[64], listen[300], path[PATH_MAX + 64];
 	const char *dir = NULL;
 	int c, status = 1, keep_going = 0, app_ran = 0;
@@ -712,6 +720,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	memset(&L, 0, sizeof(L));
 	L.start_ms = 20000;
 	mgr_child_init(&L.root, "root receiver");
+	mgr_child_init(&live, "live feed");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -724,6 +733,8 @@ int mgr_cmd_launch(int argc, char **argv)
 			}
 			break;
 		case 'k': keep_going = 1; break;
+		case 'L': live_o.outdir = optarg; break;
+		case 'F': live_o.fifo = 1; break;
 		case 'h': launch_help(stdout); return 0;
 		default: launch_help(stderr); return 2;
 		}
@@ -805,6 +816,18 @@ int mgr_cmd_launch(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/plan/job.xml", dir);
 	if (copy_file(argv[optind], path))
 		mgr_err("warning: cannot copy the description to %s", path);
+	if (live_o.outdir) {
+		/* the live feed follows the job directory beside the job */
+		live_o.jobdir = dir;
+		live_o.np = jd->processes;
+		fflush(NULL);
+		if ((live.pid = fork()) == 0)
+			_exit(mgr_live_run(&live_o));
+		if (live.pid < 0) {
+			mgr_err("cannot start the live feed: %m");
+			goto stop;
+		}
+	}
 
 	for (int i = 0; i < jd->ncollectors; i++)
 		L.order[i] = i;
@@ -825,6 +848,14 @@ int mgr_cmd_launch(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "tapestry: job directory %s written\n", dir);
+	/* the live feed ends by itself once every rank has ended; SIGTERM
+	 * makes it flush and stop when it does not */
+	for (long long t0 = mgr_now_ms(); live.pid > 0 && !mgr_child_exited(&live) &&
+	     mgr_now_ms() - t0 < 10000;)
+		usleep(20000);
+	if (live.pid > 0 && mgr_child_stop(&live, (live_o.drain_s + 5) * 1000))
+		mgr_err("the live feed did not end cleanly: %s may be incomplete",
+			live_o.outdir);
 	int export_failed = 0;
 
 	for (int i = 0; i < jd->noutputs; i++) {
@@ -855,6 +886,7 @@ stop:
 	}
 out:
 	stop_tree(&L, 5000);
+	mgr_child_stop(&live, 5000);
 	mgr_jobdesc_free(L.jd);
 	free(L.collector);
 	free(L.lib);

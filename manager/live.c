@@ -488,6 +488,11 @@ int mgr_live_run(const struct mgr_live_opts *o)
 		int got = 0;
 
 		if (!t && !(t = proto_trace_open_flags(o->jobdir, PROTO_TRACE_FOLLOW, &rc))) {
+			struct stat st;
+
+			if (rc == PROTO_E_NOTFOUND && stat(o->jobdir, &st) == 0 &&
+			    !S_ISDIR(st.st_mode))
+				rc = PROTO_E_FORMAT;	/* a file: never a job */
 			if (rc != PROTO_E_NOTFOUND) {
 				mgr_err("%s: cannot follow: %s", o->jobdir,
 					proto_strerror(rc));
@@ -547,6 +552,13 @@ int mgr_live_run(const struct mgr_live_opts *o)
 	if (!L.np) {
 		mgr_err("%s: no MPI rank seen%s: nothing written", o->jobdir,
 			stop_sig ? " before the stop" : "");
+		goto out;
+	}
+	if (!mgr_ti_mpi_events(x)) {
+		/* the list exists: its readers still get their end of file */
+		mgr_err("%s: no MPI rank seen%s: the files stay empty", o->jobdir,
+			stop_sig ? " before the stop" : "");
+		finish_outputs(&L);
 		goto out;
 	}
 	for (int64_t r = 0; r < L.np; r++)

@@ -46,6 +46,7 @@ struct lrank {
 	int32_t r;
 	int fd;			/* file or pipe, -1 until opened */
 	int dead;		/* reader gone or write error: drop */
+	int closed;		/* written to the end and closed */
 	char *buf;		/* bytes not written to fd yet */
 	size_t len, cap;
 	uint64_t written;	/* bytes written to fd */
@@ -249,7 +250,8 @@ static size_t rank_drain(struct live *L, struct lrank *k)
 {
 	size_t done = 0;
 
-	if (k->fd < 0 && L->o->fifo && (int64_t)k->r < L->np && !k->dead) {
+	if (k->fd < 0 && L->o->fifo && (int64_t)k->r < L->np && !k->dead &&
+	    !k->closed) {
 		char path[PATH_MAX];
 
 		rank_path(L, k->r, path, sizeof(path));
@@ -373,8 +375,20 @@ static int finish_outputs(struct live *L)
 		for (int64_t r = 0; r < L->np; r++) {
 			struct lrank *k = L->rk[r];
 
-			if (k && !k->dead && (k->len || k->fd < 0))
+			if (!k || k->dead || k->closed)
+				continue;
+			if (k->len || k->fd < 0) {
 				pending++;
+				continue;
+			}
+			/* all written: its reader gets its end of file now,
+			 * whatever the others do */
+			if (close(k->fd) != 0 && !L->o->fifo && rc == 0) {
+				mgr_err("rank %" PRId64 ": write failed: %m", r);
+				rc = -1;
+			}
+			k->fd = -1;
+			k->closed = 1;
 		}
 		if (!pending)
 			break;

@@ -49,6 +49,7 @@ struct launch {
 	struct mgr_jobdesc *jd;
 	const char *dir;
 	char *collector, *lib;
+	char self[PATH_MAX];			/* this tapestry binary (rank-exec) */
 	char secret[4096];
 	size_t secretlen;
 	int start_ms;
@@ -490,22 +491,44 @@ static int run_mpi(struct launch *L)
 	struct mgr_jobdesc *jd = L->jd;
 	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
 	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
-	char *split[MGR_JD_MAX_ENV + 8] = {NULL};
+	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
 	int n = 0, ne, rc = 1;
 	pid_t pid;
 
 	if ((ne = sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env,
 			     MGR_JD_MAX_ENV + 8)) < 0)
 		goto out;
-	/* ranks on several hosts: the node collector of the first host with
-	 * slots (an env per rank would need a wrapper; see manager-launch.md) */
-	for (int h = 0; h < jd->nhosts; h++)
-		if (jd->host[h].slots > 0) {
-			free(env[1]);
-			if (asprintf(&env[1], "TAPESTRY_COLLECTOR=%s", node_addr(L, h)) < 0)
-				env[1] = NULL;
-			break;
-		}
+	/* Each rank streams to the node collector of its host: mpirun starts
+	 * `tapestry rank-exec MAP -- PROGRAM`, which looks its rank up in MAP
+	 * (rank -> collector, from the plan's placement), sets
+	 * TAPESTRY_COLLECTOR and the preload, and executes the program. */
+	snprintf(mapfile, sizeof(mapfile), "%s/plan/rank-collectors", L->dir);
+	FILE *mf = fopen(mapfile, "w");
+	if (!mf) {
+		mgr_err("%s: %s", mapfile, strerror(errno));
+		goto out;
+	}
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		fprintf(mf, "%d %s\n", r, node_addr(L, h >= 0 ? h : 0));
+	}
+	if (fclose(mf) != 0) {
+		mgr_err("%s: %s", mapfile, strerror(errno));
+		goto out;
+	}
+	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
+	{
+		char *pre = NULL;
+
+		if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
+			goto out;
+		free(env[0]);
+		env[0] = pre;
+		free(env[1]);
+		for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
+			env[i] = env[i + 1];
+	}
 	snprintf(np, sizeof(np), "%d", jd->processes);
 	if (jd->mpi == MGR_MPI_OPENMPI) {
 		snprintf(hostfile, sizeof(hostfile), "%s/plan/hostfile.openmpi", L->dir);
@@ -546,6 +569,10 @@ static int run_mpi(struct launch *L)
 			argv[n++] = eq + 1;
 		}
 	}
+	argv[n++] = L->self;
+	argv[n++] = "rank-exec";
+	argv[n++] = mapfile;
+	argv[n++] = "--";
 	argv[n++] = jd->exe_path ? jd->exe_path : jd->executable;
 	for (int i = 0; i < jd->nargs; i++)
 		argv[n++] = jd->arg[i];
@@ -759,6 +786,8 @@ int mgr_cmd_launch(int argc, char **argv)
 	}
 	struct mgr_jobdesc *jd = L.jd;
 
+	if (!realpath("/proc/self/exe", L.self))
+		snprintf(L.self, sizeof(L.self), "%s", TAPESTRY_BINDIR "/tapestry");
 	L.collector = mgr_find_collector();
 	L.lib = mgr_find_sensor(jd->sensors & MGR_SENSOR_MPI ?
 				mgr_jd_mpi_name(jd->mpi) : NULL);

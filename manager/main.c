@@ -21,6 +21,7 @@ static const struct {
 	{"ca", mgr_cmd_ca, "generate a job's credentials: certificate authority, host certificates, secret"},
 	{"export", mgr_cmd_export, "convert a job directory (csv, SimGrid, OTF2, Paje, Chrome JSON ...)"},
 	{"report", mgr_cmd_report, "summarise a job directory"},
+	{"rank-exec", mgr_cmd_rank_exec, "(internal) start one MPI rank of a launched job"},
 	{"replay", mgr_cmd_replay, "replay a job's time-independent trace in SimGrid"},
 	{"live-ti", mgr_cmd_live_ti, "follow a job directory being written: each rank's SimGrid actions as they come"},
 };

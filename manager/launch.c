@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "manager/ca.h"
 #include "manager/export.h"
 #include "manager/jobdesc.h"
 #include "manager/live.h"
@@ -50,6 +51,7 @@ struct launch {
 	const char *dir;
 	char *collector, *lib;
 	char self[PATH_MAX];			/* this tapestry binary (rank-exec) */
+	char creds[PATH_MAX];			/* DIR/creds: CA, certificates, secret */
 	char secret[4096];
 	size_t secretlen;
 	int start_ms;
@@ -282,6 +284,43 @@ static void log_tail(const char *path)
 		fprintf(stderr, "tapestry:   | %s\n", l);
 }
 
+/* Does the edge from collector i (-1: none) to its parent cross hosts? The
+ * root's host is the manager's address. Such edges run TLS. */
+static int cross_host(const struct launch *L, int i)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	const struct mgr_jd_collector *c = &jd->col[i];
+	const char *a = jd->host[c->host].address;
+	const char *b = c->parent < 0 ? jd->manager_address :
+			jd->host[jd->col[c->parent].host].address;
+
+	return strcmp(a, b) != 0;
+}
+
+/* Has collector p (-1: the root) a child on another host? */
+static int remote_child(const struct launch *L, int p)
+{
+	for (int j = 0; j < L->jd->ncollectors; j++)
+		if (L->jd->col[j].parent == p && cross_host(L, j))
+			return 1;
+	return 0;
+}
+
+/* --tls-cert/--tls-key/--tls-ca of the host named name into words[*n]. */
+static void tls_words(const struct launch *L, const char *name,
+		      char buf[3][PATH_MAX + 64], const char *words[], int *n)
+{
+	snprintf(buf[0], PATH_MAX + 64, "%s/%s.crt", L->creds, name);
+	snprintf(buf[1], PATH_MAX + 64, "%s/%s.key", L->creds, name);
+	snprintf(buf[2], PATH_MAX + 64, "%s/ca.crt", L->creds);
+	words[(*n)++] = "--tls-cert";
+	words[(*n)++] = buf[0];
+	words[(*n)++] = "--tls-key";
+	words[(*n)++] = buf[1];
+	words[(*n)++] = "--tls-ca";
+	words[(*n)++] = buf[2];
+}
+
 static int start_collector(struct launch *L, int i)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -289,6 +328,7 @@ static int start_collector(struct launch *L, int i)
 	const struct mgr_jd_host *h = &jd->host[c->host];
 	const char *words[ARGV_MAX], *argv[ARGV_MAX];
 	char listen[300], parent[160], optbuf[MGR_JD_MAX_OPTS][80];
+	char tlsbuf[3][PATH_MAX + 64], tls_listen[300];
 	char logpath[PATH_MAX + 128], why[512];
 	static char store[CMD_MAX * 2];
 	int n = 0, fd, rc = -1;
@@ -298,8 +338,10 @@ static int start_collector(struct launch *L, int i)
 		 c->name, h->name);
 	mgr_child_init(ch, L->colname[i]);
 	snprintf(listen, sizeof(listen), "%s:%d", h->address, c->port);
-	snprintf(parent, sizeof(parent), "%s", c->parent < 0 ? L->root.addr :
-		 L->col[c->parent].addr);
+	/* across hosts the edge runs TLS: to the parent's TLS listener */
+	int tls_up = cross_host(L, i), tls_down = remote_child(L, i);
+	const struct mgr_child *pc = c->parent < 0 ? &L->root : &L->col[c->parent];
+	snprintf(parent, sizeof(parent), "%s", tls_up ? pc->tls_addr : pc->addr);
 	words[n++] = "/bin/sh";
 	words[n++] = "-c";
 	words[n++] = wrapper;
@@ -318,6 +360,14 @@ static int start_collector(struct launch *L, int i)
 	if (jd->secret_file) {
 		words[n++] = "--secret-file";
 		words[n++] = jd->secret_file;
+	}
+	if (tls_up || tls_down)
+		tls_words(L, h->name, tlsbuf, words, &n);
+	if (tls_down) {
+		snprintf(tls_listen, sizeof(tls_listen), "%s:0", h->address);
+		words[n++] = "--tls-listen";
+		words[n++] = tls_listen;
+		ch->tls_wanted = 1;
 	}
 	for (int k = 0; k < c->nopts; k++) {
 		snprintf(optbuf[k], sizeof(optbuf[k]), "--%s", c->opt[k].name);
@@ -801,11 +851,47 @@ int mgr_cmd_launch(int argc, char **argv)
 			L.lib ? L.lib : "?");
 		goto out;
 	}
+	/* Per-job credentials in DIR/creds: a certificate authority, a key and
+	 * certificate per collector host and for the manager, and a secret,
+	 * used when the description names none. Edges of the tree that cross
+	 * hosts run TLS with them; every connection proves the secret. */
+	if (mkdir(dir, 0755) < 0) {
+		mgr_err("cannot create %s: %m", dir);
+		goto out;
+	}
+	snprintf(L.creds, sizeof(L.creds), "%s/creds", dir);
+	{
+		const char *names[MGR_JD_MAX_COLLECTORS];
+		int nn = 0;
+
+		for (int i = 0; i < jd->ncollectors; i++) {
+			const char *hn = jd->host[jd->col[i].host].name;
+			int dup = 0;
+
+			for (int k = 0; k < nn; k++)
+				dup |= !strcmp(names[k], hn);
+			if (!dup && strcmp(hn, MGR_CA_MANAGER))
+				names[nn++] = hn;
+		}
+		if (mgr_ca_generate(L.creds, names, nn, 30) != 0) {
+			mgr_err("cannot make the job's credentials in %s: nothing "
+				"launched", L.creds);
+			nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+			goto out;
+		}
+	}
+	if (!jd->secret_file) {
+		char sp[PATH_MAX + 16];
+
+		snprintf(sp, sizeof(sp), "%s/%s", L.creds, MGR_CA_SECRET);
+		if (!(jd->secret_file = strdup(sp)))
+			goto stop;
+	}
 	if (jd->secret_file &&
 	    mgr_read_secret(jd->secret_file, L.secret, sizeof(L.secret), &L.secretlen)) {
 		mgr_err("cannot read the secret file %s: nothing launched",
 			jd->secret_file);
-		goto out;
+		goto stop;
 	}
 	if (jd->mpi != MGR_MPI_NONE) {
 		const char *mpirun = jd->mpi == MGR_MPI_OPENMPI ? "mpirun.openmpi" :
@@ -817,23 +903,35 @@ int mgr_cmd_launch(int argc, char **argv)
 		if (system(cmd) != 0) {
 			mgr_err("%s not found (application mpi=\"%s\"): nothing "
 				"launched", mpirun, mgr_jd_mpi_name(jd->mpi));
-			goto out;
+			goto stop;
 		}
 	}
 
 	/* the root receiver creates the job directory */
 	snprintf(listen, sizeof(listen), "%s:%d", jd->manager_address, jd->manager_port);
-	const char *root_argv[] = {L.collector, "--listen", listen, "--print-port",
-				   "--output", dir, "--stats-period", "1s",
-				   NULL, NULL, NULL};
+	const char *root_argv[24] = {L.collector, "--listen", listen, "--print-port",
+				     "--output", dir, "--stats-period", "1s"};
+	int rn = 8;
+	char root_tls[3][PATH_MAX + 64], root_tls_listen[300];
+
 	if (jd->secret_file) {
-		root_argv[8] = "--secret-file";
-		root_argv[9] = jd->secret_file;
+		root_argv[rn++] = "--secret-file";
+		root_argv[rn++] = jd->secret_file;
 	}
+	if (remote_child(&L, -1)) {
+		/* collectors of other hosts reach the manager over TLS */
+		tls_words(&L, MGR_CA_MANAGER, root_tls, root_argv, &rn);
+		snprintf(root_tls_listen, sizeof(root_tls_listen), "%s:0",
+			 jd->manager_address);
+		root_argv[rn++] = "--tls-listen";
+		root_argv[rn++] = root_tls_listen;
+		L.root.tls_wanted = 1;
+	}
+	root_argv[rn] = NULL;
 	if (mgr_spawn_listener(root_argv, &L.root, L.start_ms, 0, -1) < 0) {
 		mgr_err("the root receiver did not start on %s (see its messages "
 			"above)", listen);
-		goto out;
+		goto stop;
 	}
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L.root.addr, dir);
 	snprintf(L.logdir, sizeof(L.logdir), "%s/logs", dir);

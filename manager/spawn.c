@@ -79,6 +79,24 @@ static int parse_listening(struct mgr_child *c, const char *buf)
 	return c->port > 0;
 }
 
+/* Parse "listening-tls HOST:PORT\n" out of buf into c->tls_addr. */
+static int parse_listening_tls(struct mgr_child *c, const char *buf)
+{
+	const char *l = strstr(buf, "listening-tls ");
+	const char *nl = l ? strchr(l, '\n') : NULL;
+	size_t n;
+
+	if (!nl)
+		return 0;
+	l += strlen("listening-tls ");
+	n = (size_t)(nl - l);
+	if (n >= sizeof(c->tls_addr))
+		n = sizeof(c->tls_addr) - 1;
+	memcpy(c->tls_addr, l, n);
+	c->tls_addr[n] = '\0';
+	return strrchr(c->tls_addr, ':') != NULL;
+}
+
 int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 		       int timeout_ms, int keep_stdin, int stderr_fd)
 {
@@ -89,6 +107,7 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 
 	c->port = 0;
 	c->addr[0] = '\0';
+	c->tls_addr[0] = '\0';
 	if (pipe2(out, O_CLOEXEC) < 0)
 		return -1;
 	if (keep_stdin && pipe2(in, O_CLOEXEC) < 0)
@@ -134,7 +153,8 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 			break;	/* it closed stdout: exited (or will) */
 		len += (size_t)n;
 		buf[len] = '\0';
-		if (parse_listening(c, buf))
+		if (parse_listening(c, buf) &&
+		    (!c->tls_wanted || parse_listening_tls(c, buf)))
 			break;
 		if (len == sizeof(buf) - 1) {	/* keep the tail only */
 			memmove(buf, buf + len / 2, len - len / 2 + 1);
@@ -142,7 +162,7 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 		}
 	}
 	close(out[0]);
-	if (c->port > 0)
+	if (c->port > 0 && (!c->tls_wanted || c->tls_addr[0]))
 		return 0;
 	mgr_child_stop(c, 2000);
 	return -1;

@@ -18,6 +18,8 @@ struct mgr_child {
 	pid_t pid;
 	int port;		/* from its "listening HOST:PORT" line, or 0 */
 	char addr[128];		/* HOST:PORT it announced, or "" */
+	int tls_wanted;		/* also wait for "listening-tls HOST:PORT" */
+	char tls_addr[128];	/* the TLS listener it announced, or "" */
 	int in_fd;		/* write end of its stdin pipe, or -1 */
 	int status;		/* wait status once reaped */
 	int group;		/* 1: leads its own process group (signals go to it) */

@@ -86,5 +86,10 @@ check "  ...all 40000 writes of both sites arrived (got $w)" [ "$w" = 40000 ]
 r=$(awk -F, '$3=="read" && $6==1024' "$work/job/trace.csv" 2>/dev/null | wc -l)
 check "  ...all 40000 reads arrived (got $r)" [ "$r" = 40000 ]
 check "  ...nothing lost" grep -q "losses         0 events counted lost, 0 batches missing" "$work/out"
+# the manager made the job's credentials and the edges across hosts ran TLS
+check "  ...per-job credentials made" test -s "$work/job/creds/ca.crt" -a -s "$work/job/creds/secret"
+check "  ...the secret is private" [ "$(stat -c %a "$work/job/creds/secret" 2>/dev/null)" = 600 ]
+n_tls=$(grep -c "connected from .* over TLS" "$work/job/logs/collector-$tag-top.log" 2>/dev/null)
+check "  ...both sites reached the top collector over TLS (got ${n_tls:-0})" [ "${n_tls:-0}" -ge 2 ]
 check "  ...no collector left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:1}' >/dev/null"
 exit $fail

@@ -17,7 +17,7 @@ tls_port() {
 
 # expect_log NAME PATTERN WHAT : the log of collector NAME has PATTERN.
 expect_log() {
-	for i in $(seq 1 40); do
+	for i in $(seq 1 200); do	# up to 10 s: the machine may be loaded
 		grep -q -- "$2" "$T/$1.log" && {
 			echo "  logged ($3): $(grep -- "$2" "$T/$1.log" | tail -1 | cut -c25-)"
 			return 0

@@ -39,19 +39,12 @@
 
 int col_send_msg(struct bufferevent *bev, const struct proto_msg *m)
 {
-	uint8_t small[512];
-	uint8_t *buf = small;
+	uint8_t small[512], *buf;
 	size_t len;
-	int rc;
+	int rc = proto_msg_frame_buf(m, small, sizeof(small), &buf, &len);
 
-	rc = proto_msg_frame(m, small, sizeof(small), &len);
-	if (rc == PROTO_E_FULL) {
-		rc = proto_msg_frame_alloc(m, &buf, &len);
-		if (rc)
-			return rc;
-	} else if (rc) {
+	if (rc)
 		return rc;
-	}
 	rc = bufferevent_write(bev, buf, len) ? PROTO_E_NOMEM : 0;
 	if (buf != small)
 		free(buf);

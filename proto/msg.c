@@ -660,3 +660,14 @@ int proto_msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 		return 0;
 	}
 }
+
+int proto_msg_frame_buf(const struct proto_msg *m, uint8_t *small, size_t cap,
+			uint8_t **out, size_t *len)
+{
+	int rc = proto_msg_frame(m, small, cap, len);
+
+	*out = small;
+	if (rc == PROTO_E_FULL)
+		return proto_msg_frame_alloc(m, out, len);
+	return rc;
+}

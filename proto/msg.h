@@ -166,6 +166,12 @@ int proto_msg_frame(const struct proto_msg *m, uint8_t *out, size_t cap,
 /* Encode m as a whole frame into a new malloc'd buffer of exactly the
  * frame's size: *out (the caller frees it) and *len. Codes as
  * proto_msg_encode(), plus PROTO_E_NOMEM; on error *out is NULL. */
+/* Encode m as a whole frame into small[0..cap) when it fits, else into a
+ * malloc'd buffer: *out is small or the allocation (free it when it is not
+ * small), *len the frame's size. Codes as proto_msg_frame_alloc(). */
+int proto_msg_frame_buf(const struct proto_msg *m, uint8_t *small, size_t cap,
+			uint8_t **out, size_t *len);
+
 int proto_msg_frame_alloc(const struct proto_msg *m, uint8_t **out,
 			  size_t *len);
 

@@ -176,19 +176,12 @@ static int send_all(const void *buf, size_t len)
 
 static int send_msg(const struct proto_msg *m)
 {
-	uint8_t small[1024];
-	uint8_t *buf = small;
+	uint8_t small[1024], *buf;
 	size_t len;
-	int rc;
+	int rc = proto_msg_frame_buf(m, small, sizeof(small), &buf, &len);
 
-	rc = proto_msg_frame(m, small, sizeof(small), &len);
-	if (rc == PROTO_E_FULL) {
-		rc = proto_msg_frame_alloc(m, &buf, &len);
-		if (rc)
-			return rc;
-	} else if (rc) {
+	if (rc)
 		return rc;
-	}
 	rc = send_all(buf, len);
 	if (buf != small)
 		free(buf);

@@ -908,3 +908,38 @@ Test(msg, equal_distinguishes)
 	free(a);
 	free(b);
 }
+
+/* proto_msg_frame_buf: the caller's buffer when the frame fits, an exact
+ * allocation when it does not, the encoder's code on a bad message. */
+Test(msg, frame_buf_small_then_allocated)
+{
+	struct proto_msg *m = calloc(1, sizeof(*m));
+	uint8_t small[64], *out;
+	size_t len, want;
+	struct proto_frame f;
+	size_t used;
+
+	cr_assert_not_null(m);
+	m->type = PROTO_MSG_ACK;
+	m->u.ack.stream = 7;
+	m->u.ack.seq = 3;
+	cr_assert_eq(proto_msg_frame_buf(m, small, sizeof(small), &out, &len), 0);
+	cr_assert_eq(out, small);
+	cr_assert_eq(len, PROTO_FRAME_HDR + 16);
+	memset(m, 0, sizeof(*m));
+	m->type = PROTO_MSG_META;
+	m->u.meta.id = 1;
+	m->u.meta.n = 1;
+	strcpy(m->u.meta.kv[0].key, "k");
+	memset(m->u.meta.kv[0].value, 'v', 1000);
+	cr_assert_eq(proto_msg_frame(m, NULL, 0, &want), PROTO_E_FULL);
+	cr_assert_eq(proto_msg_frame_buf(m, small, sizeof(small), &out, &len), 0);
+	cr_assert_neq(out, small);
+	cr_assert_eq(len, want);
+	cr_assert_eq(proto_frame_decode(out, len, 0, &f, &used), 0);
+	cr_assert_eq(used, len);
+	free(out);
+	m->u.meta.kv[0].key[0] = '\0';	/* an empty key is refused */
+	cr_assert_eq(proto_msg_frame_buf(m, small, sizeof(small), &out, &len), PROTO_E_FIELD);
+	free(m);
+}

@@ -186,9 +186,14 @@ EOC
 		"$(awk -v l=$lost -v d=$done_writes 'BEGIN{printf "%.1f", d ? 2000*l/d : 0}')" $((done_writes / 2))
 	[ "$stored" -gt 0 ] || fail "case 5: nothing stored"
 	[ "$lost" -ge 0 ] || fail "case 5: more writes stored ($stored) than done ($done_writes)"
-	[ "$lost" -le 262144 ] || fail "case 5: $lost events lost, more than the sensor's buffers hold"
 	"$TAP" report "$T/job5" >"$T/report5.txt" 2>&1 || fail "case 5: report"
 	grep -i "lost" "$T/report5.txt" | head -3 | sed 's/^/    report: /'
+	# drops the sensor counted (its buffers full while the machine is busy)
+	# are in the trace; what is not counted is at most what it held
+	counted=$(sed -n 's/^losses *\([0-9]*\) events counted lost.*/\1/p' "$T/report5.txt")
+	uncounted=$((lost - ${counted:-0}))
+	echo "    $lost lost: ${counted:-0} counted in the trace, $uncounted not (the killed process's buffers)"
+	[ "$uncounted" -le 262144 ] || fail "case 5: $uncounted events lost uncounted, more than the sensor's buffers hold"
 else
 	echo "  case 5 skipped: no sensor library"
 fi

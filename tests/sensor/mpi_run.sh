@@ -120,6 +120,14 @@ for prog in ring calls; do
 	# shellcheck disable=SC2086
 	if ! "$check" -v "$job" $NP $names; then
 		echo "FAIL: $flavour $lang $prog: trace check"
+		# what the job directory holds, for whoever reads this log
+		"$MPI_TOP_BUILDDIR/tests/sensor/dump_trace" "$job" 2>&1 |
+			grep -v '^ev ' | head -n 60
+		"$MPI_TOP_BUILDDIR/tests/sensor/dump_trace" "$job" 2>/dev/null |
+			awk '/^ev / { for (i = 1; i <= NF; i++) if ($i ~ /^name=/) n[$i]++ }
+			     END { for (k in n) print "  " n[k], k }' | sort -rn | head -n 20
+		sed 's/^/  collector: /' "$tmp/col.err" | tail -n 20
+		sed 's/^/  mpirun: /' "$tmp/traced.out.err" | tail -n 20
 		status=1
 	fi
 	echo "ok: $flavour $lang $prog"

@@ -15,16 +15,22 @@ T=$(mktemp -d /tmp/col-tree-XXXXXX)
 . "${top_srcdir:-$B}/tests/collector/lib.sh"
 trap cleanup EXIT INT TERM
 DOWN_S=${TREE_DOWN_S:-30}
-COMMON="--stats-period 1s --clock-period 1s"
+# A secret of this run, and fixed ports below the kernel's ephemeral range
+# for the collectors restarted on their port: while one is down, another
+# test's collector (port 0) could otherwise get its port, and this test's
+# children would reconnect to it (with different secrets they are refused).
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/secret"
+COMMON="--stats-period 1s --clock-period 1s --secret-file $T/secret"
+BASE=$((20000 + ($$ % 6000) * 2))
 
 echo "== 1. three-level tree"
 start_col root --listen 127.0.0.1:0 --output "$T/job1" $COMMON || fail root
 start_col gw --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root $COMMON || fail gw
 start_col na --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_gw --zstd-level 1 $COMMON || fail na
 start_col nb --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_gw $COMMON || fail nb
-"$SYNTH" --connect 127.0.0.1:$PORT_na --streams 4 --events 200000 --batch 4096 --level 0 --unique --timeout 60 >"$T/s1a.out" &
+"$SYNTH" --secret-file "$T/secret" --connect 127.0.0.1:$PORT_na --streams 4 --events 200000 --batch 4096 --level 0 --unique --timeout 60 >"$T/s1a.out" &
 s1=$!
-"$SYNTH" --connect 127.0.0.1:$PORT_nb --streams 4 --events 200000 --batch 4096 --level 1 --unique --timeout 60 >"$T/s1b.out" &
+"$SYNTH" --secret-file "$T/secret" --connect 127.0.0.1:$PORT_nb --streams 4 --events 200000 --batch 4096 --level 1 --unique --timeout 60 >"$T/s1b.out" &
 s2=$!
 wait $s1 || fail "synth a: $(cat $T/s1a.out)"
 wait $s2 || fail "synth b: $(cat $T/s1b.out)"
@@ -38,9 +44,9 @@ grep -q "CLOCK\|clock" /dev/null
 echo "== 2. kill -9 of a middle collector"
 start_col root --listen 127.0.0.1:0 --output "$T/job2" $COMMON || fail root
 start_col gw --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root $COMMON || fail gw
-start_col na --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_gw $COMMON || fail na
+start_col na --listen 127.0.0.1:$BASE --parent 127.0.0.1:$PORT_gw $COMMON || fail na
 port_na=$PORT_na
-"$SYNTH" --connect 127.0.0.1:$port_na --streams 4 --events 2000000 --batch 4096 --window 8 --level 1 --unique --timeout 120 >"$T/s2.out" &
+"$SYNTH" --secret-file "$T/secret" --connect 127.0.0.1:$port_na --streams 4 --events 2000000 --batch 4096 --window 8 --level 1 --unique --timeout 120 >"$T/s2.out" &
 s1=$!
 sleep 1
 kill -9 $PID_na
@@ -55,11 +61,11 @@ stop_col na; stop_col gw; stop_col root
 
 echo "== 3. parent down for ${DOWN_S} s"
 start_col root --listen 127.0.0.1:0 --output "$T/job3" $COMMON || fail root
-start_col gw --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root $COMMON || fail gw
+start_col gw --listen 127.0.0.1:$((BASE + 1)) --parent 127.0.0.1:$PORT_root $COMMON || fail gw
 port_gw=$PORT_gw
 start_col na --listen 127.0.0.1:0 --parent 127.0.0.1:$port_gw --mem-cap 4M --spill-dir "$T/spill" --spill-quota 1G $COMMON || fail na
 kill -9 $PID_gw; wait $PID_gw 2>/dev/null
-"$SYNTH" --connect 127.0.0.1:$PORT_na --streams 4 --events 500000 --batch 4096 --window 100000 --level 0 --unique --timeout $((DOWN_S + 120)) >"$T/s3.out" &
+"$SYNTH" --secret-file "$T/secret" --connect 127.0.0.1:$PORT_na --streams 4 --events 500000 --batch 4096 --window 100000 --level 0 --unique --timeout $((DOWN_S + 120)) >"$T/s3.out" &
 s1=$!
 sleep "$DOWN_S"
 spilled=$(du -sb "$T/spill" | cut -f1)
@@ -78,7 +84,7 @@ start_col gw --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root $COMMON || fail 
 start_col na --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_gw --mem-cap 16M $COMMON || fail na
 base_kb=$(hwm_kb $PID_na)
 kill -STOP $PID_gw
-"$SYNTH" --connect 127.0.0.1:$PORT_na --streams 4 --events 1000000 --batch 4096 --window 100000 --level 0 --timeout 120 >"$T/s4.out" &
+"$SYNTH" --secret-file "$T/secret" --connect 127.0.0.1:$PORT_na --streams 4 --events 1000000 --batch 4096 --window 100000 --level 0 --timeout 120 >"$T/s4.out" &
 s1=$!
 sleep 3
 kill -CONT $PID_gw
@@ -94,7 +100,7 @@ echo "== 5. 1,000 connections"
 ulimit -n 4096 2>/dev/null || echo "cannot raise the descriptor limit" >&2
 start_col root --listen 127.0.0.1:0 --output "$T/job5" $COMMON || fail root
 start_col na --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root $COMMON || fail na
-"$SYNTH" --connect 127.0.0.1:$PORT_na --streams 1000 --events 2000 --batch 500 --level 1 --unique --timeout 120 >"$T/s5.out" || fail "synth: $(cat $T/s5.out)"
+"$SYNTH" --secret-file "$T/secret" --connect 127.0.0.1:$PORT_na --streams 1000 --events 2000 --batch 500 --level 1 --unique --timeout 120 >"$T/s5.out" || fail "synth: $(cat $T/s5.out)"
 cat "$T/s5.out"
 stop_col na; stop_col root
 "$CHECK" --dir "$T/job5" --streams 1000 --events 2000 --batch 500 --unique --require-bye || fail "check 5"

@@ -27,49 +27,6 @@ static struct proto_codec *dec, *enc[2];
 static struct proto_event out[OUT_MAX], again[OUT_MAX];
 static unsigned char buf[24 + OUT_MAX * PROTO_EVENT_SIZE];
 
-/* XXH32, as proto/codec.c computes it, to forge valid checksums. */
-static uint32_t rotl(uint32_t x, int r)
-{
-	return (x << r) | (x >> (32 - r));
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint32_t xxh32(const unsigned char *p, size_t len, uint32_t seed)
-{
-	const uint32_t P1 = 2654435761u, P2 = 2246822519u, P3 = 3266489917u;
-	const uint32_t P4 = 668265263u, P5 = 374761393u;
-	const unsigned char *end = p + len;
-	uint32_t h, v[4];
-	int k;
-
-	if (len >= 16) {
-		v[0] = seed + P1 + P2;
-		v[1] = seed + P2;
-		v[2] = seed;
-		v[3] = seed - P1;
-		for (; end - p >= 16; p += 16)
-			for (k = 0; k < 4; k++)
-				v[k] = rotl(v[k] + rd32(p + 4 * k) * P2, 13) * P1;
-		h = rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18);
-	} else {
-		h = seed + P5;
-	}
-	h += (uint32_t)len;
-	for (; end - p >= 4; p += 4)
-		h = rotl(h + rd32(p) * P3, 17) * P4;
-	for (; p < end; p++)
-		h = rotl(h + *p * P5, 11) * P1;
-	h ^= h >> 15;
-	h *= P2;
-	h ^= h >> 13;
-	h *= P3;
-	return h ^ (h >> 16);
-}
 
 /* ev[0..n) through every encoder and back: must be identical. */
 static void reencode(const struct proto_event *ev, size_t n)
@@ -124,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				return 0;
 		}
 		memcpy(copy, data, size);
-		s = xxh32(copy, 20, xxh32(copy + 24, size - 24, 0));
+		s = proto_xxh32(copy, 20, proto_xxh32(copy + 24, size - 24, 0));
 		copy[20] = (unsigned char)s;
 		copy[21] = (unsigned char)(s >> 8);
 		copy[22] = (unsigned char)(s >> 16);

@@ -97,7 +97,7 @@ static inline uint32_t xxround(uint32_t acc, uint32_t lane)
 	return rotl32(acc + lane * P2, 13) * P1;
 }
 
-static uint32_t xxh32(const void *buf, size_t len, uint32_t seed)
+uint32_t proto_xxh32(const void *buf, size_t len, uint32_t seed)
 {
 	const unsigned char *p = buf, *end = p + len;
 	uint32_t h;
@@ -136,7 +136,7 @@ static uint32_t xxh32(const void *buf, size_t len, uint32_t seed)
 static uint32_t batch_checksum(const unsigned char *hdr,
 			       const unsigned char *body, size_t blen)
 {
-	return xxh32(hdr, HDR_SIZE - 4, xxh32(body, blen, 0));
+	return proto_xxh32(hdr, HDR_SIZE - 4, proto_xxh32(body, blen, 0));
 }
 
 /* ---- transform ------------------------------------------------------- */

@@ -50,4 +50,9 @@ int proto_codec_peek(const void *in, size_t len, uint32_t *nrecords);
 int proto_codec_decode(struct proto_codec *c, const void *in, size_t len,
 		       struct proto_event *out, size_t max, size_t *n);
 
+/* XXH32 of buf[0..len) with seed: the checksum of the codec header (its
+ * last u32 is XXH32(header[0..20), XXH32(body, 0))); public so that tests
+ * and fuzzers can forge valid headers. Pure. */
+uint32_t proto_xxh32(const void *buf, size_t len, uint32_t seed);
+
 #endif

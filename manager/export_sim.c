@@ -341,6 +341,13 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	const int64_t *a = ev->arg;
 	int64_t peer, tag;
 
+	/* the replayer runs collectives on the whole world only */
+	if (proto_ev_collective(ev->type)) {
+		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
+
+		if (ci >= 0 && !comm_is_world(t, a[ci]))
+			goto subcomm;
+	}
 	switch (ev->type) {
 	case PROTO_EV_MPI_INIT:
 		if (!t->inited)
@@ -458,52 +465,34 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		break;
 	}
 	case PROTO_EV_MPI_BARRIER:
-		if (!comm_is_world(t, a[0]))
-			goto subcomm;
 		act(x, r, t, "barrier");
 		break;
 	case PROTO_EV_MPI_BCAST:
-		if (!comm_is_world(t, a[2]))
-			goto subcomm;
 		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], a[1]);
 		break;
 	case PROTO_EV_MPI_REDUCE:
-		if (!comm_is_world(t, a[2]))
-			goto subcomm;
 		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]), a[1]);
 		break;
 	case PROTO_EV_MPI_ALLREDUCE:
-		if (!comm_is_world(t, a[1]))
-			goto subcomm;
 		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, a[0]));
 		break;
 	case PROTO_EV_MPI_GATHER:
-		if (!comm_is_world(t, a[3]))
-			goto subcomm;
 		act(x, r, t, "gather %" PRId64 " %" PRId64 " %" PRId64,
 		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), a[2]);
 		break;
 	case PROTO_EV_MPI_SCATTER:
-		if (!comm_is_world(t, a[3]))
-			goto subcomm;
 		act(x, r, t, "scatter %" PRId64 " %" PRId64 " %" PRId64,
 		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), a[2]);
 		break;
 	case PROTO_EV_MPI_ALLGATHER:
-		if (!comm_is_world(t, a[2]))
-			goto subcomm;
 		act(x, r, t, "allgather %" PRId64 " %" PRId64,
 		    clamp_int(x, a[0]), clamp_int(x, a[1]));
 		break;
 	case PROTO_EV_MPI_ALLTOALL:
-		if (!comm_is_world(t, a[2]))
-			goto subcomm;
 		act(x, r, t, "alltoall %" PRId64 " %" PRId64,
 		    clamp_int(x, a[0]), clamp_int(x, a[1]));
 		break;
 	case PROTO_EV_MPI_GATHERV:
-		if (!comm_is_world(t, a[3]))
-			goto subcomm;
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, a[0]));
 		counts(x, t, me, 0, a[1]);
@@ -511,8 +500,6 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_SCATTERV:
-		if (!comm_is_world(t, a[3]))
-			goto subcomm;
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d scatterv", r);
 		counts(x, t, me, 0, a[0]);
@@ -520,8 +507,6 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_ALLGATHERV:
-		if (!comm_is_world(t, a[2]))
-			goto subcomm;
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, a[0]));
 		counts(x, t, me, 0, a[1]);
@@ -529,8 +514,6 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:
-		if (!comm_is_world(t, a[2]))
-			goto subcomm;
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, a[0]));
 		counts(x, t, me, 0, a[0]);
@@ -540,8 +523,6 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_REDUCE_SCATTER:
-		if (!comm_is_world(t, a[1]))
-			goto subcomm;
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d reducescatter", r);
 		counts(x, t, me, 0, a[0]);
@@ -550,8 +531,6 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		break;
 	case PROTO_EV_MPI_SCAN:
 	case PROTO_EV_MPI_EXSCAN:
-		if (!comm_is_world(t, a[1]))
-			goto subcomm;
 		act(x, r, t, "%s %" PRId64 " 0",
 		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan",
 		    clamp_int(x, a[0]));

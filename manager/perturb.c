@@ -198,21 +198,9 @@ static int wrapped(const struct proto_event *ev)
 
 static int is_world_collective(const struct proto_event *ev)
 {
-	switch (ev->type) {
-	case PROTO_EV_MPI_BARRIER: case PROTO_EV_MPI_BCAST:
-	case PROTO_EV_MPI_REDUCE: case PROTO_EV_MPI_ALLREDUCE:
-	case PROTO_EV_MPI_GATHER: case PROTO_EV_MPI_GATHERV:
-	case PROTO_EV_MPI_SCATTER: case PROTO_EV_MPI_SCATTERV:
-	case PROTO_EV_MPI_ALLGATHER: case PROTO_EV_MPI_ALLGATHERV:
-	case PROTO_EV_MPI_ALLTOALL: case PROTO_EV_MPI_ALLTOALLV:
-	case PROTO_EV_MPI_REDUCE_SCATTER: case PROTO_EV_MPI_SCAN:
-	case PROTO_EV_MPI_EXSCAN: {
-		int c = proto_ev_arg(ev->type, PROTO_F_comm);
-		return c >= 0 && ev->arg[c] == 0;
-	}
-	default:
-		return 0;
-	}
+	int c = proto_ev_arg(ev->type, PROTO_F_comm);
+
+	return proto_ev_collective(ev->type) && c >= 0 && ev->arg[c] == 0;
 }
 
 static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,

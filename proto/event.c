@@ -54,6 +54,15 @@ int proto_ev_arg(unsigned type, enum proto_field f)
 	return -1;
 }
 
+/* The collectives are one run of events.def, MPI_Barrier first. */
+_Static_assert(PROTO_EV_MPI_EXSCAN - PROTO_EV_MPI_BARRIER == 14,
+	       "the collectives must stay one run of events.def");
+
+int proto_ev_collective(unsigned type)
+{
+	return type >= PROTO_EV_MPI_BARRIER && type <= PROTO_EV_MPI_EXSCAN;
+}
+
 const char *proto_field_name(unsigned f)
 {
 	return f < PROTO_F__COUNT ? field_names[f] : NULL;

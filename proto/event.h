@@ -79,6 +79,9 @@ enum proto_ev_type proto_ev_lookup(const char *name);
 /* Index of the argument of type that holds field f, or -1. */
 int proto_ev_arg(unsigned type, enum proto_field f);
 
+/* 1 when type is an MPI collective (MPI_Barrier .. MPI_Exscan), else 0. */
+int proto_ev_collective(unsigned type);
+
 /* Name of a field ("bytes"), or NULL. */
 const char *proto_field_name(unsigned f);
 

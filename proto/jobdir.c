@@ -273,22 +273,32 @@ static void seg_header(uint8_t h[SEG_HDR], uint32_t number)
 	put32(h + 28, proto_crc32c(0, h, 28));
 }
 
+/* 0 when a file header is good: magic (5 bytes), version at 5, the u16 at 6
+ * equal to size16, CRC-32C of the first hdr - 4 bytes in the last 4. */
+static int hdr_check(const uint8_t *h, size_t len, size_t hdr,
+		     const char *magic, unsigned version, uint16_t size16)
+{
+	if (len < hdr)
+		return PROTO_E_TRUNCATED;
+	if (memcmp(h, magic, 5) != 0)
+		return PROTO_E_MAGIC;
+	if (get32(h + hdr - 4) != proto_crc32c(0, h, hdr - 4))
+		return PROTO_E_CHECKSUM;
+	if (h[5] != version)
+		return PROTO_E_VERSION;
+	if (get16(h + 6) != size16)
+		return PROTO_E_LENGTH;
+	return 0;
+}
+
 /* 0 when the header of segment number is good, else why not. */
 static int seg_check(const uint8_t *h, size_t len, uint32_t number)
 {
-	if (len < SEG_HDR)
-		return PROTO_E_TRUNCATED;
-	if (memcmp(h, SEG_MAGIC, 5) != 0)
-		return PROTO_E_MAGIC;
-	if (get32(h + 28) != proto_crc32c(0, h, 28))
-		return PROTO_E_CHECKSUM;
-	if (h[5] != SEG_VERSION)
-		return PROTO_E_VERSION;
-	if (get16(h + 6) != SEG_HDR)
-		return PROTO_E_LENGTH;
-	if (get32(h + 8) != number)
-		return PROTO_E_FIELD;
-	return 0;
+	int rc = hdr_check(h, len, SEG_HDR, SEG_MAGIC, SEG_VERSION, SEG_HDR);
+
+	if (rc)
+		return rc;
+	return get32(h + 8) != number ? PROTO_E_FIELD : 0;
 }
 
 static int seg_read_check(int fd, uint32_t number)
@@ -311,17 +321,7 @@ static void idx_header(uint8_t h[IDX_HDR])
 
 static int idx_check(const uint8_t *h, size_t len)
 {
-	if (len < IDX_HDR)
-		return PROTO_E_TRUNCATED;
-	if (memcmp(h, IDX_MAGIC, 5) != 0)
-		return PROTO_E_MAGIC;
-	if (get32(h + 12) != proto_crc32c(0, h, 12))
-		return PROTO_E_CHECKSUM;
-	if (h[5] != IDX_VERSION)
-		return PROTO_E_VERSION;
-	if (get16(h + 6) != IDX_ENTRY)
-		return PROTO_E_LENGTH;
-	return 0;
+	return hdr_check(h, len, IDX_HDR, IDX_MAGIC, IDX_VERSION, IDX_ENTRY);
 }
 
 static void idx_entry(uint8_t e[IDX_ENTRY],

@@ -170,3 +170,24 @@ Test(event, error_ok_and_unknown_codes)
 	cr_assert_str_eq(proto_strerror(-1000), "unknown error");
 	cr_assert_str_eq(proto_strerror(12345), "unknown error");
 }
+
+Test(event, collectives_are_one_run)
+{
+	unsigned n = 0;
+
+	for (unsigned t = 0; t < PROTO_EV__COUNT + 2; t++)
+		if (proto_ev_collective(t)) {
+			const struct proto_ev_info *i = proto_ev_info(t);
+
+			cr_assert_not_null(i);
+			cr_assert_eq(i->category, PROTO_CAT_MPI, "%s", i->name);
+			cr_assert_geq(proto_ev_arg(t, PROTO_F_comm), 0, "%s has no comm", i->name);
+			n++;
+		}
+	cr_assert_eq(n, 15);
+	cr_assert(proto_ev_collective(PROTO_EV_MPI_BARRIER));
+	cr_assert(proto_ev_collective(PROTO_EV_MPI_EXSCAN));
+	cr_assert_not(proto_ev_collective(PROTO_EV_MPI_SEND));
+	cr_assert_not(proto_ev_collective(PROTO_EV_MPI_WAITALL));
+	cr_assert_not(proto_ev_collective(PROTO_EV__INVALID));
+}

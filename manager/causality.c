@@ -1,7 +1,8 @@
 /*
  * manager/causality.c - message matching and the controlled logical clock.
  * See causality.h for the method. Memory: a few words per point-to-point
- * message and per MPI event, bounded by MGR_CAUSALITY_MAX messages.
+ * message and per MPI event, bounded by MGR_CAUSALITY_MAX messages, in big
+ * arrays (grow.h) that spill to disk beyond the heap budget.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ struct cstream {
 	size_t nends, capends;
 	struct jump *j;
 	int64_t *prefix;	/* prefix[i] = sum of d of j[0..i) */
-	size_t nj, capj;
+	size_t nj, capj, capprefix;
 };
 
 struct msg_end {
@@ -65,10 +66,13 @@ static struct reqent *req_slot(struct mgr_causality *c, uint64_t stream,
 {
 	if (create && (c->nreq + 1) * 2 > c->capreq) {
 		size_t ncap = c->capreq ? c->capreq * 2 : 1024;
-		struct reqent *nr = calloc(ncap, sizeof(*nr));
+		int rc;
+		struct reqent *nr = mgr_big_calloc(ncap, sizeof(*nr), &rc);
 
-		if (!nr)
+		if (!nr) {
+			c->error = rc;
 			return NULL;
+		}
 		for (size_t i = 0; i < c->capreq; i++) {
 			if (!c->req[i].used)
 				continue;
@@ -77,7 +81,7 @@ static struct reqent *req_slot(struct mgr_causality *c, uint64_t stream,
 				k = (k + 1) & (ncap - 1);
 			nr[k] = c->req[i];
 		}
-		free(c->req);
+		mgr_big_free(c->req);
 		c->req = nr;
 		c->capreq = ncap;
 	}
@@ -133,8 +137,9 @@ static void add_end(struct mgr_causality *c, int send, uint32_t si,
 		c->error = PROTO_E_TOOBIG;
 		return;
 	}
-	if (mgr_grow((void **)arr, cap, *n + 1, sizeof(**arr))) {
-		c->error = PROTO_E_NOMEM;
+	int rc = mgr_big_grow((void **)arr, cap, *n + 1, sizeof(**arr));
+	if (rc) {
+		c->error = rc;
 		return;
 	}
 	struct msg_end *m = &(*arr)[(*n)++];
@@ -164,8 +169,10 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 	uint64_t t1 = mgr_post_global(c->post, s->id, ev->t_end);
 	const int64_t *a = ev->arg;
 
-	if (mgr_grow((void **)&s->ends, &s->capends, s->nends + 1, sizeof(*s->ends))) {
-		c->error = PROTO_E_NOMEM;
+	int rc = mgr_big_grow((void **)&s->ends, &s->capends, s->nends + 1,
+			      sizeof(*s->ends));
+	if (rc) {
+		c->error = rc;
 		return;
 	}
 	s->ends[s->nends++] = t1;
@@ -181,7 +188,8 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 	case PROTO_EV_MPI_IRECV: {	/* peer tag comm bytes req */
 		struct reqent *r = req_slot(c, s->id, (uint64_t)a[4], 1);
 		if (!r) {
-			c->error = PROTO_E_NOMEM;
+			if (!c->error)
+				c->error = PROTO_E_NOMEM;
 			return;
 		}
 		r->tag = a[1];
@@ -329,24 +337,24 @@ static int64_t step_shift(const struct cstream *s, uint64_t t)
 static int add_jump(struct cstream *s, uint64_t t, int64_t d)
 {
 	size_t k = s->nj;
+	int rc;
 
 	while (k > 0 && s->j[k - 1].t_j > t)
 		k--;
 	if (k > 0 && s->j[k - 1].t_j == t) {
 		s->j[k - 1].d += d;
 	} else {
-		if (mgr_grow((void **)&s->j, &s->capj, s->nj + 1, sizeof(*s->j)))
-			return PROTO_E_NOMEM;
+		if ((rc = mgr_big_grow((void **)&s->j, &s->capj, s->nj + 1, sizeof(*s->j))))
+			return rc;
 		memmove(&s->j[k + 1], &s->j[k], (s->nj - k) * sizeof(*s->j));
 		s->j[k].t_j = t;
 		s->j[k].t_p = t;
 		s->j[k].d = d;
 		s->nj++;
 	}
-	int64_t *np = realloc(s->prefix, (s->nj + 1) * sizeof(*np));
-	if (!np)
-		return PROTO_E_NOMEM;
-	s->prefix = np;
+	if ((rc = mgr_big_grow((void **)&s->prefix, &s->capprefix, s->nj + 1,
+			       sizeof(*s->prefix))))
+		return rc;
 	s->prefix[0] = 0;
 	for (size_t i = 0; i < s->nj; i++)
 		s->prefix[i + 1] = s->prefix[i] + s->j[i].d;
@@ -412,8 +420,9 @@ static int repair(struct mgr_causality *c, int64_t lat)
 			int64_t ts = (int64_t)s->t0 + step_shift(&c->s[s->stream], s->t0);
 			int64_t tr = (int64_t)r->t1 + step_shift(&c->s[r->stream], r->t0);
 			if (tr < ts + lat) {
-				if (add_jump(&c->s[r->stream], r->t0, ts + lat - tr))
-					return PROTO_E_NOMEM;
+				int rc = add_jump(&c->s[r->stream], r->t0, ts + lat - tr);
+				if (rc)
+					return rc;
 				c->st.jumps++;
 				changed = 1;
 			}
@@ -524,13 +533,13 @@ void mgr_causality_free(struct mgr_causality *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->ns; i++) {
-		free(c->s[i].ends);
-		free(c->s[i].j);
-		free(c->s[i].prefix);
+		mgr_big_free(c->s[i].ends);
+		mgr_big_free(c->s[i].j);
+		mgr_big_free(c->s[i].prefix);
 	}
 	free(c->s);
-	free(c->snd);
-	free(c->rcv);
-	free(c->req);
+	mgr_big_free(c->snd);
+	mgr_big_free(c->rcv);
+	mgr_big_free(c->req);
 	free(c);
 }

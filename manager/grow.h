@@ -1,13 +1,32 @@
 /*
  * manager/grow.h - small helpers shared by the post-processing modules:
- * growing arrays and a 2-key hash for open addressing.
+ * growing arrays, big arrays that spill to disk, and a 2-key hash for open
+ * addressing.
+ *
+ * Big arrays (mgr_big_*) hold what grows with the trace (records per MPI
+ * event, message ends, bases). They live on the heap while the process's big
+ * arrays together stay within TAPESTRY_SPILL_BYTES (default 64 MiB); beyond
+ * it, each array of at least MGR_SPILL_MIN bytes moves to its own unlinked
+ * file in TMPDIR (else /tmp), mapped MAP_SHARED: its pages are file pages the
+ * kernel writes back and reclaims, not anonymous memory. The file's blocks
+ * are reserved with posix_fallocate, so a full disk is an error (PROTO_E_FULL)
+ * and never a SIGBUS. The pointer is the array itself (qsort, indexing); a
+ * hidden header in front of it says where it lives. Not thread-safe per
+ * array; the heap total is updated atomically.
  */
 #ifndef TAPESTRY_MGR_GROW_H
 #define TAPESTRY_MGR_GROW_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "proto/error.h"
 
@@ -28,6 +47,221 @@ static inline int mgr_grow(void **p, size_t *cap, size_t need, size_t size)
 	*p = np;
 	*cap = ncap;
 	return 0;
+}
+
+#define MGR_SPILL_DEFAULT ((size_t)64 << 20)	/* heap budget of big arrays */
+#define MGR_SPILL_MIN ((size_t)1 << 20)	/* smaller arrays stay on the heap */
+#define MGR_BIG_HDR 64			/* header in front: keeps 64-byte alignment */
+
+struct mgr_big_hdr {
+	size_t bytes;		/* usable bytes after the header */
+	int fd;			/* the spill file; -1 on the heap */
+};
+
+/* Bytes of big arrays on the heap, process-wide: one weak definition shared
+ * by every file that includes this header (kept header-only on purpose). */
+__attribute__((weak)) size_t mgr_big_heap_total;
+
+static inline struct mgr_big_hdr *mgr_big_hdr(const void *p)
+{
+	return (struct mgr_big_hdr *)((char *)(uintptr_t)p - MGR_BIG_HDR);
+}
+
+/* The heap budget: TAPESTRY_SPILL_BYTES (a byte count; 0 spills every big
+ * array), else MGR_SPILL_DEFAULT. Read at each decision so tests can set it. */
+static inline size_t mgr_spill_budget(void)
+{
+	const char *v = getenv("TAPESTRY_SPILL_BYTES");
+	char *end;
+	unsigned long long b;
+
+	if (!v || !*v)
+		return MGR_SPILL_DEFAULT;
+	errno = 0;
+	b = strtoull(v, &end, 10);
+	return *end || errno || b > SIZE_MAX ? MGR_SPILL_DEFAULT : (size_t)b;
+}
+
+static inline int mgr_spill_errno(int e)
+{
+	return e == ENOSPC || e == EDQUOT || e == EFBIG ? PROTO_E_FULL :
+	       e == ENOMEM ? PROTO_E_NOMEM : PROTO_E_IO;
+}
+
+static inline int mgr_spill_open(const char *dir)
+{
+	char path[4096];
+	int fd;
+
+#ifdef O_TMPFILE
+	/* no name at all: nothing to unlink, nothing left after a crash */
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+#endif
+	if ((size_t)snprintf(path, sizeof(path), "%s/tapestry-spill-XXXXXX", dir) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) >= 0) {
+		unlink(path);	/* the file lives only as long as fd */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	return fd;
+}
+
+/* A new unlinked file for a spilled array: an fd, or a negative PROTO_E_*.
+ * One fd per spilled array: when they run out, the soft limit is raised to
+ * the hard one once (the manager uses no select()). */
+static inline int mgr_spill_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	struct rlimit rl;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = mgr_spill_open(dir);
+	if (fd < 0 && errno == EMFILE && !getrlimit(RLIMIT_NOFILE, &rl) &&
+	    rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &rl))
+			fd = mgr_spill_open(dir);
+	}
+	return fd < 0 ? mgr_spill_errno(errno) : fd;
+}
+
+static inline size_t mgr_page_round(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return n > SIZE_MAX - pg ? 0 : (n + pg - 1) / pg * pg;
+}
+
+/* Make the big array *p (NULL, or from mgr_big_*) hold at least bytes
+ * bytes, keeping its contents; it may move to a spill file. 0, or a negative
+ * PROTO_E_* (NOMEM, FULL when the disk is, IO when TMPDIR is unusable) with
+ * *p unchanged and still valid. */
+static inline int mgr_big_resize(void **p, size_t bytes)
+{
+	struct mgr_big_hdr *h = *p ? mgr_big_hdr(*p) : NULL, *nh;
+	size_t old = h ? h->bytes : 0, budget, heap, map;
+	int fd, e;
+
+	if (h && bytes <= old)
+		return 0;
+	if (bytes > SIZE_MAX - MGR_BIG_HDR || !(map = mgr_page_round(MGR_BIG_HDR + bytes)))
+		return PROTO_E_OVERFLOW;
+	if (h && h->fd >= 0) {	/* on file: extend the file, map it anew */
+		size_t omap = MGR_BIG_HDR + old;
+
+		if ((e = posix_fallocate(h->fd, (off_t)omap, (off_t)(map - omap))))
+			return mgr_spill_errno(e);
+		/* the contents are the file's: a new mapping sees them, no copy
+		 * (mremap would need _GNU_SOURCE in every includer) */
+		nh = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, h->fd, 0);
+		if (nh == MAP_FAILED)
+			return PROTO_E_NOMEM;
+		munmap(h, omap);
+		nh->bytes = map - MGR_BIG_HDR;
+		*p = (char *)nh + MGR_BIG_HDR;
+		return 0;
+	}
+	budget = mgr_spill_budget();
+	heap = __atomic_load_n(&mgr_big_heap_total, __ATOMIC_RELAXED) - old + bytes;
+	if (heap <= budget || bytes < (budget < MGR_SPILL_MIN ? budget : MGR_SPILL_MIN)) {
+		if (!(nh = realloc(h, MGR_BIG_HDR + bytes)))
+			return PROTO_E_NOMEM;
+		nh->bytes = bytes;
+		nh->fd = -1;
+		__atomic_add_fetch(&mgr_big_heap_total, bytes - old, __ATOMIC_RELAXED);
+		*p = (char *)nh + MGR_BIG_HDR;
+		return 0;
+	}
+	if ((fd = mgr_spill_file()) < 0)
+		return fd;
+	if ((e = posix_fallocate(fd, 0, (off_t)map))) {
+		close(fd);
+		return mgr_spill_errno(e);
+	}
+	nh = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (nh == MAP_FAILED) {
+		close(fd);
+		return PROTO_E_NOMEM;
+	}
+	if (h) {
+		memcpy((char *)nh + MGR_BIG_HDR, *p, old);
+		free(h);
+		__atomic_sub_fetch(&mgr_big_heap_total, old, __ATOMIC_RELAXED);
+	}
+	nh->bytes = map - MGR_BIG_HDR;
+	nh->fd = fd;
+	*p = (char *)nh + MGR_BIG_HDR;
+	return 0;
+}
+
+/* mgr_grow for big arrays: make *p (NULL or from mgr_big_*) hold at least
+ * need elements of size bytes, *cap doubling from 64. 0, or a negative
+ * PROTO_E_* with *p and *cap unchanged. Free with mgr_big_free. */
+static inline int mgr_big_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	int rc;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > SIZE_MAX / size)
+		return PROTO_E_OVERFLOW;
+	if ((rc = mgr_big_resize(p, ncap * size)))
+		return rc;
+	*cap = ncap;
+	return 0;
+}
+
+/* A zeroed big array of n elements of size bytes, or NULL with *rc set
+ * (PROTO_E_*). Free with mgr_big_free. */
+static inline void *mgr_big_calloc(size_t n, size_t size, int *rc)
+{
+	void *p = NULL;
+
+	if (size && n > SIZE_MAX / size) {
+		*rc = PROTO_E_OVERFLOW;
+		return NULL;
+	}
+	if ((*rc = mgr_big_resize(&p, n * size > 0 ? n * size : 1)))
+		return NULL;
+	if (mgr_big_hdr(p)->fd < 0)	/* a new file reads as zeros already */
+		memset(p, 0, n * size);
+	return p;
+}
+
+/* 1 when the big array p lives in a spill file, 0 on the heap or NULL. */
+static inline int mgr_big_spilled(const void *p)
+{
+	return p && mgr_big_hdr(p)->fd >= 0;
+}
+
+/* Release a big array (NULL: no-op); its spill file disappears with it. */
+static inline void mgr_big_free(void *p)
+{
+	struct mgr_big_hdr *h;
+
+	if (!p)
+		return;
+	h = mgr_big_hdr(p);
+	if (h->fd >= 0) {
+		int fd = h->fd;
+
+		munmap(h, MGR_BIG_HDR + h->bytes);
+		close(fd);
+		return;
+	}
+	__atomic_sub_fetch(&mgr_big_heap_total, h->bytes, __ATOMIC_RELAXED);
+	free(h);
 }
 
 /* A well-mixed 64-bit hash of (a, b). */

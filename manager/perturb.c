@@ -8,6 +8,8 @@
  * have entered) and every receive or collective leaves a base on its flow.
  * Apply: exporters walk the events again; a cursor per flow finds the base
  * in force and subtracts what the tracer added since.
+ * Storage: what grows with the trace (records, bases, busy intervals) is in
+ * big arrays (grow.h) that spill to disk beyond the heap budget.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -225,8 +227,9 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		p->s[f->sidx].cost_mpi = ev->arg[1];
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
 	if (info && info->category == PROTO_CAT_MPI) {
-		if (mgr_grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r))) {
-			p->error = PROTO_E_NOMEM;
+		int rc = mgr_big_grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r));
+		if (rc) {
+			p->error = rc;
 			return;
 		}
 		struct rec *r = &p->r[p->nr++];
@@ -266,12 +269,13 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	f->stolen += stolen_ns(p, ev, t0, t1);
 	if (ev->type == PROTO_EV_FLUSH || ev->type == PROTO_EV_SEND) {
 		struct sinfo *si = &p->s[f->sidx];
+		int rc;
 
-		if (mgr_grow((void **)&si->bend, &si->capend, si->nb + 1,
-			     sizeof(*si->bend)) ||
-		    mgr_grow((void **)&si->bpre, &si->cappre, si->nb + 2,
-			     sizeof(*si->bpre))) {
-			p->error = PROTO_E_NOMEM;
+		if ((rc = mgr_big_grow((void **)&si->bend, &si->capend, si->nb + 1,
+				       sizeof(*si->bend))) ||
+		    (rc = mgr_big_grow((void **)&si->bpre, &si->cappre, si->nb + 2,
+				       sizeof(*si->bpre)))) {
+			p->error = rc;
 			return;
 		}
 		/* durations ride in bpre until the prefix sums are made */
@@ -337,8 +341,9 @@ static int64_t corrected(const struct mgr_perturb *p, const struct flow *f,
 static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 		    int64_t start_a, int64_t end_a)
 {
-	if (mgr_grow((void **)&f->b, &f->capb, f->nb + 1, sizeof(*f->b)))
-		return PROTO_E_NOMEM;
+	int rc = mgr_big_grow((void **)&f->b, &f->capb, f->nb + 1, sizeof(*f->b));
+	if (rc)
+		return rc;
 	struct base *b = &f->b[f->nb++];
 	b->idx = r->idx;
 	b->tb = r->t1;
@@ -415,19 +420,20 @@ static void fit_model(struct mgr_perturb *p)
 
 static int process(struct mgr_perturb *p)
 {
-	struct rec **order = malloc((p->nr + 1) * sizeof(*order));
+	int rc;
+	struct rec **order = mgr_big_calloc(p->nr + 1, sizeof(*order), &rc);
 	int64_t *coll_key = NULL;
 	size_t ncoll = 0;
 
 	if (!order)
-		return PROTO_E_NOMEM;
+		return rc;
 	for (size_t i = 0; i < p->nr; i++)
 		if (p->r[i].coll >= 0 && (size_t)p->r[i].coll + 1 > ncoll)
 			ncoll = (size_t)p->r[i].coll + 1;
-	coll_key = calloc(ncoll + 1, sizeof(*coll_key));
+	coll_key = mgr_big_calloc(ncoll + 1, sizeof(*coll_key), &rc);
 	if (!coll_key) {
-		free(order);
-		return PROTO_E_NOMEM;
+		mgr_big_free(order);
+		return rc;
 	}
 	for (size_t i = 0; i < ncoll; i++)
 		coll_key[i] = INT64_MIN;
@@ -478,8 +484,8 @@ static int process(struct mgr_perturb *p)
 					end_a = x->ta0;
 				x->ta1 = end_a;
 				x->done = 1;
-				if (add_base(p, &p->f[x->flow], x, x->ta0, end_a))
-					goto nomem;
+				if ((rc = add_base(p, &p->f[x->flow], x, x->ta0, end_a)))
+					goto fail;
 			}
 			p->st.collectives++;
 			continue;
@@ -509,16 +515,14 @@ static int process(struct mgr_perturb *p)
 		if (end_a < r->ta0)
 			end_a = r->ta0;
 		r->ta1 = end_a;
-		if (add_base(p, f, r, r->ta0, end_a))
-			goto nomem;
+		if ((rc = add_base(p, f, r, r->ta0, end_a)))
+			goto fail;
 	}
-	free(order);
-	free(coll_key);
-	return 0;
-nomem:
-	free(order);
-	free(coll_key);
-	return PROTO_E_NOMEM;
+	rc = 0;
+fail:
+	mgr_big_free(order);
+	mgr_big_free(coll_key);
+	return rc;
 }
 
 struct mgr_perturb *mgr_perturb_build(const char *dir,
@@ -566,8 +570,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 
 		if (!si->nb)
 			continue;
-		if (!(bv = malloc(si->nb * sizeof(*bv)))) {
-			*rc = PROTO_E_NOMEM;
+		if (!(bv = mgr_big_calloc(si->nb, sizeof(*bv), rc))) {
 			mgr_perturb_free(p);
 			return NULL;
 		}
@@ -581,7 +584,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 			si->bend[k] = bv[k].end;
 			si->bpre[k + 1] = si->bpre[k] + bv[k].d;
 		}
-		free(bv);
+		mgr_big_free(bv);
 	}
 	if (clc)
 		mgr_causality_foreach(clc, on_match, p);
@@ -670,14 +673,14 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nf; i++)
-		free(p->f[i].b);
+		mgr_big_free(p->f[i].b);
 	for (size_t i = 0; i < p->ns; i++) {
-		free(p->s[i].bend);
-		free(p->s[i].bpre);
+		mgr_big_free(p->s[i].bend);
+		mgr_big_free(p->s[i].bpre);
 	}
 	free(p->f);
 	free(p->s);
 	free(p->fmap);
-	free(p->r);
+	mgr_big_free(p->r);
 	free(p);
 }

@@ -7,12 +7,17 @@
  *
  * Speeds: each rank's own effective rate in the run, the flops of its
  * COMPUTE events over their thread CPU time (the platform calibrated by the
- * tool, [000]'s remedy for a flop rate calibrated once) when they add up to
+ * tool, [000]'s remedy for a flop rate calibrated once), each stretch's CPU
+ * time capped by its interval (stretch_cpu_ns), when they add up to
  * at least a millisecond of CPU; else its META flop_rate (the sensor's
  * calibration loop), else the rate its COMPUTE events carry. Latency and
  * bandwidth come from the META keys
  * net_latency_ns (one-way) and net_bandwidth_Bps when the trace has them
- * (no sensor measures them yet), else the defaults below.
+ * (`tapestry launch` and `tapestry run` of an mpirun write them into
+ * meta.xml from an MPI ping-pong before the application, manager/netcal.c;
+ * net_calibration says how, or why not), else the defaults below. They are
+ * end-to-end figures; every route of the platform crosses two links, each
+ * given half the one-way latency and the whole bandwidth.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -71,6 +76,17 @@ static void xml_attr(FILE *f, const char *s)
 				fputc(*s, f);
 		}
 	}
+}
+
+/* CPU time of a COMPUTE stretch that the program itself used: its thread
+ * CPU time capped by the interval of its stamps (as in export_sim.c: the
+ * sensor's CPU-time and counter reads sit between them and the stamps). */
+static double stretch_cpu_ns(const struct proto_event *ev)
+{
+	double cpu = (double)ev->arg[0];
+	double wall = ev->t_end > ev->t_start ? (double)(ev->t_end - ev->t_start) : 0;
+
+	return cpu > wall ? wall : cpu;
 }
 
 /* A positive finite number from a META value, or 0. */
@@ -179,10 +195,15 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 	if (defaulted)
 		mgr_err("warning: %s: %d ranks have no calibrated flop rate: "
 			"%.0e flop/s assumed", dir, defaulted, PF_DEFAULT_SPEED);
-	if (strcmp(src, "trace"))
+	if (strcmp(src, "trace")) {
+		const char *why = net_meta(t, rk, n, "net_calibration");
+
 		mgr_err("note: no measured latency/bandwidth in the trace "
 			"(net_latency_ns, net_bandwidth_Bps): defaults %.3g s "
-			"one-way, %.3g B/s used", lat, bw);
+			"one-way, %.3g B/s used%s%s%s", lat, bw,
+			why ? " (network ping-pong at launch: " : "",
+			why ? why : "", why ? ")" : "");
+	}
 	return 0;
 }
 
@@ -239,9 +260,15 @@ int mgr_export_simgrid_platform(const char *dir, const char *out,
 			if (te.ev->arg[3] > 0)
 				s->compute_rate = (double)te.ev->arg[3];
 			if (te.ev->arg[0] > 0) {
-				s->flops += mgr_compute_flops(te.ev, meta_num(
+				double cpu = stretch_cpu_ns(te.ev);
+				double f = mgr_compute_flops(te.ev, meta_num(
 					proto_stream_meta(te.stream, "instruction_rate")));
-				s->cpu_ns += (double)te.ev->arg[0];
+
+				/* as the simgrid-ti export counts them */
+				if (te.ev->arg[2] == 0)
+					f *= cpu / (double)te.ev->arg[0];
+				s->flops += f;
+				s->cpu_ns += cpu;
 			}
 			continue;
 		}

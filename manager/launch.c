@@ -30,6 +30,7 @@
 #include "manager/jobdesc.h"
 #include "manager/live.h"
 #include "manager/mgr.h"
+#include "manager/netcal.h"
 #include "manager/spawn.h"
 #include "proto/msg.h"
 
@@ -61,6 +62,7 @@ struct launch {
 	int started;				/* collectors started so far */
 	char colname[MGR_JD_MAX_COLLECTORS][96];
 	char logdir[PATH_MAX];
+	struct mgr_netcal nc;			/* network ping-pong before the app */
 };
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -641,6 +643,81 @@ out:
 	return rc;
 }
 
+/* The network calibration (manager/netcal.c) with the job's mpirun: two
+ * processes, on rank 0's host and on the first other host a rank runs on
+ * (both on rank 0's host when every rank shares it), the description's
+ * environment, not traced. A failure leaves the defaults to the export. */
+static void calibrate(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *argv[MGR_NETCAL_ARGV_MAX];
+	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64];
+	char *env[MGR_JD_MAX_ENV + 1] = {NULL};
+	int h0 = mgr_jd_rank_host(jd, 0), h1 = h0, n = 0;
+	FILE *f;
+
+	for (int r = 1; r < jd->processes && h1 == h0; r++)
+		h1 = mgr_jd_rank_host(jd, r);
+	if (h0 < 0 || h1 < 0)
+		h0 = h1 = 0;
+	snprintf(hostfile, sizeof(hostfile), "%s/plan/pingpong.hosts", L->dir);
+	snprintf(logpath, sizeof(logpath), "%s/pingpong.log", L->logdir);
+	if (!(f = fopen(hostfile, "w"))) {
+		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
+		mgr_err("warning: network ping-pong %s: the SimGrid platform will "
+			"use default latency and bandwidth", L->nc.note);
+		return;
+	}
+	if (jd->mpi == MGR_MPI_OPENMPI) {
+		if (h0 == h1)
+			fprintf(f, "%s slots=2\n", jd->host[h0].address);
+		else
+			fprintf(f, "%s slots=1\n%s slots=1\n", jd->host[h0].address,
+				jd->host[h1].address);
+	} else {
+		if (h0 == h1)
+			fprintf(f, "%s:2\n", jd->host[h0].address);
+		else
+			fprintf(f, "%s:1\n%s:1\n", jd->host[h0].address,
+				jd->host[h1].address);
+	}
+	if (fclose(f) != 0) {
+		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
+		mgr_err("warning: network ping-pong %s: the SimGrid platform will "
+			"use default latency and bandwidth", L->nc.note);
+		return;
+	}
+	if (jd->mpi == MGR_MPI_OPENMPI) {
+		argv[n++] = "mpirun.openmpi";
+		argv[n++] = "--hostfile";
+		argv[n++] = hostfile;
+		for (int i = 0; i < jd->nenv && n < MGR_NETCAL_ARGV_MAX - 8; i++) {
+			if (asprintf(&env[i], "%s=%s", jd->env[i].name,
+				     jd->env[i].value) < 0) {
+				env[i] = NULL;
+				break;
+			}
+			argv[n++] = "-x";
+			argv[n++] = env[i];
+		}
+	} else {
+		argv[n++] = "mpirun.mpich";
+		argv[n++] = "-f";
+		argv[n++] = hostfile;
+		for (int i = 0; i < jd->nenv && n < MGR_NETCAL_ARGV_MAX - 8; i++) {
+			argv[n++] = "-genv";
+			argv[n++] = jd->env[i].name;
+			argv[n++] = jd->env[i].value;
+		}
+	}
+	argv[n++] = "-np";
+	argv[n++] = "2";
+	argv[n] = NULL;
+	mgr_netcal_run(argv, mgr_jd_mpi_name(jd->mpi), logpath,
+		       MGR_NETCAL_TIMEOUT_MS, &L->nc);
+	free_env(env);
+}
+
 /* Not MPI: one process per rank, each through its host's launcher, with
  * its host's node collector. */
 static int run_direct(struct launch *L)
@@ -741,6 +818,10 @@ static void launch_help(FILE *out)
 	      "  --live-ti DIR          while the job runs, write each rank's SimGrid\n"
 	      "                         actions into DIR (tapestry live-ti --help)\n"
 	      "  --live-fifo            ... as named pipes, for smpirun -replay\n"
+	      "  --no-pingpong          do not measure the network before an MPI\n"
+	      "                         application (by default an MPI ping-pong between\n"
+	      "                         two of its hosts gives the SimGrid platform its\n"
+	      "                         latency and bandwidth; logs/pingpong.log)\n"
 	      "  Exit status: the application's, 1 when launching or collection\n"
 	      "  failed (everything started is stopped), 2 on a usage error.\n",
 	      out);
@@ -783,6 +864,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		{"keep-going", no_argument, NULL, 'k'},
 		{"live-ti", required_argument, NULL, 'L'},
 		{"live-fifo", no_argument, NULL, 'F'},
+		{"no-pingpong", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -791,7 +873,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	struct mgr_child live;
 	char defdir[64], listen[300], path[PATH_MAX + 64];
 	const char *dir = NULL;
-	int c, status = 1, keep_going = 0, app_ran = 0;
+	int c, status = 1, keep_going = 0, app_ran = 0, pingpong = 1;
 	struct stat sb;
 
 	memset(&L, 0, sizeof(L));
@@ -812,6 +894,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		case 'k': keep_going = 1; break;
 		case 'L': live_o.outdir = optarg; break;
 		case 'F': live_o.fifo = 1; break;
+		case 'P': pingpong = 0; break;
 		case 'h': launch_help(stdout); return 0;
 		default: launch_help(stderr); return 2;
 		}
@@ -963,6 +1046,14 @@ int mgr_cmd_launch(int argc, char **argv)
 		if (start_collector(&L, L.order[k]))
 			goto stop;
 
+	if (jd->mpi != MGR_MPI_NONE && pingpong) {
+		calibrate(&L);
+	} else if (jd->mpi != MGR_MPI_NONE) {
+		mgr_netcal_skip(&L.nc, "skipped (--no-pingpong)");
+		fprintf(stderr, "tapestry: network ping-pong skipped (--no-pingpong): "
+			"the SimGrid platform will use default latency and "
+			"bandwidth\n");
+	}
 	app_ran = 1;
 	int app = jd->mpi == MGR_MPI_NONE ? run_direct(&L) : run_mpi(&L);
 
@@ -975,6 +1066,8 @@ int mgr_cmd_launch(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "tapestry: job directory %s written\n", dir);
+	if (jd->mpi != MGR_MPI_NONE)
+		mgr_netcal_save(dir, &L.nc);	/* a failure: the export's defaults */
 	/* the live feed ends by itself once every rank has ended; SIGTERM
 	 * makes it flush and stop when it does not */
 	for (long long t0 = mgr_now_ms(); live.pid > 0 && !mgr_child_exited(&live) &&

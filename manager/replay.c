@@ -2,7 +2,9 @@
  * manager/replay.c - `tapestry replay DIR`: export the job's time-independent
  * trace (simgrid-ti) and its platform (simgrid-platform) into DIR/replay/,
  * replay them with SimGrid (`smpirun -replay`, whose default replay program
- * is SimGrid's own smpireplaymain) and print the simulated time.
+ * is SimGrid's own smpireplaymain) and print the simulated time. With
+ * --platform, a platform.xml and hostfile made beforehand (another run's
+ * simgrid-platform export, or written by hand) replace the job's own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,11 +28,17 @@
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry replay [-o OUTDIR] DIR\n"
+	fputs("usage: tapestry replay [-o OUTDIR] [--platform P] DIR\n"
 	      "  Exports DIR as simgrid-ti and simgrid-platform into OUTDIR\n"
 	      "  (default DIR/replay, replaced), replays it with SimGrid\n"
 	      "  (smpirun -replay) and prints the simulated time.\n"
 	      "  -o, --output OUTDIR  where the exports and smpirun.log go\n"
+	      "  -p, --platform P     replay on a platform made beforehand instead of\n"
+	      "                       DIR's own: P is a directory holding platform.xml\n"
+	      "                       and hostfile (e.g. `tapestry export -f\n"
+	      "                       simgrid-platform` of another run), or a platform\n"
+	      "                       file with a hostfile beside it; the hostfile\n"
+	      "                       names at least one host per rank of DIR\n"
 	      "  TAPESTRY_SMPIRUN     smpirun to use (default: the one configure found,\n"
 	      "                       else smpirun in PATH)\n", out);
 }
@@ -58,6 +66,82 @@ static char *find_smpirun(void)
 		path += n + (path[n] == ':');
 	}
 	return NULL;
+}
+
+/* Non-empty lines of path (a hostfile, the trace's list), or -1. */
+static long count_lines(const char *path)
+{
+	char line[LOG_LINE_MAX];
+	FILE *f = fopen(path, "r");
+	long n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (line[strspn(line, " \t\r\n")])
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* The platform and hostfile of --platform p (a directory holding
+ * platform.xml and hostfile, or a platform file with a hostfile beside
+ * it), absolute and malloc'd, and the job.xml beside them when there is
+ * one (else *job = NULL). 0, or -1 with a message. */
+static int user_platform(const char *p, char **platform, char **hostfile,
+			 char **job)
+{
+	struct stat sb;
+	char *real = realpath(p, NULL), *dir = NULL, *slash;
+	int rc = -1;
+
+	*platform = *hostfile = *job = NULL;
+	if (!real || stat(real, &sb) != 0) {
+		mgr_err("%s: no such platform (--platform takes a directory with "
+			"platform.xml and hostfile, or a platform file)", p);
+		goto out;
+	}
+	if (!(dir = strdup(real)))
+		goto out;
+	if (!S_ISDIR(sb.st_mode) && (slash = strrchr(dir, '/')))
+		*slash = '\0';	/* realpath's result is absolute */
+	if (S_ISDIR(sb.st_mode) ? asprintf(platform, "%s/platform.xml", dir) < 0 :
+	    !(*platform = strdup(real))) {
+		*platform = NULL;
+		goto out;
+	}
+	if (asprintf(hostfile, "%s/hostfile", dir) < 0) {
+		*hostfile = NULL;
+		goto out;
+	}
+	if (asprintf(job, "%s/job.xml", dir) < 0) {
+		*job = NULL;
+		goto out;
+	}
+	if (access(*platform, R_OK) != 0) {
+		mgr_err("%s: cannot read the platform: %m", *platform);
+		goto out;
+	}
+	if (access(*hostfile, R_OK) != 0) {
+		mgr_err("%s: cannot read the hostfile that goes with %s: %m",
+			*hostfile, *platform);
+		goto out;
+	}
+	if (access(*job, R_OK) != 0) {
+		free(*job);
+		*job = NULL;
+	}
+	rc = 0;
+out:
+	free(real);
+	free(dir);
+	if (rc) {
+		free(*platform);
+		free(*hostfile);
+		free(*job);
+		*platform = *hostfile = *job = NULL;
+	}
+	return rc;
 }
 
 /* Ranks and mean host speed from the platform export's job.xml. */
@@ -165,13 +249,15 @@ int mgr_cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"platform", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	char *smpirun = NULL, *base = NULL, *ti = NULL, *pf = NULL, *log = NULL;
 	char *platform = NULL, *hostfile = NULL, *job = NULL, *real = NULL;
 	char np[32], speed_cfg[64];
-	const char *dir, *output = NULL;
+	const char *dir, *output = NULL, *user_pf = NULL;
+	char *listpath = NULL;
 	struct mgr_export_stats st;
 	struct stat sb;
 	double speed = 0, simtime = 0;
@@ -179,9 +265,10 @@ int mgr_cmd_replay(int argc, char **argv)
 	int c, rc = 1, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
+		case 'p': user_pf = optarg; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
 		}
@@ -196,6 +283,8 @@ int mgr_cmd_replay(int argc, char **argv)
 		mgr_err("%s: not a job directory", dir);
 		return 1;
 	}
+	if (user_pf && user_platform(user_pf, &platform, &hostfile, &job) != 0)
+		return 1;
 	if (!(smpirun = find_smpirun())) {
 		mgr_err("SimGrid is not installed (smpirun not found; on Debian: "
 			"apt-get install libsimgrid-dev): cannot replay");
@@ -215,16 +304,41 @@ int mgr_cmd_replay(int argc, char **argv)
 	if (asprintf(&ti, "%s/simgrid-ti", real) < 0 ||
 	    asprintf(&pf, "%s/simgrid-platform", real) < 0 ||
 	    asprintf(&log, "%s/smpirun.log", real) < 0 ||
-	    asprintf(&platform, "%s/platform.xml", pf) < 0 ||
-	    asprintf(&hostfile, "%s/hostfile", pf) < 0 ||
-	    asprintf(&job, "%s/job.xml", pf) < 0)
+	    asprintf(&listpath, "%s/list", ti) < 0)
+		goto done;
+	if (!user_pf && (asprintf(&platform, "%s/platform.xml", pf) < 0 ||
+			 asprintf(&hostfile, "%s/hostfile", pf) < 0 ||
+			 asprintf(&job, "%s/job.xml", pf) < 0))
 		goto done;
 	if (mgr_export("simgrid-ti", dir, ti, &st) != 0 ||
-	    mgr_export("simgrid-platform", dir, pf, &st) != 0)
+	    (!user_pf && mgr_export("simgrid-platform", dir, pf, &st) != 0))
 		goto done;
-	if (read_job(job, &ranks, &speed) != 0) {
+	if (!user_pf && read_job(job, &ranks, &speed) != 0) {
 		mgr_err("%s: unreadable platform description", job);
 		goto done;
+	}
+	if (user_pf) {
+		/* the trace's ranks; the hostfile must place each of them */
+		long hosts = count_lines(hostfile);
+
+		if ((ranks = count_lines(listpath)) <= 0) {
+			mgr_err("%s: no ranks in the exported trace", listpath);
+			goto done;
+		}
+		if (hosts < ranks) {
+			mgr_err("%s names %ld hosts, the trace of %s has %ld ranks: "
+				"the platform does not fit this job", hostfile,
+				hosts < 0 ? 0 : hosts, dir, ranks);
+			goto done;
+		}
+		/* smpi/host-speed only silences SMPI's benchmarking note
+		 * (replay benchmarks nothing): any speed does */
+		long pr;
+
+		if (!job || read_job(job, &pr, &speed) != 0)
+			speed = 1e9;
+		fprintf(stderr, "tapestry: replaying on the platform %s with the "
+			"hosts of %s\n", platform, hostfile);
 	}
 	snprintf(np, sizeof(np), "%ld", ranks);
 	snprintf(speed_cfg, sizeof(speed_cfg), "--cfg=smpi/host-speed:%.6gf", speed);
@@ -263,5 +377,6 @@ done:
 	free(platform);
 	free(hostfile);
 	free(job);
+	free(listpath);
 	return rc;
 }

@@ -6,11 +6,15 @@
  * runs PROGRAM with the sensor preloaded and pointed at the node collector,
  * then drains the tree (SIGTERM: each collector forwards what it holds and
  * waits for the acknowledgements before it exits) and prints the summary.
+ * When PROGRAM is an mpirun (or mpiexec), the network is measured first
+ * with the MPI ping-pong run by that mpirun on two local processes
+ * (manager/netcal.c), for the SimGrid platform export.
  * Everything started is stopped on every path out.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 #include "manager/mgr.h"
+#include "manager/netcal.h"
 #include "manager/spawn.h"
 
 #define START_TIMEOUT_MS 10000
@@ -38,8 +43,50 @@ static void help(FILE *out)
 	      "                        from PROGRAM, or mpirun's installation)\n"
 	      "  --secret-file F       job secret the sensors must prove (default: none)\n"
 	      "  --keep-going          do not fail when PROGRAM exits non-zero\n"
+	      "  --no-pingpong         when PROGRAM is mpirun/mpiexec, do not measure the\n"
+	      "                        network first (by default: an MPI ping-pong of two\n"
+	      "                        processes with that mpirun, for the SimGrid\n"
+	      "                        platform; DIR/logs/pingpong.log)\n"
 	      "  Exit status: PROGRAM's (or 1 when tracing failed).\n",
 	      out);
+}
+
+/* Is prog an mpirun or mpiexec? */
+static int is_mpirun_name(const char *prog)
+{
+	const char *base = strrchr(prog, '/');
+
+	base = base ? base + 1 : prog;
+	return !strncmp(base, "mpirun", 6) || !strncmp(base, "mpiexec", 7);
+}
+
+/* The ping-pong with PROGRAM's mpirun (flavour mpi, else detected), two
+ * processes on this host. */
+static void calibrate(const char *dir, const char *mpirun, const char *mpi,
+		      struct mgr_netcal *nc)
+{
+	char logdir[PATH_MAX], log[PATH_MAX + 32];
+	const char *argv[] = {mpirun, "-np", "2", NULL, NULL};
+
+	if (!mpi && !(mpi = mgr_detect_mpi(mpirun))) {
+		mgr_netcal_skip(nc, "failed: cannot tell which MPI %s is "
+				"(give --mpi)", mpirun);
+		mgr_err("warning: network ping-pong %s: the SimGrid platform "
+			"will use default latency and bandwidth", nc->note);
+		return;
+	}
+	if (!strcmp(mpi, "openmpi"))
+		argv[3] = "--oversubscribe";
+	snprintf(logdir, sizeof(logdir), "%s/logs", dir);
+	snprintf(log, sizeof(log), "%s/pingpong.log", logdir);
+	if (mkdir(logdir, 0755) != 0 && errno != EEXIST) {
+		mgr_netcal_skip(nc, "failed: cannot create %s: %s", logdir,
+				strerror(errno));
+		mgr_err("warning: network ping-pong %s: the SimGrid platform "
+			"will use default latency and bandwidth", nc->note);
+		return;
+	}
+	mgr_netcal_run(argv, mpi, log, MGR_NETCAL_TIMEOUT_MS, nc);
 }
 
 int mgr_cmd_run(int argc, char **argv)
@@ -50,13 +97,15 @@ int mgr_cmd_run(int argc, char **argv)
 		{"mpi", required_argument, NULL, 'm'},
 		{"secret-file", required_argument, NULL, 'S'},
 		{"keep-going", no_argument, NULL, 'k'},
+		{"no-pingpong", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *dir = NULL, *sensors = "libc,mem", *mpi = NULL, *secret = NULL;
 	char defdir[64], rootaddr[64], nodeaddr[64], *collector = NULL, *lib = NULL;
 	struct mgr_child root, node;
-	int c, status = 1, keep_going = 0;
+	int c, status = 1, keep_going = 0, pingpong = 1, is_mpirun;
+	struct mgr_netcal nc;
 
 	mgr_child_init(&root, "root receiver");
 	mgr_child_init(&node, "node collector");
@@ -68,6 +117,7 @@ int mgr_cmd_run(int argc, char **argv)
 		case 'm': mpi = optarg; break;
 		case 'S': secret = optarg; break;
 		case 'k': keep_going = 1; break;
+		case 'P': pingpong = 0; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
 		}
@@ -128,6 +178,11 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	snprintf(nodeaddr, sizeof(nodeaddr), "127.0.0.1:%d", node.port);
+	is_mpirun = is_mpirun_name(argv[optind]);
+	if (is_mpirun && pingpong)
+		calibrate(dir, argv[optind], mpi, &nc);
+	else if (is_mpirun)
+		mgr_netcal_skip(&nc, "skipped (--no-pingpong)");
 
 	pid_t app = fork();
 	if (app < 0) {
@@ -167,6 +222,8 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "tapestry: job directory %s written\n", dir);
+	if (is_mpirun)
+		mgr_netcal_save(dir, &nc);	/* a failure: the export's defaults */
 	status = app_status;
 	if (keep_going)
 		status = 0;

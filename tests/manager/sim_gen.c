@@ -93,9 +93,15 @@ static void arr(struct gen *g, const int64_t *v, size_t n)
 	}
 }
 
+/* A stretch of flops at RATE whose interval is its CPU time (the exports
+ * cap a stretch's CPU time by its interval). */
 static void compute(struct gen *g, int64_t flops)
 {
-	EV(g, COMPUTE, flops * 1000000000 / RATE, flops, 0, RATE, 0, 0);
+	int64_t cpu = flops * 1000000000 / RATE;
+	struct proto_event *e = EV(g, COMPUTE, cpu, flops, 0, RATE, 0, 0);
+
+	e->t_end = e->t_start + (uint64_t)cpu;
+	g->t = e->t_end + 100;
 }
 
 static void start(struct gen *g, int rank, int size)

@@ -1,8 +1,10 @@
 /*
  * bench/perturbation.c - an MPI program that the tracer perturbs heavily:
  * per iteration some computation, many cheap buffered fwrite calls (each
- * traced), and a small message around a ring. Rank 0 prints the time between
- * the two barriers that frame the timed region, the maximum over ranks:
+ * traced), and a small message around a ring (MPI_Sendrecv).
+ *   perturbation [ITERS [WRITES [WORK]]]   (defaults 2000, 100, 2000)
+ * Rank 0 prints the time between the two barriers that frame the timed
+ * region, the maximum over ranks:
  *   perturbation: region_ns N
  * bench/perturbation.sh runs it untraced and traced and compares the traced
  * run's corrected trace with the untraced time.
@@ -15,6 +17,7 @@ int main(int argc, char **argv)
 {
 	int rank, size, iters = argc > 1 ? atoi(argv[1]) : 2000;
 	int writes = argc > 2 ? atoi(argv[2]) : 100;
+	int work = argc > 3 ? atoi(argv[3]) : 2000;
 	volatile double acc = 0;
 	char tok[64] = {0}, in[64];
 	FILE *f;
@@ -29,7 +32,7 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t0 = MPI_Wtime();
 	for (int i = 0; i < iters; i++) {
-		for (int k = 0; k < 2000; k++)
+		for (int k = 0; k < work; k++)
 			acc += k * 1e-9;
 		for (int w = 0; w < writes; w++)
 			fwrite(tok, 1, 8, f);

@@ -30,24 +30,40 @@ struct base {
 	int64_t start_a;	/* the base event's own corrected start */
 };
 
+/* What the tracer cost a flow up to a point, counted along the flow. */
+struct acc {
+	uint64_t nw;		/* wrapped events at the calibrated cost */
+	uint64_t nm;		/* MPI events at the calibrated accounting cost */
+	int64_t flush;		/* flush ns */
+	int64_t stolen;		/* ns the thread was off the CPU in COMPUTE */
+	int64_t meas;		/* the MPI sensor's work measured in situ */
+	/* measuring: the gaps around an MPI event that follows a COMPUTE
+	 * event hold nothing but the MPI sensor's accounting (its reads, the
+	 * COMPUTE and MPI records): the gap from the COMPUTE end to the MPI
+	 * start, and from the MPI end to the next COMPUTE start */
+	int prev_comp;		/* the flow's previous event was COMPUTE */
+	int pending;		/* a measured MPI event awaits its exit gap */
+	int64_t comp_t1, mpi_t1;
+	uint64_t nmeas;		/* measured MPI events so far */
+};
+
 struct flow {
 	uint64_t stream;
 	uint32_t tid, sidx;	/* sidx: index of its stream */
 	/* build */
 	uint64_t n;		/* events so far */
-	uint64_t nw;		/* wrapped events so far */
-	uint64_t nm;		/* MPI events so far */
-	int64_t flush;		/* flush ns so far */
-	int64_t stolen;		/* ns this thread was off the CPU in COMPUTE */
+	struct acc a;
 	uint64_t ncoll;		/* world collectives so far */
 	int64_t first_t;
 	int have_first;
 	struct base cur;	/* base in force while processing */
 	struct base *b;
 	size_t nb, capb;
+	int64_t *xg;		/* exit gap of each measured MPI event */
+	size_t nxg, capxg;
 	/* apply */
-	uint64_t an, anw, anm;
-	int64_t aflush, astolen;
+	uint64_t an;
+	struct acc aa;
 	size_t ab;		/* bases passed */
 };
 
@@ -66,9 +82,9 @@ struct rec {			/* an MPI event */
 	uint32_t flow;
 	uint16_t type;
 	uint8_t arrived, is_recv;
-	uint64_t idx, nw, nm;	/* event index, wrapped and MPI events before it */
-	int64_t flush;		/* flush ns before it */
-	int64_t stolen;		/* off-CPU ns before it */
+	uint64_t idx;		/* event index in its flow */
+	struct acc a;		/* the tracer's cost before it */
+	int64_t probe;		/* ns of the arrived probe inside it */
 	int64_t t0, t1;		/* global repaired times */
 	int64_t bytes, coll;	/* coll: world collective number, -1 */
 	int64_t send;		/* matched send record, -1 */
@@ -198,6 +214,68 @@ static int wrapped(const struct proto_event *ev)
 	return i && i->category != PROTO_CAT_TRACER && i->category != PROTO_CAT_MEM;
 }
 
+static int is_mpi(const struct proto_event *ev)
+{
+	const struct proto_ev_info *i = proto_ev_info(ev->type);
+
+	return i && i->category == PROTO_CAT_MPI;
+}
+
+/* Account for ev in c before its own alpha is taken: an MPI event right
+ * after a COMPUTE event adds the gap between them (the accounting reads and
+ * the COMPUTE record, measured); a COMPUTE event ends the exit gap of the
+ * measured MPI event before it, returned in *xg (-1: none), which the build
+ * adds here and the apply pass adds at that MPI event's end. */
+static void acc_before(struct acc *c, const struct proto_event *ev,
+		       int64_t t0, int build, int64_t *xg)
+{
+	*xg = -1;
+	if (ev->type == PROTO_EV_COMPUTE) {
+		if (c->pending) {
+			*xg = t0 > c->mpi_t1 ? t0 - c->mpi_t1 : 0;
+			c->pending = 0;
+			if (build)
+				c->meas += *xg;
+		}
+		return;
+	}
+	if (!is_mpi(ev))
+		return;
+	if (c->pending) {	/* no COMPUTE after the last one: unmeasured */
+		*xg = 0;
+		c->pending = 0;
+	}
+	if (c->prev_comp)
+		c->meas += t0 > c->comp_t1 ? t0 - c->comp_t1 : 0;
+}
+
+/* Account for ev in c after it; 1 if it is a measured MPI event (its costs
+ * are in the gaps around it, not at the calibrated rates). */
+static int acc_after(const struct mgr_perturb *p, struct acc *c,
+		     const struct proto_event *ev, int64_t t0, int64_t t1)
+{
+	int measured = 0;
+
+	if (is_mpi(ev) && c->prev_comp) {
+		measured = 1;
+		c->pending = 1;
+		c->mpi_t1 = t1;
+		c->nmeas++;
+	} else {
+		if (wrapped(ev))
+			c->nw++;
+		if (is_mpi(ev))
+			c->nm++;
+	}
+	if (ev->type == PROTO_EV_FLUSH)
+		c->flush += t1 - t0;
+	c->stolen += stolen_ns(p, ev, t0, t1);
+	c->prev_comp = ev->type == PROTO_EV_COMPUTE;
+	if (c->prev_comp)
+		c->comp_t1 = t1;
+	return measured;
+}
+
 static int is_world_collective(const struct proto_event *ev)
 {
 	int c = proto_ev_arg(ev->type, PROTO_F_comm);
@@ -226,6 +304,14 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
 		p->s[f->sidx].cost_mpi = ev->arg[1];
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
+	int64_t xg;
+	acc_before(&f->a, ev, t0, 1, &xg);
+	if (xg >= 0) {
+		if ((p->error = mgr_big_grow((void **)&f->xg, &f->capxg,
+					     f->nxg + 1, sizeof(*f->xg))))
+			return;
+		f->xg[f->nxg++] = xg;
+	}
 	if (info && info->category == PROTO_CAT_MPI) {
 		int rc = mgr_big_grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r));
 		if (rc) {
@@ -238,16 +324,22 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		r->flow = fi;
 		r->type = ev->type;
 		r->idx = f->n;
-		r->nw = f->nw;
-		r->nm = f->nm;
-		r->stolen = f->stolen;
-		r->flush = f->flush;
+		r->a = f->a;
 		r->t0 = t0;
 		r->t1 = t1;
 		r->send = -1;
 		r->coll = -1;
 		int a = proto_ev_arg(ev->type, PROTO_F_arrived);
 		r->arrived = a >= 0 && ev->arg[a] > 0;
+		a = proto_ev_arg(ev->type, PROTO_F_probe_ns);
+		r->probe = a >= 0 && ev->arg[a] > 0 ? ev->arg[a] : 0;
+		if (ev->type == PROTO_EV_MPI_SENDRECV && te->array &&
+		    te->narray >= 3) {	/* rtag, arrived, probe_ns */
+			r->arrived = te->array[1] > 0;
+			r->probe = te->array[2] > 0 ? te->array[2] : 0;
+		}
+		if (r->probe > t1 - t0)
+			r->probe = t1 - t0;
 		if (ev->type == PROTO_EV_MPI_WAITALL && te->array) {
 			r->arrived = 1;	/* all of its receives had arrived */
 			for (size_t i = 3; i < te->narray; i += 4)
@@ -260,13 +352,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 			r->coll = (int64_t)f->ncoll++;
 	}
 	f->n++;
-	if (wrapped(ev))
-		f->nw++;
-	if (info && info->category == PROTO_CAT_MPI)
-		f->nm++;
-	if (ev->type == PROTO_EV_FLUSH)
-		f->flush += t1 - t0;
-	f->stolen += stolen_ns(p, ev, t0, t1);
+	acc_after(p, &f->a, ev, t0, t1);
 	if (ev->type == PROTO_EV_FLUSH || ev->type == PROTO_EV_SEND) {
 		struct sinfo *si = &p->s[f->sidx];
 		int rc;
@@ -320,12 +406,11 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
  * tracer threads ended by t; stolen: the flow's off-CPU time in COMPUTE
  * intervals; 0: none. */
 static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
-			    uint64_t nw, uint64_t nm, int64_t flush, int64_t stolen,
-			    int64_t t)
+			    const struct acc *c, int64_t t)
 {
 	const struct sinfo *si = &p->s[f->sidx];
-	int64_t a = (int64_t)nw * si->cost + (int64_t)nm * si->cost_mpi +
-		    flush + stolen;
+	int64_t a = (int64_t)c->nw * si->cost + (int64_t)c->nm * si->cost_mpi +
+		    c->flush + c->stolen + c->meas;
 
 	if (f->tid == 0)
 		a += busy_before(p, f->sidx, t);
@@ -350,7 +435,7 @@ static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 	b->tb_a = end_a;
 	/* the tracer's work for the base event itself comes after its end:
 	 * acc restarts at alpha(base), as in [004] */
-	b->a_b = alpha_before(p, f, r->nw, r->nm, r->flush, r->stolen, r->t0);
+	b->a_b = alpha_before(p, f, &r->a, r->t0);
 	b->start_a = start_a;
 	f->cur = *b;
 	return 0;
@@ -380,39 +465,104 @@ static int cmp_base(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* A receive that waited for its message (not arrived) gives a point of
+ * the communication model: bytes -> end of the receive - start of the send. */
+static int model_point(const struct mgr_perturb *p, const struct rec *r,
+		       double *x, double *y)
+{
+	if (!r->is_recv || r->send < 0 || r->arrived)
+		return 0;
+	*x = (double)r->bytes;
+	*y = (double)(r->t1 - p->r[r->send].t0);
+	return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Least squares of y = lat + slope x over the points whose residual from
+ * (lat0, slope0) is within cut; the fit, the points kept and their
+ * residual sum of squares. */
+static uint64_t ols_within(const struct mgr_perturb *p, double lat0,
+			   double slope0, double cut, double *lat, double *slope,
+			   double *rss, double *vxx_out)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0, x, y;
+
+	for (size_t i = 0; i < p->nr; i++)
+		if (model_point(p, &p->r[i], &x, &y) &&
+		    fabs(y - (lat0 + slope0 * x)) <= cut) {
+			sx += x; sy += y; sxx += x * x; sxy += x * y; n++;
+		}
+	if (n < 1)
+		return 0;
+	double mx = sx / n, my = sy / n, vxx = sxx - n * mx * mx;
+	*slope = n >= 3 && vxx > 0 ? (sxy - n * mx * my) / vxx : 0;
+	if (*slope < 0)
+		*slope = 0;
+	*lat = my - *slope * mx;
+	*vxx_out = vxx;
+	*rss = 0;
+	for (size_t i = 0; i < p->nr; i++)
+		if (model_point(p, &p->r[i], &x, &y) &&
+		    fabs(y - (lat0 + slope0 * x)) <= cut) {
+			double e = y - (*lat + *slope * x);
+			*rss += e * e;
+		}
+	return (uint64_t)n;
+}
+
+/* The communication model, fitted on the trace's waiting receives. Their
+ * transit times have a long tail (a rank descheduled while its message
+ * waits: milliseconds against a microsecond), which would drag a plain
+ * least-squares fit: the points beyond 3 robust standard deviations
+ * (1.4826 x the median absolute deviation) from the median are left out,
+ * then the fit is redone around the first fit with the same cut. */
 static void fit_model(struct mgr_perturb *p)
 {
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+	double x, y, *v, med, mad, cut, lat, slope, rss, vxx;
+	size_t n = 0;
+	uint64_t kept;
 
-	for (size_t i = 0; i < p->nr; i++) {
-		const struct rec *r = &p->r[i];
-		if (!r->is_recv || r->send < 0 || r->arrived)
-			continue;
-		double x = (double)r->bytes, y = (double)(r->t1 - p->r[r->send].t0);
-		sx += x; sy += y; sxx += x * x; sxy += x * y; n++;
-	}
-	p->st.model_points = (uint64_t)n;
-	if (n < 1)
+	for (size_t i = 0; i < p->nr; i++)
+		n += model_point(p, &p->r[i], &x, &y);
+	p->st.model_points = n;
+	if (!n)
 		return;
-	double mx = sx / n, my = sy / n, vxx = sxx - n * mx * mx;
-	double slope = n >= 3 && vxx > 0 ? (sxy - n * mx * my) / vxx : 0;
-	if (slope < 0)
-		slope = 0;
+	if (!(v = malloc(n * sizeof(*v)))) {
+		/* no room for the robust start: plain least squares */
+		med = 0;
+		cut = INFINITY;
+	} else {
+		size_t k = 0;
+
+		for (size_t i = 0; i < p->nr; i++)
+			if (model_point(p, &p->r[i], &x, &y))
+				v[k++] = y;
+		qsort(v, n, sizeof(*v), cmp_double);
+		med = v[n / 2];
+		for (size_t i = 0; i < n; i++)
+			v[i] = fabs(v[i] - med);
+		qsort(v, n, sizeof(*v), cmp_double);
+		mad = v[n / 2];
+		free(v);
+		/* a floor: identical transits would leave nothing but them */
+		cut = 3 * 1.4826 * (mad > 50 ? mad : 50);
+	}
+	if (!ols_within(p, med, 0, cut, &lat, &slope, &rss, &vxx))
+		return;
+	kept = ols_within(p, lat, slope, cut, &lat, &slope, &rss, &vxx);
+	if (!kept)
+		return;
+	p->st.model_kept = kept;
 	p->st.model_ns_per_byte = slope;
-	p->st.model_latency_ns = my - slope * mx;
-	if (p->st.model_latency_ns < 0)
-		p->st.model_latency_ns = 0;
-	if (n >= 3) {
-		double rss = 0;
-		for (size_t i = 0; i < p->nr; i++) {
-			const struct rec *r = &p->r[i];
-			if (!r->is_recv || r->send < 0 || r->arrived)
-				continue;
-			double e = (double)(r->t1 - p->r[r->send].t0) -
-				   (p->st.model_latency_ns + slope * (double)r->bytes);
-			rss += e * e;
-		}
-		p->st.model_resid_sd_ns = sqrt(rss / (n - 2));
+	p->st.model_latency_ns = lat > 0 ? lat : 0;
+	if (kept >= 3) {
+		p->st.model_resid_sd_ns = sqrt(rss / (double)(kept - 2));
 		if (vxx > 0 && p->st.model_resid_sd_ns > 0)
 			p->st.model_t_slope = slope / (p->st.model_resid_sd_ns / sqrt(vxx));
 	}
@@ -469,7 +619,7 @@ static int process(struct mgr_perturb *p)
 				if (x->coll != r->coll || x->done)
 					continue;
 				struct flow *g = &p->f[x->flow];
-				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, x->nw, x->nm, x->flush, x->stolen, x->t0));
+				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, &x->a, x->t0));
 				if (x->t0 > m)
 					m = x->t0;
 				if (x->ta0 > m_a)
@@ -490,7 +640,7 @@ static int process(struct mgr_perturb *p)
 			p->st.collectives++;
 			continue;
 		}
-		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, r->nw, r->nm, r->flush, r->stolen, r->t0));
+		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, &r->a, r->t0));
 		r->ta1 = r->ta0 + (r->t1 - r->t0);
 		r->done = 1;
 		if (!r->is_recv || r->send < 0)
@@ -498,8 +648,11 @@ static int process(struct mgr_perturb *p)
 		const struct rec *s = &p->r[r->send];
 		int64_t dr = r->t0 - r->ta0, ds = s->t0 - s->ta0, end_a;
 		p->st.receives++;
+		/* the arrived probe is the sensor's time inside the call */
+		int64_t own = r->t1 - r->t0 - r->probe;
+		p->st.probe_ns += r->probe;
 		if (r->arrived && dr <= ds) {
-			end_a = r->ta0 + (r->t1 - r->t0);
+			end_a = r->ta0 + own;
 			p->st.receives_arrived++;
 		} else if (!r->arrived && dr > ds) {
 			end_a = s->ta0 + (r->t1 - s->t0);
@@ -508,8 +661,8 @@ static int process(struct mgr_perturb *p)
 			int64_t dcom = (int64_t)(p->st.model_latency_ns +
 						 p->st.model_ns_per_byte * (double)r->bytes);
 			end_a = s->ta0 + dcom;
-			if (r->arrived && end_a < r->ta0 + (r->t1 - r->t0))
-				end_a = r->ta0 + (r->t1 - r->t0);
+			if (r->arrived && end_a < r->ta0 + own)
+				end_a = r->ta0 + own;
 			p->st.receives_model++;
 		}
 		if (end_a < r->ta0)
@@ -559,6 +712,20 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 			p->s[si].cost = (int64_t)llround(atof(v));
 	}
 	proto_trace_close(t);
+	/* the last measured MPI event of a flow (MPI_Finalize) has no COMPUTE
+	 * after it: its exit reads cost half the calibrated accounting */
+	for (size_t i = 0; i < p->nf && r >= 0 && !p->error; i++) {
+		struct flow *f = &p->f[i];
+
+		if (!f->a.pending)
+			continue;
+		if ((p->error = mgr_big_grow((void **)&f->xg, &f->capxg,
+					     f->nxg + 1, sizeof(*f->xg))))
+			break;
+		f->xg[f->nxg++] = p->s[f->sidx].cost_mpi / 2;
+		f->a.meas += p->s[f->sidx].cost_mpi / 2;
+		f->a.pending = 0;
+	}
 	if (r < 0 || p->error) {
 		*rc = r < 0 ? r : p->error;
 		mgr_perturb_free(p);
@@ -604,7 +771,9 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		struct flow *f = &p->f[i];
 
 		p->st.events += f->n;
-		p->st.removed_ns += alpha_before(p, f, f->nw, f->nm, f->flush, f->stolen, INT64_MAX);
+		p->st.removed_ns += alpha_before(p, f, &f->a, INT64_MAX);
+		p->st.measured_ns += f->a.meas;
+		p->st.measured_events += f->a.nmeas;
 	}
 	mgr_perturb_rewind(p);
 	return p;
@@ -613,9 +782,8 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 void mgr_perturb_rewind(struct mgr_perturb *p)
 {
 	for (size_t i = 0; i < p->nf; i++) {
-		p->f[i].an = p->f[i].anw = p->f[i].anm = 0;
-		p->f[i].aflush = 0;
-		p->f[i].astolen = 0;
+		p->f[i].an = 0;
+		memset(&p->f[i].aa, 0, sizeof(p->f[i].aa));
 		p->f[i].ab = 0;
 	}
 }
@@ -638,7 +806,9 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	/* the base in force: the last one before this event */
 	struct base b0 = {0, f->first_t, f->first_t, 0, 0};
 	const struct base *b = f->ab > 0 ? &f->b[f->ab - 1] : &b0;
-	int64_t a_before = alpha_before(p, f, f->anw, f->anm, f->aflush, f->astolen, start);
+	int64_t xg;
+	acc_before(&f->aa, ev, start, 0, &xg);
+	int64_t a_before = alpha_before(p, f, &f->aa, start);
 
 	*a_start = b->tb_a + (start - b->tb) - (a_before - b->a_b);
 	*a_end = *a_start + (end - start);
@@ -648,19 +818,15 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 		*a_end = f->b[f->ab].tb_a;
 	}
 	f->an++;
-	if (wrapped(ev))
-		f->anw++;
-	const struct proto_ev_info *info = proto_ev_info(ev->type);
-	if (info && info->category == PROTO_CAT_MPI)
-		f->anm++;
-	if (ev->type == PROTO_EV_FLUSH)
-		f->aflush += end - start;
-	int64_t off = stolen_ns(p, ev, start, end);
-	if (off) {
-		/* the interval keeps only the time the thread ran */
+	int64_t off = f->aa.stolen;
+	int measured = acc_after(p, &f->aa, ev, start, end);
+	off = f->aa.stolen - off;
+	if (off)	/* the interval keeps only the time the thread ran */
 		*a_end -= off;
-		f->astolen += off;
-	}
+	/* a measured MPI event: its exit gap (known from the build) counts
+	 * from its end, for the events that follow it */
+	if (measured && f->aa.nmeas - 1 < f->nxg)
+		f->aa.meas += f->xg[f->aa.nmeas - 1];
 }
 
 const struct mgr_perturb_stats *mgr_perturb_stats(const struct mgr_perturb *p)
@@ -672,8 +838,10 @@ void mgr_perturb_free(struct mgr_perturb *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nf; i++)
+	for (size_t i = 0; i < p->nf; i++) {
 		mgr_big_free(p->f[i].b);
+		mgr_big_free(p->f[i].xg);
+	}
 	for (size_t i = 0; i < p->ns; i++) {
 		mgr_big_free(p->s[i].bend);
 		mgr_big_free(p->s[i].bpre);

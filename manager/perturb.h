@@ -41,8 +41,13 @@ struct mgr_perturb_stats {
 		receives_model, collectives;
 	double alpha_ns;		/* mean calibrated cost per event */
 	int64_t removed_ns;		/* sum over flows of the final accumulator */
-	/* the communication model, fitted on receives that waited */
-	uint64_t model_points;
+	/* the MPI sensor's accounting measured in the gaps around MPI events */
+	uint64_t measured_events;
+	int64_t measured_ns;
+	int64_t probe_ns;		/* arrived probes inside receives */
+	/* the communication model, fitted on receives that waited (model_kept
+	 * of model_points: the tail beyond 3 robust sd is left out) */
+	uint64_t model_points, model_kept;
 	double model_latency_ns, model_ns_per_byte, model_resid_sd_ns;
 	double model_t_slope;		/* Student t of the per-byte term */
 };

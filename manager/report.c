@@ -258,11 +258,14 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" removed_ns=\"%" PRId64 "\" alpha_ns=\"%.1f\" receives=\"%" PRIu64
 			       "\" receives_arrived=\"%" PRIu64 "\" receives_waited=\"%" PRIu64
 			       "\" receives_model=\"%" PRIu64 "\" collectives=\"%" PRIu64
-			       "\" model_points=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
+			       "\" measured_events=\"%" PRIu64 "\" measured_ns=\"%" PRId64
+			       "\" probe_ns=\"%" PRId64 "\" model_points=\"%" PRIu64
+			       "\" model_kept=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
 			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\"/>\n",
 			       span_raw, span_cor, ps->removed_ns, ps->alpha_ns, ps->receives,
 			       ps->receives_arrived, ps->receives_waited, ps->receives_model,
-			       ps->collectives, ps->model_points, ps->model_latency_ns,
+			       ps->collectives, ps->measured_events, ps->measured_ns,
+			       ps->probe_ns, ps->model_points, ps->model_kept, ps->model_latency_ns,
 			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
 		}
 		if (cs)
@@ -333,11 +336,17 @@ int mgr_cmd_report(int argc, char **argv)
 			       span_raw ? 100.0 * (double)(span_raw - span_cor) / (double)span_raw : 0,
 			       ps->alpha_ns, ps->removed_ns, ps->receives, ps->receives_arrived,
 			       ps->receives_waited, ps->receives_model, ps->collectives);
+			if (ps->measured_events || ps->probe_ns)
+				printf("               MPI sensor's accounting measured around %" PRIu64
+				       " MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns\n",
+				       ps->measured_events, ps->measured_ns, ps->probe_ns);
 			if (ps->model_points)
-				printf("               communication model on %" PRIu64 " waiting receives:"
+				printf("               communication model on %" PRIu64 " of %" PRIu64
+				       " waiting receives (the tail beyond 3 robust sd left out):"
 				       " latency %.0f ns, %.4f ns/byte, residual sd %.0f ns, Student t of"
-				       " the size term %.2f\n", ps->model_points, ps->model_latency_ns,
-				       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
+				       " the size term %.2f\n", ps->model_kept, ps->model_points,
+				       ps->model_latency_ns, ps->model_ns_per_byte,
+				       ps->model_resid_sd_ns, ps->model_t_slope);
 		}
 		if (cs)
 			printf("\ncausality      %" PRIu64 " messages matched (%" PRIu64

@@ -457,17 +457,22 @@ static void set_args(struct mw_call *c, int64_t a0, int64_t a1, int64_t a2,
 	c->arg[5] = a5;
 }
 
-/* Has the message this receive would match already arrived? */
-static int64_t probe_arrived(int source, int tag, MPI_Comm comm)
+/* Has the message this receive would match already arrived? The probe
+ * runs inside the call's interval; *ns gets its duration (the sensor's own
+ * time, which the post-processing removes). */
+static int64_t probe_arrived(int source, int tag, MPI_Comm comm, int64_t *ns)
 {
 	MPI_Status st;
-	int flag = 0;
+	int flag = 0, rc;
+	uint64_t t;
 
+	*ns = 0;
 	if (source == MPI_PROC_NULL)
 		return 1;
-	if (PMPI_Iprobe(source, tag, comm, &flag, &st) != MPI_SUCCESS)
-		return 0;
-	return flag ? 1 : 0;
+	t = sn_now();
+	rc = PMPI_Iprobe(source, tag, comm, &flag, &st);
+	*ns = (int64_t)(sn_now() - t);
+	return rc == MPI_SUCCESS && flag ? 1 : 0;
 }
 
 /* Has request r already completed (non-destructive)? */
@@ -710,18 +715,20 @@ static int do_Recv(struct mw_call *c, void *buf, int count, MPI_Datatype type,
 		   int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, peer, id;
+	int64_t arrived = 0, probe = 0, peer, id;
 	int rc;
 
 	if (c->on)
-		arrived = probe_arrived(source, tag, comm);
+		arrived = probe_arrived(source, tag, comm, &probe);
 	rc = next_Recv(buf, count, type, source, tag, comm, st);
 	if (rc == MPI_SUCCESS) {
 		id = comm_lookup(comm, st->MPI_SOURCE, &peer, NULL, NULL);
-		set_args(c, peer, st->MPI_TAG, id, status_bytes(st), arrived, 0);
+		set_args(c, peer, st->MPI_TAG, id, status_bytes(st), arrived,
+			 probe);
 	} else {
 		id = comm_lookup(comm, source, &peer, NULL, NULL);
-		set_args(c, peer, tag, id, type_bytes(type, count), arrived, 0);
+		set_args(c, peer, tag, id, type_bytes(type, count), arrived,
+			 probe);
 	}
 	return rc;
 }
@@ -777,11 +784,22 @@ static int do_Sendrecv(struct mw_call *c, const void *sbuf, int scount,
 		       MPI_Comm comm, MPI_Status *status)
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
-			       rtype, source, rtag, comm, st);
-	int64_t peer, src, id = comm_lookup(comm, dest, &peer, NULL, NULL);
-	int64_t rbytes;
+	int64_t arrived = 0, probe = 0, *arr, peer, src, id, rbytes;
+	size_t n = 3;
+	int rc;
 
+	if (c->on)
+		arrived = probe_arrived(source, rtag, comm, &probe);
+	rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
+			   rtype, source, rtag, comm, st);
+	id = comm_lookup(comm, dest, &peer, NULL, NULL);
+	/* the receive half's tag (actual), arrived flag and probe time ride
+	 * in an ARRAY: the six arguments are taken */
+	if (c->on && (arr = mw_call_array(c, &n)) && n == 3) {
+		arr[0] = rc == MPI_SUCCESS ? st->MPI_TAG : rtag;
+		arr[1] = arrived;
+		arr[2] = probe;
+	}
 	if (rc == MPI_SUCCESS) {
 		comm_lookup(comm, st->MPI_SOURCE, &src, NULL, NULL);
 		rbytes = status_bytes(st);

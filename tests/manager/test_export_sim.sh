@@ -7,6 +7,8 @@
 #  2. the stylesheets alone (xsltproc) on a heterogeneous job description;
 #  3. bad input: no MPI events, a missing rank, a damaged job directory, no
 #     stylesheets, no SimGrid: a clear message, non-zero, nothing written;
+#     `replay --platform` with a platform made beforehand (a directory, a
+#     file), and with a missing one, no hostfile, too few hosts;
 #  4. when the MPI sensor and Open MPI are here: deploy/examples/ring.c traced
 #     for real, exported, replayed, and its communication actions compared
 #     with SimGrid's own `smpirun -trace-ti` of the same source (smpicc).
@@ -134,6 +136,37 @@ check "a failing replay fails" [ $? = 1 ]
 check "  ...with smpirun's status and log" bash -c "grep -q 'exit status 3' '$work/e' && grep -q boom '$work/e'"
 "$T" replay 2>/dev/null
 check "replay without a directory is a usage error" [ $? = 2 ]
+
+# ---- replay --platform: a platform made beforehand ----------------------------
+"$T" export -f simgrid-platform -o "$work/pf-made" "$work/ring" 2>/dev/null
+"$T" replay --platform "$work/pf-made" -o "$work/rp1" "$work/ring" >"$work/rp1.out" 2>"$work/rp1.err"
+check "replay --platform DIR (rc $?)" grep -qx "simulated time: $(cat "$EXP/ring-simtime") s" "$work/rp1.out"
+check "  ...says which platform it used" grep -q "replaying on the platform $work/pf-made/platform.xml" "$work/rp1.err"
+check "  ...exported no platform of its own" absent "$work/rp1/simgrid-platform"
+check "  ...smpirun got that platform and hostfile" bash -c \
+	"grep -q -- '-platform $work/pf-made/platform.xml -hostfile $work/pf-made/hostfile' '$work/rp1.err'"
+# a platform file with its hostfile beside it, and a slower host: the time changes
+mkdir -p "$work/pf-slow"
+sed 's/speed="[^"]*"/speed="1e8f"/' "$work/pf-made/platform.xml" >"$work/pf-slow/p.xml"
+cp "$work/pf-made/hostfile" "$work/pf-slow/hostfile"
+"$T" replay --platform "$work/pf-slow/p.xml" -o "$work/rp2" "$work/ring" >"$work/rp2.out" 2>/dev/null
+check "replay --platform FILE (hostfile beside it)" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/rp2.out"
+check "  ...slower hosts, longer simulated time" bash -c \
+	"[ \"\$(sed -n 's/^simulated time: \(.*\) s/\1/p' '$work/rp2.out')\" != '$(cat "$EXP/ring-simtime")' ]"
+"$T" replay --platform "$work/no-such-platform" "$work/ring" >/dev/null 2>"$work/e"
+check "replay --platform of a missing platform fails" [ $? = 1 ]
+check "  ...says so" grep -q "no such platform" "$work/e"
+mkdir -p "$work/pf-nohf" && cp "$work/pf-made/platform.xml" "$work/pf-nohf/"
+"$T" replay --platform "$work/pf-nohf" "$work/ring" >/dev/null 2>"$work/e"
+check "replay --platform without a hostfile fails" [ $? = 1 ]
+check "  ...naming the hostfile" grep -q "pf-nohf/hostfile: cannot read the hostfile" "$work/e"
+head -n 2 "$work/pf-made/hostfile" >"$work/pf-nohf/hostfile"
+"$T" replay --platform "$work/pf-nohf" -o "$work/rp3" "$work/ring" >/dev/null 2>"$work/e"
+check "replay --platform with too few hosts fails" [ $? = 1 ]
+check "  ...saying the platform does not fit" grep -q "names 2 hosts, the trace of .* has 4 ranks" "$work/e"
+check "  ...and replays nothing" absent "$work/rp3/smpirun.log"
+"$T" replay --platform 2>/dev/null
+check "replay --platform without its argument is a usage error" [ $? = 2 ]
 
 # ---- 4. a real MPI ring -----------------------------------------------------
 lib="$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so"

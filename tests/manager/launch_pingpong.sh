@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# tests/manager/launch_pingpong.sh - the network calibration before an MPI
+# application (manager/netcal.c, manager/pingpong.c):
+#  1. the ping-pong programs alone: figures on stdout under Open MPI and
+#     MPICH; bad arguments and a single rank are refused (exit 2);
+#  2. `tapestry launch` of the Open MPI ring on loopback: positive one-way
+#     latency and bandwidth in meta.xml, the same figures in the exported
+#     platform (each link: half the latency, the bandwidth), the log kept;
+#  3. --no-pingpong, a failing and a missing ping-pong program: the launch
+#     goes on, says so, meta.xml records why, the export says it used
+#     defaults and why;
+#  4. `tapestry run` of an mpirun: the same figures in meta.xml; of a
+#     program that is not an mpirun: nothing measured.
+# Exit 77 without Open MPI, its sensor or the ping-pong program.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+PP="$top_builddir/manager/tapestry-pingpong-openmpi"
+PPM="$top_builddir/manager/tapestry-pingpong-mpich"
+lib="$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so"
+[ -x "$PP" ] && [ -f "$lib" ] && command -v mpicc.openmpi >/dev/null &&
+	command -v mpirun.openmpi >/dev/null ||
+	{ echo "Open MPI, its sensor or the ping-pong program missing: skipped"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d /tmp/tapestry-test-pingpong.XXXXXX)
+tag="tp$$"	# in every collector name this test starts: pgrep finds them
+trap 'rm -rf "$work"' EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
+}
+none_left() { ! pgrep -f -- "--name [${tag:0:1}]${tag:1}" >/dev/null; }
+meta() { # meta DIR KEY: the value in DIR/meta.xml
+	sed -n "s|^<entry key=\"$2\">\\(.*\\)</entry>\$|\\1|p" "$1/meta.xml"
+}
+positive() { awk -v x="$1" 'BEGIN { exit !(x + 0 > 0) }'; }
+close_to() { # close_to A B: within 0.1 % (printing rounds)
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * 1e-3) }'
+}
+
+# ---- 1. the programs alone ----------------------------------------------------
+mpirun.openmpi --oversubscribe -np 2 "$PP" 100 65536 4 >"$work/pp.out" 2>&1
+check "pingpong (Open MPI): exit 0" [ $? = 0 ]
+check "  ...prints latency and bandwidth" grep -Eq '^pingpong: net_latency_ns [0-9.]+ net_bandwidth_Bps [0-9.e+]+$' "$work/pp.out"
+check "  ...and the hosts" grep -Eq '^pingpong: hosts [^ ]+ [^ ]+$' "$work/pp.out"
+mpirun.openmpi --oversubscribe -np 2 "$PP" 0 >"$work/pp.out" 2>&1
+check "pingpong: 0 rounds refused" grep -q "usage:" "$work/pp.out"
+mpirun.openmpi --oversubscribe -np 2 "$PP" 10 x >"$work/pp.out" 2>&1
+check "pingpong: a size that is not a number refused" grep -q "usage:" "$work/pp.out"
+mpirun.openmpi --oversubscribe -np 2 "$PP" 10 2000000000 >"$work/pp.out" 2>&1
+check "pingpong: a size over 1 GiB refused" grep -q "usage:" "$work/pp.out"
+mpirun.openmpi -np 1 "$PP" >"$work/pp.out" 2>&1
+check "pingpong: one rank refused" grep -q "needs two ranks" "$work/pp.out"
+if [ -x "$PPM" ] && command -v mpirun.mpich >/dev/null; then
+	mpirun.mpich -np 2 "$PPM" 100 65536 4 >"$work/ppm.out" 2>&1
+	check "pingpong (MPICH): figures" grep -Eq '^pingpong: net_latency_ns [0-9.]+ net_bandwidth_Bps [0-9.e+]+$' "$work/ppm.out"
+fi
+
+# ---- 2. launch on loopback ------------------------------------------------------
+mpicc.openmpi -O1 -o "$work/ring" "$top_srcdir/deploy/examples/ring.c" || exit 99
+sed -e "s/name=\"gateway\"/name=\"$tag-gw\"/; s/parent=\"gateway\"/parent=\"$tag-gw\"/" \
+    -e "s/name=\"node\"/name=\"$tag-node\"/" \
+    -e 's|<argument>100</argument>|<argument>5</argument>|' \
+    -e 's|<output format="csv"/>|<output format="simgrid-platform"/>|' \
+    "$top_srcdir/deploy/examples/ring.xml" >"$work/ring.xml"
+timeout 300 "$T" launch -o "$work/job" "$work/ring.xml" >"$work/l.out" 2>"$work/l.err"
+rc=$?
+check "launch with the ping-pong: exit 0 ($rc)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || tail -n 20 "$work/l.err"
+lat=$(meta "$work/job" net_latency_ns) bw=$(meta "$work/job" net_bandwidth_Bps)
+check "  ...meta.xml: positive one-way latency ($lat ns)" positive "${lat:-0}"
+check "  ...meta.xml: positive bandwidth ($bw B/s)" positive "${bw:-0}"
+check "  ...meta.xml: positive minimum latency" positive "$(meta "$work/job" net_latency_min_ns)"
+check "  ...meta.xml: says how" bash -c "grep -q 'key=\"net_calibration\">MPI ping-pong (openmpi) between ' '$work/job/meta.xml'"
+check "  ...announced before the application" grep -q "network ping-pong (openmpi, " "$work/l.err"
+check "  ...its log kept" grep -q "^pingpong: net_latency_ns" "$work/job/logs/pingpong.log"
+check "  ...two processes on the job's one host" grep -q "^127.0.0.1 slots=2\$" "$work/job/plan/pingpong.hosts"
+pf="$work/job/simgrid-platform"
+check "  ...platform export: the figures come from the trace" grep -q 'source="trace"' "$pf/job.xml"
+llat=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\2/p' "$pf/platform.xml")
+lbw=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\1/p' "$pf/platform.xml")
+check "  ...platform.xml: each link half the one-way latency ($llat s)" \
+	close_to "${llat:-0}" "$(awk -v l="$lat" 'BEGIN { print l * 1e-9 / 2 }')"
+check "  ...platform.xml: each link the bandwidth ($lbw B/s)" close_to "${lbw:-0}" "$bw"
+check "  ...no collector left" none_left
+
+# ---- 3. skipped, failing, missing ----------------------------------------------
+timeout 300 "$T" launch --no-pingpong -o "$work/job-skip" "$work/ring.xml" >/dev/null 2>"$work/s.err"
+check "launch --no-pingpong: exit 0" [ $? = 0 ]
+check "  ...says so" grep -q "network ping-pong skipped (--no-pingpong)" "$work/s.err"
+check "  ...meta.xml records it" grep -q 'key="net_calibration">skipped (--no-pingpong)<' "$work/job-skip/meta.xml"
+check "  ...no figures" bash -c "! grep -q net_latency_ns '$work/job-skip/meta.xml'"
+"$T" export -f simgrid-platform -o "$work/pf-skip" "$work/job-skip" 2>"$work/e"
+check "  ...the export used defaults and says why" grep -q "defaults .*(network ping-pong at launch: skipped (--no-pingpong))" "$work/e"
+check "  ...not logged" [ ! -e "$work/job-skip/logs/pingpong.log" ]
+
+printf '#!/bin/sh\necho "pingpong: broken on purpose" >&2\nexit 3\n' >"$work/bad-pp"
+chmod +x "$work/bad-pp"
+TAPESTRY_PINGPONG="$work/bad-pp" timeout 300 "$T" launch -o "$work/job-bad" "$work/ring.xml" >"$work/b.out" 2>"$work/b.err"
+rc=$?
+check "a failing ping-pong: the launch goes on (exit $rc)" [ "$rc" = 0 ]
+check "  ...the application ran" grep -Eq '^  MPI_Send +20 ' "$work/b.out"
+check "  ...a warning that defaults will be used" grep -q "warning: network ping-pong failed: .* exited with status 3 .*default latency and bandwidth" "$work/b.err"
+check "  ...meta.xml records the failure" grep -q 'key="net_calibration">failed: ' "$work/job-bad/meta.xml"
+check "  ...no figures" bash -c "! grep -q net_latency_ns '$work/job-bad/meta.xml'"
+"$T" export -f simgrid-platform -o "$work/pf-bad" "$work/job-bad" 2>"$work/e"
+check "  ...the export says it used defaults, and why" grep -q "defaults .*network ping-pong at launch: failed: " "$work/e"
+check "  ...the log has mpirun's messages" grep -q "broken on purpose" "$work/job-bad/logs/pingpong.log"
+
+TAPESTRY_PINGPONG="$work/no-such-program" timeout 300 "$T" launch -o "$work/job-none" "$work/ring.xml" >/dev/null 2>"$work/n.err"
+check "a missing ping-pong program: the launch goes on" [ $? = 0 ]
+check "  ...says it is not installed" grep -q "no-such-program is not installed" "$work/n.err"
+check "  ...no collector left" none_left
+
+# ---- 4. tapestry run ------------------------------------------------------------
+"$T" run -o "$work/run" --sensors mpi --mpi openmpi -- mpirun.openmpi --oversubscribe -np 2 \
+	-x LD_PRELOAD -x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS "$work/ring" 2 >/dev/null 2>"$work/r.err"
+check "run of an mpirun: exit 0" [ $? = 0 ]
+check "  ...positive latency in meta.xml" positive "$(meta "$work/run" net_latency_ns)"
+check "  ...positive bandwidth in meta.xml" positive "$(meta "$work/run" net_bandwidth_Bps)"
+"$T" run -o "$work/run-skip" --no-pingpong --sensors mpi --mpi openmpi -- mpirun.openmpi --oversubscribe \
+	-np 2 -x LD_PRELOAD -x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS "$work/ring" 2 >/dev/null 2>&1
+check "run --no-pingpong: recorded as skipped" grep -q 'key="net_calibration">skipped' "$work/run-skip/meta.xml"
+"$T" run -o "$work/run-plain" -- /bin/true 2>"$work/p.err"
+check "run of a program that is not an mpirun: nothing measured" bash -c \
+	"! grep -q 'ping-pong' '$work/p.err' && ! grep -q net_calibration '$work/run-plain/meta.xml' 2>/dev/null"
+exit $fail

@@ -64,6 +64,7 @@ struct flow {
 	/* apply */
 	uint64_t an;
 	struct acc aa;
+	int64_t a_mpi_end;	/* corrected end of the last measured MPI event */
 	size_t ab;		/* bases passed */
 };
 
@@ -451,7 +452,7 @@ static int cmp_key(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int cmp_busy(const void *a, const void *b)
+static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
@@ -568,6 +569,30 @@ static void fit_model(struct mgr_perturb *p)
 	}
 }
 
+/* The median own time (duration without the probe) of the receives whose
+ * message had arrived, -1 if fewer than 3. */
+static int64_t arrived_copy_ns(struct mgr_perturb *p)
+{
+	size_t n = 0, k = 0;
+	int64_t *v, med;
+
+	for (size_t i = 0; i < p->nr; i++)
+		n += p->r[i].is_recv && p->r[i].send >= 0 && p->r[i].arrived;
+	if (n < 3 || !(v = malloc(n * sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < p->nr; i++) {
+		const struct rec *r = &p->r[i];
+
+		if (r->is_recv && r->send >= 0 && r->arrived)
+			v[k++] = r->t1 - r->t0 - r->probe;
+	}
+	qsort(v, n, sizeof(*v), cmp_i64);
+	med = v[n / 2];
+	free(v);
+	p->st.copy_ns = (double)med;
+	return med;
+}
+
 static int process(struct mgr_perturb *p)
 {
 	int rc;
@@ -598,6 +623,7 @@ static int process(struct mgr_perturb *p)
 		order[i] = r;
 	}
 	qsort(order, p->nr, sizeof(*order), cmp_key);
+	int64_t copy_ns = arrived_copy_ns(p);
 	for (size_t i = 0; i < p->nf; i++) {
 		struct flow *f = &p->f[i];
 
@@ -661,8 +687,13 @@ static int process(struct mgr_perturb *p)
 			int64_t dcom = (int64_t)(p->st.model_latency_ns +
 						 p->st.model_ns_per_byte * (double)r->bytes);
 			end_a = s->ta0 + dcom;
-			if (r->arrived && end_a < r->ta0 + own)
-				end_a = r->ta0 + own;
+			/* a receive takes at least its own work: its copy
+			 * time if its message had arrived, else what the
+			 * trace's arrived receives took (their median) */
+			int64_t least = r->arrived ? own : copy_ns >= 0 ? copy_ns :
+					own < dcom ? own : dcom;
+			if (end_a < r->ta0 + least)
+				end_a = r->ta0 + least;
 			p->st.receives_model++;
 		}
 		if (end_a < r->ta0)
@@ -745,7 +776,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 			bv[k].end = si->bend[k];
 			bv[k].d = si->bpre[k];
 		}
-		qsort(bv, si->nb, sizeof(*bv), cmp_busy);
+		qsort(bv, si->nb, sizeof(*bv), cmp_i64);
 		si->bpre[0] = 0;
 		for (size_t k = 0; k < si->nb; k++) {
 			si->bend[k] = bv[k].end;
@@ -817,9 +848,16 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 		*a_start = f->b[f->ab].start_a;
 		*a_end = f->b[f->ab].tb_a;
 	}
+	/* a COMPUTE event starts where the MPI event before it ended (the
+	 * events inside it come before it in the flow: the alpha above counts
+	 * them, which is right for its end only) */
+	if (ev->type == PROTO_EV_COMPUTE && xg >= 0 && f->a_mpi_end <= *a_end)
+		*a_start = f->a_mpi_end;
 	f->an++;
 	int64_t off = f->aa.stolen;
 	int measured = acc_after(p, &f->aa, ev, start, end);
+	if (measured)
+		f->a_mpi_end = *a_end;
 	off = f->aa.stolen - off;
 	if (off)	/* the interval keeps only the time the thread ran */
 		*a_end -= off;

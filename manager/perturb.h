@@ -45,6 +45,7 @@ struct mgr_perturb_stats {
 	uint64_t measured_events;
 	int64_t measured_ns;
 	int64_t probe_ns;		/* arrived probes inside receives */
+	double copy_ns;			/* median own time of arrived receives */
 	/* the communication model, fitted on receives that waited (model_kept
 	 * of model_points: the tail beyond 3 robust sd is left out) */
 	uint64_t model_points, model_kept;

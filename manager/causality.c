@@ -201,8 +201,11 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 		break;
 	case PROTO_EV_MPI_SENDRECV:	/* peer tag comm bytes src rbytes */
 		add_end(c, 1, si, a[0], a[2], a[1], t0, t1, order);
-		/* the receive's tag is not recorded: matched on the channel */
-		add_end(c, 0, si, a[4], a[2], TAG_ANY, t0, t1, order);
+		/* the receive's tag rides in the ARRAY (rtag, arrived,
+		 * probe_ns); older traces have none: matched on the channel */
+		add_end(c, 0, si, a[4], a[2],
+			te->array && te->narray >= 1 ? te->array[0] : TAG_ANY,
+			t0, t1, order);
 		break;
 	case PROTO_EV_MPI_WAIT:		/* req peer tag comm bytes arrived */
 	case PROTO_EV_MPI_TEST: {	/* req result peer tag comm bytes */

@@ -7,8 +7,15 @@
  * event, plus the whole duration of FLUSH events (the tracer working in the
  * application's thread). Between base events a flow's corrected times are
  *     t_a(e) = tb_a + (t(e) - tb) - acc,   acc = sum of alpha since the base.
- * The MPI sensor's accounting per MPI call (CALIB evtype COMPUTE) counts for
- * MPI events. The indirect part, TAPESTRY_PERTURB_INDIRECT: busy (default:
+ * The MPI sensor's accounting around MPI calls (CPU-time and counter reads,
+ * the COMPUTE and MPI records) is measured, not calibrated: an MPI event
+ * right after a COMPUTE event has nothing but that work in the gap from the
+ * COMPUTE end to its start and from its end to the next COMPUTE start, and
+ * both gaps are removed as they are. MPI events without a COMPUTE before
+ * them (MPI_Init; traces without COMPUTE events) count the calibrated
+ * accounting cost (CALIB evtype COMPUTE) instead; the last one's exit gap
+ * half of it. The arrived probe inside a receive (probe_ns) is removed
+ * from its own time. The indirect part, TAPESTRY_PERTURB_INDIRECT: busy (default:
  * for the main thread, the busy time of the tracer's own threads, FLUSH and
  * SEND events: on a host without a spare core they take the CPU from the
  * application), stolen (the thread's off-CPU time in COMPUTE intervals), or
@@ -20,7 +27,10 @@
  *  - a receive that waited, whose receiver is more perturbed than the sender,
  *    still waits: t_a(ER) = t_a(S) + (t(ER) - t(S));
  *  - any other receive uses the communication model fitted on the trace's
- *    own waiting receives (latency + bytes / bandwidth), counted as "model";
+ *    own waiting receives (latency + bytes / bandwidth; least squares
+ *    without the points beyond 3 robust sd of the median: a descheduled
+ *    rank's millisecond waits), counted as "model", and takes at least the
+ *    median own time of the arrived receives;
  *  - a collective on MPI_COMM_WORLD ends at the latest corrected entry plus
  *    the exit spread measured in the trace (a barrier model).
  * Times in and out are global (post) and causality-repaired (causality).

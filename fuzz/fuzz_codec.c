@@ -6,8 +6,11 @@
  *  2. decoded again with its header checksum recomputed, so that mutations
  *     reach the field checks, zstd and the inverse transform;
  *  3. read as raw 72-byte records, encoded at level 0 and 1 and decoded.
- * Whatever decodes is re-encoded and decoded again: the records must come
- * back identical (abort otherwise). Build:
+ * Whatever decodes (version 1 or 2) is re-encoded (version 2) and decoded
+ * again: the records must come back identical (abort otherwise). Inputs
+ * of one record size also run with the first record's type set to each
+ * type the version-2 transform treats apart (STRING, ARRAY, COMPUTE), so
+ * that its container and drel paths see arbitrary values. Build:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -I<builddir> \
  *     fuzz/fuzz_codec.c proto/codec.c proto/event.c proto/error.c -lzstd
  */
@@ -25,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct proto_codec *dec, *enc[2];
 static struct proto_event out[OUT_MAX], again[OUT_MAX];
-static unsigned char buf[24 + OUT_MAX * PROTO_EVENT_SIZE];
+static unsigned char *buf;	/* proto_codec_bound(OUT_MAX) bytes */
+static size_t buf_cap;
 
 
 /* ev[0..n) through every encoder and back: must be identical. */
@@ -35,7 +39,7 @@ static void reencode(const struct proto_event *ev, size_t n)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		if (proto_codec_encode(enc[i], ev, n, buf, sizeof(buf), &w))
+		if (proto_codec_encode(enc[i], ev, n, buf, buf_cap, &w))
 			abort();
 		if (proto_codec_decode(dec, buf, w, again, OUT_MAX, &got) ||
 		    got != n || memcmp(again, ev, n * sizeof(*ev)))
@@ -67,7 +71,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dec = proto_codec_new(1);
 		enc[0] = proto_codec_new(PROTO_CODEC_LEVEL_NONE);
 		enc[1] = proto_codec_new(1);
-		if (!dec || !enc[0] || !enc[1])
+		buf_cap = proto_codec_bound(OUT_MAX);
+		buf = malloc(buf_cap);
+		if (!dec || !enc[0] || !enc[1] || !buf)
 			abort();
 	}
 	try_decode(data, size);
@@ -94,6 +100,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		memcpy(out, data, n * PROTO_EVENT_SIZE);
 		reencode(out, n);
+		if (n > 1) {
+			static const uint16_t shapes[] = {
+				PROTO_EV_STRING, PROTO_EV_ARRAY, PROTO_EV_COMPUTE
+			};
+
+			for (size_t k = 0; k < 3; k++) {
+				out[k % n].type = shapes[k];
+				reencode(out, n);
+			}
+		}
 	}
 	return 0;
 }

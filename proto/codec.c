@@ -2,11 +2,15 @@
  * proto/codec.c - the batch codec: event records <-> compressed bytes.
  *
  * Owns the batch encoding of docs/modules/proto-codec.md ("Batch
- * encoding"): a 24-byte header, then the body. The body is the records
- * after a reversible transform (t_start against the previous record's
- * t_end, t_end as a duration, args against the previous record of the same
- * type, all zigzag), laid out as 72 byte planes, then one zstd frame (or
- * stored as is at level 0, or when zstd would not make it smaller).
+ * encoding"): a 24-byte header, then the body. Version 2 (written): the
+ * records after a reversible transform (gap to the previous record's t_end,
+ * duration and args, each predicted by the last record of the same type
+ * that followed the same previous type, else of the same type; args that
+ * track the duration coded against it, chosen per batch; all zigzag), laid
+ * out as byte planes of which only the non-zero ones are kept, then one
+ * zstd frame (or stored as is at level 0, or when zstd would not make it
+ * smaller). Version 1 (the per-type delta of earlier releases) is still
+ * decoded.
  *
  * The transform is a bijection on any 72-byte record, so every input
  * round-trips exactly, garbage included. The decoder trusts no size: it
@@ -25,27 +29,65 @@
 
 #define HDR_SIZE 24
 #define HDR_MAGIC 0x43425054u	/* "TPBC" on the wire */
-#define HDR_VERSION 1
+#define HDR_VERSION 2		/* what the encoder writes */
+#define HDR_VERSION_OLD 1	/* still decoded */
 #define HDR_F_ZSTD 0x01u	/* body is one zstd frame */
 #define HDR_F_ALL HDR_F_ZSTD
 #define LEVEL_MAX 19		/* proto_codec_new() range */
 #define LEVEL_WIRE_MAX 22	/* what a decoder accepts (ZSTD_maxCLevel) */
 #define WINDOW_LOG_MAX 24	/* levels <= 19 use windowLog <= 23 */
 #define REC_WORDS 9		/* 72 bytes = 9 little-endian words */
-#define DELTA_TYPES 256		/* types whose args are delta-coded */
-#define RAW_MAX ((size_t)PROTO_CODEC_MAX_RECORDS * PROTO_EVENT_SIZE)
+#define MASK_SIZE 9		/* version 2: one bit per byte plane */
+#define BASE_SIZE 8		/* version 2: where the time chain starts */
+#define HIST_VALS 8		/* duration, the six arguments, gap */
+#define CTX_SLOTS 4096		/* (type, previous type) history entries */
+#define DREL_MARGIN 16	/* bits a batch must save to code an arg that way */
+#define CTX_MUL 97		/* slot = (type * 97 + previous type) mod 4096 */
+#define TYPE_SLOTS 256		/* per-type history entries (type mod 256) */
+#define DREL_MAX (1 + 2 * 255)	/* count, then (type, arg mask) pairs */
+#define PREFIX_MAX (BASE_SIZE + DREL_MAX)
+#define RAW_MAX ((size_t)PROTO_CODEC_MAX_RECORDS * PROTO_EVENT_SIZE + \
+		 PREFIX_MAX + MASK_SIZE)
+/* decode scratch: the body, then a zero plane */
+#define SCRATCH_MAX (RAW_MAX + PROTO_CODEC_MAX_RECORDS)
 
 _Static_assert(sizeof(struct proto_event) == PROTO_EVENT_SIZE,
 	       "struct proto_event must be 72 bytes");
 _Static_assert(REC_WORDS * 8 == PROTO_EVENT_SIZE, "9 words per record");
+_Static_assert(MASK_SIZE * 8 == PROTO_EVENT_SIZE, "one mask bit per plane");
+_Static_assert(PROTO_EV_STRING == 1 && PROTO_EV_ARRAY == 2,
+	       "STRING and ARRAY are types 1 and 2");
+
+/* What predicts a record's duration and arguments: the values of an
+ * earlier record of the batch (v[0] duration, v[1 + k] argument k, COMPUTE's
+ * cpu_ns minus its duration). Valid while gen is the codec's. */
+struct hist {
+	uint32_t gen;
+	uint32_t key;		/* type | previous type << 16; type alone */
+	uint64_t v[HIST_VALS];
+};
+
+struct run {
+	uint64_t prev_end;	/* t_end of the previous record */
+	uint16_t prev_type;	/* its type; 0 before the first */
+};
 
 struct proto_codec {
 	int level;
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
 	unsigned char *scratch;		/* transformed records, planes */
-	size_t scratch_cap;		/* <= RAW_MAX */
-	int64_t prev_arg[DELTA_TYPES][PROTO_EV_NARGS];
+	size_t scratch_cap;		/* <= SCRATCH_MAX */
+	uint32_t gen;			/* current batch's generation */
+	struct hist ctx[CTX_SLOTS];	/* by (type, previous type) */
+	struct hist typ[TYPE_SLOTS];	/* by type */
+	/* this batch: args coded against the duration, bit k = arg k */
+	uint8_t drel[TYPE_SLOTS];
+	/* choosing drel: bits of the residuals either way, and the
+	 * per-type history of each way */
+	uint64_t cost[TYPE_SLOTS][2][PROTO_EV_NARGS];
+	uint64_t last[TYPE_SLOTS][2][PROTO_EV_NARGS];
+	uint32_t seen[TYPE_SLOTS];	/* gen: cost and last are this batch's */
 };
 
 /* ---- little-endian access -------------------------------------------- */
@@ -182,48 +224,135 @@ static inline void transpose8(uint64_t w[8])
 	}
 }
 
-/* Record ev -> its 9 transformed words; updates *prev_t and the per-type
- * argument history. */
-static inline void fwd_record(struct proto_codec *c, const struct proto_event *e,
-			      uint64_t *prev_t, uint64_t w[REC_WORDS])
+/* The (type, previous type) history slot (docs/modules/proto-codec.md,
+ * "Transform"); collisions only cost prediction: the key is checked. */
+static inline struct hist *ctx_slot(struct proto_codec *c, unsigned type,
+				    unsigned prev)
 {
-	int k;
-
-	w[0] = zz(e->t_start - *prev_t);
-	w[1] = zz(e->t_end - e->t_start);
-	w[2] = (uint64_t)e->type | (uint64_t)e->flags << 16 |
-	       (uint64_t)e->tid << 32;
-	*prev_t = e->t_end;
-	if (e->type < DELTA_TYPES) {
-		int64_t *pa = c->prev_arg[e->type];
-
-		for (k = 0; k < PROTO_EV_NARGS; k++) {
-			w[3 + k] = zz((uint64_t)e->arg[k] - (uint64_t)pa[k]);
-			pa[k] = e->arg[k];
-		}
-	} else {
-		for (k = 0; k < PROTO_EV_NARGS; k++)
-			w[3 + k] = (uint64_t)e->arg[k];
-	}
+	return &c->ctx[(type * CTX_MUL + prev) & (CTX_SLOTS - 1)];
 }
 
-static inline void inv_record(struct proto_codec *c, const uint64_t w[REC_WORDS],
-			      uint64_t *prev_t, struct proto_event *e)
+/* STRING and ARRAY records hold no times in t_start and t_end
+ * (docs/FORMAT.md): they are predicted from their own history and leave the
+ * time chain alone. */
+static inline int container(unsigned type)
+{
+	return type == PROTO_EV_STRING || type == PROTO_EV_ARRAY;
+}
+
+/* What predicts a record: its context's entry, else its type's, else
+ * nothing (NULL: predict 0). */
+static inline const struct hist *predictor(const struct proto_codec *c,
+					   const struct hist *ce,
+					   const struct hist *te,
+					   uint32_t key, unsigned type)
+{
+	if (ce->gen == c->gen && ce->key == key)
+		return ce;
+	if (te->gen == c->gen && te->key == type)
+		return te;
+	return NULL;
+}
+
+/* Record e -> its 9 version-2 words; updates the running state. */
+static inline void fwd2(struct proto_codec *c, const struct proto_event *e,
+			struct run *st, uint64_t w[REC_WORDS])
+{
+	unsigned type = e->type;
+	uint32_t key = type | (uint32_t)st->prev_type << 16;
+	struct hist *ce = ctx_slot(c, type, st->prev_type);
+	struct hist *te = &c->typ[type & (TYPE_SLOTS - 1)];
+	const struct hist *h = predictor(c, ce, te, key, type);
+	unsigned drel = type < TYPE_SLOTS ? c->drel[type] : 0;
+	uint64_t v[HIST_VALS];
+	int k;
+
+	v[0] = e->t_end - e->t_start;
+	for (k = 0; k < PROTO_EV_NARGS; k++)
+		v[1 + k] = (uint64_t)e->arg[k];
+	for (k = 0; k < PROTO_EV_NARGS; k++)
+		if ((drel >> k) & 1)
+			v[1 + k] -= v[0];
+	v[7] = e->t_start - (container(type) ? 0 : st->prev_end);
+	w[0] = zz(v[7] - (h ? h->v[7] : 0));
+	w[2] = (uint64_t)type | (uint64_t)e->flags << 16 |
+	       (uint64_t)e->tid << 32;
+	if (h) {
+		w[1] = zz(v[0] - h->v[0]);
+		for (k = 0; k < PROTO_EV_NARGS; k++)
+			w[3 + k] = zz(v[1 + k] - h->v[1 + k]);
+	} else {
+		w[1] = zz(v[0]);
+		for (k = 0; k < PROTO_EV_NARGS; k++)
+			w[3 + k] = zz(v[1 + k]);
+	}
+	if (!container(type))
+		st->prev_end = e->t_end;
+	st->prev_type = (uint16_t)type;
+	ce->gen = te->gen = c->gen;
+	ce->key = key;
+	te->key = type;
+	memcpy(ce->v, v, sizeof(v));
+	memcpy(te->v, v, sizeof(v));
+}
+
+/* Inverse of fwd2(). */
+static inline void inv2(struct proto_codec *c, const uint64_t w[REC_WORDS],
+			struct run *st, struct proto_event *e)
+{
+	unsigned type = (uint16_t)w[2];
+	uint32_t key = type | (uint32_t)st->prev_type << 16;
+	struct hist *ce = ctx_slot(c, type, st->prev_type);
+	struct hist *te = &c->typ[type & (TYPE_SLOTS - 1)];
+	const struct hist *h = predictor(c, ce, te, key, type);
+	unsigned drel = type < TYPE_SLOTS ? c->drel[type] : 0;
+	uint64_t v[HIST_VALS];
+	int k;
+
+	for (k = 0; k < HIST_VALS - 1; k++)
+		v[k] = unzz(w[1 + (k > 0) + k]) + (h ? h->v[k] : 0);
+	v[7] = unzz(w[0]) + (h ? h->v[7] : 0);
+	e->t_start = (container(type) ? 0 : st->prev_end) + v[7];
+	e->t_end = e->t_start + v[0];
+	e->type = (uint16_t)type;
+	e->flags = (uint16_t)(w[2] >> 16);
+	e->tid = (uint32_t)(w[2] >> 32);
+	if (!container(type))
+		st->prev_end = e->t_end;
+	st->prev_type = (uint16_t)type;
+	ce->gen = te->gen = c->gen;
+	ce->key = key;
+	te->key = type;
+	memcpy(ce->v, v, sizeof(v));
+	memcpy(te->v, v, sizeof(v));
+	for (k = 0; k < PROTO_EV_NARGS; k++)
+		e->arg[k] = (int64_t)(v[1 + k] + ((drel >> k) & 1 ? v[0] : 0));
+}
+
+/* Inverse of version 1's transform: t_start against the previous t_end,
+ * t_end as a duration, args against the previous record of the same type
+ * (types < 256). */
+static inline void inv1(struct proto_codec *c, const uint64_t w[REC_WORDS],
+			struct run *st, struct proto_event *e)
 {
 	int k;
 
-	e->t_start = *prev_t + unzz(w[0]);
+	e->t_start = st->prev_end + unzz(w[0]);
 	e->t_end = e->t_start + unzz(w[1]);
 	e->type = (uint16_t)w[2];
 	e->flags = (uint16_t)(w[2] >> 16);
 	e->tid = (uint32_t)(w[2] >> 32);
-	*prev_t = e->t_end;
-	if (e->type < DELTA_TYPES) {
-		int64_t *pa = c->prev_arg[e->type];
+	st->prev_end = e->t_end;
+	if (e->type < TYPE_SLOTS) {
+		struct hist *te = &c->typ[e->type];
 
+		if (te->gen != c->gen) {
+			memset(te, 0, sizeof(*te));
+			te->gen = c->gen;
+		}
 		for (k = 0; k < PROTO_EV_NARGS; k++) {
-			pa[k] = (int64_t)((uint64_t)pa[k] + unzz(w[3 + k]));
-			e->arg[k] = pa[k];
+			te->v[1 + k] += unzz(w[3 + k]);
+			e->arg[k] = (int64_t)te->v[1 + k];
 		}
 	} else {
 		for (k = 0; k < PROTO_EV_NARGS; k++)
@@ -231,64 +360,182 @@ static inline void inv_record(struct proto_codec *c, const uint64_t w[REC_WORDS]
 	}
 }
 
-/* ev[0..n) -> 72 byte planes of n bytes each at dst (plane b = byte b of
- * every transformed record, in record order). */
-static void transform(struct proto_codec *c, const struct proto_event *ev,
-		      size_t n, unsigned char *dst)
+/* A new batch: every history entry becomes empty (generation bump; the
+ * tables are cleared for real once every 2^32 batches). */
+static void history_reset(struct proto_codec *c)
 {
-	uint64_t rec[8][REC_WORDS], col[8], prev_t = 0;
-	size_t i, j;
-	int m, r;
-
-	memset(c->prev_arg, 0, sizeof(c->prev_arg));
-	for (i = 0; i + 8 <= n; i += 8) {
-		for (r = 0; r < 8; r++)
-			fwd_record(c, &ev[i + r], &prev_t, rec[r]);
-		for (m = 0; m < REC_WORDS; m++) {
-			for (r = 0; r < 8; r++)
-				col[r] = rec[r][m];
-			transpose8(col);
-			for (r = 0; r < 8; r++)
-				st64(dst + (size_t)(8 * m + r) * n + i, col[r]);
-		}
-	}
-	for (; i < n; i++) {
-		fwd_record(c, &ev[i], &prev_t, rec[0]);
-		for (m = 0; m < REC_WORDS; m++)
-			for (j = 0; j < 8; j++)
-				dst[(8 * m + j) * n + i] =
-					(unsigned char)(rec[0][m] >> (8 * j));
+	if (++c->gen == 0) {
+		memset(c->ctx, 0, sizeof(c->ctx));
+		memset(c->typ, 0, sizeof(c->typ));
+		memset(c->seen, 0, sizeof(c->seen));
+		c->gen = 1;
 	}
 }
 
-/* Inverse of transform(): planes at src -> ev[0..n). Cannot fail. */
-static void untransform(struct proto_codec *c, const unsigned char *src,
-			size_t n, struct proto_event *ev)
+static inline unsigned bits(uint64_t x)
 {
-	uint64_t rec[8][REC_WORDS], col[8], prev_t = 0;
+	return x ? 64 - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* Which arguments of which types (< 256) this batch codes against the
+ * record's duration: those whose residuals would be shorter that way,
+ * judged on per-type deltas (a cheap stand-in for the real predictor).
+ * Fills c->drel. */
+static void choose_drel(struct proto_codec *c, const struct proto_event *ev,
+			size_t n)
+{
+	size_t i;
+	int k;
+
+	memset(c->drel, 0, sizeof(c->drel));
+	for (i = 0; i < n; i++) {
+		unsigned t = ev[i].type;
+		uint64_t dur = ev[i].t_end - ev[i].t_start;
+
+		if (t >= TYPE_SLOTS || container(t))
+			continue;
+		if (c->seen[t] != c->gen) {
+			c->seen[t] = c->gen;
+			memset(c->cost[t], 0, sizeof(c->cost[t]));
+			memset(c->last[t], 0, sizeof(c->last[t]));
+		}
+		for (k = 0; k < PROTO_EV_NARGS; k++) {
+			uint64_t a = (uint64_t)ev[i].arg[k];
+
+			c->cost[t][0][k] += bits(zz(a - c->last[t][0][k]));
+			c->cost[t][1][k] += bits(zz(a - dur - c->last[t][1][k]));
+			c->last[t][0][k] = a;
+			c->last[t][1][k] = a - dur;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		unsigned t = ev[i].type;
+
+		if (t >= TYPE_SLOTS || container(t) || c->seen[t] != c->gen)
+			continue;
+		c->seen[t] = c->gen - 1;	/* once per type */
+		for (k = 0; k < PROTO_EV_NARGS; k++)
+			if (c->cost[t][1][k] + DREL_MARGIN < c->cost[t][0][k])
+				c->drel[t] |= (uint8_t)(1u << k);
+	}
+}
+
+/* The drel table at dst: a count, then (type, arg mask) for each type
+ * with a non-zero mask, types increasing. Returns its size. */
+static size_t put_drel(const struct proto_codec *c, unsigned char *dst)
+{
+	size_t len = 1;
+	unsigned t;
+
+	for (t = 0; t < TYPE_SLOTS; t++) {
+		if (!c->drel[t])
+			continue;
+		dst[len++] = (unsigned char)t;
+		dst[len++] = c->drel[t];
+	}
+	dst[0] = (unsigned char)((len - 1) / 2);
+	return len;
+}
+
+/* ev[0..n) (n > 0) -> the version-2 body before zstd at dst: the drel
+ * table, the 9-byte plane mask, then the planes whose bit is set, n bytes
+ * each (plane b = byte b of every transformed record, in record order).
+ * dst holds PREFIX_MAX + MASK_SIZE + 72 n bytes. Returns the bytes used. */
+static size_t transform(struct proto_codec *c, const struct proto_event *ev,
+			size_t n, unsigned char *dst)
+{
+	uint64_t rec[8][REC_WORDS], col[8], any[REC_WORDS] = {0};
+	unsigned char *mask, *planes;
+	struct run st = {0, 0};
+	size_t i, j, kept, tlen;
+	int m, r, b;
+
+	history_reset(c);
+	choose_drel(c, ev, n);
+	/* the time chain starts at the first event's t_start */
+	for (i = 0; i < n && container(ev[i].type); i++)
+		;
+	st.prev_end = i < n ? ev[i].t_start : 0;
+	st64(dst, st.prev_end);
+	tlen = BASE_SIZE + put_drel(c, dst + BASE_SIZE);
+	mask = dst + tlen;
+	planes = mask + MASK_SIZE;
+	for (i = 0; i + 8 <= n; i += 8) {
+		for (r = 0; r < 8; r++)
+			fwd2(c, &ev[i + r], &st, rec[r]);
+		for (m = 0; m < REC_WORDS; m++) {
+			for (r = 0; r < 8; r++) {
+				col[r] = rec[r][m];
+				any[m] |= col[r];
+			}
+			transpose8(col);
+			for (r = 0; r < 8; r++)
+				st64(planes + (size_t)(8 * m + r) * n + i,
+				     col[r]);
+		}
+	}
+	for (; i < n; i++) {
+		fwd2(c, &ev[i], &st, rec[0]);
+		for (m = 0; m < REC_WORDS; m++) {
+			any[m] |= rec[0][m];
+			for (j = 0; j < 8; j++)
+				planes[(8 * m + j) * n + i] =
+					(unsigned char)(rec[0][m] >> (8 * j));
+		}
+	}
+	/* Drop the planes that are zero for every record: the mask says
+	 * which are kept, in plane order (moving them down only). */
+	memset(mask, 0, MASK_SIZE);
+	kept = 0;
+	for (b = 0; b < PROTO_EVENT_SIZE; b++) {
+		if (!((any[b / 8] >> (8 * (b % 8))) & 0xff))
+			continue;
+		mask[b / 8] |= (unsigned char)(1u << (b % 8));
+		if (kept != (size_t)b)
+			memmove(planes + kept * n, planes + (size_t)b * n, n);
+		kept++;
+	}
+	return tlen + MASK_SIZE + kept * n;
+}
+
+/* Inverse of transform(): plane b of n records at pl[b] (all 72 given;
+ * a dropped plane points to n zero bytes) -> ev[0..n). Cannot fail. */
+static void untransform(struct proto_codec *c, const unsigned char *pl[],
+			size_t n, int version, uint64_t base,
+			struct proto_event *ev)
+{
+	uint64_t rec[8][REC_WORDS], col[8];
+	struct run st = {base, 0};
 	size_t i, j;
 	int m, r;
 
-	memset(c->prev_arg, 0, sizeof(c->prev_arg));
+	history_reset(c);
 	for (i = 0; i + 8 <= n; i += 8) {
 		for (m = 0; m < REC_WORDS; m++) {
 			for (r = 0; r < 8; r++)
-				col[r] = ld64(src + (size_t)(8 * m + r) * n + i);
+				col[r] = ld64(pl[8 * m + r] + i);
 			transpose8(col);
 			for (r = 0; r < 8; r++)
 				rec[r][m] = col[r];
 		}
-		for (r = 0; r < 8; r++)
-			inv_record(c, rec[r], &prev_t, &ev[i + r]);
+		for (r = 0; r < 8; r++) {
+			if (version == 1)
+				inv1(c, rec[r], &st, &ev[i + r]);
+			else
+				inv2(c, rec[r], &st, &ev[i + r]);
+		}
 	}
 	for (; i < n; i++) {
 		for (m = 0; m < REC_WORDS; m++) {
 			rec[0][m] = 0;
 			for (j = 0; j < 8; j++)
-				rec[0][m] |= (uint64_t)src[(8 * m + j) * n + i]
+				rec[0][m] |= (uint64_t)pl[8 * m + j][i]
 					     << (8 * j);
 		}
-		inv_record(c, rec[0], &prev_t, &ev[i]);
+		if (version == 1)
+			inv1(c, rec[0], &st, &ev[i]);
+		else
+			inv2(c, rec[0], &st, &ev[i]);
 	}
 }
 
@@ -339,7 +586,7 @@ void proto_codec_free(struct proto_codec *c)
 	free(c);
 }
 
-/* Make the scratch buffer hold at least need bytes (need <= RAW_MAX). */
+/* Make the scratch buffer hold at least need bytes (need <= SCRATCH_MAX). */
 static int scratch_reserve(struct proto_codec *c, size_t need)
 {
 	size_t cap;
@@ -350,8 +597,8 @@ static int scratch_reserve(struct proto_codec *c, size_t need)
 	cap = c->scratch_cap ? c->scratch_cap : 64 * 1024;
 	while (cap < need)
 		cap *= 2;
-	if (cap > RAW_MAX)
-		cap = RAW_MAX;
+	if (cap > SCRATCH_MAX)
+		cap = SCRATCH_MAX;
 	p = realloc(c->scratch, cap);
 	if (!p)
 		return PROTO_E_NOMEM;
@@ -365,11 +612,11 @@ static int scratch_reserve(struct proto_codec *c, size_t need)
 size_t proto_codec_bound(size_t n)
 {
 	/* A body zstd does not shrink is stored as is. */
-	return HDR_SIZE + n * PROTO_EVENT_SIZE;
+	return HDR_SIZE + (n ? PREFIX_MAX + MASK_SIZE + n * PROTO_EVENT_SIZE : 0);
 }
 
 static void put_header(unsigned char *h, unsigned flags, int level, size_t n,
-		       size_t body)
+		       size_t raw, size_t body)
 {
 	st32(h, HDR_MAGIC);
 	h[4] = HDR_VERSION;
@@ -377,7 +624,7 @@ static void put_header(unsigned char *h, unsigned flags, int level, size_t n,
 	h[6] = (unsigned char)level;
 	h[7] = 0;
 	st32(h + 8, (uint32_t)n);
-	st32(h + 12, (uint32_t)(n * PROTO_EVENT_SIZE));
+	st32(h + 12, (uint32_t)raw);
 	st32(h + 16, (uint32_t)body);
 	st32(h + 20, batch_checksum(h, h + HDR_SIZE, body));
 }
@@ -386,7 +633,7 @@ int proto_codec_encode(struct proto_codec *c, const struct proto_event *ev,
 		       size_t n, void *out, size_t cap, size_t *written)
 {
 	unsigned char *o = out;
-	size_t raw, zcap, z;
+	size_t raw, z;
 	int rc;
 
 	if (written)
@@ -397,38 +644,35 @@ int proto_codec_encode(struct proto_codec *c, const struct proto_event *ev,
 		return PROTO_E_TOOBIG;
 	if (cap < HDR_SIZE)
 		return PROTO_E_FULL;
-	raw = n * PROTO_EVENT_SIZE;
-	if (n == 0 || c->level == PROTO_CODEC_LEVEL_NONE)
-		goto store;
-
-	rc = scratch_reserve(c, raw);
-	if (rc)
-		return rc;
-	transform(c, ev, n, c->scratch);
-	/* Only a frame smaller than the records is worth keeping. */
-	zcap = cap - HDR_SIZE < raw ? cap - HDR_SIZE : raw - 1;
-	z = ZSTD_compress2(c->cctx, o + HDR_SIZE, zcap, c->scratch, raw);
-	if (!ZSTD_isError(z)) {
-		put_header(o, HDR_F_ZSTD, c->level, n, z);
-		*written = HDR_SIZE + z;
+	if (n == 0) {
+		put_header(o, 0, 0, 0, 0, 0);
+		*written = HDR_SIZE;
 		return 0;
 	}
-	if (ZSTD_getErrorCode(z) == ZSTD_error_memory_allocation)
-		return PROTO_E_NOMEM;
-	if (ZSTD_getErrorCode(z) != ZSTD_error_dstSize_tooSmall)
-		return PROTO_E_CODEC;
+	rc = scratch_reserve(c, PREFIX_MAX + MASK_SIZE + n * PROTO_EVENT_SIZE);
+	if (rc)
+		return rc;
+	raw = transform(c, ev, n, c->scratch);
+	if (c->level != PROTO_CODEC_LEVEL_NONE) {
+		/* Only a frame smaller than the transformed body is kept. */
+		z = ZSTD_compress2(c->cctx, o + HDR_SIZE,
+				   cap - HDR_SIZE < raw ? cap - HDR_SIZE
+							: raw - 1,
+				   c->scratch, raw);
+		if (!ZSTD_isError(z)) {
+			put_header(o, HDR_F_ZSTD, c->level, n, raw, z);
+			*written = HDR_SIZE + z;
+			return 0;
+		}
+		if (ZSTD_getErrorCode(z) == ZSTD_error_memory_allocation)
+			return PROTO_E_NOMEM;
+		if (ZSTD_getErrorCode(z) != ZSTD_error_dstSize_tooSmall)
+			return PROTO_E_CODEC;
+	}
 	if (cap - HDR_SIZE < raw)
 		return PROTO_E_FULL;
 	memcpy(o + HDR_SIZE, c->scratch, raw);
-	put_header(o, 0, 0, n, raw);
-	*written = HDR_SIZE + raw;
-	return 0;
-
-store:
-	if (cap - HDR_SIZE < raw)
-		return PROTO_E_FULL;
-	transform(c, ev, n, o + HDR_SIZE);
-	put_header(o, 0, 0, n, raw);
+	put_header(o, 0, 0, n, raw, raw);
 	*written = HDR_SIZE + raw;
 	return 0;
 }
@@ -436,6 +680,7 @@ store:
 /* ---- decode ---------------------------------------------------------- */
 
 struct hdr {
+	int version;
 	unsigned flags;
 	uint32_t n, raw, body;
 };
@@ -449,8 +694,9 @@ static int parse_header(const unsigned char *in, size_t len, struct hdr *h)
 		return PROTO_E_TRUNCATED;
 	if (ld32(in) != HDR_MAGIC)
 		return PROTO_E_MAGIC;
-	if (in[4] != HDR_VERSION)
+	if (in[4] != HDR_VERSION && in[4] != HDR_VERSION_OLD)
 		return PROTO_E_VERSION;
+	h->version = in[4];
 	h->flags = in[5];
 	level = in[6];
 	h->n = ld32(in + 8);
@@ -466,8 +712,18 @@ static int parse_header(const unsigned char *in, size_t len, struct hdr *h)
 	}
 	if (h->n > PROTO_CODEC_MAX_RECORDS)
 		return PROTO_E_TOOBIG;
-	if ((uint64_t)h->n * PROTO_EVENT_SIZE != h->raw)
+	if (h->version == HDR_VERSION_OLD) {
+		if ((uint64_t)h->n * PROTO_EVENT_SIZE != h->raw)
+			return PROTO_E_LENGTH;
+	} else if (h->n == 0) {
+		if (h->raw != 0)
+			return PROTO_E_LENGTH;
+	} else if (h->raw < BASE_SIZE + 1 + MASK_SIZE ||
+		   h->raw > PREFIX_MAX + MASK_SIZE +
+				    (uint64_t)h->n * PROTO_EVENT_SIZE) {
+		/* drel table, mask, then at most 72 planes of n bytes */
 		return PROTO_E_LENGTH;
+	}
 	if (h->flags & HDR_F_ZSTD) {
 		if (h->body > ZSTD_compressBound(h->raw))
 			return PROTO_E_LENGTH;
@@ -500,7 +756,6 @@ static int unzstd(struct proto_codec *c, const unsigned char *z, size_t zlen,
 {
 	unsigned long long csize;
 	size_t r;
-	int rc;
 
 	/* RFC 8878 3.1.1: magic, then the frame header descriptor whose
 	 * bit 2 is Content_Checksum_flag; skippable frames are refused. */
@@ -513,9 +768,6 @@ static int unzstd(struct proto_codec *c, const unsigned char *z, size_t zlen,
 	r = ZSTD_findFrameCompressedSize(z, zlen);
 	if (ZSTD_isError(r) || r != zlen)
 		return PROTO_E_CODEC;
-	rc = scratch_reserve(c, raw);
-	if (rc)
-		return rc;
 	r = ZSTD_decompressDCtx(c->dctx, c->scratch, raw, z, zlen);
 	if (ZSTD_isError(r)) {
 		ZSTD_DCtx_reset(c->dctx, ZSTD_reset_session_only);
@@ -533,10 +785,63 @@ static int unzstd(struct proto_codec *c, const unsigned char *z, size_t zlen,
 	return 0;
 }
 
+/* Plane pointers of a body src[0..raw) of n records: version 1 has all 72
+ * planes; version 2 the drel table (into c->drel), a mask, then the planes
+ * it names, the others pointing to zero (n zero bytes). PROTO_E_FORMAT
+ * when the table is not canonical or the mask does not match the size. */
+static int plane_map(struct proto_codec *c, const unsigned char *src,
+		     size_t raw, size_t n, int version,
+		     const unsigned char *zero, uint64_t *base,
+		     const unsigned char *pl[PROTO_EVENT_SIZE])
+{
+	size_t kept = 0, cnt, i;
+	int b, prev = -1;
+
+	memset(c->drel, 0, sizeof(c->drel));
+	*base = 0;
+	if (version == HDR_VERSION_OLD) {
+		for (b = 0; b < PROTO_EVENT_SIZE; b++)
+			pl[b] = src + (size_t)b * n;
+		return 0;
+	}
+	*base = ld64(src);
+	src += BASE_SIZE;
+	raw -= BASE_SIZE;
+	cnt = src[0];
+	if (1 + 2 * cnt + MASK_SIZE > raw)
+		return PROTO_E_FORMAT;
+	for (i = 0; i < cnt; i++) {
+		unsigned t = src[1 + 2 * i], m = src[2 + 2 * i];
+
+		/* types increasing, masks of the six args, never empty, never
+		 * on STRING or ARRAY */
+		if ((int)t <= prev || m == 0 || m >= (1u << PROTO_EV_NARGS) ||
+		    container(t))
+			return PROTO_E_FORMAT;
+		c->drel[t] = (uint8_t)m;
+		prev = (int)t;
+	}
+	src += 1 + 2 * cnt;
+	raw -= 1 + 2 * cnt;
+	for (b = 0; b < PROTO_EVENT_SIZE; b++)
+		kept += (src[b / 8] >> (b % 8)) & 1;
+	if (MASK_SIZE + kept * n != raw)
+		return PROTO_E_FORMAT;
+	kept = 0;
+	for (b = 0; b < PROTO_EVENT_SIZE; b++) {
+		if ((src[b / 8] >> (b % 8)) & 1)
+			pl[b] = src + MASK_SIZE + kept++ * n;
+		else
+			pl[b] = zero;
+	}
+	return 0;
+}
+
 int proto_codec_decode(struct proto_codec *c, const void *in, size_t len,
 		       struct proto_event *out, size_t max, size_t *n)
 {
-	const unsigned char *p = in, *src;
+	const unsigned char *p = in, *src, *pl[PROTO_EVENT_SIZE];
+	uint64_t base;
 	struct hdr h;
 	int rc;
 
@@ -557,6 +862,11 @@ int proto_codec_decode(struct proto_codec *c, const void *in, size_t len,
 		return PROTO_E_FULL;
 	if (h.n == 0)
 		return 0;
+	/* scratch: the decompressed body, then n zero bytes (the plane
+	 * every dropped plane reads) */
+	rc = scratch_reserve(c, (size_t)h.raw + h.n);
+	if (rc)
+		return rc;
 	if (h.flags & HDR_F_ZSTD) {
 		rc = unzstd(c, p + HDR_SIZE, h.body, h.raw);
 		if (rc)
@@ -565,7 +875,12 @@ int proto_codec_decode(struct proto_codec *c, const void *in, size_t len,
 	} else {
 		src = p + HDR_SIZE;
 	}
-	untransform(c, src, h.n, out);
+	memset(c->scratch + h.raw, 0, h.n);
+	rc = plane_map(c, src, h.raw, h.n, h.version, c->scratch + h.raw,
+		       &base, pl);
+	if (rc)
+		return rc;
+	untransform(c, pl, h.n, h.version, base, out);
 	*n = h.n;
 	return 0;
 }

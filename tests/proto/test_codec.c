@@ -2,10 +2,15 @@
  * tests/proto/test_codec.c - Criterion suite "codec" for proto/codec.c.
  *
  * Exact round trips at every level (empty, one, many, the maximum, random
- * garbage, times going backwards) and every class of malformed batch:
- * truncation at every length, each header field wrong, corrupted bodies,
- * trailing bytes, too small output arrays, NULL arguments.
+ * garbage, times going backwards, each event shape the version-2
+ * predictors treat apart: COMPUTE and receives whose args track the
+ * duration, STRING and ARRAY containers, interleaved threads, types over
+ * 255) and every class of malformed batch: truncation at every length,
+ * each header field wrong, non-canonical drel tables and plane masks,
+ * corrupted bodies, trailing bytes, too small output arrays, NULL
+ * arguments. Version-1 batches still decode.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,12 +206,18 @@ Test(codec, encode_errors)
 	cr_assert_eq(proto_codec_encode(c, ev, PROTO_CODEC_MAX_RECORDS + 1ul, buf,
 					sizeof(buf), &w), PROTO_E_TOOBIG);
 	cr_assert_eq(proto_codec_encode(c, ev, 0, buf, 23, &w), PROTO_E_FULL);
-	/* Garbage does not compress: every cap below the bound is too small. */
-	for (cap = 0; cap < proto_codec_bound(16); cap++)
+	/* Garbage does not compress: it is stored, and every cap below its
+	 * stored size is too small. */
+	cr_assert_eq(proto_codec_encode(c, ev, 16, buf, proto_codec_bound(16), &w), 0);
+	cr_assert_leq(w, proto_codec_bound(16));
+	cr_assert_eq(buf[5], 0, "garbage stored");
+	size_t stored = w;
+
+	for (cap = 0; cap < stored; cap++)
 		cr_assert_eq(proto_codec_encode(c, ev, 16, buf, cap, &w),
 			     PROTO_E_FULL, "cap %zu", cap);
-	cr_assert_eq(proto_codec_encode(c, ev, 16, buf, proto_codec_bound(16), &w), 0);
-	cr_assert_eq(w, proto_codec_bound(16));
+	cr_assert_eq(proto_codec_encode(c, ev, 16, buf, stored, &w), 0);
+	cr_assert_eq(w, stored);
 	proto_codec_free(c);
 }
 
@@ -273,7 +284,10 @@ Test(codec, bad_header_fields)
 	b[0] ^= 1;
 	expect_reject(b, len, PROTO_E_MAGIC);
 	memcpy(b, buf, len);
-	b[4] = 2;
+	b[4] = 3;
+	expect_reject(b, len, PROTO_E_VERSION);
+	memcpy(b, buf, len);
+	b[4] = 0;
 	expect_reject(b, len, PROTO_E_VERSION);
 	memcpy(b, buf, len);
 	b[5] |= 0x80;			/* unknown flag */
@@ -299,13 +313,21 @@ Test(codec, bad_header_fields)
 	fix_checksum(b, len);
 	expect_reject(b, len, PROTO_E_TOOBIG);
 	memcpy(b, buf, len);
-	b[8] = 21;			/* count/size mismatch */
+	b[8] = 21;	/* count/size mismatch: the plane mask finds out */
+	fix_checksum(b, len);
+	expect_reject(b, len, PROTO_E_FORMAT);
+	memcpy(b, buf, len);
+	b[12] = 17;			/* raw size under the minimum (18) */
+	b[13] = 0;
 	fix_checksum(b, len);
 	expect_reject(b, len, PROTO_E_LENGTH);
 	memcpy(b, buf, len);
-	b[8] = 21;			/* consistent, but the frame says 20 */
-	b[12] = (21 * 72) & 0xff;
-	b[13] = (21 * 72) >> 8;
+	v = 8 + 511 + 9 + 20 * 72 + 1;	/* raw size over the maximum */
+	memcpy(b + 12, &v, 4);
+	fix_checksum(b, len);
+	expect_reject(b, len, PROTO_E_LENGTH);
+	memcpy(b, buf, len);
+	b[12] += 1;	/* plausible, but the frame's content size differs */
 	fix_checksum(b, len);
 	expect_reject(b, len, PROTO_E_CODEC);
 	memcpy(b, buf, len);
@@ -437,20 +459,10 @@ Test(codec, null_args)
 	proto_codec_free(c);
 }
 
-/* Known header bytes of the worked example in docs/modules/proto-codec.md. */
-Test(codec, header_bytes)
+/* The two records of the worked example in docs/modules/proto-codec.md. */
+static void example_records(struct proto_event ev[2])
 {
-	struct proto_codec *c = proto_codec_new(0);
-	struct proto_event ev[2];
-	unsigned char buf[256];
-	static const unsigned char want[20] = {
-		'T', 'P', 'B', 'C', 1, 0, 0, 0,
-		2, 0, 0, 0, 144, 0, 0, 0, 144, 0, 0, 0,
-	};
-	size_t w;
-
-	cr_assert_not_null(c);
-	memset(ev, 0, sizeof(ev));
+	memset(ev, 0, 2 * sizeof(*ev));
 	ev[0].t_start = 1000;
 	ev[0].t_end = 1500;
 	ev[0].type = PROTO_EV_WRITE;
@@ -459,33 +471,352 @@ Test(codec, header_bytes)
 	ev[1] = ev[0];
 	ev[1].t_start = 2000;
 	ev[1].t_end = 2100;
+}
+
+/* Every byte of the worked example (version 2, level 0). */
+Test(codec, example_bytes)
+{
+	struct proto_codec *c = proto_codec_new(0);
+	struct proto_event ev[2];
+	unsigned char buf[256];
+	static const unsigned char want[56] = {
+		'T', 'P', 'B', 'C', 2, 0, 0, 0,
+		2, 0, 0, 0, 32, 0, 0, 0, 32, 0, 0, 0,
+		0xd2, 0xcb, 0x7e, 0xc2,
+		/* base: the first t_start */
+		0xe8, 0x03, 0, 0, 0, 0, 0, 0,
+		/* drel table: no entry */
+		0,
+		/* plane mask: planes 0, 1, 8, 9, 16, 24, 33 */
+		0x03, 0x03, 0x01, 0x01, 0x02, 0, 0, 0, 0,
+		/* plane 0, 1: gaps zz(1000 - 1000) = 0, zz(500 - 0) = 0x3e8 */
+		0x00, 0xe8, 0x00, 0x03,
+		/* plane 8, 9: zz(500) = 0x3e8, zz(100 - 500) = 0x31f */
+		0xe8, 0x1f, 0x03, 0x03,
+		/* plane 16: type 17 twice */
+		0x11, 0x11,
+		/* plane 24: zz(1), then 1 - 1 */
+		0x02, 0x00,
+		/* plane 33: zz(4096) >> 8, then 0 */
+		0x20, 0x00,
+	};
+	size_t w;
+
+	cr_assert_not_null(c);
+	example_records(ev);
 	cr_assert_eq(proto_codec_encode(c, ev, 2, buf, sizeof(buf), &w), 0);
-	cr_assert_eq(w, 24 + 144);
-	cr_assert_eq(memcmp(buf, want, 20), 0);
-	/* planes 0, 1: zigzag(1000 - 0) = 2000 = 0x7d0, then
-	 * zigzag(2000 - 1500) = 1000 = 0x3e8 (against the previous t_end) */
-	cr_assert_eq(buf[24 + 0], 0xd0);
-	cr_assert_eq(buf[24 + 1], 0xe8);
-	cr_assert_eq(buf[24 + 2], 0x07);
-	cr_assert_eq(buf[24 + 3], 0x03);
-	/* plane 8: zigzag(500) = 1000 = 0x3e8, zigzag(100) = 200 */
-	cr_assert_eq(buf[24 + 16], 0xe8);
-	cr_assert_eq(buf[24 + 17], 200);
-	/* plane 24 (arg0 low byte): zigzag(1) = 2, then delta 0 */
-	cr_assert_eq(buf[24 + 48], 2);
-	cr_assert_eq(buf[24 + 49], 0);
-	/* plane 16: type 17 twice; plane 33: zigzag(4096) >> 8, then 0 */
-	cr_assert_eq(buf[24 + 32], 17);
-	cr_assert_eq(buf[24 + 33], 17);
-	cr_assert_eq(buf[24 + 66], 0x20);
-	cr_assert_eq(buf[24 + 67], 0);
-	cr_assert_eq(buf[20], 0x3e);
-	cr_assert_eq(buf[21], 0x71);
-	cr_assert_eq(buf[22], 0x7a);
-	cr_assert_eq(buf[23], 0x90);
+	cr_assert_eq(w, sizeof(want));
+	for (size_t i = 0; i < w; i++)
+		cr_assert_eq(buf[i], want[i], "byte %zu: %02x, want %02x", i,
+			     buf[i], want[i]);
+	cr_assert_eq(proto_codec_encode(c, ev, 0, buf, sizeof(buf), &w), 0);
+	cr_assert_eq(w, 24);
+	cr_assert_eq(buf[4], 2);
+	cr_assert_eq(buf[20], 0xff);
+	cr_assert_eq(buf[23], 0xc5);
 	proto_codec_free(c);
 }
 
+/* The version-1 worked example (earlier releases' job directories):
+ * every plane stored, args against the previous record of the type. */
+Test(codec, decodes_version1)
+{
+	struct proto_codec *c = proto_codec_new(1);
+	struct proto_event ev[2], out[2];
+	unsigned char b[24 + 144];
+	static const unsigned char hdr[24] = {
+		'T', 'P', 'B', 'C', 1, 0, 0, 0,
+		2, 0, 0, 0, 144, 0, 0, 0, 144, 0, 0, 0,
+		0x3e, 0x71, 0x7a, 0x90,
+	};
+	size_t n = 0;
+
+	cr_assert_not_null(c);
+	example_records(ev);
+	memset(b, 0, sizeof(b));
+	memcpy(b, hdr, 24);
+	b[24 + 0] = 0xd0;	/* plane 0: zz(1000), zz(2000 - 1500) */
+	b[24 + 1] = 0xe8;
+	b[24 + 2] = 0x07;	/* plane 1 */
+	b[24 + 3] = 0x03;
+	b[24 + 16] = 0xe8;	/* plane 8: zz(500), zz(100) */
+	b[24 + 17] = 0xc8;
+	b[24 + 18] = 0x03;	/* plane 9 */
+	b[24 + 32] = 17;	/* plane 16: types */
+	b[24 + 33] = 17;
+	b[24 + 48] = 2;		/* plane 24: zz(1), 0 */
+	b[24 + 66] = 0x20;	/* plane 33: zz(4096) >> 8 */
+	cr_assert_eq(proto_codec_decode(c, b, sizeof(b), out, 2, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(memcmp(out, ev, sizeof(ev)), 0);
+	proto_codec_free(c);
+}
+
+/* A version-1 zstd batch written by the earlier encoder (the fuzz seed
+ * fuzz/corpus/codec/zstd1-40) decodes, and re-encodes as version 2. */
+Test(codec, decodes_version1_zstd)
+{
+	struct proto_codec *c = proto_codec_new(1);
+	struct proto_event out[40], again[40];
+	unsigned char in[8192], buf[8192];
+	size_t len, n = 0, w;
+	FILE *f = fopen(TEST_SRCDIR "/fuzz/corpus/codec/zstd1-40", "rb");
+
+	cr_assert_not_null(c);
+	cr_assert_not_null(f);
+	len = fread(in, 1, sizeof(in), f);
+	fclose(f);
+	cr_assert_eq(in[4], 1, "a version-1 seed");
+	cr_assert_eq(proto_codec_decode(c, in, len, out, 40, &n), 0);
+	cr_assert_eq(n, 40);
+	cr_assert_eq(proto_codec_encode(c, out, 40, buf, sizeof(buf), &w), 0);
+	cr_assert_eq(buf[4], 2);
+	cr_assert_eq(proto_codec_decode(c, buf, w, again, 40, &n), 0);
+	cr_assert_eq(memcmp(out, again, sizeof(out)), 0);
+	proto_codec_free(c);
+}
+
+/* A ring-like rank: COMPUTE (cpu_ns about the duration, constant rates),
+ * MPI_Send, COMPUTE, MPI_Recv (probe time about the duration), with the
+ * sender thread's FLUSH records and STRING/ARRAY containers between. */
+static void fill_ring(struct proto_event *ev, size_t n)
+{
+	uint64_t t = 8346412820238ull;
+	size_t i;
+
+	memset(ev, 0, n * sizeof(*ev));
+	for (i = 0; i < n; i++) {
+		struct proto_event *e = &ev[i];
+		uint64_t dur;
+
+		t += 1400 + rnd() % 400;
+		switch (i % 7) {
+		case 0:
+		case 2:
+			dur = i % 7 ? 50 + rnd() % 20 : 135000 + rnd() % 3000;
+			e->type = PROTO_EV_COMPUTE;
+			e->arg[0] = (int64_t)(dur + 1500 + rnd() % 100);
+			e->arg[1] = i % 7 ? 341 : 1400357;
+			e->arg[2] = 1;
+			e->arg[3] = 5292958645;
+			e->arg[4] = 7278646485;
+			break;
+		case 1:
+			dur = 15000 + rnd() % 200000;
+			e->type = PROTO_EV_MPI_SEND;
+			e->arg[0] = 1;
+			e->arg[1] = (int64_t)(i / 7);
+			e->arg[3] = 8192;
+			break;
+		case 3:
+			dur = 30000 + rnd() % 400000;
+			e->type = PROTO_EV_MPI_RECV;
+			e->flags = PROTO_EVF_HASARRAY;
+			e->arg[0] = 3;
+			e->arg[1] = (int64_t)(i / 7);
+			e->arg[3] = 8192;
+			e->arg[4] = (int64_t)(rnd() % 2);
+			e->arg[5] = (int64_t)(dur - 1000 - rnd() % 50);
+			break;
+		case 4:		/* not times: must not break the chain */
+			e->type = PROTO_EV_ARRAY;
+			e->t_start = 0;
+			e->t_end = 3;
+			e->flags = 3;
+			e->arg[0] = (int64_t)(i / 7);
+			e->arg[2] = (int64_t)(rnd() % 30000);
+			continue;
+		case 5:
+			e->type = PROTO_EV_STRING;
+			e->t_start = i / 7 + 1;
+			e->t_end = 0;
+			e->flags = 5;
+			memcpy(e->arg, "/tmp/", 5);
+			continue;
+		default:
+			dur = 20000 + rnd() % 9000;
+			e->type = PROTO_EV_FLUSH;
+			e->tid = 1;
+			e->arg[0] = (int64_t)(rnd() % 300);
+			e->arg[1] = e->arg[0] * 5;
+			break;
+		}
+		e->t_start = t;
+		t += dur;
+		e->t_end = t;
+	}
+}
+
+/* The body of a level-0 batch of ev[0..n) (after the header). */
+static size_t stored_body(const struct proto_event *ev, size_t n,
+			  unsigned char *buf, size_t cap)
+{
+	struct proto_codec *c = proto_codec_new(0);
+	size_t w = 0;
+
+	cr_assert_not_null(c);
+	cr_assert_eq(proto_codec_encode(c, ev, n, buf, cap, &w), 0);
+	proto_codec_free(c);
+	cr_assert_eq(buf[5], 0);
+	return w;
+}
+
+Test(codec, roundtrip_event_shapes)
+{
+	struct proto_event *ev = calloc(3000, sizeof(*ev));
+	static const size_t sizes[] = { 1, 2, 5, 7, 8, 9, 63, 64, 700, 3000 };
+	size_t l, s;
+
+	cr_assert_not_null(ev);
+	fill_ring(ev, 3000);
+	for (l = 0; l < NLEVELS; l++)
+		for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			roundtrip(levels[l], ev, sizes[s]);
+			roundtrip(levels[l], ev + 3000 - sizes[s], sizes[s]);
+		}
+	free(ev);
+}
+
+/* The drel table names COMPUTE arg 0 and MPI_Recv arg 5 (they track the
+ * duration) and nothing else; a record of every other shape round-trips. */
+Test(codec, drel_chosen)
+{
+	struct proto_event ev[700];
+	static unsigned char buf[24 + 8 + 511 + 9 + 700 * 72];
+	size_t w;
+
+	fill_ring(ev, 700);
+	w = stored_body(ev, 700, buf, sizeof(buf));
+	cr_assert_gt(w, 24 + 8 + 1 + 9);
+	cr_assert_eq(buf[24 + 8], 2, "%u drel entries", buf[24 + 8]);
+	cr_assert_eq(buf[24 + 9], PROTO_EV_COMPUTE);
+	cr_assert_eq(buf[24 + 10], 0x01);
+	cr_assert_eq(buf[24 + 11], PROTO_EV_MPI_RECV);
+	cr_assert_eq(buf[24 + 12], 0x20);
+}
+
+/* Records that differ only where the predictors look: contexts that
+ * collide in the slot table, types over 255 and their type & 255 twin,
+ * type 0, the all-zero record (no plane kept). */
+Test(codec, roundtrip_predictor_edges)
+{
+	struct proto_event ev[64];
+	size_t i, l;
+
+	memset(ev, 0, sizeof(ev));
+	for (l = 0; l < NLEVELS; l++)
+		roundtrip(levels[l], ev, 64);	/* mask all zero */
+	for (i = 0; i < 64; i++) {
+		/* (42 + k, 22 - k) pairs: type * 97 + prev collide mod 4096 */
+		static const uint16_t types[] = { 42, 0, 84, 22, 256 + 17, 17,
+						  UINT16_MAX, 255, 1, 2 };
+
+		ev[i].type = types[i % 10];
+		ev[i].t_start = 1000 * i + (rnd() % 7);
+		ev[i].t_end = ev[i].t_start + rnd() % 100;
+		ev[i].arg[i % 6] = (int64_t)rnd();
+		ev[i].arg[5] = (int64_t)(ev[i].t_end - ev[i].t_start + 3);
+		ev[i].tid = (uint32_t)(i % 3);
+	}
+	for (l = 0; l < NLEVELS; l++) {
+		roundtrip(levels[l], ev, 64);
+		roundtrip(levels[l], ev + 1, 17);
+	}
+}
+
+/* A stored batch of 20 ring records with its body edited (then the
+ * checksum fixed): must be rejected with want. */
+static void reject_body_edit(unsigned char *b, size_t len, int want)
+{
+	fix_checksum(b, len);
+	expect_reject(b, len, want);
+}
+
+Test(codec, bad_body_stored)
+{
+	struct proto_event ev[20];
+	unsigned char buf[4096], b[4096];
+	size_t len, cnt, mask;
+
+	fill_ring(ev, 20);
+	len = stored_body(ev, 20, buf, sizeof(buf));
+	cnt = buf[24 + 8];
+	cr_assert_geq(cnt, 1, "the ring batch has a drel entry");
+	mask = 24 + 8 + 1 + 2 * cnt;
+
+	memcpy(b, buf, len);
+	b[24 + 8] = (unsigned char)(cnt + 1);	/* table longer than said */
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	memcpy(b, buf, len);
+	b[24 + 8] = 255;		/* table past the body */
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	memcpy(b, buf, len);
+	b[24 + 10] = 0;			/* empty arg mask */
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	memcpy(b, buf, len);
+	b[24 + 10] = 0x40;		/* a seventh arg */
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	memcpy(b, buf, len);
+	b[24 + 9] = PROTO_EV_ARRAY;	/* containers have no duration */
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	memcpy(b, buf, len);
+	b[24 + 9] = PROTO_EV_STRING;
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	if (cnt >= 2) {
+		memcpy(b, buf, len);	/* types not increasing */
+		b[24 + 11] = b[24 + 9];
+		reject_body_edit(b, len, PROTO_E_FORMAT);
+	}
+	memcpy(b, buf, len);
+	b[mask + 8] ^= 0x80;		/* one plane more or less than sent */
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	memcpy(b, buf, len);
+	b[mask] ^= 0x01;
+	reject_body_edit(b, len, PROTO_E_FORMAT);
+	/* Each body byte's every value: rejected or decoded, never a crash,
+	 * out untouched on error (expect_reject checks that). */
+	for (size_t i = 24; i < mask + 9; i++)
+		for (int v = 0; v < 256; v += 17) {
+			struct proto_codec *c = proto_codec_new(0);
+			struct proto_event out[20];
+			size_t n = 7;
+			int rc;
+
+			memcpy(b, buf, len);
+			b[i] = (unsigned char)v;
+			fix_checksum(b, len);
+			rc = proto_codec_decode(c, b, len, out, 20, &n);
+			cr_assert(rc == 0 ? n == 20 : n == 0);
+			proto_codec_free(c);
+		}
+}
+
+/* Every truncation and bit flip of a zstd ring batch is refused. */
+Test(codec, corrupt_ring_batch)
+{
+	struct proto_codec *c = proto_codec_new(1);
+	struct proto_event ev[200], out[200];
+	static unsigned char buf[24 + 8 + 511 + 9 + 200 * 72], b[sizeof(buf)];
+	size_t len, i, n;
+
+	cr_assert_not_null(c);
+	fill_ring(ev, 200);
+	cr_assert_eq(proto_codec_encode(c, ev, 200, buf, sizeof(buf), &len), 0);
+	cr_assert_eq(buf[5], 1, "compressed");
+	for (i = 0; i < len; i++)
+		cr_assert_lt(proto_codec_decode(c, buf, i, out, 200, &n), 0);
+	for (i = 0; i < len; i++) {
+		memcpy(b, buf, len);
+		b[i] ^= (unsigned char)(1u << (i % 8));
+		cr_assert_lt(proto_codec_decode(c, b, len, out, 200, &n), 0,
+			     "byte %zu", i);
+		fix_checksum(b, len);
+		if (proto_codec_decode(c, b, len, out, 200, &n) == 0)
+			cr_assert_eq(memcmp(out, ev, sizeof(ev)), 0,
+				     "byte %zu: wrong records", i);
+	}
+	proto_codec_free(c);
+}
 
 static void fix_checksum(unsigned char *buf, size_t len)
 {

@@ -7,6 +7,9 @@
 # events stored and the bytes per event of: the native job directory
 # (segments), OTF2 (the archive), the SimGrid time-independent text, and that
 # text gzip'd. Target: native at most 6 bytes per event (OTF2: about 12).
+# Also the number of BATCH frames stored: the codec's
+# per-batch costs (headers, zstd tables) make small batches dear
+# (docs/modules/proto-codec.md).
 # Usage: bench/trace_size.sh [BUILD_DIR] (default: build/)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,15 +27,16 @@ measure() { # NAME SENSORS PROGRAM ARGS...
 		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD -x TAPESTRY_COLLECTOR \
 		-x TAPESTRY_SENSORS "$@" >/dev/null 2>"$T/$name.err" || { cat "$T/$name.err"; return 1; }
 	ev=$("$B/manager/tapestry" report --xml "$T/$name" | sed -n 's/.*<report [^>]* events="\([0-9]*\)".*/\1/p')
+	nb=$("$B/manager/tapestry" report --xml "$T/$name" | sed -n 's/.*<report [^>]* batches="\([0-9]*\)".*/\1/p')
 	native=$(bytes "$T/$name/segments")
 	TAPESTRY_NO_CORRECTION=1 "$B/manager/tapestry" export -f otf2 -o "$T/$name.otf2" "$T/$name" 2>/dev/null
 	otf2=$(bytes "$T/$name.otf2")
 	"$B/manager/tapestry" export -f simgrid-ti -o "$T/$name.ti" "$T/$name" 2>/dev/null
 	ti=$(cat "$T/$name.ti"/rank_*.txt | wc -c)
 	tigz=$(cat "$T/$name.ti"/rank_*.txt | gzip -9 | wc -c)
-	awk -v n="$name" -v s="$sensors" -v ev="$ev" -v a="$native" -v o="$otf2" -v t="$ti" -v z="$tigz" 'BEGIN {
-		printf "%-22s %-9s %9d events  native %6.2f B/ev  otf2 %6.2f B/ev  ti %6.2f B/ev  ti.gz %6.2f B/ev\n",
-			n, s, ev, a / ev, o / ev, t / ev, z / ev }'
+	awk -v n="$name" -v s="$sensors" -v ev="$ev" -v nb="${nb:-0}" -v a="$native" -v o="$otf2" -v t="$ti" -v z="$tigz" 'BEGIN {
+		printf "%-14s %-9s %7d events %5d batches  native %6.2f B/ev  otf2 %6.2f B/ev  ti %6.2f B/ev  ti.gz %6.2f B/ev\n",
+			n, s, ev, nb, a / ev, o / ev, t / ev, z / ev }'
 }
 echo "bytes per event stored (4 ranks, Open MPI; TI covers the MPI events only, divided by all events)"
 measure ring-mpi mpi "$T/ring" 2000

@@ -47,7 +47,7 @@
 #include "sensor/rt.h"
 
 #define BATCH_EVENTS 16384
-#define DRAIN_PERIOD_MS 50
+#define DRAIN_PERIOD_MS 100	/* batch size: docs/modules/proto-codec.md */
 #define PING_PERIOD_NS (5ull * 1000000000ull)
 #define LOSS_PERIOD_NS (100ull * 1000000ull)
 #define RBUF 65536

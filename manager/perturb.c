@@ -33,6 +33,7 @@ struct base {
 /* What the tracer cost a flow up to a point, counted along the flow. */
 struct acc {
 	uint64_t nw;		/* wrapped events at the calibrated cost */
+	uint64_t nstd;		/* buffered stdio calls among them */
 	uint64_t nm;		/* MPI events at the calibrated accounting cost */
 	int64_t flush;		/* flush ns */
 	int64_t stolen;		/* ns the thread was off the CPU in COMPUTE */
@@ -71,6 +72,7 @@ struct flow {
 struct sinfo {
 	uint64_t id;
 	int64_t cost;		/* calibrated ns per wrapped event */
+	int64_t cost_stdio;	/* per buffered stdio call (CALIB evtype FWRITE), -1 */
 	int64_t cost_mpi;	/* extra per MPI event (CALIB evtype COMPUTE) */
 	/* the tracer threads' busy intervals (FLUSH, SEND events) by end
 	 * time, with prefix sums of their durations (indirect = busy) */
@@ -119,6 +121,7 @@ static uint32_t stream_idx(struct mgr_perturb *p, uint64_t id)
 	}
 	memset(&p->s[p->ns], 0, sizeof(p->s[0]));
 	p->s[p->ns].id = id;
+	p->s[p->ns].cost_stdio = -1;
 	return (uint32_t)p->ns++;
 }
 
@@ -215,6 +218,19 @@ static int wrapped(const struct proto_event *ev)
 	return i && i->category != PROTO_CAT_TRACER && i->category != PROTO_CAT_MEM;
 }
 
+/* A buffered stdio call: it usually stays in user space, where the
+ * tracer's work overlaps with it (its own calibration, CALIB evtype FWRITE). */
+static int is_stdio(const struct proto_event *ev)
+{
+	switch (ev->type) {
+	case PROTO_EV_FREAD: case PROTO_EV_FWRITE: case PROTO_EV_FPRINTF:
+	case PROTO_EV_VFPRINTF: case PROTO_EV_FPUTS: case PROTO_EV_FGETS:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int is_mpi(const struct proto_event *ev)
 {
 	const struct proto_ev_info *i = proto_ev_info(ev->type);
@@ -265,6 +281,8 @@ static int acc_after(const struct mgr_perturb *p, struct acc *c,
 	} else {
 		if (wrapped(ev))
 			c->nw++;
+		if (is_stdio(ev))
+			c->nstd++;
 		if (is_mpi(ev))
 			c->nm++;
 	}
@@ -304,6 +322,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		p->s[f->sidx].cost = ev->arg[1];
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
 		p->s[f->sidx].cost_mpi = ev->arg[1];
+	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_FWRITE)
+		p->s[f->sidx].cost_stdio = ev->arg[1];
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
 	int64_t xg;
 	acc_before(&f->a, ev, t0, 1, &xg);
@@ -410,8 +430,9 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 			    const struct acc *c, int64_t t)
 {
 	const struct sinfo *si = &p->s[f->sidx];
-	int64_t a = (int64_t)c->nw * si->cost + (int64_t)c->nm * si->cost_mpi +
-		    c->flush + c->stolen + c->meas;
+	int64_t std = si->cost_stdio >= 0 ? si->cost_stdio : si->cost;
+	int64_t a = (int64_t)(c->nw - c->nstd) * si->cost + (int64_t)c->nstd * std +
+		    (int64_t)c->nm * si->cost_mpi + c->flush + c->stolen + c->meas;
 
 	if (f->tid == 0)
 		a += busy_before(p, f->sidx, t);
@@ -534,7 +555,8 @@ static void fit_model(struct mgr_perturb *p)
 	p->st.model_points = n;
 	if (!n)
 		return;
-	if (!(v = malloc(n * sizeof(*v)))) {
+	int rc;
+	if (!(v = mgr_big_calloc(n, sizeof(*v), &rc))) {
 		/* no room for the robust start: plain least squares */
 		med = 0;
 		cut = INFINITY;
@@ -550,7 +572,7 @@ static void fit_model(struct mgr_perturb *p)
 			v[i] = fabs(v[i] - med);
 		qsort(v, n, sizeof(*v), cmp_double);
 		mad = v[n / 2];
-		free(v);
+		mgr_big_free(v);
 		/* a floor: identical transits would leave nothing but them */
 		cut = 3 * 1.4826 * (mad > 50 ? mad : 50);
 	}
@@ -578,7 +600,8 @@ static int64_t arrived_copy_ns(struct mgr_perturb *p)
 
 	for (size_t i = 0; i < p->nr; i++)
 		n += p->r[i].is_recv && p->r[i].send >= 0 && p->r[i].arrived;
-	if (n < 3 || !(v = malloc(n * sizeof(*v))))
+	int rc;
+	if (n < 3 || !(v = mgr_big_calloc(n, sizeof(*v), &rc)))
 		return -1;
 	for (size_t i = 0; i < p->nr; i++) {
 		const struct rec *r = &p->r[i];
@@ -588,7 +611,7 @@ static int64_t arrived_copy_ns(struct mgr_perturb *p)
 	}
 	qsort(v, n, sizeof(*v), cmp_i64);
 	med = v[n / 2];
-	free(v);
+	mgr_big_free(v);
 	p->st.copy_ns = (double)med;
 	return med;
 }

@@ -4,8 +4,9 @@
  * Flows are threads (stream, tid). Each event e of a flow costs the traced
  * program alpha(e): the stream's calibrated cost per wrapped call (CALIB
  * evtype 0, measured by the sensor at start-up) for every libc/MPI/process
- * event, plus the whole duration of FLUSH events (the tracer working in the
- * application's thread). Between base events a flow's corrected times are
+ * event (buffered stdio calls: their own, CALIB evtype FWRITE, measured
+ * around real fwrite calls), plus the whole duration of FLUSH events (the
+ * tracer working in the application's thread). Between base events a flow's corrected times are
  *     t_a(e) = tb_a + (t(e) - tb) - acc,   acc = sum of alpha since the base.
  * The MPI sensor's accounting around MPI calls (CPU-time and counter reads,
  * the COMPUTE and MPI records) is measured, not calibrated: an MPI event

@@ -339,3 +339,31 @@ Test(perturb, model_ignores_the_tail)
 	cr_assert_float_eq(st->model_latency_ns, 500, 1e-6, "latency %.1f", st->model_latency_ns);
 	mgr_events_close(e);
 }
+
+/* Buffered stdio calls cost what their own calibration says (CALIB evtype
+ * FWRITE: the tracer's work overlaps with a call that stays in user
+ * space), other wrapped calls the generic calibration. */
+Test(perturb, stdio_calls_have_their_own_cost)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
+	calib(&g0, 100);
+	calib(&g1, 100);
+	struct proto_event *c = &g0.ev[g0.n];
+	calib(&g0, 100);
+	c->arg[0] = PROTO_EV_FWRITE;
+	c->arg[1] = 30;
+	for (int k = 0; k < 6; k++) {
+		emit(&g0, k % 2 ? PROTO_EV_FWRITE : PROTO_EV_FPUTS, 1000 + 400 * k, 1000 + 400 * k + 50);
+		g0.lag += 30 - ALPHA;
+		emit(&g0, PROTO_EV_WRITE, 1200 + 400 * k, 1200 + 400 * k + 50);
+	}
+	emit(&g1, PROTO_EV_FWRITE, 500, 600);	/* no CALIB FWRITE: generic */
+	emit(&g1, PROTO_EV_WRITE, 700, 800);
+	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
+	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
+	jobgen_close(&jg);
+	check_truth(&g0, &g1, "stdio cost");
+}

@@ -8,9 +8,10 @@
  *  3. read as raw 72-byte records, encoded at level 0 and 1 and decoded.
  * Whatever decodes (version 1 or 2) is re-encoded (version 2) and decoded
  * again: the records must come back identical (abort otherwise). Inputs
- * of one record size also run with the first record's type set to each
- * type the version-2 transform treats apart (STRING, ARRAY, COMPUTE), so
- * that its container and drel paths see arbitrary values. Build:
+ * of two records or more also run with records 0, 1, 2 (mod the count)
+ * turned into the types the version-2 transform treats apart (STRING,
+ * ARRAY, COMPUTE), so that its container and drel paths see arbitrary
+ * values. Build:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -I<builddir> \
  *     fuzz/fuzz_codec.c proto/codec.c proto/event.c proto/error.c -lzstd
  */

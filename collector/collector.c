@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +29,11 @@
 /* CLOCK_MONOTONIC in ns, times (1 + TAPESTRY_CLOCK_DRIFT_PPM / 1e6), so
  * tests can give a collector a drifting clock (an offset comes from a time
  * namespace); the sensor drifts the same way (sensor/rt_clock.c). */
-uint64_t col_now_ns(void)
+static double drift_ppm(void)
 {
 	static int init;
 	static double ppm;
-	struct timespec ts;
-	uint64_t now;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (!init) {
 		const char *v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
 
@@ -45,9 +42,38 @@ uint64_t col_now_ns(void)
 			ppm = 0.0;
 		init = 1;
 	}
+	return ppm;
+}
+
+uint64_t col_now_ns(void)
+{
+	double ppm = drift_ppm();
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (ppm != 0.0)
 		now += (uint64_t)(int64_t)((double)now * ppm * 1e-6);
 	return now;
+}
+
+/* The boot and time namespace of this process's CLOCK_MONOTONIC. */
+static void clock_identity(struct col *c)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	ssize_t n;
+
+	if (!f || !fgets(c->boot_id, sizeof(c->boot_id), f))
+		c->boot_id[0] = 0;
+	if (f)
+		fclose(f);
+	c->boot_id[strcspn(c->boot_id, "\n")] = 0;
+	n = readlink("/proc/self/ns/time", c->timens, sizeof(c->timens) - 1);
+	if (n > 0)
+		c->timens[n] = 0;
+	else
+		snprintf(c->timens, sizeof(c->timens), "none");
 }
 
 void col_config_default(struct col_config *cfg)
@@ -192,6 +218,10 @@ void col_stats_msg(struct col *c, struct proto_msg *m)
 	kv(mt, "node", "%016" PRIx64, c->node_id);
 	kv(mt, "name", "%s", c->name);
 	kv(mt, "host", "%s", c->host);
+	/* which clock it stamps with (the sensor's META has the same keys) */
+	kv(mt, "boot_id", "%s", c->boot_id);
+	kv(mt, "timens", "%s", c->timens);
+	kv(mt, "clock_drift_ppm", "%g", drift_ppm());
 	kv(mt, "role", "%s", c->root ? "root" : "collector");
 	if (!c->root)
 		kv(mt, "parent", "%016" PRIx64, c->parent_id);
@@ -548,6 +578,7 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 		 cfg->name ? cfg->name : "collector");
 	if (gethostname(c->host, sizeof(c->host) - 1) < 0)
 		snprintf(c->host, sizeof(c->host), "unknown");
+	clock_identity(c);
 	c->node_id = cfg->node_id;
 	while (!c->node_id)
 		if ((*rc = proto_random(&c->node_id, sizeof(c->node_id))))

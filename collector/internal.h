@@ -185,6 +185,8 @@ struct col {
 	struct col_config cfg;
 	char name[PROTO_NAME_MAX + 1];
 	char host[PROTO_HOST_MAX + 1];
+	char boot_id[40];		/* /proc/sys/kernel/random/boot_id */
+	char timens[48];		/* /proc/self/ns/time, "none" */
 	uint64_t node_id;
 	uint64_t parent_id;
 	int root;

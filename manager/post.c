@@ -4,6 +4,13 @@
  * Edges are keyed by their child id (a stream id for sensors, a node id for
  * collectors); the parent id of the edge's samples names the next edge up.
  * The root is the id that is a parent but never a child.
+ *
+ * Same clock: a sensor's META and a collector's STATS say which clock they
+ * stamp with (host, time namespace, injected drift); when an edge's two ends
+ * read the same CLOCK_MONOTONIC, its offset is 0 and its drift 1 exactly,
+ * and the identity is used instead of the estimate (whose asymmetric
+ * loopback delays leave tens of ns of bias: what a message's transit, a
+ * few hundred ns between two ranks of a host, cannot afford).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -23,6 +30,12 @@ struct edge {
 	struct mgr_clock_fit fit;	/* child against parent */
 	struct mgr_clock_fit path;	/* child against the root */
 	int depth;			/* edges to the root, -1: cycle/too deep */
+	int same;			/* both ends read the same clock */
+};
+
+struct clockid {
+	uint64_t id;			/* stream or node id */
+	uint64_t key;			/* hash of host, time namespace, drift */
 };
 
 struct mgr_post {
@@ -31,7 +44,71 @@ struct mgr_post {
 	struct proto_msg *msg;
 	int error;
 	struct mgr_clock_fit identity;
+	struct clockid *ck;
+	size_t nck, capck;
 };
+
+/* FNV-1a over the clock's description; 0 when it is incomplete (a trace
+ * from before the time namespace was recorded: never "the same"). */
+static uint64_t clock_key(const struct proto_meta *m)
+{
+	const char *want[] = {"host", "timens", "clock_drift_ppm"};
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t w = 0; w < 3; w++) {
+		const char *v = NULL;
+
+		for (uint32_t i = 0; i < m->n; i++)
+			if (!strcmp(m->kv[i].key, want[w]))
+				v = m->kv[i].value;
+		if (!v || !*v)
+			return 0;
+		/* "0" and "0.000" are the same drift */
+		if (w == 2 && strtod(v, NULL) == 0)
+			v = "0";
+		for (; *v; v++)
+			h = (h ^ (unsigned char)*v) * 0x100000001b3ull;
+		h = (h ^ 0xff) * 0x100000001b3ull;
+	}
+	return h ? h : 1;
+}
+
+static uint64_t clock_of(const struct mgr_post *p, uint64_t id)
+{
+	for (size_t i = 0; i < p->nck; i++)
+		if (p->ck[i].id == id)
+			return p->ck[i].key;
+	return 0;
+}
+
+static void on_meta(struct mgr_post *p, const struct proto_meta *m)
+{
+	uint64_t key = clock_key(m);
+	size_t i;
+
+	if (!key)
+		return;
+	for (i = 0; i < p->nck && p->ck[i].id != m->id; i++)
+		;
+	if (i == p->nck) {
+		if (p->nck >= MGR_POST_MAX_EDGES + 1)
+			return;
+		if (p->nck == p->capck) {
+			size_t ncap = p->capck ? p->capck * 2 : 16;
+			struct clockid *nc = realloc(p->ck, ncap * sizeof(*nc));
+
+			if (!nc) {
+				p->error = PROTO_E_NOMEM;
+				return;
+			}
+			p->ck = nc;
+			p->capck = ncap;
+		}
+		p->nck++;
+	}
+	p->ck[i].id = m->id;
+	p->ck[i].key = key;
+}
 
 static struct edge *edge_find(const struct mgr_post *p, uint64_t child)
 {
@@ -46,8 +123,13 @@ static void on_frame(void *arg, const struct proto_frame *f)
 	struct mgr_post *p = arg;
 	struct edge *e;
 
-	if (f->type != PROTO_MSG_CLOCK || proto_msg_decode(f, p->msg) != 0)
+	if ((f->type != PROTO_MSG_CLOCK && f->type != PROTO_MSG_META &&
+	     f->type != PROTO_MSG_STATS) || proto_msg_decode(f, p->msg) != 0)
 		return;
+	if (f->type != PROTO_MSG_CLOCK) {
+		on_meta(p, &p->msg->u.meta);
+		return;
+	}
 	const struct proto_clock *c = &p->msg->u.clock;
 	if (!(e = edge_find(p, c->child))) {
 		if (p->n >= MGR_POST_MAX_EDGES)
@@ -104,20 +186,24 @@ static void resolve(struct mgr_post *p, struct edge *e, int guard)
 		e->fit_rc = mgr_clock_fit(e->s, e->phase, e->n, MGR_CLOCK_NODE_PINGS,
 					  &e->fit);
 		e->fitted = 1;
+		uint64_t kc = clock_of(p, e->child);
+		e->same = kc && kc == clock_of(p, e->parent);
 	}
+	/* the fit this edge contributes: the identity between equal clocks */
+	const struct mgr_clock_fit *use = e->same ? &p->identity : &e->fit;
 	struct edge *up = edge_find(p, e->parent);
 	if (!up) {			/* the parent is the root */
-		e->path = e->fit;
+		e->path = *use;
 		e->depth = 1;
 		return;
 	}
 	if (guard >= MGR_POST_MAX_DEPTH) {
 		e->depth = -1;
-		e->path = e->fit;
+		e->path = *use;
 		return;
 	}
 	resolve(p, up, guard + 1);
-	mgr_clock_compose(&e->fit, &up->path, &e->path);
+	mgr_clock_compose(use, &up->path, &e->path);
 	e->depth = up->depth > 0 ? up->depth + 1 : -1;
 }
 
@@ -159,7 +245,7 @@ const struct mgr_clock_fit *mgr_post_stream_fit(const struct mgr_post *p,
 
 	if (depth)
 		*depth = e ? e->depth : 0;
-	if (!e || e->fit_rc != 0)
+	if (!e || (e->fit_rc != 0 && !e->same))
 		return p ? &p->identity : NULL;
 	return &e->path;
 }
@@ -210,12 +296,15 @@ void mgr_post_report(const struct mgr_post *p, FILE *out, int xml)
 				f->n_used, f->offset_ns, f->offset_ci_ns, f->offset_err,
 				(f->slope - 1) * 1e6, f->slope_ci * 1e6, f->rtt_min_ns,
 				f->x0, e->path.x0, e->path.offset_ns, e->path.offset_ci_ns,
-				(e->path.slope - 1) * 1e6, e->depth, warn_text(f->warn));
+				(e->path.slope - 1) * 1e6, e->depth,
+				e->same ? "same clock" : warn_text(f->warn));
 		else
 			fprintf(out, "  %016" PRIx64 " %016" PRIx64 " %8zu %14.1f %10.1f %12.4f"
 				" %9.4f %9.1f  %s\n", e->child, e->parent, f->n_total,
 				f->offset_ns, f->offset_ci_ns, (f->slope - 1) * 1e6,
-				f->slope_ci * 1e6, f->rtt_min_ns / 1e3, warn_text(f->warn));
+				f->slope_ci * 1e6, f->rtt_min_ns / 1e3,
+				e->same ? "same clock (host, time namespace): identity used" :
+				warn_text(f->warn));
 	}
 	if (!xml && p->n == 0)
 		fprintf(out, "  no clock samples in this job: times are the raw host clocks\n");
@@ -230,6 +319,7 @@ void mgr_post_free(struct mgr_post *p)
 		free(p->e[i].phase);
 	}
 	free(p->e);
+	free(p->ck);
 	free(p->msg);
 	free(p);
 }

@@ -385,9 +385,15 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 			p->error = rc;
 			return;
 		}
-		/* durations ride in bpre until the prefix sums are made */
+		/* durations ride in bpre until the prefix sums are made: the
+		 * thread's CPU time when the event has it (its wall time also
+		 * counts the moments it waited for a core), else the wall time */
+		int c = proto_ev_arg(ev->type, PROTO_F_cpu_ns);
+		int64_t d = t1 > t0 ? t1 - t0 : 0;
+		if (c >= 0 && ev->arg[c] > 0 && ev->arg[c] < d)
+			d = ev->arg[c];
 		si->bend[si->nb] = t1;
-		si->bpre[si->nb] = t1 > t0 ? t1 - t0 : 0;
+		si->bpre[si->nb] = d;
 		si->nb++;
 	}
 }
@@ -487,15 +493,25 @@ static int cmp_base(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* A receive that waited for its message (not arrived) gives a point of
- * the communication model: bytes -> end of the receive - start of the send. */
+/* Where the message of send s left: its start, after the arrived probe an
+ * MPI_Sendrecv runs for its receive half before it sends. */
+static int64_t send_out(const struct rec *s)
+{
+	return s->t0 + s->probe;
+}
+
+/* A receive that waited for its message gives a point of the communication
+ * model: bytes -> end of the receive - departure of the message. It waited
+ * if its message had not arrived and it was ready (probe done) before the
+ * message left. */
 static int model_point(const struct mgr_perturb *p, const struct rec *r,
 		       double *x, double *y)
 {
-	if (!r->is_recv || r->send < 0 || r->arrived)
+	if (!r->is_recv || r->send < 0 || r->arrived ||
+	    r->t0 + r->probe > send_out(&p->r[r->send]))
 		return 0;
 	*x = (double)r->bytes;
-	*y = (double)(r->t1 - p->r[r->send].t0);
+	*y = (double)(r->t1 - send_out(&p->r[r->send]));
 	return 1;
 }
 
@@ -591,22 +607,30 @@ static void fit_model(struct mgr_perturb *p)
 	}
 }
 
-/* The median own time (duration without the probe) of the receives whose
- * message had arrived, -1 if fewer than 3. */
+/* A receive that found its message there or on its way: it had arrived,
+ * or the receive was posted (probe done) after the message left. Its own
+ * time (without the probe) is what a receive costs when it need not wait. */
+static int late_receive(const struct mgr_perturb *p, const struct rec *r)
+{
+	return r->is_recv && r->send >= 0 &&
+	       (r->arrived || r->t0 + r->probe > send_out(&p->r[r->send]));
+}
+
+/* The median own time of the late receives, -1 if fewer than 3. */
 static int64_t arrived_copy_ns(struct mgr_perturb *p)
 {
 	size_t n = 0, k = 0;
 	int64_t *v, med;
+	int rc;
 
 	for (size_t i = 0; i < p->nr; i++)
-		n += p->r[i].is_recv && p->r[i].send >= 0 && p->r[i].arrived;
-	int rc;
+		n += late_receive(p, &p->r[i]);
 	if (n < 3 || !(v = mgr_big_calloc(n, sizeof(*v), &rc)))
 		return -1;
 	for (size_t i = 0; i < p->nr; i++) {
 		const struct rec *r = &p->r[i];
 
-		if (r->is_recv && r->send >= 0 && r->arrived)
+		if (late_receive(p, r))
 			v[k++] = r->t1 - r->t0 - r->probe;
 	}
 	qsort(v, n, sizeof(*v), cmp_i64);
@@ -704,7 +728,7 @@ static int process(struct mgr_perturb *p)
 			end_a = r->ta0 + own;
 			p->st.receives_arrived++;
 		} else if (!r->arrived && dr > ds) {
-			end_a = s->ta0 + (r->t1 - s->t0);
+			end_a = s->ta0 + (r->t1 - send_out(s));
 			p->st.receives_waited++;
 		} else {
 			int64_t dcom = (int64_t)(p->st.model_latency_ns +

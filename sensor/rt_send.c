@@ -2,8 +2,9 @@
  * sensor/rt_send.c - the sender thread: rings -> batches -> the collector.
  *
  * One sender thread per process (created with every signal blocked). It
- * wakes every few ms, when a ring passes half full (eventfd kick) or when
- * a flush is requested; drains the rings, maps the stamps onto
+ * drains every DRAIN_PERIOD_MS (100 ms: batches of many records compress
+ * far better), when a ring passes half full (eventfd kick) or when a flush
+ * is requested (an ACK or a PONG wakes it without draining); drains the rings, maps the stamps onto
  * CLOCK_MONOTONIC, encodes a batch (proto_codec, zstd level 1), frames it
  * as BATCH (stream id, seq 1, 2, ...) and sends it over a blocking TCP
  * socket. Sent batches are kept until the collector's cumulative ACK
@@ -84,6 +85,7 @@ static struct {
 	uint64_t next_connect, backoff_ms;
 	int warned, ended, own_payload;
 	uint64_t last_ping, last_mem, last_loss;
+	uint64_t next_drain;	/* the periodic drain is due (mono ns) */
 	uint64_t loss_sent, loss_first_seq;
 	uint64_t minflt, majflt;
 	int statfd;
@@ -391,9 +393,21 @@ static void send_loss(void)
 		disconnect("LOSS send failed");
 }
 
+/* The sender thread's CPU time (a system call: per batch, not per event):
+ * FLUSH and SEND events carry it, since their wall time also counts the
+ * moments the thread waited for a core. */
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void send_batch(struct batch *b)
 {
-	uint64_t t0 = sn_now_fast();
+	uint64_t t0 = sn_now_fast(), c0 = cpu_now();
 
 	if (send_all(b->frame, b->len)) {
 		disconnect("BATCH send failed");
@@ -401,7 +415,7 @@ static void send_batch(struct batch *b)
 	}
 	S.sent_upto = b->seq;
 	sn_emit(PROTO_EV_SEND, 0, t0, sn_now_fast(), b->nrec,
-		(int64_t)b->len, (int64_t)b->seq, 0);
+		(int64_t)b->len, (int64_t)b->seq, (int64_t)(cpu_now() - c0));
 }
 
 static void ping_rounds(int rounds, uint32_t phase)
@@ -559,7 +573,7 @@ static void ship(void)
 {
 	struct proto_msg *mp = small_msg(PROTO_MSG_BATCH);
 	struct batch *b;
-	uint64_t t0 = sn_now_fast();
+	uint64_t t0 = sn_now_fast(), c0 = cpu_now();
 	size_t enc;
 	int rc;
 
@@ -591,7 +605,7 @@ static void ship(void)
 	S.tail = b;
 	S.kept_bytes += b->len;
 	sn_emit(PROTO_EV_FLUSH, 0, t0, sn_now_fast(), (int64_t)S.nev,
-		(int64_t)b->len, 0, 0);
+		(int64_t)b->len, (int64_t)(cpu_now() - c0), 0);
 	S.nev = S.nev_app = 0;
 	S.own_payload = 0;
 	if (S.sock >= 0 && S.sent_upto + 1 == b->seq)
@@ -756,10 +770,19 @@ static void *sender_main(void *arg)
 			{.fd = atomic_load(&efd), .events = POLLIN},
 			{.fd = S.sock, .events = POLLIN},
 		};
-		uint64_t now;
-		int kicked = 0;
+		uint64_t now = mono(), due = S.next_drain;
+		int kicked = 0, wait_ms;
 
-		if (poll(p, S.sock >= 0 ? 2 : 1, DRAIN_PERIOD_MS) > 0 &&
+		if (sn_cfg.postmortem || S.ended)	/* no periodic drain */
+			due = now + DRAIN_PERIOD_MS * 1000000ull;
+
+		if (sn_cfg.sens_mem && !S.ended &&
+		    S.last_mem + (uint64_t)sn_cfg.mem_period_ms * 1000000ull < due)
+			due = S.last_mem + (uint64_t)sn_cfg.mem_period_ms * 1000000ull;
+		wait_ms = due > now ? (int)((due - now + 999999) / 1000000) : 0;
+		if (wait_ms > DRAIN_PERIOD_MS)
+			wait_ms = DRAIN_PERIOD_MS;
+		if (poll(p, S.sock >= 0 ? 2 : 1, wait_ms) > 0 &&
 		    (p[0].revents & POLLIN)) {
 			uint64_t v;
 
@@ -789,8 +812,10 @@ static void *sender_main(void *arg)
 		/* post-mortem: the rings are the buffer; drain them only when
 		 * one is half full (its producer kicks), so the tracer does no
 		 * work beside the application until then ([004]'s flushes) */
-		if (!sn_cfg.postmortem || kicked)
+		if (kicked || (!sn_cfg.postmortem && now >= S.next_drain)) {
+			S.next_drain = now + DRAIN_PERIOD_MS * 1000000ull;
 			drain(0, 0);
+		}
 		if (S.sock >= 0) {
 			if (atomic_exchange(&meta_dirty, 0))
 				send_meta();

@@ -45,7 +45,11 @@ cleanup() {
 fail() {
 	echo "FAIL: $*" >&2
 	for f in "$T"/*.log; do
-		[ -f "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }
+		[ -f "$f" ] || continue
+		echo "== $f" >&2
+		# what went wrong, then how it ended
+		grep -v " info on_auth: \| info col_conn_close: " "$f" | tail -30 >&2
+		tail -5 "$f" >&2
 	done
 	exit 1
 }

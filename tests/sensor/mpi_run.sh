@@ -51,10 +51,11 @@ run_mpi() {
 		if [ "$flavour" = ompi ]; then
 			timeout 120 "$mpirun" --oversubscribe -np $NP \
 				-x LD_PRELOAD="$3" -x TAPESTRY_COLLECTOR="$4" \
+				-x TAPESTRY_LOG=info \
 				"$exe_" > "$out" 2> "$out.err"
 		else
 			timeout 120 "$mpirun" -np $NP -env LD_PRELOAD "$3" \
-				-env TAPESTRY_COLLECTOR "$4" \
+				-env TAPESTRY_COLLECTOR "$4" -env TAPESTRY_LOG info \
 				"$exe_" > "$out" 2> "$out.err"
 		fi
 	elif [ "$flavour" = ompi ]; then
@@ -127,7 +128,9 @@ for prog in ring calls; do
 			awk '/^ev / { for (i = 1; i <= NF; i++) if ($i ~ /^name=/) n[$i]++ }
 			     END { for (k in n) print "  " n[k], k }' | sort -rn | head -n 20
 		sed 's/^/  collector: /' "$tmp/col.err" | tail -n 20
-		sed 's/^/  mpirun: /' "$tmp/traced.out.err" | tail -n 20
+		# the sensors' own log (TAPESTRY_LOG=info), then the rest
+		grep 'tapestry-sensor' "$tmp/traced.out.err" | sed 's/^/  sensor: /' | head -n 40
+		grep -v 'tapestry-sensor' "$tmp/traced.out.err" | sed 's/^/  mpirun: /' | tail -n 20
 		status=1
 	fi
 	echo "ok: $flavour $lang $prog"

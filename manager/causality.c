@@ -280,8 +280,8 @@ static void match(struct mgr_causality *c)
 	size_t i = 0, j = 0;
 
 	sort_ctx = c;
-	qsort(c->snd, c->nsnd, sizeof(*c->snd), cmp_send);
-	qsort(c->rcv, c->nrcv, sizeof(*c->rcv), cmp_recv);
+	mgr_big_sort(c->snd, c->nsnd, sizeof(*c->snd), cmp_send);
+	mgr_big_sort(c->rcv, c->nrcv, sizeof(*c->rcv), cmp_recv);
 	while (i < c->nsnd && j < c->nrcv) {
 		struct msg_end *s = &c->snd[i], *r = &c->rcv[j];
 		int32_t s_src = rank_of(c, s->stream), r_src = r->peer;
@@ -436,7 +436,7 @@ static int repair(struct mgr_causality *c, int64_t lat)
 	for (size_t i = 0; i < c->ns; i++) {
 		struct cstream *s = &c->s[i];
 
-		qsort(s->ends, s->nends, sizeof(*s->ends), cmp_u64);
+		mgr_big_sort(s->ends, s->nends, sizeof(*s->ends), cmp_u64);
 		for (size_t k = 0; k < s->nj; k++) {
 			uint64_t tj = s->j[k].t_j, tp = tj;
 			size_t lo = 0, hi = s->nends;

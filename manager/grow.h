@@ -264,6 +264,65 @@ static inline void mgr_big_free(void *p)
 	free(h);
 }
 
+/* Swap two size-byte elements, through a 64-byte stack buffer. */
+static inline void mgr_swap(char *a, char *b, size_t size)
+{
+	char t[64];
+
+	while (size > 0) {
+		size_t k = size < sizeof(t) ? size : sizeof(t);
+
+		memcpy(t, a, k);
+		memcpy(a, b, k);
+		memcpy(b, t, k);
+		a += k;
+		b += k;
+		size -= k;
+	}
+}
+
+/* Sort the big array base (n elements of size bytes) by cmp. On the heap:
+ * qsort, whose scratch is bounded like the array. Spilled: an in-place
+ * heapsort, since qsort's merge buffer (glibc allocates one as large as
+ * the array, or an index of pointers) would be anonymous memory growing
+ * with the trace: exactly what the spill avoids. Not stable: cmp must be
+ * a total order where equal elements may come in any order. */
+static inline void mgr_big_sort(void *base, size_t n, size_t size,
+				int (*cmp)(const void *, const void *))
+{
+	char *b = base;
+
+	if (n < 2)
+		return;
+	if (!mgr_big_spilled(base)) {
+		qsort(base, n, size, cmp);
+		return;
+	}
+	for (size_t start = n / 2; start-- > 0;) {	/* heapify */
+		size_t r = start;
+
+		for (size_t c; (c = 2 * r + 1) < n; r = c) {
+			if (c + 1 < n && cmp(b + c * size, b + (c + 1) * size) < 0)
+				c++;
+			if (cmp(b + r * size, b + c * size) >= 0)
+				break;
+			mgr_swap(b + r * size, b + c * size, size);
+		}
+	}
+	for (size_t end = n - 1; end > 0; end--) {
+		mgr_swap(b, b + end * size, size);
+		size_t r = 0;
+
+		for (size_t c; (c = 2 * r + 1) < end; r = c) {
+			if (c + 1 < end && cmp(b + c * size, b + (c + 1) * size) < 0)
+				c++;
+			if (cmp(b + r * size, b + c * size) >= 0)
+				break;
+			mgr_swap(b + r * size, b + c * size, size);
+		}
+	}
+}
+
 /* A well-mixed 64-bit hash of (a, b). */
 static inline uint64_t mgr_hash2(uint64_t a, uint64_t b)
 {

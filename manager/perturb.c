@@ -582,11 +582,11 @@ static void fit_model(struct mgr_perturb *p)
 		for (size_t i = 0; i < p->nr; i++)
 			if (model_point(p, &p->r[i], &x, &y))
 				v[k++] = y;
-		qsort(v, n, sizeof(*v), cmp_double);
+		mgr_big_sort(v, n, sizeof(*v), cmp_double);
 		med = v[n / 2];
 		for (size_t i = 0; i < n; i++)
 			v[i] = fabs(v[i] - med);
-		qsort(v, n, sizeof(*v), cmp_double);
+		mgr_big_sort(v, n, sizeof(*v), cmp_double);
 		mad = v[n / 2];
 		mgr_big_free(v);
 		/* a floor: identical transits would leave nothing but them */
@@ -633,7 +633,7 @@ static int64_t arrived_copy_ns(struct mgr_perturb *p)
 		if (late_receive(p, r))
 			v[k++] = r->t1 - r->t0 - r->probe;
 	}
-	qsort(v, n, sizeof(*v), cmp_i64);
+	mgr_big_sort(v, n, sizeof(*v), cmp_i64);
 	med = v[n / 2];
 	mgr_big_free(v);
 	p->st.copy_ns = (double)med;
@@ -669,7 +669,7 @@ static int process(struct mgr_perturb *p)
 			 r->is_recv && r->send >= 0 ? r->t1 : r->t0;
 		order[i] = r;
 	}
-	qsort(order, p->nr, sizeof(*order), cmp_key);
+	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
 	int64_t copy_ns = arrived_copy_ns(p);
 	for (size_t i = 0; i < p->nf; i++) {
 		struct flow *f = &p->f[i];
@@ -823,7 +823,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 			bv[k].end = si->bend[k];
 			bv[k].d = si->bpre[k];
 		}
-		qsort(bv, si->nb, sizeof(*bv), cmp_i64);
+		mgr_big_sort(bv, si->nb, sizeof(*bv), cmp_i64);
 		si->bpre[0] = 0;
 		for (size_t k = 0; k < si->nb; k++) {
 			si->bend[k] = bv[k].end;
@@ -839,7 +839,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		return NULL;
 	}
 	for (size_t i = 0; i < p->nf; i++)	/* apply walks bases in flow order */
-		qsort(p->f[i].b, p->f[i].nb, sizeof(*p->f[i].b), cmp_base);
+		mgr_big_sort(p->f[i].b, p->f[i].nb, sizeof(*p->f[i].b), cmp_base);
 	double cost = 0;
 	for (size_t i = 0; i < p->ns; i++)
 		cost += (double)p->s[i].cost;

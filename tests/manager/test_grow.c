@@ -256,3 +256,49 @@ Test(grow, budget_variable)
 	setenv("TAPESTRY_SPILL_BYTES", "99999999999999999999999", 1);
 	cr_assert_eq(mgr_spill_budget(), MGR_SPILL_DEFAULT);
 }
+
+struct rec3 {
+	uint64_t key;
+	uint32_t id;
+	char pad[100];		/* larger than the swap buffer */
+};
+
+static int cmp_rec3(const void *a, const void *b)
+{
+	const struct rec3 *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* mgr_big_sort: qsort on the heap, an in-place heapsort once spilled; the
+ * same order either way, and the elements' other bytes move with them */
+Test(grow, sort_heap_and_spilled)
+{
+	for (int spilled = 0; spilled < 2; spilled++) {
+		size_t n = 5001, cap = 0;
+		struct rec3 *r = NULL;
+		uint64_t x = 88172645463325252ull;
+
+		setenv("TAPESTRY_SPILL_BYTES", spilled ? "0" : "1073741824", 1);
+		cr_assert_eq(mgr_big_grow((void **)&r, &cap, n, sizeof(*r)), 0);
+		cr_assert_eq(mgr_big_spilled(r), spilled);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			r[i].key = x % 1000;	/* many equal keys */
+			r[i].id = (uint32_t)i;
+			memset(r[i].pad, (int)(i & 0x7f), sizeof(r[i].pad));
+		}
+		mgr_big_sort(r, n, sizeof(*r), cmp_rec3);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				cr_assert_lt(cmp_rec3(&r[i - 1], &r[i]), 0, "order at %zu", i);
+			cr_assert_eq(r[i].pad[99], (char)(r[i].id & 0x7f));
+		}
+		mgr_big_sort(r, 1, sizeof(*r), cmp_rec3);
+		mgr_big_sort(r, 0, sizeof(*r), cmp_rec3);
+		mgr_big_free(r);
+	}
+	cr_assert_eq(dir_entries(tmpdir), 0);
+}

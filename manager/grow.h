@@ -281,6 +281,19 @@ static inline void mgr_swap(char *a, char *b, size_t size)
 	}
 }
 
+/* Move element r of the heap b[0..n) down to its place (max-heap by cmp). */
+static inline void mgr_sift(char *b, size_t r, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	for (size_t c; (c = 2 * r + 1) < n; r = c) {
+		if (c + 1 < n && cmp(b + c * size, b + (c + 1) * size) < 0)
+			c++;
+		if (cmp(b + r * size, b + c * size) >= 0)
+			break;
+		mgr_swap(b + r * size, b + c * size, size);
+	}
+}
+
 /* Sort the big array base (n elements of size bytes) by cmp. On the heap:
  * qsort, whose scratch is bounded like the array. Spilled: an in-place
  * heapsort, since qsort's merge buffer (glibc allocates one as large as
@@ -298,28 +311,11 @@ static inline void mgr_big_sort(void *base, size_t n, size_t size,
 		qsort(base, n, size, cmp);
 		return;
 	}
-	for (size_t start = n / 2; start-- > 0;) {	/* heapify */
-		size_t r = start;
-
-		for (size_t c; (c = 2 * r + 1) < n; r = c) {
-			if (c + 1 < n && cmp(b + c * size, b + (c + 1) * size) < 0)
-				c++;
-			if (cmp(b + r * size, b + c * size) >= 0)
-				break;
-			mgr_swap(b + r * size, b + c * size, size);
-		}
-	}
+	for (size_t start = n / 2; start-- > 0;)	/* heapify */
+		mgr_sift(b, start, n, size, cmp);
 	for (size_t end = n - 1; end > 0; end--) {
 		mgr_swap(b, b + end * size, size);
-		size_t r = 0;
-
-		for (size_t c; (c = 2 * r + 1) < end; r = c) {
-			if (c + 1 < end && cmp(b + c * size, b + (c + 1) * size) < 0)
-				c++;
-			if (cmp(b + r * size, b + c * size) >= 0)
-				break;
-			mgr_swap(b + r * size, b + c * size, size);
-		}
+		mgr_sift(b, 0, end, size, cmp);
 	}
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/grow.h"
 #include "manager/post.h"
 #include "proto/error.h"
 #include "proto/msg.h"
@@ -93,17 +94,9 @@ static void on_meta(struct mgr_post *p, const struct proto_meta *m)
 	if (i == p->nck) {
 		if (p->nck >= MGR_POST_MAX_EDGES + 1)
 			return;
-		if (p->nck == p->capck) {
-			size_t ncap = p->capck ? p->capck * 2 : 16;
-			struct clockid *nc = realloc(p->ck, ncap * sizeof(*nc));
-
-			if (!nc) {
-				p->error = PROTO_E_NOMEM;
-				return;
-			}
-			p->ck = nc;
-			p->capck = ncap;
-		}
+		if ((p->error = mgr_grow((void **)&p->ck, &p->capck, p->nck + 1,
+					 sizeof(*p->ck))))
+			return;
 		p->nck++;
 	}
 	p->ck[i].id = m->id;
@@ -134,17 +127,9 @@ static void on_frame(void *arg, const struct proto_frame *f)
 	if (!(e = edge_find(p, c->child))) {
 		if (p->n >= MGR_POST_MAX_EDGES)
 			return;
-		if (p->n == p->cap) {
-			size_t ncap = p->cap ? p->cap * 2 : 16;
-			struct edge *ne = realloc(p->e, ncap * sizeof(*ne));
-
-			if (!ne) {
-				p->error = PROTO_E_NOMEM;
-				return;
-			}
-			p->e = ne;
-			p->cap = ncap;
-		}
+		if ((p->error = mgr_grow((void **)&p->e, &p->cap, p->n + 1,
+					 sizeof(*p->e))))
+			return;
 		e = &p->e[p->n++];
 		memset(e, 0, sizeof(*e));
 		e->child = c->child;

@@ -254,6 +254,22 @@ static inline const struct hist *predictor(const struct proto_codec *c,
 	return NULL;
 }
 
+/* After a record: the run's chain and the two predictors' histories. */
+static inline void remember(struct proto_codec *c, struct run *st,
+			    struct hist *ce, struct hist *te, uint32_t key,
+			    unsigned type, const uint64_t v[HIST_VALS],
+			    uint64_t t_end)
+{
+	if (!container(type))
+		st->prev_end = t_end;
+	st->prev_type = (uint16_t)type;
+	ce->gen = te->gen = c->gen;
+	ce->key = key;
+	te->key = type;
+	memcpy(ce->v, v, HIST_VALS * sizeof(v[0]));
+	memcpy(te->v, v, HIST_VALS * sizeof(v[0]));
+}
+
 /* Record e -> its 9 version-2 words; updates the running state. */
 static inline void fwd2(struct proto_codec *c, const struct proto_event *e,
 			struct run *st, uint64_t w[REC_WORDS])
@@ -286,14 +302,7 @@ static inline void fwd2(struct proto_codec *c, const struct proto_event *e,
 		for (k = 0; k < PROTO_EV_NARGS; k++)
 			w[3 + k] = zz(v[1 + k]);
 	}
-	if (!container(type))
-		st->prev_end = e->t_end;
-	st->prev_type = (uint16_t)type;
-	ce->gen = te->gen = c->gen;
-	ce->key = key;
-	te->key = type;
-	memcpy(ce->v, v, sizeof(v));
-	memcpy(te->v, v, sizeof(v));
+	remember(c, st, ce, te, key, type, v, e->t_end);
 }
 
 /* Inverse of fwd2(). */
@@ -317,14 +326,7 @@ static inline void inv2(struct proto_codec *c, const uint64_t w[REC_WORDS],
 	e->type = (uint16_t)type;
 	e->flags = (uint16_t)(w[2] >> 16);
 	e->tid = (uint32_t)(w[2] >> 32);
-	if (!container(type))
-		st->prev_end = e->t_end;
-	st->prev_type = (uint16_t)type;
-	ce->gen = te->gen = c->gen;
-	ce->key = key;
-	te->key = type;
-	memcpy(ce->v, v, sizeof(v));
-	memcpy(te->v, v, sizeof(v));
+	remember(c, st, ce, te, key, type, v, e->t_end);
 	for (k = 0; k < PROTO_EV_NARGS; k++)
 		e->arg[k] = (int64_t)(v[1 + k] + ((drel >> k) & 1 ? v[0] : 0));
 }

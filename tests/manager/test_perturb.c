@@ -78,6 +78,26 @@ static void calib(struct gen *g, int64_t t)
 
 TestSuite(perturb, .init = setup, .fini = teardown);
 
+static void check_truth(struct gen *g0, struct gen *g1, const char *what);
+
+/* Ranks 0 and 1 as streams 1 and 2, each calibrated at t. */
+static void two_ranks(struct gen *g0, struct gen *g1, int64_t t)
+{
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
+	calib(g0, t);
+	calib(g1, t);
+}
+
+/* Write both flows and check the corrected times against the truth. */
+static void finish(struct gen *g0, struct gen *g1, const char *what)
+{
+	jobgen_batch(&jg, 1, 1, g0->ev, g0->n);
+	jobgen_batch(&jg, 2, 1, g1->ev, g1->n);
+	jobgen_close(&jg);
+	check_truth(g0, g1, what);
+}
+
 static void check_truth(struct gen *g0, struct gen *g1, const char *what)
 {
 	int rc;
@@ -117,10 +137,7 @@ Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
 {
 	struct gen g0 = {0}, g1 = {0};
 
-	jobgen_rank(&jg, 1, 0);
-	jobgen_rank(&jg, 2, 1);
-	calib(&g0, 1000);
-	calib(&g1, 1000);
+	two_ranks(&g0, &g1, 1000);
 	for (int k = 0; k < 10; k++)
 		emit(&g0, PROTO_EV_WRITE, 1000 + 1000 * k, 1000 + 1000 * k + 300);
 	struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, 20000, 20100);
@@ -142,10 +159,7 @@ Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
 	g1.lag = (int64_t)r->t_end - 20500 + ALPHA;
 	for (int k = 0; k < 5; k++)
 		emit(&g1, PROTO_EV_WRITE, 20500 + 1000 * (k + 1), 20500 + 1000 * (k + 1) + 300);
-	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
-	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
-	jobgen_close(&jg);
-	check_truth(&g0, &g1, "waiting receive");
+	finish(&g0, &g1, "waiting receive");
 }
 
 /* a message that had arrived when the receive was called keeps its copy
@@ -154,10 +168,7 @@ Test(perturb, arrived_receive_and_barrier)
 {
 	struct gen g0 = {0}, g1 = {0};
 
-	jobgen_rank(&jg, 1, 0);
-	jobgen_rank(&jg, 2, 1);
-	calib(&g0, 100);
-	calib(&g1, 100);
+	two_ranks(&g0, &g1, 100);
 	struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, 1000, 1100);
 	s->arg[0] = 1;
 	s->arg[1] = 0;
@@ -180,10 +191,7 @@ Test(perturb, arrived_receive_and_barrier)
 	g1.lag = leave - 7200 + ALPHA;
 	emit(&g0, PROTO_EV_WRITE, 8000, 8100);
 	emit(&g1, PROTO_EV_WRITE, 9000, 9100);
-	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
-	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
-	jobgen_close(&jg);
-	check_truth(&g0, &g1, "arrived + barrier");
+	finish(&g0, &g1, "arrived + barrier");
 }
 
 Test(perturb, no_correction_when_asked)
@@ -269,10 +277,7 @@ Test(perturb, measured_accounting_comes_back_to_the_truth)
 	g0.lag += 7777 / 2;
 	emit(&g0, PROTO_EV_WRITE, 61000, 61100);
 	emit(&g1, PROTO_EV_WRITE, 500, 600);
-	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
-	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
-	jobgen_close(&jg);
-	check_truth(&g0, &g1, "measured accounting");
+	finish(&g0, &g1, "measured accounting");
 }
 
 /* The arrived probe runs inside the receive: an arrived message keeps its
@@ -281,10 +286,7 @@ Test(perturb, arrived_probe_is_removed)
 {
 	struct gen g0 = {0}, g1 = {0};
 
-	jobgen_rank(&jg, 1, 0);
-	jobgen_rank(&jg, 2, 1);
-	calib(&g0, 100);
-	calib(&g1, 100);
+	two_ranks(&g0, &g1, 100);
 	struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, 1000, 1100);
 	s->arg[0] = 1;
 	s->arg[3] = 8;
@@ -297,10 +299,7 @@ Test(perturb, arrived_probe_is_removed)
 	r->t_end += 300;
 	g1.lag += 300;
 	emit(&g1, PROTO_EV_WRITE, 6000, 6100);
-	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
-	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
-	jobgen_close(&jg);
-	check_truth(&g0, &g1, "arrived probe");
+	finish(&g0, &g1, "arrived probe");
 }
 
 /* The communication model is fitted on the waiting receives without their
@@ -347,10 +346,7 @@ Test(perturb, stdio_calls_have_their_own_cost)
 {
 	struct gen g0 = {0}, g1 = {0};
 
-	jobgen_rank(&jg, 1, 0);
-	jobgen_rank(&jg, 2, 1);
-	calib(&g0, 100);
-	calib(&g1, 100);
+	two_ranks(&g0, &g1, 100);
 	struct proto_event *c = &g0.ev[g0.n];
 	calib(&g0, 100);
 	c->arg[0] = PROTO_EV_FWRITE;
@@ -362,8 +358,5 @@ Test(perturb, stdio_calls_have_their_own_cost)
 	}
 	emit(&g1, PROTO_EV_FWRITE, 500, 600);	/* no CALIB FWRITE: generic */
 	emit(&g1, PROTO_EV_WRITE, 700, 800);
-	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
-	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
-	jobgen_close(&jg);
-	check_truth(&g0, &g1, "stdio cost");
+	finish(&g0, &g1, "stdio cost");
 }

@@ -76,6 +76,19 @@ static void teardown(void)
 
 TestSuite(post, .init = setup, .fini = teardown);
 
+/* The text report of p (free it). */
+static char *report_text(const struct mgr_post *p)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *mem = open_memstream(&buf, &blen);
+
+	cr_assert_not_null(mem);
+	mgr_post_report(p, mem, 0);
+	fclose(mem);
+	return buf;
+}
+
 Test(post, offset_and_drift_composed_along_the_tree)
 {
 	int rc;
@@ -125,11 +138,7 @@ Test(post, offset_and_drift_composed_along_the_tree)
 	cr_assert_eq(mgr_post_global(p, 999, 12345), 12345);
 	mgr_post_stream_fit(p, 999, &depth);
 	cr_assert_eq(depth, 0);
-	char *buf = NULL;
-	size_t blen = 0;
-	FILE *mem = open_memstream(&buf, &blen);
-	mgr_post_report(p, mem, 0);
-	fclose(mem);
+	char *buf = report_text(p);
 	cr_assert_not_null(strstr(buf, "0000000000005157"));
 	free(buf);
 	mgr_post_free(p);
@@ -232,11 +241,7 @@ Test(post, same_clock_is_the_identity)
 	cr_assert_eq(mgr_post_global(p, node, t), t);
 	int64_t d = (int64_t)(mgr_post_global(p, other, t) - t);
 	cr_assert(llabs(d) > 1000, "another time namespace: estimated (%lld ns)", (long long)d);
-	char *buf = NULL;
-	size_t blen = 0;
-	FILE *mem = open_memstream(&buf, &blen);
-	mgr_post_report(p, mem, 0);
-	fclose(mem);
+	char *buf = report_text(p);
 	cr_assert_not_null(strstr(buf, "same clock"));
 	free(buf);
 	mgr_post_free(p);

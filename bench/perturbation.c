@@ -1,8 +1,11 @@
 /*
  * bench/perturbation.c - an MPI program that the tracer perturbs heavily:
  * per iteration some computation, many cheap buffered fwrite calls (each
- * traced), and a small message around a ring (MPI_Sendrecv).
- *   perturbation [ITERS [WRITES [WORK]]]   (defaults 2000, 100, 2000)
+ * traced), and communication:
+ *   perturbation [ITERS [WRITES [WORK [PATTERN]]]]  (defaults 2000, 100, 2000, 0)
+ * PATTERN 0: a small message around a ring (MPI_Sendrecv); 1: a halo
+ * exchange, 4 KiB to each neighbour (MPI_Irecv, MPI_Isend, MPI_Waitall),
+ * then an MPI_Allreduce of one double.
  * Rank 0 prints the time between the two barriers that frame the timed
  * region, the maximum over ranks:
  *   perturbation: region_ns N
@@ -18,8 +21,11 @@ int main(int argc, char **argv)
 	int rank, size, iters = argc > 1 ? atoi(argv[1]) : 2000;
 	int writes = argc > 2 ? atoi(argv[2]) : 100;
 	int work = argc > 3 ? atoi(argv[3]) : 2000;
+	int pattern = argc > 4 ? atoi(argv[4]) : 0;
 	volatile double acc = 0;
 	char tok[64] = {0}, in[64];
+	static char halo[2][4096], got[2][4096];
+	MPI_Request rq[4];
 	FILE *f;
 
 	MPI_Init(&argc, &argv);
@@ -37,8 +43,18 @@ int main(int argc, char **argv)
 		for (int w = 0; w < writes; w++)
 			fwrite(tok, 1, 8, f);
 		int right = (rank + 1) % size, left = (rank + size - 1) % size;
-		MPI_Sendrecv(tok, sizeof(tok), MPI_CHAR, right, i, in, sizeof(in),
-			     MPI_CHAR, left, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (pattern == 0) {
+			MPI_Sendrecv(tok, sizeof(tok), MPI_CHAR, right, i, in, sizeof(in),
+				     MPI_CHAR, left, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			continue;
+		}
+		double x = acc, sum;
+		MPI_Irecv(got[0], sizeof(got[0]), MPI_CHAR, left, 1, MPI_COMM_WORLD, &rq[0]);
+		MPI_Irecv(got[1], sizeof(got[1]), MPI_CHAR, right, 2, MPI_COMM_WORLD, &rq[1]);
+		MPI_Isend(halo[0], sizeof(halo[0]), MPI_CHAR, right, 1, MPI_COMM_WORLD, &rq[2]);
+		MPI_Isend(halo[1], sizeof(halo[1]), MPI_CHAR, left, 2, MPI_COMM_WORLD, &rq[3]);
+		MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+		MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	}
 	double mine = MPI_Wtime() - t0, worst = 0;
 	MPI_Barrier(MPI_COMM_WORLD);

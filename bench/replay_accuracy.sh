@@ -2,9 +2,11 @@
 # bench/replay_accuracy.sh - SimGrid replay of our trace against the measured
 # untraced run (issue 7; [000] was off by up to 51.5 %).
 #
-# For bench/perturbation.c (computation and a message per iteration; no
-# fwrite so that the volumes are the program's own), on NP ranks (list) and
-# ITERS iterations (list):
+# For bench/perturbation.c (computation and communication per iteration; no
+# fwrite so that the volumes are the program's own) in each communication
+# PATTERN (list: 0 a ring of MPI_Sendrecv, 1 a 4 KiB halo exchange with
+# Irecv/Isend/Waitall and an Allreduce), on NP ranks (list) and ITERS
+# iterations (list):
 #   measured   the untraced run's timed region (barrier to barrier, the
 #              maximum over ranks): median of R runs, and their spread
 #   traced     the same region in the traced run (tapestry run, which also
@@ -22,11 +24,11 @@
 # compute volumes over the host speed, rank 0), the rest (communication and
 # waiting), the host speed and the network figures of the platform.
 # Usage: bench/replay_accuracy.sh [BUILD_DIR] (default: build/)
-#   NP="2 4" ITERS="500 2000" R=7 RT=3 bench/replay_accuracy.sh build
+#   NP="2 4" ITERS="500 2000" PATTERN="0 1" R=7 RT=3 bench/replay_accuracy.sh build
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
-NPS=${NP:-2} ITERS=${ITERS:-500 2000} R=${R:-7} RT=${RT:-3}
+NPS=${NP:-2} ITERS=${ITERS:-500 2000} PATTERNS=${PATTERN:-0 1} R=${R:-7} RT=${RT:-3}
 T=$(mktemp -d /tmp/tapestry-bench-replay.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -58,10 +60,16 @@ replay_cut() {
 }
 
 echo "perturbation.c (Open MPI, this host): timed region, barrier to barrier, max over ranks; R=$R untraced runs"
+for pat in $PATTERNS; do
+	case $pat in
+	0) echo "== pattern 0: a ring of MPI_Sendrecv (64 bytes)" ;;
+	1) echo "== pattern 1: halo exchange (4 KiB each way, Irecv/Isend/Waitall) + Allreduce" ;;
+	*) echo "unknown pattern $pat"; exit 1 ;;
+	esac
 for np in $NPS; do
 	for iters in $ITERS; do
 		for i in $(seq 1 "$R"); do
-			mpirun.openmpi --oversubscribe -np "$np" "$T/pert" "$iters" 0 >"$T/u.out" 2>&1 || exit 1
+			mpirun.openmpi --oversubscribe -np "$np" "$T/pert" "$iters" 0 2000 "$pat" >"$T/u.out" 2>&1 || exit 1
 			region "$T/u.out"
 		done | sort -n >"$T/t0s"
 		t0=$(awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}' "$T/t0s")
@@ -70,7 +78,7 @@ for np in $NPS; do
 			rm -rf "$T/job"
 			"$B/manager/tapestry" run -o "$T/job" --sensors mpi --mpi openmpi -- \
 				mpirun.openmpi --oversubscribe -np "$np" -x LD_PRELOAD -x TAPESTRY_COLLECTOR \
-				-x TAPESTRY_SENSORS "$T/pert" "$iters" 0 >"$T/traced.out" 2>"$T/run.err" ||
+				-x TAPESTRY_SENSORS "$T/pert" "$iters" 0 2000 "$pat" >"$T/traced.out" 2>"$T/run.err" ||
 				{ cat "$T/run.err"; exit 1; }
 			tr=$(region "$T/traced.out")
 			d="$T/job/replay"
@@ -99,4 +107,5 @@ for np in $NPS; do
 			printf "    per iteration: measured %.3f us; simulated %.3f us = compute %.3f us (rank 0: %.0f flops at %.4g flop/s) + communication and waiting %.3f us; %s\n",
 				t0 / 1e3 / n, sim * 1e6 / n, comp * 1e6 / n, fl / n, sp, (sim - comp) * 1e6 / n, net }'
 	done
+done
 done

@@ -50,11 +50,12 @@ cut_at() {
 }
 # replay DIR SUB: smpirun on DIR/SUB with the platform of DIR; simulated s
 replay_cut() {
-	local d=$1 sub=$2 speed
+	local d=$1 sub=$2 speed bwf
 	speed=$(sed -n 's/.*--cfg=smpi\/host-speed:\([0-9.e+-]*\)f.*/\1/p' "$d/replay.err")
+	bwf=$(sed -n 's/.*--cfg=smpi\/bw-factor:\([0-9.:;e+-]*\).*/\1/p' "$d/replay.err")
 	(cd "$d/$sub" && smpirun -np "$np" -platform "$d/simgrid-platform/platform.xml" \
 		-hostfile "$d/simgrid-platform/hostfile" -replay list \
-		--cfg=smpi/host-speed:"${speed}f" --cfg=smpi/bw-factor:0:1 \
+		--cfg=smpi/host-speed:"${speed}f" --cfg=smpi/bw-factor:"${bwf:-0:1}" \
 		--cfg=smpi/lat-factor:0:1 >"$d/$sub.log" 2>&1)
 	simtime "$d/$sub.log"
 }
@@ -75,6 +76,11 @@ for np in $NPS; do
 		t0=$(awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}' "$T/t0s")
 		lo=$(head -n 1 "$T/t0s") hi=$(tail -n 1 "$T/t0s")
 		for k in $(seq 1 "$RT"); do
+			# an untraced run right before each traced one: this host
+			# switches between states (one-way latency 0.1 or 0.36 us)
+			# that last minutes; each pair is compared in one state
+			mpirun.openmpi --oversubscribe -np "$np" "$T/pert" "$iters" 0 2000 "$pat" >"$T/u.out" 2>&1 || exit 1
+			u=$(region "$T/u.out")
 			rm -rf "$T/job"
 			"$B/manager/tapestry" run -o "$T/job" --sensors mpi --mpi openmpi -- \
 				mpirun.openmpi --oversubscribe -np "$np" -x LD_PRELOAD -x TAPESTRY_COLLECTOR \
@@ -93,11 +99,13 @@ for np in $NPS; do
 			flops=$(awk '$2 == "barrier" { b++ } b == 1 && $2 == "compute" { s += $3 } END { print s + 0 }' \
 				"$d/simgrid-ti/rank_0.txt")
 			speed=$(sed -n 's/.*host id="node-0" rank="0" speed="\([0-9.e+-]*\)".*/\1/p' "$d/simgrid-platform/job.xml")
-			net=$(sed -n 's/.*one-way-latency="\([^"]*\)" link-latency="[^"]*" link-bandwidth="\([^"]*\)" source="\([^"]*\)".*/latency \1 s one-way, bandwidth \2 B\/s (\3)/p' \
+			net=$(sed -n 's/.*one-way-latency="\([^"]*\)" link-latency="[^"]*" link-bandwidth="\([^"]*\)" bw-factor="\([^"]*\)" source="\([^"]*\)".*/latency \1 s one-way, bandwidth \2 B\/s (\4), bw-factor \3/p' \
 				"$d/simgrid-platform/job.xml")
-			echo "$(awk -v a="$s1" -v b="$s2" 'BEGIN { printf "%.9f", b - a }') $tr $whole $flops $speed $net"
+			echo "$(awk -v a="$s1" -v b="$s2" -v u="$u" 'BEGIN { printf "%.9f %.2f", b - a, 100 * ((b - a) * 1e9 - u) / u }') $tr $whole $flops $speed $net"
 		done | sort -n >"$T/sims"
-		read -r sim tr whole flops speed net <<<"$(awk '{a[NR]=$0} END{print a[int((NR+1)/2)]}' "$T/sims")"
+		read -r sim perr tr whole flops speed net <<<"$(awk '{a[NR]=$0} END{print a[int((NR+1)/2)]}' "$T/sims")"
+		pairs=$(awk '{ printf "%s%+.1f %%", (NR > 1 ? ", " : ""), $2 }' "$T/sims")
+		pmed=$(cut -d' ' -f2 "$T/sims" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
 		slo=$(head -n 1 "$T/sims" | cut -d' ' -f1) shi=$(tail -n 1 "$T/sims" | cut -d' ' -f1)
 		awk -v t0="$t0" -v lo="$lo" -v hi="$hi" -v tr="$tr" -v sim="$sim" -v slo="$slo" -v shi="$shi" \
 		    -v whole="$whole" -v n="$iters" -v np="$np" -v fl="$flops" -v sp="$speed" -v net="$net" 'BEGIN {
@@ -106,6 +114,7 @@ for np in $NPS; do
 				np, n, t0 / 1e9, lo / 1e9, hi / 1e9, tr / 1e9, sim, slo, shi, whole, 100 * (sim * 1e9 - t0) / t0
 			printf "    per iteration: measured %.3f us; simulated %.3f us = compute %.3f us (rank 0: %.0f flops at %.4g flop/s) + communication and waiting %.3f us; %s\n",
 				t0 / 1e3 / n, sim * 1e6 / n, comp * 1e6 / n, fl / n, sp, (sim - comp) * 1e6 / n, net }'
+		echo "    paired (each traced run's simulation against the untraced run just before it): median $pmed % (target: 10 %); pairs $pairs"
 	done
 done
 done

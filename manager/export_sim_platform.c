@@ -166,8 +166,14 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 		bw = PF_DEFAULT_BANDWIDTH_BPS;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<tapestry-simgrid version=\"1\" ranks=\"%" PRId64 "\">\n", n);
+	/* SMPI's piecewise bandwidth factor from the ping-pong's sizes
+	 * (net_bw_factor), else 1 for every size: the figures are measured */
+	const char *bwf = net_meta(t, rk, n, "net_bw_factor");
+	if (!bwf || !*bwf || strspn(bwf, "0123456789.:;eE+-") != strlen(bwf))
+		bwf = "0:1";
 	fprintf(f, "  <network one-way-latency=\"%.6g\" link-latency=\"%.6g\" "
-		"link-bandwidth=\"%.6g\" source=\"%s\"/>\n", lat, lat / 2, bw, src);
+		"link-bandwidth=\"%.6g\" bw-factor=\"%s\" source=\"%s\"/>\n",
+		lat, lat / 2, bw, bwf, src);
 	for (int64_t r = 0; r < n; r++) {
 		const struct proto_stream *s = rk[r].st->s;
 		double speed = 0;

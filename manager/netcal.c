@@ -98,6 +98,14 @@ static int parse(const char *log, struct mgr_netcal *nc)
 				  &x, &y) == 2 && isfinite(x) && x > 0) {
 			nc->lat_min_ns = x;
 			got |= 2;
+		} else if (!strncmp(line, "pingpong: bw_factor ", 20)) {
+			/* "SIZE:FACTOR;...": digits and those signs only */
+			const char *v = line + 20;
+			size_t k = strspn(v, "0123456789.:;eE+-");
+
+			if (k > 0 && k < sizeof(nc->bw_factor) && (v[k] == '\n' || !v[k]))
+				snprintf(nc->bw_factor, sizeof(nc->bw_factor), "%.*s",
+					 (int)k, v);
 		} else if (sscanf(line, "pingpong: hosts %119s %119s", a, b) == 2) {
 			snprintf(nc->hosts, sizeof(nc->hosts), "%s %s", a, b);
 			got |= 4;
@@ -213,6 +221,8 @@ int mgr_netcal_save(const char *dir, const struct mgr_netcal *nc)
 			rc = proto_jobdir_set_meta(w, "net_bandwidth_Bps", v);
 		if (!rc)
 			rc = proto_jobdir_set_meta(w, "net_hosts", nc->hosts);
+		if (!rc && nc->bw_factor[0])
+			rc = proto_jobdir_set_meta(w, "net_bw_factor", nc->bw_factor);
 	}
 	int crc = proto_jobdir_close(w);
 

@@ -17,6 +17,7 @@ struct mgr_netcal {
 	double lat_min_ns;	/* the same, minimum */
 	double bw_Bps;		/* end to end, from the large messages */
 	char hosts[256];	/* "A B": where ranks 0 and 1 ran */
+	char bw_factor[1024];	/* SMPI's piecewise bandwidth factor, "" if none */
 	char note[512];		/* how it was measured, or why it was not */
 };
 

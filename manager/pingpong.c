@@ -9,13 +9,21 @@
  *   SIZE-byte messages, REPS round trips each timed alone (after two
  *   unmeasured ones): one-way time T(SIZE); bandwidth = SIZE / (T - L),
  *   with L the median latency, so that a simulated message of SIZE bytes
- *   on a path of latency L and this bandwidth takes T.
+ *   on a path of latency L and this bandwidth takes T;
+ *   the sizes between (64 B to 1 MiB, times 4; REPS_MID round trips each):
+ *   one-way T(s), and SMPI's piecewise bandwidth factor for messages of s
+ *   bytes and more, f(s) = s / (B x (T(s) - L)), so that a simulated
+ *   message of s bytes takes T(s) too (MPI libraries switch protocols
+ *   between sizes: a 4 KiB message is no straight line between 1 byte and
+ *   4 MiB).
  *
  * Rank 0 prints, on stdout, lines the manager parses:
  *   pingpong: hosts A B
  *   pingpong: latency_ns min X median Y rounds N
  *   pingpong: size_bytes S one_way_ns min X median Y reps R
  *   pingpong: net_latency_ns L net_bandwidth_Bps B
+ *   pingpong: size_bytes S one_way_ns min X median Y reps R   (each size)
+ *   pingpong: bw_factor S0:F0;S1:F1;...
  * Usage: tapestry-pingpong-FLAVOUR [ROUNDS [SIZE [REPS]]]
  * (defaults 1000, 4194304, 10; maximums 10^6, 1 GiB, 10^4).
  * Exit status 0, 2 on bad arguments or fewer than two ranks (MPI errors
@@ -30,6 +38,9 @@
 #define SIZE_MAX_BYTES (1L << 30)
 #define REPS_MAX 10000L
 #define WARMUP 2
+#define REPS_MID 200		/* round trips per intermediate size */
+#define MID_FIRST 64
+#define MID_LAST (1L << 20)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -80,7 +91,7 @@ int main(int argc, char **argv)
 {
 	long rounds = 1000, size = 4L << 20, reps = 10;
 	char host[MPI_MAX_PROCESSOR_NAME] = "", peer[MPI_MAX_PROCESSOR_NAME] = "";
-	double *t = NULL, lmin, lmed, smin, smed;
+	double *t = NULL, lmin = 0, lmed = 0, smin, smed, bw = 1;
 	char *buf = NULL;
 	int rank, nranks, len, rc = 0;
 
@@ -106,8 +117,8 @@ int main(int argc, char **argv)
 	}
 	if (rank > 1)
 		goto out;
-	buf = calloc(1, (size_t)size);
-	t = calloc((size_t)(rounds > reps ? rounds : reps), sizeof(*t));
+	buf = calloc(1, (size_t)(size > MID_LAST ? size : MID_LAST));
+	t = calloc((size_t)(rounds > reps ? rounds : reps) + REPS_MID, sizeof(*t));
 	if (!buf || !t) {
 		fprintf(stderr, "%s: out of memory\n", argv[0]);
 		MPI_Abort(MPI_COMM_WORLD, 1);
@@ -123,8 +134,6 @@ int main(int argc, char **argv)
 		stats(t, rounds, &lmin, &lmed);
 	pingpong(rank, buf, (int)size, reps, WARMUP, t);
 	if (rank == 0) {
-		double bw;
-
 		stats(t, reps, &smin, &smed);
 		/* the time the bytes themselves took; never below a tenth of
 		 * the whole (a message that size is mostly transfer) */
@@ -136,6 +145,38 @@ int main(int argc, char **argv)
 		       "reps %ld\n", size, smin * 1e9, smed * 1e9, reps);
 		printf("pingpong: net_latency_ns %.1f net_bandwidth_Bps %.6g\n",
 		       lmed * 1e9, bw);
+		fflush(stdout);
+	}
+	/* the sizes between: SMPI's bandwidth factor, piecewise */
+	{
+		char fac[1024] = "0:1";
+		size_t used = strlen(fac);
+
+		for (long s = MID_FIRST; s <= MID_LAST && s < size; s *= 4) {
+			pingpong(rank, buf, (int)s, REPS_MID, WARMUP, t);
+			if (rank != 0)
+				continue;
+			double mn, md, xfer, f;
+
+			stats(t, REPS_MID, &mn, &md);
+			printf("pingpong: size_bytes %ld one_way_ns min %.1f median "
+			       "%.1f reps %d\n", s, mn * 1e9, md * 1e9, REPS_MID);
+			/* at least a nanosecond of transfer: below it the
+			 * size does not matter */
+			xfer = md - lmed > 1e-9 ? md - lmed : 1e-9;
+			f = (double)s / (bw * xfer);
+			if (f > 1e3)
+				f = 1e3;
+			used += (size_t)snprintf(fac + used, sizeof(fac) - used,
+						 ";%ld:%.4g", s, f);
+			if (used >= sizeof(fac))
+				break;
+		}
+		/* from SIZE on, the bandwidth itself */
+		if (rank == 0 && used < sizeof(fac)) {
+			snprintf(fac + used, sizeof(fac) - used, ";%ld:1", size);
+			printf("pingpong: bw_factor %s\n", fac);
+		}
 		fflush(stdout);
 	}
 out:

@@ -144,8 +144,10 @@ out:
 	return rc;
 }
 
-/* Ranks and mean host speed from the platform export's job.xml. */
-static int read_job(const char *path, long *ranks, double *speed)
+/* Ranks, mean host speed and SMPI bandwidth factor (bwf, size bwsz; "0:1"
+ * when job.xml has none) from the platform export's job.xml. */
+static int read_job(const char *path, long *ranks, double *speed, char *bwf,
+		    size_t bwsz)
 {
 	xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
 	xmlNodePtr root, n;
@@ -158,6 +160,15 @@ static int read_job(const char *path, long *ranks, double *speed)
 	for (n = root ? root->children : NULL; n; n = n->next) {
 		xmlChar *v;
 
+		if (n->type == XML_ELEMENT_NODE &&
+		    !xmlStrcmp(n->name, (const xmlChar *)"network") &&
+		    (v = xmlGetProp(n, (const xmlChar *)"bw-factor"))) {
+			const char *s = (const char *)v;
+
+			if (*s && strspn(s, "0123456789.:;eE+-") == strlen(s))
+				snprintf(bwf, bwsz, "%s", s);
+			xmlFree(v);
+		}
 		if (n->type != XML_ELEMENT_NODE ||
 		    xmlStrcmp(n->name, (const xmlChar *)"host"))
 			continue;
@@ -255,7 +266,7 @@ int mgr_cmd_replay(int argc, char **argv)
 	};
 	char *smpirun = NULL, *base = NULL, *ti = NULL, *pf = NULL, *log = NULL;
 	char *platform = NULL, *hostfile = NULL, *job = NULL, *real = NULL;
-	char np[32], speed_cfg[64];
+	char np[32], speed_cfg[64], bwfac[1024] = "0:1", bwf_cfg[1100];
 	const char *dir, *output = NULL, *user_pf = NULL;
 	char *listpath = NULL;
 	struct mgr_export_stats st;
@@ -313,7 +324,7 @@ int mgr_cmd_replay(int argc, char **argv)
 	if (mgr_export("simgrid-ti", dir, ti, &st) != 0 ||
 	    (!user_pf && mgr_export("simgrid-platform", dir, pf, &st) != 0))
 		goto done;
-	if (!user_pf && read_job(job, &ranks, &speed) != 0) {
+	if (!user_pf && read_job(job, &ranks, &speed, bwfac, sizeof(bwfac)) != 0) {
 		mgr_err("%s: unreadable platform description", job);
 		goto done;
 	}
@@ -335,19 +346,23 @@ int mgr_cmd_replay(int argc, char **argv)
 		 * (replay benchmarks nothing): any speed does */
 		long pr;
 
-		if (!job || read_job(job, &pr, &speed) != 0)
+		if (!job || read_job(job, &pr, &speed, bwfac, sizeof(bwfac)) != 0)
 			speed = 1e9;
 		fprintf(stderr, "tapestry: replaying on the platform %s with the "
 			"hosts of %s\n", platform, hostfile);
 	}
 	snprintf(np, sizeof(np), "%ld", ranks);
 	snprintf(speed_cfg, sizeof(speed_cfg), "--cfg=smpi/host-speed:%.6gf", speed);
+	/* the bandwidth factor per message size the launch's ping-pong
+	 * measured (job.xml), else 1 for every size */
+	snprintf(bwf_cfg, sizeof(bwf_cfg), "--cfg=smpi/bw-factor:%s", bwfac);
 	{
-		/* bw/lat factors 1: the platform's figures are measured ones,
-		 * not nominal ones SMPI's default factors would correct */
+		/* lat factor 1 and the measured bw factors: the platform's
+		 * figures are measured ones, not nominal ones SMPI's default
+		 * factors would correct */
 		char o_np[] = "-np", o_pf[] = "-platform", o_hf[] = "-hostfile";
 		char o_rp[] = "-replay", list[] = "list";
-		char bwf[] = "--cfg=smpi/bw-factor:0:1";
+		char *bwf = bwf_cfg;
 		char latf[] = "--cfg=smpi/lat-factor:0:1";
 		char *args[] = {
 			smpirun, o_np, np, o_pf, platform, o_hf, hostfile,
@@ -355,8 +370,8 @@ int mgr_cmd_replay(int argc, char **argv)
 		};
 
 		fprintf(stderr, "tapestry: replaying %ld ranks: %s -np %s "
-			"-platform %s -hostfile %s -replay list %s (in %s)\n",
-			ranks, smpirun, np, platform, hostfile, speed_cfg, ti);
+			"-platform %s -hostfile %s -replay list %s %s (in %s)\n",
+			ranks, smpirun, np, platform, hostfile, speed_cfg, bwf_cfg, ti);
 		status = run(args, ti, log);
 	}
 	if (status != 0 || parse_log(log, &simtime, 0) != 0) {

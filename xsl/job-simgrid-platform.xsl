@@ -5,7 +5,7 @@
   router, every site router on a link to one backbone router; routes by
   Floyd. Speeds and bandwidths are nominal (1 Gflop/s, 1.25 GB/s; 50 us in
   a site, 500 us between sites) until `tapestry export -f simgrid-platform`
-  calibrates them from a trace.
+  calibrates them from a trace. Links are full duplex (SPLITDUPLEX).
 -->
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="xml" indent="yes" encoding="UTF-8"
@@ -34,19 +34,19 @@
         </xsl:for-each>
         <router id="backbone"/>
         <xsl:for-each select="hosts/host">
-          <link id="{@name}-link" bandwidth="1.25GBps" latency="50us"/>
+          <link id="{@name}-link" bandwidth="1.25GBps" latency="50us" sharing_policy="SPLITDUPLEX"/>
         </xsl:for-each>
         <xsl:for-each select="$sites">
           <xsl:variable name="s"><xsl:call-template name="site-of"><xsl:with-param name="h" select="."/></xsl:call-template></xsl:variable>
-          <link id="site-{$s}-link" bandwidth="1.25GBps" latency="500us"/>
+          <link id="site-{$s}-link" bandwidth="1.25GBps" latency="500us" sharing_policy="SPLITDUPLEX"/>
         </xsl:for-each>
         <xsl:for-each select="hosts/host">
           <xsl:variable name="s"><xsl:call-template name="site-of"><xsl:with-param name="h" select="."/></xsl:call-template></xsl:variable>
-          <route src="{@name}" dst="site-{$s}"><link_ctn id="{@name}-link"/></route>
+          <route src="{@name}" dst="site-{$s}"><link_ctn id="{@name}-link" direction="UP"/></route>
         </xsl:for-each>
         <xsl:for-each select="$sites">
           <xsl:variable name="s"><xsl:call-template name="site-of"><xsl:with-param name="h" select="."/></xsl:call-template></xsl:variable>
-          <route src="site-{$s}" dst="backbone"><link_ctn id="site-{$s}-link"/></route>
+          <route src="site-{$s}" dst="backbone"><link_ctn id="site-{$s}-link" direction="UP"/></route>
         </xsl:for-each>
       </zone>
     </platform>

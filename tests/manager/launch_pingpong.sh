@@ -43,6 +43,7 @@ mpirun.openmpi --oversubscribe -np 2 "$PP" 100 65536 4 >"$work/pp.out" 2>&1
 check "pingpong (Open MPI): exit 0" [ $? = 0 ]
 check "  ...prints latency and bandwidth" grep -Eq '^pingpong: net_latency_ns [0-9.]+ net_bandwidth_Bps [0-9.e+]+$' "$work/pp.out"
 check "  ...and the hosts" grep -Eq '^pingpong: hosts [^ ]+ [^ ]+$' "$work/pp.out"
+check "  ...and the bandwidth factor per size up to SIZE" grep -Eq '^pingpong: bw_factor 0:1;64:[0-9.e+-]+;256:[0-9.e+-]+;1024:[0-9.e+-]+;4096:[0-9.e+-]+;16384:[0-9.e+-]+;65536:1$' "$work/pp.out"
 mpirun.openmpi --oversubscribe -np 2 "$PP" 0 >"$work/pp.out" 2>&1
 check "pingpong: 0 rounds refused" grep -q "usage:" "$work/pp.out"
 mpirun.openmpi --oversubscribe -np 2 "$PP" 10 x >"$work/pp.out" 2>&1
@@ -71,12 +72,14 @@ lat=$(meta "$work/job" net_latency_ns) bw=$(meta "$work/job" net_bandwidth_Bps)
 check "  ...meta.xml: positive one-way latency ($lat ns)" positive "${lat:-0}"
 check "  ...meta.xml: positive bandwidth ($bw B/s)" positive "${bw:-0}"
 check "  ...meta.xml: positive minimum latency" positive "$(meta "$work/job" net_latency_min_ns)"
+check "  ...meta.xml: a bandwidth factor per size" bash -c "grep -Eq 'key=\"net_bw_factor\">0:1;64:[0-9.e+-]+;.*;4194304:1<' '$work/job/meta.xml'"
 check "  ...meta.xml: says how" bash -c "grep -q 'key=\"net_calibration\">MPI ping-pong (openmpi) between ' '$work/job/meta.xml'"
 check "  ...announced before the application" grep -q "network ping-pong (openmpi, " "$work/l.err"
 check "  ...its log kept" grep -q "^pingpong: net_latency_ns" "$work/job/logs/pingpong.log"
 check "  ...two processes on the job's one host" grep -q "^127.0.0.1 slots=2\$" "$work/job/plan/pingpong.hosts"
 pf="$work/job/simgrid-platform"
 check "  ...platform export: the figures come from the trace" grep -q 'source="trace"' "$pf/job.xml"
+check "  ...platform export: the bandwidth factor with them" grep -q 'bw-factor="0:1;64:' "$pf/job.xml"
 llat=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\2/p' "$pf/platform.xml")
 lbw=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\1/p' "$pf/platform.xml")
 check "  ...platform.xml: each link half the one-way latency ($llat s)" \

@@ -14,7 +14,9 @@
  *     norank    like ring but rank 1's stream is missing
  *
  * SIM_GEN_NET=1 in the environment adds the META keys of a measured network
- * (net_latency_ns 2000, net_bandwidth_Bps 1.25e9) to every rank.
+ * (net_latency_ns 2000, net_bandwidth_Bps 1.25e9, net_bw_factor
+ * "0:1;4096:0.25;65536:0.8") to every rank; SIM_GEN_NET=bad gives a
+ * net_bw_factor that is not SMPI's syntax.
  *
  * Each rank is one stream: a META frame (rank, size, flop_rate, host ...)
  * and BATCH frames of at most 1000 events. Exit 0, or 1 with a message.
@@ -299,6 +301,9 @@ static void write_stream(struct proto_jobdir_w *w, struct proto_codec *cd,
 		if (getenv("SIM_GEN_NET")) {	/* a measured network */
 			kvi(&m.u.meta, "net_latency_ns", 2000);
 			kvi(&m.u.meta, "net_bandwidth_Bps", 1250000000);
+			kv(&m.u.meta, "net_bw_factor",
+			   strcmp(getenv("SIM_GEN_NET"), "bad") ?
+			   "0:1;4096:0.25;65536:0.8" : "0:1;4096:x\"/><evil");
 		}
 	}
 	put(w, &m);

@@ -80,7 +80,13 @@ if command -v xmllint >/dev/null; then
 fi
 SIM_GEN_NET=1 "$GEN" ring "$work/net" 2 || exit 99
 "$T" export -f simgrid-platform "$work/net" 2>"$work/net.err"
-check "platform: measured network from META" grep -q 'one-way-latency="2e-06" link-latency="1e-06" link-bandwidth="1.25e+09" source="trace"' "$work/net/simgrid-platform/job.xml"
+check "platform: measured network from META" grep -q 'one-way-latency="2e-06" link-latency="1e-06" link-bandwidth="1.25e+09" bw-factor="0:1;4096:0.25;65536:0.8" source="trace"' "$work/net/simgrid-platform/job.xml"
+SIM_GEN_NET=bad "$GEN" ring "$work/netbad" 2 || exit 99
+"$T" export -f simgrid-platform "$work/netbad" 2>"$work/netbad.err"
+"$T" replay "$work/net" >"$work/net.out" 2>"$work/net.rerr"
+check "replay: SMPI gets the measured bandwidth factor" grep -q -- '--cfg=smpi/bw-factor:0:1;4096:0.25;65536:0.8 ' "$work/net.rerr"
+check "replay: with it, a simulated time" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/net.out"
+check "platform: a bandwidth factor not in SMPI's syntax is not used" grep -q 'bw-factor="0:1" source="trace"' "$work/netbad/simgrid-platform/job.xml"
 check "  ...and no note about defaults" bash -c "! grep -q defaults '$work/net.err'"
 
 # ---- 2. the stylesheets alone ----------------------------------------------

@@ -181,6 +181,8 @@ SN_HIDDEN void sn_threads_unlock(void);
 typedef int (*sn_drain_fn)(void *ctx, const struct proto_event *ev, size_t n);
 SN_HIDDEN size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max);
 SN_HIDDEN uint64_t sn_threads_dropped(void);
+/* Records waiting in every ring, a snapshot (sender side). */
+SN_HIDDEN size_t sn_threads_pending(void);
 SN_HIDDEN void sn_threads_atfork_child(void);
 /* Emit an instant tracer event on the calling thread, bypassing the guard
  * (used by the sender and the signal handler). 0 or PROTO_E_FULL. */

@@ -523,6 +523,21 @@ size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max)
 	return total;
 }
 
+/* Records waiting in every ring (a snapshot; the producers go on). */
+size_t sn_threads_pending(void)
+{
+	size_t total = 0;
+
+	pthread_mutex_lock(&threads_mu);
+	for (int i = 0; i < nthreads; i++)
+		total += (size_t)(atomic_load_explicit(&threads[i]->head,
+						       memory_order_acquire) -
+				  atomic_load_explicit(&threads[i]->tail,
+						       memory_order_relaxed));
+	pthread_mutex_unlock(&threads_mu);
+	return total;
+}
+
 /* Events dropped so far by every thread of this process. */
 uint64_t sn_threads_dropped(void)
 {

@@ -2,9 +2,11 @@
  * sensor/rt_send.c - the sender thread: rings -> batches -> the collector.
  *
  * One sender thread per process (created with every signal blocked). It
- * drains every DRAIN_PERIOD_MS (100 ms: batches of many records compress
- * far better), when a ring passes half full (eventfd kick) or when a flush
- * is requested (an ACK or a PONG wakes it without draining); drains the rings, maps the stamps onto
+ * drains every DRAIN_PERIOD_MS (100 ms) when DRAIN_MIN_RECORDS are waiting
+ * or a second has passed since the last drain (batches of many records
+ * compress far better), when a ring passes half full (eventfd kick) or
+ * when a flush is requested (an ACK or a PONG wakes it without draining);
+ * drains the rings, maps the stamps onto
  * CLOCK_MONOTONIC, encodes a batch (proto_codec, zstd level 1), frames it
  * as BATCH (stream id, seq 1, 2, ...) and sends it over a blocking TCP
  * socket. Sent batches are kept until the collector's cumulative ACK
@@ -49,6 +51,11 @@
 
 #define BATCH_EVENTS 16384
 #define DRAIN_PERIOD_MS 100	/* batch size: docs/modules/proto-codec.md */
+/* a periodic drain waits for this many records, or for DRAIN_MAX_MS since
+ * the last one: a few hundred records a batch cost half again as many
+ * bytes per event as thousands (the codec's and zstd's per-batch costs) */
+#define DRAIN_MIN_RECORDS 4096
+#define DRAIN_MAX_MS 1000
 #define PING_PERIOD_NS (5ull * 1000000000ull)
 #define LOSS_PERIOD_NS (100ull * 1000000ull)
 #define RBUF 65536
@@ -86,6 +93,7 @@ static struct {
 	int warned, ended, own_payload;
 	uint64_t last_ping, last_mem, last_loss;
 	uint64_t next_drain;	/* the periodic drain is due (mono ns) */
+	uint64_t last_drain;	/* the last drain (mono ns) */
 	uint64_t loss_sent, loss_first_seq;
 	uint64_t minflt, majflt;
 	int statfd;
@@ -812,8 +820,14 @@ static void *sender_main(void *arg)
 		/* post-mortem: the rings are the buffer; drain them only when
 		 * one is half full (its producer kicks), so the tracer does no
 		 * work beside the application until then ([004]'s flushes) */
-		if (kicked || (!sn_cfg.postmortem && now >= S.next_drain)) {
+		if (!sn_cfg.postmortem && now >= S.next_drain) {
 			S.next_drain = now + DRAIN_PERIOD_MS * 1000000ull;
+			if (now - S.last_drain >= DRAIN_MAX_MS * 1000000ull ||
+			    sn_threads_pending() >= DRAIN_MIN_RECORDS)
+				kicked = 1;
+		}
+		if (kicked) {
+			S.last_drain = now;
 			drain(0, 0);
 		}
 		if (S.sock >= 0) {

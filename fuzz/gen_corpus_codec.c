@@ -3,7 +3,9 @@
  *
  * A handful of small valid batches (empty, stored, zstd at levels 1 and 3,
  * incompressible records stored by fallback), each under 4 KiB, into the
- * directory given as argument (fuzz/corpus/codec). Build like the target:
+ * directory given as argument, in the codec's current format. The corpus
+ * keeps both formats: fuzz/corpus/codec/NAME (version 1, written before
+ * version 2) and fuzz/corpus/codec/v2-NAME (this program since). Build like the target:
  *   cc -I. -I<builddir> fuzz/gen_corpus_codec.c proto/codec.c \
  *     proto/event.c proto/error.c -lzstd && ./a.out fuzz/corpus/codec
  */

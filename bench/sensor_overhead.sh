@@ -97,6 +97,7 @@ trap 'exit 1' INT TERM HUP
 col_start() {
 	cname=$1
 	shift
+	: > "$T/$cname.out"	# not a previous collector's port
 	"$COL" --print-port --log-level warn "$@" > "$T/$cname.out" \
 		2> "$T/$cname.log" &
 	CPID=$!

@@ -11,6 +11,10 @@ PIDS=""
 # PORT_<NAME> and PID_<NAME>.
 start_col() {
 	name=$1; shift
+	# emptied here, not by the redirection below: that one runs in the
+	# child, and the loop could read the previous collector's port first
+	# (a restarted name's children then went to a dead port: CI flake)
+	: >"$T/$name.port"
 	"$COL" --print-port --log-file "$T/$name.log" "$@" >"$T/$name.port" &
 	pid=$!
 	PIDS="$PIDS $pid"

@@ -35,6 +35,7 @@ fail() { echo "FAIL: $*"; for f in "$T"/*.log; do echo "== $f"; tail -n 15 "$f";
 # start NAME CMD... : a collector printing its port; sets PORT
 start() {
 	name=$1; shift
+	: >"$T/$name.port"	# not a previous collector's port (see start_col)
 	"$@" --print-port --log-file "$T/$name.log" >"$T/$name.port" &
 	PIDS="$PIDS $!"
 	eval "PID_$name=$!"

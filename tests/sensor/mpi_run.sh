@@ -93,6 +93,10 @@ for prog in ring calls; do
 
 	job=$tmp/job-$prog
 	mkdir "$job" || exit 99
+	# emptied before the collector starts: the redirection below runs in
+	# the child, and the loop could read the ring's collector's port (dead
+	# by then) first: the all-calls run then traced nothing (CI flake)
+	: > "$tmp/col.out"
 	"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
 		> "$tmp/col.out" 2> "$tmp/col.err" &
 	colpid=$!

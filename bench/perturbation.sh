@@ -9,9 +9,10 @@
 #   t_a  the region in the corrected trace: per rank from the end of the first
 #        barrier to the start of the second, the maximum over ranks
 # for three instrumentations (WRITES = fwrite calls per iteration):
-#   0    MPI only: the MPI sensor's work around each call (CPU-time reads,
-#        ~0.35 us here; ~3 us when it also reads an instruction counter that
-#        traps to the hypervisor, TAPESTRY_COMPUTE_METHOD=instructions)
+#   0    MPI only: the MPI sensor's work around each call (CPU-time and
+#        instruction-counter reads, ~3 us here where the counter traps to
+#        the hypervisor; ~0.35 us with TAPESTRY_COMPUTE_METHOD=cpu, which
+#        the environment passes on)
 #   100, 300  MPI and as many traced fwrite calls per iteration
 # and two sensor modes:
 #   stream      the default: the sender thread drains, compresses and sends
@@ -68,6 +69,7 @@ for w in $CONFIGS; do
 				--sensors libc,mpi --mpi openmpi -- \
 				mpirun.openmpi --oversubscribe -np "$NP" -x LD_PRELOAD -x TAPESTRY_COLLECTOR \
 				-x TAPESTRY_SENSORS -x TAPESTRY_MODE -x TAPESTRY_BUFFER_BYTES \
+				-x TAPESTRY_COMPUTE_METHOD \
 				"$T/pert" $args >"$T/t.out" 2>"$T/t.err" ||
 				{ cat "$T/t.out" "$T/t.err"; exit 1; }
 			t=$(region "$T/t.out")

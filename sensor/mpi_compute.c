@@ -29,7 +29,7 @@
 #define CAL_ITERS 1000000u
 #define CAL_ROUNDS 3
 #define READ_PROBES 31		/* counter reads timed at MPI_Init */
-#define READ_MAX_NS 400		/* a dearer read: method 0 (CPU time) */
+#define READ_MAX_NS 400		/* =auto: a dearer read, method 0 (CPU time) */
 
 struct compute_tls {
 	int have;		/* a previous MPI exit is recorded */
@@ -179,12 +179,15 @@ void mw_compute_setup(void)
 	if (!(flop_rate > 0))
 		flop_rate = 1e9;	/* no CPU clock: a nominal 1 Gflop/s */
 
-	/* Method 1 only if a counter opens and counts (VMs return ENOENT or
-	 * a counter that stays 0) and reading it is cheap: under a hypervisor
-	 * that traps each read (1.2 us here, against 0.1 for the CPU time)
-	 * the two reads around every MPI call were most of the tracer's cost
-	 * and slowed the computation after them. TAPESTRY_COMPUTE_METHOD=cpu
-	 * forces 0, =instructions forces 1 whatever a read costs. */
+	/* Method 1 if a counter opens and counts (VMs return ENOENT or a
+	 * counter that stays 0): instruction counts do not depend on the
+	 * run's timing, so folded and regular runs give the same volumes
+	 * ([000]). A read's cost is recorded (META counter_read_ns): under a
+	 * hypervisor that traps each read (1.2 us here, against 0.1 for the
+	 * CPU time) the reads around every MPI call are most of the tracer's
+	 * cost; TAPESTRY_COMPUTE_METHOD=cpu (method 0) avoids them, and
+	 * =auto takes the counter only when a read costs at most
+	 * READ_MAX_NS. */
 	method = 0;
 	read_ns = 0;
 	if (!(force && !strcmp(force, "cpu"))) {
@@ -206,7 +209,7 @@ void mw_compute_setup(void)
 			read_ns = r[READ_PROBES / 2];
 			if (!perf_read(fd, &v) && v > v0 &&
 			    (read_ns <= READ_MAX_NS ||
-			     (force && !strcmp(force, "instructions")))) {
+			     !(force && !strcmp(force, "auto")))) {
 				/* flops per instruction of the calibration loop
 				 * (8 flops an iteration): a count over a count,
 				 * so volumes do not depend on timing noise; the

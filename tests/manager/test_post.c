@@ -35,10 +35,9 @@ static void put(struct proto_jobdir_w *w, struct proto_msg *m)
 	free(buf);
 }
 
-/* samples measured by the child end (it pings): s, r on the child clock */
-static void clock_frame(struct proto_jobdir_w *w, struct proto_msg *m,
-			uint64_t child, uint64_t parent, uint32_t phase,
-			uint64_t x, int child_on_host, int parent_on_host)
+/* A CLOCK message of 20 samples for the edge child -> parent. */
+static void clock_head(struct proto_msg *m, uint64_t child, uint64_t parent,
+		       uint32_t phase)
 {
 	memset(m, 0, sizeof(*m));
 	m->type = PROTO_MSG_CLOCK;
@@ -46,6 +45,14 @@ static void clock_frame(struct proto_jobdir_w *w, struct proto_msg *m,
 	m->u.clock.parent = parent;
 	m->u.clock.phase = phase;
 	m->u.clock.n = 20;
+}
+
+/* samples measured by the child end (it pings): s, r on the child clock */
+static void clock_frame(struct proto_jobdir_w *w, struct proto_msg *m,
+			uint64_t child, uint64_t parent, uint32_t phase,
+			uint64_t x, int child_on_host, int parent_on_host)
+{
+	clock_head(m, child, parent, phase);
 	for (int i = 0; i < 20; i++, x += 1000000) {
 		uint64_t xs = x, xrj = x + 25000 + (uint64_t)(i % 3) * 1000,
 			 xsj = xrj + 4000, xr = xsj + 25000 + (uint64_t)(i % 2) * 1000;
@@ -194,12 +201,7 @@ static void meta_frame(struct proto_jobdir_w *w, struct proto_msg *m,
 static void skewed_frame(struct proto_jobdir_w *w, struct proto_msg *m,
 			 uint64_t child, uint64_t parent, uint32_t phase, uint64_t x)
 {
-	memset(m, 0, sizeof(*m));
-	m->type = PROTO_MSG_CLOCK;
-	m->u.clock.child = child;
-	m->u.clock.parent = parent;
-	m->u.clock.phase = phase;
-	m->u.clock.n = 20;
+	clock_head(m, child, parent, phase);
 	for (int i = 0; i < 20; i++, x += 1000000) {
 		struct proto_clock_sample *s = &m->u.clock.sample[i];
 

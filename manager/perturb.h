@@ -30,8 +30,9 @@
  *  - any other receive uses the communication model fitted on the trace's
  *    own waiting receives (latency + bytes / bandwidth; least squares
  *    without the points beyond 3 robust sd of the median: a descheduled
- *    rank's millisecond waits), counted as "model", and takes at least the
- *    median own time of the arrived receives;
+ *    rank's millisecond waits), counted as "model", never longer after its
+ *    send than in the traced run, and takes at least the median own time
+ *    of the receives that found their message there or on its way;
  *  - a collective on MPI_COMM_WORLD ends at the latest corrected entry plus
  *    the exit spread measured in the trace (a barrier model).
  * Times in and out are global (post) and causality-repaired (causality).

@@ -360,3 +360,31 @@ Test(perturb, stdio_calls_have_their_own_cost)
 	emit(&g1, PROTO_EV_WRITE, 700, 800);
 	finish(&g0, &g1, "stdio cost");
 }
+
+/* A receive that needed the model waits no longer after its send than it
+ * did in the traced run: three waiting receives make the model 50 us; the
+ * fourth, whose sender was more perturbed (20 writes before its send), saw
+ * its message 1 us after the send and keeps that, not the model's 50 us. */
+Test(perturb, model_never_longer_than_seen)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	two_ranks(&g0, &g1, 100);
+	for (int k = 0; k < 4; k++) {
+		int64_t t = 10000 + 130000 * k, transit = k < 3 ? 50000 : 1000;
+
+		if (k == 3)
+			for (int w = 0; w < 20; w++)
+				emit(&g0, PROTO_EV_WRITE, t - 4000 + 100 * w, t - 4000 + 100 * w + 50);
+		struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, t, t + 100);
+		s->arg[0] = 1;
+		s->arg[3] = 64;
+		struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, t - 5000, t + transit);
+		r->arg[3] = 64;
+		r->t_end = s->t_start + (uint64_t)transit;
+		g1.lag = (int64_t)r->t_end - (t + transit) + ALPHA;
+	}
+	emit(&g0, PROTO_EV_WRITE, 600000, 600100);
+	emit(&g1, PROTO_EV_WRITE, 600000, 600100);
+	finish(&g0, &g1, "model capped by what was seen");
+}

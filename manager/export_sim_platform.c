@@ -169,7 +169,7 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 	/* SMPI's piecewise bandwidth factor from the ping-pong's sizes
 	 * (net_bw_factor), else 1 for every size: the figures are measured */
 	const char *bwf = net_meta(t, rk, n, "net_bw_factor");
-	if (!bwf || !*bwf || strspn(bwf, "0123456789.:;eE+-") != strlen(bwf))
+	if (!mgr_smpi_factor_ok(bwf))
 		bwf = "0:1";
 	fprintf(f, "  <network one-way-latency=\"%.6g\" link-latency=\"%.6g\" "
 		"link-bandwidth=\"%.6g\" bw-factor=\"%s\" source=\"%s\"/>\n",

@@ -27,6 +27,12 @@ void mgr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * directory), else the installed path. Returns a malloc'd string or NULL. */
 char *mgr_find(const char *env, const char *build_rel, const char *installed);
 
+/* SMPI's piecewise factor syntax ("SIZE:FACTOR;SIZE:FACTOR..."): the
+ * length of the run of its characters (digits and . : ; e E + -) at the
+ * start of s, and whether all of s (non-empty) is made of them. */
+size_t mgr_smpi_factor_span(const char *s);
+int mgr_smpi_factor_ok(const char *s);
+
 /* Open a trace, printing a clear message when it fails. */
 struct proto_trace *mgr_trace_open(const char *dir);
 

@@ -101,7 +101,7 @@ static int parse(const char *log, struct mgr_netcal *nc)
 		} else if (!strncmp(line, "pingpong: bw_factor ", 20)) {
 			/* "SIZE:FACTOR;...": digits and those signs only */
 			const char *v = line + 20;
-			size_t k = strspn(v, "0123456789.:;eE+-");
+			size_t k = mgr_smpi_factor_span(v);
 
 			if (k > 0 && k < sizeof(nc->bw_factor) && (v[k] == '\n' || !v[k]))
 				snprintf(nc->bw_factor, sizeof(nc->bw_factor), "%.*s",

@@ -617,7 +617,7 @@ static int late_receive(const struct mgr_perturb *p, const struct rec *r)
 }
 
 /* The median own time of the late receives, -1 if fewer than 3. */
-static int64_t arrived_copy_ns(struct mgr_perturb *p)
+static int64_t late_receive_ns(struct mgr_perturb *p)
 {
 	size_t n = 0, k = 0;
 	int64_t *v, med;
@@ -670,7 +670,7 @@ static int process(struct mgr_perturb *p)
 		order[i] = r;
 	}
 	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
-	int64_t copy_ns = arrived_copy_ns(p);
+	int64_t copy_ns = late_receive_ns(p);
 	for (size_t i = 0; i < p->nf; i++) {
 		struct flow *f = &p->f[i];
 

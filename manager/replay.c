@@ -165,7 +165,7 @@ static int read_job(const char *path, long *ranks, double *speed, char *bwf,
 		    (v = xmlGetProp(n, (const xmlChar *)"bw-factor"))) {
 			const char *s = (const char *)v;
 
-			if (*s && strspn(s, "0123456789.:;eE+-") == strlen(s))
+			if (mgr_smpi_factor_ok(s))
 				snprintf(bwf, bwsz, "%s", s);
 			xmlFree(v);
 		}

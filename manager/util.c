@@ -76,3 +76,13 @@ void mgr_csv_field(FILE *out, const char *s)
 	}
 	fputc('"', out);
 }
+
+size_t mgr_smpi_factor_span(const char *s)
+{
+	return strspn(s, "0123456789.:;eE+-");
+}
+
+int mgr_smpi_factor_ok(const char *s)
+{
+	return s && *s && mgr_smpi_factor_span(s) == strlen(s);
+}

@@ -60,6 +60,7 @@ struct launch {
 	struct mgr_child col[MGR_JD_MAX_COLLECTORS];
 	int order[MGR_JD_MAX_COLLECTORS];	/* start order, by depth */
 	int started;				/* collectors started so far */
+	int live;				/* --live-ti: sensors drain often */
 	char colname[MGR_JD_MAX_COLLECTORS][96];
 	char logdir[PATH_MAX];
 	struct mgr_netcal nc;			/* network ping-pong before the app */
@@ -488,6 +489,10 @@ static int sensor_env(struct launch *L, int host, char *env[], int max)
 	if (jd->sensor_mode && asprintf(&env[n++], "TAPESTRY_MODE=%s",
 					jd->sensor_mode) < 0)
 		return -1;
+	/* a live feed wants events within 100 ms, not the default second
+	 * (the description's own TAPESTRY_DRAIN_MS, after it, wins) */
+	if (L->live && asprintf(&env[n++], "TAPESTRY_DRAIN_MS=100") < 0)
+		return -1;
 	for (int i = 0; i < jd->nenv && n < max - 1; i++)
 		if (asprintf(&env[n++], "%s=%s", jd->env[i].name, jd->env[i].value) < 0)
 			return -1;
@@ -892,7 +897,7 @@ int mgr_cmd_launch(int argc, char **argv)
 			}
 			break;
 		case 'k': keep_going = 1; break;
-		case 'L': live_o.outdir = optarg; break;
+		case 'L': live_o.outdir = optarg; L.live = 1; break;
 		case 'F': live_o.fifo = 1; break;
 		case 'P': pingpong = 0; break;
 		case 'h': launch_help(stdout); return 0;

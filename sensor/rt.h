@@ -101,6 +101,7 @@ struct sn_config {
 	int postmortem;
 	int sens_libc, sens_mpi, sens_mem;
 	int mem_period_ms;
+	int drain_ms;		/* TAPESTRY_DRAIN_MS: most time between drains */
 	int log_level;		/* 0 off, 1 error, 2 warn, 3 info, 4 debug */
 	double drift_ppm;
 };

@@ -149,6 +149,12 @@ static void read_config(void)
 	sn_cfg.mem_period_ms = v ? atoi(v) : 50;
 	if (sn_cfg.mem_period_ms <= 0)
 		sn_cfg.mem_period_ms = 50;
+	/* a live consumer (tapestry launch --live-ti) wants events soon; the
+	 * default favours large batches (docs/modules/sensor-runtime.md) */
+	v = getenv("TAPESTRY_DRAIN_MS");
+	sn_cfg.drain_ms = v ? atoi(v) : 1000;
+	if (sn_cfg.drain_ms < 5 || sn_cfg.drain_ms > 60000)
+		sn_cfg.drain_ms = 1000;
 	v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
 	sn_cfg.drift_ppm = v ? strtod(v, NULL) : 0.0;
 	if (sn_cfg.drift_ppm > 1e5 || sn_cfg.drift_ppm < -1e5)
@@ -308,6 +314,7 @@ static void meta_basics(void)
 		 sn_cfg.sens_mpi ? "mpi," : "", sn_cfg.sens_mem ? "mem," : "");
 	meta_put_locked("sensors", buf);
 	meta_num("buffer_bytes", (long long)sn_cfg.budget);
+	meta_num("drain_ms", sn_cfg.drain_ms);
 	snprintf(buf, sizeof(buf), "%g", sn_cfg.drift_ppm);
 	meta_put_locked("clock_drift_ppm", buf);
 	/* which CLOCK_MONOTONIC this is: the machine's boot and the time
@@ -367,6 +374,7 @@ static double calibrate_stdio(struct sn_thread *t)
 
 	direct = (size_t (*)(const void *, size_t, size_t, FILE *))
 		dlsym(RTLD_NEXT, "fwrite");
+	sn_tls.guard = 1;	/* our own fopen and setvbuf are not traced */
 	if (!direct || t->cap < ITER * 4 || !(f = fopen("/dev/null", "w")))
 		return -1;
 	setvbuf(f, NULL, _IOFBF, 1 << 16);

@@ -3,7 +3,7 @@
  *
  * One sender thread per process (created with every signal blocked). It
  * drains every DRAIN_PERIOD_MS (100 ms) when DRAIN_MIN_RECORDS are waiting
- * or a second has passed since the last drain (batches of many records
+ * or TAPESTRY_DRAIN_MS (1 s) have passed since the last drain (batches of many records
  * compress far better), when a ring passes half full (eventfd kick) or
  * when a flush is requested (an ACK or a PONG wakes it without draining);
  * drains the rings, maps the stamps onto
@@ -51,11 +51,11 @@
 
 #define BATCH_EVENTS 16384
 #define DRAIN_PERIOD_MS 100	/* batch size: docs/modules/proto-codec.md */
-/* a periodic drain waits for this many records, or for DRAIN_MAX_MS since
- * the last one: a few hundred records a batch cost half again as many
- * bytes per event as thousands (the codec's and zstd's per-batch costs) */
+/* a periodic drain waits for this many records, or for TAPESTRY_DRAIN_MS
+ * (sn_cfg.drain_ms, default 1 s) since the last one: a few hundred records
+ * a batch cost half again as many bytes per event as thousands (the
+ * codec's and zstd's per-batch costs) */
 #define DRAIN_MIN_RECORDS 4096
-#define DRAIN_MAX_MS 1000
 #define PING_PERIOD_NS (5ull * 1000000000ull)
 #define LOSS_PERIOD_NS (100ull * 1000000ull)
 #define RBUF 65536
@@ -821,8 +821,9 @@ static void *sender_main(void *arg)
 		 * one is half full (its producer kicks), so the tracer does no
 		 * work beside the application until then ([004]'s flushes) */
 		if (!sn_cfg.postmortem && now >= S.next_drain) {
-			S.next_drain = now + DRAIN_PERIOD_MS * 1000000ull;
-			if (now - S.last_drain >= DRAIN_MAX_MS * 1000000ull ||
+			S.next_drain = now + (uint64_t)(sn_cfg.drain_ms < DRAIN_PERIOD_MS ?
+					sn_cfg.drain_ms : DRAIN_PERIOD_MS) * 1000000ull;
+			if (now - S.last_drain >= (uint64_t)sn_cfg.drain_ms * 1000000ull ||
 			    sn_threads_pending() >= DRAIN_MIN_RECORDS)
 				kicked = 1;
 		}

@@ -68,10 +68,11 @@ check "SIGTERM while waiting: pipes closed, rc $rc" bash -c "[ $rc = 1 ] && grep
 # ---- 2. a real ring replayed by SimGrid while it runs ------------------------
 mpicc.openmpi -O1 -o "$work/ring_ompi" "$top_srcdir/deploy/examples/ring.c" || exit 99
 export TAPESTRY_FLOP_RATE=1e9	# every rank's speed known before the run
+export TAPESTRY_DRAIN_MS=100	# a live feed: ship every 100 ms, not every second
 trace() { # trace JOBDIR ROUNDS
 	(cd "$work" && timeout 300 "$T" run --sensors libc,mpi --mpi openmpi -o "$1" -- \
 		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD -x TAPESTRY_COLLECTOR \
-		-x TAPESTRY_SENSORS -x TAPESTRY_FLOP_RATE ./ring_ompi "$2")
+		-x TAPESTRY_SENSORS -x TAPESTRY_FLOP_RATE -x TAPESTRY_DRAIN_MS ./ring_ompi "$2")
 }
 # the platform: a 1-round run gives the same one (same rate, default network)
 trace "$work/cal" 1 >"$work/cal.out" 2>&1 || { cat "$work/cal.out"; exit 99; }
@@ -130,4 +131,6 @@ check "launch --live-ti exits 0 ($rc)" [ $rc = 0 ]
 "$T" export -f simgrid-ti -o "$work/post-l" "$work/job-l" 2>/dev/null
 check "launch: live files identical to the post-mortem export" diff -r "$work/post-l" "$work/live-l"
 check "launch: the live feed's summary printed" grep -q "live-ti: .* actions of 4 ranks" "$work/launch.err"
+check "launch: --live-ti has the ranks' sensors drain every 100 ms" bash -c \
+	"[ \$('$top_builddir/tests/sensor/dump_trace' '$work/job-l' 2>/dev/null | grep -c 'key=drain_ms value=100\$') -ge 4 ]"
 exit $fail

@@ -50,14 +50,18 @@ region_csv() {
 }
 
 echo "perturbation benchmark: $NP ranks, $ITERS iterations of computation ($WORK adds)" \
-	"+ WRITES traced fwrite + one MPI_Sendrecv; $R runs of each"
+	"+ WRITES traced fwrite + one MPI_Sendrecv; $R traced runs of each, each between two untraced runs"
+untraced() {
+	mpirun.openmpi --oversubscribe -np "$NP" "$T/pert" $args >"$T/u.out" 2>&1 ||
+		{ cat "$T/u.out"; exit 1; }
+	region "$T/u.out"
+}
 for w in $CONFIGS; do
 	args="$ITERS $w $WORK"
-	: >"$T/t0s"
+	u=$(untraced)
+	echo "$u" >"$T/t0s"
 	for i in $(seq 1 "$R"); do
-		mpirun.openmpi --oversubscribe -np "$NP" "$T/pert" $args >"$T/u.out" 2>&1 ||
-			{ cat "$T/u.out"; exit 1; }
-		region "$T/u.out" >>"$T/t0s"
+		: >"$T/pending"
 		for sm in $MODES; do
 			case $sm in
 			stream) env=() ;;
@@ -76,33 +80,52 @@ for w in $CONFIGS; do
 			for ind in $INDIRECT; do
 				TAPESTRY_PERTURB_INDIRECT=$ind "$B/manager/tapestry" export -f csv \
 					-o "$T/c.csv" "$T/job" 2>/dev/null || exit 1
-				echo "$w $sm $ind $t $(region_csv "$T/c.csv")" >>"$T/runs"
+				echo "$w $sm $ind $t $(region_csv "$T/c.csv") $u" >>"$T/pending"
 			done
 			if [ "$i" = 1 ]; then
 				echo "== WRITES=$w, sensor mode $sm: report of run 1"
 				"$B/manager/tapestry" report "$T/job" | sed -n '/^perturbation/,/^$/p'
 			fi
 		done
+		u=$(untraced)
+		echo "$u" >>"$T/t0s"
+		# each traced run's own t0: the mean of the untraced runs around it
+		awk -v u="$u" '{ printf "%s %s %s %s %s %.0f\n", $1, $2, $3, $4, $5, ($6 + u) / 2 }' \
+			"$T/pending" | tee -a "$T/runs" |
+			awk -v i="$i" '{ printf "   run %d WRITES=%s %-10s indirect=%-6s t %.3f ms  t_a %.3f ms  t0 %.3f ms  %+.2f %%\n",
+				i, $1, $2, $3, $4 / 1e6, $5 / 1e6, $6 / 1e6, 100 * ($5 - $6) / $6 }'
 	done
 	t0=$(median <"$T/t0s")
 	echo "== WRITES=$w: untraced region t0: median $t0 ns ($(sort -n "$T/t0s" | tr '\n' ' '))"
 	echo "$w $t0" >>"$T/t0"
 done
 echo "summary (target: the corrected region within 1 % of the untraced one when the"
-echo "perturbation is 20 % or more; medians over the runs, per-run errors beside)"
+echo "perturbation is 20 % or more)"
+echo "  paired: per traced run, (t_a - t0) / t0 with t0 the mean of the untraced runs"
+echo "  just before and after it (this host changes speed from run to run, by up to 10 %);"
+echo "  the median of those errors, with a 95 % confidence interval of that median (order"
+echo "  statistics); unpaired: the median t_a against the median of all untraced runs"
 for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
 	w=${k%%:*}
 	t0=$(awk -v w="$w" '$1 == w { print $2 }' "$T/t0")
-	awk -v k="$k" '$1 ":" $2 ":" $3 == k { print $4, $5 }' "$T/runs" >"$T/k"
+	awk -v k="$k" '$1 ":" $2 ":" $3 == k { print $4, $5, $6 }' "$T/runs" >"$T/k"
 	tm=$(cut -d' ' -f1 "$T/k" | median)
 	tam=$(cut -d' ' -f2 "$T/k" | median)
-	awk -v t0="$t0" '{ e = $2 - t0; if (e < 0) e = -e; print 100 * e / t0 }' "$T/k" |
-		sort -g >"$T/e"
-	awk -v k="$k" -v t0="$t0" -v t="$tm" -v ta="$tam" -v em="$(median <"$T/e")" \
-		-v ew="$(tail -1 "$T/e")" -v n="$(wc -l <"$T/k")" 'BEGIN {
+	awk '{ print 100 * ($2 - $3) / $3 }' "$T/k" | sort -g >"$T/e"
+	awk '{ print 100 * ($1 - $3) / $3 }' "$T/k" | sort -g >"$T/p"
+	awk -v k="$k" -v t0="$t0" -v ta="$tam" -v pm="$(median <"$T/p")" \
+		-v em="$(median <"$T/e")" -v es="$(tr '\n' ' ' <"$T/e")" 'BEGIN {
 		split(k, p, ":")
-		printf "  WRITES=%-3s %-10s indirect=%-6s perturbation %6.1f %%  median t_a %.3f ms vs t0 %.3f ms: %+6.2f %%" \
-			"   (per run: median |t_a - t0|/t0 %.2f %%, worst %.2f %%, %d runs)\n",
-			p[1], p[2], p[3], 100 * (t - t0) / t0, ta / 1e6, t0 / 1e6,
-			100 * (ta - t0) / t0, em, ew, n }'
+		n = split(es, e, " ")
+		# the widest j with P(Binomial(n, 1/2) < j) <= 2.5 %: [e(j), e(n+1-j)]
+		c = 0; q = 1; for (i = 0; i < n; i++) q /= 2
+		pr = q; j = 0
+		for (i = 0; i <= n; i++) {
+			if (c + pr > 0.025) break
+			c += pr; j = i + 1; pr = pr * (n - i) / (i + 1)
+		}
+		if (j >= 1) ci = sprintf("[%+.2f, %+.2f]", e[j], e[n + 1 - j]); else ci = "(too few runs)"
+		printf "  WRITES=%-3s %-10s indirect=%-6s perturbation %6.1f %%  paired: median %+6.2f %%, 95 %% CI %s;" \
+			" unpaired: t_a %.3f ms vs t0 %.3f ms: %+.2f %%  (%d runs)\n",
+			p[1], p[2], p[3], pm, em, ci, ta / 1e6, t0 / 1e6, 100 * (ta - t0) / t0, n }'
 done

@@ -35,7 +35,10 @@ struct acc {
 	uint64_t nw;		/* wrapped events at the calibrated cost */
 	uint64_t nstd;		/* buffered stdio calls among them */
 	uint64_t nm;		/* MPI events at the calibrated accounting cost */
-	int64_t flush;		/* flush ns */
+	int64_t flush;		/* flush ns (the tracer's work in the thread) */
+	int64_t wait;		/* ns waited for room in the ring (FLUSH
+				 * records of no records: post-mortem) */
+	uint64_t nwait;
 	int64_t stolen;		/* ns the thread was off the CPU in COMPUTE */
 	int64_t meas;		/* the MPI sensor's work measured in situ */
 	/* measuring: the gaps around an MPI event that follows a COMPUTE
@@ -71,8 +74,8 @@ struct flow {
 
 struct sinfo {
 	uint64_t id;
-	int64_t cost;		/* calibrated ns per wrapped event */
-	int64_t cost_stdio;	/* per buffered stdio call (CALIB evtype FWRITE), -1 */
+	int64_t cost;		/* calibrated ps per wrapped event */
+	int64_t cost_stdio;	/* ps per buffered stdio call (CALIB evtype FWRITE), -1 */
 	int64_t cost_mpi;	/* extra per MPI event (CALIB evtype COMPUTE) */
 	/* the tracer threads' busy intervals (FLUSH, SEND events) by end
 	 * time, with prefix sums of their durations (indirect = busy) */
@@ -266,6 +269,14 @@ static void acc_before(struct acc *c, const struct proto_event *ev,
 		c->meas += t0 > c->comp_t1 ? t0 - c->comp_t1 : 0;
 }
 
+/* A FLUSH record with no records: an application thread waited for the
+ * sender to make room in its ring (post-mortem mode), sleeping; the
+ * sender's own FLUSH records always carry records. */
+static int is_wait(const struct proto_event *ev)
+{
+	return ev->type == PROTO_EV_FLUSH && ev->arg[0] == 0 && ev->arg[1] == 0;
+}
+
 /* Account for ev in c after it; 1 if it is a measured MPI event (its costs
  * are in the gaps around it, not at the calibrated rates). */
 static int acc_after(const struct mgr_perturb *p, struct acc *c,
@@ -286,8 +297,14 @@ static int acc_after(const struct mgr_perturb *p, struct acc *c,
 		if (is_mpi(ev))
 			c->nm++;
 	}
-	if (ev->type == PROTO_EV_FLUSH)
-		c->flush += t1 - t0;
+	if (ev->type == PROTO_EV_FLUSH) {
+		if (is_wait(ev)) {
+			c->wait += t1 - t0;
+			c->nwait++;
+		}
+		else
+			c->flush += t1 - t0;
+	}
 	c->stolen += stolen_ns(p, ev, t0, t1);
 	c->prev_comp = ev->type == PROTO_EV_COMPUTE;
 	if (c->prev_comp)
@@ -300,6 +317,14 @@ static int is_world_collective(const struct proto_event *ev)
 	int c = proto_ev_arg(ev->type, PROTO_F_comm);
 
 	return proto_ev_collective(ev->type) && c >= 0 && ev->arg[c] == 0;
+}
+
+/* A CALIB record's cost in ps: its cost_ps when the sensor sent one (a
+ * cost of a few ns rounded to whole ns was off by up to 0.5 ns a call:
+ * 3 % of a run of cheap calls), else cost_ns. */
+static int64_t calib_ps(const struct proto_event *ev)
+{
+	return ev->arg[3] > 0 ? ev->arg[3] : ev->arg[1] * 1000;
 }
 
 static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
@@ -319,11 +344,11 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		f->have_first = 1;
 	}
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == 0)
-		p->s[f->sidx].cost = ev->arg[1];
+		p->s[f->sidx].cost = calib_ps(ev);
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
 		p->s[f->sidx].cost_mpi = ev->arg[1];
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_FWRITE)
-		p->s[f->sidx].cost_stdio = ev->arg[1];
+		p->s[f->sidx].cost_stdio = calib_ps(ev);
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
 	int64_t xg;
 	acc_before(&f->a, ev, t0, 1, &xg);
@@ -374,7 +399,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	}
 	f->n++;
 	acc_after(p, &f->a, ev, t0, t1);
-	if (ev->type == PROTO_EV_FLUSH || ev->type == PROTO_EV_SEND) {
+	if ((ev->type == PROTO_EV_FLUSH && !is_wait(ev)) || ev->type == PROTO_EV_SEND) {
 		struct sinfo *si = &p->s[f->sidx];
 		int rc;
 
@@ -437,11 +462,16 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 {
 	const struct sinfo *si = &p->s[f->sidx];
 	int64_t std = si->cost_stdio >= 0 ? si->cost_stdio : si->cost;
-	int64_t a = (int64_t)(c->nw - c->nstd) * si->cost + (int64_t)c->nstd * std +
+	int64_t a = ((int64_t)(c->nw - c->nstd) * si->cost + (int64_t)c->nstd * std) / 1000 +
 		    (int64_t)c->nm * si->cost_mpi + c->flush + c->stolen + c->meas;
 
-	if (f->tid == 0)
+	/* a wait for room counts as it is, but for the main thread in busy
+	 * mode: the sender's busy time, charged to it, covers the wait (the
+	 * sender drains while the thread sleeps) */
+	if (f->tid == 0 && p->indirect == INDIRECT_BUSY)
 		a += busy_before(p, f->sidx, t);
+	else
+		a += c->wait;
 	return a;
 }
 
@@ -795,7 +825,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		uint32_t si = stream_idx(p, ps->id);
 
 		if (!p->s[si].cost && v)
-			p->s[si].cost = (int64_t)llround(atof(v));
+			p->s[si].cost = (int64_t)llround(atof(v) * 1000);
 	}
 	proto_trace_close(t);
 	/* the last measured MPI event of a flow (MPI_Finalize) has no COMPUTE
@@ -851,7 +881,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 	double cost = 0;
 	for (size_t i = 0; i < p->ns; i++)
 		cost += (double)p->s[i].cost;
-	p->st.alpha_ns = p->ns ? cost / (double)p->ns : 0;
+	p->st.alpha_ns = p->ns ? cost / 1000 / (double)p->ns : 0;
 	p->st.flows = p->nf;
 	for (size_t i = 0; i < p->nf; i++) {
 		struct flow *f = &p->f[i];
@@ -860,6 +890,8 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		p->st.removed_ns += alpha_before(p, f, &f->a, INT64_MAX);
 		p->st.measured_ns += f->a.meas;
 		p->st.measured_events += f->a.nmeas;
+		p->st.waits += f->a.nwait;
+		p->st.wait_ns += f->a.wait;
 	}
 	mgr_perturb_rewind(p);
 	return p;

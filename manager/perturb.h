@@ -6,7 +6,10 @@
  * evtype 0, measured by the sensor at start-up) for every libc/MPI/process
  * event (buffered stdio calls: their own, CALIB evtype FWRITE, measured
  * around real fwrite calls), plus the whole duration of FLUSH events (the
- * tracer working in the application's thread). Between base events a flow's corrected times are
+ * tracer working in the application's thread; one without records is the
+ * thread's wait for room in its ring, post-mortem mode: removed as it is,
+ * but for the main thread in busy mode, where the sender's busy time
+ * charged to it covers the wait). Between base events a flow's corrected times are
  *     t_a(e) = tb_a + (t(e) - tb) - acc,   acc = sum of alpha since the base.
  * The MPI sensor's accounting around MPI calls (CPU-time and counter reads,
  * the COMPUTE and MPI records) is measured, not calibrated: an MPI event
@@ -57,6 +60,9 @@ struct mgr_perturb_stats {
 	uint64_t measured_events;
 	int64_t measured_ns;
 	int64_t probe_ns;		/* arrived probes inside receives */
+	/* application threads' waits for room in their rings (post-mortem) */
+	uint64_t waits;
+	int64_t wait_ns;
 	double copy_ns;			/* median own time of arrived receives */
 	/* the communication model, fitted on receives that waited (model_kept
 	 * of model_points: the tail beyond 3 robust sd is left out) */

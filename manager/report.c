@@ -340,6 +340,9 @@ int mgr_cmd_report(int argc, char **argv)
 				printf("               MPI sensor's accounting measured around %" PRIu64
 				       " MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns\n",
 				       ps->measured_events, ps->measured_ns, ps->probe_ns);
+			if (ps->waits)
+				printf("               waits for room in the rings (post-mortem): %" PRIu64
+				       ", %" PRId64 " ns\n", ps->waits, ps->wait_ns);
 			if (ps->model_points)
 				printf("               communication model on %" PRIu64 " of %" PRIu64
 				       " waiting receives (the tail beyond 3 robust sd left out):"

@@ -38,6 +38,13 @@
 #define SN_RING_MIN 1024		/* events */
 #define SN_RING_MAX_BYTES (64u << 20)	/* per thread */
 
+/* drop_pending bits: a DROP record (drops counted), a FLUSH record (the
+ * thread waited for room in its ring, post-mortem mode) */
+#define SN_PEND_DROP 1u
+#define SN_PEND_WAIT 2u
+/* post-mortem: the longest a thread waits for the sender to make room */
+#define SN_WAIT_MAX_NS (5ull * 1000000000ull)
+
 /* Per-thread state: an mmap'd header followed by the ring. The producer
  * fields are touched only by the owning thread; head is published with a
  * release store and tail with a release store by the sender, so each side
@@ -50,8 +57,11 @@ struct sn_thread {
 	uint32_t widx;		/* head_priv % cap, kept without division */
 	uint32_t cap;		/* records in ring[] */
 	uint32_t tid;		/* thread index in the process */
-	uint32_t drop_pending;	/* drops not yet reported by a DROP record */
+	uint32_t drop_pending;	/* SN_PEND_*: records owed before the next event */
 	uint64_t dropped;	/* drops of this thread not yet in a DROP */
+	uint64_t wait_t0;	/* post-mortem: the last wait for room, */
+	uint64_t wait_t1;	/* owed as a FLUSH record (SN_PEND_WAIT) */
+	uint32_t nowait;	/* a wait timed out: drop from then on */
 	struct {
 		uint64_t hash;
 		int64_t id;
@@ -203,6 +213,7 @@ SN_HIDDEN double sn_clock_tsc_hz(void);
 SN_HIDDEN int sn_sender_start(void);
 SN_HIDDEN void sn_sender_kick(void);
 SN_HIDDEN int sn_sender_is_self(void);
+SN_HIDDEN int sn_sender_running(void);
 SN_HIDDEN void sn_sender_atfork_child(void);
 SN_HIDDEN void sn_sender_stop(void);
 SN_HIDDEN int sn_sender_fd_is_own(int fd);

@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/error.h"
@@ -132,6 +134,7 @@ static struct sn_thread *adopt_locked(void)
 		t->kick_at = h + (t->cap / 2 ? t->cap / 2 : 1);
 		t->dropped = 0;
 		t->drop_pending = 0;
+		t->nowait = 0;
 		memset(t->strcache, 0, sizeof(t->strcache));
 		atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
 		atomic_store_explicit(&t->dead, 0, memory_order_release);
@@ -205,7 +208,7 @@ fail_map:
 static void count_drop(struct sn_thread *t)
 {
 	t->dropped++;
-	t->drop_pending = 1;
+	t->drop_pending |= SN_PEND_DROP;
 	atomic_store_explicit(&t->dropped_total,
 			      atomic_load_explicit(&t->dropped_total,
 						   memory_order_relaxed) + 1,
@@ -232,8 +235,42 @@ static uint64_t ring_free(struct sn_thread *t)
 	return t->cap - (t->head_priv - t->tail_cache);
 }
 
+/* Post-mortem mode keeps the whole run: a thread whose ring has no room for
+ * need records wakes the sender and waits (sleeping 20 us at a time) until
+ * its ring is at most half full, as [004]'s tracer flushed its full buffer
+ * in the application's thread. The wait is owed as a FLUSH record with no
+ * records (SN_PEND_WAIT), written before the thread's next event, so the
+ * post-processing removes it. Not for the sender thread itself, nor when
+ * no sender runs; a wait longer than SN_WAIT_MAX_NS (a sender that cannot
+ * drain: its kept batches reached their limit) gives up, and the thread
+ * counts drops from then on. Returns 1 when there is room now. */
+static int wait_room(struct sn_thread *t, uint64_t need)
+{
+	uint64_t t0, now;
+	struct timespec ts = {0, 20000};
+
+	if (!sn_cfg.postmortem || t->nowait || need > t->cap / 2 ||
+	    !sn_sender_running() || sn_sender_is_self())
+		return 0;
+	t0 = now = sn_now_fast();
+	sn_sender_kick();
+	while (ring_free(t) < t->cap / 2) {
+		if (now - t0 > SN_WAIT_MAX_NS || !sn_sender_running()) {
+			t->nowait = 1;
+			break;
+		}
+		syscall(SYS_nanosleep, &ts, NULL);
+		now = sn_now_fast();
+	}
+	t->wait_t0 = t0;
+	t->wait_t1 = sn_now_fast();
+	t->drop_pending |= SN_PEND_WAIT;
+	return ring_free(t) >= need;
+}
+
 /* Slow path of sn_slot(): registers the thread, refreshes the consumer's
- * position, writes a pending DROP record, or counts a drop. */
+ * position, writes a pending DROP or FLUSH record, waits for room
+ * (post-mortem) or counts a drop. */
 struct proto_event *sn_slot_slow(void)
 {
 	struct sn_thread *t = sn_tls.thr;
@@ -249,7 +286,25 @@ struct proto_event *sn_slot_slow(void)
 		}
 	}
 	fr = ring_free(t);
-	if (t->drop_pending) {
+	if (fr < 3 && wait_room(t, 3))
+		fr = ring_free(t);
+	if (t->drop_pending & SN_PEND_WAIT) {
+		struct proto_event d = {0};
+
+		if (fr < 2) {
+			count_drop(t);
+			return NULL;
+		}
+		d.t_start = t->wait_t0;
+		d.t_end = t->wait_t1;
+		d.type = PROTO_EV_FLUSH;
+		d.tid = t->tid;
+		put_raw(t, &d);
+		publish(t);
+		t->drop_pending &= ~SN_PEND_WAIT;
+		fr--;
+	}
+	if (t->drop_pending & SN_PEND_DROP) {
 		struct proto_event d = {0};
 
 		if (fr < 2) {
@@ -264,7 +319,7 @@ struct proto_event *sn_slot_slow(void)
 		put_raw(t, &d);
 		publish(t);
 		t->dropped = 0;
-		t->drop_pending = 0;
+		t->drop_pending &= ~SN_PEND_DROP;
 		fr--;
 	}
 	if (fr == 0) {
@@ -377,7 +432,7 @@ int64_t sn_string(const char *s, size_t len)
 	if (t->strcache[slot].id && t->strcache[slot].hash == h)
 		return t->strcache[slot].id;
 	chunks = (len + PROTO_STRING_CHUNK - 1) / PROTO_STRING_CHUNK;
-	if (ring_free(t) < chunks + (t->drop_pending ? 1 : 0)) {
+	if (ring_free(t) < chunks + 2 && !wait_room(t, chunks + 2)) {
 		count_drop(t);
 		return 0;
 	}
@@ -412,7 +467,7 @@ void sn_array(const int64_t *v, size_t n)
 	if (!t || !v || n == 0)
 		return;
 	chunks = (n + PROTO_EV_NARGS - 1) / PROTO_EV_NARGS;
-	if (ring_free(t) < chunks) {
+	if (ring_free(t) < chunks && !wait_room(t, chunks)) {
 		count_drop(t);
 		return;
 	}
@@ -574,6 +629,7 @@ void sn_threads_atfork_child(void)
 		self->widx = 0;
 		self->dropped = 0;
 		self->drop_pending = 0;
+		self->nowait = 0;
 		self->tid = 0;
 		self->kick_at = self->cap / 2 ? self->cap / 2 : 1;
 		memset(self->strcache, 0, sizeof(self->strcache));

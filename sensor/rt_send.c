@@ -4,7 +4,7 @@
  * One sender thread per process (created with every signal blocked). It
  * drains every DRAIN_PERIOD_MS (100 ms) when DRAIN_MIN_RECORDS are waiting
  * or TAPESTRY_DRAIN_MS (1 s) have passed since the last drain (batches of many records
- * compress far better), when a ring passes half full (eventfd kick) or
+ * compress far better), when a ring passes half full (eventfd kick: until the rings are empty) or
  * when a flush is requested (an ACK or a PONG wakes it without draining);
  * drains the rings, maps the stamps onto
  * CLOCK_MONOTONIC, encodes a batch (proto_codec, zstd level 1), frames it
@@ -134,6 +134,12 @@ void sn_sender_kick(void)
 
 	if (fd >= 0)
 		syscall(SYS_write, fd, &one, sizeof(one));
+}
+
+/* 1 while the sender thread runs. Async-signal-safe. */
+int sn_sender_running(void)
+{
+	return atomic_load(&running);
 }
 
 /* 1 when the caller is the sender thread. Async-signal-safe. */
@@ -779,7 +785,7 @@ static void *sender_main(void *arg)
 			{.fd = S.sock, .events = POLLIN},
 		};
 		uint64_t now = mono(), due = S.next_drain;
-		int kicked = 0, wait_ms;
+		int kicked = 0, full = 0, wait_ms;
 
 		if (sn_cfg.postmortem || S.ended)	/* no periodic drain */
 			due = now + DRAIN_PERIOD_MS * 1000000ull;
@@ -796,7 +802,7 @@ static void *sender_main(void *arg)
 
 			if (syscall(SYS_read, p[0].fd, &v, sizeof(v)) < 0)
 				v = 0;
-			kicked = 1;
+			kicked = full = 1;
 		}
 		if (S.sock >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
 			pump(0);
@@ -827,9 +833,13 @@ static void *sender_main(void *arg)
 			    sn_threads_pending() >= DRAIN_MIN_RECORDS)
 				kicked = 1;
 		}
+		/* a ring past half full (its producer kicked): empty the
+		 * rings, as [004]'s tracer flushed its whole buffer; a
+		 * bounded drain here fell behind a producer of millions of
+		 * events a second and the ring overflowed */
 		if (kicked) {
 			S.last_drain = now;
-			drain(0, 0);
+			drain(0, full);
 		}
 		if (S.sock >= 0) {
 			if (atomic_exchange(&meta_dirty, 0))

@@ -388,3 +388,72 @@ Test(perturb, model_never_longer_than_seen)
 	emit(&g1, PROTO_EV_WRITE, 600000, 600100);
 	finish(&g0, &g1, "model capped by what was seen");
 }
+
+/* A wait for room in the ring (post-mortem: a FLUSH record without
+ * records on the application's thread) of 5 us. With the sender's busy
+ * time counted (default) the sender's FLUSH during the wait (5 us of CPU)
+ * stands for it: removed once, not twice; with TAPESTRY_PERTURB_INDIRECT=0
+ * the wait itself is removed. Either way the events after it are where
+ * the program put them. */
+static void wait_for_room(const char *indirect)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	if (indirect)
+		setenv("TAPESTRY_PERTURB_INDIRECT", indirect, 1);
+	two_ranks(&g0, &g1, 100);
+	emit(&g0, PROTO_EV_WRITE, 1000, 1100);
+	size_t wi = g0.n;
+	struct proto_event *w = emit(&g0, PROTO_EV_FLUSH, 1200, 1200);
+	w->t_end = w->t_start + 5000;
+	g0.skip[wi] = 1;
+	size_t si = g0.n;
+	struct proto_event *s = emit(&g0, PROTO_EV_FLUSH, 1200, 1200);
+	s->tid = 1;
+	s->t_start = w->t_start;
+	s->t_end = w->t_end;
+	s->arg[0] = 4096;	/* records */
+	s->arg[1] = 9000;	/* bytes */
+	s->arg[2] = 5000;	/* cpu_ns */
+	g0.skip[si] = 1;
+	/* neither FLUSH is a wrapped call; the wait's 5 us is the tracer's */
+	g0.lag += 5000 - 2 * ALPHA;
+	emit(&g0, PROTO_EV_WRITE, 1300, 1400);
+	emit(&g0, PROTO_EV_WRITE, 1500, 1600);
+	emit(&g1, PROTO_EV_WRITE, 500, 600);
+	finish(&g0, &g1, indirect ? indirect : "busy");
+	unsetenv("TAPESTRY_PERTURB_INDIRECT");
+}
+
+Test(perturb, wait_for_room_removed_once_busy)
+{
+	wait_for_room(NULL);
+}
+
+Test(perturb, wait_for_room_removed_no_indirect)
+{
+	wait_for_room("0");
+}
+
+/* A calibration of 2.5 ns (cost_ns 3, cost_ps 2500): four calls cost
+ * 10 ns, not 12. */
+Test(perturb, calibration_in_picoseconds)
+{
+	struct gen g0 = {0}, g1 = {0};
+	static const int64_t cum[] = {2, 5, 7, 10};
+
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
+	struct proto_event *c = &g0.ev[g0.n];
+	calib(&g0, 100);
+	c->arg[1] = 3;
+	c->arg[3] = 2500;
+	calib(&g1, 100);
+	for (int k = 0; k < 4; k++) {
+		emit(&g0, PROTO_EV_WRITE, 1000 + 100 * k, 1050 + 100 * k);
+		g0.lag = cum[k];
+	}
+	emit(&g0, PROTO_EV_WRITE, 2000, 2050);
+	emit(&g1, PROTO_EV_WRITE, 500, 600);
+	finish(&g0, &g1, "picoseconds");
+}

@@ -11,3 +11,17 @@ expect "write events" "$(count "$T/dump" " name=write ")" $((N + 1))
 grep -q 'key=mode value=postmortem' "$T/dump" || fail "mode not in META"
 grep -q '^total .* dropped=0 .* bye=1$' "$T/dump" || fail "drops or no BYE"
 echo "ok: post-mortem"
+
+# A program faster than a bounded drain: 3 million events into a 64 MiB
+# ring (the largest, from a 1 GiB budget), kicked each time it passes half
+# full. A kick drains the rings empty: draining four batches a kick fell
+# behind and dropped two thirds of the events.
+N=3000000
+start_collectors job2
+TAPESTRY_MODE=postmortem TAPESTRY_BUFFER_BYTES=1073741824 \
+	traced "$PROG" burst $N "$T" > /dev/null || fail "burst run"
+stop_collectors
+dump "$T/job2" "$T/dump2"
+expect "burst fwrite events" "$(count "$T/dump2" " name=fwrite ")" $N
+grep -q '^total .* dropped=0 .* bye=1$' "$T/dump2" || fail "burst: drops or no BYE"
+echo "ok: post-mortem burst"

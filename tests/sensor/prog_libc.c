@@ -12,7 +12,8 @@
  * it prints. DIR is a scratch directory the program may write into.
  * Special modes: threads (8 threads x N writes to /dev/null), segv (N
  * writes then a NULL dereference), abort, exit (exit status 3), exec
- * (execs itself in mode write), forkexec (fork, the child execs).
+ * (execs itself in mode write), forkexec (fork, the child execs), burst
+ * (N fwrite of 8 bytes to /dev/null).
  */
 #include "config.h"
 
@@ -347,6 +348,23 @@ static int m_fread(void)
 		ok += fread(buf, 1, 10, f) == 10;
 	fclose(f);
 	report("fread", ok, 10, 0);
+	return 0;
+}
+
+/* N cheap buffered fwrite calls to /dev/null: events far faster than a
+ * drain of a few batches keeps up with */
+static int m_burst(void)
+{
+	FILE *f = fopen("/dev/null", "w");
+	long ok = 0;
+
+	if (!f)
+		return 1;
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	for (int i = 0; i < n; i++)
+		ok += fwrite(buf, 1, 8, f) == 8;
+	fclose(f);
+	report("burst", ok, 8, 0);
 	return 0;
 }
 
@@ -745,7 +763,7 @@ static const struct {
 	{"sendto", m_sendto}, {"recvfrom", m_recvfrom}, {"fork", m_fork},
 	{"pthread_create", m_pthread_create}, {"threads", m_threads},
 	{"segv", m_segv}, {"abort", m_abort}, {"exit", m_exit},
-	{"exec", m_exec}, {"forkexec", m_forkexec},
+	{"exec", m_exec}, {"forkexec", m_forkexec}, {"burst", m_burst},
 };
 
 int main(int argc, char **argv)

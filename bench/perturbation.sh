@@ -19,14 +19,17 @@
 #               while the program runs. On a host whose cores the ranks fill,
 #               that work takes CPU from the ranks (indirect perturbation),
 #               counted with TAPESTRY_PERTURB_INDIRECT=busy;
-#   postmortem  TAPESTRY_MODE=postmortem with a 1 GiB buffer: the rings hold
-#               the run and are drained only when half full, as the tracer
-#               of [004] flushed its buffer: the perturbation is the sensor's
-#               own work in the ranks' threads.
-# Untraced and traced runs are interleaved, R of each. Both t0 and t vary
-# from run to run (a few %: CPU placement, the other processes), so the
-# figure of merit is the median corrected region against the median
-# untraced one; the per-run errors are printed too.
+#   postmortem  TAPESTRY_MODE=postmortem with a 1 GiB buffer (64 MiB rings,
+#               930,000 records): the rings hold the run and are drained only
+#               when half full, as the tracer of [004] flushed its buffer: the
+#               perturbation is the sensor's own work in the ranks' threads.
+#               WRITES=300 (900,000 records a rank) passes half a ring: the
+#               sender then drains beside the ranks, as in stream mode.
+# Each traced run (one per mode) comes between two untraced runs, R times;
+# its error is against the mean of those two (t0 varies by up to 10 % from
+# run to run here, and drifts slowly: pairing takes the drift out). The
+# summary gives the median of the paired errors with a 95 % confidence
+# interval of that median (order statistics), and the unpaired medians.
 # Target: within 1 % of t0 when the perturbation is 20 % or more.
 # Usage: bench/perturbation.sh [BUILD_DIR] (default: build/). Environment:
 # NP (2), ITERS (3000), WORK (2000 adds), CONFIGS ("0 100 300": WRITES values),

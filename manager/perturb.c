@@ -39,6 +39,7 @@ struct acc {
 	int64_t wait;		/* ns waited for room in the ring (FLUSH
 				 * records of no records: post-mortem) */
 	uint64_t nwait;
+	int64_t wait_open;	/* waits' off-CPU ns since the last COMPUTE */
 	int64_t stolen;		/* ns the thread was off the CPU in COMPUTE */
 	int64_t meas;		/* the MPI sensor's work measured in situ */
 	/* measuring: the gaps around an MPI event that follows a COMPUTE
@@ -77,6 +78,7 @@ struct sinfo {
 	int64_t cost;		/* calibrated ps per wrapped event */
 	int64_t cost_stdio;	/* ps per buffered stdio call (CALIB evtype FWRITE), -1 */
 	int64_t cost_mpi;	/* extra per MPI event (CALIB evtype COMPUTE) */
+	int has_compute;	/* the stream has COMPUTE events (MPI sensor) */
 	/* the tracer threads' busy intervals (FLUSH, SEND events) by end
 	 * time, with prefix sums of their durations (indirect = busy) */
 	int64_t *bend, *bpre;
@@ -179,6 +181,8 @@ enum {
 	INDIRECT_NONE = 0,	/* the tracer has cores of its own */
 	INDIRECT_BUSY = 1,	/* its threads' busy time, against the main thread */
 	INDIRECT_STOLEN = 2,	/* off-CPU time measured in COMPUTE intervals */
+	INDIRECT_AUTO = 3,	/* stolen where the stream has COMPUTE events,
+				 * else busy (the default) */
 };
 
 /* Busy time of stream si's tracer threads ended by t. */
@@ -187,7 +191,7 @@ static int64_t busy_before(const struct mgr_perturb *p, uint32_t si, int64_t t)
 	const struct sinfo *s = &p->s[si];
 	size_t lo = 0, hi = s->nb;
 
-	if (p->indirect != INDIRECT_BUSY || !s->nb)
+	if (!s->nb)
 		return 0;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -203,14 +207,17 @@ static int64_t busy_before(const struct mgr_perturb *p, uint32_t si, int64_t t)
 /* Time a thread spent off the CPU during a COMPUTE interval (wall time
  * minus the thread's CPU time, both measured by the MPI sensor): on a host
  * whose cores are all busy, the tracer's own threads and daemons take it
- * from the application. 0 for other events, or when not counted. */
+ * from the application. 0 for other events, without a CPU time (0: the
+ * read failed), or when not counted. */
 static int64_t stolen_ns(const struct mgr_perturb *p, const struct proto_event *ev,
-			 int64_t t0, int64_t t1)
+			 int64_t t0, int64_t t1, int64_t waits)
 {
-	if (p->indirect != INDIRECT_STOLEN || ev->type != PROTO_EV_COMPUTE ||
-	    ev->arg[0] < 0)
+	if ((p->indirect != INDIRECT_STOLEN && p->indirect != INDIRECT_AUTO) ||
+	    ev->type != PROTO_EV_COMPUTE || ev->arg[0] <= 0)
 		return 0;
-	int64_t off = (t1 - t0) - ev->arg[0];
+	/* the waits for room inside the interval count on their own: their
+	 * time off the CPU (waits) is not stolen again */
+	int64_t off = (t1 - t0) - ev->arg[0] - waits;
 	return off > 0 ? off : 0;
 }
 
@@ -300,15 +307,21 @@ static int acc_after(const struct mgr_perturb *p, struct acc *c,
 	if (ev->type == PROTO_EV_FLUSH) {
 		if (is_wait(ev)) {
 			c->wait += t1 - t0;
+			/* its time off the CPU (its sleep loop's CPU
+			 * time, cpu_ns, is on it) */
+			c->wait_open += t1 - t0 - (ev->arg[2] > 0 &&
+						   ev->arg[2] < t1 - t0 ? ev->arg[2] : 0);
 			c->nwait++;
 		}
 		else
 			c->flush += t1 - t0;
 	}
-	c->stolen += stolen_ns(p, ev, t0, t1);
+	c->stolen += stolen_ns(p, ev, t0, t1, c->wait_open);
 	c->prev_comp = ev->type == PROTO_EV_COMPUTE;
-	if (c->prev_comp)
+	if (c->prev_comp) {
 		c->comp_t1 = t1;
+		c->wait_open = 0;
+	}
 	return measured;
 }
 
@@ -343,6 +356,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		f->first_t = t0;
 		f->have_first = 1;
 	}
+	if (ev->type == PROTO_EV_COMPUTE)
+		p->s[f->sidx].has_compute = 1;
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == 0)
 		p->s[f->sidx].cost = calib_ps(ev);
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
@@ -453,10 +468,11 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
 
 /* The tracer's cost to flow f before the point at time t: nw wrapped events
  * at the calibrated cost, nm MPI events at the MPI sensor's accounting cost,
- * the flow's own flushes, and the indirect part (TAPESTRY_PERTURB_INDIRECT):
- * busy (default): for the main thread, the busy time of the process's
- * tracer threads ended by t; stolen: the flow's off-CPU time in COMPUTE
- * intervals; 0: none. */
+ * the flow's own flushes and waits, and the indirect part
+ * (TAPESTRY_PERTURB_INDIRECT): busy: for the main thread, the busy time of
+ * the process's tracer threads ended by t; stolen: the flow's off-CPU time
+ * in COMPUTE intervals; auto (default): stolen where the stream has
+ * COMPUTE events, else busy; 0: none. */
 static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 			    const struct acc *c, int64_t t)
 {
@@ -468,7 +484,8 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 	/* a wait for room counts as it is, but for the main thread in busy
 	 * mode: the sender's busy time, charged to it, covers the wait (the
 	 * sender drains while the thread sleeps) */
-	if (f->tid == 0 && p->indirect == INDIRECT_BUSY)
+	if (f->tid == 0 && (p->indirect == INDIRECT_BUSY ||
+			    (p->indirect == INDIRECT_AUTO && !si->has_compute)))
 		a += busy_before(p, f->sidx, t);
 	else
 		a += c->wait;
@@ -810,7 +827,8 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		return NULL;
 	}
 	const char *ind = getenv("TAPESTRY_PERTURB_INDIRECT");
-	p->indirect = !ind || !*ind || !strcmp(ind, "busy") ? INDIRECT_BUSY :
+	p->indirect = !ind || !*ind || !strcmp(ind, "auto") ? INDIRECT_AUTO :
+		      !strcmp(ind, "busy") ? INDIRECT_BUSY :
 		      !strcmp(ind, "stolen") ? INDIRECT_STOLEN : INDIRECT_NONE;
 	if (!(t = proto_trace_open(dir, rc))) {
 		free(p);

@@ -19,11 +19,14 @@
  * them (MPI_Init; traces without COMPUTE events) count the calibrated
  * accounting cost (CALIB evtype COMPUTE) instead; the last one's exit gap
  * half of it. The arrived probe inside a receive (probe_ns) is removed
- * from its own time. The indirect part, TAPESTRY_PERTURB_INDIRECT: busy (default:
- * for the main thread, the busy time of the tracer's own threads, FLUSH and
- * SEND events: on a host without a spare core they take the CPU from the
- * application), stolen (the thread's off-CPU time in COMPUTE intervals), or
- * 0 (the tracer has cores of its own).
+ * from its own time. The indirect part, TAPESTRY_PERTURB_INDIRECT: stolen
+ * (the thread's off-CPU time in COMPUTE intervals, but for its waits for
+ * room, which count whole: whatever took the CPU, the sender, the
+ * collectors, the other ranks' tracers), busy (for the main thread, the
+ * busy time of the tracer's own threads, FLUSH and SEND events: on a host
+ * without a spare core they take the CPU from the application), auto (the
+ * default: stolen for streams with COMPUTE events, busy for the others),
+ * or 0 (the tracer has cores of its own).
  * Receives and world collectives become base events:
  *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
  *    before blocking) and whose receiver is not more perturbed than the

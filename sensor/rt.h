@@ -39,10 +39,10 @@
 #define SN_RING_MAX_BYTES (64u << 20)	/* per thread */
 
 /* drop_pending bits: a DROP record (drops counted), a FLUSH record (the
- * thread waited for room in its ring, post-mortem mode) */
+ * thread waited for room in its ring, TAPESTRY_RING_FULL=wait) */
 #define SN_PEND_DROP 1u
 #define SN_PEND_WAIT 2u
-/* post-mortem: the longest a thread waits for the sender to make room */
+/* the longest a thread waits for the sender to make room */
 #define SN_WAIT_MAX_NS (5ull * 1000000000ull)
 
 /* Per-thread state: an mmap'd header followed by the ring. The producer
@@ -61,6 +61,7 @@ struct sn_thread {
 	uint64_t dropped;	/* drops of this thread not yet in a DROP */
 	uint64_t wait_t0;	/* post-mortem: the last wait for room, */
 	uint64_t wait_t1;	/* owed as a FLUSH record (SN_PEND_WAIT) */
+	uint64_t wait_cpu;	/* the wait's thread CPU time */
 	uint32_t nowait;	/* a wait timed out: drop from then on */
 	struct {
 		uint64_t hash;
@@ -109,6 +110,7 @@ struct sn_config {
 	size_t secretlen;
 	uint64_t budget;	/* TAPESTRY_BUFFER_BYTES */
 	int postmortem;
+	int wait_full;		/* TAPESTRY_RING_FULL=wait: wait_room() */
 	int sens_libc, sens_mpi, sens_mem;
 	int mem_period_ms;
 	int drain_ms;		/* TAPESTRY_DRAIN_MS: most time between drains */

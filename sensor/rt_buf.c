@@ -235,24 +235,27 @@ static uint64_t ring_free(struct sn_thread *t)
 	return t->cap - (t->head_priv - t->tail_cache);
 }
 
-/* Post-mortem mode keeps the whole run: a thread whose ring has no room for
- * need records wakes the sender and waits (sleeping 20 us at a time) until
- * its ring is at most half full, as [004]'s tracer flushed its full buffer
- * in the application's thread. The wait is owed as a FLUSH record with no
- * records (SN_PEND_WAIT), written before the thread's next event, so the
- * post-processing removes it. Not for the sender thread itself, nor when
- * no sender runs; a wait longer than SN_WAIT_MAX_NS (a sender that cannot
- * drain: its kept batches reached their limit) gives up, and the thread
- * counts drops from then on. Returns 1 when there is room now. */
+/* TAPESTRY_RING_FULL=wait (post-mortem mode's default) keeps the whole
+ * run: a thread whose ring has no room for need records wakes the sender
+ * and waits (sleeping 20 us at a time) until its ring is at most half
+ * full, as [004]'s tracer flushed its full buffer in the application's
+ * thread. The wait is owed as a FLUSH record with no records, carrying the
+ * CPU time of its sleep loop (SN_PEND_WAIT), written before the thread's
+ * next event, so the post-processing removes it. Not for the sender thread
+ * itself, nor when no sender runs; a wait longer than SN_WAIT_MAX_NS (a
+ * sender that cannot drain: its kept batches reached their limit) gives
+ * up, and the thread counts drops from then on. Returns 1 when there is
+ * room now. */
 static int wait_room(struct sn_thread *t, uint64_t need)
 {
 	uint64_t t0, now;
-	struct timespec ts = {0, 20000};
+	struct timespec ts = {0, 20000}, c0, c1;
 
-	if (!sn_cfg.postmortem || t->nowait || need > t->cap / 2 ||
+	if (!sn_cfg.wait_full || t->nowait || need > t->cap / 2 ||
 	    !sn_sender_running() || sn_sender_is_self())
 		return 0;
 	t0 = now = sn_now_fast();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	sn_sender_kick();
 	while (ring_free(t) < t->cap / 2) {
 		if (now - t0 > SN_WAIT_MAX_NS || !sn_sender_running()) {
@@ -264,13 +267,16 @@ static int wait_room(struct sn_thread *t, uint64_t need)
 	}
 	t->wait_t0 = t0;
 	t->wait_t1 = sn_now_fast();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	t->wait_cpu = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll +
+				 (c1.tv_nsec - c0.tv_nsec));
 	t->drop_pending |= SN_PEND_WAIT;
 	return ring_free(t) >= need;
 }
 
 /* Slow path of sn_slot(): registers the thread, refreshes the consumer's
  * position, writes a pending DROP or FLUSH record, waits for room
- * (post-mortem) or counts a drop. */
+ * (TAPESTRY_RING_FULL=wait) or counts a drop. */
 struct proto_event *sn_slot_slow(void)
 {
 	struct sn_thread *t = sn_tls.thr;
@@ -299,6 +305,7 @@ struct proto_event *sn_slot_slow(void)
 		d.t_end = t->wait_t1;
 		d.type = PROTO_EV_FLUSH;
 		d.tid = t->tid;
+		d.arg[2] = (int64_t)t->wait_cpu;	/* cpu_ns */
 		put_raw(t, &d);
 		publish(t);
 		t->drop_pending &= ~SN_PEND_WAIT;

@@ -137,6 +137,10 @@ static void read_config(void)
 	sn_cfg.budget = parse_size(getenv("TAPESTRY_BUFFER_BYTES"), 64u << 20);
 	v = getenv("TAPESTRY_MODE");
 	sn_cfg.postmortem = v && !strcmp(v, "postmortem");
+	/* a full ring: wait for the sender (post-mortem's default) or drop
+	 * (stream's default: the program never waits for the tracer) */
+	v = getenv("TAPESTRY_RING_FULL");
+	sn_cfg.wait_full = v && *v ? !strcmp(v, "wait") : sn_cfg.postmortem;
 	v = getenv("TAPESTRY_SENSORS");
 	if (v && *v) {
 		sn_cfg.sens_libc = strstr(v, "libc") != NULL;
@@ -310,6 +314,7 @@ static void meta_basics(void)
 	snprintf(buf, sizeof(buf), "%.0f", sn_clock_tsc_hz());
 	meta_put_locked("tsc_hz", buf);
 	meta_put_locked("mode", sn_cfg.postmortem ? "postmortem" : "stream");
+	meta_put_locked("ring_full", sn_cfg.wait_full ? "wait" : "drop");
 	snprintf(buf, sizeof(buf), "%s%s%s", sn_cfg.sens_libc ? "libc," : "",
 		 sn_cfg.sens_mpi ? "mpi," : "", sn_cfg.sens_mem ? "mem," : "");
 	meta_put_locked("sensors", buf);

@@ -427,6 +427,12 @@ static void wait_for_room(const char *indirect)
 
 Test(perturb, wait_for_room_removed_once_busy)
 {
+	wait_for_room("busy");
+}
+
+/* the default (auto) is busy for a stream without COMPUTE events */
+Test(perturb, auto_is_busy_without_compute_events)
+{
 	wait_for_room(NULL);
 }
 
@@ -456,4 +462,56 @@ Test(perturb, calibration_in_picoseconds)
 	emit(&g0, PROTO_EV_WRITE, 2000, 2050);
 	emit(&g1, PROTO_EV_WRITE, 500, 600);
 	finish(&g0, &g1, "picoseconds");
+}
+
+/* TAPESTRY_PERTURB_INDIRECT=stolen: a COMPUTE interval holding a 5 us
+ * wait for room (1 us of it on the CPU, its cpu_ns) and 2 us more off the
+ * CPU. The wait counts whole, the stolen part only the 2 us beyond the
+ * wait's 4 us off the CPU: the events after the interval are where the
+ * program put them (with the wait counted twice, 4 us too early). */
+static void stolen_and_wait(const char *indirect)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	if (indirect)
+		setenv("TAPESTRY_PERTURB_INDIRECT", indirect, 1);
+	two_ranks(&g0, &g1, 100);
+	struct proto_event *m1 = emit(&g0, PROTO_EV_MPI_COMM_SIZE, 1000, 1100);
+	m1->arg[1] = 2;
+	int64_t m1_end = (int64_t)m1->t_end;
+	emit(&g0, PROTO_EV_WRITE, 1200, 1300);
+	size_t wi = g0.n;
+	struct proto_event *w = emit(&g0, PROTO_EV_FLUSH, 1400, 1400);
+	w->t_end = w->t_start + 5000;
+	w->arg[2] = 1000;	/* cpu_ns: its sleep loop's */
+	g0.skip[wi] = 1;
+	g0.lag += 5000 - ALPHA;
+	emit(&g0, PROTO_EV_WRITE, 1500, 1600);
+	g0.lag += 2000;		/* off the CPU, untraced */
+	size_t ci = g0.n;
+	struct proto_event *c = emit(&g0, PROTO_EV_COMPUTE, 1100, 1800);
+	c->t_start = (uint64_t)m1_end;
+	g0.skip[ci] = 1;
+	g0.lag -= ALPHA;	/* not a wrapped call */
+	/* CPU time: the interval's wall time but for 2 us off the CPU and the
+	 * wait's 5 us, 1 us of which its sleep loop spent on the CPU */
+	c->arg[0] = (int64_t)(c->t_end - c->t_start) - 2000 - 5000 + 1000;
+	struct proto_event *m2 = emit(&g0, PROTO_EV_MPI_COMM_SIZE, 1800, 1900);
+	m2->arg[1] = 2;
+	g0.lag -= ALPHA;	/* measured: no calibrated cost */
+	emit(&g0, PROTO_EV_WRITE, 2000, 2100);
+	emit(&g1, PROTO_EV_WRITE, 500, 600);
+	finish(&g0, &g1, "stolen and a wait");
+	unsetenv("TAPESTRY_PERTURB_INDIRECT");
+}
+
+Test(perturb, stolen_does_not_count_waits_twice)
+{
+	stolen_and_wait("stolen");
+}
+
+/* the default (auto) is stolen for a stream with COMPUTE events */
+Test(perturb, auto_is_stolen_with_compute_events)
+{
+	stolen_and_wait(NULL);
 }

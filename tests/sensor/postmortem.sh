@@ -25,3 +25,17 @@ dump "$T/job2" "$T/dump2"
 expect "burst fwrite events" "$(count "$T/dump2" " name=fwrite ")" $N
 grep -q '^total .* dropped=0 .* bye=1$' "$T/dump2" || fail "burst: drops or no BYE"
 echo "ok: post-mortem burst"
+
+# Stream mode drops when the sender falls behind, unless told to wait
+# (TAPESTRY_RING_FULL=wait): the same burst, nothing lost, the setting in
+# META, and every wait a FLUSH record without records.
+start_collectors job3
+TAPESTRY_RING_FULL=wait TAPESTRY_BUFFER_BYTES=1073741824 \
+	traced "$PROG" burst $N "$T" > /dev/null || fail "stream burst run"
+stop_collectors
+dump "$T/job3" "$T/dump3"
+expect "stream burst fwrite events" "$(count "$T/dump3" " name=fwrite ")" $N
+grep -q '^total .* dropped=0 .* bye=1$' "$T/dump3" || fail "stream burst: drops or no BYE"
+grep -q 'key=ring_full value=wait' "$T/dump3" || fail "ring_full not in META"
+grep -q 'key=ring_full value=wait' "$T/dump2" || fail "post-mortem: ring_full not wait"
+echo "ok: stream burst, waiting ($(grep -c ' name=flush .* records=0 ' "$T/dump3") waits)"

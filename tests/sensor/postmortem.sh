@@ -12,30 +12,32 @@ grep -q 'key=mode value=postmortem' "$T/dump" || fail "mode not in META"
 grep -q '^total .* dropped=0 .* bye=1$' "$T/dump" || fail "drops or no BYE"
 echo "ok: post-mortem"
 
+# burst NAME ENV...: N cheap events with a 1 GiB budget under ENV into job
+# NAME; nothing may be lost (dump in $T/NAME.dump)
+burst() {
+	_j=$1
+	shift
+	start_collectors "$_j"
+	traced env TAPESTRY_BUFFER_BYTES=1073741824 "$@" \
+		"$PROG" burst $N "$T" > /dev/null || fail "$_j run"
+	stop_collectors
+	dump "$T/$_j" "$T/$_j.dump"
+	expect "$_j fwrite events" "$(count "$T/$_j.dump" " name=fwrite ")" $N
+	grep -q '^total .* dropped=0 .* bye=1$' "$T/$_j.dump" || fail "$_j: drops or no BYE"
+}
+
 # A program faster than a bounded drain: 3 million events into a 64 MiB
 # ring (the largest, from a 1 GiB budget), kicked each time it passes half
 # full. A kick drains the rings empty: draining four batches a kick fell
 # behind and dropped two thirds of the events.
 N=3000000
-start_collectors job2
-TAPESTRY_MODE=postmortem TAPESTRY_BUFFER_BYTES=1073741824 \
-	traced "$PROG" burst $N "$T" > /dev/null || fail "burst run"
-stop_collectors
-dump "$T/job2" "$T/dump2"
-expect "burst fwrite events" "$(count "$T/dump2" " name=fwrite ")" $N
-grep -q '^total .* dropped=0 .* bye=1$' "$T/dump2" || fail "burst: drops or no BYE"
+burst job2 TAPESTRY_MODE=postmortem
+grep -q 'key=ring_full value=wait' "$T/job2.dump" || fail "post-mortem: ring_full not wait"
 echo "ok: post-mortem burst"
 
 # Stream mode drops when the sender falls behind, unless told to wait
 # (TAPESTRY_RING_FULL=wait): the same burst, nothing lost, the setting in
-# META, and every wait a FLUSH record without records.
-start_collectors job3
-TAPESTRY_RING_FULL=wait TAPESTRY_BUFFER_BYTES=1073741824 \
-	traced "$PROG" burst $N "$T" > /dev/null || fail "stream burst run"
-stop_collectors
-dump "$T/job3" "$T/dump3"
-expect "stream burst fwrite events" "$(count "$T/dump3" " name=fwrite ")" $N
-grep -q '^total .* dropped=0 .* bye=1$' "$T/dump3" || fail "stream burst: drops or no BYE"
-grep -q 'key=ring_full value=wait' "$T/dump3" || fail "ring_full not in META"
-grep -q 'key=ring_full value=wait' "$T/dump2" || fail "post-mortem: ring_full not wait"
-echo "ok: stream burst, waiting ($(grep -c ' name=flush .* records=0 ' "$T/dump3") waits)"
+# META; a wait is a FLUSH record without records.
+burst job3 TAPESTRY_RING_FULL=wait
+grep -q 'key=ring_full value=wait' "$T/job3.dump" || fail "ring_full not in META"
+echo "ok: stream burst, waiting ($(grep -c ' name=flush .* records=0 ' "$T/job3.dump") waits)"

@@ -18,15 +18,17 @@
 #   stream      the default: the sender thread drains, compresses and sends
 #               while the program runs. On a host whose cores the ranks fill,
 #               that work takes CPU from the ranks (indirect perturbation),
-#               counted with TAPESTRY_PERTURB_INDIRECT=busy or stolen; with
-#               TAPESTRY_RING_FULL=wait here (a thread waits for room rather
-#               than drop events: a trace with losses cannot be corrected);
+#               counted by TAPESTRY_PERTURB_INDIRECT (auto: the ranks' time
+#               off the CPU); with TAPESTRY_RING_FULL=wait here (a thread
+#               waits for room rather than drop events: a trace with losses
+#               cannot be corrected; losses are printed);
 #   postmortem  TAPESTRY_MODE=postmortem with a 1 GiB buffer (64 MiB rings,
 #               930,000 records): the rings hold the run and are drained only
 #               when half full, as the tracer of [004] flushed its buffer: the
 #               perturbation is the sensor's own work in the ranks' threads.
-#               WRITES=300 (900,000 records a rank) passes half a ring: the
-#               sender then drains beside the ranks, as in stream mode.
+#               With 10,000 iterations, WRITES=100 and 300 (1 and 3 million
+#               records a rank) pass half a ring: the sender then drains
+#               beside the ranks, as in stream mode.
 # Each traced run (one per mode) comes between two untraced runs, R times;
 # its error is against the mean of those two (t0 varies by up to 10 % from
 # run to run here, and drifts slowly: pairing takes the drift out). The
@@ -34,12 +36,12 @@
 # interval of that median (order statistics), and the unpaired medians.
 # Target: within 1 % of t0 when the perturbation is 20 % or more.
 # Usage: bench/perturbation.sh [BUILD_DIR] (default: build/). Environment:
-# NP (2), ITERS (3000), WORK (2000 adds), CONFIGS ("0 100 300": WRITES values),
+# NP (2), ITERS (10000), WORK (2000 adds), CONFIGS ("0 100 300": WRITES values),
 # MODES ("stream postmortem"), R (7), INDIRECT (auto; e.g. "auto busy stolen 0").
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
-NP=${NP:-2} ITERS=${ITERS:-3000} WORK=${WORK:-2000} R=${R:-7}
+NP=${NP:-2} ITERS=${ITERS:-10000} WORK=${WORK:-2000} R=${R:-7}
 CONFIGS=${CONFIGS:-0 100 300} MODES=${MODES:-stream postmortem} INDIRECT=${INDIRECT:-auto}
 T=$(mktemp -d /tmp/tapestry-bench-pert.XXXXXX)
 trap 'rm -rf "$T"' EXIT

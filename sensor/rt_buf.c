@@ -143,6 +143,39 @@ static struct sn_thread *adopt_locked(void)
 	return NULL;
 }
 
+#define HUGE_BYTES (2u << 20)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+/* Map map bytes for a ring, populated. From 2 MiB on, on a 2 MiB boundary
+ * with transparent huge pages asked for (MADV_HUGEPAGE: the default THP
+ * policy here is madvise): a ring of 4 KiB pages took a TLB miss every 56
+ * records on the producer's side and the sender's. Populated with
+ * MADV_POPULATE_WRITE (MAP_POPULATE would fault in small pages before the
+ * advice), or page by page where the kernel lacks it. */
+static void *map_ring(size_t map)
+{
+	int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	char *m, *a;
+
+	if (map < HUGE_BYTES)
+		return mmap(NULL, map, PROT_READ | PROT_WRITE, fl | MAP_POPULATE,
+			    -1, 0);
+	m = mmap(NULL, map + HUGE_BYTES, PROT_READ | PROT_WRITE, fl, -1, 0);
+	if (m == MAP_FAILED)
+		return m;
+	a = (char *)(((uintptr_t)m + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+	if (a > m)
+		munmap(m, (size_t)(a - m));
+	munmap(a + map, (size_t)(m + HUGE_BYTES - a));	/* the tail */
+	(void)madvise(a, map, MADV_HUGEPAGE);
+	if (madvise(a, map, MADV_POPULATE_WRITE) != 0)
+		for (size_t off = 0; off < map; off += 4096)
+			((volatile char *)a)[off] = 0;
+	return a;
+}
+
 /* Register the calling thread: map its ring and add it to the registry.
  * Returns the thread's state (also stored in TLS), or NULL when no memory
  * at all could be had (its events are then counted as dropped). Called
@@ -171,9 +204,7 @@ struct sn_thread *sn_thread_register(void)
 	pthread_mutex_unlock(&threads_mu);
 	cap = bytes / sizeof(struct proto_event);
 	map = (size_t)(hdr + cap * sizeof(struct proto_event));
-	m = mmap(NULL, map, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE,
-		 -1, 0);
+	m = map_ring(map);
 	if (m == MAP_FAILED)
 		goto fail_map;
 	t = m;

@@ -394,10 +394,11 @@ static void evict_next(const struct sn_thread *t, unsigned n)
  * with the tracer's work (7 ns here against 18 ns for the hot path alone),
  * which the no-op calibration cannot see. Records written are taken back.
  * On the sender thread, from sn_calibrate(). */
-#define STDIO_SAMPLES 101
+#define STDIO_SAMPLES 31
+#define STDIO_ITER 2048
 static double calibrate_stdio(struct sn_thread *t)
 {
-	enum { SAMPLES = STDIO_SAMPLES, ITER = 256 };
+	enum { SAMPLES = STDIO_SAMPLES, ITER = STDIO_ITER };
 	size_t (*direct)(const void *, size_t, size_t, FILE *);
 	double d[SAMPLES];
 	char tok[8] = {0};
@@ -503,7 +504,7 @@ void sn_calibrate(void)
 		if (stdio >= 0)	/* buffered stdio calls (evtype FWRITE) */
 			sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
 				PROTO_EV_FWRITE, (int64_t)(stdio + 0.5),
-				STDIO_SAMPLES * 256, (int64_t)(stdio * 1000 + 0.5));
+				STDIO_SAMPLES * STDIO_ITER, (int64_t)(stdio * 1000 + 0.5));
 
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, 0,
 			(int64_t)(calib_ns + 0.5), SAMPLES * ITER,

@@ -360,9 +360,8 @@ static int cmp_double(const void *a, const void *b)
 /* Evict from every cache the ring lines the next n records of t will
  * take: the application's records land on lines that are in none of its
  * caches (a ring far larger than the caches, or lines the sender read
- * last), and the stores' misses are part of the tracer's cost (2 ns of
- * the 9 ns an fwrite costs here; a calibration on lines still cached from
- * its previous sample missed them). */
+ * last), and the stores' misses are part of the tracer's cost, which a
+ * calibration on lines still cached from its previous sample missed. */
 static void evict_next(const struct sn_thread *t, unsigned n)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -382,11 +381,6 @@ static void evict_next(const struct sn_thread *t, unsigned n)
 #endif
 }
 
-/* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
- * sn_commit, sn_leave around a no-op): 31 samples of 200 iterations, the
- * median per iteration; then one lookup of a cached string. Runs on the
- * sender thread, whose ring it uses and empties again; emits CALIB
- * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). */
 /* The marginal cost of tracing a buffered stdio call: SAMPLES x ITER
  * fwrite(8 bytes) calls to a 64 KiB-buffered /dev/null through the wrapper
  * with tracing on, against the same calls made directly to libc; the median
@@ -437,16 +431,24 @@ static double calibrate_stdio(struct sn_thread *t)
 	return d[SAMPLES / 2] > 0 ? d[SAMPLES / 2] : 0;
 }
 
+/* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
+ * sn_commit, sn_leave around a no-op): 31 samples of 2048 iterations
+ * (a quarter ring at most) on evicted lines, as the stdio calibration, the
+ * median per iteration; then one lookup of a cached string. Runs on the
+ * sender thread, whose ring it uses and empties again; emits CALIB
+ * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). */
 void sn_calibrate(void)
 {
-	enum { SAMPLES = 31, ITER = 200 };
+	enum { SAMPLES = 31 };
 	double s[SAMPLES], s2[SAMPLES];
 	struct sn_thread *t = sn_tls.thr;
 	int saved = sn_tls.guard;
 	char meta_v[64];
 	double stdio;
+	/* streams as long as the stdio calibration's, a quarter ring at most */
+	const unsigned ITER = t && t->cap / 4 < STDIO_ITER ? t->cap / 4 : STDIO_ITER;
 
-	if (!t || t->cap < ITER * 2)
+	if (!t || ITER < 100)
 		return;
 	for (int k = 0; k < SAMPLES; k++) {
 		uint64_t t0, t1, h0 = t->head_priv;
@@ -454,7 +456,7 @@ void sn_calibrate(void)
 		evict_next(t, ITER);
 		sn_tls.guard = 0;
 		t0 = sn_now_vdso();
-		for (int i = 0; i < ITER; i++) {
+		for (unsigned i = 0; i < ITER; i++) {
 			if (sn_enter_fast()) {
 				uint64_t a = sn_now_fast();
 				struct proto_event *e;
@@ -481,7 +483,7 @@ void sn_calibrate(void)
 		t1 = sn_now_vdso();
 		s[k] = (double)(t1 - t0) / ITER;
 		t0 = sn_now_vdso();
-		for (int i = 0; i < ITER; i++) {
+		for (unsigned i = 0; i < ITER; i++) {
 			sn_tls.guard = 0;
 			if (sn_enter_fast()) {
 				sn_string("/calibration/path", 17);
@@ -510,11 +512,11 @@ void sn_calibrate(void)
 				STDIO_SAMPLES * STDIO_ITER, (int64_t)(stdio * 1000 + 0.5));
 
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, 0,
-			(int64_t)(calib_ns + 0.5), SAMPLES * ITER,
+			(int64_t)(calib_ns + 0.5), SAMPLES * (int64_t)ITER,
 			(int64_t)(calib_ns * 1000 + 0.5));
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
 			PROTO_EV_STRING, (int64_t)(s2[SAMPLES / 2] + 0.5),
-			SAMPLES * ITER, 0);
+			SAMPLES * (int64_t)ITER, 0);
 	}
 	snprintf(meta_v, sizeof(meta_v), "%.1f", calib_ns);
 	sn_meta("calib_ns", meta_v);

@@ -82,12 +82,7 @@ static void ev(struct gen *g, unsigned type, uint64_t t0, uint64_t t1,
 	e->type = (uint16_t)type;
 	e->t_start = t0;
 	e->t_end = t1;
-	e->arg[0] = a0;
-	e->arg[1] = a1;
-	e->arg[2] = a2;
-	e->arg[3] = a3;
-	e->arg[4] = a4;
-	e->arg[5] = a5;
+	proto_ev_set_args(e, a0, a1, a2, a3, a4, a5);
 	if (g->n == BATCH)
 		flush(g);
 }

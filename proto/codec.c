@@ -270,16 +270,34 @@ static inline void remember(struct proto_codec *c, struct run *st,
 	memcpy(te->v, v, HIST_VALS * sizeof(v[0]));
 }
 
+/* What fwd2() and inv2() look up for a record of this type after the
+ * run's previous one: its history slots, the predicting record (NULL:
+ * none yet), which arguments ride on the duration. */
+struct pred {
+	uint32_t key;
+	struct hist *ce, *te;
+	unsigned drel;
+};
+
+static inline const struct hist *pred_of(struct proto_codec *c,
+					 const struct run *st, unsigned type,
+					 struct pred *p)
+{
+	p->key = type | (uint32_t)st->prev_type << 16;
+	p->ce = ctx_slot(c, type, st->prev_type);
+	p->te = &c->typ[type & (TYPE_SLOTS - 1)];
+	p->drel = type < TYPE_SLOTS ? c->drel[type] : 0;
+	return predictor(c, p->ce, p->te, p->key, type);
+}
+
 /* Record e -> its 9 version-2 words; updates the running state. */
 static inline void fwd2(struct proto_codec *c, const struct proto_event *e,
 			struct run *st, uint64_t w[REC_WORDS])
 {
+	struct pred p;
 	unsigned type = e->type;
-	uint32_t key = type | (uint32_t)st->prev_type << 16;
-	struct hist *ce = ctx_slot(c, type, st->prev_type);
-	struct hist *te = &c->typ[type & (TYPE_SLOTS - 1)];
-	const struct hist *h = predictor(c, ce, te, key, type);
-	unsigned drel = type < TYPE_SLOTS ? c->drel[type] : 0;
+	const struct hist *h = pred_of(c, st, type, &p);
+	unsigned drel = p.drel;
 	uint64_t v[HIST_VALS];
 	int k;
 
@@ -302,19 +320,17 @@ static inline void fwd2(struct proto_codec *c, const struct proto_event *e,
 		for (k = 0; k < PROTO_EV_NARGS; k++)
 			w[3 + k] = zz(v[1 + k]);
 	}
-	remember(c, st, ce, te, key, type, v, e->t_end);
+	remember(c, st, p.ce, p.te, p.key, type, v, e->t_end);
 }
 
 /* Inverse of fwd2(). */
 static inline void inv2(struct proto_codec *c, const uint64_t w[REC_WORDS],
 			struct run *st, struct proto_event *e)
 {
+	struct pred p;
 	unsigned type = (uint16_t)w[2];
-	uint32_t key = type | (uint32_t)st->prev_type << 16;
-	struct hist *ce = ctx_slot(c, type, st->prev_type);
-	struct hist *te = &c->typ[type & (TYPE_SLOTS - 1)];
-	const struct hist *h = predictor(c, ce, te, key, type);
-	unsigned drel = type < TYPE_SLOTS ? c->drel[type] : 0;
+	const struct hist *h = pred_of(c, st, type, &p);
+	unsigned drel = p.drel;
 	uint64_t v[HIST_VALS];
 	int k;
 
@@ -326,7 +342,7 @@ static inline void inv2(struct proto_codec *c, const uint64_t w[REC_WORDS],
 	e->type = (uint16_t)type;
 	e->flags = (uint16_t)(w[2] >> 16);
 	e->tid = (uint32_t)(w[2] >> 32);
-	remember(c, st, ce, te, key, type, v, e->t_end);
+	remember(c, st, p.ce, p.te, p.key, type, v, e->t_end);
 	for (k = 0; k < PROTO_EV_NARGS; k++)
 		e->arg[k] = (int64_t)(v[1 + k] + ((drel >> k) & 1 ? v[0] : 0));
 }

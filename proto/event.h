@@ -29,6 +29,19 @@ struct proto_event {
 
 #define PROTO_EVENT_SIZE 72
 
+/* Set all six arguments of e (the sensor's hot path, generators). */
+static inline void proto_ev_set_args(struct proto_event *e, int64_t a0,
+				     int64_t a1, int64_t a2, int64_t a3,
+				     int64_t a4, int64_t a5)
+{
+	e->arg[0] = a0;
+	e->arg[1] = a1;
+	e->arg[2] = a2;
+	e->arg[3] = a3;
+	e->arg[4] = a4;
+	e->arg[5] = a5;
+}
+
 /* Flags of ordinary events (not STRING/ARRAY, whose flags are a count). */
 #define PROTO_EVF_FAILED 0x0001u	/* the call returned an error */
 #define PROTO_EVF_HASARRAY 0x0002u	/* ARRAY records follow in this thread */

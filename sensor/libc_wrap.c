@@ -135,12 +135,7 @@ static inline void rec(const struct sn_call *c, uint16_t type, int failed,
 	e->t_end = c->t1;
 	e->type = type;
 	e->flags = failed ? PROTO_EVF_FAILED : 0;
-	e->arg[0] = a0;
-	e->arg[1] = a1;
-	e->arg[2] = a2;
-	e->arg[3] = a3;
-	e->arg[4] = a4;
-	e->arg[5] = a5;
+	proto_ev_set_args(e, a0, a1, a2, a3, a4, a5);
 	sn_commit_fast(e);
 }
 

@@ -272,14 +272,10 @@ void mw_compute_enter(uint64_t now)
 	e->t_end = now;
 	e->type = PROTO_EV_COMPUTE;
 	e->flags = 0;
-	e->arg[0] = (int64_t)cpu_ns;
-	e->arg[1] = volume;
-	e->arg[2] = m;
-	e->arg[3] = (int64_t)(flop_rate + 0.5);
 	/* the event carries its own conversion: the stream's META may reach
 	 * a reader after the events it applies to */
-	e->arg[4] = m == 1 ? (int64_t)(instr_rate + 0.5) : 0;
-	e->arg[5] = 0;
+	proto_ev_set_args(e, (int64_t)cpu_ns, volume, m, (int64_t)(flop_rate + 0.5),
+			  m == 1 ? (int64_t)(instr_rate + 0.5) : 0, 0);
 	sn_commit(e);
 }
 

@@ -428,12 +428,7 @@ int sn_emit(uint16_t type, uint16_t flags, uint64_t t0, uint64_t t1,
 	e->t_end = t1;
 	e->type = type;
 	e->flags = flags;
-	e->arg[0] = a0;
-	e->arg[1] = a1;
-	e->arg[2] = a2;
-	e->arg[3] = a3;
-	e->arg[4] = 0;
-	e->arg[5] = 0;
+	proto_ev_set_args(e, a0, a1, a2, a3, 0, 0);
 	sn_commit_fast(e);
 	return 0;
 }

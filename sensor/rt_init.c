@@ -469,12 +469,7 @@ void sn_calibrate(void)
 					e->t_start = a;
 					e->t_end = b;
 					e->type = PROTO_EV_WRITE;
-					e->arg[0] = 1;
-					e->arg[1] = 64;
-					e->arg[2] = 64;
-					e->arg[3] = 0;
-					e->arg[4] = 0;
-					e->arg[5] = 0;
+					proto_ev_set_args(e, 1, 64, 64, 0, 0, 0);
 					sn_commit_fast(e);
 				}
 				sn_leave_fast();

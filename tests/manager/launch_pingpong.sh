@@ -26,9 +26,7 @@ work=$(mktemp -d /tmp/tapestry-test-pingpong.XXXXXX)
 tag="tp$$"	# in every collector name this test starts: pgrep finds them
 trap 'rm -rf "$work"' EXIT
 fail=0
-check() { # check DESCRIPTION COMMAND...
-	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
+. "$top_srcdir/tests/manager/lib.sh"
 none_left() { ! pgrep -f -- "--name [${tag:0:1}]${tag:1}" >/dev/null; }
 meta() { # meta DIR KEY: the value in DIR/meta.xml
 	sed -n "s|^<entry key=\"$2\">\\(.*\\)</entry>\$|\\1|p" "$1/meta.xml"
@@ -59,11 +57,7 @@ fi
 
 # ---- 2. launch on loopback ------------------------------------------------------
 mpicc.openmpi -O1 -o "$work/ring" "$top_srcdir/deploy/examples/ring.c" || exit 99
-sed -e "s/name=\"gateway\"/name=\"$tag-gw\"/; s/parent=\"gateway\"/parent=\"$tag-gw\"/" \
-    -e "s/name=\"node\"/name=\"$tag-node\"/" \
-    -e 's|<argument>100</argument>|<argument>5</argument>|' \
-    -e 's|<output format="csv"/>|<output format="simgrid-platform"/>|' \
-    "$top_srcdir/deploy/examples/ring.xml" >"$work/ring.xml"
+ring_xml "$tag" 5 "$work/ring.xml" 's|<output format="csv"/>|<output format="simgrid-platform"/>|'
 timeout 300 "$T" launch -o "$work/job" "$work/ring.xml" >"$work/l.out" 2>"$work/l.err"
 rc=$?
 check "launch with the ping-pong: exit 0 ($rc)" [ "$rc" = 0 ]

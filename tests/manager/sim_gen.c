@@ -64,12 +64,7 @@ static struct proto_event *ev(struct gen *g, unsigned type, int64_t a0,
 	e->t_end = g->t;
 	g->t += 100;
 	e->type = (uint16_t)type;
-	e->arg[0] = a0;
-	e->arg[1] = a1;
-	e->arg[2] = a2;
-	e->arg[3] = a3;
-	e->arg[4] = a4;
-	e->arg[5] = a5;
+	proto_ev_set_args(e, a0, a1, a2, a3, a4, a5);
 	return e;
 }
 

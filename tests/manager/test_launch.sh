@@ -20,9 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail=0
-check() { # check DESCRIPTION COMMAND...
-	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
+. "$top_srcdir/tests/manager/lib.sh"
 # "--name [t]l123": matches the collectors, not a command line holding it
 pat() { printf -- '--name [%s]%s' "${1:0:1}" "${1:1}"; }
 none_left() { # none_left [PREFIX]: no collector named PREFIX... runs
@@ -86,11 +84,7 @@ check "  ...no collector left" none_left
 if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v mpicc.openmpi >/dev/null; then
 	mpicc.openmpi -O1 -o "$work/ring" "$top_srcdir/deploy/examples/ring.c" || exit 99
 	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/secret"
-	sed -e "s/name=\"gateway\"/name=\"$tag-gw\"/; s/parent=\"gateway\"/parent=\"$tag-gw\"/" \
-	    -e "s/name=\"node\"/name=\"$tag-node\"/" \
-	    -e 's|<argument>100</argument>|<argument>20</argument>|' \
-	    -e 's|</outputs>|</outputs><security secret-file="secret"/>|' \
-	    "$top_srcdir/deploy/examples/ring.xml" >"$work/ring.xml"
+	ring_xml "$tag" 20 "$work/ring.xml" 's|</outputs>|</outputs><security secret-file="secret"/>|'
 	timeout 300 "$T" launch -o "$work/job-ring" "$work/ring.xml" >"$work/ring.out" 2>"$work/ring.err"
 	rc=$?
 	check "launch ring.xml (Open MPI, secret) exits 0 ($rc)" [ "$rc" = 0 ]

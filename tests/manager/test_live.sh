@@ -31,9 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail=0
-check() { # check DESCRIPTION COMMAND...
-	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
+. "$top_srcdir/tests/manager/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TAPESTRY_COLLECTOR_BIN="$col"
 
@@ -118,11 +116,7 @@ check "the simulator read actions before any rank ended (${rd:-?} of ${tot:-?} b
 
 # ---- 3. tapestry launch --live-ti (growing files) ----------------------------
 tag=lv$$
-sed -e "s/name=\"gateway\"/name=\"$tag-gw\"/; s/parent=\"gateway\"/parent=\"$tag-gw\"/" \
-    -e "s/name=\"node\"/name=\"$tag-node\"/" \
-    -e "s|<argument>100</argument>|<argument>20</argument>|" \
-    -e "s|executable=\"ring\"|executable=\"ring_ompi\"|" \
-    "$top_srcdir/deploy/examples/ring.xml" >"$work/ring.xml"
+ring_xml "$tag" 20 "$work/ring.xml" "s|executable=\"ring\"|executable=\"ring_ompi\"|"
 (cd "$work" && timeout 300 "$T" launch -o "$work/job-l" --live-ti "$work/live-l" ring.xml) \
 	>"$work/launch.out" 2>"$work/launch.err"
 rc=$?

@@ -151,17 +151,6 @@ static void string(struct stream *s, uint32_t tid, int64_t id, const char *str)
 	}
 }
 
-static void set(struct proto_event *e, int64_t a0, int64_t a1, int64_t a2,
-		int64_t a3, int64_t a4, int64_t a5)
-{
-	e->arg[0] = a0;
-	e->arg[1] = a1;
-	e->arg[2] = a2;
-	e->arg[3] = a3;
-	e->arg[4] = a4;
-	e->arg[5] = a5;
-}
-
 #define T0 1000000000000ull
 #define STEP 100000ull
 
@@ -175,32 +164,32 @@ static void rank_stream(struct stream *s, int r, int n, int iters)
 	/* the path goes with the first batch of thread 0 */
 	string(s, 0, 1, "/tmp/out \"quoted\" \\ back\ttab\x01 ctl \xff bad \xc3\xa9t\xc3\xa9.txt");
 	e = add(s, PROTO_EV_MPI_INIT, 0, T0 + 10, T0 + 50);
-	set(e, r, n, 0, 0, 0, 0);
+	proto_ev_set_args(e, r, n, 0, 0, 0, 0);
 	for (int i = 0; i < iters; i++) {
 		uint64_t b = T0 + 1000 + (uint64_t)i * STEP;
 
 		e = add(s, PROTO_EV_MPI_SEND, 0, b + 100, b + 300);
-		set(e, right, 7, 0, 64, 0, 0);
+		proto_ev_set_args(e, right, 7, 0, 64, 0, 0);
 		e = add(s, PROTO_EV_MPI_RECV, 0, b + 400, b + 900);
-		set(e, left, 7, 0, 64, 0, 0);
+		proto_ev_set_args(e, left, 7, 0, 64, 0, 0);
 		n_send++;
 		n_recv++;
 		n_links++;
 		/* irecv + isend + waitall */
 		int64_t rq = ++req, sq = ++req;
 		e = add(s, PROTO_EV_MPI_IRECV, 0, b + 1000, b + 1100);
-		set(e, left, 9, 0, 128, rq, 0);
+		proto_ev_set_args(e, left, 9, 0, 128, rq, 0);
 		e = add(s, PROTO_EV_MPI_ISEND, 0, b + 1200, b + 1300);
-		set(e, right, 9, 0, 128, sq, 0);
+		proto_ev_set_args(e, right, 9, 0, 128, sq, 0);
 		e = add(s, PROTO_EV_MPI_WAITALL, 0, b + 1400, b + 2000);
-		set(e, 2, 0, 0, 0, 0, 0);
+		proto_ev_set_args(e, 2, 0, 0, 0, 0, 0);
 		e->flags |= PROTO_EVF_HASARRAY;
 		struct proto_event *a = add(s, PROTO_EV_ARRAY, 0, 0, 8);
 		a->flags = 6;
-		set(a, rq, left, 128, 1, sq, right);
+		proto_ev_set_args(a, rq, left, 128, 1, sq, right);
 		a = add(s, PROTO_EV_ARRAY, 0, 6, 8);
 		a->flags = 2;
-		set(a, 128, 0, 0, 0, 0, 0);
+		proto_ev_set_args(a, 128, 0, 0, 0, 0, 0);
 		n_irecv++;
 		n_isend++;
 		n_irecv_done++;
@@ -210,13 +199,13 @@ static void rank_stream(struct stream *s, int r, int n, int iters)
 		rq = ++req;
 		sq = ++req;
 		e = add(s, PROTO_EV_MPI_IRECV, 0, b + 2100, b + 2200);
-		set(e, left, 11, 0, 32, rq, 0);
+		proto_ev_set_args(e, left, 11, 0, 32, rq, 0);
 		e = add(s, PROTO_EV_MPI_ISEND, 0, b + 2300, b + 2400);
-		set(e, right, 11, 0, 32, sq, 0);
+		proto_ev_set_args(e, right, 11, 0, 32, sq, 0);
 		e = add(s, PROTO_EV_MPI_WAIT, 0, b + 2500, b + 3000);
-		set(e, sq, right, 11, 0, 32, 0);
+		proto_ev_set_args(e, sq, right, 11, 0, 32, 0);
 		e = add(s, PROTO_EV_MPI_WAIT, 0, b + 3100, b + 3600);
-		set(e, rq, left, 11, 0, 32, 1);
+		proto_ev_set_args(e, rq, left, 11, 0, 32, 1);
 		n_irecv++;
 		n_isend++;
 		n_irecv_done++;
@@ -224,35 +213,35 @@ static void rank_stream(struct stream *s, int r, int n, int iters)
 		n_links++;
 		/* sendrecv: one send and one receive */
 		e = add(s, PROTO_EV_MPI_SENDRECV, 0, b + 3700, b + 4500);
-		set(e, right, 13, 0, 16, left, 16);
+		proto_ev_set_args(e, right, 13, 0, 16, left, 16);
 		n_send++;
 		n_recv++;
 		n_links++;
 		e = add(s, PROTO_EV_MPI_ALLREDUCE, 0, b + 5000, b + 6000);
-		set(e, 8, 0, 0, 0, 0, 0);
+		proto_ev_set_args(e, 8, 0, 0, 0, 0, 0);
 		e = add(s, PROTO_EV_MPI_BARRIER, 0, b + 6100, b + 6500);
-		set(e, 0, 0, 0, 0, 0, 0);
+		proto_ev_set_args(e, 0, 0, 0, 0, 0, 0);
 		e = add(s, PROTO_EV_MPI_BCAST, 0, b + 6600, b + 7000);
-		set(e, 1024, 0, 0, 0, 0, 0);
+		proto_ev_set_args(e, 1024, 0, 0, 0, 0, 0);
 		n_coll += 3;
 		e = add(s, PROTO_EV_WRITE, 0, b + 7100, b + 7300);
-		set(e, 3, 10, 10, 1, 0, 0);
+		proto_ev_set_args(e, 3, 10, 10, 1, 0, 0);
 		e = add(s, PROTO_EV_LSEEK, 0, b + 7400, b + 7400);
-		set(e, 3, 0, 0, 0, 1, 0);
+		proto_ev_set_args(e, 3, 0, 0, 0, 1, 0);
 		/* sampler thread */
 		e = add(s, PROTO_EV_MEM_SAMPLE, 1, b + 500, b + 500);
-		set(e, (1 << 20) + i * 4096, 3 + i, i % 2, 1 << 24, 0, 0);
+		proto_ev_set_args(e, (1 << 20) + i * 4096, 3 + i, i % 2, 1 << 24, 0, 0);
 		n_mem++;
 		/* thread 2: fwrite [8000, 9000] holding write [8100, 8900],
 		 * recorded inner first */
 		e = add(s, PROTO_EV_WRITE, 2, b + 8100, b + 8900);
-		set(e, 4, 100, 100, 0, 0, 0);
+		proto_ev_set_args(e, 4, 100, 100, 0, 0, 0);
 		e = add(s, PROTO_EV_FWRITE, 2, b + 8000, b + 9000);
-		set(e, 4, 100, 100, 0, 0, 0);
+		proto_ev_set_args(e, 4, 100, 100, 0, 0, 0);
 	}
 	e = add(s, PROTO_EV_MPI_FINALIZE, 0, T0 + 1000 + (uint64_t)iters * STEP,
 		T0 + 1100 + (uint64_t)iters * STEP);
-	set(e, r, n, 0, 0, 0, 0);
+	proto_ev_set_args(e, r, n, 0, 0, 0, 0);
 	n_threads += 3;
 }
 
@@ -284,7 +273,7 @@ int main(int argc, char **argv)
 		struct proto_event *e = add(&helper, PROTO_EV_READ, 0,
 					    T0 + 2000 + (uint64_t)i * 300,
 					    T0 + 2100 + (uint64_t)i * 300);
-		set(e, 0, 10, 10, 0, 0, 0);
+		proto_ev_set_args(e, 0, 10, 10, 0, 0, 0);
 	}
 	n_threads++;
 	n_procs = (uint64_t)n + 1;

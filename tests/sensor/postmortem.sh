@@ -36,8 +36,12 @@ grep -q 'key=ring_full value=wait' "$T/job2.dump" || fail "post-mortem: ring_ful
 echo "ok: post-mortem burst"
 
 # Stream mode drops when the sender falls behind, unless told to wait
-# (TAPESTRY_RING_FULL=wait): the same burst, nothing lost, the setting in
-# META; a wait is a FLUSH record without records.
-burst job3 TAPESTRY_RING_FULL=wait
+# (TAPESTRY_RING_FULL=wait): the same burst into 4 MiB of buffers (rings
+# of 3,600 records, which it fills faster than the sender wakes up):
+# nothing lost, the setting in META, and the waits in the trace, as FLUSH
+# records without records.
+burst job3 TAPESTRY_RING_FULL=wait TAPESTRY_BUFFER_BYTES=4194304
 grep -q 'key=ring_full value=wait' "$T/job3.dump" || fail "ring_full not in META"
-echo "ok: stream burst, waiting ($(grep -c ' name=flush .* records=0 ' "$T/job3.dump") waits)"
+waits=$(grep -c ' name=flush .* records=0 ' "$T/job3.dump")
+[ "$waits" -gt 0 ] || fail "stream burst: no wait recorded"
+echo "ok: stream burst, waiting ($waits waits)"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "manager/causality.h"
+#include "manager/comms.h"
 #include "manager/post.h"
 #include "manager/grow.h"
 #include "proto/error.h"
@@ -57,6 +58,7 @@ struct mgr_causality {
 	struct reqent *req;
 	size_t capreq, nreq;
 	struct mgr_causality_stats st;
+	struct mgr_comms *comms;	/* communicators' job-wide names */
 	const struct mgr_post *post;
 	int error;
 };
@@ -176,14 +178,21 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 		return;
 	}
 	s->ends[s->nends++] = t1;
+	if ((rc = mgr_comms_event(c->comms, s->id, ev))) {
+		c->error = rc;
+		return;
+	}
 	if (ev->flags & PROTO_EVF_FAILED)
 		return;
+	/* channels are keyed by the communicator's job-wide name */
+	int64_t comm = -1;
+	int ci = proto_ev_arg(ev->type, PROTO_F_comm);
+	if (ci >= 0)
+		comm = mgr_comms_name(c->comms, s->id, a[ci]);
 	switch (ev->type) {
 	case PROTO_EV_MPI_SEND:		/* peer tag comm bytes */
-		add_end(c, 1, si, a[0], a[2], a[1], t0, t1, order);
-		break;
 	case PROTO_EV_MPI_ISEND:	/* peer tag comm bytes req */
-		add_end(c, 1, si, a[0], a[2], a[1], t0, t1, order);
+		add_end(c, 1, si, a[0], comm, a[1], t0, t1, order);
 		break;
 	case PROTO_EV_MPI_IRECV: {	/* peer tag comm bytes req */
 		struct reqent *r = req_slot(c, s->id, (uint64_t)a[4], 1);
@@ -193,17 +202,17 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 			return;
 		}
 		r->tag = a[1];
-		r->comm = a[2];
+		r->comm = comm;
 		break;
 	}
 	case PROTO_EV_MPI_RECV:		/* peer tag comm bytes arrived */
-		add_end(c, 0, si, a[0], a[2], a[1], t0, t1, order);
+		add_end(c, 0, si, a[0], comm, a[1], t0, t1, order);
 		break;
 	case PROTO_EV_MPI_SENDRECV:	/* peer tag comm bytes src rbytes */
-		add_end(c, 1, si, a[0], a[2], a[1], t0, t1, order);
+		add_end(c, 1, si, a[0], comm, a[1], t0, t1, order);
 		/* the receive's tag rides in the ARRAY (rtag, arrived,
 		 * probe_ns); older traces have none: matched on the channel */
-		add_end(c, 0, si, a[4], a[2],
+		add_end(c, 0, si, a[4], comm,
 			te->array && te->narray >= 1 ? te->array[0] : TAG_ANY,
 			t0, t1, order);
 		break;
@@ -478,7 +487,13 @@ struct mgr_causality *mgr_causality_build(const char *dir,
 	}
 	c->post = post;
 	c->st.min_latency_ns = min_latency_ns;
+	if (!(c->comms = mgr_comms_new())) {
+		*rc = PROTO_E_NOMEM;
+		free(c);
+		return NULL;
+	}
 	if (!(t = proto_trace_open(dir, rc))) {
+		mgr_comms_free(c->comms);
 		free(c);
 		return NULL;
 	}
@@ -523,6 +538,11 @@ const struct mgr_causality_stats *mgr_causality_stats(const struct mgr_causality
 	return &c->st;
 }
 
+const struct mgr_comms *mgr_causality_comms(const struct mgr_causality *c)
+{
+	return c->comms;
+}
+
 void mgr_causality_foreach(const struct mgr_causality *c,
 			   mgr_causality_match_fn fn, void *arg)
 {
@@ -544,5 +564,6 @@ void mgr_causality_free(struct mgr_causality *c)
 	mgr_big_free(c->snd);
 	mgr_big_free(c->rcv);
 	mgr_big_free(c->req);
+	mgr_comms_free(c->comms);
 	free(c);
 }

@@ -3,7 +3,8 @@
  *
  * After the linear clock correction (manager/post.h) a message may still
  * appear received before it was sent. Messages are matched FIFO per channel
- * (sender, receiver, communicator, tag: MPI's non-overtaking rule). A forward
+ * (sender, receiver, communicator, tag: MPI's non-overtaking rule; the
+ * communicator by its job-wide name, manager/comms.h). A forward
  * pass moves each violating receive to send + the minimum latency and shifts
  * every later event of the receiving process by the same amount (local
  * intervals keep their length); repeated until no violation remains, since a
@@ -46,6 +47,10 @@ int64_t mgr_causality_shift(const struct mgr_causality *c, uint64_t stream,
 			    uint64_t t);
 
 const struct mgr_causality_stats *mgr_causality_stats(const struct mgr_causality *c);
+
+/* The communicators' job-wide names the matching used (manager/comms.h). */
+struct mgr_comms;
+const struct mgr_comms *mgr_causality_comms(const struct mgr_causality *c);
 
 /* Call fn once per matched message with the positions of its send event and
  * of its receive event, counted over every event proto_trace yields for the

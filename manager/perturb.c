@@ -17,6 +17,7 @@
 
 #include "manager/causality.h"
 #include "manager/perturb.h"
+#include "manager/comms.h"
 #include "manager/grow.h"
 #include "proto/error.h"
 #include "proto/trace.h"
@@ -58,7 +59,6 @@ struct flow {
 	/* build */
 	uint64_t n;		/* events so far */
 	struct acc a;
-	uint64_t ncoll;		/* world collectives so far */
 	int64_t first_t;
 	int have_first;
 	struct base cur;	/* base in force while processing */
@@ -94,7 +94,9 @@ struct rec {			/* an MPI event */
 	struct acc a;		/* the tracer's cost before it */
 	int64_t probe;		/* ns of the arrived probe inside it */
 	int64_t t0, t1;		/* global repaired times */
-	int64_t bytes, coll;	/* coll: world collective number, -1 */
+	int64_t bytes;
+	int64_t coll, coll_comm;	/* collective: the stream's n-th on the
+					 * communicator named coll_comm; -1 */
 	int64_t send;		/* matched send record, -1 */
 	int64_t key;
 	int64_t ta0, ta1;
@@ -111,6 +113,7 @@ struct mgr_perturb {
 	struct rec *r;
 	size_t nr, capr;
 	struct mgr_perturb_stats st;
+	struct mgr_comms *comms;	/* names, collectives' numbers */
 	int indirect;		/* INDIRECT_* */
 	int error;
 };
@@ -325,13 +328,6 @@ static int acc_after(const struct mgr_perturb *p, struct acc *c,
 	return measured;
 }
 
-static int is_world_collective(const struct proto_event *ev)
-{
-	int c = proto_ev_arg(ev->type, PROTO_F_comm);
-
-	return proto_ev_collective(ev->type) && c >= 0 && ev->arg[c] == 0;
-}
-
 /* A CALIB record's cost in ps: its cost_ps when the sensor sent one (a
  * cost of a few ns rounded to whole ns was off by up to 0.5 ns a call:
  * 3 % of a run of cheap calls), else cost_ns. */
@@ -374,8 +370,9 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		f->xg[f->nxg++] = xg;
 	}
 	if (info && info->category == PROTO_CAT_MPI) {
-		int rc = mgr_big_grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r));
-		if (rc) {
+		int rc = mgr_comms_event(p->comms, f->stream, ev);
+		if (rc || (rc = mgr_big_grow((void **)&p->r, &p->capr, p->nr + 1,
+					     sizeof(*p->r)))) {
 			p->error = rc;
 			return;
 		}
@@ -389,7 +386,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		r->t0 = t0;
 		r->t1 = t1;
 		r->send = -1;
-		r->coll = -1;
+		r->coll = r->coll_comm = -1;
 		int a = proto_ev_arg(ev->type, PROTO_F_arrived);
 		r->arrived = a >= 0 && ev->arg[a] > 0;
 		a = proto_ev_arg(ev->type, PROTO_F_probe_ns);
@@ -409,8 +406,18 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		}
 		int b = proto_ev_arg(ev->type, PROTO_F_bytes);
 		r->bytes = b >= 0 ? ev->arg[b] : 0;
-		if (is_world_collective(ev))
-			r->coll = (int64_t)f->ncoll++;
+		/* a collective on a communicator with a job-wide name: the
+		 * stream's n-th on it is one instance with the members' n-th */
+		int c = proto_ev_arg(ev->type, PROTO_F_comm);
+		if (proto_ev_collective(ev->type) && c >= 0) {
+			r->coll_comm = mgr_comms_name(p->comms, f->stream, ev->arg[c]);
+			r->coll = mgr_comms_next_coll(p->comms, f->stream,
+						      r->coll_comm, &rc);
+			if (rc) {
+				p->error = rc;
+				return;
+			}
+		}
 	}
 	f->n++;
 	acc_after(p, &f->a, ev, t0, t1);
@@ -687,36 +694,60 @@ static int64_t late_receive_ns(struct mgr_perturb *p)
 	return med;
 }
 
+static int same_instance(const struct rec *x, const struct rec *y)
+{
+	return x->coll == y->coll && x->coll_comm == y->coll_comm;
+}
+
+static int cmp_instance(const void *a, const void *b)
+{
+	const struct rec *x = *(const struct rec *const *)a;
+	const struct rec *y = *(const struct rec *const *)b;
+
+	if (x->coll_comm != y->coll_comm)
+		return x->coll_comm < y->coll_comm ? -1 : 1;
+	if (x->coll != y->coll)
+		return x->coll < y->coll ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Processing keys: a collective's is its instance's latest entry (every
+ * member has entered by then), a matched receive's its end, any other
+ * event's its start. order[] is left sorted by key. */
+static void order_by_key(struct mgr_perturb *p, struct rec **order)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr; i++) {
+		struct rec *r = &p->r[i];
+
+		r->key = r->is_recv && r->send >= 0 ? r->t1 : r->t0;
+		if (r->coll >= 0)
+			order[n++] = r;
+	}
+	mgr_big_sort(order, n, sizeof(*order), cmp_instance);
+	for (size_t i = 0, j; i < n; i = j) {
+		int64_t m = order[i]->t0;
+
+		for (j = i + 1; j < n && same_instance(order[j], order[i]); j++)
+			if (order[j]->t0 > m)
+				m = order[j]->t0;
+		for (size_t q = i; q < j; q++)
+			order[q]->key = m;
+	}
+	for (size_t i = 0; i < p->nr; i++)
+		order[i] = &p->r[i];
+	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
+}
+
 static int process(struct mgr_perturb *p)
 {
 	int rc;
 	struct rec **order = mgr_big_calloc(p->nr + 1, sizeof(*order), &rc);
-	int64_t *coll_key = NULL;
-	size_t ncoll = 0;
 
 	if (!order)
 		return rc;
-	for (size_t i = 0; i < p->nr; i++)
-		if (p->r[i].coll >= 0 && (size_t)p->r[i].coll + 1 > ncoll)
-			ncoll = (size_t)p->r[i].coll + 1;
-	coll_key = mgr_big_calloc(ncoll + 1, sizeof(*coll_key), &rc);
-	if (!coll_key) {
-		mgr_big_free(order);
-		return rc;
-	}
-	for (size_t i = 0; i < ncoll; i++)
-		coll_key[i] = INT64_MIN;
-	for (size_t i = 0; i < p->nr; i++)
-		if (p->r[i].coll >= 0 && p->r[i].t0 > coll_key[p->r[i].coll])
-			coll_key[p->r[i].coll] = p->r[i].t0;
-	for (size_t i = 0; i < p->nr; i++) {
-		struct rec *r = &p->r[i];
-
-		r->key = r->coll >= 0 ? coll_key[r->coll] :
-			 r->is_recv && r->send >= 0 ? r->t1 : r->t0;
-		order[i] = r;
-	}
-	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
+	order_by_key(p, order);
 	int64_t copy_ns = late_receive_ns(p);
 	for (size_t i = 0; i < p->nf; i++) {
 		struct flow *f = &p->f[i];
@@ -736,7 +767,7 @@ static int process(struct mgr_perturb *p)
 			int64_t m = INT64_MIN, m_a = INT64_MIN;
 			for (size_t q = k; q < p->nr && order[q]->key == r->key; q++) {
 				struct rec *x = order[q];
-				if (x->coll != r->coll || x->done)
+				if (!same_instance(x, r) || x->done)
 					continue;
 				struct flow *g = &p->f[x->flow];
 				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, &x->a, x->t0));
@@ -747,7 +778,7 @@ static int process(struct mgr_perturb *p)
 			}
 			for (size_t q = k; q < p->nr && order[q]->key == r->key; q++) {
 				struct rec *x = order[q];
-				if (x->coll != r->coll || x->done)
+				if (!same_instance(x, r) || x->done)
 					continue;
 				int64_t end_a = m_a + (x->t1 - m);
 				if (end_a < x->ta0)
@@ -758,6 +789,8 @@ static int process(struct mgr_perturb *p)
 					goto fail;
 			}
 			p->st.collectives++;
+			if (r->coll_comm != 0)
+				p->st.collectives_sub++;
 			continue;
 		}
 		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, &r->a, r->t0));
@@ -807,7 +840,6 @@ static int process(struct mgr_perturb *p)
 	rc = 0;
 fail:
 	mgr_big_free(order);
-	mgr_big_free(coll_key);
 	return rc;
 }
 
@@ -830,7 +862,13 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 	p->indirect = !ind || !*ind || !strcmp(ind, "auto") ? INDIRECT_AUTO :
 		      !strcmp(ind, "busy") ? INDIRECT_BUSY :
 		      !strcmp(ind, "stolen") ? INDIRECT_STOLEN : INDIRECT_NONE;
+	if (!(p->comms = mgr_comms_new())) {
+		*rc = PROTO_E_NOMEM;
+		free(p);
+		return NULL;
+	}
 	if (!(t = proto_trace_open(dir, rc))) {
+		mgr_comms_free(p->comms);
 		free(p);
 		return NULL;
 	}
@@ -993,5 +1031,6 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	free(p->s);
 	free(p->fmap);
 	mgr_big_free(p->r);
+	mgr_comms_free(p->comms);
 	free(p);
 }

@@ -27,7 +27,7 @@
  * without a spare core they take the CPU from the application), auto (the
  * default: stolen for streams with COMPUTE events, busy for the others),
  * or 0 (the tracer has cores of its own).
- * Receives and world collectives become base events:
+ * Receives and collectives become base events:
  *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
  *    before blocking) and whose receiver is not more perturbed than the
  *    sender keeps its copy time: t_a(ER) = t_a(SR) + (t(ER) - t(SR));
@@ -39,8 +39,10 @@
  *    rank's millisecond waits), counted as "model", never longer after its
  *    send than in the traced run, and takes at least the median own time
  *    of the receives that found their message there or on its way;
- *  - a collective on MPI_COMM_WORLD ends at the latest corrected entry plus
- *    the exit spread measured in the trace (a barrier model).
+ *  - a collective ends at the latest corrected entry of its members plus
+ *    the exit spread measured in the trace (a barrier model): on
+ *    MPI_COMM_WORLD and on every communicator with a job-wide name
+ *    (manager/comms.h); on the others it is a plain event.
  * Times in and out are global (post) and causality-repaired (causality).
  */
 #ifndef TAPESTRY_MGR_PERTURB_H
@@ -57,6 +59,8 @@ struct mgr_perturb;
 struct mgr_perturb_stats {
 	uint64_t flows, events, receives, receives_arrived, receives_waited,
 		receives_model, collectives;
+	uint64_t collectives_sub;	/* of which on other communicators than
+					 * MPI_COMM_WORLD (manager/comms.h) */
 	double alpha_ns;		/* mean calibrated cost per event */
 	int64_t removed_ns;		/* sum over flows of the final accumulator */
 	/* the MPI sensor's accounting measured in the gaps around MPI events */

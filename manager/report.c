@@ -12,6 +12,7 @@
 
 #include "manager/mgr.h"
 #include "manager/causality.h"
+#include "manager/comms.h"
 #include "manager/events.h"
 #include "manager/perturb.h"
 #include "manager/post.h"
@@ -181,6 +182,7 @@ int mgr_cmd_report(int argc, char **argv)
 		}
 	}
 	const struct mgr_causality_stats *cs = clc ? mgr_causality_stats(clc) : NULL;
+	const struct mgr_comms_stats *cms = clc ? mgr_comms_stats(mgr_causality_comms(clc)) : NULL;
 	memset(tally, 0, sizeof(tally));
 	struct nodes *nodes = calloc(1, sizeof(*nodes));
 	if (nodes && (nodes->msg = malloc(sizeof(*nodes->msg))))
@@ -269,13 +271,14 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" removed_ns=\"%" PRId64 "\" alpha_ns=\"%.1f\" receives=\"%" PRIu64
 			       "\" receives_arrived=\"%" PRIu64 "\" receives_waited=\"%" PRIu64
 			       "\" receives_model=\"%" PRIu64 "\" collectives=\"%" PRIu64
-			       "\" measured_events=\"%" PRIu64 "\" measured_ns=\"%" PRId64
+			       "\" collectives_sub=\"%" PRIu64 "\" measured_events=\"%" PRIu64 "\" measured_ns=\"%" PRId64
 			       "\" probe_ns=\"%" PRId64 "\" model_points=\"%" PRIu64
 			       "\" model_kept=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
 			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\"/>\n",
 			       span_raw, span_cor, ps->removed_ns, ps->alpha_ns, ps->receives,
 			       ps->receives_arrived, ps->receives_waited, ps->receives_model,
-			       ps->collectives, ps->measured_events, ps->measured_ns,
+			       ps->collectives, ps->collectives_sub, ps->measured_events,
+			       ps->measured_ns,
 			       ps->probe_ns, ps->model_points, ps->model_kept, ps->model_latency_ns,
 			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
 		}
@@ -284,11 +287,12 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" unmatched_receives=\"%" PRIu64 "\" violations_before=\"%" PRIu64
 			       "\" violations_after=\"%" PRIu64 "\" receives_moved=\"%" PRIu64
 			       "\" max_shift_ns=\"%" PRId64 "\" max_interval_change_ns=\"%" PRId64
-			       "\" min_latency_ns=\"%" PRId64 "\"/>\n", cs->matched,
+			       "\" min_latency_ns=\"%" PRId64 "\" communicators_named=\"%" PRIu64
+			       "\" communicators_unnamed=\"%" PRIu64 "\"/>\n", cs->matched,
 			       cs->unmatched_sends, cs->unmatched_receives,
 			       cs->violations_before, cs->violations_after, cs->jumps,
 			       cs->max_shift_ns, cs->max_interval_change_ns,
-			       cs->min_latency_ns);
+			       cs->min_latency_ns, cms->named, cms->unnamed);
 		printf("</report>\n");
 	} else {
 		printf("job directory  %s\n", dir);
@@ -342,12 +346,14 @@ int mgr_cmd_report(int argc, char **argv)
 			printf("\nperturbation   %s %.6f s, corrected %.6f s (%.2f%% removed);"
 			       " tracer cost %.1f ns per event, %" PRId64 " ns in all\n"
 			       "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %" PRIu64
-			       " waited, %" PRIu64 " needed the model), %" PRIu64 " world collectives\n",
+			       " waited, %" PRIu64 " needed the model), %" PRIu64 " collectives (%"
+			       PRIu64 " on other communicators than MPI_COMM_WORLD)\n",
 			       span_ranks ? "ranks' span" : "traced span",
 			       (double)span_raw / 1e9, (double)span_cor / 1e9,
 			       span_raw ? 100.0 * (double)(span_raw - span_cor) / (double)span_raw : 0,
 			       ps->alpha_ns, ps->removed_ns, ps->receives, ps->receives_arrived,
-			       ps->receives_waited, ps->receives_model, ps->collectives);
+			       ps->receives_waited, ps->receives_model, ps->collectives,
+			       ps->collectives_sub);
 			if (ps->measured_events || ps->probe_ns)
 				printf("               MPI sensor's accounting measured around %" PRIu64
 				       " MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns\n",
@@ -368,10 +374,13 @@ int mgr_cmd_report(int argc, char **argv)
 			       " sends, %" PRIu64 " receives unmatched); violations %" PRIu64
 			       " before repair, %" PRIu64 " after; %" PRIu64
 			       " receives moved, largest shift %" PRId64
-			       " ns, largest change of a local interval %" PRId64 " ns\n",
+			       " ns, largest change of a local interval %" PRId64 " ns\n"
+			       "               communicators: %" PRIu64 " named job-wide (made by"
+			       " MPI_Comm_split or MPI_Comm_dup), %" PRIu64 " not\n",
 			       cs->matched, cs->unmatched_sends, cs->unmatched_receives,
 			       cs->violations_before, cs->violations_after, cs->jumps,
-			       cs->max_shift_ns, cs->max_interval_change_ns);
+			       cs->max_shift_ns, cs->max_interval_change_ns, cms->named,
+			       cms->unnamed);
 	}
 	status = 0;
 out:

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "manager/causality.h"
+#include "manager/comms.h"
 #include "manager/post.h"
 #include "proto/codec.h"
 #include "proto/error.h"
@@ -201,5 +202,48 @@ Test(causality, sendrecv_receive_tag)
 	cr_assert_eq(st->unmatched_sends, 0);
 	cr_assert_eq(st->unmatched_receives, 0);
 	cr_assert_eq(st->violations_after, 0);
+	mgr_causality_free(c);
+}
+
+/* Channels are keyed by the communicator's job-wide name, not by the
+ * rank's own id: rank 0 made one communicator more than rank 1 before
+ * both dup MPI_COMM_WORLD, so the dup is 3 on rank 0 and 2 on rank 1, and
+ * rank 1's own 3 (a dup of its MPI_COMM_SELF) is another communicator.
+ * Rank 0 sends on the dup, then on world; rank 1 receives on the dup,
+ * then on world (matched by ids: one send and one receive unmatched). */
+Test(causality, channels_by_communicator_name)
+{
+	struct proto_event e0[5], e1[5];
+	int rc;
+
+	jobgen_rank(&g, 40, 0);
+	jobgen_rank(&g, 41, 1);
+	/* rank 0: dup(self) -> 2, dup(world) -> 3 */
+	e0[0] = mk(PROTO_EV_MPI_COMM_DUP, 10, 20, 1, 2, 1, 0, 0);
+	e0[1] = mk(PROTO_EV_MPI_COMM_DUP, 30, 40, 0, 3, 2, 0, 0);
+	e0[2] = mk(PROTO_EV_MPI_SEND, 100, 110, 1, 5, 3, 8, 0);
+	e0[3] = mk(PROTO_EV_MPI_SEND, 200, 210, 1, 5, 0, 8, 0);
+	e0[4] = mk(PROTO_EV_MPI_FINALIZE, 900, 910, 0, 2, 0, 0, 0);
+	/* rank 1: dup(world) -> 2, dup(self) -> 3 */
+	e1[0] = mk(PROTO_EV_MPI_COMM_DUP, 30, 40, 0, 2, 2, 0, 0);
+	e1[1] = mk(PROTO_EV_MPI_COMM_DUP, 50, 60, 1, 3, 1, 0, 0);
+	e1[2] = mk(PROTO_EV_MPI_RECV, 300, 350, 0, 5, 2, 8, 0);
+	e1[3] = mk(PROTO_EV_MPI_RECV, 400, 450, 0, 5, 0, 8, 0);
+	e1[4] = mk(PROTO_EV_MPI_FINALIZE, 900, 910, 1, 2, 0, 0, 0);
+	jobgen_batch(&g, 40, 1, e0, 5);
+	jobgen_batch(&g, 41, 1, e1, 5);
+	jobgen_close(&g);
+
+	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
+	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+	cr_assert_eq(st->sends, 2);
+	cr_assert_eq(st->receives, 2);
+	cr_assert_eq(st->matched, 2);
+	cr_assert_eq(st->unmatched_sends, 0);
+	cr_assert_eq(st->unmatched_receives, 0);
+	const struct mgr_comms_stats *cs = mgr_comms_stats(mgr_causality_comms(c));
+	cr_assert_eq(cs->named, 1, "the dup of MPI_COMM_WORLD");
+	cr_assert_eq(cs->unnamed, 2, "the dups of MPI_COMM_SELF");
 	mgr_causality_free(c);
 }

@@ -194,6 +194,36 @@ Test(perturb, arrived_receive_and_barrier)
 	finish(&g0, &g1, "arrived + barrier");
 }
 
+/* a barrier on a communicator made by MPI_Comm_split, whose local id
+ * differs between the ranks (rank 0 dup'ed its MPI_COMM_SELF first: 3 on
+ * rank 0, 2 on rank 1), is one instance: it ends at the latest corrected
+ * entry + the exit spread (as a plain event it kept the traced wait) */
+Test(perturb, barrier_on_a_split_communicator)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	two_ranks(&g0, &g1, 100);
+	struct proto_event *d = emit(&g0, PROTO_EV_MPI_COMM_DUP, 300, 400);
+	proto_ev_set_args(d, 1, 2, 1, 0, 0, 0);
+	d = emit(&g0, PROTO_EV_MPI_COMM_SPLIT, 1000, 1500);
+	proto_ev_set_args(d, 0, 7, 0, 3, 2, 0);
+	d = emit(&g1, PROTO_EV_MPI_COMM_SPLIT, 1000, 1500);
+	proto_ev_set_args(d, 0, 7, 1, 2, 2, 0);
+	for (int k = 0; k < 3; k++)
+		emit(&g1, PROTO_EV_WRITE, 2000 + 1000 * k, 2100 + 1000 * k);
+	/* barrier: rank 0 enters at 6000, rank 1 at 7000; both leave at 7200 */
+	emit(&g0, PROTO_EV_MPI_BARRIER, 6000, 7200)->arg[0] = 3;
+	emit(&g1, PROTO_EV_MPI_BARRIER, 7000, 7200)->arg[0] = 2;
+	int64_t leave = (int64_t)g1.ev[g1.n - 1].t_start + 200;
+	g0.ev[g0.n - 1].t_end = (uint64_t)leave;
+	g1.ev[g1.n - 1].t_end = (uint64_t)leave;
+	g0.lag = leave - 7200 + ALPHA;
+	g1.lag = leave - 7200 + ALPHA;
+	emit(&g0, PROTO_EV_WRITE, 8000, 8100);
+	emit(&g1, PROTO_EV_WRITE, 9000, 9100);
+	finish(&g0, &g1, "barrier on a split communicator");
+}
+
 Test(perturb, no_correction_when_asked)
 {
 	struct gen g0 = {0}, g1 = {0};

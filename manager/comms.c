@@ -1,0 +1,177 @@
+/*
+ * manager/comms.c - job-wide names for MPI communicators (see comms.h).
+ * One open-addressing table holds four kinds of entries, keyed by
+ * (kind, a, b, c): a stream's local id -> name, a stream's count of
+ * creations on a parent, (parent, k, colour) -> name, and a stream's count
+ * of collectives on a communicator.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/comms.h"
+#include "manager/grow.h"
+#include "proto/error.h"
+
+enum { K_LOCAL = 1, K_SEQ, K_NAME, K_COLL };
+
+#define DUP_COLOUR INT64_MIN	/* MPI_Comm_dup: one communicator, no colour */
+
+struct ent {
+	uint64_t kind;		/* 0: free */
+	int64_t a, b, c, v;
+};
+
+struct mgr_comms {
+	struct ent *t;
+	size_t cap, n;
+	int64_t next;		/* next name */
+	struct mgr_comms_stats st;
+};
+
+static size_t slot_of(const struct mgr_comms *cm, uint64_t kind, int64_t a,
+		      int64_t b, int64_t c)
+{
+	uint64_t h = mgr_hash2(mgr_hash2(kind, (uint64_t)a),
+			       mgr_hash2((uint64_t)b, (uint64_t)c));
+	size_t k = h & (cm->cap - 1);
+
+	while (cm->t[k].kind && !(cm->t[k].kind == kind && cm->t[k].a == a &&
+				  cm->t[k].b == b && cm->t[k].c == c))
+		k = (k + 1) & (cm->cap - 1);
+	return k;
+}
+
+static const struct ent *find(const struct mgr_comms *cm, uint64_t kind,
+			      int64_t a, int64_t b, int64_t c)
+{
+	if (!cm->cap)
+		return NULL;
+	size_t k = slot_of(cm, kind, a, b, c);
+
+	return cm->t[k].kind ? &cm->t[k] : NULL;
+}
+
+/* The entry for the key, made with value v0 if new. NULL: out of memory
+ * (*rc) or the table is at MGR_COMMS_MAX (*rc untouched). */
+static struct ent *get(struct mgr_comms *cm, uint64_t kind, int64_t a,
+		       int64_t b, int64_t c, int64_t v0, int *rc)
+{
+	if ((cm->n + 1) * 2 > cm->cap) {
+		if (cm->n >= MGR_COMMS_MAX) {
+			const struct ent *e = find(cm, kind, a, b, c);
+
+			return (struct ent *)e;
+		}
+		size_t ncap = cm->cap ? cm->cap * 2 : 64;
+		struct ent *old = cm->t, *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt) {
+			*rc = PROTO_E_NOMEM;
+			return NULL;
+		}
+		size_t ocap = cm->cap;
+		cm->t = nt;
+		cm->cap = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].kind)
+				cm->t[slot_of(cm, old[i].kind, old[i].a, old[i].b,
+					      old[i].c)] = old[i];
+		free(old);
+	}
+	size_t k = slot_of(cm, kind, a, b, c);
+	struct ent *e = &cm->t[k];
+
+	if (!e->kind) {
+		*e = (struct ent){kind, a, b, c, v0};
+		cm->n++;
+	}
+	return e;
+}
+
+struct mgr_comms *mgr_comms_new(void)
+{
+	struct mgr_comms *cm = calloc(1, sizeof(*cm));
+
+	if (cm)
+		cm->next = 1;
+	return cm;
+}
+
+int64_t mgr_comms_name(const struct mgr_comms *cm, uint64_t stream,
+		       int64_t local)
+{
+	if (local == 0)
+		return 0;
+	const struct ent *e = find(cm, K_LOCAL, (int64_t)stream, local, 0);
+
+	return e ? e->v : -(local + 2);
+}
+
+int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
+		    const struct proto_event *ev)
+{
+	int64_t colour;
+	int rc = 0;
+
+	if (ev->type == PROTO_EV_MPI_COMM_SPLIT)
+		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_color)];
+	else if (ev->type == PROTO_EV_MPI_COMM_DUP)
+		colour = DUP_COLOUR;
+	else
+		return 0;
+	int64_t parent = ev->arg[proto_ev_arg(ev->type, PROTO_F_comm)];
+	int64_t made = ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)];
+	int64_t pname = mgr_comms_name(cm, stream, parent);
+
+	if (parent < 0 || pname < 0) {	/* no parent, or an unnamed one */
+		if (made >= 0) {
+			cm->st.created++;
+			cm->st.unnamed++;
+		}
+		return 0;
+	}
+	/* the k-th creation on the parent, counted whether or not this rank
+	 * got a communicator out of it (colour MPI_UNDEFINED) */
+	struct ent *seq = get(cm, K_SEQ, (int64_t)stream, pname, 0, 0, &rc);
+	if (!seq)
+		return rc;
+	int64_t k = seq->v++;
+	if (made < 0)
+		return 0;
+	cm->st.created++;
+	struct ent *nm = get(cm, K_NAME, pname, k, colour, 0, &rc);
+	if (nm && !nm->v) {
+		nm->v = cm->next++;
+		cm->st.named++;
+	}
+	struct ent *loc = nm ? get(cm, K_LOCAL, (int64_t)stream, made, 0, 0, &rc) : NULL;
+	if (!loc) {
+		cm->st.unnamed++;
+		return rc;
+	}
+	loc->v = nm->v;
+	return 0;
+}
+
+int64_t mgr_comms_next_coll(struct mgr_comms *cm, uint64_t stream,
+			    int64_t name, int *rc)
+{
+	if (name < 0)
+		return -1;
+	struct ent *e = get(cm, K_COLL, (int64_t)stream, name, 0, 0, rc);
+
+	return e ? e->v++ : -1;
+}
+
+const struct mgr_comms_stats *mgr_comms_stats(const struct mgr_comms *cm)
+{
+	return &cm->st;
+}
+
+void mgr_comms_free(struct mgr_comms *cm)
+{
+	if (!cm)
+		return;
+	free(cm->t);
+	free(cm);
+}

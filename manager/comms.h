@@ -1,0 +1,67 @@
+/*
+ * manager/comms.h - job-wide names for MPI communicators.
+ *
+ * The MPI sensor numbers communicators per process (0 MPI_COMM_WORLD,
+ * 1 MPI_COMM_SELF, then 2, 3 ... in creation order), so one id may name
+ * different communicators on two ranks (the even and the odd half of a
+ * split are both 2) and one communicator may have different ids (a rank
+ * that made one more communicator before numbers the next one apart).
+ * Creating a communicator is collective over its parent, and MPI wants the
+ * members of a communicator to make their collective calls on it in the
+ * same order: the k-th creation call a rank makes on a parent is the k-th
+ * one of every member. So a communicator made by MPI_Comm_split or
+ * MPI_Comm_dup is named job-wide by (its parent's name, k, the split's
+ * colour), interned into a dense number. Names:
+ *   0    MPI_COMM_WORLD;
+ *   > 0  made by a traced MPI_Comm_split or MPI_Comm_dup on a named parent:
+ *        the same on every member;
+ *   < 0  any other (MPI_COMM_SELF, made by a call the sensor does not wrap,
+ *        or whose parent has no name): -(local id + 2), meaningful within
+ *        its stream only, as the local id was.
+ * Feed every MPI event of a stream in the stream's order (creations come
+ * before uses). Memory: three small table entries per creation event, at
+ * most MGR_COMMS_MAX; beyond, new communicators stay unnamed (counted).
+ */
+#ifndef TAPESTRY_MGR_COMMS_H
+#define TAPESTRY_MGR_COMMS_H
+
+#include <stdint.h>
+
+#include "proto/event.h"
+
+#define MGR_COMMS_MAX (1u << 22)
+
+struct mgr_comms;
+
+struct mgr_comms_stats {
+	uint64_t created;	/* creation events with a communicator made */
+	uint64_t named;		/* communicators with a job-wide name */
+	uint64_t unnamed;	/* made on an unnamed parent, or past the cap */
+};
+
+/* NULL on allocation failure. */
+struct mgr_comms *mgr_comms_new(void);
+
+/* Take one event of stream: creation events (MPI_Comm_split, MPI_Comm_dup)
+ * name what they made. 0, or PROTO_E_NOMEM. */
+int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
+		    const struct proto_event *ev);
+
+/* The job-wide name of stream's communicator 'local' (see above). */
+int64_t mgr_comms_name(const struct mgr_comms *cm, uint64_t stream,
+		       int64_t local);
+
+/* How many collectives stream made on the communicator named 'name'
+ * before this one (counted here: call once per collective event, in the
+ * stream's order, one caller per job). The n-th collective of every
+ * member of a communicator is one instance: (name, n) names it job-wide.
+ * -1 for an unnamed communicator (name < 0), or with *rc = PROTO_E_NOMEM. */
+int64_t mgr_comms_next_coll(struct mgr_comms *cm, uint64_t stream,
+			    int64_t name, int *rc);
+
+const struct mgr_comms_stats *mgr_comms_stats(const struct mgr_comms *cm);
+
+/* Free cm; NULL is a no-op. */
+void mgr_comms_free(struct mgr_comms *cm);
+
+#endif

@@ -14,7 +14,8 @@
 
 enum { K_LOCAL = 1, K_SEQ, K_NAME, K_COLL };
 
-#define DUP_COLOUR INT64_MIN	/* MPI_Comm_dup: one communicator, no colour */
+#define DUP_COLOUR INT64_MIN	/* one communicator a call: no colour */
+#define UNKNOWN_COLOUR (INT64_MIN + 1)	/* no leader: stays unnamed */
 
 struct ent {
 	uint64_t kind;		/* 0: free */
@@ -113,12 +114,25 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 	int64_t colour;
 	int rc = 0;
 
-	if (ev->type == PROTO_EV_MPI_COMM_SPLIT)
+	/* what tells apart the communicators one call makes: the split's
+	 * colour, else their lowest world rank (they are disjoint) */
+	switch (ev->type) {
+	case PROTO_EV_MPI_COMM_SPLIT:
 		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_color)];
-	else if (ev->type == PROTO_EV_MPI_COMM_DUP)
+		break;
+	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_CART_CREATE:	/* one communicator */
 		colour = DUP_COLOUR;
-	else
+		break;
+	case PROTO_EV_MPI_COMM_CREATE:
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_leader)];
+		if (colour < 0)
+			colour = UNKNOWN_COLOUR;
+		break;
+	default:
 		return 0;
+	}
 	int64_t parent = ev->arg[proto_ev_arg(ev->type, PROTO_F_comm)];
 	int64_t made = ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)];
 	int64_t pname = mgr_comms_name(cm, stream, parent);
@@ -139,6 +153,10 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 	if (made < 0)
 		return 0;
 	cm->st.created++;
+	if (colour == UNKNOWN_COLOUR) {
+		cm->st.unnamed++;
+		return 0;
+	}
 	struct ent *nm = get(cm, K_NAME, pname, k, colour, 0, &rc);
 	if (nm && !nm->v) {
 		nm->v = cm->next++;

@@ -9,15 +9,19 @@
  * Creating a communicator is collective over its parent, and MPI wants the
  * members of a communicator to make their collective calls on it in the
  * same order: the k-th creation call a rank makes on a parent is the k-th
- * one of every member. So a communicator made by MPI_Comm_split or
- * MPI_Comm_dup is named job-wide by (its parent's name, k, the split's
- * colour), interned into a dense number. Names:
+ * one of every member. So a communicator made by MPI_Comm_split,
+ * MPI_Comm_dup, MPI_Comm_create, MPI_Comm_split_type or MPI_Cart_create is
+ * named job-wide by (its parent's name, k, what tells apart the
+ * communicators one call makes: the split's colour, else their lowest
+ * world rank, the event's leader, since they are disjoint), interned into
+ * a dense number. Names:
  *   0    MPI_COMM_WORLD;
- *   > 0  made by a traced MPI_Comm_split or MPI_Comm_dup on a named parent:
- *        the same on every member;
+ *   > 0  made by one of those traced calls on a named parent: the same on
+ *        every member;
  *   < 0  any other (MPI_COMM_SELF, made by a call the sensor does not wrap,
- *        or whose parent has no name): -(local id + 2), meaningful within
- *        its stream only, as the local id was.
+ *        whose parent has no name, or by a create or split_type without a
+ *        leader): -(local id + 2), meaningful within its stream only, as
+ *        the local id was.
  * Feed every MPI event of a stream in the stream's order (creations come
  * before uses). Memory: three small table entries per creation event, at
  * most MGR_COMMS_MAX; beyond, new communicators stay unnamed (counted).
@@ -42,8 +46,8 @@ struct mgr_comms_stats {
 /* NULL on allocation failure. */
 struct mgr_comms *mgr_comms_new(void);
 
-/* Take one event of stream: creation events (MPI_Comm_split, MPI_Comm_dup)
- * name what they made. 0, or PROTO_E_NOMEM. */
+/* Take one event of stream: the constructors' events name what they
+ * made. 0, or PROTO_E_NOMEM. */
 int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		    const struct proto_event *ev);
 

@@ -372,6 +372,15 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			return -1;
 		act(x, r, t, "comm_dup");
 		break;
+	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
+	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
+		if (comm_add(t, a[1], a[2]))
+			return -1;
+		break;
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+		if (comm_add(t, a[3], a[4]))
+			return -1;
+		break;
 	case PROTO_EV_MPI_SEND:
 		if (a[0] >= 0)
 			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
@@ -568,7 +577,11 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_COMM_SPLIT:
 		return comm_add(t, a[3], a[4]);
 	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_CREATE:
+	case PROTO_EV_MPI_CART_CREATE:
 		return comm_add(t, a[1], a[2]);
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+		return comm_add(t, a[3], a[4]);
 	case PROTO_EV_MPI_SEND:
 		if (a[0] >= 0)
 			act(x, r, t, "send p%" PRId64 " %" PRId64, a[0], a[3]);

@@ -376,7 +376,7 @@ int mgr_cmd_report(int argc, char **argv)
 			       " receives moved, largest shift %" PRId64
 			       " ns, largest change of a local interval %" PRId64 " ns\n"
 			       "               communicators: %" PRIu64 " named job-wide (made by"
-			       " MPI_Comm_split or MPI_Comm_dup), %" PRIu64 " not\n",
+			       " a traced constructor), %" PRIu64 " not\n",
 			       cs->matched, cs->unmatched_sends, cs->unmatched_receives,
 			       cs->violations_before, cs->violations_after, cs->jumps,
 			       cs->max_shift_ns, cs->max_interval_change_ns, cms->named,

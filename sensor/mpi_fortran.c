@@ -174,6 +174,60 @@ void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
 	set_ierr(ierr, rc);
 }
 
+FDECL(mpi_comm_create, MPI_COMM_CREATE, comm_create,
+      (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm,
+		      MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_create(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), &nc);
+
+	if (rc == MPI_SUCCESS)
+		*newcomm = PMPI_Comm_c2f(nc);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE, comm_split_type,
+      (MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
+       MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key,
+			  MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key,
+				     PMPI_Info_f2c(*info), &nc);
+
+	if (rc == MPI_SUCCESS)
+		*newcomm = PMPI_Comm_c2f(nc);
+	set_ierr(ierr, rc);
+}
+
+/* periods and reorder are LOGICAL (gfortran: a C int, .TRUE. is 1) */
+FDECL(mpi_cart_create, MPI_CART_CREATE, cart_create,
+      (MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods,
+       MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_cart_create_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims,
+		      MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *newcomm,
+		      MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int n = *ndims > 0 ? *ndims : 0, small[SMALL], *p = small, rc;
+
+	if (n > SMALL && !(p = malloc((size_t)n * sizeof(int)))) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		p[i] = periods[i] != F_FALSE;
+	rc = MPI_Cart_create(PMPI_Comm_f2c(*comm), *ndims, dims, p,
+			     *reorder != F_FALSE, &nc);
+	if (p != small)
+		free(p);
+	if (rc == MPI_SUCCESS)
+		*newcomm = PMPI_Comm_c2f(nc);
+	set_ierr(ierr, rc);
+}
+
 FDECL(mpi_comm_free, MPI_COMM_FREE, comm_free,
       (MPI_Fint *comm, MPI_Fint *ierr))
 void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)

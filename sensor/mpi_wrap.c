@@ -278,10 +278,26 @@ static int64_t key_to_world(uint64_t key, int rank)
 	return w;
 }
 
+/* The lowest world rank of r's members (-1: unknown): the communicators
+ * one constructor call makes are disjoint, so it tells them apart. */
+static int64_t comm_leader(const struct comm_rec *r)
+{
+	int64_t m = -1;
+
+	for (int i = 0; i < r->size; i++) {
+		int64_t w = rank_to_world(r, i);
+
+		if (w >= 0 && (m < 0 || w < m))
+			m = w;
+	}
+	return m;
+}
+
 /* Register a communicator just created, with a fresh id; -1 for
  * MPI_COMM_NULL (the id is consumed anyway, so that every rank of the
- * parent numbers the next communicator alike). */
-static int64_t comm_created(MPI_Comm c, int *size)
+ * parent numbers the next communicator alike). *size and *leader (may be
+ * NULL): its size and lowest world rank (0 and -1 for none). */
+static int64_t comm_created(MPI_Comm c, int *size, int64_t *leader)
 {
 	struct comm_rec *r;
 	int64_t id;
@@ -289,6 +305,8 @@ static int64_t comm_created(MPI_Comm c, int *size)
 	pthread_mutex_lock(&comm_lock);
 	id = comm_next++;
 	*size = 0;
+	if (leader)
+		*leader = -1;
 	if (c != MPI_COMM_NULL && mw_state == ST_RUNNING && comm_tab) {
 		mw_tab_del(comm_tab, comm_key(c));
 		r = mw_tab_put(comm_tab, comm_key(c), NULL);
@@ -296,6 +314,8 @@ static int64_t comm_created(MPI_Comm c, int *size)
 			r->id = id;
 			comm_fill(r, c);
 			*size = r->size;
+			if (leader)
+				*leader = comm_leader(r);
 		}
 	} else {
 		id = -1;
@@ -653,7 +673,7 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 	int64_t id = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
 
 	if (rc == MPI_SUCCESS)
-		id = comm_created(*newcomm, &size);
+		id = comm_created(*newcomm, &size, NULL);
 	set_args(c, parent, color, key, id, size, 0);
 	return rc;
 }
@@ -664,8 +684,46 @@ static int do_Comm_dup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm)
 	int64_t id = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
 
 	if (rc == MPI_SUCCESS)
-		id = comm_created(*newcomm, &size);
+		id = comm_created(*newcomm, &size, NULL);
 	set_args(c, parent, id, size, 0, 0, 0);
+	return rc;
+}
+
+static int do_Comm_create(struct mw_call *c, MPI_Comm comm, MPI_Group group,
+			  MPI_Comm *newcomm)
+{
+	int rc = next_Comm_create(comm, group, newcomm), size = 0;
+	int64_t id = -1, leader = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+
+	if (rc == MPI_SUCCESS)
+		id = comm_created(*newcomm, &size, &leader);
+	set_args(c, parent, id, size, leader, 0, 0);
+	return rc;
+}
+
+static int do_Comm_split_type(struct mw_call *c, MPI_Comm comm, int split_type,
+			      int key, MPI_Info info, MPI_Comm *newcomm)
+{
+	int rc = next_Comm_split_type(comm, split_type, key, info, newcomm), size = 0;
+	int64_t id = -1, leader = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+
+	if (rc == MPI_SUCCESS)
+		id = comm_created(*newcomm, &size, &leader);
+	set_args(c, parent, split_type, key, id, size, leader);
+	return rc;
+}
+
+static int do_Cart_create(struct mw_call *c, MPI_Comm comm, int ndims,
+			  const int dims[], const int periods[], int reorder,
+			  MPI_Comm *newcomm)
+{
+	int rc = next_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+	int size = 0;
+	int64_t id = -1, leader = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+
+	if (rc == MPI_SUCCESS)
+		id = comm_created(*newcomm, &size, &leader);
+	set_args(c, parent, id, size, leader, ndims, 0);
 	return rc;
 }
 

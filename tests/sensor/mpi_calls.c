@@ -214,6 +214,39 @@ int main(int argc, char **argv)
 	MPI_Comm_free(&dup);
 	MPI_Comm_free(&half);
 
+	/* more constructors: the low half by group (the others get
+	 * MPI_COMM_NULL), the ranks that share memory (all of them here), a
+	 * periodic ring as a 1-D cartesian communicator; each is used */
+	{
+		MPI_Group wg, lg;
+		MPI_Comm low, shm, cart;
+		int ranks[16], dims[1], periods[1] = {1}, src, dst;
+
+		for (i = 0; i < size / 2; i++)
+			ranks[i] = i;
+		MPI_Comm_group(MPI_COMM_WORLD, &wg);
+		MPI_Group_incl(wg, size / 2, ranks, &lg);
+		MPI_Comm_create(MPI_COMM_WORLD, lg, &low);
+		if (low != MPI_COMM_NULL) {
+			MPI_Barrier(low);
+			MPI_Comm_free(&low);
+		}
+		MPI_Group_free(&lg);
+		MPI_Group_free(&wg);
+		MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
+				    MPI_INFO_NULL, &shm);
+		MPI_Allreduce(sbuf, rbuf, 3, MPI_INT, MPI_SUM, shm);
+		check += sum_ints(rbuf, 3);
+		MPI_Comm_free(&shm);
+		dims[0] = size;
+		MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+		MPI_Cart_shift(cart, 0, 1, &src, &dst);
+		MPI_Sendrecv(sbuf, 7, MPI_INT, dst, 14, rbuf, 7, MPI_INT, src,
+			     14, cart, &st);
+		check += sum_ints(rbuf, 7) + st.MPI_SOURCE;
+		MPI_Comm_free(&cart);
+	}
+
 	all = malloc((size_t)size * sizeof(long long));
 	MPI_Gather(&check, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, 0,
 		   MPI_COMM_WORLD);

@@ -9,6 +9,8 @@ program mpi_calls
   integer :: sbuf(n * 16), rbuf(n * 16)
   integer :: rank, nprocs, nxt, prv, provided, i, idx, color, ierr
   integer :: hr, hs, hn, hp, half, dup
+  integer :: wg, lg, low, shm, cart, src, dst, ranks(16), dims(1)
+  logical :: periods(1)
   integer(kind=8) :: check
   integer(kind=8), allocatable :: all(:)
   integer, allocatable :: counts(:), displs(:), rcounts(:), rdispls(:)
@@ -169,6 +171,32 @@ program mpi_calls
   check = check + sum(int(rbuf(1:5), 8))
   call MPI_Comm_free(dup, ierr)
   call MPI_Comm_free(half, ierr)
+
+  ! more constructors: the low half by group, the ranks sharing memory,
+  ! a periodic ring as a 1-D cartesian communicator; each is used
+  do i = 1, nprocs / 2
+    ranks(i) = i - 1
+  end do
+  call MPI_Comm_group(MPI_COMM_WORLD, wg, ierr)
+  call MPI_Group_incl(wg, nprocs / 2, ranks, lg, ierr)
+  call MPI_Comm_create(MPI_COMM_WORLD, lg, low, ierr)
+  if (low /= MPI_COMM_NULL) then
+    call MPI_Barrier(low, ierr)
+    call MPI_Comm_free(low, ierr)
+  end if
+  call MPI_Group_free(lg, ierr)
+  call MPI_Group_free(wg, ierr)
+  call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, shm, ierr)
+  call MPI_Allreduce(sbuf, rbuf, 3, MPI_INTEGER, MPI_SUM, shm, ierr)
+  check = check + sum(int(rbuf(1:3), 8))
+  call MPI_Comm_free(shm, ierr)
+  dims(1) = nprocs
+  periods(1) = .true.
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, .false., cart, ierr)
+  call MPI_Cart_shift(cart, 0, 1, src, dst, ierr)
+  call MPI_Sendrecv(sbuf, 7, MPI_INTEGER, dst, 14, rbuf, 7, MPI_INTEGER, src, 14, cart, st, ierr)
+  check = check + sum(int(rbuf(1:7), 8)) + st(MPI_SOURCE)
+  call MPI_Comm_free(cart, ierr)
 
   allocate(all(nprocs))
   call MPI_Gather(check, 1, MPI_INTEGER8, all, 1, MPI_INTEGER8, 0, MPI_COMM_WORLD, ierr)

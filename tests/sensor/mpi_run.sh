@@ -69,14 +69,38 @@ run_mpi() {
 # Every call of the all-calls program, exact per-rank counts where the
 # program makes them deterministic (not the polling Test/Iprobe loops).
 CALLS="MPI_Init=1 MPI_Finalize=1 MPI_Comm_size=2 MPI_Comm_rank=2
-MPI_Comm_split=1 MPI_Comm_dup=1 MPI_Recv MPI_Irecv=5 MPI_Sendrecv=2
+MPI_Comm_split=1 MPI_Comm_dup=1 MPI_Comm_create=1 MPI_Comm_split_type=1
+MPI_Cart_create=1 MPI_Recv MPI_Irecv=5 MPI_Sendrecv=3
 MPI_Wait MPI_Waitall=2 MPI_Waitany=2 MPI_Test MPI_Probe=1 MPI_Iprobe
-MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=3 MPI_Gather=2
+MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=4 MPI_Gather=2
 MPI_Gatherv=1 MPI_Scatter=1 MPI_Scatterv=1 MPI_Allgather=1
 MPI_Allgatherv=1 MPI_Alltoall=1 MPI_Alltoallv=1 MPI_Reduce_scatter=1
 MPI_Scan=1 MPI_Exscan=1 MPI_Send MPI_Isend compute"
 RING="MPI_Init=1 MPI_Finalize=1 MPI_Comm_rank=1 MPI_Comm_size=1
 MPI_Send=5 MPI_Recv=5 compute"
+
+# The manager on the all-calls job: every message matched and causal; the
+# two halves of the split, their dups, the low half (MPI_Comm_create), the
+# shared-memory communicator and the cartesian ring named job-wide (7); the
+# Allreduce on each half, the Barrier on the low half and the Allreduce on
+# the shared-memory one corrected as collectives (4 instances).
+report_check() {
+	rep=$("$MPI_TOP_BUILDDIR/manager/tapestry" report --xml "$1" 2> "$tmp/rep.err") || {
+		echo "FAIL: $flavour $lang calls: tapestry report"; cat "$tmp/rep.err"
+		return 1; }
+	bad=0
+	for want in unmatched_sends=0 unmatched_receives=0 violations_after=0 \
+		communicators_named=7 communicators_unnamed=0 collectives_sub=4; do
+		k=${want%%=*}
+		got=$(printf '%s\n' "$rep" | sed -n "s/.* $k=\"\([^\"]*\)\".*/\1/p" | head -n 1)
+		if [ "$k=$got" != "$want" ]; then
+			echo "FAIL: $flavour $lang calls: report $k=$got, want $want"
+			bad=1
+		fi
+	done
+	[ $bad = 0 ] || printf '%s\n' "$rep" | grep -E 'causality|perturbation'
+	return $bad
+}
 
 status=0
 for prog in ring calls; do
@@ -137,6 +161,7 @@ for prog in ring calls; do
 		grep -v 'tapestry-sensor' "$tmp/traced.out.err" | sed 's/^/  mpirun: /' | tail -n 20
 		status=1
 	fi
+	[ $prog = calls ] && { report_check "$job" || status=1; }
 	echo "ok: $flavour $lang $prog"
 done
 exit $status

@@ -286,6 +286,13 @@ static int comm_add(struct ti_rank *t, int64_t id, int64_t size)
 	return 0;
 }
 
+/* Remember the communicator a constructor's event made, with its size. */
+static int comm_made(struct ti_rank *t, const struct proto_event *ev)
+{
+	return comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
+			ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]);
+}
+
 /* SMPI's replay runs every collective on MPI_COMM_WORLD: a communicator
  * qualifies when it has all the ranks (world, or a dup/split that kept
  * everyone). */
@@ -374,11 +381,8 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		break;
 	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
 	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
-		if (comm_add(t, a[1], a[2]))
-			return -1;
-		break;
 	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-		if (comm_add(t, a[3], a[4]))
+		if (comm_made(t, ev))
 			return -1;
 		break;
 	case PROTO_EV_MPI_SEND:
@@ -579,9 +583,8 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_COMM_DUP:
 	case PROTO_EV_MPI_COMM_CREATE:
 	case PROTO_EV_MPI_CART_CREATE:
-		return comm_add(t, a[1], a[2]);
 	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-		return comm_add(t, a[3], a[4]);
+		return comm_made(t, ev);
 	case PROTO_EV_MPI_SEND:
 		if (a[0] >= 0)
 			act(x, r, t, "send p%" PRId64 " %" PRId64, a[0], a[3]);

@@ -293,35 +293,38 @@ static int64_t comm_leader(const struct comm_rec *r)
 	return m;
 }
 
+/* What a constructor made, for its event. */
+struct made {
+	int64_t id;		/* -1: MPI_COMM_NULL */
+	int64_t size, leader;	/* leader: lowest world rank, -1 */
+	int64_t myrank;		/* own rank in it, -1 */
+};
+
 /* Register a communicator just created, with a fresh id; -1 for
  * MPI_COMM_NULL (the id is consumed anyway, so that every rank of the
- * parent numbers the next communicator alike). *size and *leader (may be
- * NULL): its size and lowest world rank (0 and -1 for none). */
-static int64_t comm_created(MPI_Comm c, int *size, int64_t *leader)
+ * parent numbers the next communicator alike). */
+static struct made comm_created(MPI_Comm c)
 {
 	struct comm_rec *r;
+	struct made m = {-1, 0, -1, -1};
 	int64_t id;
 
 	pthread_mutex_lock(&comm_lock);
 	id = comm_next++;
-	*size = 0;
-	if (leader)
-		*leader = -1;
 	if (c != MPI_COMM_NULL && mw_state == ST_RUNNING && comm_tab) {
 		mw_tab_del(comm_tab, comm_key(c));
 		r = mw_tab_put(comm_tab, comm_key(c), NULL);
 		if (r) {
 			r->id = id;
 			comm_fill(r, c);
-			*size = r->size;
-			if (leader)
-				*leader = comm_leader(r);
+			m.size = r->size;
+			m.leader = comm_leader(r);
+			m.myrank = r->myrank;
 		}
-	} else {
-		id = -1;
+		m.id = id;
 	}
 	pthread_mutex_unlock(&comm_lock);
-	return id;
+	return m;
 }
 
 static void comm_forget(uint64_t key)
@@ -666,50 +669,54 @@ static int do_Comm_rank(struct mw_call *c, MPI_Comm comm, int *rank)
 	return rc;
 }
 
+/* The communicator a constructor that returned rc made (registered). */
+static struct made made_of(int rc, const MPI_Comm *newcomm)
+{
+	struct made none = {-1, 0, -1, -1};
+
+	return rc == MPI_SUCCESS ? comm_created(*newcomm) : none;
+}
+
 static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 			 MPI_Comm *newcomm)
 {
-	int rc = next_Comm_split(comm, color, key, newcomm), size = 0;
-	int64_t id = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	int rc = next_Comm_split(comm, color, key, newcomm);
+	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	struct made m = made_of(rc, newcomm);
 
-	if (rc == MPI_SUCCESS)
-		id = comm_created(*newcomm, &size, NULL);
-	set_args(c, parent, color, key, id, size, 0);
+	set_args(c, parent, color, key, m.id, m.size, m.myrank);
 	return rc;
 }
 
 static int do_Comm_dup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm)
 {
-	int rc = next_Comm_dup(comm, newcomm), size = 0;
-	int64_t id = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	int rc = next_Comm_dup(comm, newcomm);
+	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	struct made m = made_of(rc, newcomm);
 
-	if (rc == MPI_SUCCESS)
-		id = comm_created(*newcomm, &size, NULL);
-	set_args(c, parent, id, size, 0, 0, 0);
+	set_args(c, parent, m.id, m.size, m.myrank, 0, 0);
 	return rc;
 }
 
 static int do_Comm_create(struct mw_call *c, MPI_Comm comm, MPI_Group group,
 			  MPI_Comm *newcomm)
 {
-	int rc = next_Comm_create(comm, group, newcomm), size = 0;
-	int64_t id = -1, leader = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	int rc = next_Comm_create(comm, group, newcomm);
+	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	struct made m = made_of(rc, newcomm);
 
-	if (rc == MPI_SUCCESS)
-		id = comm_created(*newcomm, &size, &leader);
-	set_args(c, parent, id, size, leader, 0, 0);
+	set_args(c, parent, m.id, m.size, m.leader, m.myrank, 0);
 	return rc;
 }
 
 static int do_Comm_split_type(struct mw_call *c, MPI_Comm comm, int split_type,
 			      int key, MPI_Info info, MPI_Comm *newcomm)
 {
-	int rc = next_Comm_split_type(comm, split_type, key, info, newcomm), size = 0;
-	int64_t id = -1, leader = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	int rc = next_Comm_split_type(comm, split_type, key, info, newcomm);
+	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	struct made m = made_of(rc, newcomm);
 
-	if (rc == MPI_SUCCESS)
-		id = comm_created(*newcomm, &size, &leader);
-	set_args(c, parent, split_type, key, id, size, leader);
+	set_args(c, parent, split_type, m.id, m.size, m.leader, m.myrank);
 	return rc;
 }
 
@@ -718,12 +725,10 @@ static int do_Cart_create(struct mw_call *c, MPI_Comm comm, int ndims,
 			  MPI_Comm *newcomm)
 {
 	int rc = next_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-	int size = 0;
-	int64_t id = -1, leader = -1, parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	struct made m = made_of(rc, newcomm);
 
-	if (rc == MPI_SUCCESS)
-		id = comm_created(*newcomm, &size, &leader);
-	set_args(c, parent, id, size, leader, ndims, 0);
+	set_args(c, parent, m.id, m.size, m.leader, ndims, m.myrank);
 	return rc;
 }
 

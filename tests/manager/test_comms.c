@@ -165,3 +165,40 @@ Test(comms, many)
 		cr_assert_eq(mgr_comms_name(cm, 0, 2 + k), mgr_comms_name(cm, 1, 2 + k));
 	cr_assert_eq(mgr_comms_stats(cm)->named, 5000);
 }
+
+/* MPI_Comm_create and MPI_Comm_split_type tell their communicators apart
+ * by leader (lowest world rank); a leader of -1 leaves it unnamed;
+ * MPI_Cart_create makes one communicator */
+Test(comms, leaders)
+{
+	struct proto_event e;
+
+	for (uint64_t s = 0; s < 4; s++) {
+		memset(&e, 0, sizeof(e));
+		e.type = PROTO_EV_MPI_COMM_SPLIT_TYPE;	/* two nodes */
+		proto_ev_set_args(&e, 0, 1, 2, 2, s < 2 ? 0 : 2, (int64_t)s % 2);
+		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		memset(&e, 0, sizeof(e));
+		e.type = PROTO_EV_MPI_CART_CREATE;
+		proto_ev_set_args(&e, 0, 3, 4, 0, 2, (int64_t)s);
+		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		memset(&e, 0, sizeof(e));
+		e.type = PROTO_EV_MPI_COMM_CREATE;	/* a leader unknown */
+		proto_ev_set_args(&e, 3, 4, 4, -1, (int64_t)s, 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+	}
+	int64_t a = mgr_comms_name(cm, 0, 2), b = mgr_comms_name(cm, 2, 2);
+
+	cr_assert_gt(a, 0);
+	cr_assert_gt(b, 0);
+	cr_assert_neq(a, b);
+	cr_assert_eq(mgr_comms_name(cm, 1, 2), a);
+	cr_assert_eq(mgr_comms_name(cm, 3, 2), b);
+	int64_t cart = mgr_comms_name(cm, 0, 3);
+	cr_assert_gt(cart, 0);
+	for (uint64_t s = 1; s < 4; s++)
+		cr_assert_eq(mgr_comms_name(cm, s, 3), cart);
+	cr_assert_lt(mgr_comms_name(cm, 0, 4), 0, "no leader: unnamed");
+	cr_assert_eq(mgr_comms_stats(cm)->named, 3);
+	cr_assert_eq(mgr_comms_stats(cm)->unnamed, 4);
+}

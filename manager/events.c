@@ -6,6 +6,7 @@
 
 #include "manager/events.h"
 #include "manager/causality.h"
+#include "manager/comms.h"
 #include "manager/perturb.h"
 #include "manager/post.h"
 #include "proto/error.h"
@@ -109,7 +110,16 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 	int pi = proto_ev_arg(te.ev->type, PROTO_F_path);
 	out->path = pi >= 0 && te.ev->arg[pi] > 0 ?
 		proto_trace_string(e->t, te.stream->id, te.ev->tid, te.ev->arg[pi]) : NULL;
+	int ci = proto_ev_arg(te.ev->type, PROTO_F_comm);
+	out->comm = ci < 0 ? INT64_MIN :
+		    mgr_comms_name(mgr_causality_comms(e->clc), te.stream->id,
+				   te.ev->arg[ci]);
 	return 1;
+}
+
+const struct mgr_comms *mgr_events_comms(const struct mgr_events *e)
+{
+	return mgr_causality_comms(e->clc);
 }
 
 struct proto_trace *mgr_events_trace(struct mgr_events *e)

@@ -30,10 +30,17 @@ struct mgr_event {
 	int64_t start, end;		/* ns from the job start, global, corrected */
 	int64_t rstart, rend;		/* the same before perturbation correction */
 	const char *path;		/* resolved path/address string or NULL */
+	int64_t comm;			/* job-wide name of the event's communicator
+					 * (manager/comms.h; its comm field is the
+					 * rank's own id), INT64_MIN: no comm field */
 };
 
 /* Open dir; NULL with *rc. Prints nothing. */
 struct mgr_events *mgr_events_open(const char *dir, int *rc);
+
+/* The communicators' job-wide names (manager/comms.h), valid while e is. */
+struct mgr_comms;
+const struct mgr_comms *mgr_events_comms(const struct mgr_events *e);
 
 /* Next event: 1 with *out (valid until the next call), 0 at the end, < 0 on
  * an I/O error. */

@@ -131,17 +131,81 @@ static uint32_t str(struct otf2 *o, const char *s)
 	return id;
 }
 
-/* OTF2 communicator of a tapestry comm id: its index in the scan's list
- * (0 is MPI_COMM_WORLD), else world */
+#define OK(call) do { if ((call) != OTF2_SUCCESS) o->err = 1; } while (0)
+
+/* OTF2 communicator of a job-wide communicator name (manager/comms.h):
+ * 0 for MPI_COMM_WORLD, else 1 + its index in the scan's list (world when
+ * the list was full) */
 static uint32_t comm_ref(const struct viz_scan *s, int64_t comm)
 {
+	if (comm == 0)
+		return 0;
 	for (size_t i = 0; i < s->ncomms; i++)
 		if (s->comm_ids[i] == comm)
 			return (uint32_t)i + 1;
 	return 0;
 }
 
-#define OK(call) do { if ((call) != OTF2_SUCCESS) o->err = 1; } while (0)
+static const struct viz_scan *member_scan;
+
+/* members by name, then their rank in the communicator, then world rank */
+static int cmp_member(const void *pa, const void *pb)
+{
+	const struct viz_member *a = pa, *b = pb;
+	int32_t ra = member_scan->procs[a->proc].rank, rb = member_scan->procs[b->proc].rank;
+
+	CMP(a->name, b->name);
+	CMP(a->myrank, b->myrank);
+	CMP(ra, rb);
+	return 0;
+}
+
+/* Define the communicators the collectives used: each named one over its
+ * members (in their rank order; world ranks index group 0's locations),
+ * the others (unnamed, or without members seen) over all ranks, as their
+ * membership is not known. */
+static void write_comms(struct otf2 *o, uint64_t *members)
+{
+	const struct viz_scan *s = o->s;
+	uint32_t next_group = 2;	/* 0, 1: world's */
+
+	member_scan = s;
+	qsort(s->members, s->nmembers, sizeof(*s->members), cmp_member);
+	for (size_t i = 0; i < s->ncomms; i++) {
+		int64_t name = s->comm_ids[i];
+		uint32_t group = 1, n = 0;
+		size_t lo = 0, hi = s->nmembers;
+		char label[96];
+
+		while (lo < hi) {	/* the first member of name */
+			size_t mid = (lo + hi) / 2;
+
+			if (s->members[mid].name < name)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k < s->nmembers && s->members[k].name == name; k++) {
+			int32_t r = s->procs[s->members[k].proc].rank;
+
+			if (r >= 0 && r <= s->max_rank && n <= (uint32_t)s->max_rank)
+				members[n++] = (uint64_t)r;
+		}
+		if (name > 0 && n) {
+			group = next_group++;
+			snprintf(label, sizeof(label), "comm %" PRId64 " (%" PRIu32 " ranks)",
+				 name, n);
+			OK(OTF2_GlobalDefWriter_WriteGroup(o->g, group, str(o, label),
+				OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+				OTF2_GROUP_FLAG_NONE, n, members));
+		} else {
+			snprintf(label, sizeof(label), "%s %" PRId64 " (members unknown)",
+				 name == -3 ? "MPI_COMM_SELF" : "comm", name);
+		}
+		OK(OTF2_GlobalDefWriter_WriteComm(o->g, (uint32_t)i + 1, str(o, label),
+			group, 0, OTF2_COMM_FLAG_NONE));
+	}
+}
 
 static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p)
 {
@@ -326,19 +390,7 @@ static void write_defs(struct otf2 *o)
 			OTF2_GROUP_FLAG_NONE, (uint32_t)n, members));
 		OK(OTF2_GlobalDefWriter_WriteComm(o->g, 0, world, 1,
 			OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
-		/* other communicators: their membership is not recorded, each
-		 * is defined over all ranks (see docs) */
-		for (size_t i = 0; i < s->ncomms; i++) {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%s %" PRId64,
-				 s->comm_ids[i] == 0 ? "MPI_COMM_WORLD" :
-				 s->comm_ids[i] == 1 ? "MPI_COMM_SELF" : "comm",
-				 s->comm_ids[i]);
-			OK(OTF2_GlobalDefWriter_WriteComm(o->g, (uint32_t)i + 1,
-				str(o, name), 1, s->comm_ids[i] == 0 ? OTF2_UNDEFINED_COMM : 0,
-				OTF2_COMM_FLAG_NONE));
-		}
+		write_comms(o, members);
 	}
 done:
 	free(members);

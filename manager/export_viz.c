@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "manager/comms.h"
 #include "manager/export_viz.h"
+#include "manager/grow.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"
@@ -209,9 +211,10 @@ static struct viz_count *chan(struct viz_match *m, int recv, uint64_t a,
 	return &c[(*n)++];
 }
 
+/* comm: the communicator's job-wide name (negative: unnamed) */
 static uint64_t ckey(int64_t comm, int64_t tag)
 {
-	return (uint64_t)comm << 32 | (uint32_t)tag;
+	return (uint64_t)(uint32_t)comm << 32 | (uint32_t)tag;
 }
 
 /* Count (pass 1) or link (pass 2) one end point. */
@@ -224,7 +227,7 @@ static void ep_link(struct viz_match *m, const struct viz_scan *s,
 	int32_t myrank;
 
 	ep->linked = 0;
-	if (ep->peer < 0 || ep->tag < 0 || ep->comm < 0 || ep->comm > INT32_MAX)
+	if (ep->peer < 0 || ep->tag < 0 || ep->comm < INT32_MIN || ep->comm > INT32_MAX)
 		return;
 	own = is_send ? chan(m, 0, (uint64_t)proc << 32 | (uint32_t)ep->peer,
 			     ckey(ep->comm, ep->tag)) :
@@ -351,7 +354,7 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 			ev->type == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
 		ep.peer = arg_of(ev, PROTO_F_peer);
 		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.comm = arg_of(ev, PROTO_F_comm);
+		ep.comm = me->comm;
 		ep.bytes = arg_of(ev, PROTO_F_bytes);
 		ep.req = mgr_ev_field(ev, PROTO_F_req, 0);
 		if (ep.kind == VIZ_EP_ISEND || ep.kind == VIZ_EP_IRECV_POST)
@@ -364,12 +367,15 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 		ep.kind = VIZ_EP_SEND;
 		ep.peer = arg_of(ev, PROTO_F_peer);
 		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.comm = arg_of(ev, PROTO_F_comm);
+		ep.comm = me->comm;
 		ep.bytes = arg_of(ev, PROTO_F_bytes);
 		ep_link(m, s, proc, &ep);
 		cb(arg, &ep);
-		/* the receive tag is not recorded: the send tag stands for it
-		 * (the usual shift pattern); see docs/modules/export-viz.md */
+		/* the receive's actual tag rides in the ARRAY (rtag, arrived,
+		 * probe_ns); traces from before it: the send tag stands for it
+		 * (the usual shift pattern) */
+		if (me->array && me->narray >= 1)
+			ep.tag = me->array[0];
 		ep.kind = VIZ_EP_RECV;
 		ep.peer = arg_of(ev, PROTO_F_src);
 		ep.bytes = arg_of(ev, PROTO_F_rbytes);
@@ -476,17 +482,35 @@ static int64_t thread_of(struct viz_scan *s, uint32_t proc, uint32_t tid)
 	return (int64_t)s->nthreads++;
 }
 
-static void note_comm(struct viz_scan *s, const struct proto_event *ev)
+/* Communicators by job-wide name (those used, and the members of those
+ * made by a traced constructor, with each member's own rank in it). */
+static int note_comm(struct viz_scan *s, const struct mgr_events *e,
+		     const struct mgr_event *me, uint32_t proc)
 {
-	int64_t c = mgr_ev_field(ev, PROTO_F_comm, -1);
+	int64_t c = me->comm;
+	int ni = proto_ev_arg(me->ev->type, PROTO_F_newcomm);
 
-	if (c < 0 || c > INT32_MAX)
-		return;
+	if (ni >= 0 && me->ev->arg[ni] >= 0) {
+		int64_t name = mgr_comms_name(mgr_events_comms(e), me->stream->id,
+					      me->ev->arg[ni]);
+		int mi = proto_ev_arg(me->ev->type, PROTO_F_myrank);
+
+		if (name > 0 && s->nmembers < VIZ_MEMBERS_MAX) {
+			if (mgr_grow((void **)&s->members, &s->members_cap,
+				     s->nmembers + 1, sizeof(*s->members)))
+				return PROTO_E_NOMEM;
+			s->members[s->nmembers++] = (struct viz_member){
+				name, proc, mi >= 0 ? me->ev->arg[mi] : -1};
+		}
+	}
+	if (c == INT64_MIN || c == 0 || c < INT32_MIN || c > INT32_MAX)
+		return 0;	/* none, or MPI_COMM_WORLD */
 	for (size_t i = 0; i < s->ncomms; i++)
 		if (s->comm_ids[i] == c)
-			return;
+			return 0;
 	if (s->ncomms < VIZ_COMMS_MAX)
 		s->comm_ids[s->ncomms++] = c;
+	return 0;
 }
 
 /* Host table, process labels, rank -> process. */
@@ -655,7 +679,8 @@ int mgr_viz_scan(const char *dir, struct viz_scan *s)
 		}
 		if (info && info->category == PROTO_CAT_MPI) {
 			pr->has_mpi = 1;
-			note_comm(s, me.ev);
+			if ((rc = note_comm(s, e, &me, (uint32_t)p)) != 0)
+				break;
 		}
 		mgr_viz_match_event(s->match, s, (uint32_t)p, &me, nop_ep, NULL);
 	}
@@ -691,6 +716,7 @@ void mgr_viz_scan_free(struct viz_scan *s)
 	free(s->threads);
 	free(s->hosts);
 	free(s->rank_proc);
+	free(s->members);
 	mgr_viz_map_clear(&s->procmap);
 	mgr_viz_map_clear(&s->threadmap);
 	mgr_viz_match_free(s->match);
@@ -726,6 +752,17 @@ const char *mgr_viz_ev_name(unsigned type)
 static int is_start_side(int kind)
 {
 	return kind == VIZ_EP_SEND || kind == VIZ_EP_ISEND || kind == VIZ_EP_IRECV_POST;
+}
+
+/* An event's arguments, its communicator's id replaced by the job-wide
+ * name (the exporters tell communicators apart by it). */
+static void event_args(int64_t *a, const struct mgr_event *me)
+{
+	int ci = proto_ev_arg(me->ev->type, PROTO_F_comm);
+
+	memcpy(a, me->ev->arg, sizeof(me->ev->arg));
+	if (ci >= 0 && me->comm != INT64_MIN)
+		a[ci] = me->comm;
 }
 
 int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
@@ -764,7 +801,7 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 	p.seq = (int64_t)seq;
 	p.kind = VIZ_PT_ENTER;
 	p.sub = 0;
-	memcpy(p.a, ev->arg, sizeof(p.a));
+	event_args(p.a, me);
 	if ((rc = mgr_viz_sort_add(s, &p)) != 0)
 		return rc;
 	for (size_t i = 0; i < neps; i++) {
@@ -820,7 +857,7 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 	}
 	p.sub = UINT16_MAX;
 	p.kind = VIZ_PT_LEAVE;
-	memcpy(p.a, ev->arg, sizeof(p.a));
+	event_args(p.a, me);
 	return mgr_viz_sort_add(s, &p);
 }
 

@@ -22,7 +22,8 @@
 #define VIZ_HOSTS_MAX 65536
 #define VIZ_CHANNELS_MAX (1u << 20)	/* (src, dst, comm, tag) message channels */
 #define VIZ_REQS_MAX (1u << 20)		/* outstanding non-blocking requests */
-#define VIZ_COMMS_MAX 256		/* communicator ids told apart (otf2) */
+#define VIZ_COMMS_MAX 256		/* communicator names told apart (otf2) */
+#define VIZ_MEMBERS_MAX (1u << 20)	/* members of named communicators */
 
 /* ---- a bounded hash map: 128-bit key -> 32-bit value ---------------------- */
 
@@ -64,6 +65,12 @@ struct viz_thread {
 	uint64_t events;
 };
 
+struct viz_member {
+	int64_t name;		/* communicator's job-wide name (> 0) */
+	uint32_t proc;		/* the member's process */
+	int64_t myrank;		/* its rank in the communicator (-1: unknown) */
+};
+
 struct viz_scan {
 	struct viz_proc *procs;
 	size_t nprocs, procs_cap;
@@ -80,8 +87,11 @@ struct viz_scan {
 	uint32_t *rank_proc;		/* rank -> proc (UINT32_MAX: none) */
 	uint64_t dropped_threads;	/* events of threads over VIZ_THREADS_MAX */
 	uint64_t mem_samples;
-	int64_t comm_ids[VIZ_COMMS_MAX];	/* communicator ids seen (otf2) */
+	int64_t comm_ids[VIZ_COMMS_MAX];	/* communicators' job-wide names
+						 * seen (otf2; manager/comms.h) */
 	size_t ncomms;
+	struct viz_member *members;	/* of named communicators (otf2) */
+	size_t nmembers, members_cap;
 	struct viz_match *match;	/* message channel counts */
 };
 

@@ -99,6 +99,27 @@ report_check() {
 		fi
 	done
 	[ $bad = 0 ] || printf '%s\n' "$rep" | grep -E 'causality|perturbation'
+	# OTF2 (when built, and otf2-print is there): each of the 7 defined
+	# over its own members (5 of 2 ranks, 2 of 4), none over "members
+	# unknown", and the collectives on them refer to them
+	if command -v otf2-print > /dev/null &&
+		"$MPI_TOP_BUILDDIR/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$1" \
+			2> "$tmp/otf2.err"; then
+		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+		n2=$(grep -c '^COMM .*(2 ranks)' "$tmp/o.defs")
+		n4=$(grep -c '^COMM .*(4 ranks)' "$tmp/o.defs")
+		unk=$(grep -c 'members unknown' "$tmp/o.defs")
+		warn=$(grep -c 'warning' "$tmp/o.defs")
+		sub=$(grep 'MPI_COLLECTIVE_END' "$tmp/o.evts" | grep -c '"comm ')
+		if [ "$n2.$n4.$unk.$warn.$sub" != "5.2.0.0.10" ]; then
+			echo "FAIL: $flavour $lang calls: OTF2 communicators: $n2 of 2 ranks" \
+				"(want 5), $n4 of 4 (2), $unk unknown (0), $warn warnings (0)," \
+				"$sub collectives on them (10)"
+			grep '^COMM\|warning' "$tmp/o.defs"
+			bad=1
+		fi
+	fi
 	return $bad
 }
 

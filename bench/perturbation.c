@@ -7,14 +7,25 @@
  * exchange, 4 KiB to each neighbour (MPI_Irecv, MPI_Isend, MPI_Waitall),
  * then an MPI_Allreduce of one double.
  * Rank 0 prints the time between the two barriers that frame the timed
- * region, the maximum over ranks:
- *   perturbation: region_ns N
+ * region, the maximum over ranks, and the time the ranks spent in their
+ * own part of the iterations (computation and fwrite calls, between two MPI
+ * calls: what the trace's COMPUTE events cover), the mean over ranks:
+ *   perturbation: region_ns N local_ns L
  * bench/perturbation.sh runs it untraced and traced and compares the traced
  * run's corrected trace with the untraced time.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 int main(int argc, char **argv)
 {
@@ -36,12 +47,15 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	MPI_Barrier(MPI_COMM_WORLD);
-	double t0 = MPI_Wtime();
+	double t0 = MPI_Wtime(), local = 0, local_sum = 0;
 	for (int i = 0; i < iters; i++) {
+		double tl = now_ns();
+
 		for (int k = 0; k < work; k++)
 			acc += k * 1e-9;
 		for (int w = 0; w < writes; w++)
 			fwrite(tok, 1, 8, f);
+		local += now_ns() - tl;
 		int right = (rank + 1) % size, left = (rank + size - 1) % size;
 		if (pattern == 0) {
 			MPI_Sendrecv(tok, sizeof(tok), MPI_CHAR, right, i, in, sizeof(in),
@@ -59,8 +73,10 @@ int main(int argc, char **argv)
 	double mine = MPI_Wtime() - t0, worst = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Reduce(&local, &local_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank == 0)
-		printf("perturbation: region_ns %.0f (acc %.3f)\n", worst * 1e9, acc);
+		printf("perturbation: region_ns %.0f local_ns %.0f (acc %.3f)\n", worst * 1e9,
+		       local_sum / size, acc);
 	fclose(f);
 	MPI_Finalize();
 	return 0;

@@ -48,25 +48,32 @@ trap 'rm -rf "$T"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpicc.openmpi -O2 -o "$T/pert" "$top/bench/perturbation.c" || exit 1
 region() { sed -n 's/^perturbation: region_ns \([0-9]*\).*/\1/p' "$1"; }
+localns() { sed -n 's/^perturbation: .* local_ns \([0-9]*\).*/\1/p' "$1"; }
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 # the region per rank in a CSV export: the first barrier's end to the second
 # barrier's start; the maximum over ranks
+# and, second, the ranks' own part: their COMPUTE events in the region
+# (main threads), the mean over ranks
 region_csv() {
-	awk -F, '$3=="MPI_Barrier" { n[$1]++; if (n[$1]==1) s[$1]=$5; if (n[$1]==2) e[$1]=$4 }
-		END { m=0; for (r in e) if (e[r]-s[r] > m) m=e[r]-s[r]; print m }' "$1"
+	awk -F, '$1 == "" || $2 != 0 { next }
+		$3=="MPI_Barrier" { n[$1]++; if (n[$1]==1) s[$1]=$5; if (n[$1]==2) e[$1]=$4; next }
+		$3=="compute" && n[$1]==1 { c[$1] += $5 - $4 }
+		END { m=0; k=0; l=0; for (r in e) { if (e[r]-s[r] > m) m=e[r]-s[r]; l += c[r]; k++ }
+		      printf "%d %.0f\n", m, k ? l / k : 0 }' "$1"
 }
 
 echo "perturbation benchmark: $NP ranks, $ITERS iterations of computation ($WORK adds)" \
 	"+ WRITES traced fwrite + one MPI_Sendrecv; $R traced runs of each, each between two untraced runs"
+# prints the untraced region and the ranks' own part in it
 untraced() {
 	mpirun.openmpi --oversubscribe -np "$NP" "$T/pert" $args >"$T/u.out" 2>&1 ||
 		{ cat "$T/u.out"; exit 1; }
-	region "$T/u.out"
+	echo "$(region "$T/u.out") $(localns "$T/u.out")"
 }
 for w in $CONFIGS; do
 	args="$ITERS $w $WORK"
 	u=$(untraced)
-	echo "$u" >"$T/t0s"
+	echo "${u% *}" >"$T/t0s"
 	for i in $(seq 1 "$R"); do
 		: >"$T/pending"
 		for sm in $MODES; do
@@ -90,7 +97,8 @@ for w in $CONFIGS; do
 			for ind in $INDIRECT; do
 				TAPESTRY_PERTURB_INDIRECT=$ind "$B/manager/tapestry" export -f csv \
 					-o "$T/c.csv" "$T/job" 2>/dev/null || exit 1
-				echo "$w $sm $ind $t $(region_csv "$T/c.csv") $u" >>"$T/pending"
+				read -r ta tal < <(region_csv "$T/c.csv")
+				echo "$w $sm $ind $t $ta ${u% *} $tal ${u#* }" >>"$T/pending"
 			done
 			if [ "$i" = 1 ]; then
 				echo "== WRITES=$w, sensor mode $sm: report of run 1"
@@ -98,12 +106,19 @@ for w in $CONFIGS; do
 			fi
 		done
 		u=$(untraced)
-		echo "$u" >>"$T/t0s"
-		# each traced run's own t0: the mean of the untraced runs around it
-		awk -v u="$u" '{ printf "%s %s %s %s %s %.0f\n", $1, $2, $3, $4, $5, ($6 + u) / 2 }' \
+		echo "${u% *}" >>"$T/t0s"
+		# each traced run's own t0 (and own part l0): the mean of the
+		# untraced runs around it. Per run also the ranks' own part
+		# (computation and fwrite: corrected COMPUTE events against the
+		# program's clock) and the rest (the MPI calls and the waits in
+		# them), per iteration
+		awk -v u="${u% *}" -v ul="${u#* }" '{ printf "%s %s %s %s %s %.0f %s %.0f\n",
+			$1, $2, $3, $4, $5, ($6 + u) / 2, $7, ($8 + ul) / 2 }' \
 			"$T/pending" | tee -a "$T/runs" |
-			awk -v i="$i" '{ printf "   run %d WRITES=%s %-10s indirect=%-6s t %.3f ms  t_a %.3f ms  t0 %.3f ms  %+.2f %%\n",
-				i, $1, $2, $3, $4 / 1e6, $5 / 1e6, $6 / 1e6, 100 * ($5 - $6) / $6 }'
+			awk -v i="$i" -v n="$ITERS" '{ printf "   run %d WRITES=%s %-10s indirect=%-6s t %.3f ms  t_a %.3f ms  t0 %.3f ms  %+.2f %%" \
+				"  (own part %+.2f %%, MPI part %+.0f ns/iteration)\n",
+				i, $1, $2, $3, $4 / 1e6, $5 / 1e6, $6 / 1e6, 100 * ($5 - $6) / $6,
+				100 * ($7 - $8) / $8, (($5 - $7) - ($6 - $8)) / n }'
 	done
 	t0=$(median <"$T/t0s")
 	echo "== WRITES=$w: untraced region t0: median $t0 ns ($(sort -n "$T/t0s" | tr '\n' ' '))"
@@ -114,16 +129,21 @@ echo "perturbation is 20 % or more)"
 echo "  paired: per traced run, (t_a - t0) / t0 with t0 the mean of the untraced runs"
 echo "  just before and after it (this host changes speed from run to run, by up to 10 %);"
 echo "  the median of those errors, with a 95 % confidence interval of that median (order"
-echo "  statistics); unpaired: the median t_a against the median of all untraced runs"
+echo "  statistics); unpaired: the median t_a against the median of all untraced runs;"
+echo "  own part: the ranks' computation and fwrite calls (corrected COMPUTE events against"
+echo "  the program's own clock, paired, median); MPI part: the rest of the region, MPI calls"
+echo "  and their waits, corrected minus untraced per iteration (median)"
 for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
 	w=${k%%:*}
 	t0=$(awk -v w="$w" '$1 == w { print $2 }' "$T/t0")
-	awk -v k="$k" '$1 ":" $2 ":" $3 == k { print $4, $5, $6 }' "$T/runs" >"$T/k"
+	awk -v k="$k" '$1 ":" $2 ":" $3 == k { print $4, $5, $6, $7, $8 }' "$T/runs" >"$T/k"
 	tm=$(cut -d' ' -f1 "$T/k" | median)
 	tam=$(cut -d' ' -f2 "$T/k" | median)
 	awk '{ print 100 * ($2 - $3) / $3 }' "$T/k" | sort -g >"$T/e"
 	awk '{ print 100 * ($1 - $3) / $3 }' "$T/k" | sort -g >"$T/p"
-	awk -v k="$k" -v t0="$t0" -v ta="$tam" -v pm="$(median <"$T/p")" \
+	lm=$(awk '{ print 100 * ($4 - $5) / $5 }' "$T/k" | median)
+	mm=$(awk -v n="$ITERS" '{ print (($2 - $4) - ($3 - $5)) / n }' "$T/k" | median)
+	awk -v k="$k" -v t0="$t0" -v ta="$tam" -v pm="$(median <"$T/p")" -v lm="$lm" -v mm="$mm" \
 		-v em="$(median <"$T/e")" -v es="$(tr '\n' ' ' <"$T/e")" 'BEGIN {
 		split(k, p, ":")
 		n = split(es, e, " ")
@@ -136,6 +156,6 @@ for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
 		}
 		if (j >= 1) ci = sprintf("[%+.2f, %+.2f]", e[j], e[n + 1 - j]); else ci = "(too few runs)"
 		printf "  WRITES=%-3s %-10s indirect=%-6s perturbation %6.1f %%  paired: median %+6.2f %%, 95 %% CI %s;" \
-			" unpaired: t_a %.3f ms vs t0 %.3f ms: %+.2f %%  (%d runs)\n",
-			p[1], p[2], p[3], pm, em, ci, ta / 1e6, t0 / 1e6, 100 * (ta - t0) / t0, n }'
+			" unpaired: t_a %.3f ms vs t0 %.3f ms: %+.2f %%  (%d runs); own part %+.2f %%, MPI part %+.0f ns/iteration\n",
+			p[1], p[2], p[3], pm, em, ci, ta / 1e6, t0 / 1e6, 100 * (ta - t0) / t0, n, lm, mm }'
 done

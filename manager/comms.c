@@ -126,6 +126,7 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		break;
 	case PROTO_EV_MPI_COMM_CREATE:
 	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_CART_SUB:
 		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_leader)];
 		if (colour < 0)
 			colour = UNKNOWN_COLOUR;

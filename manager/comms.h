@@ -10,11 +10,11 @@
  * members of a communicator to make their collective calls on it in the
  * same order: the k-th creation call a rank makes on a parent is the k-th
  * one of every member. So a communicator made by MPI_Comm_split,
- * MPI_Comm_dup, MPI_Comm_create, MPI_Comm_split_type or MPI_Cart_create is
- * named job-wide by (its parent's name, k, what tells apart the
- * communicators one call makes: the split's colour, else their lowest
- * world rank, the event's leader, since they are disjoint), interned into
- * a dense number. Names:
+ * MPI_Comm_dup, MPI_Comm_create, MPI_Comm_split_type, MPI_Cart_create or
+ * MPI_Cart_sub is named job-wide by (its parent's name, k, what tells
+ * apart the communicators one call makes: the split's colour, else their
+ * lowest world rank, the event's leader, since they are disjoint),
+ * interned into a dense number. Names:
  *   0    MPI_COMM_WORLD;
  *   > 0  made by one of those traced calls on a named parent: the same on
  *        every member;

@@ -381,6 +381,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		break;
 	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
 	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
+	case PROTO_EV_MPI_CART_SUB:
 	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
 		if (comm_made(t, ev))
 			return -1;
@@ -583,6 +584,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_COMM_DUP:
 	case PROTO_EV_MPI_COMM_CREATE:
 	case PROTO_EV_MPI_CART_CREATE:
+	case PROTO_EV_MPI_CART_SUB:
 	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
 		return comm_made(t, ev);
 	case PROTO_EV_MPI_SEND:

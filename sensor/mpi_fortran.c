@@ -228,6 +228,33 @@ void mpi_cart_create_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims,
 	set_ierr(ierr, rc);
 }
 
+/* remain_dims is LOGICAL(ndims), ndims from the cartesian communicator */
+FDECL(mpi_cart_sub, MPI_CART_SUB, cart_sub,
+      (MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm,
+		   MPI_Fint *ierr)
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm), nc = MPI_COMM_NULL;
+	int n = 0, small[SMALL], *p = small, rc;
+
+	if ((rc = PMPI_Cartdim_get(c, &n)) != MPI_SUCCESS) {
+		set_ierr(ierr, rc);
+		return;
+	}
+	if (n > SMALL && !(p = malloc((size_t)n * sizeof(int)))) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		p[i] = remain_dims[i] != F_FALSE;
+	rc = MPI_Cart_sub(c, p, &nc);
+	if (p != small)
+		free(p);
+	if (rc == MPI_SUCCESS)
+		*newcomm = PMPI_Comm_c2f(nc);
+	set_ierr(ierr, rc);
+}
+
 FDECL(mpi_comm_free, MPI_COMM_FREE, comm_free,
       (MPI_Fint *comm, MPI_Fint *ierr))
 void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)

@@ -732,6 +732,17 @@ static int do_Cart_create(struct mw_call *c, MPI_Comm comm, int ndims,
 	return rc;
 }
 
+static int do_Cart_sub(struct mw_call *c, MPI_Comm comm, const int remain_dims[],
+		       MPI_Comm *newcomm)
+{
+	int rc = next_Cart_sub(comm, remain_dims, newcomm);
+	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	struct made m = made_of(rc, newcomm);
+
+	set_args(c, parent, m.id, m.size, m.leader, m.myrank, 0);
+	return rc;
+}
+
 static int do_Comm_free(struct mw_call *c, MPI_Comm *comm)
 {
 	uint64_t key = comm && *comm != MPI_COMM_NULL ? comm_key(*comm) : 0;

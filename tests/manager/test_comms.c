@@ -166,9 +166,9 @@ Test(comms, many)
 	cr_assert_eq(mgr_comms_stats(cm)->named, 5000);
 }
 
-/* MPI_Comm_create and MPI_Comm_split_type tell their communicators apart
- * by leader (lowest world rank); a leader of -1 leaves it unnamed;
- * MPI_Cart_create makes one communicator */
+/* MPI_Comm_create, MPI_Comm_split_type and MPI_Cart_sub tell their
+ * communicators apart by leader (lowest world rank); a leader of -1 leaves
+ * it unnamed; MPI_Cart_create makes one communicator */
 Test(comms, leaders)
 {
 	struct proto_event e;
@@ -186,7 +186,14 @@ Test(comms, leaders)
 		e.type = PROTO_EV_MPI_COMM_CREATE;	/* a leader unknown */
 		proto_ev_set_args(&e, 3, 4, 4, -1, (int64_t)s, 0);
 		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		memset(&e, 0, sizeof(e));
+		e.type = PROTO_EV_MPI_CART_SUB;		/* rows {0, 1}, {2, 3} */
+		proto_ev_set_args(&e, 3, 5, 2, s < 2 ? 0 : 2, (int64_t)s % 2, 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
 	}
+	cr_assert_eq(mgr_comms_name(cm, 0, 5), mgr_comms_name(cm, 1, 5));
+	cr_assert_eq(mgr_comms_name(cm, 2, 5), mgr_comms_name(cm, 3, 5));
+	cr_assert_neq(mgr_comms_name(cm, 0, 5), mgr_comms_name(cm, 2, 5));
 	int64_t a = mgr_comms_name(cm, 0, 2), b = mgr_comms_name(cm, 2, 2);
 
 	cr_assert_gt(a, 0);
@@ -199,6 +206,6 @@ Test(comms, leaders)
 	for (uint64_t s = 1; s < 4; s++)
 		cr_assert_eq(mgr_comms_name(cm, s, 3), cart);
 	cr_assert_lt(mgr_comms_name(cm, 0, 4), 0, "no leader: unnamed");
-	cr_assert_eq(mgr_comms_stats(cm)->named, 3);
+	cr_assert_eq(mgr_comms_stats(cm)->named, 5);
 	cr_assert_eq(mgr_comms_stats(cm)->unnamed, 4);
 }

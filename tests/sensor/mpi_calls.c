@@ -245,6 +245,19 @@ int main(int argc, char **argv)
 			     14, cart, &st);
 		check += sum_ints(rbuf, 7) + st.MPI_SOURCE;
 		MPI_Comm_free(&cart);
+		/* a 2-D grid and its rows (MPI_Cart_sub), a sum along each */
+		{
+			int d2[2] = {0, 0}, p2[2] = {0, 0}, keep[2] = {0, 1};
+			MPI_Comm grid, row;
+
+			MPI_Dims_create(size, 2, d2);
+			MPI_Cart_create(MPI_COMM_WORLD, 2, d2, p2, 0, &grid);
+			MPI_Cart_sub(grid, keep, &row);
+			MPI_Allreduce(sbuf, rbuf, 2, MPI_INT, MPI_SUM, row);
+			check += sum_ints(rbuf, 2);
+			MPI_Comm_free(&row);
+			MPI_Comm_free(&grid);
+		}
 	}
 
 	all = malloc((size_t)size * sizeof(long long));

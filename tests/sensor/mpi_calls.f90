@@ -10,7 +10,8 @@ program mpi_calls
   integer :: rank, nprocs, nxt, prv, provided, i, idx, color, ierr
   integer :: hr, hs, hn, hp, half, dup
   integer :: wg, lg, low, shm, cart, src, dst, ranks(16), dims(1)
-  logical :: periods(1)
+  logical :: periods(1), p2(2), keep(2)
+  integer :: d2(2), grid, row
   integer(kind=8) :: check
   integer(kind=8), allocatable :: all(:)
   integer, allocatable :: counts(:), displs(:), rcounts(:), rdispls(:)
@@ -197,6 +198,18 @@ program mpi_calls
   call MPI_Sendrecv(sbuf, 7, MPI_INTEGER, dst, 14, rbuf, 7, MPI_INTEGER, src, 14, cart, st, ierr)
   check = check + sum(int(rbuf(1:7), 8)) + st(MPI_SOURCE)
   call MPI_Comm_free(cart, ierr)
+  ! a 2-D grid and its rows (MPI_Cart_sub), a sum along each
+  d2 = 0
+  call MPI_Dims_create(nprocs, 2, d2, ierr)
+  p2 = .false.
+  call MPI_Cart_create(MPI_COMM_WORLD, 2, d2, p2, .false., grid, ierr)
+  keep(1) = .false.
+  keep(2) = .true.
+  call MPI_Cart_sub(grid, keep, row, ierr)
+  call MPI_Allreduce(sbuf, rbuf, 2, MPI_INTEGER, MPI_SUM, row, ierr)
+  check = check + sum(int(rbuf(1:2), 8))
+  call MPI_Comm_free(row, ierr)
+  call MPI_Comm_free(grid, ierr)
 
   allocate(all(nprocs))
   call MPI_Gather(check, 1, MPI_INTEGER8, all, 1, MPI_INTEGER8, 0, MPI_COMM_WORLD, ierr)

@@ -70,9 +70,9 @@ run_mpi() {
 # program makes them deterministic (not the polling Test/Iprobe loops).
 CALLS="MPI_Init=1 MPI_Finalize=1 MPI_Comm_size=2 MPI_Comm_rank=2
 MPI_Comm_split=1 MPI_Comm_dup=1 MPI_Comm_create=1 MPI_Comm_split_type=1
-MPI_Cart_create=1 MPI_Recv MPI_Irecv=5 MPI_Sendrecv=3
+MPI_Cart_create=2 MPI_Cart_sub=1 MPI_Recv MPI_Irecv=5 MPI_Sendrecv=3
 MPI_Wait MPI_Waitall=2 MPI_Waitany=2 MPI_Test MPI_Probe=1 MPI_Iprobe
-MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=4 MPI_Gather=2
+MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=5 MPI_Gather=2
 MPI_Gatherv=1 MPI_Scatter=1 MPI_Scatterv=1 MPI_Allgather=1
 MPI_Allgatherv=1 MPI_Alltoall=1 MPI_Alltoallv=1 MPI_Reduce_scatter=1
 MPI_Scan=1 MPI_Exscan=1 MPI_Send MPI_Isend compute"
@@ -81,16 +81,17 @@ MPI_Send=5 MPI_Recv=5 compute"
 
 # The manager on the all-calls job: every message matched and causal; the
 # two halves of the split, their dups, the low half (MPI_Comm_create), the
-# shared-memory communicator and the cartesian ring named job-wide (7); the
-# Allreduce on each half, the Barrier on the low half and the Allreduce on
-# the shared-memory one corrected as collectives (4 instances).
+# shared-memory communicator, the cartesian ring, the 2-D grid and its two
+# rows (MPI_Cart_sub) named job-wide (10); the Allreduce on each half, the
+# Barrier on the low half, the Allreduce on the shared-memory one and on
+# each row corrected as collectives (6 instances).
 report_check() {
 	rep=$("$MPI_TOP_BUILDDIR/manager/tapestry" report --xml "$1" 2> "$tmp/rep.err") || {
 		echo "FAIL: $flavour $lang calls: tapestry report"; cat "$tmp/rep.err"
 		return 1; }
 	bad=0
 	for want in unmatched_sends=0 unmatched_receives=0 violations_after=0 \
-		communicators_named=7 communicators_unnamed=0 collectives_sub=4; do
+		communicators_named=10 communicators_unnamed=0 collectives_sub=6; do
 		k=${want%%=*}
 		got=$(printf '%s\n' "$rep" | sed -n "s/.* $k=\"\([^\"]*\)\".*/\1/p" | head -n 1)
 		if [ "$k=$got" != "$want" ]; then
@@ -99,8 +100,8 @@ report_check() {
 		fi
 	done
 	[ $bad = 0 ] || printf '%s\n' "$rep" | grep -E 'causality|perturbation'
-	# OTF2 (when built, and otf2-print is there): each of the 7 defined
-	# over its own members (5 of 2 ranks, 2 of 4), none over "members
+	# OTF2 (when built, and otf2-print is there): each of the 10 defined
+	# over its own members (7 of 2 ranks, 3 of 4), none over "members
 	# unknown", and the collectives on them refer to them
 	if command -v otf2-print > /dev/null &&
 		"$MPI_TOP_BUILDDIR/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$1" \
@@ -112,10 +113,10 @@ report_check() {
 		unk=$(grep -c 'members unknown' "$tmp/o.defs")
 		warn=$(grep -c 'warning' "$tmp/o.defs")
 		sub=$(grep 'MPI_COLLECTIVE_END' "$tmp/o.evts" | grep -c '"comm ')
-		if [ "$n2.$n4.$unk.$warn.$sub" != "5.2.0.0.10" ]; then
+		if [ "$n2.$n4.$unk.$warn.$sub" != "7.3.0.0.14" ]; then
 			echo "FAIL: $flavour $lang calls: OTF2 communicators: $n2 of 2 ranks" \
-				"(want 5), $n4 of 4 (2), $unk unknown (0), $warn warnings (0)," \
-				"$sub collectives on them (10)"
+				"(want 7), $n4 of 4 (3), $unk unknown (0), $warn warnings (0)," \
+				"$sub collectives on them (14)"
 			grep '^COMM\|warning' "$tmp/o.defs"
 			bad=1
 		fi

@@ -83,6 +83,31 @@ static void set_ierr(MPI_Fint *ierr, int rc)
 		*ierr = rc;
 }
 
+/* A constructor's result: the new communicator's handle when it worked. */
+static void set_newcomm(MPI_Fint *newcomm, MPI_Comm nc, int rc, MPI_Fint *ierr)
+{
+	if (rc == MPI_SUCCESS)
+		*newcomm = PMPI_Comm_c2f(nc);
+	set_ierr(ierr, rc);
+}
+
+/* C ints of n Fortran LOGICALs (gfortran: .TRUE. is 1), in small (SMALL
+ * ints) or allocated; NULL when out of memory. Free with free_ints(). */
+static int *c_logicals(const MPI_Fint *l, int n, int *small)
+{
+	int *p = n > SMALL ? malloc((size_t)n * sizeof(int)) : small;
+
+	for (int i = 0; p && i < n; i++)
+		p[i] = l[i] != F_FALSE;
+	return p;
+}
+
+static void free_ints(int *p, const int *small)
+{
+	if (p != small)
+		free(p);
+}
+
 /* C copies of n Fortran requests, in small or allocated (NULL: failed). */
 static MPI_Request *reqs_f2c(const MPI_Fint *f, int n, MPI_Request *small)
 {
@@ -157,9 +182,7 @@ void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key,
 	MPI_Comm nc = MPI_COMM_NULL;
 	int rc = MPI_Comm_split(PMPI_Comm_f2c(*comm), *color, *key, &nc);
 
-	if (rc == MPI_SUCCESS)
-		*newcomm = PMPI_Comm_c2f(nc);
-	set_ierr(ierr, rc);
+	set_newcomm(newcomm, nc, rc, ierr);
 }
 
 FDECL(mpi_comm_dup, MPI_COMM_DUP, comm_dup,
@@ -169,9 +192,7 @@ void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
 	MPI_Comm nc = MPI_COMM_NULL;
 	int rc = MPI_Comm_dup(PMPI_Comm_f2c(*comm), &nc);
 
-	if (rc == MPI_SUCCESS)
-		*newcomm = PMPI_Comm_c2f(nc);
-	set_ierr(ierr, rc);
+	set_newcomm(newcomm, nc, rc, ierr);
 }
 
 FDECL(mpi_comm_create, MPI_COMM_CREATE, comm_create,
@@ -182,9 +203,7 @@ void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm,
 	MPI_Comm nc = MPI_COMM_NULL;
 	int rc = MPI_Comm_create(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), &nc);
 
-	if (rc == MPI_SUCCESS)
-		*newcomm = PMPI_Comm_c2f(nc);
-	set_ierr(ierr, rc);
+	set_newcomm(newcomm, nc, rc, ierr);
 }
 
 FDECL(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE, comm_split_type,
@@ -197,12 +216,10 @@ void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key,
 	int rc = MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key,
 				     PMPI_Info_f2c(*info), &nc);
 
-	if (rc == MPI_SUCCESS)
-		*newcomm = PMPI_Comm_c2f(nc);
-	set_ierr(ierr, rc);
+	set_newcomm(newcomm, nc, rc, ierr);
 }
 
-/* periods and reorder are LOGICAL (gfortran: a C int, .TRUE. is 1) */
+/* periods and reorder are LOGICAL */
 FDECL(mpi_cart_create, MPI_CART_CREATE, cart_create,
       (MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods,
        MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr))
@@ -211,21 +228,16 @@ void mpi_cart_create_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims,
 		      MPI_Fint *ierr)
 {
 	MPI_Comm nc = MPI_COMM_NULL;
-	int n = *ndims > 0 ? *ndims : 0, small[SMALL], *p = small, rc;
+	int small[SMALL], *p = c_logicals(periods, *ndims > 0 ? *ndims : 0, small), rc;
 
-	if (n > SMALL && !(p = malloc((size_t)n * sizeof(int)))) {
+	if (!p) {
 		set_ierr(ierr, MPI_ERR_NO_MEM);
 		return;
 	}
-	for (int i = 0; i < n; i++)
-		p[i] = periods[i] != F_FALSE;
 	rc = MPI_Cart_create(PMPI_Comm_f2c(*comm), *ndims, dims, p,
 			     *reorder != F_FALSE, &nc);
-	if (p != small)
-		free(p);
-	if (rc == MPI_SUCCESS)
-		*newcomm = PMPI_Comm_c2f(nc);
-	set_ierr(ierr, rc);
+	free_ints(p, small);
+	set_newcomm(newcomm, nc, rc, ierr);
 }
 
 /* remain_dims is LOGICAL(ndims), ndims from the cartesian communicator */
@@ -235,24 +247,19 @@ void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm,
 		   MPI_Fint *ierr)
 {
 	MPI_Comm c = PMPI_Comm_f2c(*comm), nc = MPI_COMM_NULL;
-	int n = 0, small[SMALL], *p = small, rc;
+	int n = 0, small[SMALL], *p, rc;
 
 	if ((rc = PMPI_Cartdim_get(c, &n)) != MPI_SUCCESS) {
 		set_ierr(ierr, rc);
 		return;
 	}
-	if (n > SMALL && !(p = malloc((size_t)n * sizeof(int)))) {
+	if (!(p = c_logicals(remain_dims, n > 0 ? n : 0, small))) {
 		set_ierr(ierr, MPI_ERR_NO_MEM);
 		return;
 	}
-	for (int i = 0; i < n; i++)
-		p[i] = remain_dims[i] != F_FALSE;
 	rc = MPI_Cart_sub(c, p, &nc);
-	if (p != small)
-		free(p);
-	if (rc == MPI_SUCCESS)
-		*newcomm = PMPI_Comm_c2f(nc);
-	set_ierr(ierr, rc);
+	free_ints(p, small);
+	set_newcomm(newcomm, nc, rc, ierr);
 }
 
 FDECL(mpi_comm_free, MPI_COMM_FREE, comm_free,

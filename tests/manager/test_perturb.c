@@ -162,6 +162,23 @@ Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
 	finish(&g0, &g1, "waiting receive");
 }
 
+/* A barrier on the communicator rank 0 calls c0 and rank 1 c1: rank 0
+ * enters at 6000, rank 1 at 7000, both leave at 7200 (truth); in the traced
+ * run both leave at the later traced entry + 200. Then a write each. */
+static void barrier_then_writes(struct gen *g0, struct gen *g1, int64_t c0,
+				int64_t c1)
+{
+	emit(g0, PROTO_EV_MPI_BARRIER, 6000, 7200)->arg[0] = c0;
+	emit(g1, PROTO_EV_MPI_BARRIER, 7000, 7200)->arg[0] = c1;
+	int64_t leave = (int64_t)g1->ev[g1->n - 1].t_start + 200;
+	g0->ev[g0->n - 1].t_end = (uint64_t)leave;
+	g1->ev[g1->n - 1].t_end = (uint64_t)leave;
+	g0->lag = leave - 7200 + ALPHA;
+	g1->lag = leave - 7200 + ALPHA;
+	emit(g0, PROTO_EV_WRITE, 8000, 8100);
+	emit(g1, PROTO_EV_WRITE, 9000, 9100);
+}
+
 /* a message that had arrived when the receive was called keeps its copy
  * time; a barrier ends at the latest corrected entry + the exit spread */
 Test(perturb, arrived_receive_and_barrier)
@@ -180,17 +197,7 @@ Test(perturb, arrived_receive_and_barrier)
 	r->arg[1] = 0;
 	r->arg[3] = 8;
 	r->arg[4] = 1;		/* had arrived */
-	/* barrier: rank 0 enters at 6000, rank 1 at 7000; both leave at 7200 */
-	emit(&g0, PROTO_EV_MPI_BARRIER, 6000, 7200);
-	emit(&g1, PROTO_EV_MPI_BARRIER, 7000, 7200);
-	/* in the traced run both leave at the later traced entry + 200 */
-	int64_t leave = (int64_t)g1.ev[g1.n - 1].t_start + 200;
-	g0.ev[g0.n - 1].t_end = (uint64_t)leave;
-	g1.ev[g1.n - 1].t_end = (uint64_t)leave;
-	g0.lag = leave - 7200 + ALPHA;
-	g1.lag = leave - 7200 + ALPHA;
-	emit(&g0, PROTO_EV_WRITE, 8000, 8100);
-	emit(&g1, PROTO_EV_WRITE, 9000, 9100);
+	barrier_then_writes(&g0, &g1, 0, 0);
 	finish(&g0, &g1, "arrived + barrier");
 }
 
@@ -211,16 +218,7 @@ Test(perturb, barrier_on_a_split_communicator)
 	proto_ev_set_args(d, 0, 7, 1, 2, 2, 0);
 	for (int k = 0; k < 3; k++)
 		emit(&g1, PROTO_EV_WRITE, 2000 + 1000 * k, 2100 + 1000 * k);
-	/* barrier: rank 0 enters at 6000, rank 1 at 7000; both leave at 7200 */
-	emit(&g0, PROTO_EV_MPI_BARRIER, 6000, 7200)->arg[0] = 3;
-	emit(&g1, PROTO_EV_MPI_BARRIER, 7000, 7200)->arg[0] = 2;
-	int64_t leave = (int64_t)g1.ev[g1.n - 1].t_start + 200;
-	g0.ev[g0.n - 1].t_end = (uint64_t)leave;
-	g1.ev[g1.n - 1].t_end = (uint64_t)leave;
-	g0.lag = leave - 7200 + ALPHA;
-	g1.lag = leave - 7200 + ALPHA;
-	emit(&g0, PROTO_EV_WRITE, 8000, 8100);
-	emit(&g1, PROTO_EV_WRITE, 9000, 9100);
+	barrier_then_writes(&g0, &g1, 3, 2);
 	finish(&g0, &g1, "barrier on a split communicator");
 }
 

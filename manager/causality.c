@@ -20,7 +20,8 @@
 #define TAG_SCAN 4096		/* how far a tagged receive looks for its send */
 
 struct jump {
-	uint64_t t_j, t_p;	/* receive start; ramp start */
+	uint64_t t_j, t_p;	/* receive start (collective end); ramp start */
+	uint64_t t_min;		/* earliest ramp start (a collective's own start) */
 	int64_t d;
 };
 
@@ -44,6 +45,19 @@ struct msg_end {
 	int64_t match;		/* index of the matching end, -1 */
 };
 
+/* A collective event: the stream's n-th on the communicator named name is
+ * one instance with every member's n-th (manager/comms.h). */
+enum { CK_ALL = 1, CK_FROM_ROOT, CK_TO_ROOT };
+
+struct coll_end {
+	uint32_t stream;	/* index in streams */
+	uint8_t kind;		/* CK_*: who must have entered before who leaves */
+	int64_t crank;		/* rank in the communicator, -1: unknown */
+	int64_t root;		/* root's rank in it (rooted kinds), -1 */
+	int64_t name, n;
+	uint64_t t0, t1;
+};
+
 struct reqent {
 	uint64_t stream, req;
 	int64_t tag, comm;
@@ -59,6 +73,8 @@ struct mgr_causality {
 	size_t capreq, nreq;
 	struct mgr_causality_stats st;
 	struct mgr_comms *comms;	/* communicators' job-wide names */
+	struct coll_end *coll;		/* collectives, by instance after the pass */
+	size_t ncoll, capcoll;
 	const struct mgr_post *post;
 	int error;
 };
@@ -155,6 +171,50 @@ static void add_end(struct mgr_causality *c, int send, uint32_t si,
 	m->match = -1;
 }
 
+/* Who must have entered a collective before a member leaves it (scan and
+ * exscan, whose prefixes need every member's rank, are left out). */
+static int coll_kind(unsigned type)
+{
+	switch (type) {
+	case PROTO_EV_MPI_BCAST:
+	case PROTO_EV_MPI_SCATTER:
+	case PROTO_EV_MPI_SCATTERV:
+		return CK_FROM_ROOT;	/* the others wait for the root */
+	case PROTO_EV_MPI_REDUCE:
+	case PROTO_EV_MPI_GATHER:
+	case PROTO_EV_MPI_GATHERV:
+		return CK_TO_ROOT;	/* the root waits for the others */
+	case PROTO_EV_MPI_SCAN:
+	case PROTO_EV_MPI_EXSCAN:
+		return 0;
+	default:
+		return CK_ALL;		/* everyone waits for everyone */
+	}
+}
+
+/* Number a collective on the communicator named name (local: the rank's
+ * own id) and keep it for the repair unless it failed. */
+static int add_coll(struct mgr_causality *c, uint32_t si, const struct proto_event *ev,
+		    int64_t name, int64_t local, uint64_t t0, uint64_t t1)
+{
+	int rc = 0;
+	int64_t n = mgr_comms_next_coll(c->comms, c->s[si].id, name, &rc);
+	int kind = coll_kind(ev->type), ri = proto_ev_arg(ev->type, PROTO_F_root);
+
+	if (rc || n < 0 || !kind || (ev->flags & PROTO_EVF_FAILED))
+		return rc;
+	if ((rc = mgr_big_grow((void **)&c->coll, &c->capcoll, c->ncoll + 1,
+			       sizeof(*c->coll))))
+		return rc;
+	c->coll[c->ncoll++] = (struct coll_end){
+		.stream = si, .kind = (uint8_t)kind,
+		/* world: the stream's rank, known once the pass is over */
+		.crank = name == 0 ? -1 : mgr_comms_rank(c->comms, c->s[si].id, local),
+		.root = ri >= 0 ? ev->arg[ri] : -1,
+		.name = name, .n = n, .t0 = t0, .t1 = t1};
+	return 0;
+}
+
 static void on_event(struct mgr_causality *c, const struct proto_trace_event *te,
 		     uint64_t order)
 {
@@ -182,13 +242,18 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 		c->error = rc;
 		return;
 	}
-	if (ev->flags & PROTO_EVF_FAILED)
-		return;
 	/* channels are keyed by the communicator's job-wide name */
 	int64_t comm = -1;
 	int ci = proto_ev_arg(ev->type, PROTO_F_comm);
 	if (ci >= 0)
 		comm = mgr_comms_name(c->comms, s->id, a[ci]);
+	if (proto_ev_collective(ev->type) && comm >= 0 &&
+	    (rc = add_coll(c, si, ev, comm, a[ci], t0, t1))) {
+		c->error = rc;
+		return;
+	}
+	if (ev->flags & PROTO_EVF_FAILED)
+		return;
 	switch (ev->type) {
 	case PROTO_EV_MPI_SEND:		/* peer tag comm bytes */
 	case PROTO_EV_MPI_ISEND:	/* peer tag comm bytes req */
@@ -346,7 +411,8 @@ static int64_t step_shift(const struct cstream *s, uint64_t t)
 	return s->prefix ? s->prefix[k] : 0;
 }
 
-static int add_jump(struct cstream *s, uint64_t t, int64_t d)
+/* A jump of d at t; its ramp (backward pass) starts at tmin or later. */
+static int add_jump(struct cstream *s, uint64_t t, int64_t d, uint64_t tmin)
 {
 	size_t k = s->nj;
 	int rc;
@@ -355,12 +421,15 @@ static int add_jump(struct cstream *s, uint64_t t, int64_t d)
 		k--;
 	if (k > 0 && s->j[k - 1].t_j == t) {
 		s->j[k - 1].d += d;
+		if (tmin > s->j[k - 1].t_min)
+			s->j[k - 1].t_min = tmin;
 	} else {
 		if ((rc = mgr_big_grow((void **)&s->j, &s->capj, s->nj + 1, sizeof(*s->j))))
 			return rc;
 		memmove(&s->j[k + 1], &s->j[k], (s->nj - k) * sizeof(*s->j));
 		s->j[k].t_j = t;
 		s->j[k].t_p = t;
+		s->j[k].t_min = tmin;
 		s->j[k].d = d;
 		s->nj++;
 	}
@@ -409,6 +478,102 @@ static uint64_t count_violations(const struct mgr_causality *c, int repaired,
 	return v;
 }
 
+/* instances together: by name, then number, then stream */
+static int cmp_coll(const void *pa, const void *pb)
+{
+	const struct coll_end *a = pa, *b = pb;
+
+	if (a->name != b->name)
+		return a->name < b->name ? -1 : 1;
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	return (a->stream > b->stream) - (a->stream < b->stream);
+}
+
+/* A collective's entry and exit: raw (how 0), during the repair (1: the
+ * step shifts; a collective's own jump sits at its end), repaired (2). */
+static void coll_times(const struct mgr_causality *c, const struct coll_end *e,
+		       int how, int64_t *in, int64_t *out)
+{
+	const struct cstream *s = &c->s[e->stream];
+
+	*in = (int64_t)e->t0;
+	*out = (int64_t)e->t1;
+	if (how == 1) {
+		*in += step_shift(s, e->t0);
+		*out += step_shift(s, e->t1);
+	} else if (how == 2) {
+		*in += shift_at(s, e->t0);
+		*out += shift_at(s, e->t1);
+	}
+}
+
+/* One instance e[0..n): each member's exit must come lat after the entries
+ * it waits for (CK_ALL: every other member's; CK_FROM_ROOT: the root's;
+ * CK_TO_ROOT, the root only: every other member's). Counts the exits short
+ * of that in *count; when repairing (how 1), stretches each by a jump at
+ * its end, ramped over the collective itself: its entry stays, so no
+ * member's bound moves and the passes converge. Rooted kinds need exactly
+ * one member whose rank is the root. */
+static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t n,
+		      int64_t lat, int how, uint64_t *count)
+{
+	int64_t top = INT64_MIN, second = INT64_MIN, root_in = INT64_MIN, in, out;
+	size_t itop = SIZE_MAX, iroot = SIZE_MAX, roots = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		coll_times(c, &e[i], how, &in, &out);
+		if (in > top) {
+			second = top;
+			top = in;
+			itop = i;
+		} else if (in > second) {
+			second = in;
+		}
+		if (e[i].kind != CK_ALL && e[i].crank >= 0 && e[i].crank == e[i].root) {
+			roots++;
+			iroot = i;
+			root_in = in;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t bound = i == itop ? second : top;
+
+		if (e[i].kind == CK_FROM_ROOT)
+			bound = roots == 1 && i != iroot ? root_in : INT64_MIN;
+		else if (e[i].kind == CK_TO_ROOT && (roots != 1 || i != iroot))
+			bound = INT64_MIN;
+		if (bound == INT64_MIN)
+			continue;
+		coll_times(c, &e[i], how, &in, &out);
+		if (out >= bound + lat)
+			continue;
+		(*count)++;
+		if (how == 1) {
+			int rc = add_jump(&c->s[e[i].stream], e[i].t1, bound + lat - out,
+					  e[i].t0);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Every instance through coll_check; the number of short exits. */
+static int coll_pass(struct mgr_causality *c, int64_t lat, int how, uint64_t *count)
+{
+	*count = 0;
+	for (size_t i = 0, j; i < c->ncoll; i = j) {
+		for (j = i + 1; j < c->ncoll && c->coll[j].name == c->coll[i].name &&
+			     c->coll[j].n == c->coll[i].n; j++)
+			;
+		int rc = coll_check(c, &c->coll[i], j - i, lat, how, count);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -432,12 +597,20 @@ static int repair(struct mgr_causality *c, int64_t lat)
 			int64_t ts = (int64_t)s->t0 + step_shift(&c->s[s->stream], s->t0);
 			int64_t tr = (int64_t)r->t1 + step_shift(&c->s[r->stream], r->t0);
 			if (tr < ts + lat) {
-				int rc = add_jump(&c->s[r->stream], r->t0, ts + lat - tr);
+				int rc = add_jump(&c->s[r->stream], r->t0, ts + lat - tr, 0);
 				if (rc)
 					return rc;
 				c->st.jumps++;
 				changed = 1;
 			}
+		}
+		uint64_t k;
+		int rc = coll_pass(c, lat, 1, &k);
+		if (rc)
+			return rc;
+		if (k) {
+			c->st.coll_moved += k;
+			changed = 1;
 		}
 	}
 	/* backward pass: each jump becomes a ramp from the end of the
@@ -459,6 +632,8 @@ static int repair(struct mgr_causality *c, int64_t lat)
 			}
 			if (lo > 0)
 				tp = s->ends[lo - 1];
+			if (s->j[k].t_min)	/* a collective's: over itself */
+				tp = s->j[k].t_min;
 			if (k > 0 && tp < s->j[k - 1].t_j)
 				tp = s->j[k - 1].t_j;
 			s->j[k].t_p = tp;
@@ -512,8 +687,23 @@ struct mgr_causality *mgr_causality_build(const char *dir,
 	c->st.sends = c->nsnd;
 	c->st.receives = c->nrcv;
 	match(c);
+	for (size_t i = 0; i < c->ncoll; i++)	/* world ranks are final too */
+		if (c->coll[i].name == 0)
+			c->coll[i].crank = c->s[c->coll[i].stream].rank;
+	mgr_big_sort(c->coll, c->ncoll, sizeof(*c->coll), cmp_coll);
+	for (size_t i = 0; i < c->ncoll; i++)
+		if (i == 0 || c->coll[i - 1].n != c->coll[i].n ||
+		    c->coll[i - 1].name != c->coll[i].name)
+			c->st.collectives++;
+	uint64_t k = 0;
 	c->st.violations_before = count_violations(c, 0, 0);
-	if ((r = repair(c, min_latency_ns)) != 0) {
+	if ((r = coll_pass(c, 0, 0, &k)) == 0) {
+		c->st.coll_violations_before = k;
+		r = repair(c, min_latency_ns);
+	}
+	if (r == 0 && (r = coll_pass(c, 0, 2, &k)) == 0)
+		c->st.coll_violations_after = k;
+	if (r != 0) {
 		*rc = r;
 		mgr_causality_free(c);
 		return NULL;
@@ -564,6 +754,7 @@ void mgr_causality_free(struct mgr_causality *c)
 	mgr_big_free(c->snd);
 	mgr_big_free(c->rcv);
 	mgr_big_free(c->req);
+	mgr_big_free(c->coll);
 	mgr_comms_free(c->comms);
 	free(c);
 }

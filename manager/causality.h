@@ -12,7 +12,14 @@
  * ramp that starts at the end of the process's previous MPI event, so the
  * computation before the receive absorbs the jump instead of one instant.
  * Ramps never move a send (there is none inside a ramp), so they add no
- * violation. The result is a per-stream shift function of global time.
+ * violation. Collectives on MPI_COMM_WORLD and on named communicators are
+ * logical messages (Becker et al.'s extension of the CLC): a member may
+ * not leave before the members it waits for have entered (everyone: every
+ * other member; bcast, scatter: the root; reduce, gather, the root: every
+ * other member; scan and exscan are left out). A short exit is stretched:
+ * a jump at the collective's end, ramped over the collective itself, so
+ * entries never move for it and the passes converge. The result is a
+ * per-stream shift function of global time.
  */
 #ifndef TAPESTRY_MGR_CAUSALITY_H
 #define TAPESTRY_MGR_CAUSALITY_H
@@ -32,6 +39,12 @@ struct mgr_causality_stats {
 	int64_t min_latency_ns;		/* the latency enforced */
 	int64_t max_shift_ns;		/* largest shift of any event */
 	int64_t max_interval_change_ns;	/* largest change of a local interval */
+	/* collectives on MPI_COMM_WORLD and named communicators (instances):
+	 * a member leaving before a member it waits for entered (every other
+	 * one; a rooted one's root; the root: every other one) */
+	uint64_t collectives;
+	uint64_t coll_violations_before, coll_violations_after;	/* exits */
+	uint64_t coll_moved;		/* exits moved (stretched) */
 };
 
 /* Match the messages of dir (times through post) and repair. min_latency_ns:

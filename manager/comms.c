@@ -20,6 +20,7 @@ enum { K_LOCAL = 1, K_SEQ, K_NAME, K_COLL };
 struct ent {
 	uint64_t kind;		/* 0: free */
 	int64_t a, b, c, v;
+	int64_t aux;		/* K_LOCAL: the stream's rank in it, -1 */
 };
 
 struct mgr_comms {
@@ -83,7 +84,7 @@ static struct ent *get(struct mgr_comms *cm, uint64_t kind, int64_t a,
 	struct ent *e = &cm->t[k];
 
 	if (!e->kind) {
-		*e = (struct ent){kind, a, b, c, v0};
+		*e = (struct ent){kind, a, b, c, v0, -1};
 		cm->n++;
 	}
 	return e;
@@ -169,7 +170,16 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		return rc;
 	}
 	loc->v = nm->v;
+	int mi = proto_ev_arg(ev->type, PROTO_F_myrank);
+	loc->aux = mi >= 0 ? ev->arg[mi] : -1;
 	return 0;
+}
+
+int64_t mgr_comms_rank(const struct mgr_comms *cm, uint64_t stream, int64_t local)
+{
+	const struct ent *e = local > 0 ? find(cm, K_LOCAL, (int64_t)stream, local, 0) : NULL;
+
+	return e ? e->aux : -1;
 }
 
 int64_t mgr_comms_next_coll(struct mgr_comms *cm, uint64_t stream,

@@ -55,6 +55,11 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 int64_t mgr_comms_name(const struct mgr_comms *cm, uint64_t stream,
 		       int64_t local);
 
+/* The stream's own rank in its named communicator 'local' (the
+ * constructor's myrank), -1 when unknown (MPI_COMM_WORLD: the stream's
+ * world rank, not known here). Traces from before myrank say 0. */
+int64_t mgr_comms_rank(const struct mgr_comms *cm, uint64_t stream, int64_t local);
+
 /* How many collectives stream made on the communicator named 'name'
  * before this one (counted here: call once per collective event, in the
  * stream's order, one caller per job). The n-th collective of every

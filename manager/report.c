@@ -288,11 +288,15 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" violations_after=\"%" PRIu64 "\" receives_moved=\"%" PRIu64
 			       "\" max_shift_ns=\"%" PRId64 "\" max_interval_change_ns=\"%" PRId64
 			       "\" min_latency_ns=\"%" PRId64 "\" communicators_named=\"%" PRIu64
-			       "\" communicators_unnamed=\"%" PRIu64 "\"/>\n", cs->matched,
+			       "\" communicators_unnamed=\"%" PRIu64 "\" collectives=\"%" PRIu64
+			       "\" coll_violations_before=\"%" PRIu64 "\" coll_violations_after=\"%"
+			       PRIu64 "\" collectives_moved=\"%" PRIu64 "\"/>\n", cs->matched,
 			       cs->unmatched_sends, cs->unmatched_receives,
 			       cs->violations_before, cs->violations_after, cs->jumps,
 			       cs->max_shift_ns, cs->max_interval_change_ns,
-			       cs->min_latency_ns, cms->named, cms->unnamed);
+			       cs->min_latency_ns, cms->named, cms->unnamed, cs->collectives,
+			       cs->coll_violations_before, cs->coll_violations_after,
+			       cs->coll_moved);
 		printf("</report>\n");
 	} else {
 		printf("job directory  %s\n", dir);
@@ -375,12 +379,16 @@ int mgr_cmd_report(int argc, char **argv)
 			       " before repair, %" PRIu64 " after; %" PRIu64
 			       " receives moved, largest shift %" PRId64
 			       " ns, largest change of a local interval %" PRId64 " ns\n"
+			       "               collectives: %" PRIu64 " (on MPI_COMM_WORLD and named"
+			       " communicators); exits before an awaited entry %" PRIu64
+			       " before repair, %" PRIu64 " after; %" PRIu64 " exits moved\n"
 			       "               communicators: %" PRIu64 " named job-wide (made by"
 			       " a traced constructor), %" PRIu64 " not\n",
 			       cs->matched, cs->unmatched_sends, cs->unmatched_receives,
 			       cs->violations_before, cs->violations_after, cs->jumps,
-			       cs->max_shift_ns, cs->max_interval_change_ns, cms->named,
-			       cms->unnamed);
+			       cs->max_shift_ns, cs->max_interval_change_ns, cs->collectives,
+			       cs->coll_violations_before, cs->coll_violations_after,
+			       cs->coll_moved, cms->named, cms->unnamed);
 	}
 	status = 0;
 out:

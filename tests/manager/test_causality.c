@@ -247,3 +247,60 @@ Test(causality, channels_by_communicator_name)
 	cr_assert_eq(cs->unnamed, 2, "the dups of MPI_COMM_SELF");
 	mgr_causality_free(c);
 }
+
+/* Collectives are logical messages. A barrier on MPI_COMM_WORLD: rank 0
+ * leaves at 150, before rank 1 enters at 300 (rank 1's clock): its exit is
+ * stretched to 300, ramped over the barrier itself (its entry stays), and
+ * its later events move by 150. A bcast on the split {0, 2} whose root is
+ * its rank 1 (world rank 2): rank 0 leaves at 1500, before the root
+ * enters at 1600, but the barrier's repair moved it to 1650: a violation
+ * before the repair, none to repair. A reduce on world rooted at 1: the
+ * root leaves at 2000 before rank 2 enters at 2100: stretched by 100. */
+Test(causality, collectives_as_logical_messages)
+{
+	struct proto_event e0[4], e1[3], e2[4];
+	int rc;
+
+	jobgen_rank(&g, 50, 0);
+	jobgen_rank(&g, 51, 1);
+	jobgen_rank(&g, 52, 2);
+	e0[0] = mk(PROTO_EV_MPI_BARRIER, 100, 150, 0, 0, 0, 0, 0);
+	e0[1] = mk(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 0, 0, 2, 2);
+	e0[1].arg[5] = 0;	/* myrank */
+	e0[2] = mk(PROTO_EV_MPI_BCAST, 1000, 1500, 8, 1, 2, 0, 0);
+	e0[3] = mk(PROTO_EV_MPI_REDUCE, 1900, 1950, 8, 1, 0, 0, 0);
+	e1[0] = mk(PROTO_EV_MPI_BARRIER, 300, 350, 0, 0, 0, 0, 0);
+	e1[1] = mk(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 1, 1, 2, 1);
+	e1[1].arg[5] = 0;
+	e1[2] = mk(PROTO_EV_MPI_REDUCE, 1950, 2000, 8, 1, 0, 0, 0);
+	e2[0] = mk(PROTO_EV_MPI_BARRIER, 120, 400, 0, 0, 0, 0, 0);
+	e2[1] = mk(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 0, 2, 2, 2);
+	e2[1].arg[5] = 1;
+	e2[2] = mk(PROTO_EV_MPI_BCAST, 1600, 1700, 8, 1, 2, 0, 0);
+	e2[3] = mk(PROTO_EV_MPI_REDUCE, 2100, 2200, 8, 1, 0, 0, 0);
+	jobgen_batch(&g, 50, 1, e0, 4);
+	jobgen_batch(&g, 51, 1, e1, 3);
+	jobgen_batch(&g, 52, 1, e2, 4);
+	jobgen_close(&g);
+
+	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
+	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+	cr_assert_eq(st->collectives, 3);
+	cr_assert_eq(st->coll_violations_before, 3, "barrier, bcast, reduce: %llu",
+		     (unsigned long long)st->coll_violations_before);
+	cr_assert_eq(st->coll_violations_after, 0);
+	cr_assert_eq(st->coll_moved, 2, "the bcast is fine once the barrier moved: %llu",
+		     (unsigned long long)st->coll_moved);
+	/* rank 0: the barrier's entry stays, its exit and what follows +150,
+	 * half of it halfway through the barrier */
+	cr_assert_eq(mgr_causality_shift(c, 50, 100), 0);
+	cr_assert_eq(mgr_causality_shift(c, 50, 125), 75);
+	cr_assert_eq(mgr_causality_shift(c, 50, 150), 150);
+	cr_assert_eq(mgr_causality_shift(c, 50, 1500), 150);
+	/* rank 1 (the reduce's root) leaves at 2100 */
+	cr_assert_eq(mgr_causality_shift(c, 51, 1950), 0);
+	cr_assert_eq(mgr_causality_shift(c, 51, 2000), 100);
+	cr_assert_eq(mgr_causality_shift(c, 52, 2200), 0);
+	mgr_causality_free(c);
+}

@@ -79,7 +79,8 @@ MPI_Scan=1 MPI_Exscan=1 MPI_Send MPI_Isend compute"
 RING="MPI_Init=1 MPI_Finalize=1 MPI_Comm_rank=1 MPI_Comm_size=1
 MPI_Send=5 MPI_Recv=5 compute"
 
-# The manager on the all-calls job: every message matched and causal; the
+# The manager on the all-calls job: every message matched and causal, every
+# collective too after the repair; the
 # two halves of the split, their dups, the low half (MPI_Comm_create), the
 # shared-memory communicator, the cartesian ring, the 2-D grid and its two
 # rows (MPI_Cart_sub) named job-wide (10); the Allreduce on each half, the
@@ -91,7 +92,8 @@ report_check() {
 		return 1; }
 	bad=0
 	for want in unmatched_sends=0 unmatched_receives=0 violations_after=0 \
-		communicators_named=10 communicators_unnamed=0 collectives_sub=6; do
+		coll_violations_after=0 communicators_named=10 communicators_unnamed=0 \
+		collectives_sub=6; do
 		k=${want%%=*}
 		got=$(printf '%s\n' "$rep" | sed -n "s/.* $k=\"\([^\"]*\)\".*/\1/p" | head -n 1)
 		if [ "$k=$got" != "$want" ]; then

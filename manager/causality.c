@@ -420,7 +420,7 @@ static int add_jump(struct cstream *s, uint64_t t, int64_t d, uint64_t tmin)
 	while (k > 0 && s->j[k - 1].t_j > t)
 		k--;
 	if (k > 0 && s->j[k - 1].t_j == t) {
-		s->j[k - 1].d += d;
+		s->j[k - 1].d = mgr_sat_add(s->j[k - 1].d, d);
 		if (tmin > s->j[k - 1].t_min)
 			s->j[k - 1].t_min = tmin;
 	} else {
@@ -437,8 +437,8 @@ static int add_jump(struct cstream *s, uint64_t t, int64_t d, uint64_t tmin)
 			       sizeof(*s->prefix))))
 		return rc;
 	s->prefix[0] = 0;
-	for (size_t i = 0; i < s->nj; i++)
-		s->prefix[i + 1] = s->prefix[i] + s->j[i].d;
+	for (size_t i = 0; i < s->nj; i++)	/* saturated: damaged traces */
+		s->prefix[i + 1] = mgr_sat_add(s->prefix[i], s->j[i].d);
 	return 0;
 }
 
@@ -661,6 +661,11 @@ struct mgr_causality *mgr_causality_build(const char *dir,
 		return NULL;
 	}
 	c->post = post;
+	/* within 0 .. 1000 s: the sums of the repair stay bounded */
+	if (min_latency_ns < 0)
+		min_latency_ns = 0;
+	if (min_latency_ns > 1000000000000)
+		min_latency_ns = 1000000000000;
 	c->st.min_latency_ns = min_latency_ns;
 	if (!(c->comms = mgr_comms_new())) {
 		*rc = PROTO_E_NOMEM;

@@ -7,6 +7,7 @@
 #include "manager/events.h"
 #include "manager/causality.h"
 #include "manager/comms.h"
+#include "manager/grow.h"
 #include "manager/perturb.h"
 #include "manager/post.h"
 #include "proto/error.h"
@@ -25,7 +26,9 @@ static int64_t repaired(void *arg, uint64_t stream, uint64_t raw)
 	struct mgr_events *e = arg;
 	uint64_t g = mgr_post_global(e->post, stream, raw);
 
-	return (int64_t)g + mgr_causality_shift(e->clc, stream, g);
+	/* g is within [0, 2^60] and the shift saturated (grow.h): so is the
+	 * sum, kept within what perturb adds up safely */
+	return mgr_sat_add((int64_t)g, mgr_causality_shift(e->clc, stream, g));
 }
 
 static void fail_free(struct mgr_events *e)

@@ -319,6 +319,26 @@ static inline void mgr_big_sort(void *base, size_t n, size_t size,
 	}
 }
 
+/* Sums of durations and costs: saturated at +-MGR_SAT_MAX (2^61), so that
+ * the absurd durations of a damaged trace (times stay within [0, 2^60],
+ * manager/post.h) cannot overflow what adds them up, nor the few terms
+ * added to a sum afterwards. */
+#define MGR_SAT_MAX ((int64_t)1 << 61)
+static inline int64_t mgr_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? MGR_SAT_MAX : -MGR_SAT_MAX;
+	return r > MGR_SAT_MAX ? MGR_SAT_MAX : r < -MGR_SAT_MAX ? -MGR_SAT_MAX : r;
+}
+
+/* A wide product (counts x costs) saturated the same way. */
+static inline int64_t mgr_sat_wide(__int128 v)
+{
+	return v > MGR_SAT_MAX ? MGR_SAT_MAX : v < -MGR_SAT_MAX ? -MGR_SAT_MAX : (int64_t)v;
+}
+
 /* A well-mixed 64-bit hash of (a, b). */
 static inline uint64_t mgr_hash2(uint64_t a, uint64_t b)
 {

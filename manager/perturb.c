@@ -220,8 +220,11 @@ static int64_t stolen_ns(const struct mgr_perturb *p, const struct proto_event *
 		return 0;
 	/* the waits for room inside the interval count on their own: their
 	 * time off the CPU (waits) is not stolen again */
-	int64_t off = (t1 - t0) - ev->arg[0] - waits;
-	return off > 0 ? off : 0;
+	int64_t wall = t1 - t0;
+
+	if (ev->arg[0] >= wall || waits >= wall - ev->arg[0])
+		return 0;
+	return wall - ev->arg[0] - waits;
 }
 
 static int wrapped(const struct proto_event *ev)
@@ -265,7 +268,7 @@ static void acc_before(struct acc *c, const struct proto_event *ev,
 			*xg = t0 > c->mpi_t1 ? t0 - c->mpi_t1 : 0;
 			c->pending = 0;
 			if (build)
-				c->meas += *xg;
+				c->meas = mgr_sat_add(c->meas, *xg);
 		}
 		return;
 	}
@@ -276,7 +279,7 @@ static void acc_before(struct acc *c, const struct proto_event *ev,
 		c->pending = 0;
 	}
 	if (c->prev_comp)
-		c->meas += t0 > c->comp_t1 ? t0 - c->comp_t1 : 0;
+		c->meas = mgr_sat_add(c->meas, t0 > c->comp_t1 ? t0 - c->comp_t1 : 0);
 }
 
 /* A FLUSH record with no records: an application thread waited for the
@@ -309,17 +312,18 @@ static int acc_after(const struct mgr_perturb *p, struct acc *c,
 	}
 	if (ev->type == PROTO_EV_FLUSH) {
 		if (is_wait(ev)) {
-			c->wait += t1 - t0;
+			c->wait = mgr_sat_add(c->wait, t1 - t0);
 			/* its time off the CPU (its sleep loop's CPU
 			 * time, cpu_ns, is on it) */
-			c->wait_open += t1 - t0 - (ev->arg[2] > 0 &&
-						   ev->arg[2] < t1 - t0 ? ev->arg[2] : 0);
+			c->wait_open = mgr_sat_add(c->wait_open, t1 - t0 -
+						   (ev->arg[2] > 0 && ev->arg[2] < t1 - t0 ?
+						    ev->arg[2] : 0));
 			c->nwait++;
 		}
 		else
-			c->flush += t1 - t0;
+			c->flush = mgr_sat_add(c->flush, t1 - t0);
 	}
-	c->stolen += stolen_ns(p, ev, t0, t1, c->wait_open);
+	c->stolen = mgr_sat_add(c->stolen, stolen_ns(p, ev, t0, t1, c->wait_open));
 	c->prev_comp = ev->type == PROTO_EV_COMPUTE;
 	if (c->prev_comp) {
 		c->comp_t1 = t1;
@@ -331,9 +335,16 @@ static int acc_after(const struct mgr_perturb *p, struct acc *c,
 /* A CALIB record's cost in ps: its cost_ps when the sensor sent one (a
  * cost of a few ns rounded to whole ns was off by up to 0.5 ns a call:
  * 3 % of a run of cheap calls), else cost_ns. */
+#define COST_MAX_NS 1000000000	/* a second an event: beyond, damage */
+static int64_t cost_ns(int64_t v)
+{
+	return v < 0 ? 0 : v > COST_MAX_NS ? COST_MAX_NS : v;
+}
+
 static int64_t calib_ps(const struct proto_event *ev)
 {
-	return ev->arg[3] > 0 ? ev->arg[3] : ev->arg[1] * 1000;
+	return ev->arg[3] > 0 ? cost_ns(ev->arg[3] / 1000) * 1000 + ev->arg[3] % 1000 :
+	       cost_ns(ev->arg[1]) * 1000;
 }
 
 static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
@@ -357,7 +368,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == 0)
 		p->s[f->sidx].cost = calib_ps(ev);
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
-		p->s[f->sidx].cost_mpi = ev->arg[1];
+		p->s[f->sidx].cost_mpi = cost_ns(ev->arg[1]);
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_FWRITE)
 		p->s[f->sidx].cost_stdio = calib_ps(ev);
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
@@ -485,24 +496,28 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 {
 	const struct sinfo *si = &p->s[f->sidx];
 	int64_t std = si->cost_stdio >= 0 ? si->cost_stdio : si->cost;
-	int64_t a = ((int64_t)(c->nw - c->nstd) * si->cost + (int64_t)c->nstd * std) / 1000 +
-		    (int64_t)c->nm * si->cost_mpi + c->flush + c->stolen + c->meas;
+	/* saturated sums (grow.h): a damaged trace's costs cannot overflow */
+	int64_t a = mgr_sat_wide(((__int128)(c->nw - c->nstd) * si->cost +
+				  (__int128)c->nstd * std) / 1000);
 
+	a = mgr_sat_add(a, mgr_sat_wide((__int128)c->nm * si->cost_mpi));
+	a = mgr_sat_add(mgr_sat_add(a, c->flush), mgr_sat_add(c->stolen, c->meas));
 	/* a wait for room counts as it is, but for the main thread in busy
 	 * mode: the sender's busy time, charged to it, covers the wait (the
 	 * sender drains while the thread sleeps) */
 	if (f->tid == 0 && (p->indirect == INDIRECT_BUSY ||
 			    (p->indirect == INDIRECT_AUTO && !si->has_compute)))
-		a += busy_before(p, f->sidx, t);
+		a = mgr_sat_add(a, busy_before(p, f->sidx, t));
 	else
-		a += c->wait;
+		a = mgr_sat_add(a, c->wait);
 	return a;
 }
 
 static int64_t corrected(const struct mgr_perturb *p, const struct flow *f,
 			 int64_t t, int64_t a_before)
 {
-	return f->cur.tb_a + (t - f->cur.tb) - (a_before - f->cur.a_b);
+	return mgr_sat_add(mgr_sat_add(f->cur.tb_a, t - f->cur.tb),
+			   -mgr_sat_add(a_before, -f->cur.a_b));
 }
 
 static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
@@ -803,7 +818,7 @@ static int process(struct mgr_perturb *p)
 		p->st.receives++;
 		/* the arrived probe is the sensor's time inside the call */
 		int64_t own = r->t1 - r->t0 - r->probe;
-		p->st.probe_ns += r->probe;
+		p->st.probe_ns = mgr_sat_add(p->st.probe_ns, r->probe);
 		if (r->arrived && dr <= ds) {
 			end_a = r->ta0 + own;
 			p->st.receives_arrived++;
@@ -811,8 +826,11 @@ static int process(struct mgr_perturb *p)
 			end_a = s->ta0 + (r->t1 - send_out(s));
 			p->st.receives_waited++;
 		} else {
-			int64_t dcom = (int64_t)(p->st.model_latency_ns +
-						 p->st.model_ns_per_byte * (double)r->bytes);
+			double dm = p->st.model_latency_ns +
+				    p->st.model_ns_per_byte * (double)r->bytes;
+			/* a damaged size or fit: kept where int64_t holds it */
+			int64_t dcom = !(dm > 0) ? 0 : dm > (double)MGR_SAT_MAX ?
+				       MGR_SAT_MAX : (int64_t)dm;
 			/* never longer after its send than in the traced run:
 			 * the sender, more perturbed, sent relatively earlier
 			 * once corrected (where transits are mostly scheduling,
@@ -881,7 +899,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		uint32_t si = stream_idx(p, ps->id);
 
 		if (!p->s[si].cost && v)
-			p->s[si].cost = (int64_t)llround(atof(v) * 1000);
+			p->s[si].cost = llround(fmin(fmax(atof(v), 0), COST_MAX_NS) * 1000);
 	}
 	proto_trace_close(t);
 	/* the last measured MPI event of a flow (MPI_Finalize) has no COMPUTE
@@ -921,7 +939,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		si->bpre[0] = 0;
 		for (size_t k = 0; k < si->nb; k++) {
 			si->bend[k] = bv[k].end;
-			si->bpre[k + 1] = si->bpre[k] + bv[k].d;
+			si->bpre[k + 1] = mgr_sat_add(si->bpre[k], bv[k].d);
 		}
 		mgr_big_free(bv);
 	}
@@ -943,11 +961,12 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		struct flow *f = &p->f[i];
 
 		p->st.events += f->n;
-		p->st.removed_ns += alpha_before(p, f, &f->a, INT64_MAX);
-		p->st.measured_ns += f->a.meas;
+		p->st.removed_ns = mgr_sat_add(p->st.removed_ns,
+					       alpha_before(p, f, &f->a, INT64_MAX));
+		p->st.measured_ns = mgr_sat_add(p->st.measured_ns, f->a.meas);
 		p->st.measured_events += f->a.nmeas;
 		p->st.waits += f->a.nwait;
-		p->st.wait_ns += f->a.wait;
+		p->st.wait_ns = mgr_sat_add(p->st.wait_ns, f->a.wait);
 	}
 	mgr_perturb_rewind(p);
 	return p;
@@ -984,8 +1003,9 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	acc_before(&f->aa, ev, start, 0, &xg);
 	int64_t a_before = alpha_before(p, f, &f->aa, start);
 
-	*a_start = b->tb_a + (start - b->tb) - (a_before - b->a_b);
-	*a_end = *a_start + (end - start);
+	*a_start = mgr_sat_add(mgr_sat_add(b->tb_a, start - b->tb),
+			       -mgr_sat_add(a_before, -b->a_b));
+	*a_end = mgr_sat_add(*a_start, end - start);
 	if (f->ab < f->nb && f->b[f->ab].idx == i) {
 		/* this event is a base: its end was decided by the model */
 		*a_start = f->b[f->ab].start_a;

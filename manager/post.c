@@ -238,8 +238,13 @@ const struct mgr_clock_fit *mgr_post_stream_fit(const struct mgr_post *p,
 uint64_t mgr_post_global(const struct mgr_post *p, uint64_t stream, uint64_t t)
 {
 	const struct mgr_clock_fit *f = mgr_post_stream_fit(p, stream, NULL);
+	uint64_t g = f ? mgr_clock_to_ref(f, t) : t;
 
-	return f ? mgr_clock_to_ref(f, t) : t;
+	/* damaged stamps or fits: kept within MGR_T_MAX, so that what the
+	 * post-processing adds and subtracts stays in an int64_t */
+	if ((int64_t)g < 0)
+		return 0;
+	return g > MGR_T_MAX ? MGR_T_MAX : g;
 }
 
 static const char *warn_text(unsigned w)

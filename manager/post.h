@@ -26,7 +26,10 @@ struct mgr_post;
 /* Build the time model of dir (one pass over its frames). NULL with *rc. */
 struct mgr_post *mgr_post_build(const char *dir, int *rc);
 
-/* Global time (root clock, ns) of the raw stamp t of stream id. */
+/* Global time (root clock, ns) of the raw stamp t of stream id, within
+ * [0, MGR_T_MAX] (36 years: a damaged stamp or fit cannot make the sums and
+ * differences of the post-processing overflow). */
+#define MGR_T_MAX ((uint64_t)1 << 60)
 uint64_t mgr_post_global(const struct mgr_post *p, uint64_t stream, uint64_t t);
 
 /* The composed fit of stream id (identity when unknown); *depth = edges on

@@ -78,6 +78,8 @@ struct sinfo {
 	int64_t cost;		/* calibrated ps per wrapped event */
 	int64_t cost_stdio;	/* ps per buffered stdio call (CALIB evtype FWRITE), -1 */
 	int64_t cost_mpi;	/* extra per MPI event (CALIB evtype COMPUTE) */
+	int64_t cost_out;	/* ps per measured MPI event outside its gaps
+				 * (CALIB evtype MPI_INIT) */
 	int has_compute;	/* the stream has COMPUTE events (MPI sensor) */
 	/* the tracer threads' busy intervals (FLUSH, SEND events) by end
 	 * time, with prefix sums of their durations (indirect = busy) */
@@ -369,6 +371,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		p->s[f->sidx].cost = calib_ps(ev);
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
 		p->s[f->sidx].cost_mpi = cost_ns(ev->arg[1]);
+	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_MPI_INIT)
+		p->s[f->sidx].cost_out = calib_ps(ev);
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_FWRITE)
 		p->s[f->sidx].cost_stdio = calib_ps(ev);
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
@@ -498,7 +502,8 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 	int64_t std = si->cost_stdio >= 0 ? si->cost_stdio : si->cost;
 	/* saturated sums (grow.h): a damaged trace's costs cannot overflow */
 	int64_t a = mgr_sat_wide(((__int128)(c->nw - c->nstd) * si->cost +
-				  (__int128)c->nstd * std) / 1000);
+				  (__int128)c->nstd * std + (__int128)c->nmeas * si->cost_out) /
+				 1000);
 
 	a = mgr_sat_add(a, mgr_sat_wide((__int128)c->nm * si->cost_mpi));
 	a = mgr_sat_add(mgr_sat_add(a, c->flush), mgr_sat_add(c->stolen, c->meas));

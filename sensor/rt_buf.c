@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -234,6 +235,44 @@ fail_map:
 	pthread_mutex_unlock(&threads_mu);
 	reg_failed = 1;
 	return NULL;
+}
+
+struct sn_scratch {
+	struct sn_thread t;
+	struct sn_thread *saved;
+};
+
+struct sn_scratch *sn_scratch_begin(uint32_t cap)
+{
+	struct sn_scratch *s;
+
+	if (!sn_tls.thr || !cap || !(s = calloc(1, sizeof(*s))))
+		return NULL;
+	if (!(s->t.ring = calloc(cap, sizeof(*s->t.ring)))) {
+		free(s);
+		return NULL;
+	}
+	s->t.cap = cap;
+	s->t.kick_at = UINT64_MAX;
+	s->t.tid = sn_tls.thr->tid;
+	s->saved = sn_tls.thr;
+	sn_tls.thr = &s->t;
+	return s;
+}
+
+size_t sn_scratch_end(struct sn_scratch *s, const struct proto_event **ev)
+{
+	sn_tls.thr = s->saved;
+	*ev = s->t.ring;
+	return (size_t)s->t.head_priv;
+}
+
+void sn_scratch_free(struct sn_scratch *s)
+{
+	if (s) {
+		free(s->t.ring);
+		free(s);
+	}
 }
 
 static void count_drop(struct sn_thread *t)

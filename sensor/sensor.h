@@ -46,6 +46,17 @@ SN_HIDDEN struct proto_event *sn_slot(void);
 /* Publish the record returned by sn_slot(). */
 SN_HIDDEN void sn_commit(struct proto_event *e);
 
+/* Calibrations on an application thread (the MPI sensor's): between
+ * sn_scratch_begin() and sn_scratch_end() this thread's records go to a
+ * private ring of cap records that the sender never sees (no kick, no
+ * drop below cap). NULL when out of memory or the thread has no ring. */
+struct sn_scratch;
+SN_HIDDEN struct sn_scratch *sn_scratch_begin(uint32_t cap);
+/* Back to the thread's own ring; *ev: the records written (valid until
+ * sn_scratch_free()); returns their number. */
+SN_HIDDEN size_t sn_scratch_end(struct sn_scratch *s, const struct proto_event **ev);
+SN_HIDDEN void sn_scratch_free(struct sn_scratch *s);
+
 /* Emit STRING records for s[0..len) (truncated to PROTO_STRING_MAX) on this
  * thread and return its string id (> 0), or 0 when it could not be
  * recorded. Equal strings may get equal ids (a small per-thread cache). */

@@ -185,6 +185,15 @@ for prog in ring calls; do
 		grep -v 'tapestry-sensor' "$tmp/traced.out.err" | sed 's/^/  mpirun: /' | tail -n 20
 		status=1
 	fi
+	# every rank calibrated its wrapper's cost outside the measured gaps
+	# (CALIB evtype 48 = MPI_INIT), into a scratch ring: the calibration's
+	# MPI_Comm_rank calls are not in the trace (the counts above hold)
+	ncal=$("$MPI_TOP_BUILDDIR/tests/sensor/dump_trace" "$job" 2>/dev/null |
+		grep -c ' name=calibration .* evtype=48 ')
+	if [ "$ncal" != $NP ]; then
+		echo "FAIL: $flavour $lang $prog: $ncal wrapper calibrations, want $NP"
+		status=1
+	fi
 	[ $prog = calls ] && { report_check "$job" || status=1; }
 	echo "ok: $flavour $lang $prog"
 done

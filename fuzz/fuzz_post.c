@@ -19,11 +19,8 @@
  *
  * FUZZ-LINK: manager/events.c manager/post.c manager/clock.c manager/causality.c manager/comms.c manager/perturb.c -lm
  */
-#define _GNU_SOURCE
-#include <ftw.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "fuzz/scratch.h"
+
 #include <string.h>
 #include <unistd.h>
 
@@ -36,14 +33,7 @@
 #include "proto/jobdir.h"
 #include "proto/msg.h"
 
-static char base[64];
 static struct proto_msg msg;
-
-static int rm_one(const char *path, const struct stat *sb, int flag,
-		  struct FTW *ftw)
-{
-	return remove(path);
-}
 
 static void put(struct proto_jobdir_w *w)
 {
@@ -123,57 +113,41 @@ static void put_clock(struct proto_jobdir_w *w, uint64_t stream, unsigned phase,
 	put(w);
 }
 
-/* libFuzzer exits through exit(): remove the scratch directory then. */
-static void cleanup(void)
-{
-	if (base[0])
-		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char dir[128], text[256];
 	int rc;
-	static unsigned iter;
+	uint8_t kind, sb;
+	const uint8_t *d;
+	size_t len;
 
-	if (!base[0]) {
-		snprintf(base, sizeof(base), "/tmp/fuzz-post.XXXXXX");
-		if (!mkdtemp(base))
-			abort();
-		atexit(cleanup);
-	}
-	snprintf(dir, sizeof(dir), "%s/j%u", base, iter++);
+	fz_jobdir(dir, sizeof(dir), "post");
 	struct proto_jobdir_w *w = proto_jobdir_create(dir, 0, 4096, &rc);
 	struct proto_codec *c = proto_codec_new(1);
 	uint64_t seq[4] = {1, 1, 1, 1};
 
 	if (!w || !c)
 		abort();
-	while (size >= 4) {
-		uint8_t kind = data[0], sb = data[1], s = sb % 4;
-		size_t len = (size_t)data[2] | (size_t)data[3] << 8;
+	while (fz_chunk(&data, &size, &kind, &sb, &d, &len)) {
+		uint8_t s = sb % 4;
 
-		data += 4;
-		size -= 4;
-		if (len > size)
-			len = size;
 		switch (kind % 4) {
 		case 0:
-			put_batch(w, c, s + 1, seq[s]++, kind, data, len);
+			put_batch(w, c, s + 1, seq[s]++, kind, d, len);
 			break;
 		case 1:
-			snprintf(text, sizeof(text), "%d", len ? data[0] % 5 : 0);
-			put_meta(w, s + 1, "rank", len && data[0] % 5 == 4 ? "x" : text);
+			snprintf(text, sizeof(text), "%d", len ? d[0] % 5 : 0);
+			put_meta(w, s + 1, "rank", len && d[0] % 5 == 4 ? "x" : text);
 			break;
 		case 2:
-			put_clock(w, s + 1, sb % 3, data, len);
+			put_clock(w, s + 1, sb % 3, d, len);
 			break;
 		default: {
 			size_t k = len < sizeof(text) - 1 ? len : sizeof(text) - 1;
 			char *eq;
 
-			memcpy(text, data, k);
+			memcpy(text, d, k);
 			text[k] = 0;
 			eq = strchr(text, '=');
 			if (eq)
@@ -182,8 +156,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		}
-		data += len;
-		size -= len;
 	}
 	proto_jobdir_close(w);
 	proto_codec_free(c);
@@ -203,7 +175,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sum += (uint64_t)mgr_perturb_stats(mgr_events_perturb(e))->removed_ns;
 		mgr_events_close(e);
 	}
-	if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
-		abort();
+	fz_rmdir(dir);
 	return 0;
 }

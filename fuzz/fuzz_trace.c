@@ -11,11 +11,8 @@
  *   kind%4 == 3: a frame of type (stream % 16) with the bytes as payload
  * Then the directory is read with proto_trace to the end, resolving strings.
  */
-#define _GNU_SOURCE
-#include <ftw.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "fuzz/scratch.h"
+
 #include <string.h>
 #include <unistd.h>
 
@@ -24,14 +21,6 @@
 #include "proto/jobdir.h"
 #include "proto/msg.h"
 #include "proto/trace.h"
-
-static char base[64];
-
-static int rm_one(const char *path, const struct stat *sb, int flag,
-		  struct FTW *ftw)
-{
-	return remove(path);
-}
 
 static void put_frame(struct proto_jobdir_w *w, uint8_t type,
 		      const uint8_t *p, size_t len)
@@ -78,55 +67,35 @@ static void put_batch(struct proto_jobdir_w *w, struct proto_codec *c,
 	free(p);
 }
 
-/* libFuzzer exits through exit(): remove the scratch directory then. */
-static void cleanup(void)
-{
-	if (base[0])
-		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char dir[128];
 	int rc;
-	static unsigned iter;
+	uint8_t kind, stream;
+	const uint8_t *d;
+	size_t len;
 
-	if (!base[0]) {
-		snprintf(base, sizeof(base), "/tmp/fuzz-trace.XXXXXX");
-		if (!mkdtemp(base))
-			abort();
-		atexit(cleanup);
-	}
-	snprintf(dir, sizeof(dir), "%s/j%u", base, iter++);
+	fz_jobdir(dir, sizeof(dir), "trace");
 	struct proto_jobdir_w *w = proto_jobdir_create(dir, 0, 4096, &rc);
 	struct proto_codec *c = proto_codec_new(1);
 	if (!w || !c)
 		abort();
 	uint64_t seq = 1;
-	while (size >= 4) {
-		uint8_t kind = data[0], stream = data[1];
-		size_t len = (size_t)data[2] | (size_t)data[3] << 8;
-
-		data += 4;
-		size -= 4;
-		if (len > size)
-			len = size;
+	while (fz_chunk(&data, &size, &kind, &stream, &d, &len)) {
 		switch (kind % 4) {
 		case 0:
 		case 1:
 			put_batch(w, c, stream % 3 + 1, kind & 0x80 ? seq : seq++,
-				  data, len, kind % 4 == 0);
+				  d, len, kind % 4 == 0);
 			break;
 		case 2:
-			put_frame(w, PROTO_MSG_META, data, len);
+			put_frame(w, PROTO_MSG_META, d, len);
 			break;
 		default:
-			put_frame(w, (uint8_t)(stream % 16), data, len);
+			put_frame(w, (uint8_t)(stream % 16), d, len);
 			break;
 		}
-		data += len;
-		size -= len;
 	}
 	proto_jobdir_close(w);
 	proto_codec_free(c);
@@ -147,7 +116,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		proto_trace_close(t);
 	}
-	if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
-		abort();
+	fz_rmdir(dir);
 	return 0;
 }

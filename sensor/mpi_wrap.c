@@ -626,7 +626,7 @@ static int cmp_u64w(const void *a, const void *b)
  * the trapping counter: the code after a trap runs cold). Measured once,
  * as MPI_Init returns, on the application thread: MPI_Comm_rank through
  * the whole wrapper WRAP_ITER times into a scratch ring that the sender
- * never sees (sn_tls.thr swapped), against the same number of direct
+ * never sees (sn_scratch_begin), against the same number of direct
  * calls; per call, the median of its event's duration plus the COMPUTE
  * event's after it, less the median direct call. Sent as CALIB evtype
  * MPI_INIT (ns and ps); the calibration's own time as a FLUSH record. */
@@ -654,14 +654,14 @@ static void calibrate_wrapper(void)
 		u[k] = (sn_now() - a) / WRAP_ITER;
 	}
 	if (!(sc = sn_scratch_begin(WRAP_ITER * 4)))
-		return;
+		goto emit;
 	for (int i = 0; i < WRAP_ITER; i++)
 		MPI_Comm_rank(MPI_COMM_WORLD, &r);
 	nrec = sn_scratch_end(sc, &ring);
 	/* COMPUTE, MPI_Comm_rank, COMPUTE, ...: each call's event and the
 	 * stretch after it, from the second call on (the first COMPUTE holds
 	 * the direct calls) */
-	for (uint64_t k = 3; k < nrec && n < WRAP_ITER; k++) {
+	for (uint64_t k = 2; k < nrec && n < WRAP_ITER; k++) {
 		const struct proto_event *m = &ring[k - 1], *c = &ring[k];
 
 		if (m->type == PROTO_EV_MPI_COMM_RANK && c->type == PROTO_EV_COMPUTE &&
@@ -675,6 +675,7 @@ static void calibrate_wrapper(void)
 		cost = d[n / 2] > u[WRAP_ROUNDS / 2] ?
 		       (int64_t)(d[n / 2] - u[WRAP_ROUNDS / 2]) : 0;
 	}
+emit:
 	c1 = sn_now();
 	if (!sn_enter())
 		return;

@@ -47,7 +47,7 @@ struct msg_end {
 
 /* A collective event: the stream's n-th on the communicator named name is
  * one instance with every member's n-th (manager/comms.h). */
-enum { CK_ALL = 1, CK_FROM_ROOT, CK_TO_ROOT };
+enum { CK_ALL = 1, CK_FROM_ROOT, CK_TO_ROOT, CK_PREFIX };
 
 struct coll_end {
 	uint32_t stream;	/* index in streams */
@@ -56,6 +56,11 @@ struct coll_end {
 	int64_t root;		/* root's rank in it (rooted kinds), -1 */
 	int64_t name, n;
 	uint64_t t0, t1;
+};
+
+struct pfx {			/* a member of a scan, by rank */
+	int64_t crank, in;
+	size_t i;
 };
 
 struct reqent {
@@ -75,6 +80,8 @@ struct mgr_causality {
 	struct mgr_comms *comms;	/* communicators' job-wide names */
 	struct coll_end *coll;		/* collectives, by instance after the pass */
 	size_t ncoll, capcoll;
+	struct pfx *pfx;		/* scratch of coll_check (prefix kinds) */
+	size_t cappfx;
 	const struct mgr_post *post;
 	int error;
 };
@@ -171,8 +178,7 @@ static void add_end(struct mgr_causality *c, int send, uint32_t si,
 	m->match = -1;
 }
 
-/* Who must have entered a collective before a member leaves it (scan and
- * exscan, whose prefixes need every member's rank, are left out). */
+/* Who must have entered a collective before a member leaves it. */
 static int coll_kind(unsigned type)
 {
 	switch (type) {
@@ -186,7 +192,7 @@ static int coll_kind(unsigned type)
 		return CK_TO_ROOT;	/* the root waits for the others */
 	case PROTO_EV_MPI_SCAN:
 	case PROTO_EV_MPI_EXSCAN:
-		return 0;
+		return CK_PREFIX;	/* each waits for the lower ranks */
 	default:
 		return CK_ALL;		/* everyone waits for everyone */
 	}
@@ -508,18 +514,76 @@ static void coll_times(const struct mgr_causality *c, const struct coll_end *e,
 	}
 }
 
+/* Member e must leave lat after bound: count it when it does not, and
+ * with the repair (how 1) stretch it by a jump at its end. */
+static int coll_short(struct mgr_causality *c, const struct coll_end *e,
+		      int64_t bound, int64_t lat, int how, uint64_t *count)
+{
+	int64_t in, out;
+
+	coll_times(c, e, how, &in, &out);
+	if (out >= bound + lat)
+		return 0;
+	(*count)++;
+	return how == 1 ? add_jump(&c->s[e->stream], e->t1, bound + lat - out, e->t0) : 0;
+}
+
+static int cmp_pfx(const void *pa, const void *pb)
+{
+	const struct pfx *a = pa, *b = pb;
+
+	return (a->crank > b->crank) - (a->crank < b->crank);
+}
+
+/* For a scan or exscan: in c->pfx, each member's bound (the latest entry of
+ * the members of lower rank, INT64_MIN for the lowest) in .in, by member
+ * index in .i; *ok = 0 when the ranks are unknown or not distinct (no
+ * bound). 0 or PROTO_E_NOMEM. */
+static int prefix_bounds(struct mgr_causality *c, const struct coll_end *e, size_t n,
+			 int how, int *ok)
+{
+	int64_t in, out, m = INT64_MIN;
+
+	*ok = 0;
+	if (mgr_grow((void **)&c->pfx, &c->cappfx, n, sizeof(*c->pfx)))
+		return PROTO_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].crank < 0)
+			return 0;
+		coll_times(c, &e[i], how, &in, &out);
+		c->pfx[i] = (struct pfx){e[i].crank, in, i};
+	}
+	qsort(c->pfx, n, sizeof(*c->pfx), cmp_pfx);
+	for (size_t k = 0; k < n; k++) {
+		int64_t own = c->pfx[k].in;
+
+		if (k > 0 && c->pfx[k].crank == c->pfx[k - 1].crank)
+			return 0;
+		c->pfx[k].in = m;
+		if (own > m)
+			m = own;
+	}
+	*ok = 1;
+	return 0;
+}
+
 /* One instance e[0..n): each member's exit must come lat after the entries
  * it waits for (CK_ALL: every other member's; CK_FROM_ROOT: the root's;
- * CK_TO_ROOT, the root only: every other member's). Counts the exits short
- * of that in *count; when repairing (how 1), stretches each by a jump at
- * its end, ramped over the collective itself: its entry stays, so no
- * member's bound moves and the passes converge. Rooted kinds need exactly
- * one member whose rank is the root. */
+ * CK_TO_ROOT, the root only: every other member's; CK_PREFIX: those of
+ * lower rank). Counts the exits short of that in *count; when repairing
+ * (how 1), stretches each by a jump at its end, ramped over the collective
+ * itself: its entry stays, so no member's bound moves and the passes
+ * converge. Rooted kinds need exactly one member whose rank is the root,
+ * prefix kinds distinct known ranks. */
 static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t n,
 		      int64_t lat, int how, uint64_t *count)
 {
 	int64_t top = INT64_MIN, second = INT64_MIN, root_in = INT64_MIN, in, out;
 	size_t itop = SIZE_MAX, iroot = SIZE_MAX, roots = 0;
+	int pfx = 0, rc;
+
+	if (e[0].kind == CK_PREFIX && (rc = prefix_bounds(c, e, n, how, &pfx)))
+		return rc;
 
 	for (size_t i = 0; i < n; i++) {
 		coll_times(c, &e[i], how, &in, &out);
@@ -530,7 +594,8 @@ static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t 
 		} else if (in > second) {
 			second = in;
 		}
-		if (e[i].kind != CK_ALL && e[i].crank >= 0 && e[i].crank == e[i].root) {
+		if ((e[i].kind == CK_FROM_ROOT || e[i].kind == CK_TO_ROOT) &&
+		    e[i].crank >= 0 && e[i].crank == e[i].root) {
 			roots++;
 			iroot = i;
 			root_in = in;
@@ -539,22 +604,22 @@ static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t 
 	for (size_t i = 0; i < n; i++) {
 		int64_t bound = i == itop ? second : top;
 
+		if (e[i].kind == CK_PREFIX)
+			bound = INT64_MIN;
 		if (e[i].kind == CK_FROM_ROOT)
 			bound = roots == 1 && i != iroot ? root_in : INT64_MIN;
 		else if (e[i].kind == CK_TO_ROOT && (roots != 1 || i != iroot))
 			bound = INT64_MIN;
 		if (bound == INT64_MIN)
 			continue;
-		coll_times(c, &e[i], how, &in, &out);
-		if (out >= bound + lat)
+		if ((rc = coll_short(c, &e[i], bound, lat, how, count)))
+			return rc;
+	}
+	for (size_t k = 0; pfx && k < n; k++) {
+		if (c->pfx[k].in == INT64_MIN)
 			continue;
-		(*count)++;
-		if (how == 1) {
-			int rc = add_jump(&c->s[e[i].stream], e[i].t1, bound + lat - out,
-					  e[i].t0);
-			if (rc)
-				return rc;
-		}
+		if ((rc = coll_short(c, &e[c->pfx[k].i], c->pfx[k].in, lat, how, count)))
+			return rc;
 	}
 	return 0;
 }
@@ -760,6 +825,7 @@ void mgr_causality_free(struct mgr_causality *c)
 	mgr_big_free(c->rcv);
 	mgr_big_free(c->req);
 	mgr_big_free(c->coll);
+	free(c->pfx);
 	mgr_comms_free(c->comms);
 	free(c);
 }

@@ -16,7 +16,7 @@
  * logical messages (Becker et al.'s extension of the CLC): a member may
  * not leave before the members it waits for have entered (everyone: every
  * other member; bcast, scatter: the root; reduce, gather, the root: every
- * other member; scan and exscan are left out). A short exit is stretched:
+ * other member; scan, exscan: those of lower rank). A short exit is stretched:
  * a jump at the collective's end, ramped over the collective itself, so
  * entries never move for it and the passes converge. The result is a
  * per-stream shift function of global time.

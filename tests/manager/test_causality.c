@@ -304,3 +304,35 @@ Test(causality, collectives_as_logical_messages)
 	cr_assert_eq(mgr_causality_shift(c, 52, 2200), 0);
 	mgr_causality_free(c);
 }
+
+/* A scan: each member waits for the members of lower rank only. Rank 0
+ * leaves at 150 before the others enter (fine: it waits for nobody); rank
+ * 2 leaves at 250 before rank 1 enters at 300: stretched to 300. */
+Test(causality, scan_waits_for_lower_ranks)
+{
+	struct proto_event e0[1], e1[1], e2[1];
+	int rc;
+
+	jobgen_rank(&g, 60, 0);
+	jobgen_rank(&g, 61, 1);
+	jobgen_rank(&g, 62, 2);
+	e0[0] = mk(PROTO_EV_MPI_SCAN, 100, 150, 8, 0, 0, 0, 0);
+	e1[0] = mk(PROTO_EV_MPI_SCAN, 300, 350, 8, 0, 0, 0, 0);
+	e2[0] = mk(PROTO_EV_MPI_SCAN, 200, 250, 8, 0, 0, 0, 0);
+	jobgen_batch(&g, 60, 1, e0, 1);
+	jobgen_batch(&g, 61, 1, e1, 1);
+	jobgen_batch(&g, 62, 1, e2, 1);
+	jobgen_close(&g);
+
+	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
+	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+	cr_assert_eq(st->collectives, 1);
+	cr_assert_eq(st->coll_violations_before, 1, "%llu",
+		     (unsigned long long)st->coll_violations_before);
+	cr_assert_eq(st->coll_violations_after, 0);
+	cr_assert_eq(mgr_causality_shift(c, 60, 150), 0);
+	cr_assert_eq(mgr_causality_shift(c, 62, 200), 0);
+	cr_assert_eq(mgr_causality_shift(c, 62, 250), 50);
+	mgr_causality_free(c);
+}

@@ -47,11 +47,10 @@ struct msg_end {
 
 /* A collective event: the stream's n-th on the communicator named name is
  * one instance with every member's n-th (manager/comms.h). */
-enum { CK_ALL = 1, CK_FROM_ROOT, CK_TO_ROOT, CK_PREFIX };
 
 struct coll_end {
 	uint32_t stream;	/* index in streams */
-	uint8_t kind;		/* CK_*: who must have entered before who leaves */
+	uint8_t kind;		/* MGR_CK_* (comms.h): who waits for whom */
 	int64_t crank;		/* rank in the communicator, -1: unknown */
 	int64_t root;		/* root's rank in it (rooted kinds), -1 */
 	int64_t name, n;
@@ -178,26 +177,6 @@ static void add_end(struct mgr_causality *c, int send, uint32_t si,
 	m->match = -1;
 }
 
-/* Who must have entered a collective before a member leaves it. */
-static int coll_kind(unsigned type)
-{
-	switch (type) {
-	case PROTO_EV_MPI_BCAST:
-	case PROTO_EV_MPI_SCATTER:
-	case PROTO_EV_MPI_SCATTERV:
-		return CK_FROM_ROOT;	/* the others wait for the root */
-	case PROTO_EV_MPI_REDUCE:
-	case PROTO_EV_MPI_GATHER:
-	case PROTO_EV_MPI_GATHERV:
-		return CK_TO_ROOT;	/* the root waits for the others */
-	case PROTO_EV_MPI_SCAN:
-	case PROTO_EV_MPI_EXSCAN:
-		return CK_PREFIX;	/* each waits for the lower ranks */
-	default:
-		return CK_ALL;		/* everyone waits for everyone */
-	}
-}
-
 /* Number a collective on the communicator named name (local: the rank's
  * own id) and keep it for the repair unless it failed. */
 static int add_coll(struct mgr_causality *c, uint32_t si, const struct proto_event *ev,
@@ -205,7 +184,7 @@ static int add_coll(struct mgr_causality *c, uint32_t si, const struct proto_eve
 {
 	int rc = 0;
 	int64_t n = mgr_comms_next_coll(c->comms, c->s[si].id, name, &rc);
-	int kind = coll_kind(ev->type), ri = proto_ev_arg(ev->type, PROTO_F_root);
+	int kind = mgr_comms_coll_kind(ev->type), ri = proto_ev_arg(ev->type, PROTO_F_root);
 
 	if (rc || n < 0 || !kind || (ev->flags & PROTO_EVF_FAILED))
 		return rc;
@@ -568,8 +547,8 @@ static int prefix_bounds(struct mgr_causality *c, const struct coll_end *e, size
 }
 
 /* One instance e[0..n): each member's exit must come lat after the entries
- * it waits for (CK_ALL: every other member's; CK_FROM_ROOT: the root's;
- * CK_TO_ROOT, the root only: every other member's; CK_PREFIX: those of
+ * it waits for (MGR_CK_ALL: every other member's; MGR_CK_FROM_ROOT: the root's;
+ * MGR_CK_TO_ROOT, the root only: every other member's; MGR_CK_PREFIX: those of
  * lower rank). Counts the exits short of that in *count; when repairing
  * (how 1), stretches each by a jump at its end, ramped over the collective
  * itself: its entry stays, so no member's bound moves and the passes
@@ -582,7 +561,7 @@ static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t 
 	size_t itop = SIZE_MAX, iroot = SIZE_MAX, roots = 0;
 	int pfx = 0, rc;
 
-	if (e[0].kind == CK_PREFIX && (rc = prefix_bounds(c, e, n, how, &pfx)))
+	if (e[0].kind == MGR_CK_PREFIX && (rc = prefix_bounds(c, e, n, how, &pfx)))
 		return rc;
 
 	for (size_t i = 0; i < n; i++) {
@@ -594,7 +573,7 @@ static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t 
 		} else if (in > second) {
 			second = in;
 		}
-		if ((e[i].kind == CK_FROM_ROOT || e[i].kind == CK_TO_ROOT) &&
+		if ((e[i].kind == MGR_CK_FROM_ROOT || e[i].kind == MGR_CK_TO_ROOT) &&
 		    e[i].crank >= 0 && e[i].crank == e[i].root) {
 			roots++;
 			iroot = i;
@@ -604,11 +583,11 @@ static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t 
 	for (size_t i = 0; i < n; i++) {
 		int64_t bound = i == itop ? second : top;
 
-		if (e[i].kind == CK_PREFIX)
+		if (e[i].kind == MGR_CK_PREFIX)
 			bound = INT64_MIN;
-		if (e[i].kind == CK_FROM_ROOT)
+		if (e[i].kind == MGR_CK_FROM_ROOT)
 			bound = roots == 1 && i != iroot ? root_in : INT64_MIN;
-		else if (e[i].kind == CK_TO_ROOT && (roots != 1 || i != iroot))
+		else if (e[i].kind == MGR_CK_TO_ROOT && (roots != 1 || i != iroot))
 			bound = INT64_MIN;
 		if (bound == INT64_MIN)
 			continue;

@@ -192,6 +192,27 @@ int64_t mgr_comms_next_coll(struct mgr_comms *cm, uint64_t stream,
 	return e ? e->v++ : -1;
 }
 
+int mgr_comms_coll_kind(unsigned type)
+{
+	if (!proto_ev_collective(type))
+		return 0;
+	switch (type) {
+	case PROTO_EV_MPI_BCAST:
+	case PROTO_EV_MPI_SCATTER:
+	case PROTO_EV_MPI_SCATTERV:
+		return MGR_CK_FROM_ROOT;
+	case PROTO_EV_MPI_REDUCE:
+	case PROTO_EV_MPI_GATHER:
+	case PROTO_EV_MPI_GATHERV:
+		return MGR_CK_TO_ROOT;
+	case PROTO_EV_MPI_SCAN:
+	case PROTO_EV_MPI_EXSCAN:
+		return MGR_CK_PREFIX;
+	default:
+		return MGR_CK_ALL;
+	}
+}
+
 const struct mgr_comms_stats *mgr_comms_stats(const struct mgr_comms *cm)
 {
 	return &cm->st;

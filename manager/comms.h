@@ -68,6 +68,14 @@ int64_t mgr_comms_rank(const struct mgr_comms *cm, uint64_t stream, int64_t loca
 int64_t mgr_comms_next_coll(struct mgr_comms *cm, uint64_t stream,
 			    int64_t name, int *rc);
 
+/* Who must have entered a collective before a member leaves it: everyone
+ * (barrier, allreduce, allgather(v), alltoall(v), reduce_scatter), the
+ * root for the others (bcast, scatter(v)), every other member for the root
+ * (reduce, gather(v)), the members of lower rank (scan, exscan). 0 for a
+ * type that is not a collective. Used by the repair and the correction. */
+enum { MGR_CK_ALL = 1, MGR_CK_FROM_ROOT, MGR_CK_TO_ROOT, MGR_CK_PREFIX };
+int mgr_comms_coll_kind(unsigned type);
+
 const struct mgr_comms_stats *mgr_comms_stats(const struct mgr_comms *cm);
 
 /* Free cm; NULL is a no-op. */

@@ -75,6 +75,7 @@ struct flow {
 
 struct sinfo {
 	uint64_t id;
+	int rank;		/* MPI world rank, -1 */
 	int64_t cost;		/* calibrated ps per wrapped event */
 	int64_t cost_stdio;	/* ps per buffered stdio call (CALIB evtype FWRITE), -1 */
 	int64_t cost_mpi;	/* extra per MPI event (CALIB evtype COMPUTE) */
@@ -99,6 +100,8 @@ struct rec {			/* an MPI event */
 	int64_t bytes;
 	int64_t coll, coll_comm;	/* collective: the stream's n-th on the
 					 * communicator named coll_comm; -1 */
+	int64_t crank, root;	/* its rank in that communicator, the root's (-1) */
+	int ckind;		/* MGR_CK_*: who it waits for */
 	int64_t send;		/* matched send record, -1 */
 	int64_t key;
 	int64_t ta0, ta1;
@@ -116,6 +119,8 @@ struct mgr_perturb {
 	size_t nr, capr;
 	struct mgr_perturb_stats st;
 	struct mgr_comms *comms;	/* names, collectives' numbers */
+	struct rec **inst;		/* one collective instance's members */
+	size_t capinst;
 	int indirect;		/* INDIRECT_* */
 	int error;
 };
@@ -425,6 +430,12 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		 * stream's n-th on it is one instance with the members' n-th */
 		int c = proto_ev_arg(ev->type, PROTO_F_comm);
 		if (proto_ev_collective(ev->type) && c >= 0) {
+			int ri = proto_ev_arg(ev->type, PROTO_F_root);
+
+			r->ckind = mgr_comms_coll_kind(ev->type);
+			r->root = ri >= 0 ? ev->arg[ri] : -1;
+			/* world: the stream's rank, known once the pass is over */
+			r->crank = mgr_comms_rank(p->comms, f->stream, ev->arg[c]);
 			r->coll_comm = mgr_comms_name(p->comms, f->stream, ev->arg[c]);
 			r->coll = mgr_comms_next_coll(p->comms, f->stream,
 						      r->coll_comm, &rc);
@@ -760,6 +771,82 @@ static void order_by_key(struct mgr_perturb *p, struct rec **order)
 	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
 }
 
+static int cmp_crank(const void *a, const void *b)
+{
+	const struct rec *x = *(const struct rec *const *)a;
+	const struct rec *y = *(const struct rec *const *)b;
+
+	return (x->crank > y->crank) - (x->crank < y->crank);
+}
+
+/* The corrected ends of one collective instance x[0..n) (ta0 set): each
+ * member leaves after the corrected entries it waits for as it left after
+ * the traced ones, end_a = max(corrected entries waited for) + (t1 - max
+ * (traced entries waited for)) (the barrier model, [004]), with who waits
+ * for whom by kind (comms.h): everyone for everyone; the others for the
+ * root and the root for nobody (bcast, scatter); the root for everyone and
+ * the others for nobody (reduce, gather); each for the lower ranks (scan,
+ * exscan). A rooted kind without exactly one member at the root's rank, or
+ * a scan without distinct known ranks, is a barrier. Each end is a base. */
+static int collective_ends(struct mgr_perturb *p, struct rec **x, size_t n)
+{
+	int64_t m = INT64_MIN, m_a = INT64_MIN;
+	size_t iroot = SIZE_MAX, roots = 0;
+	int kind = n ? x[0]->ckind : 0, rc;
+
+	for (size_t i = 0; i < n; i++) {
+		if (x[i]->t0 > m)
+			m = x[i]->t0;
+		if (x[i]->ta0 > m_a)
+			m_a = x[i]->ta0;
+		if (x[i]->crank >= 0 && x[i]->crank == x[i]->root) {
+			roots++;
+			iroot = i;
+		}
+	}
+	if ((kind == MGR_CK_FROM_ROOT || kind == MGR_CK_TO_ROOT) && roots != 1)
+		kind = MGR_CK_ALL;
+	if (kind == MGR_CK_PREFIX) {
+		qsort(x, n, sizeof(*x), cmp_crank);
+		for (size_t i = 0; i < n; i++)
+			if (x[i]->crank < 0 || (i > 0 && x[i]->crank == x[i - 1]->crank))
+				kind = MGR_CK_ALL;
+	}
+	int64_t pm = INT64_MIN, pm_a = INT64_MIN;	/* prefix maxima */
+	for (size_t i = 0; i < n; i++) {
+		struct rec *y = x[i];
+		int64_t w = m, w_a = m_a;	/* the entries y waits for */
+
+		if (kind == MGR_CK_FROM_ROOT || kind == MGR_CK_TO_ROOT) {
+			int waits = kind == MGR_CK_FROM_ROOT ? i != iroot : i == iroot;
+			const struct rec *rt = x[iroot];
+
+			w = y->t0;
+			w_a = y->ta0;
+			if (waits && kind == MGR_CK_FROM_ROOT) {
+				w = rt->t0 > w ? rt->t0 : w;
+				w_a = rt->ta0 > w_a ? rt->ta0 : w_a;
+			} else if (waits) {
+				w = m;
+				w_a = m_a;
+			}
+		} else if (kind == MGR_CK_PREFIX) {
+			pm = y->t0 > pm ? y->t0 : pm;
+			pm_a = y->ta0 > pm_a ? y->ta0 : pm_a;
+			w = pm;
+			w_a = pm_a;
+		}
+		int64_t end_a = mgr_sat_add(w_a, y->t1 - w);
+		if (end_a < y->ta0)
+			end_a = y->ta0;
+		y->ta1 = end_a;
+		y->done = 1;
+		if ((rc = add_base(p, &p->f[y->flow], y, y->ta0, end_a)))
+			return rc;
+	}
+	return 0;
+}
+
 static int process(struct mgr_perturb *p)
 {
 	int rc;
@@ -767,6 +854,9 @@ static int process(struct mgr_perturb *p)
 
 	if (!order)
 		return rc;
+	for (size_t i = 0; i < p->nr; i++)	/* world ranks are final now */
+		if (p->r[i].coll >= 0 && p->r[i].coll_comm == 0)
+			p->r[i].crank = p->s[p->f[p->r[i].flow].sidx].rank;
 	order_by_key(p, order);
 	int64_t copy_ns = late_receive_ns(p);
 	for (size_t i = 0; i < p->nf; i++) {
@@ -784,30 +874,20 @@ static int process(struct mgr_perturb *p)
 			continue;
 		if (r->coll >= 0) {
 			/* the whole instance: every member has entered by now */
-			int64_t m = INT64_MIN, m_a = INT64_MIN;
+			size_t n = 0;
 			for (size_t q = k; q < p->nr && order[q]->key == r->key; q++) {
 				struct rec *x = order[q];
 				if (!same_instance(x, r) || x->done)
 					continue;
+				if ((rc = mgr_grow((void **)&p->inst, &p->capinst, n + 1,
+						   sizeof(*p->inst))))
+					goto fail;
 				struct flow *g = &p->f[x->flow];
 				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, &x->a, x->t0));
-				if (x->t0 > m)
-					m = x->t0;
-				if (x->ta0 > m_a)
-					m_a = x->ta0;
+				p->inst[n++] = x;
 			}
-			for (size_t q = k; q < p->nr && order[q]->key == r->key; q++) {
-				struct rec *x = order[q];
-				if (!same_instance(x, r) || x->done)
-					continue;
-				int64_t end_a = m_a + (x->t1 - m);
-				if (end_a < x->ta0)
-					end_a = x->ta0;
-				x->ta1 = end_a;
-				x->done = 1;
-				if ((rc = add_base(p, &p->f[x->flow], x, x->ta0, end_a)))
-					goto fail;
-			}
+			if ((rc = collective_ends(p, p->inst, n)))
+				goto fail;
 			p->st.collectives++;
 			if (r->coll_comm != 0)
 				p->st.collectives_sub++;
@@ -903,6 +983,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		const char *v = proto_stream_meta(ps, "calib_ns");
 		uint32_t si = stream_idx(p, ps->id);
 
+		p->s[si].rank = ps->rank;
 		if (!p->s[si].cost && v)
 			p->s[si].cost = llround(fmin(fmax(atof(v), 0), COST_MAX_NS) * 1000);
 	}
@@ -1056,6 +1137,7 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	free(p->s);
 	free(p->fmap);
 	mgr_big_free(p->r);
+	free(p->inst);
 	mgr_comms_free(p->comms);
 	free(p);
 }

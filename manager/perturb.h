@@ -39,10 +39,13 @@
  *    rank's millisecond waits), counted as "model", never longer after its
  *    send than in the traced run, and takes at least the median own time
  *    of the receives that found their message there or on its way;
- *  - a collective ends at the latest corrected entry of its members plus
- *    the exit spread measured in the trace (a barrier model): on
- *    MPI_COMM_WORLD and on every communicator with a job-wide name
- *    (manager/comms.h); on the others it is a plain event.
+ *  - a collective member ends at the latest corrected entry of the members
+ *    it waits for plus what it took after their latest traced entry (a
+ *    barrier model where everyone waits for everyone; bcast and scatter
+ *    wait for the root, the root of reduce and gather for the others, scan
+ *    and exscan for the lower ranks: manager/comms.h): on MPI_COMM_WORLD
+ *    and on every communicator with a job-wide name; on the others it is a
+ *    plain event.
  * Times in and out are global (post) and causality-repaired (causality).
  */
 #ifndef TAPESTRY_MGR_PERTURB_H

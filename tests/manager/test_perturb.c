@@ -222,43 +222,34 @@ Test(perturb, barrier_on_a_split_communicator)
 	finish(&g0, &g1, "barrier on a split communicator");
 }
 
-/* A bcast rooted at rank 0, which enters at 1000 and leaves at 1050
- * without waiting (an eager send); rank 1, more perturbed, enters at 3000
- * and leaves at 3050: it waited for nobody either, the root had come. As a
- * barrier the root would leave after rank 1's corrected entry. */
-Test(perturb, bcast_root_does_not_wait)
+/* A rooted collective of type at root: rank 0 enters at 1000 and leaves at
+ * 1050 without waiting; rank 1, more perturbed, enters at 3000 and leaves
+ * at 3050: it waited for nobody either, rank 0 had come. */
+static void rooted_early(unsigned type, int64_t root, const char *what)
 {
 	struct gen g0 = {0}, g1 = {0};
 
 	two_ranks(&g0, &g1, 100);
 	for (int k = 0; k < 3; k++)
 		emit(&g1, PROTO_EV_WRITE, 200 + 500 * k, 300 + 500 * k);
-	struct proto_event *b = emit(&g0, PROTO_EV_MPI_BCAST, 1000, 1050);
-	proto_ev_set_args(b, 8, 0, 0, 0, 0, 0);	/* bytes, root 0, world */
-	b = emit(&g1, PROTO_EV_MPI_BCAST, 3000, 3050);
-	proto_ev_set_args(b, 8, 0, 0, 0, 0, 0);
+	proto_ev_set_args(emit(&g0, type, 1000, 1050), 8, root, 0, 0, 0, 0);
+	proto_ev_set_args(emit(&g1, type, 3000, 3050), 8, root, 0, 0, 0, 0);
 	emit(&g0, PROTO_EV_WRITE, 1500, 1600);
 	emit(&g1, PROTO_EV_WRITE, 3500, 3600);
-	finish(&g0, &g1, "bcast");
+	finish(&g0, &g1, what);
 }
 
-/* A reduce rooted at rank 1: rank 0 sends its part and leaves (1000 ..
- * 1050) long before the root, more perturbed, enters at 3000: it waited
- * for nobody (as a barrier it would leave after the root's entry). */
+/* a bcast's root (rank 0) does not wait: as a barrier it would leave after
+ * rank 1's corrected entry */
+Test(perturb, bcast_root_does_not_wait)
+{
+	rooted_early(PROTO_EV_MPI_BCAST, 0, "bcast");
+}
+
+/* a reduce's other members (rank 0; the root is rank 1) do not wait */
 Test(perturb, reduce_others_do_not_wait)
 {
-	struct gen g0 = {0}, g1 = {0};
-
-	two_ranks(&g0, &g1, 100);
-	for (int k = 0; k < 3; k++)
-		emit(&g1, PROTO_EV_WRITE, 200 + 500 * k, 300 + 500 * k);
-	struct proto_event *b = emit(&g0, PROTO_EV_MPI_REDUCE, 1000, 1050);
-	proto_ev_set_args(b, 8, 1, 0, 0, 0, 0);	/* bytes, root 1, world */
-	b = emit(&g1, PROTO_EV_MPI_REDUCE, 3000, 3050);
-	proto_ev_set_args(b, 8, 1, 0, 0, 0, 0);
-	emit(&g0, PROTO_EV_WRITE, 1500, 1600);
-	emit(&g1, PROTO_EV_WRITE, 3500, 3600);
-	finish(&g0, &g1, "reduce");
+	rooted_early(PROTO_EV_MPI_REDUCE, 1, "reduce");
 }
 
 Test(perturb, no_correction_when_asked)

@@ -7,7 +7,9 @@
 #ifndef TAPESTRY_FUZZ_SCRATCH_H
 #define TAPESTRY_FUZZ_SCRATCH_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>

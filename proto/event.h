@@ -29,17 +29,24 @@ struct proto_event {
 
 #define PROTO_EVENT_SIZE 72
 
+/* Set the six arguments a[0..5] (an event's, or a record being built). */
+static inline void proto_args_set(int64_t *a, int64_t a0, int64_t a1,
+				  int64_t a2, int64_t a3, int64_t a4, int64_t a5)
+{
+	a[0] = a0;
+	a[1] = a1;
+	a[2] = a2;
+	a[3] = a3;
+	a[4] = a4;
+	a[5] = a5;
+}
+
 /* Set all six arguments of e (the sensor's hot path, generators). */
 static inline void proto_ev_set_args(struct proto_event *e, int64_t a0,
 				     int64_t a1, int64_t a2, int64_t a3,
 				     int64_t a4, int64_t a5)
 {
-	e->arg[0] = a0;
-	e->arg[1] = a1;
-	e->arg[2] = a2;
-	e->arg[3] = a3;
-	e->arg[4] = a4;
-	e->arg[5] = a5;
+	proto_args_set(e->arg, a0, a1, a2, a3, a4, a5);
 }
 
 /* Flags of ordinary events (not STRING/ARRAY, whose flags are a count). */

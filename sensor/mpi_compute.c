@@ -144,13 +144,10 @@ static void calibrate_accounting(void)
 	e = sn_slot();
 	if (!e)
 		return;
-	memset(e, 0, sizeof(*e));
-	e->t_start = e->t_end = sn_now();
+	e->t_start = e->t_end = sn_now();	/* sn_slot set its tid */
 	e->type = PROTO_EV_CALIB;
 	e->flags = PROTO_EVF_INSTANT;
-	e->arg[0] = PROTO_EV_COMPUTE;
-	e->arg[1] = (int64_t)d[N / 2];
-	e->arg[2] = N;
+	proto_ev_set_args(e, PROTO_EV_COMPUTE, (int64_t)d[N / 2], N, 0, 0, 0);
 	sn_commit(e);
 }
 

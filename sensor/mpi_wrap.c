@@ -295,6 +295,7 @@ static int64_t comm_leader(const struct comm_rec *r)
 
 /* What a constructor made, for its event. */
 struct made {
+	int64_t parent;		/* the communicator it was made from */
 	int64_t id;		/* -1: MPI_COMM_NULL */
 	int64_t size, leader;	/* leader: lowest world rank, -1 */
 	int64_t myrank;		/* own rank in it, -1 */
@@ -306,7 +307,7 @@ struct made {
 static struct made comm_created(MPI_Comm c)
 {
 	struct comm_rec *r;
-	struct made m = {-1, 0, -1, -1};
+	struct made m = {-1, -1, 0, -1, -1};
 	int64_t id;
 
 	pthread_mutex_lock(&comm_lock);
@@ -485,12 +486,7 @@ static void counts_array(int64_t *arr, size_t room, const int *counts, int n,
 static void set_args(struct mw_call *c, int64_t a0, int64_t a1, int64_t a2,
 		     int64_t a3, int64_t a4, int64_t a5)
 {
-	c->arg[0] = a0;
-	c->arg[1] = a1;
-	c->arg[2] = a2;
-	c->arg[3] = a3;
-	c->arg[4] = a4;
-	c->arg[5] = a5;
+	proto_args_set(c->arg, a0, a1, a2, a3, a4, a5);
 }
 
 /* Has the message this receive would match already arrived? The probe
@@ -679,24 +675,21 @@ emit:
 	c1 = sn_now();
 	if (!sn_enter())
 		return;
+	/* (sn_slot set the record's tid and cleared its flags) */
 	if (cost >= 0 && (e = sn_slot())) {
-		memset(e, 0, sizeof(*e));
 		e->t_start = e->t_end = c1;
 		e->type = PROTO_EV_CALIB;
 		e->flags = PROTO_EVF_INSTANT;
-		e->arg[0] = PROTO_EV_MPI_INIT;
-		e->arg[1] = cost;
-		e->arg[2] = n;
-		e->arg[3] = cost * 1000;
+		proto_ev_set_args(e, PROTO_EV_MPI_INIT, cost, n, cost * 1000, 0, 0);
 		sn_commit(e);
 	}
-	/* the calibration worked in the application's thread */
+	/* the calibration worked in the application's thread (records: not
+	 * a wait for room) */
 	if ((e = sn_slot())) {
-		memset(e, 0, sizeof(*e));
 		e->t_start = c0;
 		e->t_end = c1;
 		e->type = PROTO_EV_FLUSH;
-		e->arg[0] = WRAP_ITER * 2;	/* records: not a wait */
+		proto_ev_set_args(e, WRAP_ITER * 2, 0, 0, 0, 0, 0);
 		sn_commit(e);
 	}
 	sn_leave();
@@ -767,32 +760,43 @@ static int do_Comm_rank(struct mw_call *c, MPI_Comm comm, int *rank)
 	return rc;
 }
 
-/* The communicator a constructor that returned rc made (registered). */
-static struct made made_of(int rc, const MPI_Comm *newcomm)
+/* The communicator a constructor on comm that returned rc made
+ * (registered), and its parent's id. */
+static struct made made_of(MPI_Comm comm, int rc, const MPI_Comm *newcomm)
 {
-	struct made none = {-1, 0, -1, -1};
+	struct made m = {-1, -1, 0, -1, -1};
 
-	return rc == MPI_SUCCESS ? comm_created(*newcomm) : none;
+	if (rc == MPI_SUCCESS)
+		m = comm_created(*newcomm);
+	m.parent = comm_lookup(comm, 0, NULL, NULL, NULL);
+	return m;
+}
+
+/* The event of a constructor whose only inputs are comm and a group or
+ * dimensions (MPI_Comm_create, MPI_Cart_sub). */
+static void made_args(struct mw_call *c, MPI_Comm comm, int rc, const MPI_Comm *newcomm)
+{
+	struct made m = made_of(comm, rc, newcomm);
+
+	set_args(c, m.parent, m.id, m.size, m.leader, m.myrank, 0);
 }
 
 static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 			 MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split(comm, color, key, newcomm);
-	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
-	struct made m = made_of(rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm);
 
-	set_args(c, parent, color, key, m.id, m.size, m.myrank);
+	set_args(c, m.parent, color, key, m.id, m.size, m.myrank);
 	return rc;
 }
 
 static int do_Comm_dup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_dup(comm, newcomm);
-	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
-	struct made m = made_of(rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm);
 
-	set_args(c, parent, m.id, m.size, m.myrank, 0, 0);
+	set_args(c, m.parent, m.id, m.size, m.myrank, 0, 0);
 	return rc;
 }
 
@@ -800,10 +804,8 @@ static int do_Comm_create(struct mw_call *c, MPI_Comm comm, MPI_Group group,
 			  MPI_Comm *newcomm)
 {
 	int rc = next_Comm_create(comm, group, newcomm);
-	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
-	struct made m = made_of(rc, newcomm);
 
-	set_args(c, parent, m.id, m.size, m.leader, m.myrank, 0);
+	made_args(c, comm, rc, newcomm);
 	return rc;
 }
 
@@ -811,10 +813,9 @@ static int do_Comm_split_type(struct mw_call *c, MPI_Comm comm, int split_type,
 			      int key, MPI_Info info, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split_type(comm, split_type, key, info, newcomm);
-	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
-	struct made m = made_of(rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm);
 
-	set_args(c, parent, split_type, m.id, m.size, m.leader, m.myrank);
+	set_args(c, m.parent, split_type, m.id, m.size, m.leader, m.myrank);
 	return rc;
 }
 
@@ -823,10 +824,9 @@ static int do_Cart_create(struct mw_call *c, MPI_Comm comm, int ndims,
 			  MPI_Comm *newcomm)
 {
 	int rc = next_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
-	struct made m = made_of(rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm);
 
-	set_args(c, parent, m.id, m.size, m.leader, ndims, m.myrank);
+	set_args(c, m.parent, m.id, m.size, m.leader, ndims, m.myrank);
 	return rc;
 }
 
@@ -834,10 +834,8 @@ static int do_Cart_sub(struct mw_call *c, MPI_Comm comm, const int remain_dims[]
 		       MPI_Comm *newcomm)
 {
 	int rc = next_Cart_sub(comm, remain_dims, newcomm);
-	int64_t parent = comm_lookup(comm, 0, NULL, NULL, NULL);
-	struct made m = made_of(rc, newcomm);
 
-	set_args(c, parent, m.id, m.size, m.leader, m.myrank, 0);
+	made_args(c, comm, rc, newcomm);
 	return rc;
 }
 

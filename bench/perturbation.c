@@ -7,12 +7,20 @@
  * exchange, 4 KiB to each neighbour (MPI_Irecv, MPI_Isend, MPI_Waitall),
  * then an MPI_Allreduce of one double.
  * Rank 0 prints the time between the two barriers that frame the timed
- * region, the maximum over ranks, and the time the ranks spent in their
- * own part of the iterations (computation and fwrite calls, between two MPI
- * calls: what the trace's COMPUTE events cover), the mean over ranks:
- *   perturbation: region_ns N local_ns L
- * bench/perturbation.sh runs it untraced and traced and compares the traced
- * run's corrected trace with the untraced time.
+ * region, the maximum over ranks, the time the ranks spent in their own
+ * part of the iterations (from the end of one iteration's last MPI call to
+ * the start of the next one's first: what the trace's COMPUTE events
+ * cover), the mean over ranks, and the one-way latency of a 64-byte
+ * message between ranks 0 and 1 before and after the region (median of
+ * 1000 round trips / 2):
+ *   perturbation: region_ns N local_ns L pingpong_ns PRE POST
+ * The ping-pong calls PMPI_Send and PMPI_Recv, which the MPI sensor does
+ * not wrap: it measures the host, not the tracer. On a virtual machine the
+ * hypervisor may place the two vCPUs on cores that share a cache or not,
+ * and the latency (and every MPI call's cost) changes with it: here 115 or
+ * 430 ns, from one run to the next. bench/perturbation.sh runs it
+ * untraced and traced and compares the traced run's corrected trace with
+ * the untraced runs made in the same placement.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -25,6 +33,39 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median one-way latency of a 64-byte message between ranks 0 and 1, on
+ * rank 0 (0 elsewhere, or with one rank). */
+#define PINGS 1000
+static double pingpong(int rank, int size)
+{
+	static double rtt[PINGS];
+	char b[64] = {0};
+
+	if (size < 2 || rank > 1)
+		return 0;
+	for (int i = 0; i < PINGS; i++) {
+		double t = now_ns();
+
+		if (rank == 0) {
+			PMPI_Send(b, sizeof(b), MPI_CHAR, 1, 7, MPI_COMM_WORLD);
+			PMPI_Recv(b, sizeof(b), MPI_CHAR, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			PMPI_Recv(b, sizeof(b), MPI_CHAR, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			PMPI_Send(b, sizeof(b), MPI_CHAR, 0, 7, MPI_COMM_WORLD);
+		}
+		rtt[i] = now_ns() - t;
+	}
+	qsort(rtt, PINGS, sizeof(rtt[0]), cmp_double);
+	return rtt[PINGS / 2] / 2;
 }
 
 int main(int argc, char **argv)
@@ -46,20 +87,20 @@ int main(int argc, char **argv)
 	if (!f)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	double pre = pingpong(rank, size);
 	MPI_Barrier(MPI_COMM_WORLD);
-	double t0 = MPI_Wtime(), local = 0, local_sum = 0;
+	double t0 = MPI_Wtime(), local = 0, local_sum = 0, tl = now_ns();
 	for (int i = 0; i < iters; i++) {
-		double tl = now_ns();
-
 		for (int k = 0; k < work; k++)
 			acc += k * 1e-9;
 		for (int w = 0; w < writes; w++)
 			fwrite(tok, 1, 8, f);
-		local += now_ns() - tl;
 		int right = (rank + 1) % size, left = (rank + size - 1) % size;
+		local += now_ns() - tl;
 		if (pattern == 0) {
 			MPI_Sendrecv(tok, sizeof(tok), MPI_CHAR, right, i, in, sizeof(in),
 				     MPI_CHAR, left, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			tl = now_ns();
 			continue;
 		}
 		double x = acc, sum;
@@ -69,14 +110,16 @@ int main(int argc, char **argv)
 		MPI_Isend(halo[1], sizeof(halo[1]), MPI_CHAR, left, 2, MPI_COMM_WORLD, &rq[3]);
 		MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
 		MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		tl = now_ns();
 	}
 	double mine = MPI_Wtime() - t0, worst = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&local, &local_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	double post = pingpong(rank, size);
 	if (rank == 0)
-		printf("perturbation: region_ns %.0f local_ns %.0f (acc %.3f)\n", worst * 1e9,
-		       local_sum / size, acc);
+		printf("perturbation: region_ns %.0f local_ns %.0f pingpong_ns %.0f %.0f (acc %.3f)\n",
+		       worst * 1e9, local_sum / size, pre, post, acc);
 	fclose(f);
 	MPI_Finalize();
 	return 0;

@@ -29,11 +29,19 @@
 #               With 10,000 iterations, WRITES=100 and 300 (1 and 3 million
 #               records a rank) pass half a ring: the sender then drains
 #               beside the ranks, as in stream mode.
-# Each traced run (one per mode) comes between two untraced runs, R times;
-# its error is against the mean of those two (t0 varies by up to 10 % from
-# run to run here, and drifts slowly: pairing takes the drift out). The
-# summary gives the median of the paired errors with a 95 % confidence
-# interval of that median (order statistics), and the unpaired medians.
+# Each traced run (one per mode) comes between two untraced runs, R times.
+# The untraced time here is bimodal: the hypervisor places the two vCPUs
+# on cores that share a cache or not (a 64-byte message's one-way latency
+# 110-120 or 410-435 ns, the region 5 % longer in the second placement),
+# and the placement changes from one run to the next. So every run, traced
+# or not, measures the placement (perturbation.c: a PMPI ping-pong before
+# and after the region, unseen by the sensor), and a traced run's error is
+# against the untraced runs of the same placement (latency within 25 %;
+# the median of their regions): "same placement". Runs whose latency
+# changed during the region are "mixed" and left out of that figure. The
+# older pairing (against the mean of the two untraced runs around it) is
+# printed too. The summary gives the median errors with a 95 % confidence
+# interval of the median (order statistics), and the unpaired medians.
 # Target: within 1 % of t0 when the perturbation is 20 % or more.
 # Usage: bench/perturbation.sh [BUILD_DIR] (default: build/). Environment:
 # NP (2), ITERS (10000), WORK (2000 adds), CONFIGS ("0 100 300": WRITES values),
@@ -49,6 +57,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpicc.openmpi -O2 -o "$T/pert" "$top/bench/perturbation.c" || exit 1
 region() { sed -n 's/^perturbation: region_ns \([0-9]*\).*/\1/p' "$1"; }
 localns() { sed -n 's/^perturbation: .* local_ns \([0-9]*\).*/\1/p' "$1"; }
+# the run's placement: its mean one-way latency, -1 if it changed by more
+# than 25 % between before and after the region
+placement() {
+	sed -n 's/^perturbation: .* pingpong_ns \([0-9]*\) \([0-9]*\).*/\1 \2/p' "$1" |
+		awk '{ d = $1 - $2; if (d < 0) d = -d; m = $1 > $2 ? $1 : $2
+		       print (d <= 0.25 * m) ? int(($1 + $2) / 2) : -1 }'
+}
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 # the region per rank in a CSV export: the first barrier's end to the second
 # barrier's start; the maximum over ranks
@@ -64,10 +79,12 @@ region_csv() {
 
 echo "perturbation benchmark: $NP ranks, $ITERS iterations of computation ($WORK adds)" \
 	"+ WRITES traced fwrite + one MPI_Sendrecv; $R traced runs of each, each between two untraced runs"
-# prints the untraced region and the ranks' own part in it
+# one untraced run: appends its region, the ranks' own part in it and its
+# placement to $T/u.$w; prints the region and the own part
 untraced() {
 	mpirun.openmpi --oversubscribe -np "$NP" "$T/pert" $args >"$T/u.out" 2>&1 ||
 		{ cat "$T/u.out"; exit 1; }
+	echo "$(region "$T/u.out") $(localns "$T/u.out") $(placement "$T/u.out")" >>"$T/u.$w"
 	echo "$(region "$T/u.out") $(localns "$T/u.out")"
 }
 for w in $CONFIGS; do
@@ -91,6 +108,7 @@ for w in $CONFIGS; do
 				"$T/pert" $args >"$T/t.out" 2>"$T/t.err" ||
 				{ cat "$T/t.out" "$T/t.err"; exit 1; }
 			t=$(region "$T/t.out")
+			pl=$(placement "$T/t.out")
 			lost=$("$B/manager/tapestry" report "$T/job" |
 				sed -n 's/^losses *\([0-9]*\) events counted lost.*/\1/p')
 			[ "${lost:-0}" = 0 ] || echo "   (run $i, $sm: $lost events lost: its figures mean little)"
@@ -98,7 +116,7 @@ for w in $CONFIGS; do
 				TAPESTRY_PERTURB_INDIRECT=$ind "$B/manager/tapestry" export -f csv \
 					-o "$T/c.csv" "$T/job" 2>/dev/null || exit 1
 				read -r ta tal < <(region_csv "$T/c.csv")
-				echo "$w $sm $ind $t $ta ${u% *} $tal ${u#* }" >>"$T/pending"
+				echo "$w $sm $ind $t $ta ${u% *} $tal ${u#* } $pl" >>"$T/pending"
 			done
 			if [ "$i" = 1 ]; then
 				echo "== WRITES=$w, sensor mode $sm: report of run 1"
@@ -112,50 +130,78 @@ for w in $CONFIGS; do
 		# (computation and fwrite: corrected COMPUTE events against the
 		# program's clock) and the rest (the MPI calls and the waits in
 		# them), per iteration
-		awk -v u="${u% *}" -v ul="${u#* }" '{ printf "%s %s %s %s %s %.0f %s %.0f\n",
-			$1, $2, $3, $4, $5, ($6 + u) / 2, $7, ($8 + ul) / 2 }' \
+		awk -v u="${u% *}" -v ul="${u#* }" '{ printf "%s %s %s %s %s %.0f %s %.0f %s\n",
+			$1, $2, $3, $4, $5, ($6 + u) / 2, $7, ($8 + ul) / 2, $9 }' \
 			"$T/pending" | tee -a "$T/runs" |
-			awk -v i="$i" -v n="$ITERS" '{ printf "   run %d WRITES=%s %-10s indirect=%-6s t %.3f ms  t_a %.3f ms  t0 %.3f ms  %+.2f %%" \
-				"  (own part %+.2f %%, MPI part %+.0f ns/iteration)\n",
-				i, $1, $2, $3, $4 / 1e6, $5 / 1e6, $6 / 1e6, 100 * ($5 - $6) / $6,
-				100 * ($7 - $8) / $8, (($5 - $7) - ($6 - $8)) / n }'
+			awk -v i="$i" -v n="$ITERS" '{ printf "   run %d WRITES=%s %-10s indirect=%-6s placement %s  t %.3f ms  t_a %.3f ms" \
+				"  t0 (around) %.3f ms  %+.2f %%  (own part %+.2f %%, MPI part %+.0f ns/iteration)\n",
+				i, $1, $2, $3, $9 < 0 ? "mixed " : sprintf("%4d ns", $9), $4 / 1e6, $5 / 1e6,
+				$6 / 1e6, 100 * ($5 - $6) / $6, 100 * ($7 - $8) / $8, (($5 - $7) - ($6 - $8)) / n }'
 	done
+	echo "== WRITES=$w: untraced runs (region ms, placement ns):" \
+		"$(awk '{ printf "%.3f@%s ", $1 / 1e6, $3 < 0 ? "mixed" : $3 }' "$T/u.$w")"
 	t0=$(median <"$T/t0s")
 	echo "== WRITES=$w: untraced region t0: median $t0 ns ($(sort -n "$T/t0s" | tr '\n' ' '))"
 	echo "$w $t0" >>"$T/t0"
 done
-echo "summary (target: the corrected region within 1 % of the untraced one when the"
-echo "perturbation is 20 % or more)"
-echo "  paired: per traced run, (t_a - t0) / t0 with t0 the mean of the untraced runs"
-echo "  just before and after it (this host changes speed from run to run, by up to 10 %);"
-echo "  the median of those errors, with a 95 % confidence interval of that median (order"
-echo "  statistics); unpaired: the median t_a against the median of all untraced runs;"
-echo "  own part: the ranks' computation and fwrite calls (corrected COMPUTE events against"
-echo "  the program's own clock, paired, median); MPI part: the rest of the region, MPI calls"
-echo "  and their waits, corrected minus untraced per iteration (median)"
-for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
-	w=${k%%:*}
-	t0=$(awk -v w="$w" '$1 == w { print $2 }' "$T/t0")
-	awk -v k="$k" '$1 ":" $2 ":" $3 == k { print $4, $5, $6, $7, $8 }' "$T/runs" >"$T/k"
-	tm=$(cut -d' ' -f1 "$T/k" | median)
-	tam=$(cut -d' ' -f2 "$T/k" | median)
-	awk '{ print 100 * ($2 - $3) / $3 }' "$T/k" | sort -g >"$T/e"
-	awk '{ print 100 * ($1 - $3) / $3 }' "$T/k" | sort -g >"$T/p"
-	lm=$(awk '{ print 100 * ($4 - $5) / $5 }' "$T/k" | median)
-	mm=$(awk -v n="$ITERS" '{ print (($2 - $4) - ($3 - $5)) / n }' "$T/k" | median)
-	awk -v k="$k" -v t0="$t0" -v ta="$tam" -v pm="$(median <"$T/p")" -v lm="$lm" -v mm="$mm" \
-		-v em="$(median <"$T/e")" -v es="$(tr '\n' ' ' <"$T/e")" 'BEGIN {
-		split(k, p, ":")
-		n = split(es, e, " ")
-		# the widest j with P(Binomial(n, 1/2) < j) <= 2.5 %: [e(j), e(n+1-j)]
+# the median of the sorted numbers in file $1 and a 95 % confidence
+# interval of it: the widest j with P(Binomial(n, 1/2) < j) <= 2.5 %,
+# [e(j), e(n+1-j)]
+median_ci() {
+	awk '{ e[++n] = $1 } END {
+		if (!n) { print "(no run)"; exit }
 		c = 0; q = 1; for (i = 0; i < n; i++) q /= 2
 		pr = q; j = 0
 		for (i = 0; i <= n; i++) {
 			if (c + pr > 0.025) break
 			c += pr; j = i + 1; pr = pr * (n - i) / (i + 1)
 		}
-		if (j >= 1) ci = sprintf("[%+.2f, %+.2f]", e[j], e[n + 1 - j]); else ci = "(too few runs)"
-		printf "  WRITES=%-3s %-10s indirect=%-6s perturbation %6.1f %%  paired: median %+6.2f %%, 95 %% CI %s;" \
-			" unpaired: t_a %.3f ms vs t0 %.3f ms: %+.2f %%  (%d runs); own part %+.2f %%, MPI part %+.0f ns/iteration\n",
-			p[1], p[2], p[3], pm, em, ci, ta / 1e6, t0 / 1e6, 100 * (ta - t0) / t0, n, lm, mm }'
+		m = e[int((n + 1) / 2)]
+		if (j >= 1) printf "%+.2f %%, 95 %% CI [%+.2f, %+.2f] (%d runs)", m, e[j], e[n + 1 - j], n
+		else printf "%+.2f %% (%d runs, too few for a CI)", m, n }' "$1"
+}
+echo "summary (target: the corrected region within 1 % of the untraced one when the"
+echo "perturbation is 20 % or more)"
+echo "  same placement: per traced run, (t_a - t0) / t0 with t0 the median of the untraced"
+echo "  runs whose one-way latency is within 25 % of the traced run's (the host's two vCPU"
+echo "  placements differ by 5 % here); the median of those errors, with a 95 % confidence"
+echo "  interval of that median (order statistics); own part: the ranks' computation and fwrite"
+echo "  calls (corrected COMPUTE events against the program's own clock), MPI part: the rest"
+echo "  of the region, MPI calls and their waits, corrected minus untraced per iteration"
+echo "  (medians, same placement); around: t0 the mean of the untraced runs just before and"
+echo "  after the traced one, whatever their placement; unpaired: the median t_a against the"
+echo "  median of all untraced runs"
+for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
+	w=${k%%:*}
+	t0=$(awk -v w="$w" '$1 == w { print $2 }' "$T/t0")
+	awk -v k="$k" '$1 ":" $2 ":" $3 == k { print $4, $5, $6, $7, $8, $9 }' "$T/runs" >"$T/k"
+	tam=$(cut -d' ' -f2 "$T/k" | median)
+	awk '{ print 100 * ($2 - $3) / $3 }' "$T/k" | sort -g >"$T/e"
+	awk '{ print 100 * ($1 - $3) / $3 }' "$T/k" | sort -g >"$T/p"
+	# per traced run of a known placement: the untraced runs of the same
+	# placement (their median region and own part): error, own part, MPI
+	# part per iteration
+	awk -v n="$ITERS" 'function med(a, m,  i, j, x) {
+			for (i = 2; i <= m; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+			return a[int((m + 1) / 2)] }
+		NR == FNR { ur[FNR] = $1; ul[FNR] = $2; up[FNR] = $3; nu = FNR; next }
+		$6 >= 0 { m = 0
+			for (i = 1; i <= nu; i++) {
+				d = up[i] - $6; if (d < 0) d = -d
+				if (up[i] >= 0 && d <= 0.25 * (up[i] > $6 ? up[i] : $6)) { m++; r[m] = ur[i]; l[m] = ul[i] }
+			}
+			if (!m) { nomatch++; next }
+			t0 = med(r, m); l0 = med(l, m)
+			printf "%.4f %.4f %.1f\n", 100 * ($2 - t0) / t0, 100 * ($4 - l0) / l0, (($2 - $4) - (t0 - l0)) / n }
+		$6 < 0 { mixed++ }
+		END { print mixed + 0, nomatch + 0 > "/dev/stderr" }' "$T/u.$w" "$T/k" >"$T/s" 2>"$T/sx"
+	cut -d' ' -f1 "$T/s" | sort -g >"$T/se"
+	read -r nmixed nnomatch <"$T/sx"
+	echo "  WRITES=$w ${k#*:}  perturbation $(median <"$T/p" | awk '{ printf "%.1f", $1 }') %:" \
+		"same placement: $(median_ci "$T/se");" \
+		"own part $(cut -d' ' -f2 "$T/s" | median | awk '{ printf "%+.2f", $1 }') %," \
+		"MPI part $(cut -d' ' -f3 "$T/s" | median | awk '{ printf "%+.0f", $1 }') ns/iteration" \
+		"($nmixed mixed, $nnomatch without an untraced run of their placement);" \
+		"around: $(median_ci "$T/e");" \
+		"unpaired: t_a $(awk -v t="$tam" -v t0="$t0" 'BEGIN { printf "%.3f ms vs t0 %.3f ms: %+.2f %%", t / 1e6, t0 / 1e6, 100 * (t - t0) / t0 }')"
 done

@@ -4,8 +4,13 @@
  * Build: one pass over the events counts, per flow, the wrapped events and
  * the flush time before each MPI event (alpha needs the stream's calibration,
  * known only at the end of the pass), then MPI events are processed in
- * global time order (receives at their end, collectives once all members
- * have entered) and every receive or collective leaves a base on its flow.
+ * global time order (receives at their end, a collective's member once the
+ * members it waits for have entered) and every receive or collective
+ * member leaves a base on its flow. An event's corrected start depends on
+ * the bases before it in its flow only, all made by the time anything
+ * needs it (they end before it starts): it is computed on first use, from
+ * the last base before it, which may be later than the partner's own
+ * processing (an MPI_Sendrecv whose partner ends later).
  * Apply: exporters walk the events again; a cursor per flow finds the base
  * in force and subtracts what the tracer added since.
  * Storage: what grows with the trace (records, bases, busy intervals) is in
@@ -61,8 +66,7 @@ struct flow {
 	struct acc a;
 	int64_t first_t;
 	int have_first;
-	struct base cur;	/* base in force while processing */
-	struct base *b;
+	struct base *b;		/* in flow order (idx) */
 	size_t nb, capb;
 	int64_t *xg;		/* exit gap of each measured MPI event */
 	size_t nxg, capxg;
@@ -105,7 +109,24 @@ struct rec {			/* an MPI event */
 	int64_t send;		/* matched send record, -1 */
 	int64_t key;
 	int64_t ta0, ta1;
-	int done;
+	int done, has_ta0, has_pm;
+	int64_t inst;		/* its collective instance (p->ci), -1 */
+	uint32_t ipos;		/* its place among the instance's members */
+	int64_t pm, pm_a;	/* scan: latest (corrected) entry of the members
+				 * up to it */
+};
+
+/* A collective instance: its members are p->ix[lo .. lo + n), records in
+ * rank order for a scan; the kind resolved (a rooted kind without exactly
+ * one member at the root, a scan without distinct ranks: barrier). */
+struct cinst {
+	uint64_t lo;
+	uint32_t n;
+	int kind;
+	int counted;		/* in the stats */
+	int have_m;
+	int64_t root;		/* record index of the root, -1 */
+	int64_t m, m_a;		/* latest (corrected) entry of all members */
 };
 
 struct mgr_perturb {
@@ -119,8 +140,10 @@ struct mgr_perturb {
 	size_t nr, capr;
 	struct mgr_perturb_stats st;
 	struct mgr_comms *comms;	/* names, collectives' numbers */
-	struct rec **inst;		/* one collective instance's members */
-	size_t capinst;
+	struct cinst *ci;		/* collective instances */
+	size_t nci, capci;
+	uint64_t *ix;			/* their members' record indices */
+	size_t capix;
 	int indirect;		/* INDIRECT_* */
 	int error;
 };
@@ -529,20 +552,62 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 	return a;
 }
 
-static int64_t corrected(const struct mgr_perturb *p, const struct flow *f,
-			 int64_t t, int64_t a_before)
+static int64_t corrected(const struct base *b, int64_t t, int64_t a_before)
 {
-	return mgr_sat_add(mgr_sat_add(f->cur.tb_a, t - f->cur.tb),
-			   -mgr_sat_add(a_before, -f->cur.a_b));
+	return mgr_sat_add(mgr_sat_add(b->tb_a, t - b->tb),
+			   -mgr_sat_add(a_before, -b->a_b));
 }
 
+/* The last base of f before its event idx; *b0 (the flow's start) if none. */
+static const struct base *base_before(const struct flow *f, uint64_t idx,
+				      struct base *b0)
+{
+	size_t lo = 0, hi = f->nb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->b[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		return &f->b[lo - 1];
+	*b0 = (struct base){0, f->first_t, f->first_t, 0, 0};
+	return b0;
+}
+
+/* x's corrected start, computed once: the bases before it are all made by
+ * the time anything asks (see the top of the file). */
+static int64_t start_a(const struct mgr_perturb *p, struct rec *x)
+{
+	if (!x->has_ta0) {
+		const struct flow *f = &p->f[x->flow];
+		struct base b0;
+
+		x->ta0 = corrected(base_before(f, x->idx, &b0), x->t0,
+				   alpha_before(p, f, &x->a, x->t0));
+		x->has_ta0 = 1;
+	}
+	return x->ta0;
+}
+
+/* r's end becomes a base of its flow, kept in flow order (a damaged
+ * trace may make them out of order: moved into place). */
 static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 		    int64_t start_a, int64_t end_a)
 {
 	int rc = mgr_big_grow((void **)&f->b, &f->capb, f->nb + 1, sizeof(*f->b));
 	if (rc)
 		return rc;
-	struct base *b = &f->b[f->nb++];
+	size_t k = f->nb++;
+
+	while (k > 0 && f->b[k - 1].idx > r->idx) {
+		f->b[k] = f->b[k - 1];
+		k--;
+	}
+	struct base *b = &f->b[k];
 	b->idx = r->idx;
 	b->tb = r->t1;
 	b->tb_a = end_a;
@@ -550,7 +615,6 @@ static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 	 * acc restarts at alpha(base), as in [004] */
 	b->a_b = alpha_before(p, f, &r->a, r->t0);
 	b->start_a = start_a;
-	f->cur = *b;
 	return 0;
 }
 
@@ -569,13 +633,6 @@ static int cmp_i64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
-}
-
-static int cmp_base(const void *a, const void *b)
-{
-	const struct base *x = a, *y = b;
-
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /* Where the message of send s left: its start, after the arrived probe an
@@ -742,35 +799,6 @@ static int cmp_instance(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Processing keys: a collective's is its instance's latest entry (every
- * member has entered by then), a matched receive's its end, any other
- * event's its start. order[] is left sorted by key. */
-static void order_by_key(struct mgr_perturb *p, struct rec **order)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < p->nr; i++) {
-		struct rec *r = &p->r[i];
-
-		r->key = r->is_recv && r->send >= 0 ? r->t1 : r->t0;
-		if (r->coll >= 0)
-			order[n++] = r;
-	}
-	mgr_big_sort(order, n, sizeof(*order), cmp_instance);
-	for (size_t i = 0, j; i < n; i = j) {
-		int64_t m = order[i]->t0;
-
-		for (j = i + 1; j < n && same_instance(order[j], order[i]); j++)
-			if (order[j]->t0 > m)
-				m = order[j]->t0;
-		for (size_t q = i; q < j; q++)
-			order[q]->key = m;
-	}
-	for (size_t i = 0; i < p->nr; i++)
-		order[i] = &p->r[i];
-	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
-}
-
 static int cmp_crank(const void *a, const void *b)
 {
 	const struct rec *x = *(const struct rec *const *)a;
@@ -779,72 +807,193 @@ static int cmp_crank(const void *a, const void *b)
 	return (x->crank > y->crank) - (x->crank < y->crank);
 }
 
-/* The corrected ends of one collective instance x[0..n) (ta0 set): each
- * member leaves after the corrected entries it waits for as it left after
- * the traced ones, end_a = max(corrected entries waited for) + (t1 - max
- * (traced entries waited for)) (the barrier model, [004]), with who waits
- * for whom by kind (comms.h): everyone for everyone; the others for the
- * root and the root for nobody (bcast, scatter); the root for everyone and
- * the others for nobody (reduce, gather); each for the lower ranks (scan,
- * exscan). A rooted kind without exactly one member at the root's rank, or
- * a scan without distinct known ranks, is a barrier. Each end is a base. */
-static int collective_ends(struct mgr_perturb *p, struct rec **x, size_t n)
+/* Group the collective records order[0..n) (sorted by instance) into
+ * instances, resolve their kinds and give each member its processing key:
+ * the latest entry of the members it waits for and its own (comms.h):
+ * everyone's (barrier, allreduce ...); the root's for the others of bcast
+ * and scatter, its own for the root; everyone's for the root of reduce
+ * and gather, their own for the others; the lower ranks' and its own for
+ * a scan. A member never leaves before those entries (repaired), so its
+ * key is at most its end, and its flow's bases before it are made first. */
+static int group_instances(struct mgr_perturb *p, struct rec **order, size_t n)
 {
-	int64_t m = INT64_MIN, m_a = INT64_MIN;
-	size_t iroot = SIZE_MAX, roots = 0;
-	int kind = n ? x[0]->ckind : 0, rc;
+	int rc;
 
-	for (size_t i = 0; i < n; i++) {
-		if (x[i]->t0 > m)
-			m = x[i]->t0;
-		if (x[i]->ta0 > m_a)
-			m_a = x[i]->ta0;
-		if (x[i]->crank >= 0 && x[i]->crank == x[i]->root) {
-			roots++;
-			iroot = i;
-		}
-	}
-	if ((kind == MGR_CK_FROM_ROOT || kind == MGR_CK_TO_ROOT) && roots != 1)
-		kind = MGR_CK_ALL;
-	if (kind == MGR_CK_PREFIX) {
-		qsort(x, n, sizeof(*x), cmp_crank);
-		for (size_t i = 0; i < n; i++)
-			if (x[i]->crank < 0 || (i > 0 && x[i]->crank == x[i - 1]->crank))
-				kind = MGR_CK_ALL;
-	}
-	int64_t pm = INT64_MIN, pm_a = INT64_MIN;	/* prefix maxima */
-	for (size_t i = 0; i < n; i++) {
-		struct rec *y = x[i];
-		int64_t w = m, w_a = m_a;	/* the entries y waits for */
+	if (n && (rc = mgr_big_grow((void **)&p->ix, &p->capix, n, sizeof(*p->ix))))
+		return rc;
+	for (size_t i = 0, j; i < n; i = j) {
+		int64_t m = INT64_MIN, root = -1;
+		size_t roots = 0;
 
-		if (kind == MGR_CK_FROM_ROOT || kind == MGR_CK_TO_ROOT) {
-			int waits = kind == MGR_CK_FROM_ROOT ? i != iroot : i == iroot;
-			const struct rec *rt = x[iroot];
-
-			w = y->t0;
-			w_a = y->ta0;
-			if (waits && kind == MGR_CK_FROM_ROOT) {
-				w = rt->t0 > w ? rt->t0 : w;
-				w_a = rt->ta0 > w_a ? rt->ta0 : w_a;
-			} else if (waits) {
-				w = m;
-				w_a = m_a;
-			}
-		} else if (kind == MGR_CK_PREFIX) {
-			pm = y->t0 > pm ? y->t0 : pm;
-			pm_a = y->ta0 > pm_a ? y->ta0 : pm_a;
-			w = pm;
-			w_a = pm_a;
-		}
-		int64_t end_a = mgr_sat_add(w_a, y->t1 - w);
-		if (end_a < y->ta0)
-			end_a = y->ta0;
-		y->ta1 = end_a;
-		y->done = 1;
-		if ((rc = add_base(p, &p->f[y->flow], y, y->ta0, end_a)))
+		for (j = i + 1; j < n && same_instance(order[j], order[i]); j++)
+			;
+		if ((rc = mgr_grow((void **)&p->ci, &p->capci, p->nci + 1, sizeof(*p->ci))))
 			return rc;
+		struct cinst *c = &p->ci[p->nci];
+		*c = (struct cinst){.lo = i, .n = (uint32_t)(j - i), .kind = order[i]->ckind, .root = -1};
+		for (size_t q = i; q < j; q++) {
+			struct rec *x = order[q];
+
+			m = x->t0 > m ? x->t0 : m;
+			if (x->crank >= 0 && x->crank == x->root) {
+				roots++;
+				root = x - p->r;
+			}
+		}
+		if ((c->kind == MGR_CK_FROM_ROOT || c->kind == MGR_CK_TO_ROOT) && roots != 1)
+			c->kind = MGR_CK_ALL;
+		if (c->kind == MGR_CK_FROM_ROOT || c->kind == MGR_CK_TO_ROOT)
+			c->root = root;
+		if (c->kind == MGR_CK_PREFIX) {
+			qsort(order + i, j - i, sizeof(*order), cmp_crank);
+			for (size_t q = i; q < j; q++)
+				if (order[q]->crank < 0 || (q > i && order[q]->crank == order[q - 1]->crank))
+					c->kind = MGR_CK_ALL;
+		}
+		int64_t pm = INT64_MIN, rt0 = root >= 0 ? p->r[root].t0 : 0;
+		for (size_t q = i; q < j; q++) {
+			struct rec *x = order[q];
+			int is_root = x - p->r == c->root;
+
+			p->ix[q] = (uint64_t)(x - p->r);
+			x->inst = (int64_t)p->nci;
+			x->ipos = (uint32_t)(q - i);
+			pm = x->t0 > pm ? x->t0 : pm;
+			switch (c->kind) {
+			case MGR_CK_FROM_ROOT:
+				x->key = is_root || x->t0 > rt0 ? x->t0 : rt0;
+				break;
+			case MGR_CK_TO_ROOT:
+				x->key = is_root ? m : x->t0;
+				break;
+			case MGR_CK_PREFIX:
+				x->key = pm;
+				break;
+			default:
+				x->key = m;
+			}
+		}
+		p->nci++;
 	}
 	return 0;
+}
+
+/* Processing keys: a collective member's as above, a matched receive's its
+ * end, any other event's its start. order[] is left sorted by key. */
+static int order_by_key(struct mgr_perturb *p, struct rec **order)
+{
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < p->nr; i++) {
+		struct rec *r = &p->r[i];
+
+		r->key = r->is_recv && r->send >= 0 ? r->t1 : r->t0;
+		r->inst = -1;
+		if (r->coll >= 0)
+			order[n++] = r;
+	}
+	mgr_big_sort(order, n, sizeof(*order), cmp_instance);
+	if ((rc = group_instances(p, order, n)))
+		return rc;
+	for (size_t i = 0; i < p->nr; i++)
+		order[i] = &p->r[i];
+	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
+	return 0;
+}
+
+/* The latest traced and corrected entries of all of c's members. */
+static void inst_latest(const struct mgr_perturb *p, struct cinst *c)
+{
+	if (c->have_m)
+		return;
+	c->m = c->m_a = INT64_MIN;
+	for (uint32_t q = 0; q < c->n; q++) {
+		struct rec *x = &p->r[p->ix[c->lo + q]];
+		int64_t xa = start_a(p, x);
+
+		c->m = x->t0 > c->m ? x->t0 : c->m;
+		c->m_a = xa > c->m_a ? xa : c->m_a;
+	}
+	c->have_m = 1;
+}
+
+/* y's prefix maxima in a scan: from the nearest member before it that has
+ * them (members are processed in about rank order). */
+static void prefix_latest(const struct mgr_perturb *p, const struct cinst *c,
+			  struct rec *y)
+{
+	uint32_t q = y->ipos;
+	int64_t pm = INT64_MIN, pm_a = INT64_MIN;
+
+	while (q > 0 && !p->r[p->ix[c->lo + q - 1]].has_pm)
+		q--;
+	if (q > 0) {
+		pm = p->r[p->ix[c->lo + q - 1]].pm;
+		pm_a = p->r[p->ix[c->lo + q - 1]].pm_a;
+	}
+	for (; q <= y->ipos; q++) {
+		struct rec *x = &p->r[p->ix[c->lo + q]];
+		int64_t xa = start_a(p, x);
+
+		pm = x->t0 > pm ? x->t0 : pm;
+		pm_a = xa > pm_a ? xa : pm_a;
+		x->pm = pm;
+		x->pm_a = pm_a;
+		x->has_pm = 1;
+	}
+}
+
+/* The corrected end of collective member y: it leaves after the corrected
+ * entries it waits for as it left after the traced ones, end_a =
+ * max(corrected entries waited for) + (t1 - max(traced entries waited
+ * for)) (the barrier model, [004]), with who waits for whom by kind
+ * (comms.h, group_instances). Its end is a base. */
+static int collective_end(struct mgr_perturb *p, struct rec *y)
+{
+	struct cinst *c = &p->ci[y->inst];
+	int64_t ya = start_a(p, y), w = y->t0, w_a = ya;
+	/* a rooted kind has its root (group_instances) */
+	struct rec *rt = c->root >= 0 ? &p->r[c->root] : y;
+
+	switch (c->kind) {
+	case MGR_CK_FROM_ROOT:
+		if (rt != y) {
+			int64_t ra = start_a(p, rt);
+
+			w = rt->t0 > w ? rt->t0 : w;
+			w_a = ra > w_a ? ra : w_a;
+		}
+		break;
+	case MGR_CK_TO_ROOT:
+		if (rt == y) {
+			inst_latest(p, c);
+			w = c->m;
+			w_a = c->m_a;
+		}
+		break;
+	case MGR_CK_PREFIX:
+		prefix_latest(p, c, y);
+		w = y->pm;
+		w_a = y->pm_a;
+		break;
+	default:
+		inst_latest(p, c);
+		w = c->m;
+		w_a = c->m_a;
+	}
+	int64_t end_a = mgr_sat_add(w_a, y->t1 - w);
+	if (end_a < ya)
+		end_a = ya;
+	y->ta1 = end_a;
+	y->done = 1;
+	if (!c->counted) {
+		c->counted = 1;
+		p->st.collectives++;
+		if (y->coll_comm != 0)
+			p->st.collectives_sub++;
+	}
+	return add_base(p, &p->f[y->flow], y, ya, end_a);
 }
 
 static int process(struct mgr_perturb *p)
@@ -857,14 +1006,9 @@ static int process(struct mgr_perturb *p)
 	for (size_t i = 0; i < p->nr; i++)	/* world ranks are final now */
 		if (p->r[i].coll >= 0 && p->r[i].coll_comm == 0)
 			p->r[i].crank = p->s[p->f[p->r[i].flow].sidx].rank;
-	order_by_key(p, order);
+	if ((rc = order_by_key(p, order)))
+		goto fail;
 	int64_t copy_ns = late_receive_ns(p);
-	for (size_t i = 0; i < p->nf; i++) {
-		struct flow *f = &p->f[i];
-
-		f->cur.tb = f->cur.tb_a = f->first_t;
-		f->cur.a_b = 0;
-	}
 	fit_model(p);
 	for (size_t k = 0; k < p->nr; k++) {
 		struct rec *r = order[k];
@@ -872,34 +1016,18 @@ static int process(struct mgr_perturb *p)
 
 		if (r->done)
 			continue;
-		if (r->coll >= 0) {
-			/* the whole instance: every member has entered by now */
-			size_t n = 0;
-			for (size_t q = k; q < p->nr && order[q]->key == r->key; q++) {
-				struct rec *x = order[q];
-				if (!same_instance(x, r) || x->done)
-					continue;
-				if ((rc = mgr_grow((void **)&p->inst, &p->capinst, n + 1,
-						   sizeof(*p->inst))))
-					goto fail;
-				struct flow *g = &p->f[x->flow];
-				x->ta0 = corrected(p, g, x->t0, alpha_before(p, g, &x->a, x->t0));
-				p->inst[n++] = x;
-			}
-			if ((rc = collective_ends(p, p->inst, n)))
+		if (r->inst >= 0) {
+			if ((rc = collective_end(p, r)))
 				goto fail;
-			p->st.collectives++;
-			if (r->coll_comm != 0)
-				p->st.collectives_sub++;
 			continue;
 		}
-		r->ta0 = corrected(p, f, r->t0, alpha_before(p, f, &r->a, r->t0));
-		r->ta1 = r->ta0 + (r->t1 - r->t0);
+		r->ta1 = start_a(p, r) + (r->t1 - r->t0);
 		r->done = 1;
 		if (!r->is_recv || r->send < 0)
 			continue;
-		const struct rec *s = &p->r[r->send];
-		int64_t dr = r->t0 - r->ta0, ds = s->t0 - s->ta0, end_a;
+		/* its send may be a receive processed later (MPI_Sendrecv) */
+		struct rec *s = &p->r[r->send];
+		int64_t dr = r->t0 - r->ta0, ds = s->t0 - start_a(p, s), end_a;
 		p->st.receives++;
 		/* the arrived probe is the sensor's time inside the call */
 		int64_t own = r->t1 - r->t0 - r->probe;
@@ -907,7 +1035,10 @@ static int process(struct mgr_perturb *p)
 		if (r->arrived && dr <= ds) {
 			end_a = r->ta0 + own;
 			p->st.receives_arrived++;
-		} else if (!r->arrived && dr > ds) {
+		} else if (!late_receive(p, r) && dr > ds) {
+			/* it was ready before its message left: what it took
+			 * after the departure is the transit (one ready after
+			 * it, the message on its way, took its own lateness) */
 			end_a = s->ta0 + (r->t1 - send_out(s));
 			p->st.receives_waited++;
 		} else {
@@ -1036,8 +1167,6 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		mgr_perturb_free(p);
 		return NULL;
 	}
-	for (size_t i = 0; i < p->nf; i++)	/* apply walks bases in flow order */
-		mgr_big_sort(p->f[i].b, p->f[i].nb, sizeof(*p->f[i].b), cmp_base);
 	double cost = 0;
 	for (size_t i = 0; i < p->ns; i++)
 		cost += (double)p->s[i].cost;
@@ -1137,7 +1266,8 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	free(p->s);
 	free(p->fmap);
 	mgr_big_free(p->r);
-	free(p->inst);
+	free(p->ci);
+	mgr_big_free(p->ix);
 	mgr_comms_free(p->comms);
 	free(p);
 }

@@ -31,8 +31,10 @@
  *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
  *    before blocking) and whose receiver is not more perturbed than the
  *    sender keeps its copy time: t_a(ER) = t_a(SR) + (t(ER) - t(SR));
- *  - a receive that waited, whose receiver is more perturbed than the sender,
- *    still waits: t_a(ER) = t_a(S) + (t(ER) - t(S));
+ *  - a receive that waited (ready, its probe done, before its message left:
+ *    one ready after it found the message on its way, and its t(ER) - t(S)
+ *    holds its own lateness), whose receiver is more perturbed than the
+ *    sender, still waits: t_a(ER) = t_a(S) + (t(ER) - t(S));
  *  - any other receive uses the communication model fitted on the trace's
  *    own waiting receives (latency + bytes / bandwidth; least squares
  *    without the points beyond 3 robust sd of the median: a descheduled

@@ -192,7 +192,7 @@ for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
 			}
 			if (!m) { nomatch++; next }
 			t0 = med(r, m); l0 = med(l, m)
-			printf "%.4f %.4f %.1f\n", 100 * ($2 - t0) / t0, 100 * ($4 - l0) / l0, (($2 - $4) - (t0 - l0)) / n }
+			printf "%.4f %.4f %.1f %d\n", 100 * ($2 - t0) / t0, 100 * ($4 - l0) / l0, (($2 - $4) - (t0 - l0)) / n, $6 }
 		$6 < 0 { mixed++ }
 		END { print mixed + 0, nomatch + 0 > "/dev/stderr" }' "$T/u.$w" "$T/k" >"$T/s" 2>"$T/sx"
 	cut -d' ' -f1 "$T/s" | sort -g >"$T/se"
@@ -202,6 +202,10 @@ for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
 		"own part $(cut -d' ' -f2 "$T/s" | median | awk '{ printf "%+.2f", $1 }') %," \
 		"MPI part $(cut -d' ' -f3 "$T/s" | median | awk '{ printf "%+.0f", $1 }') ns/iteration" \
 		"($nmixed mixed, $nnomatch without an untraced run of their placement);" \
+		"by placement: $(sort -k4,4n "$T/s" | awk 'function flush(  i, x, j, y) {
+				for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+				if (m) { printf "%s%d ns %+.2f %% (%d)", sep, c, v[int((m + 1) / 2)], m; sep = ", " } }
+			!m || $4 > 1.25 * c { flush(); m = 0; c = $4 } { v[++m] = $1 } END { flush() }');" \
 		"around: $(median_ci "$T/e");" \
 		"unpaired: t_a $(awk -v t="$tam" -v t0="$t0" 'BEGIN { printf "%.3f ms vs t0 %.3f ms: %+.2f %%", t / 1e6, t0 / 1e6, 100 * (t - t0) / t0 }')"
 done

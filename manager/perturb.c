@@ -97,6 +97,7 @@ struct rec {			/* an MPI event */
 	uint32_t flow;
 	uint16_t type;
 	uint8_t arrived, is_recv;
+	uint8_t done, has_ta0;	/* processed; ta0 computed */
 	uint64_t idx;		/* event index in its flow */
 	struct acc a;		/* the tracer's cost before it */
 	int64_t probe;		/* ns of the arrived probe inside it */
@@ -109,11 +110,16 @@ struct rec {			/* an MPI event */
 	int64_t send;		/* matched send record, -1 */
 	int64_t key;
 	int64_t ta0, ta1;
-	int done, has_ta0, has_pm;
 	int64_t inst;		/* its collective instance (p->ci), -1 */
 	uint32_t ipos;		/* its place among the instance's members */
-	int64_t pm, pm_a;	/* scan: latest (corrected) entry of the members
-				 * up to it */
+};
+
+/* A collective member's entry in p->ix: its record, and in a scan the
+ * latest (corrected) entry of the members up to it, once known. */
+struct cmember {
+	uint64_t r;
+	int64_t pm, pm_a;
+	int has_pm;
 };
 
 /* A collective instance: its members are p->ix[lo .. lo + n), records in
@@ -142,7 +148,7 @@ struct mgr_perturb {
 	struct mgr_comms *comms;	/* names, collectives' numbers */
 	struct cinst *ci;		/* collective instances */
 	size_t nci, capci;
-	uint64_t *ix;			/* their members' record indices */
+	struct cmember *ix;		/* their members */
 	size_t capix;
 	int indirect;		/* INDIRECT_* */
 	int error;
@@ -821,13 +827,14 @@ static int group_instances(struct mgr_perturb *p, struct rec **order, size_t n)
 
 	if (n && (rc = mgr_big_grow((void **)&p->ix, &p->capix, n, sizeof(*p->ix))))
 		return rc;
+	memset(p->ix, 0, n * sizeof(*p->ix));
 	for (size_t i = 0, j; i < n; i = j) {
 		int64_t m = INT64_MIN, root = -1;
 		size_t roots = 0;
 
 		for (j = i + 1; j < n && same_instance(order[j], order[i]); j++)
 			;
-		if ((rc = mgr_grow((void **)&p->ci, &p->capci, p->nci + 1, sizeof(*p->ci))))
+		if ((rc = mgr_big_grow((void **)&p->ci, &p->capci, p->nci + 1, sizeof(*p->ci))))
 			return rc;
 		struct cinst *c = &p->ci[p->nci];
 		*c = (struct cinst){.lo = i, .n = (uint32_t)(j - i), .kind = order[i]->ckind, .root = -1};
@@ -855,7 +862,7 @@ static int group_instances(struct mgr_perturb *p, struct rec **order, size_t n)
 			struct rec *x = order[q];
 			int is_root = x - p->r == c->root;
 
-			p->ix[q] = (uint64_t)(x - p->r);
+			p->ix[q].r = (uint64_t)(x - p->r);
 			x->inst = (int64_t)p->nci;
 			x->ipos = (uint32_t)(q - i);
 			pm = x->t0 > pm ? x->t0 : pm;
@@ -909,7 +916,7 @@ static void inst_latest(const struct mgr_perturb *p, struct cinst *c)
 		return;
 	c->m = c->m_a = INT64_MIN;
 	for (uint32_t q = 0; q < c->n; q++) {
-		struct rec *x = &p->r[p->ix[c->lo + q]];
+		struct rec *x = &p->r[p->ix[c->lo + q].r];
 		int64_t xa = start_a(p, x);
 
 		c->m = x->t0 > c->m ? x->t0 : c->m;
@@ -920,27 +927,28 @@ static void inst_latest(const struct mgr_perturb *p, struct cinst *c)
 
 /* y's prefix maxima in a scan: from the nearest member before it that has
  * them (members are processed in about rank order). */
-static void prefix_latest(const struct mgr_perturb *p, const struct cinst *c,
+static void prefix_latest(struct mgr_perturb *p, const struct cinst *c,
 			  struct rec *y)
 {
+	struct cmember *mb = &p->ix[c->lo];
 	uint32_t q = y->ipos;
 	int64_t pm = INT64_MIN, pm_a = INT64_MIN;
 
-	while (q > 0 && !p->r[p->ix[c->lo + q - 1]].has_pm)
+	while (q > 0 && !mb[q - 1].has_pm)
 		q--;
 	if (q > 0) {
-		pm = p->r[p->ix[c->lo + q - 1]].pm;
-		pm_a = p->r[p->ix[c->lo + q - 1]].pm_a;
+		pm = mb[q - 1].pm;
+		pm_a = mb[q - 1].pm_a;
 	}
 	for (; q <= y->ipos; q++) {
-		struct rec *x = &p->r[p->ix[c->lo + q]];
+		struct rec *x = &p->r[mb[q].r];
 		int64_t xa = start_a(p, x);
 
 		pm = x->t0 > pm ? x->t0 : pm;
 		pm_a = xa > pm_a ? xa : pm_a;
-		x->pm = pm;
-		x->pm_a = pm_a;
-		x->has_pm = 1;
+		mb[q].pm = pm;
+		mb[q].pm_a = pm_a;
+		mb[q].has_pm = 1;
 	}
 }
 
@@ -974,8 +982,8 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 		break;
 	case MGR_CK_PREFIX:
 		prefix_latest(p, c, y);
-		w = y->pm;
-		w_a = y->pm_a;
+		w = p->ix[c->lo + y->ipos].pm;
+		w_a = p->ix[c->lo + y->ipos].pm_a;
 		break;
 	default:
 		inst_latest(p, c);
@@ -1266,7 +1274,7 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	free(p->s);
 	free(p->fmap);
 	mgr_big_free(p->r);
-	free(p->ci);
+	mgr_big_free(p->ci);
 	mgr_big_free(p->ix);
 	mgr_comms_free(p->comms);
 	free(p);

@@ -344,6 +344,13 @@ Test(perturb, reduce_others_do_not_wait)
 	rooted_early(PROTO_EV_MPI_REDUCE, 1, "reduce");
 }
 
+/* A scan's lower rank waits for nobody (MPI_Scan's arguments: bytes 8,
+ * comm 0, where rooted_early puts the root) */
+Test(perturb, scan_lower_rank_does_not_wait)
+{
+	rooted_early(PROTO_EV_MPI_SCAN, 0, "scan");
+}
+
 /* A bcast's root leaves at once and receives two messages before the
  * other member enters: the member's entry (8000) is the instance's latest,
  * later than the root's receives. The root's corrected start depends on

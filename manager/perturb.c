@@ -825,7 +825,9 @@ static int group_instances(struct mgr_perturb *p, struct rec **order, size_t n)
 {
 	int rc;
 
-	if (n && (rc = mgr_big_grow((void **)&p->ix, &p->capix, n, sizeof(*p->ix))))
+	if (!n)
+		return 0;
+	if ((rc = mgr_big_grow((void **)&p->ix, &p->capix, n, sizeof(*p->ix))))
 		return rc;
 	memset(p->ix, 0, n * sizeof(*p->ix));
 	for (size_t i = 0, j; i < n; i = j) {

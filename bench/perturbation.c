@@ -2,7 +2,8 @@
  * bench/perturbation.c - an MPI program that the tracer perturbs heavily:
  * per iteration some computation, many cheap buffered fwrite calls (each
  * traced), and communication:
- *   perturbation [ITERS [WRITES [WORK [PATTERN]]]]  (defaults 2000, 100, 2000, 0)
+ *   perturbation [ITERS [WRITES [WORK [PATTERN [PING]]]]]
+ * (defaults 2000, 100, 2000, 0, 0)
  * PATTERN 0: a small message around a ring (MPI_Sendrecv); 1: a halo
  * exchange, 4 KiB to each neighbour (MPI_Irecv, MPI_Isend, MPI_Waitall),
  * then an MPI_Allreduce of one double.
@@ -10,12 +11,14 @@
  * region, the maximum over ranks, the time the ranks spent in their own
  * part of the iterations (from the end of one iteration's last MPI call to
  * the start of the next one's first: what the trace's COMPUTE events
- * cover), the mean over ranks, and the one-way latency of a 64-byte
- * message between ranks 0 and 1 before and after the region (median of
- * 1000 round trips / 2):
+ * cover), the mean over ranks, and with PING 1 the one-way latency of a
+ * 64-byte message between ranks 0 and 1 before and after the region
+ * (median of 1000 round trips / 2; else 0 0):
  *   perturbation: region_ns N local_ns L pingpong_ns PRE POST
  * The ping-pong calls PMPI_Send and PMPI_Recv, which the MPI sensor does
- * not wrap: it measures the host, not the tracer. On a virtual machine the
+ * not wrap: it measures the host, not the tracer (but the trace sees its
+ * busy-polling as computation, which a replay's flop rate takes in: off
+ * by default). On a virtual machine the
  * hypervisor may place the two vCPUs on cores that share a cache or not,
  * and the latency (and every MPI call's cost) changes with it: here 115 or
  * 430 ns, from one run to the next. bench/perturbation.sh runs it
@@ -74,6 +77,7 @@ int main(int argc, char **argv)
 	int writes = argc > 2 ? atoi(argv[2]) : 100;
 	int work = argc > 3 ? atoi(argv[3]) : 2000;
 	int pattern = argc > 4 ? atoi(argv[4]) : 0;
+	int ping = argc > 5 ? atoi(argv[5]) : 0;
 	volatile double acc = 0;
 	char tok[64] = {0}, in[64];
 	static char halo[2][4096], got[2][4096];
@@ -87,7 +91,7 @@ int main(int argc, char **argv)
 	if (!f)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
-	double pre = pingpong(rank, size);
+	double pre = ping ? pingpong(rank, size) : 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t0 = MPI_Wtime(), local = 0, local_sum = 0, tl = now_ns();
 	for (int i = 0; i < iters; i++) {
@@ -116,7 +120,7 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&local, &local_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	double post = pingpong(rank, size);
+	double post = ping ? pingpong(rank, size) : 0;
 	if (rank == 0)
 		printf("perturbation: region_ns %.0f local_ns %.0f pingpong_ns %.0f %.0f (acc %.3f)\n",
 		       worst * 1e9, local_sum / size, pre, post, acc);

@@ -88,7 +88,7 @@ untraced() {
 	echo "$(region "$T/u.out") $(localns "$T/u.out")"
 }
 for w in $CONFIGS; do
-	args="$ITERS $w $WORK"
+	args="$ITERS $w $WORK 0 1"
 	u=$(untraced)
 	echo "${u% *}" >"$T/t0s"
 	for i in $(seq 1 "$R"); do

@@ -45,11 +45,13 @@
 # Target: within 1 % of t0 when the perturbation is 20 % or more.
 # Usage: bench/perturbation.sh [BUILD_DIR] (default: build/). Environment:
 # NP (2), ITERS (10000), WORK (2000 adds), CONFIGS ("0 100 300": WRITES values),
+# PATTERN (0: the Sendrecv ring; 1: a halo exchange, Irecv/Isend/Waitall of
+# 4 KiB each way, then an Allreduce),
 # MODES ("stream postmortem"), R (7), INDIRECT (auto; e.g. "auto busy stolen 0").
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
-NP=${NP:-2} ITERS=${ITERS:-10000} WORK=${WORK:-2000} R=${R:-7}
+NP=${NP:-2} ITERS=${ITERS:-10000} WORK=${WORK:-2000} R=${R:-7} PATTERN=${PATTERN:-0}
 CONFIGS=${CONFIGS:-0 100 300} MODES=${MODES:-stream postmortem} INDIRECT=${INDIRECT:-auto}
 T=$(mktemp -d /tmp/tapestry-bench-pert.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -77,8 +79,10 @@ region_csv() {
 		      printf "%d %.0f\n", m, k ? l / k : 0 }' "$1"
 }
 
+comm="one MPI_Sendrecv"
+[ "$PATTERN" = 1 ] && comm="a halo exchange (MPI_Irecv, MPI_Isend, MPI_Waitall) and an MPI_Allreduce"
 echo "perturbation benchmark: $NP ranks, $ITERS iterations of computation ($WORK adds)" \
-	"+ WRITES traced fwrite + one MPI_Sendrecv; $R traced runs of each, each between two untraced runs"
+	"+ WRITES traced fwrite + $comm; $R traced runs of each, each between two untraced runs"
 # one untraced run: appends its region, the ranks' own part in it and its
 # placement to $T/u.$w; prints the region and the own part
 untraced() {
@@ -88,7 +92,7 @@ untraced() {
 	echo "$(region "$T/u.out") $(localns "$T/u.out")"
 }
 for w in $CONFIGS; do
-	args="$ITERS $w $WORK 0 1"
+	args="$ITERS $w $WORK $PATTERN 1"
 	u=$(untraced)
 	echo "${u% *}" >"$T/t0s"
 	for i in $(seq 1 "$R"); do

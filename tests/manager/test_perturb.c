@@ -61,6 +61,13 @@ static struct proto_event *emit(struct gen *g, unsigned type, int64_t t0,
 	return e;
 }
 
+/* n WRITE events of dur ns, the k-th (from 0) starting at t + step k. */
+static void writes(struct gen *g, int n, int64_t t, int64_t step, int64_t dur)
+{
+	for (int k = 0; k < n; k++)
+		emit(g, PROTO_EV_WRITE, t + step * k, t + step * k + dur);
+}
+
 /* An ARRAY record continuing the last event: three values (an
  * MPI_Sendrecv's rtag, arrived, probe_ns). No lag, no truth. */
 static void array3(struct gen *g, int64_t a, int64_t b, int64_t c)
@@ -160,8 +167,7 @@ Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
 	struct gen g0 = {0}, g1 = {0};
 
 	two_ranks(&g0, &g1, 1000);
-	for (int k = 0; k < 10; k++)
-		emit(&g0, PROTO_EV_WRITE, 1000 + 1000 * k, 1000 + 1000 * k + 300);
+	writes(&g0, 10, 1000, 1000, 300);
 	struct proto_event *s = emit(&g0, PROTO_EV_MPI_SEND, 20000, 20100);
 	s->arg[0] = 1;		/* peer */
 	s->arg[1] = 3;		/* tag */
@@ -179,8 +185,7 @@ Test(perturb, waiting_receive_and_writes_come_back_to_the_truth)
 	/* in the traced run the receive ends 500 ns after the TRACED send */
 	r->t_end = s->t_start + 500;
 	g1.lag = (int64_t)r->t_end - 20500 + ALPHA;
-	for (int k = 0; k < 5; k++)
-		emit(&g1, PROTO_EV_WRITE, 20500 + 1000 * (k + 1), 20500 + 1000 * (k + 1) + 300);
+	writes(&g1, 5, 21500, 1000, 300);
 	finish(&g0, &g1, "waiting receive");
 }
 
@@ -197,8 +202,7 @@ Test(perturb, sendrecv_whose_partner_ends_later)
 	struct gen g0 = {0}, g1 = {0};
 
 	two_ranks(&g0, &g1, 1000);
-	for (int k = 0; k < 10; k++)
-		emit(&g1, PROTO_EV_WRITE, 1000 + 500 * k, 1000 + 500 * k + 100);
+	writes(&g1, 10, 1000, 500, 100);
 	struct proto_event *x0 = emit(&g0, PROTO_EV_MPI_SENDRECV, 10000, 10600);
 	struct proto_event *x1 = emit(&g1, PROTO_EV_MPI_SENDRECV, 10100, 10500);
 	/* peer, tag, comm, bytes, src, rbytes; then rtag, arrived, probe */
@@ -239,8 +243,7 @@ Test(perturb, receive_ready_after_departure_did_not_wait)
 	s2->arg[1] = 2;
 	s1->arg[3] = s2->arg[3] = 64;
 	struct proto_event *r1 = emit(&g1, PROTO_EV_MPI_RECV, 10000, 20550);
-	for (int k = 0; k < 10; k++)
-		emit(&g1, PROTO_EV_WRITE, 21000 + 500 * k, 21000 + 500 * k + 100);
+	writes(&g1, 10, 21000, 500, 100);
 	struct proto_event *r2 = emit(&g1, PROTO_EV_MPI_RECV, 39300, 40550);
 	r1->arg[1] = 1;
 	r2->arg[1] = 2;
@@ -282,8 +285,7 @@ Test(perturb, arrived_receive_and_barrier)
 	s->arg[0] = 1;
 	s->arg[1] = 0;
 	s->arg[3] = 8;
-	for (int k = 0; k < 3; k++)
-		emit(&g1, PROTO_EV_WRITE, 200 + 1000 * k, 300 + 1000 * k);
+	writes(&g1, 3, 200, 1000, 100);
 	struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, 5000, 5050);
 	r->arg[0] = 0;
 	r->arg[1] = 0;
@@ -308,8 +310,7 @@ Test(perturb, barrier_on_a_split_communicator)
 	proto_ev_set_args(d, 0, 7, 0, 3, 2, 0);
 	d = emit(&g1, PROTO_EV_MPI_COMM_SPLIT, 1000, 1500);
 	proto_ev_set_args(d, 0, 7, 1, 2, 2, 0);
-	for (int k = 0; k < 3; k++)
-		emit(&g1, PROTO_EV_WRITE, 2000 + 1000 * k, 2100 + 1000 * k);
+	writes(&g1, 3, 2000, 1000, 100);
 	barrier_then_writes(&g0, &g1, 3, 2);
 	finish(&g0, &g1, "barrier on a split communicator");
 }
@@ -322,8 +323,7 @@ static void rooted_early(unsigned type, int64_t root, const char *what)
 	struct gen g0 = {0}, g1 = {0};
 
 	two_ranks(&g0, &g1, 100);
-	for (int k = 0; k < 3; k++)
-		emit(&g1, PROTO_EV_WRITE, 200 + 500 * k, 300 + 500 * k);
+	writes(&g1, 3, 200, 500, 100);
 	proto_ev_set_args(emit(&g0, type, 1000, 1050), 8, root, 0, 0, 0, 0);
 	proto_ev_set_args(emit(&g1, type, 3000, 3050), 8, root, 0, 0, 0, 0);
 	emit(&g0, PROTO_EV_WRITE, 1500, 1600);
@@ -362,8 +362,7 @@ Test(perturb, bcast_root_receives_before_the_last_entry)
 	struct gen g0 = {0}, g1 = {0};
 
 	two_ranks(&g0, &g1, 100);
-	for (int k = 0; k < 5; k++)
-		emit(&g1, PROTO_EV_WRITE, 200 + 200 * k, 300 + 200 * k);
+	writes(&g1, 5, 200, 200, 100);
 	struct proto_event *sa = emit(&g1, PROTO_EV_MPI_SEND, 1500, 1600);
 	struct proto_event *sb = emit(&g1, PROTO_EV_MPI_SEND, 2500, 2600);
 	proto_ev_set_args(emit(&g1, PROTO_EV_MPI_BCAST, 8000, 8100), 8, 0, 0, 0, 0, 0);
@@ -394,8 +393,7 @@ Test(perturb, no_correction_when_asked)
 
 	jobgen_rank(&jg, 1, 0);
 	calib(&g0, 0);
-	for (int k = 0; k < 5; k++)
-		emit(&g0, PROTO_EV_WRITE, 1000 * k, 1000 * k + 10);
+	writes(&g0, 5, 0, 1000, 10);
 	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
 	jobgen_close(&jg);
 	setenv("TAPESTRY_NO_CORRECTION", "1", 1);

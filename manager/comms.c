@@ -1,9 +1,11 @@
 /*
  * manager/comms.c - job-wide names for MPI communicators (see comms.h).
- * One open-addressing table holds four kinds of entries, keyed by
+ * One open-addressing table holds six kinds of entries, keyed by
  * (kind, a, b, c): a stream's local id -> name, a stream's count of
- * creations on a parent, (parent, k, colour) -> name, and a stream's count
- * of collectives on a communicator.
+ * creations on a parent, (parent, k, colour) -> name, a stream's count
+ * of collectives on a communicator, and for the constructors collective
+ * over a member set (create_group, merge) a stream's count of creations
+ * on (parent, gkey) and (parent, k, gkey) -> name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +14,11 @@
 #include "manager/grow.h"
 #include "proto/error.h"
 
-enum { K_LOCAL = 1, K_SEQ, K_NAME, K_COLL };
+enum { K_LOCAL = 1, K_SEQ, K_NAME, K_COLL, K_GSEQ, K_GNAME };
 
 #define DUP_COLOUR INT64_MIN	/* one communicator a call: no colour */
 #define UNKNOWN_COLOUR (INT64_MIN + 1)	/* no leader: stays unnamed */
+#define MERGE_PARENT INT64_MIN	/* the parent slot of every merge */
 
 struct ent {
 	uint64_t kind;		/* 0: free */
@@ -109,10 +112,21 @@ int64_t mgr_comms_name(const struct mgr_comms *cm, uint64_t stream,
 	return e ? e->v : -(local + 2);
 }
 
+/* A communicator the stream could not name: counted when one was made. */
+static int unnamed(struct mgr_comms *cm, int64_t made)
+{
+	if (made >= 0) {
+		cm->st.created++;
+		cm->st.unnamed++;
+	}
+	return 0;
+}
+
 int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		    const struct proto_event *ev)
 {
-	int64_t colour;
+	int64_t colour, parent, pname;
+	uint64_t seqkind = K_SEQ, namekind = K_NAME;
 	int rc = 0;
 
 	/* what tells apart the communicators one call makes: the split's
@@ -122,7 +136,11 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_color)];
 		break;
 	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_IDUP:
 	case PROTO_EV_MPI_CART_CREATE:	/* one communicator */
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
 		colour = DUP_COLOUR;
 		break;
 	case PROTO_EV_MPI_COMM_CREATE:
@@ -132,23 +150,35 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		if (colour < 0)
 			colour = UNKNOWN_COLOUR;
 		break;
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:	/* counted per member set */
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
+		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_gkey)];
+		seqkind = K_GSEQ;
+		namekind = K_GNAME;
+		break;
+	case PROTO_EV_MPI_INTERCOMM_CREATE:	/* never named: see comms.h */
+		return unnamed(cm, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)]);
 	default:
 		return 0;
 	}
-	int64_t parent = ev->arg[proto_ev_arg(ev->type, PROTO_F_comm)];
 	int64_t made = ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)];
-	int64_t pname = mgr_comms_name(cm, stream, parent);
 
-	if (parent < 0 || pname < 0) {	/* no parent, or an unnamed one */
-		if (made >= 0) {
-			cm->st.created++;
-			cm->st.unnamed++;
-		}
-		return 0;
-	}
-	/* the k-th creation on the parent, counted whether or not this rank
-	 * got a communicator out of it (colour MPI_UNDEFINED) */
-	struct ent *seq = get(cm, K_SEQ, (int64_t)stream, pname, 0, 0, &rc);
+	parent = ev->arg[proto_ev_arg(ev->type, PROTO_F_comm)];
+	pname = mgr_comms_name(cm, stream, parent);
+	/* the merge's parent is an intercommunicator, unnamed, and its two
+	 * sides' parents differ: the member set alone scopes it */
+	if (ev->type == PROTO_EV_MPI_INTERCOMM_MERGE)
+		pname = MERGE_PARENT;
+	else if (parent < 0 || pname < 0)	/* no parent, or an unnamed one */
+		return unnamed(cm, made);
+	/* no gkey: no count either (the members may lack it alike) */
+	if (seqkind == K_GSEQ && colour < 0)
+		return unnamed(cm, made);
+	/* the k-th creation on the parent (or on the parent and member set),
+	 * counted whether or not this rank got a communicator out of it
+	 * (colour MPI_UNDEFINED) */
+	struct ent *seq = get(cm, seqkind, (int64_t)stream, pname,
+			      seqkind == K_GSEQ ? colour : 0, 0, &rc);
 	if (!seq)
 		return rc;
 	int64_t k = seq->v++;
@@ -159,7 +189,7 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		cm->st.unnamed++;
 		return 0;
 	}
-	struct ent *nm = get(cm, K_NAME, pname, k, colour, 0, &rc);
+	struct ent *nm = get(cm, namekind, pname, k, colour, 0, &rc);
 	if (nm && !nm->v) {
 		nm->v = cm->next++;
 		cm->st.named++;

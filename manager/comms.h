@@ -10,18 +10,47 @@
  * members of a communicator to make their collective calls on it in the
  * same order: the k-th creation call a rank makes on a parent is the k-th
  * one of every member. So a communicator made by MPI_Comm_split,
- * MPI_Comm_dup, MPI_Comm_create, MPI_Comm_split_type, MPI_Cart_create or
- * MPI_Cart_sub is named job-wide by (its parent's name, k, what tells
- * apart the communicators one call makes: the split's colour, else their
- * lowest world rank, the event's leader, since they are disjoint),
- * interned into a dense number. Names:
+ * MPI_Comm_dup, MPI_Comm_idup, MPI_Comm_create, MPI_Comm_split_type,
+ * MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create, MPI_Dist_graph_create or
+ * MPI_Dist_graph_create_adjacent is named job-wide by (its parent's name,
+ * k, what tells apart the communicators one call makes: the split's
+ * colour, else their lowest world rank, the event's leader, since they are
+ * disjoint), interned into a dense number. MPI_Comm_idup is a collective
+ * on the parent like the others (MPI orders blocking and nonblocking
+ * collectives on a communicator alike), so it takes its k at the call.
+ *
+ * Two constructors are collective over fewer processes than a parent:
+ *  - MPI_Comm_create_group(comm, group, tag) only over the group's members,
+ *    so ranks in different groups count different calls on the parent. Its
+ *    event carries gkey, the sensor's hash of the group's sorted world
+ *    ranks and the tag; the communicator is named (parent's name, gkey, k =
+ *    the k-th create_group with that parent and gkey on this rank). Every
+ *    member makes these calls in one order: two with the same members and
+ *    tag could otherwise deadlock if collectives synchronise (the standard's
+ *    collective correctness rule: a correct program must not), and
+ *    concurrent ones from threads must differ in tag or comm (the
+ *    standard, at MPI_COMM_CREATE_GROUP).
+ *  - MPI_Intercomm_merge over both groups of an intercommunicator, whose
+ *    two sides have different local parents: no parent name is common to
+ *    all members. The merged group is, so it is named (merge, gkey of its
+ *    sorted world ranks, k = the k-th merge with that gkey on this rank),
+ *    by the same ordering argument.
+ * A gkey of -1 (a member outside MPI_COMM_WORLD, e.g. spawned, or the
+ * sensor out of memory) leaves the communicator unnamed and is not counted.
+ * Two member sets of one hash would share names: 2^-63 a pair.
+ *
+ * Intercommunicators themselves (MPI_Intercomm_create, and all that is made
+ * from one) stay unnamed: causality and the correction take a collective
+ * on a named communicator for an intracommunicator collective, which
+ * intercommunicator ones are not (each side gets the other's data). A
+ * parent with a name is thus always an intracommunicator. Names:
  *   0    MPI_COMM_WORLD;
- *   > 0  made by one of those traced calls on a named parent: the same on
- *        every member;
- *   < 0  any other (MPI_COMM_SELF, made by a call the sensor does not wrap,
- *        whose parent has no name, or by a create or split_type without a
- *        leader): -(local id + 2), meaningful within its stream only, as
- *        the local id was.
+ *   > 0  made by one of those traced calls on a named parent (merge: any
+ *        parent): the same on every member;
+ *   < 0  any other (MPI_COMM_SELF, an intercommunicator, made by a call
+ *        the sensor does not wrap, whose parent has no name, or by a
+ *        constructor without a leader or gkey): -(local id + 2),
+ *        meaningful within its stream only, as the local id was.
  * Feed every MPI event of a stream in the stream's order (creations come
  * before uses). Memory: three small table entries per creation event, at
  * most MGR_COMMS_MAX; beyond, new communicators stay unnamed (counted).

@@ -383,6 +383,12 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
 	case PROTO_EV_MPI_CART_SUB:
 	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
 		if (comm_made(t, ev))
 			return -1;
 		break;
@@ -586,6 +592,12 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_CART_CREATE:
 	case PROTO_EV_MPI_CART_SUB:
 	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
 		return comm_made(t, ev);
 	case PROTO_EV_MPI_SEND:
 		if (a[0] >= 0)

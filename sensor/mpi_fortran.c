@@ -25,6 +25,8 @@ extern int mpi_fortran_in_place_;
 extern int mpi_fortran_bottom_;
 extern int mpi_fortran_status_ignore_;
 extern int mpi_fortran_statuses_ignore_;
+extern int mpi_fortran_unweighted_;
+extern int mpi_fortran_weights_empty_;
 #pragma GCC visibility pop
 
 #include "sensor/mpi_int.h"
@@ -59,6 +61,16 @@ static void *fbuf(void *b)
 	if (b == (void *)&mpi_fortran_bottom_)
 		return MPI_BOTTOM;
 	return b;
+}
+
+/* A graph's weights: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are sentinels */
+static const int *fweights(const MPI_Fint *w)
+{
+	if (w == (const MPI_Fint *)&mpi_fortran_unweighted_)
+		return MPI_UNWEIGHTED;
+	if (w == (const MPI_Fint *)&mpi_fortran_weights_empty_)
+		return MPI_WEIGHTS_EMPTY;
+	return w;
 }
 
 static int status_ignored(const MPI_Fint *f)
@@ -259,6 +271,120 @@ void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm,
 	}
 	rc = MPI_Cart_sub(c, p, &nc);
 	free_ints(p, small);
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
+FDECL(mpi_comm_idup, MPI_COMM_IDUP, comm_idup,
+      (MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *req, MPI_Fint *ierr))
+void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *req,
+		    MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Comm_idup(PMPI_Comm_f2c(*comm), &nc, &r);
+
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
+/* reorder is LOGICAL */
+FDECL(mpi_graph_create, MPI_GRAPH_CREATE, graph_create,
+      (MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,
+       MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_graph_create_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index,
+		       MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *newcomm,
+		       MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Graph_create(PMPI_Comm_f2c(*comm), *nnodes, index, edges,
+				  *reorder != F_FALSE, &nc);
+
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
+FDECL(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE, dist_graph_create,
+      (MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees,
+       MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info,
+       MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_dist_graph_create_(MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources,
+			    MPI_Fint *degrees, MPI_Fint *destinations,
+			    MPI_Fint *weights, MPI_Fint *info,
+			    MPI_Fint *reorder, MPI_Fint *newcomm,
+			    MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Dist_graph_create(PMPI_Comm_f2c(*comm), *n, sources,
+				       degrees, destinations, fweights(weights),
+				       PMPI_Info_f2c(*info),
+				       *reorder != F_FALSE, &nc);
+
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
+FDECL(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT,
+      dist_graph_create_adjacent,
+      (MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources,
+       MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations,
+       MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder,
+       MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_dist_graph_create_adjacent_(MPI_Fint *comm, MPI_Fint *indegree,
+				     MPI_Fint *sources, MPI_Fint *sourceweights,
+				     MPI_Fint *outdegree,
+				     MPI_Fint *destinations,
+				     MPI_Fint *destweights, MPI_Fint *info,
+				     MPI_Fint *reorder, MPI_Fint *newcomm,
+				     MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Dist_graph_create_adjacent(PMPI_Comm_f2c(*comm), *indegree,
+						sources, fweights(sourceweights),
+						*outdegree, destinations,
+						fweights(destweights),
+						PMPI_Info_f2c(*info),
+						*reorder != F_FALSE, &nc);
+
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
+FDECL(mpi_comm_create_group, MPI_COMM_CREATE_GROUP, comm_create_group,
+      (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm,
+       MPI_Fint *ierr))
+void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag,
+			    MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_create_group(PMPI_Comm_f2c(*comm),
+				       PMPI_Group_f2c(*group), *tag, &nc);
+
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
+FDECL(mpi_intercomm_create, MPI_INTERCOMM_CREATE, intercomm_create,
+      (MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm,
+       MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newcomm,
+       MPI_Fint *ierr))
+void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader,
+			   MPI_Fint *peer_comm, MPI_Fint *remote_leader,
+			   MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Intercomm_create(PMPI_Comm_f2c(*local_comm), *local_leader,
+				      PMPI_Comm_f2c(*peer_comm), *remote_leader,
+				      *tag, &nc);
+
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
+/* high is LOGICAL */
+FDECL(mpi_intercomm_merge, MPI_INTERCOMM_MERGE, intercomm_merge,
+      (MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_intercomm_merge_(MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm,
+			  MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Intercomm_merge(PMPI_Comm_f2c(*comm), *high != F_FALSE, &nc);
+
 	set_newcomm(newcomm, nc, rc, ierr);
 }
 

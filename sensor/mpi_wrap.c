@@ -95,7 +95,8 @@ struct comm_rec {
 	int *world;		/* world rank of member i; NULL: identity */
 };
 
-enum { REQ_SEND = 1, REQ_RECV = 2 };
+/* REQ_COLL: a nonblocking constructor's (no peer, no bytes) */
+enum { REQ_SEND = 1, REQ_RECV = 2, REQ_COLL = 3 };
 
 struct req_rec {
 	int64_t id;
@@ -162,12 +163,41 @@ void mw_call_done(struct mw_call *c)
 
 /* ---- communicators ----------------------------------------------------- */
 
+/* The world ranks of g's n members, allocated (MPI_UNDEFINED for one
+ * outside MPI_COMM_WORLD, e.g. spawned); NULL when that failed. */
+static int *group_world(MPI_Group g, int n)
+{
+	MPI_Group wg = MPI_GROUP_NULL;
+	int i, *in = NULL, *out = NULL;
+
+	if (n <= 0 || g == MPI_GROUP_NULL)
+		return NULL;
+	if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS)
+		return NULL;
+	in = malloc((size_t)n * sizeof(int));
+	out = malloc((size_t)n * sizeof(int));
+	if (!in || !out)
+		goto fail_alloc;
+	for (i = 0; i < n; i++)
+		in[i] = i;
+	if (PMPI_Group_translate_ranks(g, n, in, wg, out) != MPI_SUCCESS)
+		goto fail_alloc;
+	free(in);
+	PMPI_Group_free(&wg);
+	return out;
+fail_alloc:
+	free(in);
+	free(out);
+	PMPI_Group_free(&wg);
+	return NULL;
+}
+
 /* Fill r for c: size, own rank, world ranks of its members (of the remote
  * group for an intercommunicator). Caller holds comm_lock. */
 static void comm_fill(struct comm_rec *r, MPI_Comm c)
 {
-	MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
-	int inter = 0, n = 0, i, *in = NULL, *out = NULL;
+	MPI_Group g = MPI_GROUP_NULL;
+	int inter = 0, n = 0;
 
 	r->size = 0;
 	r->myrank = -1;
@@ -187,28 +217,9 @@ static void comm_fill(struct comm_rec *r, MPI_Comm c)
 		PMPI_Comm_group(c, &g);
 	}
 	r->size = n;
-	if (n <= 0 || g == MPI_GROUP_NULL)
-		goto fail_group;
-	if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS)
-		goto fail_world;
-	in = malloc((size_t)n * sizeof(int));
-	out = malloc((size_t)n * sizeof(int));
-	if (!in || !out)
-		goto fail_alloc;
-	for (i = 0; i < n; i++)
-		in[i] = i;
-	if (PMPI_Group_translate_ranks(g, n, in, wg, out) != MPI_SUCCESS)
-		goto fail_alloc;
-	r->world = out;
-	out = NULL;
-fail_alloc:
-	free(in);
-	free(out);
-	PMPI_Group_free(&wg);
-fail_world:
-	PMPI_Group_free(&g);
-fail_group:
-	return;
+	r->world = group_world(g, n);
+	if (g != MPI_GROUP_NULL)
+		PMPI_Group_free(&g);
 }
 
 /* The record of c, registered with a fresh id if unknown (a communicator
@@ -293,35 +304,105 @@ static int64_t comm_leader(const struct comm_rec *r)
 	return m;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The key of a member set (manager/comms.h, gkey): FNV-1a 64 over the n
+ * sorted world ranks in world (NULL: unknown) and the tag, folded to a
+ * non-negative int64 so that -1 stays "unknown". -1 as well when a member
+ * is outside MPI_COMM_WORLD (no job-wide number) or out of memory. */
+static int64_t members_key(const int *world, int n, int64_t tag)
+{
+	uint64_t h = 14695981039346656037ull, v;
+	int *w, i, b;
+
+	if (!world || n <= 0 || !(w = malloc((size_t)n * sizeof(int))))
+		return -1;
+	memcpy(w, world, (size_t)n * sizeof(int));
+	qsort(w, (size_t)n, sizeof(int), cmp_int);
+	for (i = 0; i <= n; i++) {
+		if (i < n && (w[i] < 0 || w[i] == MPI_UNDEFINED))
+			break;
+		v = i < n ? (uint64_t)(uint32_t)w[i] : (uint64_t)tag;
+		for (b = 0; b < 8; b++, v >>= 8) {
+			h ^= v & 0xff;
+			h *= 1099511628211ull;
+		}
+	}
+	free(w);
+	return i <= n ? -1 : (int64_t)(h & INT64_MAX);
+}
+
 /* What a constructor made, for its event. */
 struct made {
 	int64_t parent;		/* the communicator it was made from */
 	int64_t id;		/* -1: MPI_COMM_NULL */
 	int64_t size, leader;	/* leader: lowest world rank, -1 */
 	int64_t myrank;		/* own rank in it, -1 */
+	int64_t key;		/* members_key(members, tag 0), -1 */
 };
+
+/* Copy of the record of c (world duplicated: free it), for a communicator
+ * that has c's group. Caller holds comm_lock. */
+static struct comm_rec comm_copy(MPI_Comm c)
+{
+	struct comm_rec *r = comm_get(c), out = {-1, 0, -1, NULL};
+
+	if (!r)
+		return out;
+	out = *r;
+	out.world = NULL;
+	if (r->world && r->size > 0 &&
+	    (out.world = malloc((size_t)r->size * sizeof(int))))
+		memcpy(out.world, r->world, (size_t)r->size * sizeof(int));
+	else if (r->world)
+		out.size = 0;	/* members unknown rather than wrong */
+	return out;
+}
 
 /* Register a communicator just created, with a fresh id; -1 for
  * MPI_COMM_NULL (the id is consumed anyway, so that every rank of the
- * parent numbers the next communicator alike). */
-static struct made comm_created(MPI_Comm c)
+ * parent numbers the next communicator alike). like: MPI_COMM_NULL, or a
+ * communicator of the same group and ranks whose record is copied instead
+ * of asking MPI about c (MPI_Comm_idup: c must not be used before the
+ * request completes). */
+static struct made comm_created(MPI_Comm c, MPI_Comm like)
 {
-	struct comm_rec *r;
-	struct made m = {-1, -1, 0, -1, -1};
+	struct comm_rec *r, src = {-1, 0, -1, NULL};
+	struct made m = {-1, -1, 0, -1, -1, -1};
 	int64_t id;
 
 	pthread_mutex_lock(&comm_lock);
 	id = comm_next++;
 	if (c != MPI_COMM_NULL && mw_state == ST_RUNNING && comm_tab) {
-		mw_tab_del(comm_tab, comm_key(c));
+		/* before the put below: comm_get may move records */
+		if (like != MPI_COMM_NULL)
+			src = comm_copy(like);
+		/* a handle MPI reused after a free we did not see */
+		if ((r = mw_tab_get(comm_tab, comm_key(c)))) {
+			free(r->world);
+			mw_tab_del(comm_tab, comm_key(c));
+		}
 		r = mw_tab_put(comm_tab, comm_key(c), NULL);
 		if (r) {
+			if (like != MPI_COMM_NULL) {
+				*r = src;
+				src.world = NULL;
+			} else {
+				comm_fill(r, c);
+			}
 			r->id = id;
-			comm_fill(r, c);
 			m.size = r->size;
 			m.leader = comm_leader(r);
 			m.myrank = r->myrank;
+			/* constructors are rare and already O(size) */
+			m.key = members_key(r->world, r->size, 0);
 		}
+		free(src.world);
 		m.id = id;
 	}
 	pthread_mutex_unlock(&comm_lock);
@@ -761,22 +842,24 @@ static int do_Comm_rank(struct mw_call *c, MPI_Comm comm, int *rank)
 }
 
 /* The communicator a constructor on comm that returned rc made
- * (registered), and its parent's id. */
-static struct made made_of(MPI_Comm comm, int rc, const MPI_Comm *newcomm)
+ * (registered; like: see comm_created), and its parent's id. */
+static struct made made_of(MPI_Comm comm, int rc, const MPI_Comm *newcomm,
+			   MPI_Comm like)
 {
-	struct made m = {-1, -1, 0, -1, -1};
+	struct made m = {-1, -1, 0, -1, -1, -1};
 
 	if (rc == MPI_SUCCESS)
-		m = comm_created(*newcomm);
+		m = comm_created(*newcomm, like);
 	m.parent = comm_lookup(comm, 0, NULL, NULL, NULL);
 	return m;
 }
 
-/* The event of a constructor whose only inputs are comm and a group or
- * dimensions (MPI_Comm_create, MPI_Cart_sub). */
+/* The event of a constructor whose only inputs are comm and a group,
+ * dimensions or a graph (MPI_Comm_create, MPI_Cart_sub, the two
+ * MPI_Dist_graph_create). */
 static void made_args(struct mw_call *c, MPI_Comm comm, int rc, const MPI_Comm *newcomm)
 {
-	struct made m = made_of(comm, rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, m.myrank, 0);
 }
@@ -785,7 +868,7 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 			 MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split(comm, color, key, newcomm);
-	struct made m = made_of(comm, rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, color, key, m.id, m.size, m.myrank);
 	return rc;
@@ -794,7 +877,7 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 static int do_Comm_dup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_dup(comm, newcomm);
-	struct made m = made_of(comm, rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.myrank, 0, 0);
 	return rc;
@@ -813,7 +896,7 @@ static int do_Comm_split_type(struct mw_call *c, MPI_Comm comm, int split_type,
 			      int key, MPI_Info info, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split_type(comm, split_type, key, info, newcomm);
-	struct made m = made_of(comm, rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, split_type, m.id, m.size, m.leader, m.myrank);
 	return rc;
@@ -824,7 +907,7 @@ static int do_Cart_create(struct mw_call *c, MPI_Comm comm, int ndims,
 			  MPI_Comm *newcomm)
 {
 	int rc = next_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-	struct made m = made_of(comm, rc, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, ndims, m.myrank);
 	return rc;
@@ -836,6 +919,109 @@ static int do_Cart_sub(struct mw_call *c, MPI_Comm comm, const int remain_dims[]
 	int rc = next_Cart_sub(comm, remain_dims, newcomm);
 
 	made_args(c, comm, rc, newcomm);
+	return rc;
+}
+
+/* newcomm is set at the call (Open MPI, MPICH) and has comm's group, but
+ * must not be used before the request completes: registered from comm's
+ * record. The request is kept (REQ_COLL) so that its completion records
+ * the same request id, and the event carries it. */
+static int do_Comm_idup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm,
+			MPI_Request *req)
+{
+	int rc = next_Comm_idup(comm, newcomm, req);
+	struct made m = made_of(comm, rc, newcomm, comm);
+	int64_t rid = 0;
+
+	if (rc == MPI_SUCCESS)
+		rid = req_started(*req, REQ_COLL, comm, m.parent, PEER_NULL, 0, 0);
+	set_args(c, m.parent, m.id, m.size, m.myrank, rid, 0);
+	return rc;
+}
+
+static int do_Graph_create(struct mw_call *c, MPI_Comm comm, int nnodes,
+			   const int index[], const int edges[], int reorder,
+			   MPI_Comm *newcomm)
+{
+	int rc = next_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+
+	set_args(c, m.parent, m.id, m.size, m.leader, nnodes, m.myrank);
+	return rc;
+}
+
+static int do_Dist_graph_create(struct mw_call *c, MPI_Comm comm, int n,
+				const int sources[], const int degrees[],
+				const int destinations[], const int weights[],
+				MPI_Info info, int reorder, MPI_Comm *newcomm)
+{
+	int rc = next_Dist_graph_create(comm, n, sources, degrees, destinations,
+					weights, info, reorder, newcomm);
+
+	made_args(c, comm, rc, newcomm);
+	return rc;
+}
+
+static int do_Dist_graph_create_adjacent(struct mw_call *c, MPI_Comm comm,
+					 int indegree, const int sources[],
+					 const int sourceweights[],
+					 int outdegree,
+					 const int destinations[],
+					 const int destweights[],
+					 MPI_Info info, int reorder,
+					 MPI_Comm *newcomm)
+{
+	int rc = next_Dist_graph_create_adjacent(comm, indegree, sources,
+						 sourceweights, outdegree,
+						 destinations, destweights,
+						 info, reorder, newcomm);
+
+	made_args(c, comm, rc, newcomm);
+	return rc;
+}
+
+/* Collective over group's members only: the event carries the key of
+ * (group, tag), taken from the arguments so that it is there even when
+ * the call fails (the manager counts the call either way). */
+static int do_Comm_create_group(struct mw_call *c, MPI_Comm comm,
+				MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	int rc = next_Comm_create_group(comm, group, tag, newcomm), n = 0;
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	int64_t key = -1;
+	int *w;
+
+	if (c->on && PMPI_Group_size(group, &n) == MPI_SUCCESS &&
+	    (w = group_world(group, n))) {
+		key = members_key(w, n, tag);
+		free(w);
+	}
+	set_args(c, m.parent, tag, m.id, m.size, key, m.myrank);
+	return rc;
+}
+
+/* An intercommunicator: size and leader are its remote group's (see
+ * comm_fill); registered at creation, named by nobody (manager/comms.h). */
+static int do_Intercomm_create(struct mw_call *c, MPI_Comm local_comm,
+			       int local_leader, MPI_Comm peer_comm,
+			       int remote_leader, int tag, MPI_Comm *newcomm)
+{
+	int rc = next_Intercomm_create(local_comm, local_leader, peer_comm,
+				       remote_leader, tag, newcomm);
+	struct made m = made_of(local_comm, rc, newcomm, MPI_COMM_NULL);
+
+	set_args(c, m.parent, m.id, m.size, m.leader, tag, m.myrank);
+	return rc;
+}
+
+/* The merged group's key (tag 0) names it (manager/comms.h). */
+static int do_Intercomm_merge(struct mw_call *c, MPI_Comm comm, int high,
+			      MPI_Comm *newcomm)
+{
+	int rc = next_Intercomm_merge(comm, high, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+
+	set_args(c, m.parent, high, m.id, m.size, m.key, m.myrank);
 	return rc;
 }
 

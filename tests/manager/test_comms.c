@@ -209,3 +209,240 @@ Test(comms, leaders)
 	cr_assert_eq(mgr_comms_stats(cm)->named, 5);
 	cr_assert_eq(mgr_comms_stats(cm)->unnamed, 4);
 }
+
+static void idup(uint64_t stream, int64_t parent, int64_t made)
+{
+	struct proto_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROTO_EV_MPI_COMM_IDUP;
+	proto_ev_set_args(&e, parent, made, 4, 0, 7, 0);
+	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+}
+
+/* stream's MPI_Comm_create_group(parent, group of gkey) made 'made' */
+static void cgroup(uint64_t stream, int64_t parent, int64_t gkey, int64_t made)
+{
+	struct proto_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROTO_EV_MPI_COMM_CREATE_GROUP;
+	proto_ev_set_args(&e, parent, 5, made, 2, gkey, 0);
+	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+}
+
+/* stream's MPI_Intercomm_merge(inter, high) of the member set gkey */
+static void merge(uint64_t stream, int64_t inter, int64_t gkey, int64_t made)
+{
+	struct proto_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROTO_EV_MPI_INTERCOMM_MERGE;
+	proto_ev_set_args(&e, inter, (int64_t)(stream % 2), made, 4, gkey,
+			  (int64_t)stream);
+	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+}
+
+/* MPI_Comm_idup takes its turn among the parent's constructors like
+ * MPI_Comm_dup: ranks 0 and 1 dup then idup, 2 and 3 idup then dup, with
+ * local ids that cross (without idup's turn, all four would be the first
+ * creation on world) */
+Test(comms, idup_interleaved_with_dup)
+{
+	dup(0, 0, 2);
+	idup(0, 0, 3);
+	dup(1, 0, 2);
+	idup(1, 0, 3);
+	dup(2, 0, 3);
+	idup(2, 0, 2);
+	dup(3, 0, 3);
+	idup(3, 0, 2);
+	int64_t first = mgr_comms_name(cm, 0, 2), second = mgr_comms_name(cm, 0, 3);
+
+	cr_assert_gt(first, 0);
+	cr_assert_gt(second, 0);
+	cr_assert_neq(first, second);
+	cr_assert_eq(mgr_comms_name(cm, 1, 2), first);
+	cr_assert_eq(mgr_comms_name(cm, 2, 3), first, "the first is the dup");
+	cr_assert_eq(mgr_comms_name(cm, 3, 3), first);
+	cr_assert_eq(mgr_comms_name(cm, 2, 2), second);
+	cr_assert_eq(mgr_comms_name(cm, 3, 2), second);
+	cr_assert_eq(mgr_comms_stats(cm)->named, 2);
+}
+
+/* a named idup's own constructors count on it: it is a parent like any */
+Test(comms, idup_is_a_parent)
+{
+	for (uint64_t s = 0; s < 2; s++) {
+		idup(s, 0, 2);
+		split(s, 2, 0, 3);
+	}
+	cr_assert_gt(mgr_comms_name(cm, 0, 3), 0);
+	cr_assert_eq(mgr_comms_name(cm, 0, 3), mgr_comms_name(cm, 1, 3));
+}
+
+/* two create_group on world: A = {0, 1} then B = {1, 2, 3}. Rank 1 is in
+ * both (its second create_group on world), 2 and 3 only in B (their
+ * first): B's members agree all the same, A and B differ. Counting on the
+ * parent alone would put rank 1's B with A. */
+Test(comms, create_group_two_groups)
+{
+	const int64_t ka = 1111, kb = 2222;
+
+	cgroup(0, 0, ka, 2);
+	cgroup(1, 0, ka, 2);
+	cgroup(1, 0, kb, 3);
+	cgroup(2, 0, kb, 2);
+	cgroup(3, 0, kb, 2);
+	int64_t a = mgr_comms_name(cm, 0, 2), b = mgr_comms_name(cm, 1, 3);
+
+	cr_assert_gt(a, 0);
+	cr_assert_gt(b, 0);
+	cr_assert_neq(a, b);
+	cr_assert_eq(mgr_comms_name(cm, 1, 2), a);
+	cr_assert_eq(mgr_comms_name(cm, 2, 2), b);
+	cr_assert_eq(mgr_comms_name(cm, 3, 2), b);
+	cr_assert_eq(mgr_comms_stats(cm)->named, 2);
+	cr_assert_eq(mgr_comms_stats(cm)->created, 5);
+}
+
+/* create_group does not take a turn among the parent's constructors
+ * (only the group calls it): a dup after it on world is one communicator
+ * for a member and a non-member */
+Test(comms, create_group_not_a_parent_turn)
+{
+	cgroup(0, 0, 1111, 2);
+	dup(0, 0, 3);
+	dup(1, 0, 2);
+	cr_assert_gt(mgr_comms_name(cm, 0, 3), 0);
+	cr_assert_eq(mgr_comms_name(cm, 0, 3), mgr_comms_name(cm, 1, 2));
+}
+
+/* the same members with another tag (another gkey), the same gkey twice
+ * (the k-th), the same gkey on another parent: all different */
+Test(comms, create_group_tag_and_repeat)
+{
+	for (uint64_t s = 0; s < 2; s++) {
+		cgroup(s, 0, 1111, 2);	/* tag 1 */
+		cgroup(s, 0, 3333, 3);	/* the same ranks, tag 2 */
+		cgroup(s, 0, 1111, 4);	/* tag 1 again */
+		cgroup(s, 2, 1111, 5);	/* on the first */
+	}
+	int64_t n[4];
+
+	for (int i = 0; i < 4; i++) {
+		n[i] = mgr_comms_name(cm, 0, 2 + i);
+		cr_assert_gt(n[i], 0);
+		cr_assert_eq(mgr_comms_name(cm, 1, 2 + i), n[i]);
+		for (int j = 0; j < i; j++)
+			cr_assert_neq(n[i], n[j], "%d and %d", i, j);
+	}
+}
+
+/* no gkey (the sensor could not say: a member outside world): unnamed,
+ * and not counted, so a later call with a gkey is the first; an unnamed
+ * parent leaves it unnamed too */
+Test(comms, create_group_bad_input)
+{
+	cgroup(0, 0, -1, 2);
+	cgroup(0, 0, 1111, 3);
+	cgroup(1, 0, 1111, 2);
+	cgroup(0, 9, 1111, 4);
+	cr_assert_lt(mgr_comms_name(cm, 0, 2), 0);
+	cr_assert_gt(mgr_comms_name(cm, 0, 3), 0);
+	cr_assert_eq(mgr_comms_name(cm, 0, 3), mgr_comms_name(cm, 1, 2));
+	cr_assert_eq(mgr_comms_name(cm, 0, 4), -6, "unnamed parent");
+	cr_assert_eq(mgr_comms_stats(cm)->unnamed, 2);
+	cr_assert_eq(mgr_comms_stats(cm)->named, 1);
+}
+
+/* graph constructors make one communicator on the parent (a rank left
+ * out of MPI_Graph_create gets none but counts the call); their myrank is
+ * the reordered rank */
+Test(comms, graph_constructors)
+{
+	static const unsigned types[] = {PROTO_EV_MPI_GRAPH_CREATE,
+		PROTO_EV_MPI_DIST_GRAPH_CREATE,
+		PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT};
+	struct proto_event e;
+
+	for (uint64_t s = 0; s < 3; s++)
+		for (int i = 0; i < 3; i++) {
+			int64_t made = s == 2 && i == 0 ? -1 : 2 + i;
+
+			memset(&e, 0, sizeof(e));
+			e.type = (uint16_t)types[i];
+			proto_ev_set_args(&e, 0, made, 0, 0, 0, 0);
+			e.arg[proto_ev_arg(e.type, PROTO_F_myrank)] = 2 - (int64_t)s;
+			e.arg[proto_ev_arg(e.type, PROTO_F_leader)] = 0;
+			cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		}
+	dup(0, 0, 5);
+	dup(2, 0, 5);
+	for (int64_t l = 2; l < 5; l++) {
+		cr_assert_gt(mgr_comms_name(cm, 0, l), 0);
+		cr_assert_eq(mgr_comms_name(cm, 1, l), mgr_comms_name(cm, 0, l));
+		cr_assert_eq(mgr_comms_rank(cm, 1, l), 1);
+		if (l > 2)
+			cr_assert_eq(mgr_comms_name(cm, 2, l), mgr_comms_name(cm, 0, l));
+	}
+	cr_assert_neq(mgr_comms_name(cm, 0, 2), mgr_comms_name(cm, 0, 3));
+	cr_assert_eq(mgr_comms_name(cm, 0, 5), mgr_comms_name(cm, 2, 5),
+		     "the dup after them is the fourth creation on world");
+	cr_assert_lt(mgr_comms_name(cm, 2, 2), 0, "never made");
+	cr_assert_eq(mgr_comms_stats(cm)->named, 4);
+}
+
+/* the merge of an intercommunicator whose two sides have different local
+ * ids for it (unnamed, local): named by its member set, the same on all
+ * four; a second merge of the same members is another; other members,
+ * another; no gkey, unnamed */
+Test(comms, intercomm_merge)
+{
+	for (uint64_t s = 0; s < 4; s++) {
+		merge(s, 3 + (int64_t)(s % 2), 4444, 6);
+		merge(s, 3 + (int64_t)(s % 2), 4444, 7);
+	}
+	merge(0, 8, 5555, 9);
+	merge(1, 8, 5555, 9);
+	merge(0, 8, -1, 10);
+	int64_t m = mgr_comms_name(cm, 0, 6);
+
+	cr_assert_gt(m, 0);
+	for (uint64_t s = 1; s < 4; s++) {
+		cr_assert_eq(mgr_comms_name(cm, s, 6), m);
+		cr_assert_eq(mgr_comms_name(cm, s, 7), mgr_comms_name(cm, 0, 7));
+		cr_assert_eq(mgr_comms_rank(cm, s, 6), (int64_t)s);
+	}
+	cr_assert_neq(mgr_comms_name(cm, 0, 7), m);
+	cr_assert_gt(mgr_comms_name(cm, 0, 9), 0);
+	cr_assert_eq(mgr_comms_name(cm, 1, 9), mgr_comms_name(cm, 0, 9));
+	cr_assert_neq(mgr_comms_name(cm, 0, 9), m);
+	cr_assert_lt(mgr_comms_name(cm, 0, 10), 0);
+	cr_assert_eq(mgr_comms_stats(cm)->named, 3);
+}
+
+/* an intercommunicator stays unnamed even on a named local parent, so
+ * that its collectives stay plain events (and all made from it: its dup) */
+Test(comms, intercomm_unnamed)
+{
+	struct proto_event e;
+
+	for (uint64_t s = 0; s < 2; s++) {
+		split(s, 0, (int64_t)s, 2);
+		memset(&e, 0, sizeof(e));
+		e.type = PROTO_EV_MPI_INTERCOMM_CREATE;
+		proto_ev_set_args(&e, 2, 3, 1, 1 - (int64_t)s, 9, 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		dup(s, 3, 4);
+	}
+	cr_assert_gt(mgr_comms_name(cm, 0, 2), 0);
+	for (uint64_t s = 0; s < 2; s++) {
+		cr_assert_eq(mgr_comms_name(cm, s, 3), -5);
+		cr_assert_eq(mgr_comms_name(cm, s, 4), -6);
+	}
+	int rc = 0;
+	cr_assert_eq(mgr_comms_next_coll(cm, 0, mgr_comms_name(cm, 0, 3), &rc), -1);
+	cr_assert_eq(mgr_comms_stats(cm)->unnamed, 4);
+	cr_assert_eq(mgr_comms_stats(cm)->named, 2);
+}

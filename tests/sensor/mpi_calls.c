@@ -260,6 +260,86 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* constructors after those, each used: a nonblocking dup, a graph
+	 * ring, the same ring as two distributed graphs, MPI_Comm_create_group
+	 * by three groups that overlap, and the
+	 * even and odd halves as an intercommunicator, merged (odd first) */
+	{
+		MPI_Comm idc, gr, dg, dga, gc, par, inter, merged;
+		MPI_Request ireq;
+		MPI_Group wg, g;
+		int *index, *edges, one[1] = {1}, me[1] = {rank}, ranks[16];
+		int mr, ms;
+
+		MPI_Comm_idup(MPI_COMM_WORLD, &idc, &ireq);
+		MPI_Wait(&ireq, MPI_STATUS_IGNORE);
+		MPI_Barrier(idc);
+		MPI_Comm_free(&idc);
+
+		index = malloc((size_t)size * sizeof(int));
+		edges = malloc((size_t)size * 2 * sizeof(int));
+		for (i = 0; i < size; i++) {
+			index[i] = 2 * (i + 1);
+			edges[2 * i] = (i + size - 1) % size;
+			edges[2 * i + 1] = (i + 1) % size;
+		}
+		MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &gr);
+		MPI_Allreduce(sbuf, rbuf, 2, MPI_INT, MPI_SUM, gr);
+		check += sum_ints(rbuf, 2);
+		MPI_Comm_free(&gr);
+		free(index);
+		free(edges);
+		/* weights of 1: MPI_UNWEIGHTED is a small constant pointer,
+		 * which GCC takes for an overread */
+		MPI_Dist_graph_create(MPI_COMM_WORLD, 1, me, one, &next, one,
+				      MPI_INFO_NULL, 0, &dg);
+		MPI_Barrier(dg);
+		MPI_Comm_free(&dg);
+		MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &prev, one,
+					       1, &next, one, MPI_INFO_NULL, 0,
+					       &dga);
+		MPI_Barrier(dga);
+		MPI_Comm_free(&dga);
+
+		/* A = {0, 1}, B = {1, ..}, C = all but 1: every rank is in two
+		 * (same local ids everywhere after them), in this order */
+		MPI_Comm_group(MPI_COMM_WORLD, &wg);
+		for (int k = 0; k < 3; k++) {
+			int n = 0, in = 0;
+
+			for (i = 0; i < size && n < 16; i++)
+				if ((k == 0 && i <= 1) || (k == 1 && i >= 1) ||
+				    (k == 2 && i != 1)) {
+					in |= i == rank;
+					ranks[n++] = i;
+				}
+			if (!in)
+				continue;
+			MPI_Group_incl(wg, n, ranks, &g);
+			MPI_Comm_create_group(MPI_COMM_WORLD, g, 5, &gc);
+			MPI_Barrier(gc);
+			MPI_Comm_free(&gc);
+			MPI_Group_free(&g);
+		}
+		MPI_Group_free(&wg);
+
+		/* remote leader: world rank 0 for the odd half, 1 for the
+		 * even one (size >= 2) */
+		MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &par);
+		MPI_Intercomm_create(par, 0, MPI_COMM_WORLD, 1 - rank % 2, 77,
+				     &inter);
+		MPI_Barrier(inter);
+		MPI_Intercomm_merge(inter, rank % 2 == 0, &merged);
+		MPI_Comm_rank(merged, &mr);
+		MPI_Comm_size(merged, &ms);
+		MPI_Sendrecv(sbuf, 3, MPI_INT, (mr + 1) % ms, 15, rbuf, 3,
+			     MPI_INT, (mr + ms - 1) % ms, 15, merged, &st);
+		check += sum_ints(rbuf, 3) + mr;
+		MPI_Comm_free(&merged);
+		MPI_Comm_free(&inter);
+		MPI_Comm_free(&par);
+	}
+
 	all = malloc((size_t)size * sizeof(long long));
 	MPI_Gather(&check, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, 0,
 		   MPI_COMM_WORLD);

@@ -12,6 +12,9 @@ program mpi_calls
   integer :: wg, lg, low, shm, cart, src, dst, ranks(16), dims(1)
   logical :: periods(1), p2(2), keep(2)
   integer :: d2(2), grid, row
+  integer :: idc, ireq, gr, dg, dga, gc, par, inter, merged, mr, ms, k, m
+  integer :: gidx(16), gedges(32), one(1), me(1), nxt1(1), prv1(1)
+  logical :: inset
   integer(kind=8) :: check
   integer(kind=8), allocatable :: all(:)
   integer, allocatable :: counts(:), displs(:), rcounts(:), rdispls(:)
@@ -210,6 +213,71 @@ program mpi_calls
   check = check + sum(int(rbuf(1:2), 8))
   call MPI_Comm_free(row, ierr)
   call MPI_Comm_free(grid, ierr)
+
+  ! constructors after those, each used (as in mpi_calls.c): a nonblocking
+  ! dup, a graph ring and its two distributed forms, MPI_Comm_create_group
+  ! by three overlapping groups, an intercommunicator of the two halves and
+  ! its merge
+  call MPI_Comm_idup(MPI_COMM_WORLD, idc, ireq, ierr)
+  call MPI_Wait(ireq, MPI_STATUS_IGNORE, ierr)
+  call MPI_Barrier(idc, ierr)
+  call MPI_Comm_free(idc, ierr)
+  do i = 1, nprocs
+    gidx(i) = 2 * i
+    gedges(2 * i - 1) = mod(i - 2 + nprocs, nprocs)
+    gedges(2 * i) = mod(i, nprocs)
+  end do
+  call MPI_Graph_create(MPI_COMM_WORLD, nprocs, gidx, gedges, .false., gr, ierr)
+  call MPI_Allreduce(sbuf, rbuf, 2, MPI_INTEGER, MPI_SUM, gr, ierr)
+  check = check + sum(int(rbuf(1:2), 8))
+  call MPI_Comm_free(gr, ierr)
+  one(1) = 1
+  me(1) = rank
+  nxt1(1) = nxt
+  prv1(1) = prv
+  call MPI_Dist_graph_create(MPI_COMM_WORLD, 1, me, one, nxt1, MPI_UNWEIGHTED, &
+                             MPI_INFO_NULL, .false., dg, ierr)
+  call MPI_Barrier(dg, ierr)
+  call MPI_Comm_free(dg, ierr)
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, prv1, MPI_UNWEIGHTED, 1, nxt1, &
+                                      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., dga, ierr)
+  call MPI_Barrier(dga, ierr)
+  call MPI_Comm_free(dga, ierr)
+  ! A = {0, 1}, B = {1, ..}, C = all but 1: every rank in two of them
+  call MPI_Comm_group(MPI_COMM_WORLD, wg, ierr)
+  do k = 0, 2
+    m = 0
+    inset = .false.
+    do i = 0, nprocs - 1
+      if ((k == 0 .and. i <= 1) .or. (k == 1 .and. i >= 1) .or. (k == 2 .and. i /= 1)) then
+        if (m < 16) then
+          m = m + 1
+          ranks(m) = i
+          if (i == rank) inset = .true.
+        end if
+      end if
+    end do
+    if (inset) then
+      call MPI_Group_incl(wg, m, ranks, lg, ierr)
+      call MPI_Comm_create_group(MPI_COMM_WORLD, lg, 5, gc, ierr)
+      call MPI_Barrier(gc, ierr)
+      call MPI_Comm_free(gc, ierr)
+      call MPI_Group_free(lg, ierr)
+    end if
+  end do
+  call MPI_Group_free(wg, ierr)
+  call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, par, ierr)
+  call MPI_Intercomm_create(par, 0, MPI_COMM_WORLD, 1 - mod(rank, 2), 77, inter, ierr)
+  call MPI_Barrier(inter, ierr)
+  call MPI_Intercomm_merge(inter, mod(rank, 2) == 0, merged, ierr)
+  call MPI_Comm_rank(merged, mr, ierr)
+  call MPI_Comm_size(merged, ms, ierr)
+  call MPI_Sendrecv(sbuf, 3, MPI_INTEGER, mod(mr + 1, ms), 15, rbuf, 3, MPI_INTEGER, &
+                    mod(mr + ms - 1, ms), 15, merged, st, ierr)
+  check = check + sum(int(rbuf(1:3), 8)) + mr
+  call MPI_Comm_free(merged, ierr)
+  call MPI_Comm_free(inter, ierr)
+  call MPI_Comm_free(par, ierr)
 
   allocate(all(nprocs))
   call MPI_Gather(check, 1, MPI_INTEGER8, all, 1, MPI_INTEGER8, 0, MPI_COMM_WORLD, ierr)

@@ -112,7 +112,18 @@ struct rec {			/* an MPI event */
 	int64_t ta0, ta1;
 	int64_t inst;		/* its collective instance (p->ci), -1 */
 	uint32_t ipos;		/* its place among the instance's members */
+	int64_t done_by;	/* MPI_Isend: the sender's call that completed
+				 * its request (wait, test), -1 */
 };
+
+/* The MPI_Isend records whose request no call has completed yet, by
+ * (stream, request): open addressing, deleted by backward shift. */
+struct pend {
+	uint64_t stream;
+	int64_t req;
+	uint64_t rec1;		/* record index + 1; 0: free */
+};
+#define PEND_MAX (1u << 22)	/* beyond, departures stay at the Isend */
 
 /* A collective member's entry in p->ix: its record, and in a scan the
  * latest (corrected) entry of the members up to it, once known. */
@@ -149,6 +160,8 @@ struct mgr_perturb {
 	struct cinst *ci;		/* collective instances */
 	size_t nci, capci;
 	struct cmember *ix;		/* their members */
+	struct pend *pend;		/* pending MPI_Isend requests */
+	size_t npend, cappend;
 	size_t capix;
 	int indirect;		/* INDIRECT_* */
 	int error;
@@ -383,6 +396,109 @@ static int64_t calib_ps(const struct proto_event *ev)
 	       cost_ns(ev->arg[1]) * 1000;
 }
 
+static size_t pend_home(const struct mgr_perturb *p, uint64_t stream, int64_t req)
+{
+	uint64_t h = (stream ^ (uint64_t)req * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+
+	return (size_t)(h >> 17) & (p->cappend - 1);
+}
+
+static size_t pend_slot(const struct mgr_perturb *p, uint64_t stream, int64_t req)
+{
+	size_t k = pend_home(p, stream, req);
+
+	while (p->pend[k].rec1 && (p->pend[k].stream != stream || p->pend[k].req != req))
+		k = (k + 1) & (p->cappend - 1);
+	return k;
+}
+
+/* Remember the MPI_Isend record rec of (stream, req). 0 or PROTO_E_NOMEM;
+ * past PEND_MAX pending requests, forgotten. */
+static int pend_put(struct mgr_perturb *p, uint64_t stream, int64_t req, uint64_t rec)
+{
+	if ((p->npend + 1) * 2 > p->cappend) {
+		if (p->npend >= PEND_MAX)
+			return 0;
+		size_t ocap = p->cappend, ncap = ocap ? ocap * 2 : 256;
+		struct pend *old = p->pend, *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return PROTO_E_NOMEM;
+		p->pend = nt;
+		p->cappend = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].rec1)
+				p->pend[pend_slot(p, old[i].stream, old[i].req)] = old[i];
+		free(old);
+	}
+	size_t k = pend_slot(p, stream, req);
+
+	if (!p->pend[k].rec1)
+		p->npend++;
+	p->pend[k] = (struct pend){stream, req, rec + 1};
+	return 0;
+}
+
+/* A call of stream completed request req: the MPI_Isend it started, if
+ * any, learns which (done_by), and is forgotten. */
+static void pend_done(struct mgr_perturb *p, uint64_t stream, int64_t req, uint64_t by)
+{
+	if (!p->cappend)
+		return;
+	size_t k = pend_slot(p, stream, req), j = k;
+
+	if (!p->pend[k].rec1)
+		return;
+	p->r[p->pend[k].rec1 - 1].done_by = (int64_t)by;
+	/* backward shift: move up the entries whose probe passed k */
+	for (;;) {
+		p->pend[k].rec1 = 0;
+		for (;;) {
+			j = (j + 1) & (p->cappend - 1);
+			if (!p->pend[j].rec1) {
+				p->npend--;
+				return;
+			}
+			size_t h = pend_home(p, p->pend[j].stream, p->pend[j].req);
+			if ((j > k && (h <= k || h > j)) || (j < k && h <= k && h > j))
+				break;
+		}
+		p->pend[k] = p->pend[j];
+		k = j;
+	}
+}
+
+/* An MPI_Isend's request is pending until a call of its stream completes
+ * it (MPI_Wait, MPI_Waitany, MPI_Waitall, MPI_Test that found it done):
+ * rec, the record of that call, is its done_by. 0 or PROTO_E_NOMEM. */
+static int pending_requests(struct mgr_perturb *p, const struct proto_trace_event *te,
+			    uint64_t stream, uint64_t rec)
+{
+	const int64_t *a = te->ev->arg;
+
+	switch (te->ev->type) {
+	case PROTO_EV_MPI_ISEND:
+		return pend_put(p, stream, a[proto_ev_arg(PROTO_EV_MPI_ISEND, PROTO_F_req)], rec);
+	case PROTO_EV_MPI_WAIT:
+		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAIT, PROTO_F_req)], rec);
+		break;
+	case PROTO_EV_MPI_TEST:
+		if (a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_result)])
+			pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_req)], rec);
+		break;
+	case PROTO_EV_MPI_WAITANY:
+		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAITANY, PROTO_F_req)], rec);
+		break;
+	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
+		for (size_t i = 0; te->array && i + 3 < te->narray; i += 4)
+			pend_done(p, stream, te->array[i], rec);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		     uint64_t pos, mgr_perturb_time_fn time, void *arg)
 {
@@ -435,6 +551,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		r->t0 = t0;
 		r->t1 = t1;
 		r->send = -1;
+		r->done_by = -1;
 		r->coll = r->coll_comm = -1;
 		int a = proto_ev_arg(ev->type, PROTO_F_arrived);
 		r->arrived = a >= 0 && ev->arg[a] > 0;
@@ -455,6 +572,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		}
 		int b = proto_ev_arg(ev->type, PROTO_F_bytes);
 		r->bytes = b >= 0 ? ev->arg[b] : 0;
+		if ((p->error = pending_requests(p, te, f->stream, p->nr - 1)))
+			return;
 		/* a collective on a communicator with a job-wide name: the
 		 * stream's n-th on it is one instance with the members' n-th */
 		int c = proto_ev_arg(ev->type, PROTO_F_comm);
@@ -641,11 +760,27 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Where the message of send s left: its start, after the arrived probe an
- * MPI_Sendrecv runs for its receive half before it sends. */
-static int64_t send_out(const struct rec *s)
+/* The call where the message of send s to receive r left, in the traced
+ * run: an MPI_Isend's message may wait for its sender's progress (the
+ * rendezvous of a message beyond the eager limit): when the receive ended
+ * after the sender entered the call that completed the request, that
+ * call; else the send itself. NULL for the send. */
+static const struct rec *departure(const struct mgr_perturb *p, const struct rec *s,
+				   const struct rec *r)
 {
-	return s->t0 + s->probe;
+	const struct rec *w = s->done_by >= 0 ? &p->r[s->done_by] : NULL;
+
+	return w && w->t0 > s->t0 && w->t0 <= r->t1 ? w : NULL;
+}
+
+/* When the message of r's send left: the start of the call it left in,
+ * after the arrived probe an MPI_Sendrecv runs for its receive half
+ * before it sends. */
+static int64_t send_out(const struct mgr_perturb *p, const struct rec *r)
+{
+	const struct rec *s = &p->r[r->send], *w = departure(p, s, r);
+
+	return w ? w->t0 : s->t0 + s->probe;
 }
 
 /* A receive that waited for its message gives a point of the communication
@@ -656,10 +791,10 @@ static int model_point(const struct mgr_perturb *p, const struct rec *r,
 		       double *x, double *y)
 {
 	if (!r->is_recv || r->send < 0 || r->arrived ||
-	    r->t0 + r->probe > send_out(&p->r[r->send]))
+	    r->t0 + r->probe > send_out(p, r))
 		return 0;
 	*x = (double)r->bytes;
-	*y = (double)(r->t1 - send_out(&p->r[r->send]));
+	*y = (double)(r->t1 - send_out(p, r));
 	return 1;
 }
 
@@ -761,7 +896,7 @@ static void fit_model(struct mgr_perturb *p)
 static int late_receive(const struct mgr_perturb *p, const struct rec *r)
 {
 	return r->is_recv && r->send >= 0 &&
-	       (r->arrived || r->t0 + r->probe > send_out(&p->r[r->send]));
+	       (r->arrived || r->t0 + r->probe > send_out(p, r));
 }
 
 /* The median own time of the late receives, -1 if fewer than 3. */
@@ -1035,9 +1170,14 @@ static int process(struct mgr_perturb *p)
 		r->done = 1;
 		if (!r->is_recv || r->send < 0)
 			continue;
-		/* its send may be a receive processed later (MPI_Sendrecv) */
-		struct rec *s = &p->r[r->send];
-		int64_t dr = r->t0 - r->ta0, ds = s->t0 - start_a(p, s), end_a;
+		/* the call its message left in, corrected: the send may be a
+		 * receive processed later (MPI_Sendrecv), or the sender's
+		 * wait that began before this receive ended */
+		struct rec *s = &p->r[r->send], *w = (struct rec *)departure(p, s, r);
+		if (!w)
+			w = s;
+		int64_t out = send_out(p, r), out_a = start_a(p, w);
+		int64_t dr = r->t0 - r->ta0, ds = w->t0 - out_a, end_a;
 		p->st.receives++;
 		/* the arrived probe is the sensor's time inside the call */
 		int64_t own = r->t1 - r->t0 - r->probe;
@@ -1049,7 +1189,7 @@ static int process(struct mgr_perturb *p)
 			/* it was ready before its message left: what it took
 			 * after the departure is the transit (one ready after
 			 * it, the message on its way, took its own lateness) */
-			end_a = s->ta0 + (r->t1 - send_out(s));
+			end_a = out_a + (r->t1 - out);
 			p->st.receives_waited++;
 		} else {
 			double dm = p->st.model_latency_ns +
@@ -1062,10 +1202,10 @@ static int process(struct mgr_perturb *p)
 			 * once corrected (where transits are mostly scheduling,
 			 * ranks folded onto fewer cores, the model's typical
 			 * value would otherwise stretch the run) */
-			int64_t seen = r->t1 - send_out(s);
+			int64_t seen = r->t1 - out;
 			if (seen >= 0 && seen < dcom)
 				dcom = seen;
-			end_a = s->ta0 + dcom;
+			end_a = out_a + dcom;
 			/* a receive takes at least its own work: its copy
 			 * time if its message had arrived, else what the
 			 * trace's arrived receives took (their median) */
@@ -1278,6 +1418,7 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	mgr_big_free(p->r);
 	mgr_big_free(p->ci);
 	mgr_big_free(p->ix);
+	free(p->pend);
 	mgr_comms_free(p->comms);
 	free(p);
 }

@@ -257,6 +257,47 @@ Test(perturb, receive_ready_after_departure_did_not_wait)
 	finish(&g0, &g1, "ready after departure");
 }
 
+/* A message that leaves only when its sender progresses (a rendezvous):
+ * rank 0's MPI_Isend at 1000, its MPI_Wait from 3000; rank 1's receive,
+ * posted at 2000, ends 500 ns after the Wait began (truth 3500). Between
+ * the Isend and the Wait rank 0 is 1000 ns perturbed: taken from the
+ * Isend, the transit would be 3600 ns and the receive end at 4600. */
+Test(perturb, isend_leaves_at_its_senders_wait)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	two_ranks(&g0, &g1, 1000);
+	proto_ev_set_args(emit(&g0, PROTO_EV_MPI_ISEND, 1000, 1050), 1, 1, 0, 4096, 7, 0);
+	writes(&g0, 10, 1100, 150, 100);
+	struct proto_event *w = emit(&g0, PROTO_EV_MPI_WAIT, 3000, 3600);
+	proto_ev_set_args(w, 7, 1, 1, 0, 4096, 0);
+	emit(&g0, PROTO_EV_WRITE, 4000, 4100);
+	struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, 2000, 3500);
+	proto_ev_set_args(r, 0, 1, 0, 4096, 0, 0);
+	cr_assert_eq(w->t_start, 4100);
+	r->t_end = w->t_start + 500;
+	g1.lag = (int64_t)r->t_end - 3500 + ALPHA;
+	emit(&g1, PROTO_EV_WRITE, 4000, 4100);
+	finish(&g0, &g1, "isend at its wait");
+}
+
+/* An eager message leaves at its MPI_Isend (1000): the receive ends at
+ * 1500, before the sender's MPI_Wait begins (3000), which must not count
+ * as its departure (it would put the end at 3500). */
+Test(perturb, eager_isend_leaves_at_the_isend)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	two_ranks(&g0, &g1, 1000);
+	proto_ev_set_args(emit(&g0, PROTO_EV_MPI_ISEND, 1000, 1050), 1, 1, 0, 64, 7, 0);
+	writes(&g0, 10, 1100, 150, 100);
+	proto_ev_set_args(emit(&g0, PROTO_EV_MPI_WAIT, 3000, 3100), 7, 1, 1, 0, 64, 0);
+	struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, 500, 1500);
+	proto_ev_set_args(r, 0, 1, 0, 64, 0, 0);
+	emit(&g1, PROTO_EV_WRITE, 4000, 4100);
+	finish(&g0, &g1, "eager isend");
+}
+
 /* A barrier on the communicator rank 0 calls c0 and rank 1 c1: rank 0
  * enters at 6000, rank 1 at 7000, both leave at 7200 (truth); in the traced
  * run both leave at the later traced entry + 200. Then a write each. */

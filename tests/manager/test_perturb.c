@@ -34,15 +34,17 @@ static void teardown(void)
 
 
 
+#define GEN_MAX 1024
+
 /* A flow being written: truth advances by the program, traced time by the
  * program plus ALPHA after every wrapped event. */
 struct gen {
-	struct proto_event ev[64];
+	struct proto_event ev[GEN_MAX];
 	size_t n;
 	int64_t lag;		/* traced - truth */
-	int64_t truth[64];	/* true start of each event */
-	int64_t truth_end[64];
-	int skip[64];		/* not compared with the truth */
+	int64_t truth[GEN_MAX];	/* true start of each event */
+	int64_t truth_end[GEN_MAX];
+	int skip[GEN_MAX];	/* not compared with the truth */
 };
 
 static struct proto_event *emit(struct gen *g, unsigned type, int64_t t0,
@@ -296,6 +298,42 @@ Test(perturb, eager_isend_leaves_at_the_isend)
 	proto_ev_set_args(r, 0, 1, 0, 64, 0, 0);
 	emit(&g1, PROTO_EV_WRITE, 4000, 4100);
 	finish(&g0, &g1, "eager isend");
+}
+
+/* Many pending requests: rank 0 starts N MPI_Isend (request 1000 + k,
+ * tag k) and waits for them one by one in a scrambled order; rank 1's
+ * receive of each ends 500 ns after that wait began (rendezvous). Each
+ * receive's departure is the wait that completed its own request: the
+ * table of pending requests must find each among many, after deletions. */
+Test(perturb, many_pending_isends)
+{
+	enum { N = 255 };	/* 255 of 512 slots: long probe runs */
+	static struct gen g0, g1;
+
+	memset(&g0, 0, sizeof(g0));
+	memset(&g1, 0, sizeof(g1));
+	two_ranks(&g0, &g1, 100);
+	for (int k = 0; k < N; k++) {
+		int64_t t = 1000 + 200 * k;
+
+		proto_ev_set_args(emit(&g0, PROTO_EV_MPI_ISEND, t, t + 50), 1, k, 0, 4096, 1000 + k, 0);
+		emit(&g0, PROTO_EV_WRITE, t + 100, t + 150);
+	}
+	for (int j = 0; j < N; j++) {
+		int64_t t = 100000 + 1000 * j, k = (int64_t)j * 7 % N;
+		struct proto_event *w = emit(&g0, PROTO_EV_MPI_WAIT, t, t + 600);
+		struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, t - 300, t + 500);
+
+		proto_ev_set_args(w, 1000 + k, 1, k, 0, 4096, 0);
+		proto_ev_set_args(r, 0, k, 0, 4096, 0, 0);
+		cr_assert_lt(r->t_start, w->t_start, "ready before the departure");
+		r->t_end = w->t_start + 500;
+		g1.lag = (int64_t)r->t_end - (t + 500) + ALPHA;
+		/* traced, a receive lasts 900, not 800: from the wrong
+		 * departure (the Isend) it would end at its start + 900 */
+		emit(&g0, PROTO_EV_WRITE, t + 700, t + 800);
+	}
+	finish(&g0, &g1, "many pending isends");
 }
 
 /* A barrier on the communicator rank 0 calls c0 and rank 1 c1: rank 0

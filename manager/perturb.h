@@ -27,6 +27,13 @@
  * without a spare core they take the CPU from the application), auto (the
  * default: stolen for streams with COMPUTE events, busy for the others),
  * or 0 (the tracer has cores of its own).
+ * A message leaves at its send's start (an MPI_Sendrecv's: after its
+ * arrived probe), but an MPI_Isend's when the receive ended after the
+ * sender entered the call that completed the request (MPI_Wait, Waitany,
+ * Waitall, a Test that found it done): a message beyond the eager limit
+ * waits for its sender's progress, and the tracer's work between the
+ * Isend and that call is no transit. Departures count for the rules below
+ * and the model's points.
  * Receives and collectives become base events:
  *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
  *    before blocking) and whose receiver is not more perturbed than the

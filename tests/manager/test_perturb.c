@@ -264,18 +264,29 @@ Test(perturb, receive_ready_after_departure_did_not_wait)
  * posted at 2000, ends 500 ns after the Wait began (truth 3500). Between
  * the Isend and the Wait rank 0 is 1000 ns perturbed: taken from the
  * Isend, the transit would be 3600 ns and the receive end at 4600. */
+/* Rank 0: an MPI_Isend of bytes at 1000 (request 7, tag 1), ten writes,
+ * its MPI_Wait from 3000 to wait_end (in *w), a write at 4000; rank 1:
+ * an MPI_Recv of it from recv0 to recv1 (truth), returned. */
+static struct proto_event *isend_and_recv(struct gen *g0, struct gen *g1, int64_t bytes,
+					  int64_t wait_end, int64_t recv0, int64_t recv1,
+					  struct proto_event **w)
+{
+	two_ranks(g0, g1, 1000);
+	proto_ev_set_args(emit(g0, PROTO_EV_MPI_ISEND, 1000, 1050), 1, 1, 0, bytes, 7, 0);
+	writes(g0, 10, 1100, 150, 100);
+	*w = emit(g0, PROTO_EV_MPI_WAIT, 3000, wait_end);
+	proto_ev_set_args(*w, 7, 1, 1, 0, bytes, 0);
+	emit(g0, PROTO_EV_WRITE, 4000, 4100);
+	struct proto_event *r = emit(g1, PROTO_EV_MPI_RECV, recv0, recv1);
+	proto_ev_set_args(r, 0, 1, 0, bytes, 0, 0);
+	return r;
+}
+
 Test(perturb, isend_leaves_at_its_senders_wait)
 {
 	struct gen g0 = {0}, g1 = {0};
+	struct proto_event *w, *r = isend_and_recv(&g0, &g1, 4096, 3600, 2000, 3500, &w);
 
-	two_ranks(&g0, &g1, 1000);
-	proto_ev_set_args(emit(&g0, PROTO_EV_MPI_ISEND, 1000, 1050), 1, 1, 0, 4096, 7, 0);
-	writes(&g0, 10, 1100, 150, 100);
-	struct proto_event *w = emit(&g0, PROTO_EV_MPI_WAIT, 3000, 3600);
-	proto_ev_set_args(w, 7, 1, 1, 0, 4096, 0);
-	emit(&g0, PROTO_EV_WRITE, 4000, 4100);
-	struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, 2000, 3500);
-	proto_ev_set_args(r, 0, 1, 0, 4096, 0, 0);
 	cr_assert_eq(w->t_start, 4100);
 	r->t_end = w->t_start + 500;
 	g1.lag = (int64_t)r->t_end - 3500 + ALPHA;
@@ -289,13 +300,9 @@ Test(perturb, isend_leaves_at_its_senders_wait)
 Test(perturb, eager_isend_leaves_at_the_isend)
 {
 	struct gen g0 = {0}, g1 = {0};
+	struct proto_event *w;
 
-	two_ranks(&g0, &g1, 1000);
-	proto_ev_set_args(emit(&g0, PROTO_EV_MPI_ISEND, 1000, 1050), 1, 1, 0, 64, 7, 0);
-	writes(&g0, 10, 1100, 150, 100);
-	proto_ev_set_args(emit(&g0, PROTO_EV_MPI_WAIT, 3000, 3100), 7, 1, 1, 0, 64, 0);
-	struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, 500, 1500);
-	proto_ev_set_args(r, 0, 1, 0, 64, 0, 0);
+	isend_and_recv(&g0, &g1, 64, 3100, 500, 1500, &w);
 	emit(&g1, PROTO_EV_WRITE, 4000, 4100);
 	finish(&g0, &g1, "eager isend");
 }

@@ -123,7 +123,7 @@ struct pend {
 	int64_t req;
 	uint64_t rec1;		/* record index + 1; 0: free */
 };
-#define PEND_MAX (1u << 22)	/* beyond, departures stay at the Isend */
+#define PEND_MAX (1u << 20)	/* beyond, departures stay at the Isend */
 
 /* A collective member's entry in p->ix: its record, and in a scan the
  * latest (corrected) entry of the members up to it, once known. */

@@ -783,6 +783,14 @@ static int64_t send_out(const struct mgr_perturb *p, const struct rec *r)
 	return w ? w->t0 : s->t0 + s->probe;
 }
 
+/* r's message had arrived when r began: its probe said so, and the message
+ * did not wait for its sender's progress (a message beyond the eager limit
+ * whose header the probe saw had not: its data moved in the sender's wait). */
+static int msg_arrived(const struct mgr_perturb *p, const struct rec *r)
+{
+	return r->arrived && !(r->send >= 0 && departure(p, &p->r[r->send], r));
+}
+
 /* A receive that waited for its message gives a point of the communication
  * model: bytes -> end of the receive - departure of the message. It waited
  * if its message had not arrived and it was ready (probe done) before the
@@ -790,7 +798,7 @@ static int64_t send_out(const struct mgr_perturb *p, const struct rec *r)
 static int model_point(const struct mgr_perturb *p, const struct rec *r,
 		       double *x, double *y)
 {
-	if (!r->is_recv || r->send < 0 || r->arrived ||
+	if (!r->is_recv || r->send < 0 || msg_arrived(p, r) ||
 	    r->t0 + r->probe > send_out(p, r))
 		return 0;
 	*x = (double)r->bytes;
@@ -896,7 +904,7 @@ static void fit_model(struct mgr_perturb *p)
 static int late_receive(const struct mgr_perturb *p, const struct rec *r)
 {
 	return r->is_recv && r->send >= 0 &&
-	       (r->arrived || r->t0 + r->probe > send_out(p, r));
+	       (msg_arrived(p, r) || r->t0 + r->probe > send_out(p, r));
 }
 
 /* The median own time of the late receives, -1 if fewer than 3. */
@@ -1174,6 +1182,7 @@ static int process(struct mgr_perturb *p)
 		 * receive processed later (MPI_Sendrecv), or the sender's
 		 * wait that began before this receive ended */
 		struct rec *s = &p->r[r->send], *w = (struct rec *)departure(p, s, r);
+		int arrived = msg_arrived(p, r);
 		if (!w)
 			w = s;
 		int64_t out = send_out(p, r), out_a = start_a(p, w);
@@ -1182,7 +1191,7 @@ static int process(struct mgr_perturb *p)
 		/* the arrived probe is the sensor's time inside the call */
 		int64_t own = r->t1 - r->t0 - r->probe;
 		p->st.probe_ns = mgr_sat_add(p->st.probe_ns, r->probe);
-		if (r->arrived && dr <= ds) {
+		if (arrived && dr <= ds) {
 			end_a = r->ta0 + own;
 			p->st.receives_arrived++;
 		} else if (!late_receive(p, r) && dr > ds) {
@@ -1208,8 +1217,8 @@ static int process(struct mgr_perturb *p)
 			end_a = out_a + dcom;
 			/* a receive takes at least its own work: its copy
 			 * time if its message had arrived, else what the
-			 * trace's arrived receives took (their median) */
-			int64_t least = r->arrived ? own : copy_ns >= 0 ? copy_ns :
+			 * trace's late receives took (their median) */
+			int64_t least = arrived ? own : copy_ns >= 0 ? copy_ns :
 					own < dcom ? own : dcom;
 			if (end_a < r->ta0 + least)
 				end_a = r->ta0 + least;

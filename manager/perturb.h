@@ -36,8 +36,10 @@
  * and the model's points.
  * Receives and collectives become base events:
  *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
- *    before blocking) and whose receiver is not more perturbed than the
- *    sender keeps its copy time: t_a(ER) = t_a(SR) + (t(ER) - t(SR));
+ *    before blocking; but not a message that left in its sender's wait, as
+ *    above: the probe saw a rendezvous's header, its data moved later) and
+ *    whose receiver is not more perturbed than the sender keeps its copy
+ *    time: t_a(ER) = t_a(SR) + (t(ER) - t(SR));
  *  - a receive that waited (ready, its probe done, before its message left:
  *    one ready after it found the message on its way, and its t(ER) - t(S)
  *    holds its own lateness), whose receiver is more perturbed than the

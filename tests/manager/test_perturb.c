@@ -294,6 +294,23 @@ Test(perturb, isend_leaves_at_its_senders_wait)
 	finish(&g0, &g1, "isend at its wait");
 }
 
+/* The same rendezvous, but the receive's probe saw the message's header
+ * (arrived flag): its data still moved in the sender's MPI_Wait, so the
+ * receive waited for it. Kept as an arrived receive's copy time, its
+ * traced 2600 ns (the sender's perturbation before its Wait) would end it
+ * at 4600. */
+Test(perturb, rendezvous_header_arrived_still_waits)
+{
+	struct gen g0 = {0}, g1 = {0};
+	struct proto_event *w, *r = isend_and_recv(&g0, &g1, 4096, 3600, 2000, 3500, &w);
+
+	r->arg[4] = 1;		/* arrived */
+	r->t_end = w->t_start + 500;
+	g1.lag = (int64_t)r->t_end - 3500 + ALPHA;
+	emit(&g1, PROTO_EV_WRITE, 4000, 4100);
+	finish(&g0, &g1, "rendezvous, header arrived");
+}
+
 /* An eager message leaves at its MPI_Isend (1000): the receive ends at
  * 1500, before the sender's MPI_Wait begins (3000), which must not count
  * as its departure (it would put the end at 3500). */

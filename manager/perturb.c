@@ -56,6 +56,14 @@ struct acc {
 	int pending;		/* a measured MPI event awaits its exit gap */
 	int64_t comp_t1, mpi_t1;
 	uint64_t nmeas;		/* measured MPI events so far */
+	int64_t out_ps;		/* their cost outside the gaps (cost_out, but
+				 * no more than the COMPUTE event after) */
+};
+
+/* After a measured MPI event: its exit gap (ns) and its cost outside the
+ * gaps (ps), known at the COMPUTE event after it, counted from its end. */
+struct xgap {
+	int64_t gap, out_ps;
 };
 
 struct flow {
@@ -68,7 +76,7 @@ struct flow {
 	int have_first;
 	struct base *b;		/* in flow order (idx) */
 	size_t nb, capb;
-	int64_t *xg;		/* exit gap of each measured MPI event */
+	struct xgap *xg;	/* what each measured MPI event leaves after it */
 	size_t nxg, capxg;
 	/* apply */
 	uint64_t an;
@@ -114,6 +122,8 @@ struct rec {			/* an MPI event */
 	uint32_t ipos;		/* its place among the instance's members */
 	int64_t done_by;	/* MPI_Isend: the sender's call that completed
 				 * its request (wait, test), -1 */
+	int64_t after;		/* collective: what it took after the latest
+				 * traced entry it waited for (collective_tails) */
 };
 
 /* The MPI_Isend records whose request no call has completed yet, by
@@ -126,10 +136,10 @@ struct pend {
 #define PEND_MAX (1u << 20)	/* beyond, departures stay at the Isend */
 
 /* A collective member's entry in p->ix: its record, and in a scan the
- * latest (corrected) entry of the members up to it, once known. */
+ * latest corrected entry of the members up to it, once known. */
 struct cmember {
 	uint64_t r;
-	int64_t pm, pm_a;
+	int64_t pm_a;
 	int has_pm;
 };
 
@@ -143,7 +153,7 @@ struct cinst {
 	int counted;		/* in the stats */
 	int have_m;
 	int64_t root;		/* record index of the root, -1 */
-	int64_t m, m_a;		/* latest (corrected) entry of all members */
+	int64_t m_a;		/* latest corrected entry of all members */
 };
 
 struct mgr_perturb {
@@ -303,29 +313,45 @@ static int is_mpi(const struct proto_event *ev)
 	return i && i->category == PROTO_CAT_MPI;
 }
 
-/* Account for ev in c before its own alpha is taken: an MPI event right
- * after a COMPUTE event adds the gap between them (the accounting reads and
- * the COMPUTE record, measured); a COMPUTE event ends the exit gap of the
- * measured MPI event before it, returned in *xg (-1: none), which the build
- * adds here and the apply pass adds at that MPI event's end. */
+/* Account for ev (from t0 to t1) in c before its own alpha is taken: an
+ * MPI event right after a COMPUTE event adds the gap between them (the
+ * accounting reads and the COMPUTE record, measured); a COMPUTE event ends
+ * the exit gap of the measured MPI event before it, returned in *xg (gap
+ * -1: none), with that event's cost outside the gaps (out_ps, the stream's
+ * calibration): the wrapper's work that the calibration found in the
+ * COMPUTE event after the call, but no more than that event lasted (a
+ * COMPUTE event between back-to-back calls, Irecv, Isend ..., may be
+ * shorter than the calibration: the rest would have moved the next call
+ * before the end of this one). The build adds them here, the apply pass at
+ * that MPI event's end. */
 static void acc_before(struct acc *c, const struct proto_event *ev,
-		       int64_t t0, int build, int64_t *xg)
+		       int64_t t0, int64_t t1, int64_t out_ps, int build,
+		       struct xgap *xg)
 {
-	*xg = -1;
+	xg->gap = -1;
+	xg->out_ps = 0;
 	if (ev->type == PROTO_EV_COMPUTE) {
 		if (c->pending) {
-			*xg = t0 > c->mpi_t1 ? t0 - c->mpi_t1 : 0;
+			int64_t d = t1 > t0 ? t1 - t0 : 0;
+
+			xg->gap = t0 > c->mpi_t1 ? t0 - c->mpi_t1 : 0;
+			xg->out_ps = d <= out_ps / 1000 ? d * 1000 : out_ps;
 			c->pending = 0;
-			if (build)
-				c->meas = mgr_sat_add(c->meas, *xg);
+			if (build) {
+				c->meas = mgr_sat_add(c->meas, xg->gap);
+				c->out_ps = mgr_sat_add(c->out_ps, xg->out_ps);
+			}
 		}
 		return;
 	}
 	if (!is_mpi(ev))
 		return;
 	if (c->pending) {	/* no COMPUTE after the last one: unmeasured */
-		*xg = 0;
+		xg->gap = 0;
+		xg->out_ps = out_ps;
 		c->pending = 0;
+		if (build)
+			c->out_ps = mgr_sat_add(c->out_ps, out_ps);
 	}
 	if (c->prev_comp)
 		c->meas = mgr_sat_add(c->meas, t0 > c->comp_t1 ? t0 - c->comp_t1 : 0);
@@ -526,9 +552,9 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_FWRITE)
 		p->s[f->sidx].cost_stdio = calib_ps(ev);
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
-	int64_t xg;
-	acc_before(&f->a, ev, t0, 1, &xg);
-	if (xg >= 0) {
+	struct xgap xg;
+	acc_before(&f->a, ev, t0, t1, p->s[f->sidx].cost_out, 1, &xg);
+	if (xg.gap >= 0) {
 		if ((p->error = mgr_big_grow((void **)&f->xg, &f->capxg,
 					     f->nxg + 1, sizeof(*f->xg))))
 			return;
@@ -661,7 +687,7 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 	int64_t std = si->cost_stdio >= 0 ? si->cost_stdio : si->cost;
 	/* saturated sums (grow.h): a damaged trace's costs cannot overflow */
 	int64_t a = mgr_sat_wide(((__int128)(c->nw - c->nstd) * si->cost +
-				  (__int128)c->nstd * std + (__int128)c->nmeas * si->cost_out) /
+				  (__int128)c->nstd * std + c->out_ps) /
 				 1000);
 
 	a = mgr_sat_add(a, mgr_sat_wide((__int128)c->nm * si->cost_mpi));
@@ -889,6 +915,7 @@ static void fit_model(struct mgr_perturb *p)
 	if (!kept)
 		return;
 	p->st.model_kept = kept;
+	p->st.model_cut_ns = cut;
 	p->st.model_ns_per_byte = slope;
 	p->st.model_latency_ns = lat > 0 ? lat : 0;
 	if (kept >= 3) {
@@ -896,6 +923,19 @@ static void fit_model(struct mgr_perturb *p)
 		if (vxx > 0 && p->st.model_resid_sd_ns > 0)
 			p->st.model_t_slope = slope / (p->st.model_resid_sd_ns / sqrt(vxx));
 	}
+}
+
+/* The model's transit for r's message. */
+static double model_ns(const struct mgr_perturb *p, const struct rec *r)
+{
+	return p->st.model_latency_ns + p->st.model_ns_per_byte * (double)r->bytes;
+}
+
+/* r's traced transit from its message's departure (out) is in the model's
+ * tail, where the fit found descheduled ranks, not transits. */
+static int in_tail(const struct mgr_perturb *p, const struct rec *r, int64_t out)
+{
+	return p->st.model_kept && (double)(r->t1 - out) > model_ns(p, r) + p->st.model_cut_ns;
 }
 
 /* A receive that found its message there or on its way: it had arrived,
@@ -1030,6 +1070,72 @@ static int group_instances(struct mgr_perturb *p, struct rec **order, size_t n)
 	return 0;
 }
 
+/* A collective member's time after the latest traced entry it waited for
+ * (its key), grouped by call, size and root or not. */
+struct ctail {
+	uint64_t group;
+	int64_t after;
+	uint64_t r;
+};
+
+static int cmp_ctail(const void *a, const void *b)
+{
+	const struct ctail *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return (x->after > y->after) - (x->after < y->after);
+}
+
+/* What each collective member took after the latest traced entry it waited
+ * for, its after, is what it keeps once corrected; but in the tail of its
+ * group's (beyond 3 robust sd of the median, as the communication model:
+ * a member off the CPU inside the call, the tracer's threads running, which
+ * the COMPUTE events' stolen time does not see; 2.5 ms against 0.4 in the
+ * halo's allreduce) it takes the group's median. */
+static int collective_tails(struct mgr_perturb *p, size_t n)
+{
+	int rc;
+	struct ctail *v = mgr_big_calloc(n + 1, sizeof(*v), &rc);
+	int64_t *d;
+
+	if (!v)
+		return rc;
+	if (!(d = mgr_big_calloc(n + 1, sizeof(*d), &rc))) {
+		mgr_big_free(v);
+		return rc;
+	}
+	for (size_t q = 0; q < n; q++) {
+		struct rec *y = &p->r[p->ix[q].r];
+		const struct cinst *c = &p->ci[y->inst];
+
+		y->after = y->t1 - y->key;
+		v[q] = (struct ctail){(uint64_t)y->type << 48 | (uint64_t)(c->n & 0x7fffffffu) << 1 |
+				      (c->root == (int64_t)p->ix[q].r), y->after, p->ix[q].r};
+	}
+	mgr_big_sort(v, n, sizeof(*v), cmp_ctail);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && v[j].group == v[i].group; j++)
+			;
+		if (j - i < 10)		/* too few to tell a tail */
+			continue;
+		int64_t med = v[i + (j - i) / 2].after;
+		for (size_t q = i; q < j; q++)
+			d[q - i] = v[q].after > med ? v[q].after - med : med - v[q].after;
+		mgr_big_sort(d, j - i, sizeof(*d), cmp_i64);
+		double mad = (double)d[(j - i) / 2];
+		double cut = 3 * 1.4826 * (mad > 50 ? mad : 50);
+		for (size_t q = i; q < j; q++)
+			if ((double)(v[q].after - med) > cut) {
+				p->r[v[q].r].after = med;
+				p->st.collectives_tail++;
+			}
+	}
+	mgr_big_free(d);
+	mgr_big_free(v);
+	return 0;
+}
+
 /* Processing keys: a collective member's as above, a matched receive's its
  * end, any other event's its start. order[] is left sorted by key. */
 static int order_by_key(struct mgr_perturb *p, struct rec **order)
@@ -1046,7 +1152,7 @@ static int order_by_key(struct mgr_perturb *p, struct rec **order)
 			order[n++] = r;
 	}
 	mgr_big_sort(order, n, sizeof(*order), cmp_instance);
-	if ((rc = group_instances(p, order, n)))
+	if ((rc = group_instances(p, order, n)) || (rc = collective_tails(p, n)))
 		return rc;
 	for (size_t i = 0; i < p->nr; i++)
 		order[i] = &p->r[i];
@@ -1054,17 +1160,15 @@ static int order_by_key(struct mgr_perturb *p, struct rec **order)
 	return 0;
 }
 
-/* The latest traced and corrected entries of all of c's members. */
+/* The latest corrected entry of all of c's members. */
 static void inst_latest(const struct mgr_perturb *p, struct cinst *c)
 {
 	if (c->have_m)
 		return;
-	c->m = c->m_a = INT64_MIN;
+	c->m_a = INT64_MIN;
 	for (uint32_t q = 0; q < c->n; q++) {
-		struct rec *x = &p->r[p->ix[c->lo + q].r];
-		int64_t xa = start_a(p, x);
+		int64_t xa = start_a(p, &p->r[p->ix[c->lo + q].r]);
 
-		c->m = x->t0 > c->m ? x->t0 : c->m;
 		c->m_a = xa > c->m_a ? xa : c->m_a;
 	}
 	c->have_m = 1;
@@ -1077,21 +1181,16 @@ static void prefix_latest(struct mgr_perturb *p, const struct cinst *c,
 {
 	struct cmember *mb = &p->ix[c->lo];
 	uint32_t q = y->ipos;
-	int64_t pm = INT64_MIN, pm_a = INT64_MIN;
+	int64_t pm_a = INT64_MIN;
 
 	while (q > 0 && !mb[q - 1].has_pm)
 		q--;
-	if (q > 0) {
-		pm = mb[q - 1].pm;
+	if (q > 0)
 		pm_a = mb[q - 1].pm_a;
-	}
 	for (; q <= y->ipos; q++) {
-		struct rec *x = &p->r[mb[q].r];
-		int64_t xa = start_a(p, x);
+		int64_t xa = start_a(p, &p->r[mb[q].r]);
 
-		pm = x->t0 > pm ? x->t0 : pm;
 		pm_a = xa > pm_a ? xa : pm_a;
-		mb[q].pm = pm;
 		mb[q].pm_a = pm_a;
 		mb[q].has_pm = 1;
 	}
@@ -1099,13 +1198,14 @@ static void prefix_latest(struct mgr_perturb *p, const struct cinst *c,
 
 /* The corrected end of collective member y: it leaves after the corrected
  * entries it waits for as it left after the traced ones, end_a =
- * max(corrected entries waited for) + (t1 - max(traced entries waited
- * for)) (the barrier model, [004]), with who waits for whom by kind
- * (comms.h, group_instances). Its end is a base. */
+ * max(corrected entries waited for) + its after (t1 - max(traced entries
+ * waited for), its key, or its group's median if in the tail:
+ * collective_tails) (the barrier model, [004]), with who waits for whom by
+ * kind (comms.h, group_instances). Its end is a base. */
 static int collective_end(struct mgr_perturb *p, struct rec *y)
 {
 	struct cinst *c = &p->ci[y->inst];
-	int64_t ya = start_a(p, y), w = y->t0, w_a = ya;
+	int64_t ya = start_a(p, y), w_a = ya;
 	/* a rooted kind has its root (group_instances) */
 	struct rec *rt = c->root >= 0 ? &p->r[c->root] : y;
 
@@ -1114,28 +1214,24 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 		if (rt != y) {
 			int64_t ra = start_a(p, rt);
 
-			w = rt->t0 > w ? rt->t0 : w;
 			w_a = ra > w_a ? ra : w_a;
 		}
 		break;
 	case MGR_CK_TO_ROOT:
 		if (rt == y) {
 			inst_latest(p, c);
-			w = c->m;
 			w_a = c->m_a;
 		}
 		break;
 	case MGR_CK_PREFIX:
 		prefix_latest(p, c, y);
-		w = p->ix[c->lo + y->ipos].pm;
 		w_a = p->ix[c->lo + y->ipos].pm_a;
 		break;
 	default:
 		inst_latest(p, c);
-		w = c->m;
 		w_a = c->m_a;
 	}
-	int64_t end_a = mgr_sat_add(w_a, y->t1 - w);
+	int64_t end_a = mgr_sat_add(w_a, y->after);
 	if (end_a < ya)
 		end_a = ya;
 	y->ta1 = end_a;
@@ -1194,15 +1290,16 @@ static int process(struct mgr_perturb *p)
 		if (arrived && dr <= ds) {
 			end_a = r->ta0 + own;
 			p->st.receives_arrived++;
-		} else if (!late_receive(p, r) && dr > ds) {
+		} else if (!late_receive(p, r) && dr > ds && !in_tail(p, r, out)) {
 			/* it was ready before its message left: what it took
 			 * after the departure is the transit (one ready after
 			 * it, the message on its way, took its own lateness) */
 			end_a = out_a + (r->t1 - out);
 			p->st.receives_waited++;
 		} else {
-			double dm = p->st.model_latency_ns +
-				    p->st.model_ns_per_byte * (double)r->bytes;
+			double dm = model_ns(p, r);
+			if (!late_receive(p, r) && dr > ds)
+				p->st.receives_tail++;
 			/* a damaged size or fit: kept where int64_t holds it */
 			int64_t dcom = !(dm > 0) ? 0 : dm > (double)MGR_SAT_MAX ?
 				       MGR_SAT_MAX : (int64_t)dm;
@@ -1288,8 +1385,10 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		if ((p->error = mgr_big_grow((void **)&f->xg, &f->capxg,
 					     f->nxg + 1, sizeof(*f->xg))))
 			break;
-		f->xg[f->nxg++] = p->s[f->sidx].cost_mpi / 2;
+		f->xg[f->nxg++] = (struct xgap){p->s[f->sidx].cost_mpi / 2,
+						p->s[f->sidx].cost_out};
 		f->a.meas += p->s[f->sidx].cost_mpi / 2;
+		f->a.out_ps = mgr_sat_add(f->a.out_ps, p->s[f->sidx].cost_out);
 		f->a.pending = 0;
 	}
 	if (r < 0 || p->error) {
@@ -1373,8 +1472,8 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	/* the base in force: the last one before this event */
 	struct base b0 = {0, f->first_t, f->first_t, 0, 0};
 	const struct base *b = f->ab > 0 ? &f->b[f->ab - 1] : &b0;
-	int64_t xg;
-	acc_before(&f->aa, ev, start, 0, &xg);
+	struct xgap xg;
+	acc_before(&f->aa, ev, start, end, 0, 0, &xg);
 	int64_t a_before = alpha_before(p, f, &f->aa, start);
 
 	*a_start = mgr_sat_add(mgr_sat_add(b->tb_a, start - b->tb),
@@ -1388,7 +1487,7 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	/* a COMPUTE event starts where the MPI event before it ended (the
 	 * events inside it come before it in the flow: the alpha above counts
 	 * them, which is right for its end only) */
-	if (ev->type == PROTO_EV_COMPUTE && xg >= 0 && f->a_mpi_end <= *a_end)
+	if (ev->type == PROTO_EV_COMPUTE && xg.gap >= 0 && f->a_mpi_end <= *a_end)
 		*a_start = f->a_mpi_end;
 	f->an++;
 	int64_t off = f->aa.stolen;
@@ -1398,10 +1497,13 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	off = f->aa.stolen - off;
 	if (off)	/* the interval keeps only the time the thread ran */
 		*a_end -= off;
-	/* a measured MPI event: its exit gap (known from the build) counts
-	 * from its end, for the events that follow it */
-	if (measured && f->aa.nmeas - 1 < f->nxg)
-		f->aa.meas += f->xg[f->aa.nmeas - 1];
+	/* a measured MPI event: its exit gap and cost outside the gaps
+	 * (known from the build) count from its end, for the events that
+	 * follow it */
+	if (measured && f->aa.nmeas - 1 < f->nxg) {
+		f->aa.meas = mgr_sat_add(f->aa.meas, f->xg[f->aa.nmeas - 1].gap);
+		f->aa.out_ps = mgr_sat_add(f->aa.out_ps, f->xg[f->aa.nmeas - 1].out_ps);
+	}
 }
 
 const struct mgr_perturb_stats *mgr_perturb_stats(const struct mgr_perturb *p)

@@ -18,7 +18,9 @@
  * both gaps are removed as they are. MPI events without a COMPUTE before
  * them (MPI_Init; traces without COMPUTE events) count the calibrated
  * accounting cost (CALIB evtype COMPUTE) instead; the last one's exit gap
- * half of it. The arrived probe inside a receive (probe_ns) is removed
+ * half of it. A measured MPI event also counts the wrapper's work outside
+ * its gaps (CALIB evtype MPI_INIT), no more than the COMPUTE event after it
+ * lasted. The arrived probe inside a receive (probe_ns) is removed
  * from its own time. The indirect part, TAPESTRY_PERTURB_INDIRECT: stolen
  * (the thread's off-CPU time in COMPUTE intervals, but for its waits for
  * room, which count whole: whatever took the CPU, the sender, the
@@ -43,7 +45,10 @@
  *  - a receive that waited (ready, its probe done, before its message left:
  *    one ready after it found the message on its way, and its t(ER) - t(S)
  *    holds its own lateness), whose receiver is more perturbed than the
- *    sender, still waits: t_a(ER) = t_a(S) + (t(ER) - t(S));
+ *    sender, still waits: t_a(ER) = t_a(S) + (t(ER) - t(S)), unless that
+ *    transit is in the model's tail (beyond 3 robust sd: a rank off the CPU
+ *    inside its call while the message waited, which the stolen time of
+ *    the COMPUTE events does not see), where the model gives it;
  *  - any other receive uses the communication model fitted on the trace's
  *    own waiting receives (latency + bytes / bandwidth; least squares
  *    without the points beyond 3 robust sd of the median: a descheduled
@@ -51,7 +56,10 @@
  *    send than in the traced run, and takes at least the median own time
  *    of the receives that found their message there or on its way;
  *  - a collective member ends at the latest corrected entry of the members
- *    it waits for plus what it took after their latest traced entry (a
+ *    it waits for plus what it took after their latest traced entry (the
+ *    median of its group, same call, size and root or not, where that is in
+ *    the group's tail beyond 3 robust sd: a member off the CPU inside the
+ *    call) (a
  *    barrier model where everyone waits for everyone; bcast and scatter
  *    wait for the root, the root of reduce and gather for the others, scan
  *    and exscan for the lower ranks: manager/comms.h): on MPI_COMM_WORLD
@@ -90,6 +98,12 @@ struct mgr_perturb_stats {
 	uint64_t model_points, model_kept;
 	double model_latency_ns, model_ns_per_byte, model_resid_sd_ns;
 	double model_t_slope;		/* Student t of the per-byte term */
+	double model_cut_ns;		/* the tail: beyond the fit + this */
+	uint64_t receives_tail;		/* waited, their traced transit in the
+					 * tail: taken from the model */
+	uint64_t collectives_tail;	/* members whose time after the entries
+					 * they waited for was in their group's
+					 * tail: its median taken */
 };
 
 /* Build the correction of dir, with the messages matched by clc (NULL: no

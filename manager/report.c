@@ -270,14 +270,17 @@ int mgr_cmd_report(int argc, char **argv)
 			printf("  <perturbation span_traced_ns=\"%" PRId64 "\" span_corrected_ns=\"%" PRId64
 			       "\" removed_ns=\"%" PRId64 "\" alpha_ns=\"%.1f\" receives=\"%" PRIu64
 			       "\" receives_arrived=\"%" PRIu64 "\" receives_waited=\"%" PRIu64
-			       "\" receives_model=\"%" PRIu64 "\" collectives=\"%" PRIu64
-			       "\" collectives_sub=\"%" PRIu64 "\" measured_events=\"%" PRIu64 "\" measured_ns=\"%" PRId64
+			       "\" receives_model=\"%" PRIu64 "\" receives_tail=\"%" PRIu64
+			       "\" collectives=\"%" PRIu64
+			       "\" collectives_sub=\"%" PRIu64 "\" collectives_tail=\"%" PRIu64
+			       "\" measured_events=\"%" PRIu64 "\" measured_ns=\"%" PRId64
 			       "\" probe_ns=\"%" PRId64 "\" model_points=\"%" PRIu64
 			       "\" model_kept=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
 			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\"/>\n",
 			       span_raw, span_cor, ps->removed_ns, ps->alpha_ns, ps->receives,
 			       ps->receives_arrived, ps->receives_waited, ps->receives_model,
-			       ps->collectives, ps->collectives_sub, ps->measured_events,
+			       ps->receives_tail, ps->collectives, ps->collectives_sub,
+			       ps->collectives_tail, ps->measured_events,
 			       ps->measured_ns,
 			       ps->probe_ns, ps->model_points, ps->model_kept, ps->model_latency_ns,
 			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
@@ -350,14 +353,16 @@ int mgr_cmd_report(int argc, char **argv)
 			printf("\nperturbation   %s %.6f s, corrected %.6f s (%.2f%% removed);"
 			       " tracer cost %.1f ns per event, %" PRId64 " ns in all\n"
 			       "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %" PRIu64
-			       " waited, %" PRIu64 " needed the model), %" PRIu64 " collectives (%"
-			       PRIu64 " on other communicators than MPI_COMM_WORLD)\n",
+			       " waited, %" PRIu64 " needed the model, %" PRIu64 " of them waited"
+			       " longer than the model's tail), %" PRIu64 " collectives (%"
+			       PRIu64 " on other communicators than MPI_COMM_WORLD; %" PRIu64
+			       " members took their group's median, in its tail)\n",
 			       span_ranks ? "ranks' span" : "traced span",
 			       (double)span_raw / 1e9, (double)span_cor / 1e9,
 			       span_raw ? 100.0 * (double)(span_raw - span_cor) / (double)span_raw : 0,
 			       ps->alpha_ns, ps->removed_ns, ps->receives, ps->receives_arrived,
-			       ps->receives_waited, ps->receives_model, ps->collectives,
-			       ps->collectives_sub);
+			       ps->receives_waited, ps->receives_model, ps->receives_tail,
+			       ps->collectives, ps->collectives_sub, ps->collectives_tail);
 			if (ps->measured_events || ps->probe_ns)
 				printf("               MPI sensor's accounting measured around %" PRIu64
 				       " MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns\n",

@@ -596,6 +596,48 @@ Test(perturb, wrapper_cost_outside_the_gaps)
 	measured_accounting(40, "measured accounting and the wrapper's cost");
 }
 
+/* Back-to-back MPI calls (Irecv, Isend ...): the COMPUTE event between
+ * them lasts 30 ns traced, the wrapper's exit and entry, less than the
+ * 60 ns calibrated outside the gaps. Only its 30 ns are removed: the whole
+ * 60 put that COMPUTE and the second call 30 ns before the end of the
+ * first (1070, truth 1100). */
+Test(perturb, wrapper_cost_no_more_than_the_compute_after)
+{
+	struct gen g0 = {0}, g1 = {0};
+
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
+	calib(&g0, 100);
+	calib(&g1, 100);
+	struct proto_event *c = &g0.ev[g0.n];
+	calib(&g0, 100);
+	c->arg[0] = PROTO_EV_COMPUTE;
+	c->arg[1] = 7777;
+	c = &g0.ev[g0.n];
+	calib(&g0, 100);
+	c->arg[0] = PROTO_EV_MPI_INIT;
+	c->arg[1] = 60;
+	c->arg[3] = 60000;
+	g0.skip[g0.n] = 1;	/* from the start of the flow */
+	emit(&g0, PROTO_EV_COMPUTE, 100, 1000);
+	g0.lag += 700 - ALPHA;	/* enter gap; COMPUTE is not a wrapped call */
+	emit(&g0, PROTO_EV_MPI_COMM_SIZE, 1000, 1100)->arg[1] = 2;
+	g0.lag += 900 - ALPHA;	/* exit gap; its record is in it */
+	c = emit(&g0, PROTO_EV_COMPUTE, 1100, 1100);
+	c->t_end += 30;		/* the wrapper's exit and entry */
+	g0.lag += 30 + 700 - ALPHA;
+	emit(&g0, PROTO_EV_MPI_COMM_SIZE, 1100, 1200)->arg[1] = 2;
+	g0.lag += 900 - ALPHA;
+	c = emit(&g0, PROTO_EV_COMPUTE, 1200, 5000);
+	c->t_end += 60;		/* the wrapper's exit and entry */
+	g0.lag += 60 + 700 - ALPHA;
+	emit(&g0, PROTO_EV_MPI_FINALIZE, 5000, 5500);
+	g0.lag += 7777 / 2 + 60 - ALPHA;	/* no COMPUTE after it */
+	emit(&g0, PROTO_EV_WRITE, 6000, 6100);
+	emit(&g1, PROTO_EV_WRITE, 500, 600);
+	finish(&g0, &g1, "short COMPUTE between calls");
+}
+
 /* The arrived probe runs inside the receive: an arrived message keeps its
  * copy time without the probe (probe_ns, arg 5 of MPI_Recv). */
 Test(perturb, arrived_probe_is_removed)
@@ -616,6 +658,61 @@ Test(perturb, arrived_probe_is_removed)
 	g1.lag += 300;
 	emit(&g1, PROTO_EV_WRITE, 6000, 6100);
 	finish(&g0, &g1, "arrived probe");
+}
+
+/* A receive that waited, its receiver more perturbed than its sender, keeps
+ * its traced transit (500 ns, 40 times), but not one in the model's tail:
+ * at k = 20 the receiver was off the CPU inside the call, the message
+ * there, and the traced transit is 5000 ns. It takes the model's 500. */
+Test(perturb, waited_transit_in_the_tail_takes_the_model)
+{
+	static struct gen g0, g1;
+
+	memset(&g0, 0, sizeof(g0));
+	memset(&g1, 0, sizeof(g1));
+	two_ranks(&g0, &g1, 100);
+	for (int k = 0; k < 40; k++) {
+		int64_t t = 10000 * (k + 1);
+		struct proto_event *snd = emit(&g0, PROTO_EV_MPI_SEND, t + 5000, t + 5100);
+
+		proto_ev_set_args(snd, 1, k, 0, 64, 0, 0);
+		writes(&g1, 2, t + 1000, 400, 100);	/* more perturbed */
+		struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, t + 2000, t + 5500);
+		proto_ev_set_args(r, 0, k, 0, 64, 0, 0);
+		r->t_end = snd->t_start + (k == 20 ? 5000 : 500);
+		g1.lag = (int64_t)r->t_end - (t + 5500) + ALPHA;
+	}
+	emit(&g1, PROTO_EV_WRITE, 500000, 500100);
+	finish(&g0, &g1, "waited, transit in the tail");
+}
+
+/* A collective member keeps what it took after the latest entry it waited
+ * for (200 ns in 12 barriers), but not one in its group's tail: in the
+ * 6th, rank 1 was off the CPU after both had entered, and left 3000 ns
+ * after the last entry. It takes the group's median. */
+Test(perturb, collective_in_the_tail_takes_the_median)
+{
+	static struct gen g0, g1;
+
+	memset(&g0, 0, sizeof(g0));
+	memset(&g1, 0, sizeof(g1));
+	two_ranks(&g0, &g1, 100);
+	for (int k = 0; k < 12; k++) {
+		int64_t t = 10000 * (k + 1);
+
+		writes(&g1, 2, t, 400, 100);	/* rank 1 enters last */
+		struct proto_event *b0 = emit(&g0, PROTO_EV_MPI_BARRIER, t + 1000, t + 2200);
+		struct proto_event *b1 = emit(&g1, PROTO_EV_MPI_BARRIER, t + 2000, t + 2200);
+		int64_t leave = (int64_t)b1->t_start + 200;
+
+		b0->t_end = (uint64_t)leave;
+		b1->t_end = (uint64_t)leave + (k == 5 ? 2800 : 0);
+		g0.lag = leave - (t + 2200) + ALPHA;
+		g1.lag = (int64_t)b1->t_end - (t + 2200) + ALPHA;
+	}
+	emit(&g0, PROTO_EV_WRITE, 200000, 200100);
+	emit(&g1, PROTO_EV_WRITE, 200000, 200100);
+	finish(&g0, &g1, "collective in the tail");
 }
 
 /* The communication model is fitted on the waiting receives without their

@@ -20,7 +20,11 @@
  * accounting cost (CALIB evtype COMPUTE) instead; the last one's exit gap
  * half of it. A measured MPI event also counts the wrapper's work outside
  * its gaps (CALIB evtype MPI_INIT), no more than the COMPUTE event after it
- * lasted. The arrived probe inside a receive (probe_ns) is removed
+ * lasted; one that runs the progress engine (all but MPI_Comm_rank and
+ * MPI_Comm_size) its cold start, taken off its start: the MPI_Iprobe
+ * calibration (CALIB evtype MPI_IPROBE) less the MPI_Comm_rank one, at
+ * most its duration, but not where the sensor's arrived probe ran first
+ * (MPI_Recv, MPI_Sendrecv), which took it. The arrived probe inside a receive (probe_ns) is removed
  * from its own time. The indirect part, TAPESTRY_PERTURB_INDIRECT: stolen
  * (the thread's off-CPU time in COMPUTE intervals, but for its waits for
  * room, which count whole: whatever took the CPU, the sender, the
@@ -89,6 +93,9 @@ struct mgr_perturb_stats {
 	uint64_t measured_events;
 	int64_t measured_ns;
 	int64_t probe_ns;		/* arrived probes inside receives */
+	/* the cold starts of calls that run the progress engine */
+	uint64_t cold_events;
+	int64_t cold_ns;
 	/* application threads' waits for room in their rings (post-mortem) */
 	uint64_t waits;
 	int64_t wait_ns;

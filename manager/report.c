@@ -274,7 +274,8 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" collectives=\"%" PRIu64
 			       "\" collectives_sub=\"%" PRIu64 "\" collectives_tail=\"%" PRIu64
 			       "\" measured_events=\"%" PRIu64 "\" measured_ns=\"%" PRId64
-			       "\" probe_ns=\"%" PRId64 "\" model_points=\"%" PRIu64
+			       "\" probe_ns=\"%" PRId64 "\" cold_events=\"%" PRIu64
+			       "\" cold_ns=\"%" PRId64 "\" model_points=\"%" PRIu64
 			       "\" model_kept=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
 			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\"/>\n",
 			       span_raw, span_cor, ps->removed_ns, ps->alpha_ns, ps->receives,
@@ -282,7 +283,8 @@ int mgr_cmd_report(int argc, char **argv)
 			       ps->receives_tail, ps->collectives, ps->collectives_sub,
 			       ps->collectives_tail, ps->measured_events,
 			       ps->measured_ns,
-			       ps->probe_ns, ps->model_points, ps->model_kept, ps->model_latency_ns,
+			       ps->probe_ns, ps->cold_events, ps->cold_ns, ps->model_points,
+			       ps->model_kept, ps->model_latency_ns,
 			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
 		}
 		if (cs)
@@ -365,8 +367,10 @@ int mgr_cmd_report(int argc, char **argv)
 			       ps->collectives, ps->collectives_sub, ps->collectives_tail);
 			if (ps->measured_events || ps->probe_ns)
 				printf("               MPI sensor's accounting measured around %" PRIu64
-				       " MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns\n",
-				       ps->measured_events, ps->measured_ns, ps->probe_ns);
+				       " MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns;"
+				       " cold starts of %" PRIu64 " calls: %" PRId64 " ns\n",
+				       ps->measured_events, ps->measured_ns, ps->probe_ns,
+				       ps->cold_events, ps->cold_ns);
 			if (ps->waits)
 				printf("               waits for room in the rings (post-mortem): %" PRIu64
 				       ", %" PRId64 " ns\n", ps->waits, ps->wait_ns);

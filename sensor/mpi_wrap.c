@@ -701,67 +701,106 @@ static int cmp_u64w(const void *a, const void *b)
  * after the next COMPUTE event's start, which the correction left in the
  * COMPUTE events (17 ns a call here with the CPU-time accounting, 50 with
  * the trapping counter: the code after a trap runs cold). Measured once,
- * as MPI_Init returns, on the application thread: MPI_Comm_rank through
- * the whole wrapper WRAP_ITER times into a scratch ring that the sender
- * never sees (sn_scratch_begin), against the same number of direct
- * calls; per call, the median of its event's duration plus the COMPUTE
- * event's after it, less the median direct call. Sent as CALIB evtype
- * MPI_INIT (ns and ps); the calibration's own time as a FLUSH record. */
+ * as MPI_Init returns, on the application thread: a call through the whole
+ * wrapper WRAP_ITER times into a scratch ring that the sender never sees
+ * (sn_scratch_begin), against the same number of direct calls; per call,
+ * the median of its event's duration plus the COMPUTE event's after it,
+ * less the median direct call. MPI_Comm_rank (no progress engine) is sent
+ * as CALIB evtype MPI_INIT; MPI_Iprobe on MPI_COMM_SELF (one pass of the
+ * progress engine, nothing pending) as CALIB evtype MPI_IPROBE: a call
+ * that runs the progress engine runs that much slower after the sensor's
+ * reads (43 ns a call more than MPI_Comm_rank here with the trapping
+ * counter, bench/call_residual.sh), which the correction takes off its
+ * start. Both in ns and ps; the calibration's own time as a FLUSH record. */
 #define WRAP_ITER 256
 #define WRAP_ROUNDS 9
+static void wrap_call(int probe)
+{
+	int r, flag;
+
+	if (probe)
+		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+	else
+		MPI_Comm_rank(MPI_COMM_WORLD, &r);
+}
+
+static void direct_call(int probe)
+{
+	int r, flag;
+
+	if (probe)
+		PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+	else
+		PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+}
+
+/* The cost of one call through the wrapper beyond the direct call, ns; -1
+ * if it could not be measured. */
+static int64_t wrapper_cost(int probe, int *samples)
+{
+	uint16_t type = probe ? PROTO_EV_MPI_IPROBE : PROTO_EV_MPI_COMM_RANK;
+	uint64_t d[WRAP_ITER], u[WRAP_ROUNDS], nrec;
+	const struct proto_event *ring;
+	struct sn_scratch *sc;
+	int n = 0;
+
+	for (int k = 0; k < WRAP_ROUNDS; k++) {
+		uint64_t a = sn_now();
+
+		for (int i = 0; i < WRAP_ITER; i++)
+			direct_call(probe);
+		u[k] = (sn_now() - a) / WRAP_ITER;
+	}
+	if (!(sc = sn_scratch_begin(WRAP_ITER * 4)))
+		return -1;
+	for (int i = 0; i < WRAP_ITER; i++)
+		wrap_call(probe);
+	nrec = sn_scratch_end(sc, &ring);
+	/* COMPUTE, the call, COMPUTE, ...: each call's event and the stretch
+	 * after it, from the second call on (the first COMPUTE holds what came
+	 * before the loop) */
+	for (uint64_t k = 2; k < nrec && n < WRAP_ITER; k++) {
+		const struct proto_event *m = &ring[k - 1], *c = &ring[k];
+
+		if (m->type == type && c->type == PROTO_EV_COMPUTE &&
+		    m->t_end >= m->t_start && c->t_end >= c->t_start)
+			d[n++] = (m->t_end - m->t_start) + (c->t_end - c->t_start);
+	}
+	sn_scratch_free(sc);
+	*samples = n;
+	if (n <= WRAP_ITER / 2)
+		return -1;
+	qsort(d, (size_t)n, sizeof(d[0]), cmp_u64w);
+	qsort(u, WRAP_ROUNDS, sizeof(u[0]), cmp_u64w);
+	return d[n / 2] > u[WRAP_ROUNDS / 2] ? (int64_t)(d[n / 2] - u[WRAP_ROUNDS / 2]) : 0;
+}
+
 static void calibrate_wrapper(void)
 {
 	static int done;
-	struct sn_scratch *sc;
-	const struct proto_event *ring;
-	uint64_t d[WRAP_ITER], u[WRAP_ROUNDS], c0, c1, nrec;
 	struct proto_event *e;
-	int64_t cost = -1;
-	int r, n = 0;
+	int64_t cost[2];
+	int n[2] = {0, 0};
+	uint64_t c0, c1;
 
 	if (done || mw_state != ST_RUNNING)
 		return;
 	done = 1;
 	c0 = sn_now();
-	for (int k = 0; k < WRAP_ROUNDS; k++) {
-		uint64_t a = sn_now();
-
-		for (int i = 0; i < WRAP_ITER; i++)
-			PMPI_Comm_rank(MPI_COMM_WORLD, &r);
-		u[k] = (sn_now() - a) / WRAP_ITER;
-	}
-	if (!(sc = sn_scratch_begin(WRAP_ITER * 4)))
-		goto emit;
-	for (int i = 0; i < WRAP_ITER; i++)
-		MPI_Comm_rank(MPI_COMM_WORLD, &r);
-	nrec = sn_scratch_end(sc, &ring);
-	/* COMPUTE, MPI_Comm_rank, COMPUTE, ...: each call's event and the
-	 * stretch after it, from the second call on (the first COMPUTE holds
-	 * the direct calls) */
-	for (uint64_t k = 2; k < nrec && n < WRAP_ITER; k++) {
-		const struct proto_event *m = &ring[k - 1], *c = &ring[k];
-
-		if (m->type == PROTO_EV_MPI_COMM_RANK && c->type == PROTO_EV_COMPUTE &&
-		    m->t_end >= m->t_start && c->t_end >= c->t_start)
-			d[n++] = (m->t_end - m->t_start) + (c->t_end - c->t_start);
-	}
-	sn_scratch_free(sc);
-	if (n > WRAP_ITER / 2) {
-		qsort(d, (size_t)n, sizeof(d[0]), cmp_u64w);
-		qsort(u, WRAP_ROUNDS, sizeof(u[0]), cmp_u64w);
-		cost = d[n / 2] > u[WRAP_ROUNDS / 2] ?
-		       (int64_t)(d[n / 2] - u[WRAP_ROUNDS / 2]) : 0;
-	}
-emit:
+	cost[0] = wrapper_cost(0, &n[0]);
+	cost[1] = wrapper_cost(1, &n[1]);
 	c1 = sn_now();
 	if (!sn_enter())
 		return;
 	/* (sn_slot set the record's tid and cleared its flags) */
-	if (cost >= 0 && (e = sn_slot())) {
+	for (int k = 0; k < 2; k++) {
+		if (cost[k] < 0 || !(e = sn_slot()))
+			continue;
 		e->t_start = e->t_end = c1;
 		e->type = PROTO_EV_CALIB;
 		e->flags = PROTO_EVF_INSTANT;
-		proto_ev_set_args(e, PROTO_EV_MPI_INIT, cost, n, cost * 1000, 0, 0);
+		proto_ev_set_args(e, k ? PROTO_EV_MPI_IPROBE : PROTO_EV_MPI_INIT, cost[k], n[k],
+				  cost[k] * 1000, 0, 0);
 		sn_commit(e);
 	}
 	/* the calibration worked in the application's thread (records: not
@@ -770,7 +809,7 @@ emit:
 		e->t_start = c0;
 		e->t_end = c1;
 		e->type = PROTO_EV_FLUSH;
-		proto_ev_set_args(e, WRAP_ITER * 2, 0, 0, 0, 0, 0);
+		proto_ev_set_args(e, WRAP_ITER * 4, 0, 0, 0, 0, 0);
 		sn_commit(e);
 	}
 	sn_leave();

@@ -638,6 +638,63 @@ Test(perturb, wrapper_cost_no_more_than_the_compute_after)
 	finish(&g0, &g1, "short COMPUTE between calls");
 }
 
+/* A call that runs the progress engine starts cold after the sensor's
+ * reads: the stream's MPI_Iprobe calibration (70 ns) less its
+ * MPI_Comm_rank one (40) is taken off its start, 30 ns inside an
+ * MPI_Irecv and an MPI_Finalize here; not off MPI_Comm_size (no progress
+ * engine), nor off an MPI_Recv whose arrived probe ran first (its probe
+ * took the cold start, and is removed as probe_ns). */
+Test(perturb, progress_calls_start_cold)
+{
+	struct gen g0 = {0}, g1 = {0};
+	struct proto_event *c;
+	static const int64_t costs[][2] = {
+		{PROTO_EV_COMPUTE, 7777}, {PROTO_EV_MPI_INIT, 40}, {PROTO_EV_MPI_IPROBE, 70},
+	};
+
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
+	calib(&g0, 100);
+	calib(&g1, 100);
+	for (size_t k = 0; k < sizeof(costs) / sizeof(costs[0]); k++) {
+		c = &g0.ev[g0.n];
+		calib(&g0, 100);
+		proto_ev_set_args(c, costs[k][0], costs[k][1], 100, costs[k][1] * 1000, 0, 0);
+	}
+	g0.skip[g0.n] = 1;	/* from the start of the flow */
+	emit(&g0, PROTO_EV_COMPUTE, 100, 1000);
+	g0.lag += 700 - ALPHA;	/* enter gap */
+	c = emit(&g0, PROTO_EV_MPI_IRECV, 1000, 1020);
+	proto_ev_set_args(c, 1, 5, 0, 8, 1, 0);
+	c->t_end += 30;		/* cold */
+	g0.lag += 30 + 900 - ALPHA;	/* exit gap */
+	c = emit(&g0, PROTO_EV_COMPUTE, 1020, 2000);
+	c->t_end += 40;		/* the wrapper's exit and entry */
+	g0.lag += 40 + 700 - ALPHA;
+	emit(&g0, PROTO_EV_MPI_COMM_SIZE, 2000, 2100)->arg[1] = 2;
+	g0.lag += 900 - ALPHA;
+	c = emit(&g0, PROTO_EV_COMPUTE, 2100, 3000);
+	c->t_end += 40;
+	g0.lag += 40 + 700 - ALPHA;
+	/* a receive of a message that had arrived: the probe, 200 ns, ran
+	 * cold first; the copy took 50 */
+	c = emit(&g0, PROTO_EV_MPI_RECV, 3000, 3050);
+	proto_ev_set_args(c, 1, 6, 0, 8, 1, 200);
+	c->t_end += 200;
+	g0.lag += 200 + 900 - ALPHA;
+	c = emit(&g0, PROTO_EV_COMPUTE, 3050, 5000);
+	c->t_end += 40;
+	g0.lag += 40 + 700 - ALPHA;
+	c = emit(&g0, PROTO_EV_MPI_FINALIZE, 5000, 5500);
+	c->t_end += 30;
+	g0.lag += 30 + 7777 / 2 + 40 - ALPHA;	/* no COMPUTE after it */
+	emit(&g0, PROTO_EV_WRITE, 6000, 6100);
+	/* rank 1 sends the two messages, long before */
+	proto_ev_set_args(emit(&g1, PROTO_EV_MPI_SEND, 200, 300), 0, 5, 0, 8, 0, 0);
+	proto_ev_set_args(emit(&g1, PROTO_EV_MPI_SEND, 400, 500), 0, 6, 0, 8, 0, 0);
+	finish(&g0, &g1, "cold starts");
+}
+
 /* The arrived probe runs inside the receive: an arrived message keeps its
  * copy time without the probe (probe_ns, arg 5 of MPI_Recv). */
 Test(perturb, arrived_probe_is_removed)

@@ -178,6 +178,7 @@ struct mgr_perturb {
 	size_t npend, cappend;
 	size_t capix;
 	int indirect;		/* INDIRECT_* */
+	double model_max_bytes;	/* the largest size among the model's kept points */
 	int error;
 };
 
@@ -964,6 +965,10 @@ static void fit_model(struct mgr_perturb *p)
 		return;
 	p->st.model_kept = kept;
 	p->st.model_cut_ns = cut;
+	for (size_t i = 0; i < p->nr; i++)
+		if (model_point(p, &p->r[i], &x, &y) && fabs(y - (lat + slope * x)) <= cut &&
+		    x > p->model_max_bytes)
+			p->model_max_bytes = x;
 	p->st.model_ns_per_byte = slope;
 	p->st.model_latency_ns = lat > 0 ? lat : 0;
 	if (kept >= 3) {
@@ -980,10 +985,13 @@ static double model_ns(const struct mgr_perturb *p, const struct rec *r)
 }
 
 /* r's traced transit from its message's departure (out) is in the model's
- * tail, where the fit found descheduled ranks, not transits. */
+ * tail, where the fit found descheduled ranks, not transits; only for a
+ * size the fit kept points up to (a bigger message's transit is beyond
+ * what the model knows, not a tail). */
 static int in_tail(const struct mgr_perturb *p, const struct rec *r, int64_t out)
 {
-	return p->st.model_kept && (double)(r->t1 - out) > model_ns(p, r) + p->st.model_cut_ns;
+	return p->st.model_kept && (double)r->bytes <= p->model_max_bytes &&
+	       (double)(r->t1 - out) > model_ns(p, r) + p->st.model_cut_ns;
 }
 
 /* A receive that found its message there or on its way: it had arrived,
@@ -1119,10 +1127,10 @@ static int group_instances(struct mgr_perturb *p, struct rec **order, size_t n)
 }
 
 /* A collective member's time after the latest traced entry it waited for
- * (its key), grouped by call, size and root or not. */
+ * (its key), grouped by call, size, root or not, and bytes. */
 struct ctail {
 	uint64_t group;
-	int64_t after;
+	int64_t bytes, after;
 	uint64_t r;
 };
 
@@ -1132,6 +1140,8 @@ static int cmp_ctail(const void *a, const void *b)
 
 	if (x->group != y->group)
 		return x->group < y->group ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
 	return (x->after > y->after) - (x->after < y->after);
 }
 
@@ -1159,11 +1169,12 @@ static int collective_tails(struct mgr_perturb *p, size_t n)
 
 		y->after = y->t1 - y->key;
 		v[q] = (struct ctail){(uint64_t)y->type << 48 | (uint64_t)(c->n & 0x7fffffffu) << 1 |
-				      (c->root == (int64_t)p->ix[q].r), y->after, p->ix[q].r};
+				      (c->root == (int64_t)p->ix[q].r), y->bytes, y->after,
+				      p->ix[q].r};
 	}
 	mgr_big_sort(v, n, sizeof(*v), cmp_ctail);
 	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && v[j].group == v[i].group; j++)
+		for (j = i + 1; j < n && v[j].group == v[i].group && v[j].bytes == v[i].bytes; j++)
 			;
 		if (j - i < 10)		/* too few to tell a tail */
 			continue;

@@ -50,7 +50,8 @@
  *    one ready after it found the message on its way, and its t(ER) - t(S)
  *    holds its own lateness), whose receiver is more perturbed than the
  *    sender, still waits: t_a(ER) = t_a(S) + (t(ER) - t(S)), unless that
- *    transit is in the model's tail (beyond 3 robust sd: a rank off the CPU
+ *    transit is in the model's tail (beyond 3 robust sd, for a size up to the
+ *    largest the fit kept: a rank off the CPU
  *    inside its call while the message waited, which the stolen time of
  *    the COMPUTE events does not see), where the model gives it;
  *  - any other receive uses the communication model fitted on the trace's
@@ -61,7 +62,7 @@
  *    of the receives that found their message there or on its way;
  *  - a collective member ends at the latest corrected entry of the members
  *    it waits for plus what it took after their latest traced entry (the
- *    median of its group, same call, size and root or not, where that is in
+ *    median of its group, same call, size, root or not and bytes, where that is in
  *    the group's tail beyond 3 robust sd: a member off the CPU inside the
  *    call) (a
  *    barrier model where everyone waits for everyone; bcast and scatter

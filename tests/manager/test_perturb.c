@@ -717,11 +717,13 @@ Test(perturb, arrived_probe_is_removed)
 	finish(&g0, &g1, "arrived probe");
 }
 
-/* A receive that waited, its receiver more perturbed than its sender, keeps
- * its traced transit (500 ns, 40 times), but not one in the model's tail:
- * at k = 20 the receiver was off the CPU inside the call, the message
- * there, and the traced transit is 5000 ns. It takes the model's 500. */
-Test(perturb, waited_transit_in_the_tail_takes_the_model)
+/* 40 messages of 64 bytes, each received by a receive that waited, its
+ * receiver more perturbed than its sender: each keeps its traced transit
+ * (500 ns). At k = 20 the traced transit is 5000 ns: with big 0 the
+ * receiver was off the CPU inside the call (truth 500), in the model's
+ * tail, and it takes the model's 500; with big, that message has big bytes
+ * and really took 5000 (a size the model has no point of: not a tail). */
+static void waited_transits(int64_t big, const char *what)
 {
 	static struct gen g0, g1;
 
@@ -729,25 +731,38 @@ Test(perturb, waited_transit_in_the_tail_takes_the_model)
 	memset(&g1, 0, sizeof(g1));
 	two_ranks(&g0, &g1, 100);
 	for (int k = 0; k < 40; k++) {
-		int64_t t = 10000 * (k + 1);
+		int64_t t = 10000 * (k + 1), bytes = k == 20 && big ? big : 64;
+		int64_t transit = k == 20 && big ? 5000 : 500;
 		struct proto_event *snd = emit(&g0, PROTO_EV_MPI_SEND, t + 5000, t + 5100);
 
-		proto_ev_set_args(snd, 1, k, 0, 64, 0, 0);
+		proto_ev_set_args(snd, 1, k, 0, bytes, 0, 0);
 		writes(&g1, 2, t + 1000, 400, 100);	/* more perturbed */
-		struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, t + 2000, t + 5500);
-		proto_ev_set_args(r, 0, k, 0, 64, 0, 0);
+		struct proto_event *r = emit(&g1, PROTO_EV_MPI_RECV, t + 2000, t + 5000 + transit);
+		proto_ev_set_args(r, 0, k, 0, bytes, 0, 0);
 		r->t_end = snd->t_start + (k == 20 ? 5000 : 500);
-		g1.lag = (int64_t)r->t_end - (t + 5500) + ALPHA;
+		g1.lag = (int64_t)r->t_end - (t + 5000 + transit) + ALPHA;
 	}
 	emit(&g1, PROTO_EV_WRITE, 500000, 500100);
-	finish(&g0, &g1, "waited, transit in the tail");
+	finish(&g0, &g1, what);
 }
 
-/* A collective member keeps what it took after the latest entry it waited
- * for (200 ns in 12 barriers), but not one in its group's tail: in the
- * 6th, rank 1 was off the CPU after both had entered, and left 3000 ns
- * after the last entry. It takes the group's median. */
-Test(perturb, collective_in_the_tail_takes_the_median)
+Test(perturb, waited_transit_in_the_tail_takes_the_model)
+{
+	waited_transits(0, "waited, transit in the tail");
+}
+
+Test(perturb, waited_transit_of_a_bigger_size_is_kept)
+{
+	waited_transits(1 << 20, "waited, a bigger message");
+}
+
+/* 12 allreduces of 8 bytes: a member keeps what it took after the latest
+ * entry it waited for (200 ns), but not one in its group's tail. In the
+ * 6th, with big 0, rank 1 was off the CPU after both had entered and left
+ * 3000 ns after the last entry (truth 200): it takes the group's median;
+ * with big, that allreduce has big bytes and both really took 3000 (its
+ * own group: kept). */
+static void allreduces(int64_t big, const char *what)
 {
 	static struct gen g0, g1;
 
@@ -755,21 +770,34 @@ Test(perturb, collective_in_the_tail_takes_the_median)
 	memset(&g1, 0, sizeof(g1));
 	two_ranks(&g0, &g1, 100);
 	for (int k = 0; k < 12; k++) {
-		int64_t t = 10000 * (k + 1);
+		int64_t t = 10000 * (k + 1), bytes = k == 5 && big ? big : 8;
+		int64_t after = k == 5 && big ? 3000 : 200;
 
 		writes(&g1, 2, t, 400, 100);	/* rank 1 enters last */
-		struct proto_event *b0 = emit(&g0, PROTO_EV_MPI_BARRIER, t + 1000, t + 2200);
-		struct proto_event *b1 = emit(&g1, PROTO_EV_MPI_BARRIER, t + 2000, t + 2200);
-		int64_t leave = (int64_t)b1->t_start + 200;
+		struct proto_event *b0 = emit(&g0, PROTO_EV_MPI_ALLREDUCE, t + 1000, t + 2000 + after);
+		struct proto_event *b1 = emit(&g1, PROTO_EV_MPI_ALLREDUCE, t + 2000, t + 2000 + after);
+		int64_t leave = (int64_t)b1->t_start + after;
 
+		proto_ev_set_args(b0, bytes, 0, 0, 0, 0, 0);
+		proto_ev_set_args(b1, bytes, 0, 0, 0, 0, 0);
 		b0->t_end = (uint64_t)leave;
-		b1->t_end = (uint64_t)leave + (k == 5 ? 2800 : 0);
-		g0.lag = leave - (t + 2200) + ALPHA;
-		g1.lag = (int64_t)b1->t_end - (t + 2200) + ALPHA;
+		b1->t_end = (uint64_t)leave + (k == 5 && !big ? 2800 : 0);
+		g0.lag = leave - (t + 2000 + after) + ALPHA;
+		g1.lag = (int64_t)b1->t_end - (t + 2000 + after) + ALPHA;
 	}
 	emit(&g0, PROTO_EV_WRITE, 200000, 200100);
 	emit(&g1, PROTO_EV_WRITE, 200000, 200100);
-	finish(&g0, &g1, "collective in the tail");
+	finish(&g0, &g1, what);
+}
+
+Test(perturb, collective_in_the_tail_takes_the_median)
+{
+	allreduces(0, "collective in the tail");
+}
+
+Test(perturb, collective_of_a_bigger_size_is_kept)
+{
+	allreduces(1 << 20, "a bigger allreduce");
 }
 
 /* The communication model is fitted on the waiting receives without their

@@ -62,12 +62,12 @@
  *    of the receives that found their message there or on its way;
  *  - a collective member ends at the latest corrected entry of the members
  *    it waits for plus what it took after their latest traced entry (the
- *    median of its group, same call, size, root or not and bytes, where that is in
- *    the group's tail beyond 3 robust sd: a member off the CPU inside the
- *    call) (a
- *    barrier model where everyone waits for everyone; bcast and scatter
- *    wait for the root, the root of reduce and gather for the others, scan
- *    and exscan for the lower ranks: manager/comms.h): on MPI_COMM_WORLD
+ *    median of its group, same call, size, root or not and bytes, where
+ *    that is in the group's tail beyond 3 robust sd: a member off the CPU
+ *    inside the call) (a barrier model where everyone waits for everyone;
+ *    bcast and scatter wait for the root, the root of reduce and gather for
+ *    the others, scan and exscan for the lower ranks: manager/comms.h): on
+ *    MPI_COMM_WORLD
  *    and on every communicator with a job-wide name; on the others it is a
  *    plain event.
  * Times in and out are global (post) and causality-repaired (causality).

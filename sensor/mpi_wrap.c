@@ -714,24 +714,17 @@ static int cmp_u64w(const void *a, const void *b)
  * start. Both in ns and ps; the calibration's own time as a FLUSH record. */
 #define WRAP_ITER 256
 #define WRAP_ROUNDS 9
-static void wrap_call(int probe)
+/* The calibration's call: MPI_Iprobe or MPI_Comm_rank, through the
+ * wrapper or direct (PMPI_). */
+static void calib_call(int probe, int direct)
 {
 	int r, flag;
 
 	if (probe)
-		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+		(direct ? PMPI_Iprobe : MPI_Iprobe)(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF,
+						    &flag, MPI_STATUS_IGNORE);
 	else
-		MPI_Comm_rank(MPI_COMM_WORLD, &r);
-}
-
-static void direct_call(int probe)
-{
-	int r, flag;
-
-	if (probe)
-		PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-	else
-		PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+		(direct ? PMPI_Comm_rank : MPI_Comm_rank)(MPI_COMM_WORLD, &r);
 }
 
 /* The cost of one call through the wrapper beyond the direct call, ns; -1
@@ -748,13 +741,13 @@ static int64_t wrapper_cost(int probe, int *samples)
 		uint64_t a = sn_now();
 
 		for (int i = 0; i < WRAP_ITER; i++)
-			direct_call(probe);
+			calib_call(probe, 1);
 		u[k] = (sn_now() - a) / WRAP_ITER;
 	}
 	if (!(sc = sn_scratch_begin(WRAP_ITER * 4)))
 		return -1;
 	for (int i = 0; i < WRAP_ITER; i++)
-		wrap_call(probe);
+		calib_call(probe, 0);
 	nrec = sn_scratch_end(sc, &ring);
 	/* COMPUTE, the call, COMPUTE, ...: each call's event and the stretch
 	 * after it, from the second call on (the first COMPUTE holds what came

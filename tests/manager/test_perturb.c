@@ -117,6 +117,14 @@ static void two_ranks(struct gen *g0, struct gen *g1, int64_t t)
 	calib(g1, t);
 }
 
+/* Flows too big for the stack (static), emptied: two_ranks at 100. */
+static void fresh_ranks(struct gen *g0, struct gen *g1)
+{
+	memset(g0, 0, sizeof(*g0));
+	memset(g1, 0, sizeof(*g1));
+	two_ranks(g0, g1, 100);
+}
+
 /* Write both flows and check the corrected times against the truth. */
 static void finish(struct gen *g0, struct gen *g1, const char *what)
 {
@@ -334,9 +342,7 @@ Test(perturb, many_pending_isends)
 	enum { N = 255 };	/* 255 of 512 slots: long probe runs */
 	static struct gen g0, g1;
 
-	memset(&g0, 0, sizeof(g0));
-	memset(&g1, 0, sizeof(g1));
-	two_ranks(&g0, &g1, 100);
+	fresh_ranks(&g0, &g1);
 	for (int k = 0; k < N; k++) {
 		int64_t t = 1000 + 200 * k;
 
@@ -727,9 +733,7 @@ static void waited_transits(int64_t big, const char *what)
 {
 	static struct gen g0, g1;
 
-	memset(&g0, 0, sizeof(g0));
-	memset(&g1, 0, sizeof(g1));
-	two_ranks(&g0, &g1, 100);
+	fresh_ranks(&g0, &g1);
 	for (int k = 0; k < 40; k++) {
 		int64_t t = 10000 * (k + 1), bytes = k == 20 && big ? big : 64;
 		int64_t transit = k == 20 && big ? 5000 : 500;
@@ -766,9 +770,7 @@ static void allreduces(int64_t big, const char *what)
 {
 	static struct gen g0, g1;
 
-	memset(&g0, 0, sizeof(g0));
-	memset(&g1, 0, sizeof(g1));
-	two_ranks(&g0, &g1, 100);
+	fresh_ranks(&g0, &g1);
 	for (int k = 0; k < 12; k++) {
 		int64_t t = 10000 * (k + 1), bytes = k == 5 && big ? big : 8;
 		int64_t after = k == 5 && big ? 3000 : 200;

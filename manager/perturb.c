@@ -717,9 +717,13 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
 	if (!s || !r || s == r)
 		return;
 	r->is_recv = 1;
-	/* a waitall completes several: the latest send constrains it */
-	if (r->send < 0 || p->r[r->send].t0 < s->t0)
+	/* a waitall completes several: the latest send constrains it, and
+	 * its size is that message's (MPI_Waitall records none of its own) */
+	if (r->send < 0 || p->r[r->send].t0 < s->t0) {
 		r->send = s - p->r;
+		if (proto_ev_arg(r->type, PROTO_F_bytes) < 0)
+			r->bytes = s->bytes;
+	}
 }
 
 /* The tracer's cost to flow f before the point at time t: nw wrapped events
@@ -1566,6 +1570,119 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 		f->aa.meas = mgr_sat_add(f->aa.meas, f->xg[f->aa.nmeas - 1].gap);
 		f->aa.out_ps = mgr_sat_add(f->aa.out_ps, f->xg[f->aa.nmeas - 1].out_ps);
 	}
+}
+
+double mgr_student_critical(uint64_t nu)
+{
+	static const double t975[] = {
+		0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+	};
+	const double z = 1.959963985, z2 = z * z;
+	double v = (double)nu;
+
+	if (nu < 1)
+		return HUGE_VAL;
+	if (nu < sizeof(t975) / sizeof(t975[0]))
+		return t975[nu];
+	/* Cornish-Fisher expansion of the quantile around the normal one
+	 * (within 1e-3 beyond 30 degrees of freedom) */
+	return z + z * (z2 + 1) / (4 * v) +
+	       z * ((5 * z2 + 16) * z2 + 3) / (96 * v * v) +
+	       z * (((3 * z2 + 19) * z2 + 17) * z2 - 15) / (384 * v * v * v);
+}
+
+struct mpoint {
+	int64_t bytes;
+	double y;
+};
+
+static int cmp_mpoint(const void *a, const void *b)
+{
+	const struct mpoint *x = a, *y = b;
+
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+static int cmp_check(const void *a, const void *b)
+{
+	const struct mgr_model_check *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* out[] keeps the max sets with the most receives. */
+static void check_keep(struct mgr_model_check *out, size_t max, size_t *kept,
+		       const struct mgr_model_check *c)
+{
+	if (!max)
+		return;
+	if (*kept < max) {
+		out[(*kept)++] = *c;
+	} else if (cmp_check(c, &out[max - 1]) < 0) {
+		out[max - 1] = *c;
+	} else {
+		return;
+	}
+	qsort(out, *kept, sizeof(*out), cmp_check);
+}
+
+size_t mgr_perturb_model_check(const struct mgr_perturb *p, double latency_ns,
+			       double ns_per_byte, struct mgr_model_check *out,
+			       size_t max)
+{
+	size_t n = 0, k = 0, tested = 0, kept = 0;
+	struct mpoint *v;
+	double x, y;
+	int rc;
+
+	for (size_t i = 0; i < p->nr; i++)
+		n += model_point(p, &p->r[i], &x, &y);
+	if (!n || !(v = mgr_big_calloc(n, sizeof(*v), &rc)))
+		return 0;
+	for (size_t i = 0; i < p->nr; i++)
+		if (model_point(p, &p->r[i], &x, &y))
+			v[k++] = (struct mpoint){p->r[i].bytes, y};
+	mgr_big_sort(v, n, sizeof(*v), cmp_mpoint);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && v[j].bytes == v[i].bytes; j++)
+			;
+		if (j - i < MGR_CHECK_MIN)
+			continue;
+		struct mgr_model_check c = {.bytes = v[i].bytes, .n = j - i,
+					    .min_ns = HUGE_VAL, .max_ns = -HUGE_VAL};
+		double sum = 0, sq = 0, tot = 0;
+
+		c.model_ns = latency_ns + ns_per_byte * (double)c.bytes;
+		for (size_t q = i; q < j; q++) {
+			double e = v[q].y - c.model_ns;
+
+			sum += e;
+			tot += v[q].y;
+			c.min_ns = v[q].y < c.min_ns ? v[q].y : c.min_ns;
+			c.max_ns = v[q].y > c.max_ns ? v[q].y : c.max_ns;
+		}
+		c.mean_ns = sum / (double)c.n;
+		c.avg_ns = tot / (double)c.n;
+		for (size_t q = i; q < j; q++) {
+			double e = v[q].y - c.model_ns - c.mean_ns;
+
+			sq += e * e;
+		}
+		c.sd_ns = sqrt(sq / (double)c.n);
+		/* identical errors: 0 if none, else as far from 0 as can be */
+		c.t = c.sd_ns > 0 ? c.mean_ns / c.sd_ns * sqrt((double)(c.n - 1)) :
+		      c.mean_ns == 0 ? 0.0 : c.mean_ns > 0 ? HUGE_VAL : -HUGE_VAL;
+		c.critical = mgr_student_critical(c.n - 1);
+		c.accept = fabs(c.t) <= c.critical;
+		tested++;
+		check_keep(out, max, &kept, &c);
+	}
+	mgr_big_free(v);
+	return tested;
 }
 
 const struct mgr_perturb_stats *mgr_perturb_stats(const struct mgr_perturb *p)

@@ -135,6 +135,37 @@ void mgr_perturb_rewind(struct mgr_perturb *p);
 
 const struct mgr_perturb_stats *mgr_perturb_stats(const struct mgr_perturb *p);
 
+/* The test of a communication model latency + bytes x ns_per_byte on the
+ * receives whose message came late ([004] 6.3): their transit is in the
+ * trace (the model's points: ready before the message left). Per message
+ * size with at least MGR_CHECK_MIN such receives, the errors e = transit -
+ * model; H0: their mean is 0, decided by Student's T = mean / S x
+ * sqrt(n - 1) (S the standard deviation of the sample) against the
+ * two-sided critical value at 5 % for n - 1 degrees of freedom (valid for
+ * any law of the errors once n is large enough: n >= 30). The model is
+ * accepted for the trace if it is for every size tested. */
+#define MGR_CHECK_MIN 30
+struct mgr_model_check {
+	int64_t bytes;
+	uint64_t n;
+	double model_ns;		/* the model's transit for bytes */
+	double mean_ns, sd_ns;		/* of the errors */
+	double t, critical;
+	double min_ns, avg_ns, max_ns;	/* the transits measured */
+	int accept;
+};
+
+/* Fills out[0 .. max) with the sizes tested, the most observed first, and
+ * returns how many sizes have MGR_CHECK_MIN receives or more (may exceed
+ * max; 0: nothing to test). */
+size_t mgr_perturb_model_check(const struct mgr_perturb *p, double latency_ns,
+			       double ns_per_byte, struct mgr_model_check *out,
+			       size_t max);
+
+/* The two-sided 5 % critical value of Student's law with nu degrees of
+ * freedom (nu >= 1). */
+double mgr_student_critical(uint64_t nu);
+
 /* Free p; NULL is a no-op. */
 void mgr_perturb_free(struct mgr_perturb *p);
 

@@ -114,6 +114,73 @@ static void xml_attr(FILE *out, const char *s)
 	}
 }
 
+/* The test of a communication model on the receives whose message came
+ * late ([004] 6.3: mgr_perturb_model_check), as text or XML. */
+#define CHECK_SHOWN 4
+static void model_check(const struct mgr_perturb *pert, int xml, const char *what,
+			const char *label, double lat, double npb)
+{
+	struct mgr_model_check c[CHECK_SHOWN];
+	size_t n = mgr_perturb_model_check(pert, lat, npb, c, CHECK_SHOWN);
+	size_t shown = n < CHECK_SHOWN ? n : CHECK_SHOWN;
+	int accepted = 1;
+
+	for (size_t i = 0; i < shown; i++)
+		accepted &= c[i].accept;
+	if (xml) {
+		printf("  <model_check model=\"%s\" latency_ns=\"%.1f\" ns_per_byte=\"%.6f\""
+		       " sizes_tested=\"%zu\" accepted=\"%d\">\n", what, lat, npb, n,
+		       n ? accepted : 0);
+		for (size_t i = 0; i < shown; i++)
+			printf("    <size bytes=\"%" PRId64 "\" n=\"%" PRIu64 "\" model_ns=\"%.1f\""
+			       " error_mean_ns=\"%.1f\" error_sd_ns=\"%.1f\" t=\"%.3f\""
+			       " critical=\"%.3f\" accept=\"%d\" measured_min_ns=\"%.1f\""
+			       " measured_mean_ns=\"%.1f\" measured_max_ns=\"%.1f\"/>\n",
+			       c[i].bytes, c[i].n, c[i].model_ns, c[i].mean_ns, c[i].sd_ns, c[i].t,
+			       c[i].critical, c[i].accept, c[i].min_ns, c[i].avg_ns, c[i].max_ns);
+		printf("  </model_check>\n");
+		return;
+	}
+	printf("                 %s (%.0f ns + %.4f ns/byte): ", label, lat, npb);
+	if (!n) {
+		printf("no message size with %d late messages or more: not tested\n",
+		       MGR_CHECK_MIN);
+		return;
+	}
+	printf("%s\n", accepted ? "accepted" : "rejected");
+	for (size_t i = 0; i < shown; i++)
+		printf("                   %" PRId64 " B: %" PRIu64 " late messages, measured %.0f /"
+		       " %.0f / %.0f ns (min / mean / max), model %.0f ns; error %+.1f +- %.1f ns,"
+		       " t %+.2f (critical %.2f): %s\n", c[i].bytes, c[i].n, c[i].min_ns,
+		       c[i].avg_ns, c[i].max_ns, c[i].model_ns, c[i].mean_ns, c[i].sd_ns,
+		       c[i].t, c[i].critical, c[i].accept ? "ACCEPT" : "REJECT");
+	if (n > shown)
+		printf("                   (%zu more sizes tested, not shown: see --xml for the"
+		       " first %d)\n", n - shown, CHECK_SHOWN);
+}
+
+/* Both models' tests: the one fitted on the trace, and the launch's
+ * ping-pong figures when meta.xml has them. */
+static void model_checks(const struct mgr_perturb *pert, struct proto_trace *t, int xml)
+{
+	const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
+	const char *l = proto_trace_meta(t, "net_latency_ns");
+	const char *b = proto_trace_meta(t, "net_bandwidth_Bps");
+	double lat = l ? atof(l) : 0, bw = b ? atof(b) : 0;
+
+	if (!ps->model_points)
+		return;
+	if (!xml)
+		printf("               model check ([004] 6.3): Student's t of the errors on the"
+		       " receives whose message came late,\n"
+		       "               per size with %d of them or more, 5 %% two-sided; the model"
+		       " is accepted if it is for every size\n", MGR_CHECK_MIN);
+	model_check(pert, xml, "fitted", "fitted on the trace", ps->model_latency_ns,
+		    ps->model_ns_per_byte);
+	if (lat > 0 && bw > 0)
+		model_check(pert, xml, "pingpong", "the launch's ping-pong", lat, 1e9 / bw);
+}
+
 int mgr_cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -286,6 +353,7 @@ int mgr_cmd_report(int argc, char **argv)
 			       ps->probe_ns, ps->cold_events, ps->cold_ns, ps->model_points,
 			       ps->model_kept, ps->model_latency_ns,
 			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
+			model_checks(pert, t, 1);
 		}
 		if (cs)
 			printf("  <causality messages=\"%" PRIu64 "\" unmatched_sends=\"%" PRIu64
@@ -381,6 +449,7 @@ int mgr_cmd_report(int argc, char **argv)
 				       " the size term %.2f\n", ps->model_kept, ps->model_points,
 				       ps->model_latency_ns, ps->model_ns_per_byte,
 				       ps->model_resid_sd_ns, ps->model_t_slope);
+			model_checks(pert, t, 0);
 		}
 		if (cs)
 			printf("\ncausality      %" PRIu64 " messages matched (%" PRIu64

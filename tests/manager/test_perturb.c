@@ -4,6 +4,7 @@
  * correction must give the untraced timeline back.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -837,6 +838,85 @@ Test(perturb, model_ignores_the_tail)
 	cr_assert_eq(st->model_kept, 40);
 	cr_assert_float_eq(st->model_latency_ns, 500, 1e-6, "latency %.1f", st->model_latency_ns);
 	mgr_events_close(e);
+}
+
+/* The model check of [004] 6.3 on 40 receives of 4096 bytes (MPI_Irecv,
+ * then an MPI_Waitall that began before the send) whose message came 480
+ * or 520 ns after its send began: the fitted model (500 ns) is accepted
+ * for that size, the size being the message's (MPI_Waitall records none
+ * of its own); a model of 450 ns is rejected: errors 50 +- 20 ns, t =
+ * 50 / 20 x sqrt(39). */
+Test(perturb, model_check_by_size)
+{
+	enum { N = 40 };
+	static struct proto_event e0[N], e1[3 * N];
+	struct mgr_model_check c[2];
+	int rc;
+
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
+	memset(e0, 0, sizeof(e0));
+	memset(e1, 0, sizeof(e1));
+	for (int k = 0; k < N; k++) {
+		uint64_t t = 100000 * (uint64_t)(k + 1);
+		struct proto_event *irecv = &e1[3 * k], *w = &e1[3 * k + 1], *a = &e1[3 * k + 2];
+
+		e0[k].type = PROTO_EV_MPI_SEND;
+		e0[k].t_start = t;
+		e0[k].t_end = t + 50;
+		proto_ev_set_args(&e0[k], 1, k, 0, 4096, 0, 0);
+		irecv->type = PROTO_EV_MPI_IRECV;
+		irecv->t_start = t - 2000;
+		irecv->t_end = t - 1950;
+		proto_ev_set_args(irecv, 0, k, 0, 4096, k + 1, 0);
+		w->type = PROTO_EV_MPI_WAITALL;
+		w->flags = PROTO_EVF_HASARRAY;
+		w->t_start = t - 1000;
+		w->t_end = t + (k % 2 ? 520 : 480);
+		w->arg[0] = 1;
+		a->type = PROTO_EV_ARRAY;	/* (req, peer, bytes, arrived) */
+		a->t_end = 4;
+		a->flags = 4;
+		proto_ev_set_args(a, k + 1, 0, 4096, 0, 0, 0);
+	}
+	jobgen_batch(&jg, 1, 1, e0, N);
+	jobgen_batch(&jg, 2, 1, e1, 3 * N);
+	jobgen_close(&jg);
+	struct mgr_events *e = mgr_events_open(jg.dir, &rc);
+	cr_assert_not_null(e, "%s", proto_strerror(rc));
+	const struct mgr_perturb *p = mgr_events_perturb(e);
+	const struct mgr_perturb_stats *st = mgr_perturb_stats(p);
+	cr_assert_eq(st->model_points, N);
+	cr_assert_float_eq(st->model_latency_ns, 500, 1e-6);
+	cr_assert_eq(mgr_perturb_model_check(p, st->model_latency_ns, st->model_ns_per_byte, c, 2), 1);
+	cr_assert_eq(c[0].bytes, 4096);
+	cr_assert_eq(c[0].n, N);
+	cr_assert_float_eq(c[0].mean_ns, 0, 1e-6);
+	cr_assert_float_eq(c[0].sd_ns, 20, 1e-6);
+	cr_assert(c[0].accept);
+	cr_assert_eq(mgr_perturb_model_check(p, 450, 0, c, 2), 1);
+	cr_assert_float_eq(c[0].mean_ns, 50, 1e-6);
+	cr_assert_float_eq(c[0].t, 2.5 * sqrt(N - 1), 1e-9);
+	cr_assert_float_eq(c[0].critical, 2.0227, 1e-3);
+	cr_assert_float_eq(c[0].min_ns, 480, 1e-9);
+	cr_assert_float_eq(c[0].max_ns, 520, 1e-9);
+	cr_assert_not(c[0].accept);
+	/* fewer than 30 of a size: nothing to test */
+	cr_assert_eq(mgr_perturb_model_check(p, 450, 0, c, 0), 1);
+	mgr_events_close(e);
+}
+
+/* Student's two-sided 5 % critical values: the table, then the expansion
+ * (known values to 1e-3). */
+Test(perturb, student_critical_values)
+{
+	cr_assert_float_eq(mgr_student_critical(1), 12.706, 1e-9);
+	cr_assert_float_eq(mgr_student_critical(30), 2.042, 1e-9);
+	cr_assert_float_eq(mgr_student_critical(35), 2.030, 1e-3);
+	cr_assert_float_eq(mgr_student_critical(60), 2.000, 1e-3);
+	cr_assert_float_eq(mgr_student_critical(120), 1.980, 1e-3);
+	cr_assert_float_eq(mgr_student_critical(1000000), 1.960, 1e-3);
+	cr_assert(mgr_student_critical(0) > 1e300);
 }
 
 /* Buffered stdio calls cost what their own calibration says (CALIB evtype

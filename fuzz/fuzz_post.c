@@ -33,8 +33,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (clc)
 			sum += mgr_causality_stats(clc)->coll_violations_after +
 			       mgr_comms_stats(mgr_causality_comms(clc))->named;
-		if (mgr_events_perturb(e))
-			sum += (uint64_t)mgr_perturb_stats(mgr_events_perturb(e))->removed_ns;
+		const struct mgr_perturb *pt = mgr_events_perturb(e);
+		if (pt) {
+			const struct mgr_perturb_stats *ps = mgr_perturb_stats(pt);
+			struct mgr_model_check mc[2];
+
+			sum += (uint64_t)ps->removed_ns;
+			/* the model's test, on the fitted model and a wild one */
+			sum += mgr_perturb_model_check(pt, ps->model_latency_ns,
+						       ps->model_ns_per_byte, mc, 2);
+			sum += mgr_perturb_model_check(pt, 1e18, 1e9, mc, 1);
+		}
 		mgr_events_close(e);
 	}
 	fz_rmdir(dir);

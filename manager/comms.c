@@ -136,6 +136,7 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_color)];
 		break;
 	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:
 	case PROTO_EV_MPI_COMM_IDUP:
 	case PROTO_EV_MPI_CART_CREATE:	/* one communicator */
 	case PROTO_EV_MPI_GRAPH_CREATE:

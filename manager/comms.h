@@ -10,14 +10,15 @@
  * members of a communicator to make their collective calls on it in the
  * same order: the k-th creation call a rank makes on a parent is the k-th
  * one of every member. So a communicator made by MPI_Comm_split,
- * MPI_Comm_dup, MPI_Comm_idup, MPI_Comm_create, MPI_Comm_split_type,
- * MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create, MPI_Dist_graph_create or
- * MPI_Dist_graph_create_adjacent is named job-wide by (its parent's name,
- * k, what tells apart the communicators one call makes: the split's
- * colour, else their lowest world rank, the event's leader, since they are
- * disjoint), interned into a dense number. MPI_Comm_idup is a collective
- * on the parent like the others (MPI orders blocking and nonblocking
- * collectives on a communicator alike), so it takes its k at the call.
+ * MPI_Comm_dup, MPI_Comm_dup_with_info, MPI_Comm_idup, MPI_Comm_create,
+ * MPI_Comm_split_type, MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create,
+ * MPI_Dist_graph_create or MPI_Dist_graph_create_adjacent is named
+ * job-wide by (its parent's name, k, what tells apart the communicators
+ * one call makes: the split's colour, else their lowest world rank, the
+ * event's leader, since they are disjoint), interned into a dense number.
+ * MPI_Comm_idup is a collective on the parent like the others (MPI orders
+ * blocking and nonblocking collectives on a communicator alike), so it
+ * takes its k at the call.
  *
  * Two constructors are collective over fewer processes than a parent:
  *  - MPI_Comm_create_group(comm, group, tag) only over the group's members,

@@ -375,6 +375,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
 		break;
 	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
 		if (comm_add(t, a[1], a[2]))
 			return -1;
 		act(x, r, t, "comm_dup");
@@ -588,6 +589,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_COMM_SPLIT:
 		return comm_add(t, a[3], a[4]);
 	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:
 	case PROTO_EV_MPI_COMM_CREATE:
 	case PROTO_EV_MPI_CART_CREATE:
 	case PROTO_EV_MPI_CART_SUB:

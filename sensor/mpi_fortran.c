@@ -388,6 +388,19 @@ void mpi_intercomm_merge_(MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm,
 	set_newcomm(newcomm, nc, rc, ierr);
 }
 
+/* info is converted and passed on; the C wrapper does not record it */
+FDECL(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO, comm_dup_with_info,
+      (MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr))
+void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm,
+			     MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_dup_with_info(PMPI_Comm_f2c(*comm),
+					PMPI_Info_f2c(*info), &nc);
+
+	set_newcomm(newcomm, nc, rc, ierr);
+}
+
 FDECL(mpi_comm_free, MPI_COMM_FREE, comm_free,
       (MPI_Fint *comm, MPI_Fint *ierr))
 void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)

@@ -1057,6 +1057,17 @@ static int do_Intercomm_merge(struct mw_call *c, MPI_Comm comm, int high,
 	return rc;
 }
 
+/* A dup (see do_Comm_dup); the info hints are not recorded. */
+static int do_Comm_dup_with_info(struct mw_call *c, MPI_Comm comm, MPI_Info info,
+				 MPI_Comm *newcomm)
+{
+	int rc = next_Comm_dup_with_info(comm, info, newcomm);
+	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+
+	set_args(c, m.parent, m.id, m.size, m.myrank, 0, 0);
+	return rc;
+}
+
 static int do_Comm_free(struct mw_call *c, MPI_Comm *comm)
 {
 	uint64_t key = comm && *comm != MPI_COMM_NULL ? comm_key(*comm) : 0;

@@ -7,7 +7,8 @@
  *     ring      rank r receives from r-1 and sends to r+1 (rank 0 starts),
  *               plus an mpirun-like stream without a rank (libc events only)
  *     coll      every collective on MPI_COMM_WORLD, on a dup of it, one on a
- *               split half (skipped by the export), sendrecv with tags 0 and 7
+ *               split half (skipped by the export), one on a dup_with_info
+ *               of world, sendrecv with tags 0 and 7
  *     nonblock  irecv/isend/wait/waitall/waitany/test, a wildcard irecv,
  *               requests to MPI_PROC_NULL, a waitall on a subset
  *     nompi     one stream with libc events only (no MPI)
@@ -192,6 +193,9 @@ static void coll(struct gen *g)
 	/* a split in halves: its collective cannot be replayed, skipped */
 	EV(g, MPI_COMM_SPLIT, 0, r % 2, r, 3, (n + 1 - r % 2) / 2, 0);
 	EV(g, MPI_BCAST, 8, 0, 3, 0, 0, 0);
+	/* a dup of world with info: replayed as a dup, its collective too */
+	EV(g, MPI_COMM_DUP_WITH_INFO, 0, 4, n, r, 0, 0);
+	EV(g, MPI_ALLREDUCE, 16, 4, 0, 0, 0, 0);
 	/* sendrecv around the ring, tag 0 (native) and tag 7 (spelled out) */
 	EV(g, MPI_SENDRECV, (r + 1) % n, 0, 0, 512, (r + n - 1) % n, 512);
 	EV(g, MPI_SENDRECV, (r + 1) % n, 7, 0, 256, (r + n - 1) % n, 256);

@@ -270,6 +270,42 @@ Test(comms, idup_interleaved_with_dup)
 	cr_assert_eq(mgr_comms_stats(cm)->named, 2);
 }
 
+/* stream's MPI_Comm_dup_with_info(parent, info) made 'made', own rank myrank */
+static void dupinfo(uint64_t stream, int64_t parent, int64_t made, int64_t myrank)
+{
+	struct proto_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROTO_EV_MPI_COMM_DUP_WITH_INFO;
+	proto_ev_set_args(&e, parent, made, 2, myrank, 0, 0);
+	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+}
+
+/* MPI_Comm_dup_with_info is named like a dup: rank 0 first dups its
+ * MPI_COMM_SELF (local 2, unnamed, no turn on world), so the two ranks'
+ * dup_with_info of world are local 3 and 2, one job-wide name; the dup
+ * of world after it is the second creation on world on both, another */
+Test(comms, dup_with_info_like_dup)
+{
+	dup(0, 1, 2);
+	dupinfo(0, 0, 3, 0);
+	dupinfo(1, 0, 2, 1);
+	dup(0, 0, 4);
+	dup(1, 0, 3);
+	int64_t di = mgr_comms_name(cm, 0, 3), d = mgr_comms_name(cm, 0, 4);
+
+	cr_assert_gt(di, 0);
+	cr_assert_eq(mgr_comms_name(cm, 1, 2), di, "one name on both ranks");
+	cr_assert_eq(mgr_comms_rank(cm, 0, 3), 0);
+	cr_assert_eq(mgr_comms_rank(cm, 1, 2), 1);
+	cr_assert_gt(d, 0);
+	cr_assert_neq(d, di);
+	cr_assert_eq(mgr_comms_name(cm, 1, 3), d);
+	cr_assert_lt(mgr_comms_name(cm, 0, 2), 0, "the dup of MPI_COMM_SELF");
+	cr_assert_eq(mgr_comms_stats(cm)->named, 2);
+	cr_assert_eq(mgr_comms_stats(cm)->unnamed, 1);
+}
+
 /* a named idup's own constructors count on it: it is a parent like any */
 Test(comms, idup_is_a_parent)
 {

@@ -54,6 +54,9 @@ Test(event, wire_ids_are_stable)
 	cr_assert_str_eq(proto_ev_info(PROTO_EV_MPI_SEND)->name, "MPI_Send");
 	cr_assert_str_eq(proto_ev_info(PROTO_EV_SEND_SOCK)->name, "send");
 	cr_assert_eq(proto_ev_lookup("fwrite"), PROTO_EV_FWRITE);
+	/* appended after MPI_Intercomm_merge */
+	cr_assert_eq(PROTO_EV_MPI_INTERCOMM_MERGE, 90);
+	cr_assert_eq(PROTO_EV_MPI_COMM_DUP_WITH_INFO, 91);
 }
 
 Test(event, categories_are_valid)

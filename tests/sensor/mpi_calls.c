@@ -260,12 +260,13 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* constructors after those, each used: a nonblocking dup, a graph
-	 * ring, the same ring as two distributed graphs, MPI_Comm_create_group
-	 * by three groups that overlap, and the
-	 * even and odd halves as an intercommunicator, merged (odd first) */
+	/* constructors after those, each used: a nonblocking dup, a dup
+	 * with info (a ring exchange and a sum on it), a graph ring, the same
+	 * ring as two distributed graphs, MPI_Comm_create_group by three
+	 * groups that overlap, and the even and odd halves as an
+	 * intercommunicator, merged (odd first) */
 	{
-		MPI_Comm idc, gr, dg, dga, gc, par, inter, merged;
+		MPI_Comm idc, dwi, gr, dg, dga, gc, par, inter, merged;
 		MPI_Request ireq;
 		MPI_Group wg, g;
 		int *index, *edges, one[1] = {1}, me[1] = {rank}, ranks[16];
@@ -275,6 +276,15 @@ int main(int argc, char **argv)
 		MPI_Wait(&ireq, MPI_STATUS_IGNORE);
 		MPI_Barrier(idc);
 		MPI_Comm_free(&idc);
+
+		/* a dup of world: its ranks are the world ranks */
+		MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dwi);
+		MPI_Sendrecv(sbuf, 4, MPI_INT, next, 16, rbuf, 4, MPI_INT, prev,
+			     16, dwi, &st);
+		check += sum_ints(rbuf, 4) + st.MPI_SOURCE;
+		MPI_Allreduce(sbuf, rbuf, 4, MPI_INT, MPI_MAX, dwi);
+		check += sum_ints(rbuf, 4);
+		MPI_Comm_free(&dwi);
 
 		index = malloc((size_t)size * sizeof(int));
 		edges = malloc((size_t)size * 2 * sizeof(int));

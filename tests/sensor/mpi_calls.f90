@@ -12,7 +12,7 @@ program mpi_calls
   integer :: wg, lg, low, shm, cart, src, dst, ranks(16), dims(1)
   logical :: periods(1), p2(2), keep(2)
   integer :: d2(2), grid, row
-  integer :: idc, ireq, gr, dg, dga, gc, par, inter, merged, mr, ms, k, m
+  integer :: idc, dwi, ireq, gr, dg, dga, gc, par, inter, merged, mr, ms, k, m
   integer :: gidx(16), gedges(32), one(1), me(1), nxt1(1), prv1(1)
   logical :: inset
   integer(kind=8) :: check
@@ -215,13 +215,19 @@ program mpi_calls
   call MPI_Comm_free(grid, ierr)
 
   ! constructors after those, each used (as in mpi_calls.c): a nonblocking
-  ! dup, a graph ring and its two distributed forms, MPI_Comm_create_group
-  ! by three overlapping groups, an intercommunicator of the two halves and
-  ! its merge
+  ! dup, a dup with info (a ring exchange and a sum on it), a graph ring and
+  ! its two distributed forms, MPI_Comm_create_group by three overlapping
+  ! groups, an intercommunicator of the two halves and its merge
   call MPI_Comm_idup(MPI_COMM_WORLD, idc, ireq, ierr)
   call MPI_Wait(ireq, MPI_STATUS_IGNORE, ierr)
   call MPI_Barrier(idc, ierr)
   call MPI_Comm_free(idc, ierr)
+  call MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, dwi, ierr)
+  call MPI_Sendrecv(sbuf, 4, MPI_INTEGER, nxt, 16, rbuf, 4, MPI_INTEGER, prv, 16, dwi, st, ierr)
+  check = check + sum(int(rbuf(1:4), 8)) + st(MPI_SOURCE)
+  call MPI_Allreduce(sbuf, rbuf, 4, MPI_INTEGER, MPI_MAX, dwi, ierr)
+  check = check + sum(int(rbuf(1:4), 8))
+  call MPI_Comm_free(dwi, ierr)
   do i = 1, nprocs
     gidx(i) = 2 * i
     gedges(2 * i - 1) = mod(i - 2 + nprocs, nprocs)

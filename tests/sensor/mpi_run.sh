@@ -73,9 +73,10 @@ MPI_Comm_split=2 MPI_Comm_dup=1 MPI_Comm_create=1 MPI_Comm_split_type=1
 MPI_Cart_create=2 MPI_Cart_sub=1 MPI_Comm_idup=1 MPI_Graph_create=1
 MPI_Dist_graph_create=1 MPI_Dist_graph_create_adjacent=1
 MPI_Comm_create_group=2 MPI_Intercomm_create=1 MPI_Intercomm_merge=1
-MPI_Recv MPI_Irecv=5 MPI_Sendrecv=4
+MPI_Comm_dup_with_info=1
+MPI_Recv MPI_Irecv=5 MPI_Sendrecv=5
 MPI_Wait MPI_Waitall=2 MPI_Waitany=2 MPI_Test MPI_Probe=1 MPI_Iprobe
-MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=6 MPI_Gather=2
+MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=7 MPI_Gather=2
 MPI_Gatherv=1 MPI_Scatter=1 MPI_Scatterv=1 MPI_Allgather=1
 MPI_Allgatherv=1 MPI_Alltoall=1 MPI_Alltoallv=1 MPI_Reduce_scatter=1
 MPI_Scan=1 MPI_Exscan=1 MPI_Send MPI_Isend compute"
@@ -83,25 +84,26 @@ RING="MPI_Init=1 MPI_Finalize=1 MPI_Comm_rank=1 MPI_Comm_size=1
 MPI_Send=5 MPI_Recv=5 compute"
 
 # The manager on the all-calls job: every message matched and causal, every
-# collective too after the repair; named job-wide (20): the two halves of
+# collective too after the repair; named job-wide (21): the two halves of
 # the split, their dups, the low half (MPI_Comm_create), the shared-memory
 # communicator, the cartesian ring, the 2-D grid and its two rows
-# (MPI_Cart_sub), the idup, the graph ring and its two distributed forms,
-# the three create_group ({0, 1}, {1, 2, 3}, {0, 2, 3}), the two halves of
-# the second split and their intercommunicator's merge; unnamed: that
-# intercommunicator on each of the 4 ranks. Corrected as collectives (13
-# instances): the Allreduce on each half, the Barrier on the low half, the
-# Allreduce on the shared-memory one and on each row, the Barrier on the
-# idup, the two distributed graphs and each create_group, the Allreduce on
-# the graph ring; not the Barrier on the intercommunicator.
+# (MPI_Cart_sub), the idup, the dup_with_info, the graph ring and its two
+# distributed forms, the three create_group ({0, 1}, {1, 2, 3}, {0, 2, 3}),
+# the two halves of the second split and their intercommunicator's merge;
+# unnamed: that intercommunicator on each of the 4 ranks. Corrected as
+# collectives (14 instances): the Allreduce on each half, the Barrier on
+# the low half, the Allreduce on the shared-memory one and on each row, the
+# Barrier on the idup, the Allreduce on the dup_with_info, the Barrier on
+# the two distributed graphs and each create_group, the Allreduce on the
+# graph ring; not the Barrier on the intercommunicator.
 report_check() {
 	rep=$("$MPI_TOP_BUILDDIR/manager/tapestry" report --xml "$1" 2> "$tmp/rep.err") || {
 		echo "FAIL: $flavour $lang calls: tapestry report"; cat "$tmp/rep.err"
 		return 1; }
 	bad=0
 	for want in unmatched_sends=0 unmatched_receives=0 violations_after=0 \
-		coll_violations_after=0 communicators_named=20 communicators_unnamed=4 \
-		collectives_sub=13; do
+		coll_violations_after=0 communicators_named=21 communicators_unnamed=4 \
+		collectives_sub=14; do
 		k=${want%%=*}
 		got=$(printf '%s\n' "$rep" | sed -n "s/.* $k=\"\([^\"]*\)\".*/\1/p" | head -n 1)
 		if [ "$k=$got" != "$want" ]; then
@@ -110,10 +112,10 @@ report_check() {
 		fi
 	done
 	[ $bad = 0 ] || printf '%s\n' "$rep" | grep -E 'causality|perturbation'
-	# OTF2 (when built, and otf2-print is there): each of the 20 defined
-	# over its own members (10 of 2 ranks, 2 of 3, 8 of 4), the
+	# OTF2 (when built, and otf2-print is there): each of the 21 defined
+	# over its own members (10 of 2 ranks, 2 of 3, 9 of 4), the
 	# intercommunicator over "members unknown" (its COMM and STRING
-	# lines), and the collectives on them refer to them (42 events)
+	# lines), and the collectives on them refer to them (46 events)
 	if command -v otf2-print > /dev/null &&
 		"$MPI_TOP_BUILDDIR/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$1" \
 			2> "$tmp/otf2.err"; then
@@ -125,10 +127,10 @@ report_check() {
 		unk=$(grep -c 'members unknown' "$tmp/o.defs")
 		warn=$(grep -c 'warning' "$tmp/o.defs")
 		sub=$(grep 'MPI_COLLECTIVE_END' "$tmp/o.evts" | grep -c '"comm ')
-		if [ "$n2.$n3.$n4.$unk.$warn.$sub" != "10.2.8.2.0.42" ]; then
+		if [ "$n2.$n3.$n4.$unk.$warn.$sub" != "10.2.9.2.0.46" ]; then
 			echo "FAIL: $flavour $lang calls: OTF2 communicators: $n2 of 2 ranks" \
-				"(want 10), $n3 of 3 (2), $n4 of 4 (8), $unk unknown (2)," \
-				"$warn warnings (0), $sub collectives on them (42)"
+				"(want 10), $n3 of 3 (2), $n4 of 4 (9), $unk unknown (2)," \
+				"$warn warnings (0), $sub collectives on them (46)"
 			grep '^COMM\|warning\|unknown' "$tmp/o.defs"
 			bad=1
 		fi

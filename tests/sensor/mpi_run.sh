@@ -45,11 +45,15 @@ trap cleanup EXIT
 trap 'exit 99' INT TERM HUP
 
 # mpirun with optional preload: run_mpi OUT PROG [PRELOAD COLLECTOR]
+# Open MPI's treematch topology component can livelock in
+# MPI_Dist_graph_create (all ranks spinning in ompi_comm_nextcid; about
+# 1 run in 10 of the Fortran all-calls program here, untraced too; known
+# upstream: open-mpi/ompi issues 10295 and 13918): the runs leave it out.
 run_mpi() {
 	out=$1; exe_=$2
 	if [ $# -ge 4 ]; then
 		if [ "$flavour" = ompi ]; then
-			timeout 120 "$mpirun" --oversubscribe -np $NP \
+			timeout 120 "$mpirun" --oversubscribe --mca topo ^treematch -np $NP \
 				-x LD_PRELOAD="$3" -x TAPESTRY_COLLECTOR="$4" \
 				-x TAPESTRY_LOG=info \
 				"$exe_" > "$out" 2> "$out.err"
@@ -59,7 +63,7 @@ run_mpi() {
 				"$exe_" > "$out" 2> "$out.err"
 		fi
 	elif [ "$flavour" = ompi ]; then
-		timeout 120 "$mpirun" --oversubscribe -np $NP "$exe_" \
+		timeout 120 "$mpirun" --oversubscribe --mca topo ^treematch -np $NP "$exe_" \
 			> "$out" 2> "$out.err"
 	else
 		timeout 120 "$mpirun" -np $NP "$exe_" > "$out" 2> "$out.err"

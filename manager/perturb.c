@@ -550,9 +550,10 @@ static int64_t event_probe(const struct proto_trace_event *te)
  * but MPI_Comm_rank and MPI_Comm_size): after the sensor's reads (above all
  * a counter read that traps to the hypervisor) its code runs that much
  * slower than the wrapper's calibration on MPI_Comm_rank says: the
- * stream's MPI_Iprobe calibration less its MPI_Comm_rank one (43 ns a call
- * with the trapping counter here, about 0 with CPU time:
- * bench/call_residual.sh). Taken off the call's start, as the tracer's
+ * stream's MPI_Iprobe calibration less its MPI_Comm_rank one (19 ns here
+ * with the trapping counter, about 0 with CPU time; an MPI_Iprobe loop
+ * kept 43 ns a call before, 23 after: bench/call_residual.sh). Taken off
+ * the call's start, as the tracer's
  * work before it; not where the sensor's arrived probe ran first (MPI_Recv,
  * MPI_Sendrecv): the probe took the cold start, removed as probe_ns. At
  * most the call's duration. */

@@ -2,8 +2,8 @@
  * bench/perturbation.c - an MPI program that the tracer perturbs heavily:
  * per iteration some computation, many cheap buffered fwrite calls (each
  * traced), and communication:
- *   perturbation [ITERS [WRITES [WORK [PATTERN [PING]]]]]
- * (defaults 2000, 100, 2000, 0, 0)
+ *   perturbation [ITERS [WRITES [WORK [PATTERN [PING [CALLS]]]]]]
+ * (defaults 2000, 100, 2000, 0, 0, 0)
  * PATTERN 0: a small message around a ring (MPI_Sendrecv); 1: a halo
  * exchange, 4 KiB to each neighbour (MPI_Irecv, MPI_Isend, MPI_Waitall),
  * then an MPI_Allreduce of one double.
@@ -24,6 +24,10 @@
  * 430 ns, from one run to the next. bench/perturbation.sh runs it
  * untraced and traced and compares the traced run's corrected trace with
  * the untraced runs made in the same placement.
+ * With CALLS 1 each rank also times each MPI call of the iteration (a clock
+ * read before each, which the calls' times include: 19 ns here; off by
+ * default, as it adds to the program) and prints its means in call order:
+ *   perturbation: calls rank R NAME MEAN_NS NAME MEAN_NS ...
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -78,6 +82,13 @@ int main(int argc, char **argv)
 	int work = argc > 3 ? atoi(argv[3]) : 2000;
 	int pattern = argc > 4 ? atoi(argv[4]) : 0;
 	int ping = argc > 5 ? atoi(argv[5]) : 0;
+	int calls = argc > 6 ? atoi(argv[6]) : 0;
+	static const char *const names[2][6] = {
+		{"MPI_Sendrecv"},
+		{"MPI_Irecv", "MPI_Irecv", "MPI_Isend", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce"},
+	};
+	double cs[6] = {0}, c[7];
+	int nc = pattern == 0 ? 1 : 6, k = 0;
 	volatile double acc = 0;
 	char tok[64] = {0}, in[64];
 	static char halo[2][4096], got[2][4096];
@@ -101,20 +112,38 @@ int main(int argc, char **argv)
 			fwrite(tok, 1, 8, f);
 		int right = (rank + 1) % size, left = (rank + size - 1) % size;
 		local += now_ns() - tl;
+		k = 0;
+		if (calls)
+			c[k++] = now_ns();
 		if (pattern == 0) {
 			MPI_Sendrecv(tok, sizeof(tok), MPI_CHAR, right, i, in, sizeof(in),
 				     MPI_CHAR, left, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			tl = now_ns();
-			continue;
+		} else {
+			double x = acc, sum;
+
+			MPI_Irecv(got[0], sizeof(got[0]), MPI_CHAR, left, 1, MPI_COMM_WORLD, &rq[0]);
+			if (calls)
+				c[k++] = now_ns();
+			MPI_Irecv(got[1], sizeof(got[1]), MPI_CHAR, right, 2, MPI_COMM_WORLD, &rq[1]);
+			if (calls)
+				c[k++] = now_ns();
+			MPI_Isend(halo[0], sizeof(halo[0]), MPI_CHAR, right, 1, MPI_COMM_WORLD, &rq[2]);
+			if (calls)
+				c[k++] = now_ns();
+			MPI_Isend(halo[1], sizeof(halo[1]), MPI_CHAR, left, 2, MPI_COMM_WORLD, &rq[3]);
+			if (calls)
+				c[k++] = now_ns();
+			MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+			if (calls)
+				c[k++] = now_ns();
+			MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		}
-		double x = acc, sum;
-		MPI_Irecv(got[0], sizeof(got[0]), MPI_CHAR, left, 1, MPI_COMM_WORLD, &rq[0]);
-		MPI_Irecv(got[1], sizeof(got[1]), MPI_CHAR, right, 2, MPI_COMM_WORLD, &rq[1]);
-		MPI_Isend(halo[0], sizeof(halo[0]), MPI_CHAR, right, 1, MPI_COMM_WORLD, &rq[2]);
-		MPI_Isend(halo[1], sizeof(halo[1]), MPI_CHAR, left, 2, MPI_COMM_WORLD, &rq[3]);
-		MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
-		MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		tl = now_ns();
+		if (calls) {
+			c[k] = tl;
+			for (int j = 0; j < nc; j++)
+				cs[j] += c[j + 1] - c[j];
+		}
 	}
 	double mine = MPI_Wtime() - t0, worst = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -124,6 +153,15 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("perturbation: region_ns %.0f local_ns %.0f pingpong_ns %.0f %.0f (acc %.3f)\n",
 		       worst * 1e9, local_sum / size, pre, post, acc);
+	if (calls) {
+		char line[512];
+		int n = snprintf(line, sizeof(line), "perturbation: calls rank %d", rank);
+
+		for (int j = 0; j < nc && n > 0 && (size_t)n < sizeof(line); j++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %.0f", names[pattern != 0][j],
+				      iters ? cs[j] / iters : 0);
+		printf("%s\n", line);
+	}
 	fclose(f);
 	MPI_Finalize();
 	return 0;

@@ -47,12 +47,17 @@
 # NP (2), ITERS (10000), WORK (2000 adds), CONFIGS ("0 100 300": WRITES values),
 # PATTERN (0: the Sendrecv ring; 1: a halo exchange, Irecv/Isend/Waitall of
 # 4 KiB each way, then an Allreduce),
-# MODES ("stream postmortem"), R (7), INDIRECT (auto; e.g. "auto busy stolen 0").
+# MODES ("stream postmortem"), R (7), INDIRECT (auto; e.g. "auto busy stolen 0"),
+# CALLS (0; 1: per traced run, rank 0's mean time of each MPI call of the
+# iteration, untraced, as the program measured it in the untraced run just
+# before, a clock read included, against the corrected trace's: where the
+# correction's error sits; the program's clock reads lengthen both runs).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
 NP=${NP:-2} ITERS=${ITERS:-10000} WORK=${WORK:-2000} R=${R:-7} PATTERN=${PATTERN:-0}
 CONFIGS=${CONFIGS:-0 100 300} MODES=${MODES:-stream postmortem} INDIRECT=${INDIRECT:-auto}
+CALLS=${CALLS:-0}
 T=$(mktemp -d /tmp/tapestry-bench-pert.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -67,6 +72,19 @@ placement() {
 		       print (d <= 0.25 * m) ? int(($1 + $2) / 2) : -1 }'
 }
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+# rank 0's mean per MPI call of the iteration: "NAME NS ..." in call order,
+# from the program's output ($1) or a CSV export ($2: the calls between the
+# two barriers, an iteration ending at its MPI_Sendrecv or MPI_Allreduce)
+calls_out() { sed -n 's/^perturbation: calls rank 0 //p' "$1"; }
+calls_csv() {
+	awk -F, '$1 != "0" || $2 != 0 { next }
+		$3 == "MPI_Barrier" { nb++; next }
+		nb != 1 || $3 !~ /^MPI_/ { next }
+		{ k++; name[k] = $3; s[k] += $5 - $4; n[k]++; if (k > m) m = k
+		  if ($3 == "MPI_Sendrecv" || $3 == "MPI_Allreduce") k = 0 }
+		END { for (i = 1; i <= m; i++) printf "%s%s %.0f", (i > 1 ? " " : ""), name[i], s[i] / n[i]
+		      print "" }' "$1"
+}
 # the region per rank in a CSV export: the first barrier's end to the second
 # barrier's start; the maximum over ranks
 # and, second, the ranks' own part: their COMPUTE events in the region
@@ -92,7 +110,7 @@ untraced() {
 	echo "$(region "$T/u.out") $(localns "$T/u.out")"
 }
 for w in $CONFIGS; do
-	args="$ITERS $w $WORK $PATTERN 1"
+	args="$ITERS $w $WORK $PATTERN 1 $CALLS"
 	u=$(untraced)
 	echo "${u% *}" >"$T/t0s"
 	for i in $(seq 1 "$R"); do
@@ -122,6 +140,14 @@ for w in $CONFIGS; do
 				read -r ta tal < <(region_csv "$T/c.csv")
 				echo "$w $sm $ind $t $ta ${u% *} $tal ${u#* } $pl" >>"$T/pending"
 			done
+			if [ "$CALLS" = 1 ]; then
+				TAPESTRY_PERTURB_INDIRECT=${INDIRECT%% *} "$B/manager/tapestry" export -f csv \
+					-o "$T/c.csv" "$T/job" 2>/dev/null || exit 1
+				paste -d' ' <(calls_out "$T/u.out" | tr ' ' '\n' | paste -d' ' - -) \
+					<(calls_csv "$T/c.csv" | tr ' ' '\n' | paste -d' ' - -) |
+					awk -v i="$i" -v sm="$sm" '{ l = l sprintf(" %s %s/%s", $1, $2, $4) }
+						END { printf "   run %d %s calls (rank 0, ns, untraced before with a clock read / corrected):%s\n", i, sm, l }'
+			fi
 			if [ "$i" = 1 ]; then
 				echo "== WRITES=$w, sensor mode $sm: report of run 1"
 				"$B/manager/tapestry" report "$T/job" | sed -n '/^perturbation/,/^$/p'

@@ -95,6 +95,8 @@ int main(int argc, char **argv)
 	MPI_Request rq[4];
 	FILE *f;
 
+	/* CALLS: each MPI call's start, and the iteration's end */
+#define STAMP() do { if (calls) c[k++] = now_ns(); } while (0)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -113,8 +115,7 @@ int main(int argc, char **argv)
 		int right = (rank + 1) % size, left = (rank + size - 1) % size;
 		local += now_ns() - tl;
 		k = 0;
-		if (calls)
-			c[k++] = now_ns();
+		STAMP();
 		if (pattern == 0) {
 			MPI_Sendrecv(tok, sizeof(tok), MPI_CHAR, right, i, in, sizeof(in),
 				     MPI_CHAR, left, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -122,20 +123,15 @@ int main(int argc, char **argv)
 			double x = acc, sum;
 
 			MPI_Irecv(got[0], sizeof(got[0]), MPI_CHAR, left, 1, MPI_COMM_WORLD, &rq[0]);
-			if (calls)
-				c[k++] = now_ns();
+			STAMP();
 			MPI_Irecv(got[1], sizeof(got[1]), MPI_CHAR, right, 2, MPI_COMM_WORLD, &rq[1]);
-			if (calls)
-				c[k++] = now_ns();
+			STAMP();
 			MPI_Isend(halo[0], sizeof(halo[0]), MPI_CHAR, right, 1, MPI_COMM_WORLD, &rq[2]);
-			if (calls)
-				c[k++] = now_ns();
+			STAMP();
 			MPI_Isend(halo[1], sizeof(halo[1]), MPI_CHAR, left, 2, MPI_COMM_WORLD, &rq[3]);
-			if (calls)
-				c[k++] = now_ns();
+			STAMP();
 			MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
-			if (calls)
-				c[k++] = now_ns();
+			STAMP();
 			MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		}
 		tl = now_ns();

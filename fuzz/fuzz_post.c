@@ -41,8 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sum += (uint64_t)ps->removed_ns;
 			/* the model's test, on the fitted model and a wild one */
 			sum += mgr_perturb_model_check(pt, ps->model_latency_ns,
-						       ps->model_ns_per_byte, mc, 2);
-			sum += mgr_perturb_model_check(pt, 1e18, 1e9, mc, 1);
+						       ps->model_ns_per_byte, mc, 2, NULL);
+			size_t bad;
+			sum += mgr_perturb_model_check(pt, 1e18, 1e9, mc, 1, &bad) + bad;
 		}
 		mgr_events_close(e);
 	}

@@ -1633,15 +1633,17 @@ static void check_keep(struct mgr_model_check *out, size_t max, size_t *kept,
 
 size_t mgr_perturb_model_check(const struct mgr_perturb *p, double latency_ns,
 			       double ns_per_byte, struct mgr_model_check *out,
-			       size_t max)
+			       size_t max, size_t *rejected)
 {
-	size_t n = 0, k = 0, tested = 0, kept = 0;
+	size_t n = 0, k = 0, tested = 0, kept = 0, bad = 0;
 	struct mpoint *v;
 	double x, y;
 	int rc;
 
 	for (size_t i = 0; i < p->nr; i++)
 		n += model_point(p, &p->r[i], &x, &y);
+	if (rejected)
+		*rejected = 0;
 	if (!n || !(v = mgr_big_calloc(n, sizeof(*v), &rc)))
 		return 0;
 	for (size_t i = 0; i < p->nr; i++)
@@ -1679,10 +1681,13 @@ size_t mgr_perturb_model_check(const struct mgr_perturb *p, double latency_ns,
 		      c.mean_ns == 0 ? 0.0 : c.mean_ns > 0 ? HUGE_VAL : -HUGE_VAL;
 		c.critical = mgr_student_critical(c.n - 1);
 		c.accept = fabs(c.t) <= c.critical;
+		bad += !c.accept;
 		tested++;
 		check_keep(out, max, &kept, &c);
 	}
 	mgr_big_free(v);
+	if (rejected)
+		*rejected = bad;
 	return tested;
 }
 

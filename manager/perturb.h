@@ -157,10 +157,11 @@ struct mgr_model_check {
 
 /* Fills out[0 .. max) with the sizes tested, the most observed first, and
  * returns how many sizes have MGR_CHECK_MIN receives or more (may exceed
- * max; 0: nothing to test). */
+ * max; 0: nothing to test); *rejected (if not NULL) gets how many of all
+ * of them reject the model. */
 size_t mgr_perturb_model_check(const struct mgr_perturb *p, double latency_ns,
 			       double ns_per_byte, struct mgr_model_check *out,
-			       size_t max);
+			       size_t max, size_t *rejected);
 
 /* The two-sided 5 % critical value of Student's law with nu degrees of
  * freedom (nu >= 1). */

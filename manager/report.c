@@ -121,12 +121,10 @@ static void model_check(const struct mgr_perturb *pert, int xml, const char *wha
 			const char *label, double lat, double npb)
 {
 	struct mgr_model_check c[CHECK_SHOWN];
-	size_t n = mgr_perturb_model_check(pert, lat, npb, c, CHECK_SHOWN);
+	size_t rejected;
+	size_t n = mgr_perturb_model_check(pert, lat, npb, c, CHECK_SHOWN, &rejected);
 	size_t shown = n < CHECK_SHOWN ? n : CHECK_SHOWN;
-	int accepted = 1;
-
-	for (size_t i = 0; i < shown; i++)
-		accepted &= c[i].accept;
+	int accepted = !rejected;	/* over every size tested, shown or not */
 	if (xml) {
 		printf("  <model_check model=\"%s\" latency_ns=\"%.1f\" ns_per_byte=\"%.6f\""
 		       " sizes_tested=\"%zu\" accepted=\"%d\">\n", what, lat, npb, n,

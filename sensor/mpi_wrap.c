@@ -906,13 +906,18 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 	return rc;
 }
 
-static int do_Comm_dup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm)
+/* A dup's record (MPI_Comm_dup, MPI_Comm_dup_with_info). */
+static int dup_args(struct mw_call *c, MPI_Comm comm, int rc, MPI_Comm *newcomm)
 {
-	int rc = next_Comm_dup(comm, newcomm);
 	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.myrank, 0, 0);
 	return rc;
+}
+
+static int do_Comm_dup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm)
+{
+	return dup_args(c, comm, next_Comm_dup(comm, newcomm), newcomm);
 }
 
 static int do_Comm_create(struct mw_call *c, MPI_Comm comm, MPI_Group group,
@@ -1061,11 +1066,7 @@ static int do_Intercomm_merge(struct mw_call *c, MPI_Comm comm, int high,
 static int do_Comm_dup_with_info(struct mw_call *c, MPI_Comm comm, MPI_Info info,
 				 MPI_Comm *newcomm)
 {
-	int rc = next_Comm_dup_with_info(comm, info, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
-
-	set_args(c, m.parent, m.id, m.size, m.myrank, 0, 0);
-	return rc;
+	return dup_args(c, comm, next_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
 static int do_Comm_free(struct mw_call *c, MPI_Comm *comm)

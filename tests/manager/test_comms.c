@@ -23,25 +23,27 @@ static void teardown(void)
 
 TestSuite(comms, .init = setup, .fini = teardown);
 
-/* stream's MPI_Comm_split(parent, colour) made local id 'made' (-1: none) */
-static void split(uint64_t stream, int64_t parent, int64_t colour, int64_t made)
+/* stream's event of type with args a..f, fed to the table */
+static void feed(uint64_t stream, unsigned type, int64_t a, int64_t b, int64_t c,
+		 int64_t d, int64_t e_, int64_t f)
 {
 	struct proto_event e;
 
 	memset(&e, 0, sizeof(e));
-	e.type = PROTO_EV_MPI_COMM_SPLIT;
-	proto_ev_set_args(&e, parent, colour, 0, made, made >= 0 ? 2 : 0, 0);
+	e.type = (uint16_t)type;
+	proto_ev_set_args(&e, a, b, c, d, e_, f);
 	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+}
+
+/* stream's MPI_Comm_split(parent, colour) made local id 'made' (-1: none) */
+static void split(uint64_t stream, int64_t parent, int64_t colour, int64_t made)
+{
+	feed(stream, PROTO_EV_MPI_COMM_SPLIT, parent, colour, 0, made, made >= 0 ? 2 : 0, 0);
 }
 
 static void dup(uint64_t stream, int64_t parent, int64_t made)
 {
-	struct proto_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.type = PROTO_EV_MPI_COMM_DUP;
-	proto_ev_set_args(&e, parent, made, 4, 0, 0, 0);
-	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+	feed(stream, PROTO_EV_MPI_COMM_DUP, parent, made, 4, 0, 0, 0);
 }
 
 Test(comms, world_self_and_unknown)
@@ -212,35 +214,20 @@ Test(comms, leaders)
 
 static void idup(uint64_t stream, int64_t parent, int64_t made)
 {
-	struct proto_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.type = PROTO_EV_MPI_COMM_IDUP;
-	proto_ev_set_args(&e, parent, made, 4, 0, 7, 0);
-	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+	feed(stream, PROTO_EV_MPI_COMM_IDUP, parent, made, 4, 0, 7, 0);
 }
 
 /* stream's MPI_Comm_create_group(parent, group of gkey) made 'made' */
 static void cgroup(uint64_t stream, int64_t parent, int64_t gkey, int64_t made)
 {
-	struct proto_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.type = PROTO_EV_MPI_COMM_CREATE_GROUP;
-	proto_ev_set_args(&e, parent, 5, made, 2, gkey, 0);
-	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+	feed(stream, PROTO_EV_MPI_COMM_CREATE_GROUP, parent, 5, made, 2, gkey, 0);
 }
 
 /* stream's MPI_Intercomm_merge(inter, high) of the member set gkey */
 static void merge(uint64_t stream, int64_t inter, int64_t gkey, int64_t made)
 {
-	struct proto_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.type = PROTO_EV_MPI_INTERCOMM_MERGE;
-	proto_ev_set_args(&e, inter, (int64_t)(stream % 2), made, 4, gkey,
-			  (int64_t)stream);
-	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+	feed(stream, PROTO_EV_MPI_INTERCOMM_MERGE, inter, (int64_t)(stream % 2), made, 4,
+	     gkey, (int64_t)stream);
 }
 
 /* MPI_Comm_idup takes its turn among the parent's constructors like
@@ -273,12 +260,7 @@ Test(comms, idup_interleaved_with_dup)
 /* stream's MPI_Comm_dup_with_info(parent, info) made 'made', own rank myrank */
 static void dupinfo(uint64_t stream, int64_t parent, int64_t made, int64_t myrank)
 {
-	struct proto_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.type = PROTO_EV_MPI_COMM_DUP_WITH_INFO;
-	proto_ev_set_args(&e, parent, made, 2, myrank, 0, 0);
-	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+	feed(stream, PROTO_EV_MPI_COMM_DUP_WITH_INFO, parent, made, 2, myrank, 0, 0);
 }
 
 /* MPI_Comm_dup_with_info is named like a dup: rank 0 first dups its

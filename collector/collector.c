@@ -58,24 +58,6 @@ uint64_t col_now_ns(void)
 	return now;
 }
 
-/* The boot and time namespace of this process's CLOCK_MONOTONIC. */
-static void clock_identity(struct col *c)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	ssize_t n;
-
-	if (!f || !fgets(c->boot_id, sizeof(c->boot_id), f))
-		c->boot_id[0] = 0;
-	if (f)
-		fclose(f);
-	c->boot_id[strcspn(c->boot_id, "\n")] = 0;
-	n = readlink("/proc/self/ns/time", c->timens, sizeof(c->timens) - 1);
-	if (n > 0)
-		c->timens[n] = 0;
-	else
-		snprintf(c->timens, sizeof(c->timens), "none");
-}
-
 void col_config_default(struct col_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -219,8 +201,9 @@ void col_stats_msg(struct col *c, struct proto_msg *m)
 	kv(mt, "name", "%s", c->name);
 	kv(mt, "host", "%s", c->host);
 	/* which clock it stamps with (the sensor's META has the same keys) */
-	kv(mt, "boot_id", "%s", c->boot_id);
-	kv(mt, "timens", "%s", c->timens);
+	kv(mt, "boot_id", "%s", c->clockid.boot_id);
+	kv(mt, "timens", "%s", c->clockid.timens);
+	kv(mt, "timens_offsets", "%s", c->clockid.offsets);
 	kv(mt, "clock_drift_ppm", "%g", drift_ppm());
 	kv(mt, "role", "%s", c->root ? "root" : "collector");
 	if (!c->root)
@@ -578,7 +561,7 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 		 cfg->name ? cfg->name : "collector");
 	if (gethostname(c->host, sizeof(c->host) - 1) < 0)
 		snprintf(c->host, sizeof(c->host), "unknown");
-	clock_identity(c);
+	proto_clockid_read(&c->clockid);
 	c->node_id = cfg->node_id;
 	while (!c->node_id)
 		if ((*rc = proto_random(&c->node_id, sizeof(c->node_id))))

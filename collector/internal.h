@@ -17,6 +17,7 @@
 #include <event2/listener.h>
 
 #include "collector/collector.h"
+#include "proto/clockid.h"
 #include "proto/error.h"
 #include "proto/frame.h"
 #include "proto/msg.h"
@@ -185,8 +186,7 @@ struct col {
 	struct col_config cfg;
 	char name[PROTO_NAME_MAX + 1];
 	char host[PROTO_HOST_MAX + 1];
-	char boot_id[40];		/* /proc/sys/kernel/random/boot_id */
-	char timens[48];		/* /proc/self/ns/time, "none" */
+	struct proto_clockid clockid;	/* which CLOCK_MONOTONIC it reads */
 	uint64_t node_id;
 	uint64_t parent_id;
 	int root;

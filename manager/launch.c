@@ -254,12 +254,13 @@ static void check_parent(const struct proto_meta *m, void *arg)
 
 	if (u->up >= 0)
 		return;	/* only the first STATS is the collector's own */
+	const char *p = proto_meta_get(m, "parent");
+
 	u->up = 0;
-	for (uint32_t i = 0; i < m->n; i++)
-		if (!strcmp(m->kv[i].key, "parent")) {
-			snprintf(u->parent, sizeof(u->parent), "%s", m->kv[i].value);
-			u->up = strtoull(m->kv[i].value, NULL, 16) != 0;
-		}
+	if (p) {
+		snprintf(u->parent, sizeof(u->parent), "%s", p);
+		u->up = strtoull(p, NULL, 16) != 0;
+	}
 }
 
 /* Last lines of a log file, on stderr, indented. */

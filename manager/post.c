@@ -49,26 +49,29 @@ struct mgr_post {
 	size_t nck, capck;
 };
 
-/* FNV-1a over the clock's description; 0 when it is incomplete (a trace
- * from before the time namespace was recorded: never "the same"). */
+/* FNV-1a over the clock's description: the boot, the time namespace's
+ * offsets (its inode where the offsets were not recorded: two namespaces
+ * with the same offsets read one clock, see proto/clockid.h) and the
+ * injected drift; 0 when it is incomplete (a trace from before the time
+ * namespace was recorded: never "the same"). */
 static uint64_t clock_key(const struct proto_meta *m)
 {
-	const char *want[] = {"host", "timens", "clock_drift_ppm"};
+	const char *off = proto_meta_get(m, "timens_offsets");
+	const char *v[] = {proto_meta_get(m, "boot_id"),
+			   off && *off ? off : proto_meta_get(m, "timens"),
+			   proto_meta_get(m, "clock_drift_ppm")};
 	uint64_t h = 0xcbf29ce484222325ull;
 
 	for (size_t w = 0; w < 3; w++) {
-		const char *v = NULL;
+		const char *c = v[w];
 
-		for (uint32_t i = 0; i < m->n; i++)
-			if (!strcmp(m->kv[i].key, want[w]))
-				v = m->kv[i].value;
-		if (!v || !*v)
+		if (!c || !*c)
 			return 0;
 		/* "0" and "0.000" are the same drift */
-		if (w == 2 && strtod(v, NULL) == 0)
-			v = "0";
-		for (; *v; v++)
-			h = (h ^ (unsigned char)*v) * 0x100000001b3ull;
+		if (w == 2 && strtod(c, NULL) == 0)
+			c = "0";
+		for (; *c; c++)
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
 		h = (h ^ 0xff) * 0x100000001b3ull;
 	}
 	return h ? h : 1;
@@ -293,7 +296,7 @@ void mgr_post_report(const struct mgr_post *p, FILE *out, int xml)
 				" %9.4f %9.1f  %s\n", e->child, e->parent, f->n_total,
 				f->offset_ns, f->offset_ci_ns, (f->slope - 1) * 1e6,
 				f->slope_ci * 1e6, f->rtt_min_ns / 1e3,
-				e->same ? "same clock (host, time namespace): identity used" :
+				e->same ? "same clock (boot, time namespace offsets, drift): identity used" :
 				warn_text(f->warn));
 	}
 	if (!xml && p->n == 0)

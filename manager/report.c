@@ -43,20 +43,18 @@ struct nodes {
 
 static uint64_t kv_u64(const struct proto_meta *m, const char *key)
 {
-	for (uint32_t i = 0; i < m->n; i++)
-		if (!strcmp(m->kv[i].key, key))
-			return strtoull(m->kv[i].value, NULL, 10);
-	return 0;
+	const char *v = proto_meta_get(m, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
 }
 
 static void kv_str(const struct proto_meta *m, const char *key, char *out,
 		   size_t len)
 {
-	for (uint32_t i = 0; i < m->n; i++)
-		if (!strcmp(m->kv[i].key, key)) {
-			snprintf(out, len, "%s", m->kv[i].value);
-			return;
-		}
+	const char *v = proto_meta_get(m, key);
+
+	if (v)
+		snprintf(out, len, "%s", v);
 }
 
 static void on_stats(void *arg, const struct proto_frame *f)

@@ -254,16 +254,6 @@ struct tree {
 	int count;
 };
 
-static const char *get(const struct proto_meta *m, const char *key)
-{
-	const char *v = NULL;
-
-	for (uint32_t i = 0; i < m->n; i++)	/* the last one wins */
-		if (!strcmp(m->kv[i].key, key))
-			v = m->kv[i].value;
-	return v;
-}
-
 static void collect(const struct proto_meta *m, void *arg)
 {
 	struct tree *t = arg;
@@ -275,7 +265,7 @@ static void collect(const struct proto_meta *m, void *arg)
 
 	nd->kv = *m;
 	nd->id = m->id;
-	p = get(m, "parent");
+	p = proto_meta_get(m, "parent");
 	nd->parent = p ? strtoull(p, NULL, 16) : 0;
 }
 
@@ -297,8 +287,8 @@ static void show(struct tree *t, int i, int depth)
 {
 	const struct proto_meta *m = &t->n[i].kv;
 	char a[32], b[32], c[32], d[32], e[32];
-	const char *name = get(m, "name"), *host = get(m, "host"),
-		   *role = get(m, "role");
+	const char *name = proto_meta_get(m, "name"), *host = proto_meta_get(m, "host"),
+		   *role = proto_meta_get(m, "role");
 
 	t->n[i].shown = 1;
 	printf("%*s%s %s (node %016" PRIx64 ") on %s\n", depth * 2, "",
@@ -306,27 +296,27 @@ static void show(struct tree *t, int i, int depth)
 	       name ? name : "?", t->n[i].id, host ? host : "?");
 	printf("%*s  children %s, streams %s, %s events/s, %s B/s; in %s events, "
 	       "%s B\n", depth * 2, "",
-	       get(m, "children") ? get(m, "children") : "?",
-	       get(m, "streams") ? get(m, "streams") : "?",
-	       human(get(m, "events_per_s"), a, sizeof(a)),
-	       human(get(m, "bytes_per_s"), b, sizeof(b)),
-	       human(get(m, "events_in"), c, sizeof(c)),
-	       human(get(m, "bytes_in"), d, sizeof(d)));
+	       proto_meta_get(m, "children") ? proto_meta_get(m, "children") : "?",
+	       proto_meta_get(m, "streams") ? proto_meta_get(m, "streams") : "?",
+	       human(proto_meta_get(m, "events_per_s"), a, sizeof(a)),
+	       human(proto_meta_get(m, "bytes_per_s"), b, sizeof(b)),
+	       human(proto_meta_get(m, "events_in"), c, sizeof(c)),
+	       human(proto_meta_get(m, "bytes_in"), d, sizeof(d)));
 	printf("%*s  buffered %s B, spilled %s B, drops %s events (%s batches), "
 	       "unacked %s frames, reconnects %s%s\n", depth * 2, "",
-	       human(get(m, "buffered_bytes"), e, sizeof(e)),
-	       get(m, "spilled_bytes") ? get(m, "spilled_bytes") : "?",
-	       get(m, "drops") ? get(m, "drops") : "?",
-	       get(m, "dropped_batches") ? get(m, "dropped_batches") : "?",
-	       get(m, "unacked_frames") ? get(m, "unacked_frames") : "?",
-	       get(m, "reconnects") ? get(m, "reconnects") : "?",
-	       get(m, "paused") && !strcmp(get(m, "paused"), "1") ?
+	       human(proto_meta_get(m, "buffered_bytes"), e, sizeof(e)),
+	       proto_meta_get(m, "spilled_bytes") ? proto_meta_get(m, "spilled_bytes") : "?",
+	       proto_meta_get(m, "drops") ? proto_meta_get(m, "drops") : "?",
+	       proto_meta_get(m, "dropped_batches") ? proto_meta_get(m, "dropped_batches") : "?",
+	       proto_meta_get(m, "unacked_frames") ? proto_meta_get(m, "unacked_frames") : "?",
+	       proto_meta_get(m, "reconnects") ? proto_meta_get(m, "reconnects") : "?",
+	       proto_meta_get(m, "paused") && !strcmp(proto_meta_get(m, "paused"), "1") ?
 	       ", PAUSED (backpressure)" : "");
-	if (get(m, "stored_batches"))
+	if (proto_meta_get(m, "stored_batches"))
 		printf("%*s  stored %s batches, %s duplicates, %s lost\n",
-		       depth * 2, "", get(m, "stored_batches"),
-		       get(m, "dup_batches") ? get(m, "dup_batches") : "?",
-		       get(m, "lost_batches") ? get(m, "lost_batches") : "?");
+		       depth * 2, "", proto_meta_get(m, "stored_batches"),
+		       proto_meta_get(m, "dup_batches") ? proto_meta_get(m, "dup_batches") : "?",
+		       proto_meta_get(m, "lost_batches") ? proto_meta_get(m, "lost_batches") : "?");
 	for (int k = 0; k < t->count; k++)
 		if (!t->n[k].shown && t->n[k].parent == t->n[i].id && k != i)
 			show(t, k, depth + 1);

@@ -671,3 +671,13 @@ int proto_msg_frame_buf(const struct proto_msg *m, uint8_t *small, size_t cap,
 		return proto_msg_frame_alloc(m, out, len);
 	return rc;
 }
+
+const char *proto_meta_get(const struct proto_meta *m, const char *key)
+{
+	const char *v = NULL;
+
+	for (uint32_t i = 0; i < m->n; i++)
+		if (!strcmp(m->kv[i].key, key))
+			v = m->kv[i].value;
+	return v;
+}

@@ -183,6 +183,10 @@ int proto_msg_frame_alloc(const struct proto_msg *m, uint8_t **out,
  * (f->payload NULL with a length). */
 int proto_msg_decode(const struct proto_frame *f, struct proto_msg *m);
 
+/* The value of key in a META or STATS (the last one when it repeats), NULL
+ * when absent. */
+const char *proto_meta_get(const struct proto_meta *m, const char *key);
+
 /* 1 when a and b carry the same message (type and every encoded field;
  * BATCH data compared by content), else 0. For tests and fuzzing. */
 int proto_msg_equal(const struct proto_msg *a, const struct proto_msg *b);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "proto/auth.h"
+#include "proto/clockid.h"
 #include "proto/error.h"
 #include "sensor/rt.h"
 
@@ -284,6 +285,7 @@ static int env_int(const char *a, const char *b, const char *c)
 static void meta_basics(void)
 {
 	char buf[PROTO_VALUE_MAX + 1];
+	struct proto_clockid cid;
 	ssize_t n;
 	int fd;
 
@@ -323,19 +325,12 @@ static void meta_basics(void)
 	snprintf(buf, sizeof(buf), "%g", sn_cfg.drift_ppm);
 	meta_put_locked("clock_drift_ppm", buf);
 	/* which CLOCK_MONOTONIC this is: the machine's boot and the time
-	 * namespace (the post-processing needs no estimate between equals) */
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, 36) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[n == 36 ? 36 : 0] = 0;
-	meta_put_locked("boot_id", buf);
-	n = readlink("/proc/self/ns/time", buf, sizeof(buf) - 1);
-	if (n > 0)
-		buf[n] = 0;
-	else
-		strcpy(buf, "none");
-	meta_put_locked("timens", buf);
+	 * namespace's offsets (the post-processing needs no estimate between
+	 * equals) */
+	proto_clockid_read(&cid);
+	meta_put_locked("boot_id", cid.boot_id);
+	meta_put_locked("timens", cid.timens);
+	meta_put_locked("timens_offsets", cid.offsets);
 	pthread_mutex_unlock(&meta_mu);
 }
 

@@ -179,20 +179,24 @@ Test(post, no_samples_means_raw_clocks_and_bad_dirs_fail)
 	mgr_post_free(NULL);
 }
 
+/* META or STATS saying which clock id reads: boot, time namespace (inode
+ * and offsets; offsets NULL: not recorded), no injected drift */
 static void meta_frame(struct proto_jobdir_w *w, struct proto_msg *m,
-		       uint8_t type, uint64_t id, const char *timens)
+		       uint8_t type, uint64_t id, const char *boot,
+		       const char *timens, const char *offsets)
 {
-	const char *kv[][2] = {{"host", "h"}, {"boot_id", "8f1c-boot"},
-			       {"timens", timens}, {"clock_drift_ppm", "0"}};
+	const char *kv[][2] = {{"host", "h"}, {"boot_id", boot},
+			       {"timens", timens}, {"clock_drift_ppm", "0"},
+			       {"timens_offsets", offsets}};
 
 	memset(m, 0, sizeof(*m));
 	m->type = type;
 	m->u.meta.id = id;
-	for (size_t i = 0; i < 4; i++) {
+	m->u.meta.n = offsets ? 5 : 4;
+	for (size_t i = 0; i < m->u.meta.n; i++) {
 		snprintf(m->u.meta.kv[i].key, sizeof(m->u.meta.kv[i].key), "%s", kv[i][0]);
 		snprintf(m->u.meta.kv[i].value, sizeof(m->u.meta.kv[i].value), "%s", kv[i][1]);
 	}
-	m->u.meta.n = 4;
 	put(w, m);
 }
 
@@ -214,35 +218,50 @@ static void skewed_frame(struct proto_jobdir_w *w, struct proto_msg *m,
 }
 
 /* A sensor and its collector that stamp with the same CLOCK_MONOTONIC (same
- * boot, same time namespace, no injected drift): the identity, whatever the
- * biased samples say; another time namespace: the estimate. */
+ * boot, same time namespace or another one with the same offsets, no
+ * injected drift): the identity, whatever the biased samples say. Another
+ * time namespace without offsets recorded, other offsets, or another boot
+ * of a machine with the same host name: the estimate. */
 Test(post, same_clock_is_the_identity)
 {
 	int rc;
 	struct proto_jobdir_w *w = proto_jobdir_create(dir, 0, 0, &rc);
 	struct proto_msg *m = calloc(1, sizeof(*m));
-	uint64_t same = 0x5a3e, other = 0x07e4, node = 0x40de, root = 0x2007;
+	const char *boot = "8f1c-boot", *ns = "time:[4026531834]",
+		   *zero = "monotonic 0 0 boottime 0 0";
+	uint64_t same = 0x5a3e, node = 0x40de, root = 0x2007, twin = 0x7a1e,
+		 other = 0x07e4, moved = 0x3e0d, reboot = 0xb007;
+	uint64_t ids[] = {same, twin, other, moved, reboot, node};
 
 	cr_assert_not_null(w);
-	meta_frame(w, m, PROTO_MSG_META, same, "time:[4026531834]");
-	meta_frame(w, m, PROTO_MSG_META, other, "time:[4026532999]");
-	meta_frame(w, m, PROTO_MSG_STATS, node, "time:[4026531834]");
-	meta_frame(w, m, PROTO_MSG_STATS, root, "time:[4026531834]");
+	meta_frame(w, m, PROTO_MSG_META, same, boot, ns, zero);
+	meta_frame(w, m, PROTO_MSG_META, twin, boot, "time:[4026532111]", zero);
+	meta_frame(w, m, PROTO_MSG_META, other, boot, "time:[4026532999]", NULL);
+	meta_frame(w, m, PROTO_MSG_META, moved, boot, "time:[4026532998]",
+		   "monotonic 5 0 boottime 0 0");
+	meta_frame(w, m, PROTO_MSG_META, reboot, "another-boot", ns, zero);
+	meta_frame(w, m, PROTO_MSG_STATS, node, boot, ns, zero);
+	meta_frame(w, m, PROTO_MSG_STATS, root, boot, ns, zero);
 	for (uint32_t ph = 0; ph <= 2; ph += 2) {
 		uint64_t x = X0 + ph * 100000000000ull;
 
-		skewed_frame(w, m, same, node, ph, x);
-		skewed_frame(w, m, other, node, ph, x);
-		skewed_frame(w, m, node, root, ph, x);
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+			skewed_frame(w, m, ids[i], ids[i] == node ? root : node,
+				     ph, x);
 	}
 	cr_assert_eq(proto_jobdir_close(w), 0);
 	struct mgr_post *p = mgr_post_build(dir, &rc);
 	cr_assert_not_null(p, "%s", proto_strerror(rc));
 	uint64_t t = X0 + 50000000000ull;
 	cr_assert_eq(mgr_post_global(p, same, t), t);
+	cr_assert_eq(mgr_post_global(p, twin, t), t, "same offsets: same clock");
 	cr_assert_eq(mgr_post_global(p, node, t), t);
-	int64_t d = (int64_t)(mgr_post_global(p, other, t) - t);
-	cr_assert(llabs(d) > 1000, "another time namespace: estimated (%lld ns)", (long long)d);
+	for (size_t i = 2; i < 5; i++) {
+		int64_t d = (int64_t)(mgr_post_global(p, ids[i], t) - t);
+
+		cr_assert(llabs(d) > 1000, "stream %zu: estimated (%lld ns)", i,
+			  (long long)d);
+	}
 	char *buf = report_text(p);
 	cr_assert_not_null(strstr(buf, "same clock"));
 	free(buf);

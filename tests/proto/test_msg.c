@@ -943,3 +943,23 @@ Test(msg, frame_buf_small_then_allocated)
 	cr_assert_eq(proto_msg_frame_buf(m, small, sizeof(small), &out, &len), PROTO_E_FIELD);
 	free(m);
 }
+
+/* A key's value, the last one when it repeats, NULL when absent. */
+Test(msg, meta_get)
+{
+	struct proto_msg *m = msg_new(PROTO_MSG_META);
+	struct proto_meta *mt = &m->u.meta;
+	const char *kv[][2] = {{"host", "a"}, {"rank", "3"}, {"host", "b"}};
+
+	cr_assert_null(proto_meta_get(mt, "host"));
+	for (size_t i = 0; i < 3; i++) {
+		strcpy(mt->kv[i].key, kv[i][0]);
+		strcpy(mt->kv[i].value, kv[i][1]);
+	}
+	mt->n = 3;
+	cr_assert_str_eq(proto_meta_get(mt, "host"), "b");
+	cr_assert_str_eq(proto_meta_get(mt, "rank"), "3");
+	cr_assert_null(proto_meta_get(mt, "ran"));
+	cr_assert_null(proto_meta_get(mt, "ranks"));
+	free(m);
+}

@@ -8,6 +8,9 @@
 # Truth for B: y = (x + 5e9) (1 + 50e-6), x the root's clock. Checked: the
 # offset composed along sensor -> node B -> root within 5 us of the truth at
 # its origin, the drift within 1 ppm, zero causality violations after repair.
+# Each sensor reads its collector's clock (B's in other namespaces, but with
+# the same offsets and drift): that edge is the identity ("same clock"), and
+# node B -> root is the estimate checked.
 # Skips (77) without root, time namespaces, Open MPI or the MPI sensor.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -101,6 +104,12 @@ for sid, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
              float(c.get("path_offset_ci_ns")) / 1e3, drift, derr, depth))
     seen += 1
     if depth != 2 or abs(err) > 5000 or abs(derr) > 1.0:
+        ok = False
+    node = clocks.get(c.get("parent"))
+    if c.get("quality") != "same clock" or node is None or \
+            (node.get("quality") == "same clock") != (not host_b):
+        print("rank %d: its edge is %s, its collector's %s" % (rank,
+              c.get("quality"), node.get("quality") if node is not None else "missing"))
         ok = False
 hb = sum(1 for sid, rk in ranks.items() if rk >= 0 and sid in clocks
          and abs(float(clocks[sid].get("path_offset_ns"))) > 1e9)

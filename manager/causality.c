@@ -223,7 +223,7 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 		return;
 	}
 	s->ends[s->nends++] = t1;
-	if ((rc = mgr_comms_event(c->comms, s->id, ev))) {
+	if ((rc = mgr_comms_event(c->comms, s->id, ev, te->array, te->narray))) {
 		c->error = rc;
 		return;
 	}

@@ -5,7 +5,8 @@
  * creations on a parent, (parent, k, colour) -> name, a stream's count
  * of collectives on a communicator, and for the constructors collective
  * over a member set (create_group, merge) a stream's count of creations
- * on (parent, gkey) and (parent, k, gkey) -> name.
+ * on (parent, gkey) and (parent, k, gkey) -> name. A bit per name says
+ * which are intercommunicators.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ enum { K_LOCAL = 1, K_SEQ, K_NAME, K_COLL, K_GSEQ, K_GNAME };
 #define DUP_COLOUR INT64_MIN	/* one communicator a call: no colour */
 #define UNKNOWN_COLOUR (INT64_MIN + 1)	/* no leader: stays unnamed */
 #define MERGE_PARENT INT64_MIN	/* the parent slot of every merge */
+#define INTER_PARENT (INT64_MIN + 1)	/* ... of every MPI_Intercomm_create */
 
 struct ent {
 	uint64_t kind;		/* 0: free */
@@ -30,6 +32,8 @@ struct mgr_comms {
 	struct ent *t;
 	size_t cap, n;
 	int64_t next;		/* next name */
+	uint8_t *inter;		/* bit name: an intercommunicator's */
+	size_t ninter;		/* bytes of it */
 	struct mgr_comms_stats st;
 };
 
@@ -122,12 +126,40 @@ static int unnamed(struct mgr_comms *cm, int64_t made)
 	return 0;
 }
 
+int mgr_comms_inter(const struct mgr_comms *cm, int64_t name)
+{
+	return name > 0 && (uint64_t)name < cm->ninter * 8 &&
+	       (cm->inter[name / 8] >> (name % 8) & 1);
+}
+
+/* Mark name as an intercommunicator's. 0 or PROTO_E_NOMEM. */
+static int mark_inter(struct mgr_comms *cm, int64_t name)
+{
+	size_t need = (size_t)name / 8 + 1;
+
+	if (need > cm->ninter) {
+		size_t ncap = cm->ninter ? cm->ninter : 64;
+		uint8_t *b;
+
+		while (ncap < need)
+			ncap *= 2;
+		if (!(b = realloc(cm->inter, ncap)))
+			return PROTO_E_NOMEM;
+		memset(b + cm->ninter, 0, ncap - cm->ninter);
+		cm->inter = b;
+		cm->ninter = ncap;
+	}
+	cm->inter[name / 8] |= (uint8_t)(1u << (name % 8));
+	return 0;
+}
+
 int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
-		    const struct proto_event *ev)
+		    const struct proto_event *ev, const int64_t *array,
+		    size_t narray)
 {
 	int64_t colour, parent, pname;
 	uint64_t seqkind = K_SEQ, namekind = K_NAME;
-	int rc = 0;
+	int rc = 0, by_leader = 0;
 
 	/* what tells apart the communicators one call makes: the split's
 	 * colour, else their lowest world rank (they are disjoint) */
@@ -150,6 +182,7 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		colour = ev->arg[proto_ev_arg(ev->type, PROTO_F_leader)];
 		if (colour < 0)
 			colour = UNKNOWN_COLOUR;
+		by_leader = 1;
 		break;
 	case PROTO_EV_MPI_COMM_CREATE_GROUP:	/* counted per member set */
 	case PROTO_EV_MPI_INTERCOMM_MERGE:
@@ -157,8 +190,11 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 		seqkind = K_GSEQ;
 		namekind = K_GNAME;
 		break;
-	case PROTO_EV_MPI_INTERCOMM_CREATE:	/* never named: see comms.h */
-		return unnamed(cm, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)]);
+	case PROTO_EV_MPI_INTERCOMM_CREATE:	/* the gkey rides in the ARRAY */
+		colour = array && narray >= 1 ? array[0] : -1;
+		seqkind = K_GSEQ;
+		namekind = K_GNAME;
+		break;
 	default:
 		return 0;
 	}
@@ -166,12 +202,20 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 
 	parent = ev->arg[proto_ev_arg(ev->type, PROTO_F_comm)];
 	pname = mgr_comms_name(cm, stream, parent);
-	/* the merge's parent is an intercommunicator, unnamed, and its two
-	 * sides' parents differ: the member set alone scopes it */
+	/* the merge's parent is an intercommunicator and an intercommunicator
+	 * joins two local ones: the two sides' parents differ, the member set
+	 * alone scopes it */
+	int inter = ev->type == PROTO_EV_MPI_INTERCOMM_CREATE;
 	if (ev->type == PROTO_EV_MPI_INTERCOMM_MERGE)
 		pname = MERGE_PARENT;
+	else if (inter)
+		pname = INTER_PARENT;
 	else if (parent < 0 || pname < 0)	/* no parent, or an unnamed one */
 		return unnamed(cm, made);
+	/* what is made on an intercommunicator is one too; the leader (the
+	 * remote group's on each side) does not tell its instances apart */
+	else if ((inter = mgr_comms_inter(cm, pname)) && by_leader)
+		colour = UNKNOWN_COLOUR;
 	/* no gkey: no count either (the members may lack it alike) */
 	if (seqkind == K_GSEQ && colour < 0)
 		return unnamed(cm, made);
@@ -192,15 +236,22 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 	}
 	struct ent *nm = get(cm, namekind, pname, k, colour, 0, &rc);
 	if (nm && !nm->v) {
+		/* marked before it is given: unmarked, it would take
+		 * collectives */
+		if (inter && (rc = mark_inter(cm, cm->next)))
+			return rc;
 		nm->v = cm->next++;
 		cm->st.named++;
+		cm->st.inter += inter;
 	}
+	/* the value, not the entry: the next get may move the table */
+	int64_t name = nm ? nm->v : -1;
 	struct ent *loc = nm ? get(cm, K_LOCAL, (int64_t)stream, made, 0, 0, &rc) : NULL;
 	if (!loc) {
 		cm->st.unnamed++;
 		return rc;
 	}
-	loc->v = nm->v;
+	loc->v = name;
 	int mi = proto_ev_arg(ev->type, PROTO_F_myrank);
 	loc->aux = mi >= 0 ? ev->arg[mi] : -1;
 	return 0;
@@ -216,7 +267,7 @@ int64_t mgr_comms_rank(const struct mgr_comms *cm, uint64_t stream, int64_t loca
 int64_t mgr_comms_next_coll(struct mgr_comms *cm, uint64_t stream,
 			    int64_t name, int *rc)
 {
-	if (name < 0)
+	if (name < 0 || mgr_comms_inter(cm, name))
 		return -1;
 	struct ent *e = get(cm, K_COLL, (int64_t)stream, name, 0, 0, rc);
 
@@ -254,5 +305,6 @@ void mgr_comms_free(struct mgr_comms *cm)
 	if (!cm)
 		return;
 	free(cm->t);
+	free(cm->inter);
 	free(cm);
 }

@@ -36,22 +36,33 @@
  *    all members. The merged group is, so it is named (merge, gkey of its
  *    sorted world ranks, k = the k-th merge with that gkey on this rank),
  *    by the same ordering argument.
+ *  - MPI_Intercomm_create over both groups, whose local communicators
+ *    differ: its event's ARRAY carries gkey, the key of both groups'
+ *    world ranks and the tag (traces from before it have no ARRAY: their
+ *    intercommunicators stay unnamed); named (inter, gkey, k = the k-th
+ *    MPI_Intercomm_create with that gkey on this rank), by the same
+ *    argument (the standard: calls on overlapping groups must not
+ *    deadlock, so they are made in one order).
  * A gkey of -1 (a member outside MPI_COMM_WORLD, e.g. spawned, or the
  * sensor out of memory) leaves the communicator unnamed and is not counted.
  * Two member sets of one hash would share names: 2^-63 a pair.
  *
- * Intercommunicators themselves (MPI_Intercomm_create, and all that is made
- * from one) stay unnamed: causality and the correction take a collective
- * on a named communicator for an intracommunicator collective, which
- * intercommunicator ones are not (each side gets the other's data). A
- * parent with a name is thus always an intracommunicator. Names:
+ * An intercommunicator's name is marked (mgr_comms_inter): causality and
+ * the correction take a collective on a named communicator for an
+ * intracommunicator collective, which intercommunicator ones are not (each
+ * side gets the other's data), so mgr_comms_next_coll gives them no
+ * instance; point-to-point messages on it are matched by name like any.
+ * What MPI_Comm_dup, MPI_Comm_dup_with_info, MPI_Comm_idup and
+ * MPI_Comm_split make on an intercommunicator is one too, named as above
+ * and marked; MPI_Comm_create on one stays unnamed (its leader is the
+ * remote group's, which differs between the two sides). Names:
  *   0    MPI_COMM_WORLD;
- *   > 0  made by one of those traced calls on a named parent (merge: any
- *        parent): the same on every member;
- *   < 0  any other (MPI_COMM_SELF, an intercommunicator, made by a call
- *        the sensor does not wrap, whose parent has no name, or by a
- *        constructor without a leader or gkey): -(local id + 2),
- *        meaningful within its stream only, as the local id was.
+ *   > 0  made by one of those traced calls on a named parent (merge,
+ *        intercomm_create: any parent): the same on every member;
+ *   < 0  any other (MPI_COMM_SELF, made by a call the sensor does not
+ *        wrap, whose parent has no name, or by a constructor without a
+ *        leader or gkey): -(local id + 2), meaningful within its stream
+ *        only, as the local id was.
  * Feed every MPI event of a stream in the stream's order (creations come
  * before uses). Memory: three small table entries per creation event, at
  * most MGR_COMMS_MAX; beyond, new communicators stay unnamed (counted).
@@ -59,6 +70,7 @@
 #ifndef TAPESTRY_MGR_COMMS_H
 #define TAPESTRY_MGR_COMMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proto/event.h"
@@ -71,15 +83,21 @@ struct mgr_comms_stats {
 	uint64_t created;	/* creation events with a communicator made */
 	uint64_t named;		/* communicators with a job-wide name */
 	uint64_t unnamed;	/* made on an unnamed parent, or past the cap */
+	uint64_t inter;		/* of the named, intercommunicators */
 };
 
 /* NULL on allocation failure. */
 struct mgr_comms *mgr_comms_new(void);
 
-/* Take one event of stream: the constructors' events name what they
- * made. 0, or PROTO_E_NOMEM. */
+/* Take one event of stream with its ARRAY values (array NULL, narray 0:
+ * none): the constructors' events name what they made. 0, or
+ * PROTO_E_NOMEM. */
 int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
-		    const struct proto_event *ev);
+		    const struct proto_event *ev, const int64_t *array,
+		    size_t narray);
+
+/* 1 when name is an intercommunicator's (see above), else 0. */
+int mgr_comms_inter(const struct mgr_comms *cm, int64_t name);
 
 /* The job-wide name of stream's communicator 'local' (see above). */
 int64_t mgr_comms_name(const struct mgr_comms *cm, uint64_t stream,
@@ -94,7 +112,8 @@ int64_t mgr_comms_rank(const struct mgr_comms *cm, uint64_t stream, int64_t loca
  * before this one (counted here: call once per collective event, in the
  * stream's order, one caller per job). The n-th collective of every
  * member of a communicator is one instance: (name, n) names it job-wide.
- * -1 for an unnamed communicator (name < 0), or with *rc = PROTO_E_NOMEM. */
+ * -1 for an unnamed communicator (name < 0), an intercommunicator, or
+ * with *rc = PROTO_E_NOMEM. */
 int64_t mgr_comms_next_coll(struct mgr_comms *cm, uint64_t stream,
 			    int64_t name, int *rc);
 

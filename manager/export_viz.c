@@ -495,7 +495,10 @@ static int note_comm(struct viz_scan *s, const struct mgr_events *e,
 					      me->ev->arg[ni]);
 		int mi = proto_ev_arg(me->ev->type, PROTO_F_myrank);
 
-		if (name > 0 && s->nmembers < VIZ_MEMBERS_MAX) {
+		/* an intercommunicator's two groups each number from 0:
+		 * not one OTF2 group (its definition says members unknown) */
+		if (name > 0 && !mgr_comms_inter(mgr_events_comms(e), name) &&
+		    s->nmembers < VIZ_MEMBERS_MAX) {
 			if (mgr_grow((void **)&s->members, &s->members_cap,
 				     s->nmembers + 1, sizeof(*s->members)))
 				return PROTO_E_NOMEM;

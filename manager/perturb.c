@@ -613,7 +613,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		f->xg[f->nxg++] = xg;
 	}
 	if (info && info->category == PROTO_CAT_MPI) {
-		int rc = mgr_comms_event(p->comms, f->stream, ev);
+		int rc = mgr_comms_event(p->comms, f->stream, ev, te->array, te->narray);
 		if (rc || (rc = mgr_big_grow((void **)&p->r, &p->capr, p->nr + 1,
 					     sizeof(*p->r)))) {
 			p->error = rc;

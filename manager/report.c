@@ -357,13 +357,15 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" violations_after=\"%" PRIu64 "\" receives_moved=\"%" PRIu64
 			       "\" max_shift_ns=\"%" PRId64 "\" max_interval_change_ns=\"%" PRId64
 			       "\" min_latency_ns=\"%" PRId64 "\" communicators_named=\"%" PRIu64
-			       "\" communicators_unnamed=\"%" PRIu64 "\" collectives=\"%" PRIu64
+			       "\" communicators_unnamed=\"%" PRIu64 "\" intercommunicators=\"%"
+			       PRIu64 "\" collectives=\"%" PRIu64
 			       "\" coll_violations_before=\"%" PRIu64 "\" coll_violations_after=\"%"
 			       PRIu64 "\" collectives_moved=\"%" PRIu64 "\"/>\n", cs->matched,
 			       cs->unmatched_sends, cs->unmatched_receives,
 			       cs->violations_before, cs->violations_after, cs->jumps,
 			       cs->max_shift_ns, cs->max_interval_change_ns,
-			       cs->min_latency_ns, cms->named, cms->unnamed, cs->collectives,
+			       cs->min_latency_ns, cms->named, cms->unnamed, cms->inter,
+			       cs->collectives,
 			       cs->coll_violations_before, cs->coll_violations_after,
 			       cs->coll_moved);
 		printf("</report>\n");
@@ -457,12 +459,13 @@ int mgr_cmd_report(int argc, char **argv)
 			       " communicators); exits before an awaited entry %" PRIu64
 			       " before repair, %" PRIu64 " after; %" PRIu64 " exits moved\n"
 			       "               communicators: %" PRIu64 " named job-wide (made by"
-			       " a traced constructor), %" PRIu64 " not\n",
+			       " a traced constructor; %" PRIu64 " of them intercommunicators),"
+			       " %" PRIu64 " not\n",
 			       cs->matched, cs->unmatched_sends, cs->unmatched_receives,
 			       cs->violations_before, cs->violations_after, cs->jumps,
 			       cs->max_shift_ns, cs->max_interval_change_ns, cs->collectives,
 			       cs->coll_violations_before, cs->coll_violations_after,
-			       cs->coll_moved, cms->named, cms->unnamed);
+			       cs->coll_moved, cms->named, cms->inter, cms->unnamed);
 	}
 	status = 0;
 out:

@@ -1037,8 +1037,42 @@ static int do_Comm_create_group(struct mw_call *c, MPI_Comm comm,
 	return rc;
 }
 
+/* The key of both groups of the intercommunicator inter made on local
+ * (members_key of their world ranks and the tag: the same on every member
+ * of either group), -1 when a member is unknown. */
+static int64_t inter_key(MPI_Comm local, MPI_Comm inter, int tag)
+{
+	struct comm_rec *l, *r;
+	int64_t key = -1;
+	int *w = NULL, nl, n = 0;
+
+	pthread_mutex_lock(&comm_lock);
+	l = comm_get(local);
+	nl = l ? l->size : 0;
+	r = comm_get(inter);	/* after l: a put may move records */
+	l = comm_get(local);
+	if (l && r && nl > 0 && r->size > 0 &&
+	    (w = malloc((size_t)(nl + r->size) * sizeof(int)))) {
+		for (int i = 0; i < nl; i++) {
+			int64_t x = rank_to_world(l, i);
+
+			w[n++] = x >= 0 ? (int)x : MPI_UNDEFINED;
+		}
+		for (int i = 0; i < r->size; i++) {
+			int64_t x = rank_to_world(r, i);
+
+			w[n++] = x >= 0 ? (int)x : MPI_UNDEFINED;
+		}
+		key = members_key(w, n, tag);
+	}
+	pthread_mutex_unlock(&comm_lock);
+	free(w);
+	return key;
+}
+
 /* An intercommunicator: size and leader are its remote group's (see
- * comm_fill); registered at creation, named by nobody (manager/comms.h). */
+ * comm_fill); the ARRAY carries the key of both groups and the tag, which
+ * names it (manager/comms.h): the six arguments are taken. */
 static int do_Intercomm_create(struct mw_call *c, MPI_Comm local_comm,
 			       int local_leader, MPI_Comm peer_comm,
 			       int remote_leader, int tag, MPI_Comm *newcomm)
@@ -1046,7 +1080,11 @@ static int do_Intercomm_create(struct mw_call *c, MPI_Comm local_comm,
 	int rc = next_Intercomm_create(local_comm, local_leader, peer_comm,
 				       remote_leader, tag, newcomm);
 	struct made m = made_of(local_comm, rc, newcomm, MPI_COMM_NULL);
+	size_t n = 1;
+	int64_t *arr;
 
+	if (c->on && m.id >= 0 && (arr = mw_call_array(c, &n)) && n == 1)
+		arr[0] = inter_key(local_comm, *newcomm, tag);
 	set_args(c, m.parent, m.id, m.size, m.leader, tag, m.myrank);
 	return rc;
 }

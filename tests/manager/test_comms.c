@@ -3,6 +3,7 @@
  * own creation-order ids (manager/comms.c).
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "manager/comms.h"
@@ -32,7 +33,7 @@ static void feed(uint64_t stream, unsigned type, int64_t a, int64_t b, int64_t c
 	memset(&e, 0, sizeof(e));
 	e.type = (uint16_t)type;
 	proto_ev_set_args(&e, a, b, c, d, e_, f);
-	cr_assert_eq(mgr_comms_event(cm, stream, &e), 0);
+	cr_assert_eq(mgr_comms_event(cm, stream, &e, NULL, 0), 0);
 }
 
 /* stream's MPI_Comm_split(parent, colour) made local id 'made' (-1: none) */
@@ -159,7 +160,7 @@ Test(comms, many)
 
 	memset(&e, 0, sizeof(e));
 	e.type = PROTO_EV_MPI_BARRIER;
-	cr_assert_eq(mgr_comms_event(cm, 0, &e), 0);
+	cr_assert_eq(mgr_comms_event(cm, 0, &e, NULL, 0), 0);
 	for (int64_t k = 0; k < 5000; k++)
 		for (uint64_t s = 0; s < 2; s++)
 			dup(s, 0, 2 + k);
@@ -179,19 +180,19 @@ Test(comms, leaders)
 		memset(&e, 0, sizeof(e));
 		e.type = PROTO_EV_MPI_COMM_SPLIT_TYPE;	/* two nodes */
 		proto_ev_set_args(&e, 0, 1, 2, 2, s < 2 ? 0 : 2, (int64_t)s % 2);
-		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e, NULL, 0), 0);
 		memset(&e, 0, sizeof(e));
 		e.type = PROTO_EV_MPI_CART_CREATE;
 		proto_ev_set_args(&e, 0, 3, 4, 0, 2, (int64_t)s);
-		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e, NULL, 0), 0);
 		memset(&e, 0, sizeof(e));
 		e.type = PROTO_EV_MPI_COMM_CREATE;	/* a leader unknown */
 		proto_ev_set_args(&e, 3, 4, 4, -1, (int64_t)s, 0);
-		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e, NULL, 0), 0);
 		memset(&e, 0, sizeof(e));
 		e.type = PROTO_EV_MPI_CART_SUB;		/* rows {0, 1}, {2, 3} */
 		proto_ev_set_args(&e, 3, 5, 2, s < 2 ? 0 : 2, (int64_t)s % 2, 0);
-		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e, NULL, 0), 0);
 	}
 	cr_assert_eq(mgr_comms_name(cm, 0, 5), mgr_comms_name(cm, 1, 5));
 	cr_assert_eq(mgr_comms_name(cm, 2, 5), mgr_comms_name(cm, 3, 5));
@@ -393,7 +394,7 @@ Test(comms, graph_constructors)
 			proto_ev_set_args(&e, 0, made, 0, 0, 0, 0);
 			e.arg[proto_ev_arg(e.type, PROTO_F_myrank)] = 2 - (int64_t)s;
 			e.arg[proto_ev_arg(e.type, PROTO_F_leader)] = 0;
-			cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+			cr_assert_eq(mgr_comms_event(cm, s, &e, NULL, 0), 0);
 		}
 	dup(0, 0, 5);
 	dup(2, 0, 5);
@@ -440,18 +441,26 @@ Test(comms, intercomm_merge)
 	cr_assert_eq(mgr_comms_stats(cm)->named, 3);
 }
 
-/* an intercommunicator stays unnamed even on a named local parent, so
- * that its collectives stay plain events (and all made from it: its dup) */
-Test(comms, intercomm_unnamed)
+/* stream's MPI_Intercomm_create on local id 'local' made id 'made', with
+ * gkey in its ARRAY (narray 0: a trace from before it) */
+static void intercomm(uint64_t stream, int64_t local, int64_t made,
+		      int64_t gkey, size_t narray)
 {
 	struct proto_event e;
 
+	memset(&e, 0, sizeof(e));
+	e.type = PROTO_EV_MPI_INTERCOMM_CREATE;
+	proto_ev_set_args(&e, local, made, 2, 0, 9, (int64_t)stream % 2);
+	cr_assert_eq(mgr_comms_event(cm, stream, &e, &gkey, narray), 0);
+}
+
+/* Without its ARRAY (an older trace) an intercommunicator stays unnamed,
+ * and so does all made from it (its dup). */
+Test(comms, intercomm_without_gkey_unnamed)
+{
 	for (uint64_t s = 0; s < 2; s++) {
 		split(s, 0, (int64_t)s, 2);
-		memset(&e, 0, sizeof(e));
-		e.type = PROTO_EV_MPI_INTERCOMM_CREATE;
-		proto_ev_set_args(&e, 2, 3, 1, 1 - (int64_t)s, 9, 0);
-		cr_assert_eq(mgr_comms_event(cm, s, &e), 0);
+		intercomm(s, 2, 3, 0, 0);
 		dup(s, 3, 4);
 	}
 	cr_assert_gt(mgr_comms_name(cm, 0, 2), 0);
@@ -463,4 +472,58 @@ Test(comms, intercomm_unnamed)
 	cr_assert_eq(mgr_comms_next_coll(cm, 0, mgr_comms_name(cm, 0, 3), &rc), -1);
 	cr_assert_eq(mgr_comms_stats(cm)->unnamed, 4);
 	cr_assert_eq(mgr_comms_stats(cm)->named, 2);
+	cr_assert_eq(mgr_comms_stats(cm)->inter, 0);
+}
+
+/* Four ranks, the even and the odd half of a split (local id 2 on all)
+ * joined by MPI_Intercomm_create: one name on both sides, whatever local
+ * id each gave it (3 on the evens, 5 on the odds, which dup'd
+ * MPI_COMM_SELF first), marked as an intercommunicator, so its collectives
+ * get no instance. A dup and a split of it are intercommunicators too,
+ * named alike on both sides; MPI_Comm_create on it stays unnamed; its
+ * merge is an intracommunicator. A second MPI_Intercomm_create over the
+ * same groups and tag is another; a gkey of -1 leaves it unnamed. */
+Test(comms, intercomm_named)
+{
+	struct proto_event e;
+	int rc = 0;
+
+	for (uint64_t s = 0; s < 4; s++) {
+		int64_t off = s % 2 ? 2 : 0;
+
+		split(s, 0, (int64_t)s % 2, 2);
+		if (off)
+			dup(s, 1, 3);	/* only the odds: of MPI_COMM_SELF */
+		intercomm(s, 2, 3 + off, 7777, 1);
+		dup(s, 3 + off, 4 + off);
+		split(s, 3 + off, 1, 10 + off);
+		memset(&e, 0, sizeof(e));
+		e.type = PROTO_EV_MPI_COMM_CREATE;
+		proto_ev_set_args(&e, 3 + off, 20 + off, 1, s % 2 ? 0 : 1, 0, 0);
+		cr_assert_eq(mgr_comms_event(cm, s, &e, NULL, 0), 0);
+		merge(s, 3 + off, 4444, 30 + off);
+		intercomm(s, 2, 40 + off, 7777, 1);
+		intercomm(s, 2, 50 + off, -1, 1);
+	}
+	for (int64_t l = 0; l < 5; l++) {
+		int64_t made = (int64_t[]){3, 4, 10, 30, 40}[l];
+		int64_t n = mgr_comms_name(cm, 0, made);
+
+		cr_assert_gt(n, 0, "local %" PRId64, made);
+		for (uint64_t s = 1; s < 4; s++)
+			cr_assert_eq(mgr_comms_name(cm, s, made + (s % 2 ? 2 : 0)), n,
+				     "local %" PRId64 " on stream %" PRIu64, made, s);
+		cr_assert_eq(mgr_comms_inter(cm, n), made != 30, "local %" PRId64, made);
+		cr_assert_eq(mgr_comms_next_coll(cm, 0, n, &rc), made == 30 ? 0 : -1);
+	}
+	cr_assert_neq(mgr_comms_name(cm, 0, 3), mgr_comms_name(cm, 0, 40));
+	cr_assert_lt(mgr_comms_name(cm, 0, 20), 0, "create on an intercomm");
+	cr_assert_lt(mgr_comms_name(cm, 1, 22), 0);
+	cr_assert_lt(mgr_comms_name(cm, 0, 50), 0, "no gkey");
+	cr_assert_eq(mgr_comms_inter(cm, 0), 0);
+	cr_assert_eq(mgr_comms_inter(cm, -5), 0);
+	cr_assert_eq(rc, 0);
+	/* 2 halves, 2 intercomms, the first's dup and split, its merge */
+	cr_assert_eq(mgr_comms_stats(cm)->named, 7);
+	cr_assert_eq(mgr_comms_stats(cm)->inter, 4);
 }

@@ -264,13 +264,16 @@ int main(int argc, char **argv)
 	 * with info (a ring exchange and a sum on it), a graph ring, the same
 	 * ring as two distributed graphs, MPI_Comm_create_group by three
 	 * groups that overlap, and the even and odd halves as an
-	 * intercommunicator, merged (odd first) */
+	 * intercommunicator (an exchange with the same local rank across,
+	 * a Barrier, a dup with a Barrier), merged (odd first). The even
+	 * ranks dup MPI_COMM_SELF before it, the odd ones after, so that the
+	 * two sides' local ids for it differ: the manager must name it. */
 	{
-		MPI_Comm idc, dwi, gr, dg, dga, gc, par, inter, merged;
+		MPI_Comm idc, dwi, gr, dg, dga, gc, par, inter, merged, idup2, sd;
 		MPI_Request ireq;
 		MPI_Group wg, g;
 		int *index, *edges, one[1] = {1}, me[1] = {rank}, ranks[16];
-		int mr, ms;
+		int mr, ms, lr, ls, rs;
 
 		MPI_Comm_idup(MPI_COMM_WORLD, &idc, &ireq);
 		MPI_Wait(&ireq, MPI_STATUS_IGNORE);
@@ -336,9 +339,25 @@ int main(int argc, char **argv)
 		/* remote leader: world rank 0 for the odd half, 1 for the
 		 * even one (size >= 2) */
 		MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &par);
+		if (rank % 2 == 0)
+			MPI_Comm_dup(MPI_COMM_SELF, &sd);
 		MPI_Intercomm_create(par, 0, MPI_COMM_WORLD, 1 - rank % 2, 77,
 				     &inter);
+		if (rank % 2)
+			MPI_Comm_dup(MPI_COMM_SELF, &sd);
+		MPI_Comm_free(&sd);
+		MPI_Comm_rank(par, &lr);
+		MPI_Comm_size(par, &ls);
+		MPI_Comm_remote_size(inter, &rs);
+		if (lr < ls && lr < rs) {
+			MPI_Sendrecv(sbuf, 2, MPI_INT, lr, 14, rbuf, 2, MPI_INT,
+				     lr, 14, inter, &st);
+			check += sum_ints(rbuf, 2) + st.MPI_SOURCE;
+		}
 		MPI_Barrier(inter);
+		MPI_Comm_dup(inter, &idup2);
+		MPI_Barrier(idup2);
+		MPI_Comm_free(&idup2);
 		MPI_Intercomm_merge(inter, rank % 2 == 0, &merged);
 		MPI_Comm_rank(merged, &mr);
 		MPI_Comm_size(merged, &ms);

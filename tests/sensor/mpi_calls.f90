@@ -12,7 +12,7 @@ program mpi_calls
   integer :: wg, lg, low, shm, cart, src, dst, ranks(16), dims(1)
   logical :: periods(1), p2(2), keep(2)
   integer :: d2(2), grid, row
-  integer :: idc, dwi, ireq, gr, dg, dga, gc, par, inter, merged, mr, ms, k, m
+  integer :: idc, dwi, ireq, gr, dg, dga, gc, par, inter, merged, idup2, sd, lr, ls, rs, mr, ms, k, m
   integer :: gidx(16), gedges(32), one(1), me(1), nxt1(1), prv1(1)
   logical :: inset
   integer(kind=8) :: check
@@ -217,7 +217,10 @@ program mpi_calls
   ! constructors after those, each used (as in mpi_calls.c): a nonblocking
   ! dup, a dup with info (a ring exchange and a sum on it), a graph ring and
   ! its two distributed forms, MPI_Comm_create_group by three overlapping
-  ! groups, an intercommunicator of the two halves and its merge
+  ! groups, an intercommunicator of the two halves (an exchange with the same
+  ! local rank across, a Barrier, a dup with a Barrier) and its merge; the
+  ! even ranks dup MPI_COMM_SELF before it, the odd ones after (local ids
+  ! that differ across)
   call MPI_Comm_idup(MPI_COMM_WORLD, idc, ireq, ierr)
   call MPI_Wait(ireq, MPI_STATUS_IGNORE, ierr)
   call MPI_Barrier(idc, ierr)
@@ -273,8 +276,21 @@ program mpi_calls
   end do
   call MPI_Group_free(wg, ierr)
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, par, ierr)
+  if (mod(rank, 2) == 0) call MPI_Comm_dup(MPI_COMM_SELF, sd, ierr)
   call MPI_Intercomm_create(par, 0, MPI_COMM_WORLD, 1 - mod(rank, 2), 77, inter, ierr)
+  if (mod(rank, 2) == 1) call MPI_Comm_dup(MPI_COMM_SELF, sd, ierr)
+  call MPI_Comm_free(sd, ierr)
+  call MPI_Comm_rank(par, lr, ierr)
+  call MPI_Comm_size(par, ls, ierr)
+  call MPI_Comm_remote_size(inter, rs, ierr)
+  if (lr < ls .and. lr < rs) then
+    call MPI_Sendrecv(sbuf, 2, MPI_INTEGER, lr, 14, rbuf, 2, MPI_INTEGER, lr, 14, inter, st, ierr)
+    check = check + sum(int(rbuf(1:2), 8)) + st(MPI_SOURCE)
+  end if
   call MPI_Barrier(inter, ierr)
+  call MPI_Comm_dup(inter, idup2, ierr)
+  call MPI_Barrier(idup2, ierr)
+  call MPI_Comm_free(idup2, ierr)
   call MPI_Intercomm_merge(inter, mod(rank, 2) == 0, merged, ierr)
   call MPI_Comm_rank(merged, mr, ierr)
   call MPI_Comm_size(merged, ms, ierr)

@@ -72,13 +72,13 @@ run_mpi() {
 
 # Every call of the all-calls program, exact per-rank counts where the
 # program makes them deterministic (not the polling Test/Iprobe loops).
-CALLS="MPI_Init=1 MPI_Finalize=1 MPI_Comm_size=3 MPI_Comm_rank=3
-MPI_Comm_split=2 MPI_Comm_dup=1 MPI_Comm_create=1 MPI_Comm_split_type=1
+CALLS="MPI_Init=1 MPI_Finalize=1 MPI_Comm_size=4 MPI_Comm_rank=4
+MPI_Comm_split=2 MPI_Comm_dup=3 MPI_Comm_create=1 MPI_Comm_split_type=1
 MPI_Cart_create=2 MPI_Cart_sub=1 MPI_Comm_idup=1 MPI_Graph_create=1
 MPI_Dist_graph_create=1 MPI_Dist_graph_create_adjacent=1
 MPI_Comm_create_group=2 MPI_Intercomm_create=1 MPI_Intercomm_merge=1
 MPI_Comm_dup_with_info=1
-MPI_Recv MPI_Irecv=5 MPI_Sendrecv=5
+MPI_Recv MPI_Irecv=5 MPI_Sendrecv=6
 MPI_Wait MPI_Waitall=2 MPI_Waitany=2 MPI_Test MPI_Probe=1 MPI_Iprobe
 MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=7 MPI_Gather=2
 MPI_Gatherv=1 MPI_Scatter=1 MPI_Scatterv=1 MPI_Allgather=1
@@ -88,25 +88,29 @@ RING="MPI_Init=1 MPI_Finalize=1 MPI_Comm_rank=1 MPI_Comm_size=1
 MPI_Send=5 MPI_Recv=5 compute"
 
 # The manager on the all-calls job: every message matched and causal, every
-# collective too after the repair; named job-wide (21): the two halves of
+# collective too after the repair; named job-wide (23): the two halves of
 # the split, their dups, the low half (MPI_Comm_create), the shared-memory
 # communicator, the cartesian ring, the 2-D grid and its two rows
 # (MPI_Cart_sub), the idup, the dup_with_info, the graph ring and its two
 # distributed forms, the three create_group ({0, 1}, {1, 2, 3}, {0, 2, 3}),
-# the two halves of the second split and their intercommunicator's merge;
-# unnamed: that intercommunicator on each of the 4 ranks. Corrected as
+# the two halves of the second split, their intercommunicator (its
+# messages matched like the others), its dup, and its merge; 2 of them
+# intercommunicators; unnamed: each rank's dup of MPI_COMM_SELF (4), made
+# before the intercommunicator on the even ranks and after it on the odd
+# ones, so that only its job-wide name matches its messages. Corrected as
 # collectives (14 instances): the Allreduce on each half, the Barrier on
 # the low half, the Allreduce on the shared-memory one and on each row, the
 # Barrier on the idup, the Allreduce on the dup_with_info, the Barrier on
 # the two distributed graphs and each create_group, the Allreduce on the
-# graph ring; not the Barrier on the intercommunicator.
+# graph ring; not the Barriers on the intercommunicator and its dup.
 report_check() {
 	rep=$("$MPI_TOP_BUILDDIR/manager/tapestry" report --xml "$1" 2> "$tmp/rep.err") || {
 		echo "FAIL: $flavour $lang calls: tapestry report"; cat "$tmp/rep.err"
 		return 1; }
 	bad=0
 	for want in unmatched_sends=0 unmatched_receives=0 violations_after=0 \
-		coll_violations_after=0 communicators_named=21 communicators_unnamed=4 \
+		coll_violations_after=0 communicators_named=23 communicators_unnamed=4 \
+		intercommunicators=2 \
 		collectives_sub=14; do
 		k=${want%%=*}
 		got=$(printf '%s\n' "$rep" | sed -n "s/.* $k=\"\([^\"]*\)\".*/\1/p" | head -n 1)
@@ -116,10 +120,12 @@ report_check() {
 		fi
 	done
 	[ $bad = 0 ] || printf '%s\n' "$rep" | grep -E 'causality|perturbation'
-	# OTF2 (when built, and otf2-print is there): each of the 21 defined
-	# over its own members (10 of 2 ranks, 2 of 3, 9 of 4), the
-	# intercommunicator over "members unknown" (its COMM and STRING
-	# lines), and the collectives on them refer to them (46 events)
+	# OTF2 (when built, and otf2-print is there): each of the 21
+	# intracommunicators defined over its own members (10 of 2 ranks, 2
+	# of 3, 9 of 4), the intercommunicator, its dup and MPI_COMM_SELF (the
+	# parent of a dup) over "members unknown" (their COMM and STRING
+	# lines: 6), and the collectives on them refer to them (50 events: 46,
+	# and the two Barriers on 4 ranks)
 	if command -v otf2-print > /dev/null &&
 		"$MPI_TOP_BUILDDIR/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$1" \
 			2> "$tmp/otf2.err"; then
@@ -131,10 +137,10 @@ report_check() {
 		unk=$(grep -c 'members unknown' "$tmp/o.defs")
 		warn=$(grep -c 'warning' "$tmp/o.defs")
 		sub=$(grep 'MPI_COLLECTIVE_END' "$tmp/o.evts" | grep -c '"comm ')
-		if [ "$n2.$n3.$n4.$unk.$warn.$sub" != "10.2.9.2.0.46" ]; then
+		if [ "$n2.$n3.$n4.$unk.$warn.$sub" != "10.2.9.6.0.50" ]; then
 			echo "FAIL: $flavour $lang calls: OTF2 communicators: $n2 of 2 ranks" \
-				"(want 10), $n3 of 3 (2), $n4 of 4 (9), $unk unknown (2)," \
-				"$warn warnings (0), $sub collectives on them (46)"
+				"(want 10), $n3 of 3 (2), $n4 of 4 (9), $unk unknown (6)," \
+				"$warn warnings (0), $sub collectives on them (50)"
 			grep '^COMM\|warning\|unknown' "$tmp/o.defs"
 			bad=1
 		fi

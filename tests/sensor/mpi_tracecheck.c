@@ -12,8 +12,10 @@
  *    MPI_Sendrecv) is matched by exactly one receive (MPI_Recv, the
  *    completion of an irecv by MPI_Wait, MPI_Waitany, MPI_Test or
  *    MPI_Waitall's ARRAY, the receive half of MPI_Sendrecv) with the same
- *    source and destination world ranks, communicator, tag (where the
- *    receive knows it) and bytes, and no receive is left over;
+ *    source and destination world ranks, communicator (its job-wide name
+ *    from manager/comms: the ranks' local ids for one communicator may
+ *    differ), tag (where the receive knows it) and bytes, and no receive
+ *    is left over;
  *  - every v-collective at its root carries its ARRAY of per-rank bytes;
  *  - COMPUTE events carry a method (0 or 1) and a positive flop rate.
  * -d prints one line per MPI event (rank, name, args, array). Exit 0 when
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/comms.h"
 #include "proto/error.h"
 #include "proto/event.h"
 #include "proto/trace.h"
@@ -57,6 +60,7 @@ static struct req reqs[MAX_REQS];
 static size_t nreqs;
 static struct rankinfo ranks[MAX_RANKS];
 static int failures;
+static struct mgr_comms *comms;
 
 #define FAIL(...) do { fprintf(stderr, "mpi_tracecheck: " __VA_ARGS__); \
 	fputc('\n', stderr); failures++; } while (0)
@@ -102,7 +106,8 @@ static void req_recv(uint64_t stream, int me, int64_t id, int64_t peer,
 
 	if (id <= 0 || !q || !q->recv)
 		return;
-	add_msg(recvs, &nrecvs, peer, me, q->comm, tag, bytes);
+	add_msg(recvs, &nrecvs, peer, me, mgr_comms_name(comms, stream, q->comm),
+		tag, bytes);
 }
 
 static void dump(int rank, const struct proto_trace_event *te)
@@ -198,6 +203,12 @@ static int pass2(const char *dir, int verbose_dump)
 			continue;
 		if (e->type < PROTO_EV__COUNT)
 			ranks[me].counts[e->type]++;
+		if (mgr_comms_event(comms, s, e, te.array, te.narray)) {
+			FAIL("out of memory naming communicators");
+			break;
+		}
+		int ci = proto_ev_arg(e->type, PROTO_F_comm);
+		int64_t comm = ci >= 0 ? mgr_comms_name(comms, s, a[ci]) : -1;
 		if (verbose_dump && (proto_ev_info(e->type)->category ==
 				     PROTO_CAT_MPI ||
 				     e->type == PROTO_EV_COMPUTE))
@@ -205,17 +216,17 @@ static int pass2(const char *dir, int verbose_dump)
 		switch (e->type) {
 		case PROTO_EV_MPI_SEND:
 		case PROTO_EV_MPI_ISEND:
-			add_msg(sends, &nsends, me, a[0], a[2], a[1], a[3]);
+			add_msg(sends, &nsends, me, a[0], comm, a[1], a[3]);
 			break;
 		case PROTO_EV_MPI_RECV:
-			add_msg(recvs, &nrecvs, a[0], me, a[2], a[1], a[3]);
+			add_msg(recvs, &nrecvs, a[0], me, comm, a[1], a[3]);
 			if (a[4] != 0 && a[4] != 1)
 				FAIL("rank %d: MPI_Recv arrived %lld", me,
 				     (long long)a[4]);
 			break;
 		case PROTO_EV_MPI_SENDRECV:
-			add_msg(sends, &nsends, me, a[0], a[2], a[1], a[3]);
-			add_msg(recvs, &nrecvs, a[4], me, a[2], -1, a[5]);
+			add_msg(sends, &nsends, me, a[0], comm, a[1], a[3]);
+			add_msg(recvs, &nrecvs, a[4], me, comm, -1, a[5]);
 			break;
 		case PROTO_EV_MPI_WAIT:
 			req_recv(s, me, a[0], a[1], a[2], a[4]);
@@ -342,8 +353,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mpi_tracecheck: bad NPROCS %s\n", argv[2]);
 		return 2;
 	}
-	if (pass1(dir) || pass2(dir, dumpev))
+	if (!(comms = mgr_comms_new())) {
+		fprintf(stderr, "mpi_tracecheck: out of memory\n");
 		return 2;
+	}
+	if (pass1(dir) || pass2(dir, dumpev)) {
+		mgr_comms_free(comms);
+		return 2;
+	}
+	mgr_comms_free(comms);
 	for (r = 0; r < MAX_RANKS; r++) {
 		if (r < nprocs && !ranks[r].seen)
 			FAIL("no MPI_Init for rank %d", r);

@@ -521,8 +521,7 @@ int col_drain(struct col *c, void (*done)(struct col *, int rc, void *arg),
 	if (!c->root) {
 		c->q_urgent = 1;
 		if (c->up_state == UP_STREAM)
-			col_up_clock_round(c, 2, c->cfg.clock_rounds / 2 ?
-					   c->cfg.clock_rounds / 2 : 1);
+			col_up_clock_round(c, 2, c->cfg.clock_rounds);
 		else if (!c->cfg.parent && !c->up_connector)
 			c->drain_clock_done = 1;
 		col_up_flush(c);

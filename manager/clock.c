@@ -107,7 +107,8 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 		p[m].phase = phase ? (phase[i] < 2 ? phase[i] : 2) : 0;
 		m++;
 	}
-	/* per phase: keep the round trips not above the phase's median */
+	/* per phase: keep the quarter of the round trips that are the
+	 * shortest (at least MGR_CLOCK_KEEP_MIN; ties at the bound kept) */
 	uint32_t phases[3] = {0};
 	for (size_t i = 0; i < m; i++)
 		phases[p[i].phase] = 1;
@@ -122,9 +123,13 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 				tmp[k++] = p[i].rtt;
 		if (!k)
 			continue;
-		double med = median_of(tmp, k);
+		qsort(tmp, k, sizeof(*tmp), cmp_double);
+		size_t q = (k + 3) / 4;
+		if (q < MGR_CLOCK_KEEP_MIN)
+			q = k < MGR_CLOCK_KEEP_MIN ? k : MGR_CLOCK_KEEP_MIN;
+		double bound = tmp[q - 1];
 		for (size_t i = 0; i < m; i++)
-			if (p[i].phase == ph && p[i].rtt <= med)
+			if (p[i].phase == ph && p[i].rtt <= bound)
 				p[i].kept = 1;
 	}
 	for (size_t i = 0; i < m; i++) {

@@ -6,8 +6,11 @@
  * Rj (node receive), Sj (node send), R (ref receive). It is collapsed to one
  * point, the node's midpoint against the reference's midpoint (Dunigan's
  * estimator): X = (S + R) / 2, Y = (Rj + Sj) / 2. Asymmetric round trips are
- * removed first (per phase, only the samples whose round trip is at most the
- * phase's median are kept), then A and B are fitted by ordinary least squares
+ * removed first (per phase, only the quarter of the samples with the
+ * shortest round trips are kept, at least MGR_CLOCK_KEEP_MIN: a midpoint is
+ * off by at most half its round trip's excess over the true one, and the
+ * shortest are the least asymmetric), then A and B are fitted by ordinary
+ * least squares
  * over the points of all phases together (sampling before AND after the run).
  * 95 % confidence intervals come from the OLS variance.
  *
@@ -28,6 +31,7 @@
 #define MGR_CLOCK_WARN_ONE_PHASE 0x8u	/* no samples after the run: extrapolated */
 #define MGR_CLOCK_WARN_NO_DRIFT 0x10u	/* drift not significant: fixed at 1 */
 #define MGR_CLOCK_CI_FLOOR_NS 1000.0	/* narrower intervals never warn */
+#define MGR_CLOCK_KEEP_MIN 3	/* samples kept per phase, at least */
 
 struct mgr_clock_fit {
 	uint64_t x0;		/* origin: reference time of the first sample */

@@ -17,7 +17,7 @@
  * Connection: HELLO, CHALLENGE, AUTH, WELCOME (server proof checked), META,
  * then BATCH / PING / CLOCK / LOSS; BYE at the end (docs/ARCHITECTURE.md).
  * Clock: 20 PING/PONG rounds after connecting (phase 0), 5 every 5 s
- * (phase 1), 10 at the end (phase 2), shipped as CLOCK frames.
+ * (phase 1), 20 at the end (phase 2), shipped as CLOCK frames.
  * Its own work appears in the trace: FLUSH (drain + encode) and SEND
  * events with durations, MEM_SAMPLE every TAPESTRY_MEM_PERIOD_MS.
  *
@@ -727,7 +727,7 @@ static void handle_flush(void)
 		struct proto_msg *m;
 		int acked = 0;
 
-		ping_rounds(10, 2);
+		ping_rounds(20, 2);
 		send_loss();
 		m = small_msg(PROTO_MSG_BYE);
 		m->u.bye.stream = sn_stream_id();

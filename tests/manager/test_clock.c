@@ -66,7 +66,7 @@ Test(clock, offset_and_drift_within_targets_with_outliers)
 	cr_assert_lt(fabs(f.offset_ns - A), 5000, "offset off by %.0f ns", f.offset_ns - A);
 	cr_assert_lt(fabs(f.slope - B) * 1e6, 1.0, "drift off by %.3f ppm", (f.slope - B) * 1e6);
 	cr_assert_leq(f.n_used, 80);
-	cr_assert_geq(f.n_used, 40);
+	cr_assert_geq(f.n_used, 20, "a quarter of each phase");
 	cr_assert_eq(f.nphases, 2);
 	cr_assert_eq(f.warn & (MGR_CLOCK_WARN_FEW | MGR_CLOCK_WARN_ONE_PHASE), 0);
 	/* the true offset lies within the confidence interval */
@@ -92,6 +92,39 @@ Test(clock, filter_matters_without_it_outliers_bias_the_fit)
 	gen(s + 20, ph + 20, 20, X0 + 60000000000ull, 1000000, 2, &seed, 0.45);
 	cr_assert_eq(mgr_clock_fit(s, ph, 40, MGR_CLOCK_REF_PINGS, &f), 0);
 	cr_assert_lt(fabs(f.offset_ns - A), 5000);
+}
+
+/* A loaded host: 12 of each phase's 20 round trips wait 200 us on one leg
+ * (the way out at the start, the way back at the end), the others have only
+ * the usual jitter. Keeping the round trips up to the median kept two of
+ * the delayed ones in each phase: 20 us of bias each way, 1.3 ppm of drift
+ * over the 30 s. The shortest quarter is none of them. */
+Test(clock, most_round_trips_delayed_on_one_leg)
+{
+	struct proto_clock_sample s[40];
+	uint32_t ph[40];
+	unsigned seed = 11;
+	struct mgr_clock_fit f;
+
+	gen(s, ph, 20, X0, 1000000, 0, &seed, 0.0);
+	gen(s + 20, ph + 20, 20, X0 + 30000000000ull, 1000000, 2, &seed, 0.0);
+	for (int i = 0; i < 40; i++) {
+		if (i % 20 >= 12)
+			continue;
+		if (i < 20) {	/* way out: the node stamps 200 us later */
+			s[i].rj += 200000;
+			s[i].sj += 200000;
+		}
+		s[i].r += 200000;
+	}
+	cr_assert_eq(mgr_clock_fit(s, ph, 40, MGR_CLOCK_REF_PINGS, &f), 0);
+	cr_log_info("offset err %.1f ns, drift err %.4f ppm, used %zu/%zu",
+		    f.offset_ns - A, (f.slope - B) * 1e6, f.n_used, f.n_total);
+	cr_assert_lt(fabs(f.slope - B) * 1e6, 0.5, "drift off by %.3f ppm",
+		     (f.slope - B) * 1e6);
+	cr_assert_lt(fabs(f.offset_ns - A), 5000, "offset off by %.0f ns",
+		     f.offset_ns - A);
+	cr_assert_eq(f.n_used, 10, "5 a phase");
 }
 
 Test(clock, one_phase_is_flagged_and_few_samples_refused)

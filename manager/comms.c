@@ -26,6 +26,8 @@ struct ent {
 	uint64_t kind;		/* 0: free */
 	int64_t a, b, c, v;
 	int64_t aux;		/* K_LOCAL: the stream's rank in it, -1 */
+	int64_t side;		/* K_LOCAL of an intercommunicator: see
+				 * mgr_comms_side; -1 */
 };
 
 struct mgr_comms {
@@ -91,7 +93,7 @@ static struct ent *get(struct mgr_comms *cm, uint64_t kind, int64_t a,
 	struct ent *e = &cm->t[k];
 
 	if (!e->kind) {
-		*e = (struct ent){kind, a, b, c, v0, -1};
+		*e = (struct ent){kind, a, b, c, v0, -1, -1};
 		cm->n++;
 	}
 	return e;
@@ -246,6 +248,10 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 	}
 	/* the value, not the entry: the next get may move the table */
 	int64_t name = nm ? nm->v : -1;
+	int64_t side = !inter ? -1 :
+		ev->type == PROTO_EV_MPI_INTERCOMM_CREATE ?
+		ev->arg[proto_ev_arg(ev->type, PROTO_F_leader)] :
+		mgr_comms_side(cm, stream, parent);
 	struct ent *loc = nm ? get(cm, K_LOCAL, (int64_t)stream, made, 0, 0, &rc) : NULL;
 	if (!loc) {
 		cm->st.unnamed++;
@@ -254,7 +260,15 @@ int mgr_comms_event(struct mgr_comms *cm, uint64_t stream,
 	loc->v = name;
 	int mi = proto_ev_arg(ev->type, PROTO_F_myrank);
 	loc->aux = mi >= 0 ? ev->arg[mi] : -1;
+	loc->side = side < 0 ? -1 : side;
 	return 0;
+}
+
+int64_t mgr_comms_side(const struct mgr_comms *cm, uint64_t stream, int64_t local)
+{
+	const struct ent *e = local > 0 ? find(cm, K_LOCAL, (int64_t)stream, local, 0) : NULL;
+
+	return e ? e->side : -1;
 }
 
 int64_t mgr_comms_rank(const struct mgr_comms *cm, uint64_t stream, int64_t local)

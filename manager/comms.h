@@ -108,6 +108,12 @@ int64_t mgr_comms_name(const struct mgr_comms *cm, uint64_t stream,
  * world rank, not known here). Traces from before myrank say 0. */
 int64_t mgr_comms_rank(const struct mgr_comms *cm, uint64_t stream, int64_t local);
 
+/* For stream's intercommunicator 'local' (named): the lowest world rank of
+ * the other group as its MPI_Intercomm_create saw it (inherited by what is
+ * made on it), so the same on every member of one group and another on the
+ * other's: what tells the two groups apart. -1 otherwise or unknown. */
+int64_t mgr_comms_side(const struct mgr_comms *cm, uint64_t stream, int64_t local);
+
 /* How many collectives stream made on the communicator named 'name'
  * before this one (counted here: call once per collective event, in the
  * stream's order, one caller per job). The n-th collective of every

@@ -148,20 +148,23 @@ static uint32_t comm_ref(const struct viz_scan *s, int64_t comm)
 
 static const struct viz_scan *member_scan;
 
-/* members by name, then their rank in the communicator, then world rank */
+/* members by name, then side (an intercommunicator's group), then their
+ * rank in the communicator, then world rank */
 static int cmp_member(const void *pa, const void *pb)
 {
 	const struct viz_member *a = pa, *b = pb;
 	int32_t ra = member_scan->procs[a->proc].rank, rb = member_scan->procs[b->proc].rank;
 
 	CMP(a->name, b->name);
+	CMP(a->side, b->side);
 	CMP(a->myrank, b->myrank);
 	CMP(ra, rb);
 	return 0;
 }
 
 /* Define the communicators the collectives used: each named one over its
- * members (in their rank order; world ranks index group 0's locations),
+ * members (in their rank order; world ranks index group 0's locations), an
+ * intercommunicator as an InterComm of its two groups (told apart by side),
  * the others (unnamed, or without members seen) over all ranks, as their
  * membership is not known. */
 static void write_comms(struct otf2 *o, uint64_t *members)
@@ -173,7 +176,7 @@ static void write_comms(struct otf2 *o, uint64_t *members)
 	qsort(s->members, s->nmembers, sizeof(*s->members), cmp_member);
 	for (size_t i = 0; i < s->ncomms; i++) {
 		int64_t name = s->comm_ids[i];
-		uint32_t group = 1, n = 0;
+		uint32_t group = 1, n = 0, split = 0;
 		size_t lo = 0, hi = s->nmembers;
 		char label[96];
 
@@ -185,13 +188,37 @@ static void write_comms(struct otf2 *o, uint64_t *members)
 			else
 				hi = mid;
 		}
+		int sides = 0;
+		int64_t side0 = lo < s->nmembers && s->members[lo].name == name ?
+				s->members[lo].side : -1;
 		for (size_t k = lo; k < s->nmembers && s->members[k].name == name; k++) {
 			int32_t r = s->procs[s->members[k].proc].rank;
 
+			if (k == lo || s->members[k].side != s->members[k - 1].side) {
+				sides++;
+				split = n;
+			}
 			if (r >= 0 && r <= s->max_rank && n <= (uint32_t)s->max_rank)
 				members[n++] = (uint64_t)r;
 		}
-		if (name > 0 && n) {
+		if (name > 0 && side0 >= 0 && sides == 2 &&
+		    split > 0 && split < n) {
+			uint32_t ga = next_group++, gb = next_group++;
+
+			snprintf(label, sizeof(label), "intercomm %" PRId64 " (%" PRIu32
+				 " + %" PRIu32 " ranks)", name, split, n - split);
+			OK(OTF2_GlobalDefWriter_WriteGroup(o->g, ga, str(o, label),
+				OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+				OTF2_GROUP_FLAG_NONE, split, members));
+			OK(OTF2_GlobalDefWriter_WriteGroup(o->g, gb, str(o, label),
+				OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+				OTF2_GROUP_FLAG_NONE, n - split, members + split));
+			OK(OTF2_GlobalDefWriter_WriteInterComm(o->g, (uint32_t)i + 1,
+				str(o, label), ga, gb, OTF2_UNDEFINED_COMM,
+				OTF2_COMM_FLAG_NONE));
+			continue;
+		}
+		if (name > 0 && n && side0 < 0) {
 			group = next_group++;
 			snprintf(label, sizeof(label), "comm %" PRId64 " (%" PRIu32 " ranks)",
 				 name, n);

@@ -496,14 +496,19 @@ static int note_comm(struct viz_scan *s, const struct mgr_events *e,
 		int mi = proto_ev_arg(me->ev->type, PROTO_F_myrank);
 
 		/* an intercommunicator's two groups each number from 0:
-		 * not one OTF2 group (its definition says members unknown) */
-		if (name > 0 && !mgr_comms_inter(mgr_events_comms(e), name) &&
+		 * its members are told apart by side */
+		int inter = mgr_comms_inter(mgr_events_comms(e), name);
+		int64_t side = inter ? mgr_comms_side(mgr_events_comms(e),
+						      me->stream->id,
+						      me->ev->arg[ni]) : -1;
+
+		if (name > 0 && (!inter || side >= 0) &&
 		    s->nmembers < VIZ_MEMBERS_MAX) {
 			if (mgr_grow((void **)&s->members, &s->members_cap,
 				     s->nmembers + 1, sizeof(*s->members)))
 				return PROTO_E_NOMEM;
 			s->members[s->nmembers++] = (struct viz_member){
-				name, proc, mi >= 0 ? me->ev->arg[mi] : -1};
+				name, proc, mi >= 0 ? me->ev->arg[mi] : -1, side};
 		}
 	}
 	if (c == INT64_MIN || c == 0 || c < INT32_MIN || c > INT32_MAX)

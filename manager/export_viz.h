@@ -69,6 +69,8 @@ struct viz_member {
 	int64_t name;		/* communicator's job-wide name (> 0) */
 	uint32_t proc;		/* the member's process */
 	int64_t myrank;		/* its rank in the communicator (-1: unknown) */
+	int64_t side;		/* an intercommunicator's: which group
+				 * (mgr_comms_side); -1 for the others */
 };
 
 struct viz_scan {

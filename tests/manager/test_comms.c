@@ -442,7 +442,8 @@ Test(comms, intercomm_merge)
 }
 
 /* stream's MPI_Intercomm_create on local id 'local' made id 'made', with
- * gkey in its ARRAY (narray 0: a trace from before it) */
+ * gkey in its ARRAY (narray 0: a trace from before it); the even streams
+ * and the odd ones are its two groups (remote leaders 1 and 0) */
 static void intercomm(uint64_t stream, int64_t local, int64_t made,
 		      int64_t gkey, size_t narray)
 {
@@ -450,7 +451,8 @@ static void intercomm(uint64_t stream, int64_t local, int64_t made,
 
 	memset(&e, 0, sizeof(e));
 	e.type = PROTO_EV_MPI_INTERCOMM_CREATE;
-	proto_ev_set_args(&e, local, made, 2, 0, 9, (int64_t)stream % 2);
+	proto_ev_set_args(&e, local, made, 2, stream % 2 ? 0 : 1, 9,
+			  (int64_t)stream / 2);
 	cr_assert_eq(mgr_comms_event(cm, stream, &e, &gkey, narray), 0);
 }
 
@@ -479,7 +481,8 @@ Test(comms, intercomm_without_gkey_unnamed)
  * joined by MPI_Intercomm_create: one name on both sides, whatever local
  * id each gave it (3 on the evens, 5 on the odds, which dup'd
  * MPI_COMM_SELF first), marked as an intercommunicator, so its collectives
- * get no instance. A dup and a split of it are intercommunicators too,
+ * get no instance; each side knows its group by the other's leader. A
+ * dup and a split of it are intercommunicators too (and know theirs),
  * named alike on both sides; MPI_Comm_create on it stays unnamed; its
  * merge is an intracommunicator. A second MPI_Intercomm_create over the
  * same groups and tag is another; a gkey of -1 leaves it unnamed. */
@@ -514,6 +517,9 @@ Test(comms, intercomm_named)
 			cr_assert_eq(mgr_comms_name(cm, s, made + (s % 2 ? 2 : 0)), n,
 				     "local %" PRId64 " on stream %" PRIu64, made, s);
 		cr_assert_eq(mgr_comms_inter(cm, n), made != 30, "local %" PRId64, made);
+		for (uint64_t s = 0; s < 4; s++)	/* the groups told apart */
+			cr_assert_eq(mgr_comms_side(cm, s, made + (s % 2 ? 2 : 0)),
+				     made == 30 ? -1 : s % 2 ? 0 : 1);
 		cr_assert_eq(mgr_comms_next_coll(cm, 0, n, &rc), made == 30 ? 0 : -1);
 	}
 	cr_assert_neq(mgr_comms_name(cm, 0, 3), mgr_comms_name(cm, 0, 40));

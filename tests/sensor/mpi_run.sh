@@ -122,10 +122,11 @@ report_check() {
 	[ $bad = 0 ] || printf '%s\n' "$rep" | grep -E 'causality|perturbation'
 	# OTF2 (when built, and otf2-print is there): each of the 21
 	# intracommunicators defined over its own members (10 of 2 ranks, 2
-	# of 3, 9 of 4), the intercommunicator, its dup and MPI_COMM_SELF (the
-	# parent of a dup) over "members unknown" (their COMM and STRING
-	# lines: 6), and the collectives on them refer to them (50 events: 46,
-	# and the two Barriers on 4 ranks)
+	# of 3, 9 of 4), the intercommunicator and its dup as INTER_COMM of
+	# two groups of 2, MPI_COMM_SELF (the parent of a dup) over "members
+	# unknown" (its COMM and STRING lines: 2), and the collectives on them
+	# refer to them (42 events on the intracommunicators, 8 on the two
+	# intercommunicators: a Barrier each on 4 ranks)
 	if command -v otf2-print > /dev/null &&
 		"$MPI_TOP_BUILDDIR/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$1" \
 			2> "$tmp/otf2.err"; then
@@ -137,11 +138,15 @@ report_check() {
 		unk=$(grep -c 'members unknown' "$tmp/o.defs")
 		warn=$(grep -c 'warning' "$tmp/o.defs")
 		sub=$(grep 'MPI_COLLECTIVE_END' "$tmp/o.evts" | grep -c '"comm ')
-		if [ "$n2.$n3.$n4.$unk.$warn.$sub" != "10.2.9.6.0.50" ]; then
+		inter=$(grep -c '^INTER_COMM .*(2 + 2 ranks)' "$tmp/o.defs")
+		isub=$(grep 'MPI_COLLECTIVE_END' "$tmp/o.evts" | grep -c '"intercomm ')
+		if [ "$n2.$n3.$n4.$unk.$warn.$sub.$inter.$isub" != "10.2.9.2.0.42.2.8" ]; then
 			echo "FAIL: $flavour $lang calls: OTF2 communicators: $n2 of 2 ranks" \
-				"(want 10), $n3 of 3 (2), $n4 of 4 (9), $unk unknown (6)," \
-				"$warn warnings (0), $sub collectives on them (50)"
-			grep '^COMM\|warning\|unknown' "$tmp/o.defs"
+				"(want 10), $n3 of 3 (2), $n4 of 4 (9), $unk unknown (2)," \
+				"$warn warnings (0), $sub collectives on them (42)," \
+				"$inter intercommunicators of 2 + 2 (2), $isub collectives" \
+				"on them (8)"
+			grep '^COMM\|^INTER_COMM\|warning\|unknown' "$tmp/o.defs"
 			bad=1
 		fi
 	fi

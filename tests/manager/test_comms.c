@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <string.h>
 
 #include "manager/comms.h"
@@ -167,6 +168,20 @@ Test(comms, many)
 	for (int64_t k = 0; k < 5000; k++)
 		cr_assert_eq(mgr_comms_name(cm, 0, 2 + k), mgr_comms_name(cm, 1, 2 + k));
 	cr_assert_eq(mgr_comms_stats(cm)->named, 5000);
+}
+
+/* One stream's 100 dups of world: each a new name, 1 to 100, though the
+ * table grows under the entry being filled (a stale read of the moved
+ * entry once named some of them from freed memory; glibc's M_PERTURB
+ * fills freed memory, so the stale read shows) */
+Test(comms, names_survive_the_table_growing)
+{
+	mallopt(M_PERTURB, 0x5a);
+	for (int64_t k = 0; k < 100; k++)
+		dup(0, 0, 2 + k);
+	for (int64_t k = 0; k < 100; k++)
+		cr_assert_eq(mgr_comms_name(cm, 0, 2 + k), k + 1, "dup %" PRId64, k);
+	mallopt(M_PERTURB, 0);
 }
 
 /* MPI_Comm_create, MPI_Comm_split_type and MPI_Cart_sub tell their

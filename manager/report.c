@@ -57,6 +57,18 @@ static void kv_str(const struct proto_meta *m, const char *key, char *out,
 		snprintf(out, len, "%s", v);
 }
 
+/* How the MPI sensor measured this stream's computation volumes (META
+ * compute_method, sensor-mpi.md): instruction counts do not depend on the
+ * run's timing, CPU time does. NULL when the stream says nothing. */
+static const char *volume_method(const struct proto_stream *s)
+{
+	const char *m = proto_stream_meta(s, "compute_method");
+
+	if (!m)
+		return NULL;
+	return !strcmp(m, "1") ? "instructions" : !strcmp(m, "0") ? "cpu-time" : "unknown";
+}
+
 static void on_stats(void *arg, const struct proto_frame *f)
 {
 	struct nodes *ns = arg;
@@ -300,8 +312,11 @@ int mgr_cmd_report(int argc, char **argv)
 			xml_attr(stdout, s->exe);
 			printf("\" events=\"%" PRIu64 "\" batches=\"%" PRIu64
 			       "\" lost_events=\"%" PRIu64 "\" gap_batches=\"%" PRIu64
-			       "\" ended=\"%d\"/>\n", s->events, s->batches,
+			       "\" ended=\"%d\"", s->events, s->batches,
 			       s->lost_events, s->gap_batches, s->ended);
+			if (volume_method(s))
+				printf(" compute_volumes=\"%s\"", volume_method(s));
+			printf("/>\n");
 		}
 		for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
 			if (!tally[ty].total)
@@ -389,6 +404,9 @@ int mgr_cmd_report(int argc, char **argv)
 			       s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
 			       s->exe[0] ? s->exe : "?", s->events, s->lost_events,
 			       s->gap_batches, s->ended ? "ended" : "no end seen");
+			if (volume_method(s))
+				printf("                    computation volumes from %s\n",
+				       volume_method(s));
 		}
 		printf("\nevents by type%s\n", maxrank >= 0 ? " (total, then per rank)" : "");
 		for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {

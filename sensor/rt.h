@@ -37,6 +37,9 @@
 #define SN_STRCACHE 16			/* per-thread string cache entries */
 #define SN_RING_MIN 1024		/* events */
 #define SN_RING_MAX_BYTES (64u << 20)	/* per thread */
+/* The sender thread's own ring: its FLUSH and CALIB records, and the
+ * calibration's samples (8192 records at most, a quarter ring) */
+#define SN_SENDER_RING_BYTES (2u << 20)
 
 /* drop_pending bits: a DROP record (drops counted), a FLUSH record (the
  * thread waited for room in its ring, TAPESTRY_RING_FULL=wait) */

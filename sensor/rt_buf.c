@@ -201,6 +201,13 @@ struct sn_thread *sn_thread_register(void)
 	}
 	bytes = ring_bytes_for(sn_cfg.budget ? sn_cfg.budget : (64u << 20),
 			       ring_reserved);
+	/* the sender's ring is small: populating a full-size one (64 MiB
+	 * in post-mortem mode) ran beside the application's start, and on
+	 * a VM whose memory is touched for the first time that took
+	 * 0.1-0.3 s and slowed the program's stores to its own ring by up
+	 * to five times */
+	if (sn_sender_is_self() && bytes > SN_SENDER_RING_BYTES)
+		bytes = SN_SENDER_RING_BYTES;
 	ring_reserved += bytes;
 	pthread_mutex_unlock(&threads_mu);
 	cap = bytes / sizeof(struct proto_event);

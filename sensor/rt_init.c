@@ -352,6 +352,40 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Calibration samples. A sample is only ever slowed down by what else
+ * runs (another core zeroing pages, the hypervisor): on a quiet host the
+ * samples of a series agree within a few per cent, but while a process
+ * starts, whole runs of them can be 1.5 to 4 times too slow (evicted-line
+ * stores here took 46 ns a call or 200, by turns, during the collector's
+ * and the rings' start-up; the median of 31 said 39-173 ns where the
+ * program paid 37). So a series is sampled until its CAL_LOW fastest
+ * samples agree (the CAL_LOW-th within 10 % + 1 ns of the fastest), from
+ * CAL_MIN samples up to CAL_MAX, and its estimate is the median of those
+ * CAL_LOW: the cost on a quiet host, which is what the program pays
+ * between its own disturbances (those are measured: stolen time). */
+#define CAL_MIN 31
+#define CAL_MAX 255
+#define CAL_LOW 8
+
+/* The median of the CAL_LOW smallest of d[0..n) (n >= CAL_LOW); sorts d. */
+static double cal_low_median(double *d, int n)
+{
+	qsort(d, (size_t)n, sizeof(double), cmp_double);
+	return d[CAL_LOW / 2];
+}
+
+/* 1 if the CAL_LOW fastest of d[0..n) agree (d is left as it was). */
+static int cal_quiet(const double *d, int n)
+{
+	double c[CAL_MAX];
+
+	if (n < CAL_MIN)
+		return 0;
+	memcpy(c, d, (size_t)n * sizeof(double));
+	qsort(c, (size_t)n, sizeof(double), cmp_double);
+	return c[CAL_LOW - 1] <= 1.1 * c[0] + 1.0;
+}
+
 /* Evict from every cache the ring lines the next n records of t will
  * take: the application's records land on lines that are in none of its
  * caches (a ring far larger than the caches, or lines the sender read
@@ -376,25 +410,26 @@ static void evict_next(const struct sn_thread *t, unsigned n)
 #endif
 }
 
-/* The marginal cost of tracing a buffered stdio call: SAMPLES x ITER
+/* The marginal cost of tracing a buffered stdio call: samples of ITER
  * fwrite(8 bytes) calls to a 64 KiB-buffered /dev/null through the wrapper
- * with tracing on, against the same calls made directly to libc; the median
- * difference per call, or -1. A call that stays in user space overlaps
+ * with tracing on, against the same calls made directly to libc, until
+ * both series are quiet (cal_quiet); the difference of their estimates per
+ * call, or -1; *samples: how many samples it took. A call that stays in user space overlaps
  * with the tracer's work (7.6 ns here against 18 ns for the hot path
  * alone), which the no-op calibration cannot see. Each sample writes a
  * stream of ITER records on evicted lines, as the program does (shorter
  * streams missed the prefetcher: 8.6-10.6 ns where the program paid 7.5).
  * Records written are taken back.
  * On the sender thread, from sn_calibrate(). */
-#define STDIO_SAMPLES 31
 #define STDIO_ITER 2048
-static double calibrate_stdio(struct sn_thread *t)
+static double calibrate_stdio(struct sn_thread *t, int *samples)
 {
-	enum { SAMPLES = STDIO_SAMPLES, ITER = STDIO_ITER };
+	enum { ITER = STDIO_ITER };
 	size_t (*direct)(const void *, size_t, size_t, FILE *);
-	double d[SAMPLES];
+	double dd[CAL_MAX], dt[CAL_MAX], cost;
 	char tok[8] = {0};
 	FILE *f;
+	int k;
 
 	direct = (size_t (*)(const void *, size_t, size_t, FILE *))
 		dlsym(RTLD_NEXT, "fwrite");
@@ -402,7 +437,7 @@ static double calibrate_stdio(struct sn_thread *t)
 	if (!direct || t->cap < ITER * 4 || !(f = fopen("/dev/null", "w")))
 		return -1;
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
-	for (int k = 0; k < SAMPLES; k++) {
+	for (k = 0; k < CAL_MAX && !(cal_quiet(dd, k) && cal_quiet(dt, k)); k++) {
 		uint64_t h0 = t->head_priv, t0, t1, t2;
 
 		sn_tls.guard = 1;
@@ -416,28 +451,32 @@ static double calibrate_stdio(struct sn_thread *t)
 			fwrite(tok, 1, sizeof(tok), f);
 		t2 = sn_now_vdso();
 		sn_tls.guard = 1;
-		d[k] = ((double)(t2 - t1) - (double)(t1 - t0)) / ITER;
+		dd[k] = (double)(t1 - t0) / ITER;
+		dt[k] = (double)(t2 - t1) / ITER;
 		t->head_priv = h0;
 		t->widx = (uint32_t)(h0 % t->cap);
 		atomic_store_explicit(&t->head, h0, memory_order_release);
 	}
 	fclose(f);
-	qsort(d, SAMPLES, sizeof(double), cmp_double);
-	return d[SAMPLES / 2] > 0 ? d[SAMPLES / 2] : 0;
+	/* each series on its own: a slowed direct sample would make a
+	 * difference too small */
+	cost = cal_low_median(dt, k) - cal_low_median(dd, k);
+	*samples = k;
+	return cost > 0 ? cost : 0;
 }
 
 /* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
- * sn_commit, sn_leave around a no-op): 31 samples of 2048 iterations
- * (a quarter ring at most) on evicted lines, as the stdio calibration, the
- * median per iteration; then one lookup of a cached string. Runs on the
+ * sn_commit, sn_leave around a no-op): samples of 2048 iterations (a
+ * quarter ring at most) on evicted lines, as the stdio calibration, until
+ * quiet (cal_quiet), the median of the fastest per iteration; then one
+ * lookup of a cached string. Runs on the
  * sender thread, whose ring it uses and empties again; emits CALIB
  * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). */
 void sn_calibrate(void)
 {
-	enum { SAMPLES = 31 };
-	double s[SAMPLES], s2[SAMPLES];
+	double s[CAL_MAX], s2[CAL_MAX];
 	struct sn_thread *t = sn_tls.thr;
-	int saved = sn_tls.guard;
+	int saved = sn_tls.guard, k, nstdio = 0;
 	char meta_v[64];
 	double stdio;
 	/* streams as long as the stdio calibration's, a quarter ring at most */
@@ -445,7 +484,7 @@ void sn_calibrate(void)
 
 	if (!t || ITER < 100)
 		return;
-	for (int k = 0; k < SAMPLES; k++) {
+	for (k = 0; k < CAL_MAX && !(cal_quiet(s, k) && cal_quiet(s2, k)); k++) {
 		uint64_t t0, t1, h0 = t->head_priv;
 
 		evict_next(t, ITER);
@@ -488,25 +527,23 @@ void sn_calibrate(void)
 		t->widx = (uint32_t)(h0 % t->cap);
 		atomic_store_explicit(&t->head, h0, memory_order_release);
 	}
-	stdio = sn_enabled("libc") ? calibrate_stdio(t) : -1;
+	stdio = sn_enabled("libc") ? calibrate_stdio(t, &nstdio) : -1;
 	sn_tls.guard = saved;
-	qsort(s, SAMPLES, sizeof(double), cmp_double);
-	qsort(s2, SAMPLES, sizeof(double), cmp_double);
-	calib_ns = s[SAMPLES / 2];
+	calib_ns = cal_low_median(s, k);
 	{
 		uint64_t now = sn_now_fast();
 
 		if (stdio >= 0)	/* buffered stdio calls (evtype FWRITE) */
 			sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
 				PROTO_EV_FWRITE, (int64_t)(stdio + 0.5),
-				STDIO_SAMPLES * STDIO_ITER, (int64_t)(stdio * 1000 + 0.5));
+				nstdio * (int64_t)STDIO_ITER, (int64_t)(stdio * 1000 + 0.5));
 
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, 0,
-			(int64_t)(calib_ns + 0.5), SAMPLES * (int64_t)ITER,
+			(int64_t)(calib_ns + 0.5), k * (int64_t)ITER,
 			(int64_t)(calib_ns * 1000 + 0.5));
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
-			PROTO_EV_STRING, (int64_t)(s2[SAMPLES / 2] + 0.5),
-			SAMPLES * (int64_t)ITER, 0);
+			PROTO_EV_STRING, (int64_t)(cal_low_median(s2, k) + 0.5),
+			k * (int64_t)ITER, 0);
 	}
 	snprintf(meta_v, sizeof(meta_v), "%.1f", calib_ns);
 	sn_meta("calib_ns", meta_v);

@@ -345,45 +345,57 @@ void sn_proc_start_event(void)
 
 /* ---- calibration --------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Calibration samples. A sample is only ever slowed down by what else
- * runs (another core zeroing pages, the hypervisor): on a quiet host the
- * samples of a series agree within a few per cent, but while a process
- * starts, whole runs of them can be 1.5 to 4 times too slow (evicted-line
- * stores here took 46 ns a call or 200, by turns, during the collector's
- * and the rings' start-up; the median of 31 said 39-173 ns where the
- * program paid 37). So a series is sampled until its CAL_LOW fastest
- * samples agree (the CAL_LOW-th within 10 % + 1 ns of the fastest), from
- * CAL_MIN samples up to CAL_MAX, and its estimate is the median of those
- * CAL_LOW: the cost on a quiet host, which is what the program pays
- * between its own disturbances (those are measured: stolen time). */
+/* Calibration samples. Other work only ever slows a sample down: while a
+ * job starts (collectors, rings being populated, the hypervisor) whole
+ * runs of samples were 1.5 to 4 times too slow here (stores to evicted
+ * lines: 46-55 ns a traced fwrite, or 70, or 200), and the median of 31
+ * said 39-173 ns where the program paid 37. On a quiet host the samples
+ * still spread by 10-20 % (the same stores on fresh ring lines, as the
+ * program writes them: 46-55 ns, mean 50, the program's own mean), so
+ * the fastest samples alone say too little (33 for 37). A series is
+ * sampled until CAL_QUIET of its samples lie in the quiet band, within
+ * 30 % (+1 ns) of the fastest, from CAL_MIN samples up to CAL_MAX; its
+ * estimate is the mean of the samples in the band. */
 #define CAL_MIN 31
 #define CAL_MAX 255
-#define CAL_LOW 8
+#define CAL_QUIET 16
 
-/* The median of the CAL_LOW smallest of d[0..n) (n >= CAL_LOW); sorts d. */
-static double cal_low_median(double *d, int n)
+static double cal_band(const double *d, int n)
 {
-	qsort(d, (size_t)n, sizeof(double), cmp_double);
-	return d[CAL_LOW / 2];
+	double lo = d[0];
+
+	for (int i = 1; i < n; i++)
+		if (d[i] < lo)
+			lo = d[i];
+	return 1.3 * lo + 1.0;
 }
 
-/* 1 if the CAL_LOW fastest of d[0..n) agree (d is left as it was). */
+/* 1 if d[0..n) has CAL_MIN samples, CAL_QUIET of them in the band. */
 static int cal_quiet(const double *d, int n)
 {
-	double c[CAL_MAX];
+	double b;
+	int q = 0;
 
 	if (n < CAL_MIN)
 		return 0;
-	memcpy(c, d, (size_t)n * sizeof(double));
-	qsort(c, (size_t)n, sizeof(double), cmp_double);
-	return c[CAL_LOW - 1] <= 1.1 * c[0] + 1.0;
+	b = cal_band(d, n);
+	for (int i = 0; i < n; i++)
+		q += d[i] <= b;
+	return q >= CAL_QUIET;
+}
+
+/* The mean of the samples of d[0..n) in the band (n >= 1). */
+static double cal_estimate(const double *d, int n)
+{
+	double b = cal_band(d, n), sum = 0;
+	int q = 0;
+
+	for (int i = 0; i < n; i++)
+		if (d[i] <= b) {
+			sum += d[i];
+			q++;
+		}
+	return sum / q;
 }
 
 /* Evict from every cache the ring lines the next n records of t will
@@ -460,7 +472,7 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 	fclose(f);
 	/* each series on its own: a slowed direct sample would make a
 	 * difference too small */
-	cost = cal_low_median(dt, k) - cal_low_median(dd, k);
+	cost = cal_estimate(dt, k) - cal_estimate(dd, k);
 	*samples = k;
 	return cost > 0 ? cost : 0;
 }
@@ -468,7 +480,7 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 /* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
  * sn_commit, sn_leave around a no-op): samples of 2048 iterations (a
  * quarter ring at most) on evicted lines, as the stdio calibration, until
- * quiet (cal_quiet), the median of the fastest per iteration; then one
+ * quiet (cal_quiet), the mean of its quiet band per iteration; then one
  * lookup of a cached string. Runs on the
  * sender thread, whose ring it uses and empties again; emits CALIB
  * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). */
@@ -529,7 +541,7 @@ void sn_calibrate(void)
 	}
 	stdio = sn_enabled("libc") ? calibrate_stdio(t, &nstdio) : -1;
 	sn_tls.guard = saved;
-	calib_ns = cal_low_median(s, k);
+	calib_ns = cal_estimate(s, k);
 	{
 		uint64_t now = sn_now_fast();
 
@@ -542,7 +554,7 @@ void sn_calibrate(void)
 			(int64_t)(calib_ns + 0.5), k * (int64_t)ITER,
 			(int64_t)(calib_ns * 1000 + 0.5));
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
-			PROTO_EV_STRING, (int64_t)(cal_low_median(s2, k) + 0.5),
+			PROTO_EV_STRING, (int64_t)(cal_estimate(s2, k) + 0.5),
 			k * (int64_t)ITER, 0);
 	}
 	snprintf(meta_v, sizeof(meta_v), "%.1f", calib_ns);

@@ -238,6 +238,14 @@ SN_HIDDEN void sn_new_stream_id(void);
 SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
 SN_HIDDEN double sn_calib_cost_ns(void);
 SN_HIDDEN void sn_calibrate(void);
+/* Calibration series (rt_init.c): sampled until quiet, CAL_QUIET samples
+ * within 30 % + 1 ns of the fastest among CAL_MIN at least (CAL_MAX at
+ * most); the estimate is the mean of those in that band. */
+#define CAL_MIN 31
+#define CAL_MAX 255
+#define CAL_QUIET 16
+SN_HIDDEN int sn_cal_quiet(const double *d, int n);
+SN_HIDDEN double sn_cal_estimate(const double *d, int n);
 SN_HIDDEN void sn_proc_start_event(void);
 SN_HIDDEN int sn_rank(void);
 SN_HIDDEN void sn_exit_event(int status);

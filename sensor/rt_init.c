@@ -354,44 +354,67 @@ void sn_proc_start_event(void)
  * program writes them: 46-55 ns, mean 50, the program's own mean), so
  * the fastest samples alone say too little (33 for 37). A series is
  * sampled until CAL_QUIET of its samples lie in the quiet band, within
- * 30 % (+1 ns) of the fastest, from CAL_MIN samples up to CAL_MAX; its
- * estimate is the mean of the samples in the band. */
-#define CAL_MIN 31
-#define CAL_MAX 255
-#define CAL_QUIET 16
-
-static double cal_band(const double *d, int n)
+ * 30 % (+1 ns) of the fastest (cal_band), from CAL_MIN samples up to
+ * CAL_MAX; its estimate is the mean of the samples in the band. */
+/* The quiet band of d[0..n) (n >= 1): around its third fastest sample
+ * (one or two glitches below the rest, such as a sample taken while
+ * tracing was being switched off, do not set it), from base / 1.3 - 1 to
+ * base x 1.3 + 1. */
+static void cal_band(const double *d, int n, double *lo, double *hi)
 {
-	double lo = d[0];
+	double m[3] = {d[0], d[0], d[0]};	/* the three fastest, sorted */
+	int k = 1;
 
-	for (int i = 1; i < n; i++)
-		if (d[i] < lo)
-			lo = d[i];
-	return 1.3 * lo + 1.0;
+	for (int i = 1; i < n; i++) {
+		double x = d[i];
+
+		if (k < 3) {
+			int j = k++;
+
+			while (j > 0 && m[j - 1] > x) {
+				m[j] = m[j - 1];
+				j--;
+			}
+			m[j] = x;
+		} else if (x < m[2]) {
+			int j = 2;
+
+			while (j > 0 && m[j - 1] > x) {
+				m[j] = m[j - 1];
+				j--;
+			}
+			m[j] = x;
+		}
+	}
+	*lo = (m[k - 1] - 1.0) / 1.3;
+	*hi = 1.3 * m[k - 1] + 1.0;
 }
 
 /* 1 if d[0..n) has CAL_MIN samples, CAL_QUIET of them in the band. */
-static int cal_quiet(const double *d, int n)
+int sn_cal_quiet(const double *d, int n)
 {
-	double b;
+	double lo, hi;
 	int q = 0;
 
 	if (n < CAL_MIN)
 		return 0;
-	b = cal_band(d, n);
+	cal_band(d, n, &lo, &hi);
 	for (int i = 0; i < n; i++)
-		q += d[i] <= b;
+		q += d[i] >= lo && d[i] <= hi;
 	return q >= CAL_QUIET;
 }
 
-/* The mean of the samples of d[0..n) in the band (n >= 1). */
-static double cal_estimate(const double *d, int n)
+/* The mean of the samples of d[0..n) in the band; 0 without samples. */
+double sn_cal_estimate(const double *d, int n)
 {
-	double b = cal_band(d, n), sum = 0;
+	double lo, hi, sum = 0;
 	int q = 0;
 
+	if (n <= 0)
+		return 0;
+	cal_band(d, n, &lo, &hi);
 	for (int i = 0; i < n; i++)
-		if (d[i] <= b) {
+		if (d[i] >= lo && d[i] <= hi) {
 			sum += d[i];
 			q++;
 		}
@@ -425,7 +448,7 @@ static void evict_next(const struct sn_thread *t, unsigned n)
 /* The marginal cost of tracing a buffered stdio call: samples of ITER
  * fwrite(8 bytes) calls to a 64 KiB-buffered /dev/null through the wrapper
  * with tracing on, against the same calls made directly to libc, until
- * both series are quiet (cal_quiet); the difference of their estimates per
+ * both series are quiet (sn_cal_quiet); the difference of their estimates per
  * call, or -1; *samples: how many samples it took. A call that stays in user space overlaps
  * with the tracer's work (7.6 ns here against 18 ns for the hot path
  * alone), which the no-op calibration cannot see. Each sample writes a
@@ -449,7 +472,7 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 	if (!direct || t->cap < ITER * 4 || !(f = fopen("/dev/null", "w")))
 		return -1;
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
-	for (k = 0; k < CAL_MAX && !(cal_quiet(dd, k) && cal_quiet(dt, k)); k++) {
+	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(dd, k) && sn_cal_quiet(dt, k)); k++) {
 		uint64_t h0 = t->head_priv, t0, t1, t2;
 
 		sn_tls.guard = 1;
@@ -472,7 +495,7 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 	fclose(f);
 	/* each series on its own: a slowed direct sample would make a
 	 * difference too small */
-	cost = cal_estimate(dt, k) - cal_estimate(dd, k);
+	cost = sn_cal_estimate(dt, k) - sn_cal_estimate(dd, k);
 	*samples = k;
 	return cost > 0 ? cost : 0;
 }
@@ -480,7 +503,7 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 /* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
  * sn_commit, sn_leave around a no-op): samples of 2048 iterations (a
  * quarter ring at most) on evicted lines, as the stdio calibration, until
- * quiet (cal_quiet), the mean of its quiet band per iteration; then one
+ * quiet (sn_cal_quiet), the mean of its quiet band per iteration; then one
  * lookup of a cached string. Runs on the
  * sender thread, whose ring it uses and empties again; emits CALIB
  * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). */
@@ -496,7 +519,7 @@ void sn_calibrate(void)
 
 	if (!t || ITER < 100)
 		return;
-	for (k = 0; k < CAL_MAX && !(cal_quiet(s, k) && cal_quiet(s2, k)); k++) {
+	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(s, k) && sn_cal_quiet(s2, k)); k++) {
 		uint64_t t0, t1, h0 = t->head_priv;
 
 		evict_next(t, ITER);
@@ -541,7 +564,7 @@ void sn_calibrate(void)
 	}
 	stdio = sn_enabled("libc") ? calibrate_stdio(t, &nstdio) : -1;
 	sn_tls.guard = saved;
-	calib_ns = cal_estimate(s, k);
+	calib_ns = sn_cal_estimate(s, k);
 	{
 		uint64_t now = sn_now_fast();
 
@@ -554,7 +577,7 @@ void sn_calibrate(void)
 			(int64_t)(calib_ns + 0.5), k * (int64_t)ITER,
 			(int64_t)(calib_ns * 1000 + 0.5));
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
-			PROTO_EV_STRING, (int64_t)(cal_estimate(s2, k) + 0.5),
+			PROTO_EV_STRING, (int64_t)(sn_cal_estimate(s2, k) + 0.5),
 			k * (int64_t)ITER, 0);
 	}
 	snprintf(meta_v, sizeof(meta_v), "%.1f", calib_ns);

@@ -267,3 +267,62 @@ Test(sensor_rt, enabled_parts)
 	cr_assert_eq(sn_enabled(NULL), 0);
 	cr_assert_eq(sn_enabled("bogus"), 0);
 }
+
+/* ---- calibration series (sn_cal_quiet, sn_cal_estimate) ---------------- */
+
+/* A quiet series: 31 samples spread 46-55 ns, as a traced fwrite on fresh
+ * ring lines; quiet at once, its estimate their mean. */
+Test(sensor_cal, quiet_series_gives_its_mean)
+{
+	double d[CAL_MAX], sum = 0;
+
+	for (int i = 0; i < CAL_MIN; i++) {
+		d[i] = 46.0 + (double)(i % 10);
+		sum += d[i];
+	}
+	cr_assert(!sn_cal_quiet(d, CAL_MIN - 1), "too few samples yet");
+	cr_assert(sn_cal_quiet(d, CAL_MIN));
+	cr_assert_float_eq(sn_cal_estimate(d, CAL_MIN), sum / CAL_MIN, 1e-9);
+}
+
+/* Start-up: most samples 1.5 to 4 times too slow (70, 200 ns). The
+ * median would be 200; the series is not quiet until CAL_QUIET samples
+ * lie near the fastest, and the estimate leaves the slow ones out. */
+Test(sensor_cal, disturbed_samples_are_left_out)
+{
+	double d[CAL_MAX];
+	int n = 0;
+
+	for (int i = 0; i < 20; i++)
+		d[n++] = 200.0 + i;
+	for (int i = 0; i < 5; i++)
+		d[n++] = 70.0;
+	for (int i = 0; i < 10; i++)
+		d[n++] = 47.0 + (i & 1) * 4.0;	/* 47, 51, ... */
+	cr_assert(!sn_cal_quiet(d, n), "10 quiet samples of 35 are not enough");
+	for (int i = 0; i < 6; i++)
+		d[n++] = 49.0;
+	cr_assert(sn_cal_quiet(d, n));
+	/* band: 47 / 1.3 - 1 to 47 x 1.3 + 1 (35.2 to 62.1): the 16 near 47-51 */
+	cr_assert_float_eq(sn_cal_estimate(d, n), (5 * 47.0 + 5 * 51.0 + 6 * 49.0) / 16, 1e-9);
+}
+
+/* Bad input: no samples gives 0 and is never quiet; one or two glitches
+ * far below the rest (a sample taken while tracing was being switched
+ * off) neither set the band nor enter the estimate; three do. */
+Test(sensor_cal, no_samples_and_low_glitches)
+{
+	double d[CAL_MAX] = {0};
+
+	cr_assert_float_eq(sn_cal_estimate(d, 0), 0.0, 1e-12);
+	cr_assert(!sn_cal_quiet(d, 0));
+	for (int i = 0; i < CAL_MIN; i++)
+		d[i] = 50.0;
+	d[3] = 1.0;
+	d[17] = 2.0;
+	cr_assert(sn_cal_quiet(d, CAL_MIN));
+	cr_assert_float_eq(sn_cal_estimate(d, CAL_MIN), 50.0, 1e-9);
+	d[20] = 1.5;
+	cr_assert(!sn_cal_quiet(d, CAL_MIN), "three fast samples set the band");
+	cr_assert_float_eq(sn_cal_estimate(d, CAL_MIN), 1.5, 1e-9);
+}

@@ -8,12 +8,14 @@
 #   t    traced with the libc and MPI sensors: the same region, as measured
 #   t_a  the region in the corrected trace: per rank from the end of the first
 #        barrier to the start of the second, the maximum over ranks
-# for three instrumentations (WRITES = fwrite calls per iteration):
+# for four instrumentations (WRITES = fwrite calls per iteration):
 #   0    MPI only: the MPI sensor's work around each call (CPU-time and
-#        instruction-counter reads, ~3 us here where the counter traps to
-#        the hypervisor; ~0.35 us with TAPESTRY_COMPUTE_METHOD=cpu, which
-#        the environment passes on)
-#   100, 300  MPI and as many traced fwrite calls per iteration
+#        instruction-counter reads, ~3 us on a host whose counter traps to
+#        the hypervisor; ~0.35 us with CPU time only, where there is no
+#        counter or with TAPESTRY_COMPUTE_METHOD=cpu, which the environment
+#        passes on)
+#   10, 100, 300  MPI and as many traced fwrite calls per iteration (one
+#        every 400, 40 or 13 ns of the program's own work)
 # and two sensor modes:
 #   stream      the default: the sender thread drains, compresses and sends
 #               while the program runs. On a host whose cores the ranks fill,
@@ -30,10 +32,11 @@
 #               records a rank) pass half a ring: the sender then drains
 #               beside the ranks, as in stream mode.
 # Each traced run (one per mode) comes between two untraced runs, R times.
-# The untraced time here is bimodal: the hypervisor places the two vCPUs
-# on cores that share a cache or not (a 64-byte message's one-way latency
-# 110-120 or 410-435 ns, the region 5 % longer in the second placement),
-# and the placement changes from one run to the next. So every run, traced
+# The untraced time was bimodal on the AMD VM of earlier sessions: the
+# hypervisor placed the two vCPUs on cores that share a cache or not (a
+# 64-byte message's one-way latency 110-120 or 410-435 ns, the region 5 %
+# longer in the second placement), and the placement changed from one run
+# to the next (the Intel VM of later ones shows one, 270-330 ns). So every run, traced
 # or not, measures the placement (perturbation.c: a PMPI ping-pong before
 # and after the region, unseen by the sensor), and a traced run's error is
 # against the untraced runs of the same placement (latency within 25 %;
@@ -44,7 +47,7 @@
 # interval of the median (order statistics), and the unpaired medians.
 # Target: within 1 % of t0 when the perturbation is 20 % or more.
 # Usage: bench/perturbation.sh [BUILD_DIR] (default: build/). Environment:
-# NP (2), ITERS (10000), WORK (2000 adds), CONFIGS ("0 100 300": WRITES values),
+# NP (2), ITERS (10000), WORK (2000 adds), CONFIGS ("0 10 100 300": WRITES values),
 # PATTERN (0: the Sendrecv ring; 1: a halo exchange, Irecv/Isend/Waitall of
 # 4 KiB each way, then an Allreduce),
 # MODES ("stream postmortem"), R (7), INDIRECT (auto; e.g. "auto busy stolen 0"),
@@ -56,7 +59,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
 NP=${NP:-2} ITERS=${ITERS:-10000} WORK=${WORK:-2000} R=${R:-7} PATTERN=${PATTERN:-0}
-CONFIGS=${CONFIGS:-0 100 300} MODES=${MODES:-stream postmortem} INDIRECT=${INDIRECT:-auto}
+CONFIGS=${CONFIGS:-0 10 100 300} MODES=${MODES:-stream postmortem} INDIRECT=${INDIRECT:-auto}
 CALLS=${CALLS:-0}
 T=$(mktemp -d /tmp/tapestry-bench-pert.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -194,7 +197,7 @@ echo "summary (target: the corrected region within 1 % of the untraced one when 
 echo "perturbation is 20 % or more)"
 echo "  same placement: per traced run, (t_a - t0) / t0 with t0 the median of the untraced"
 echo "  runs whose one-way latency is within 25 % of the traced run's (the host's two vCPU"
-echo "  placements differ by 5 % here); the median of those errors, with a 95 % confidence"
+echo "  placements differed by 5 % on one VM); the median of those errors, with a 95 % confidence"
 echo "  interval of that median (order statistics); own part: the ranks' computation and fwrite"
 echo "  calls (corrected COMPUTE events against the program's own clock), MPI part: the rest"
 echo "  of the region, MPI calls and their waits, corrected minus untraced per iteration"

@@ -177,9 +177,8 @@ static inline struct proto_event *sn_slot_fast(void)
  * to the state of its lines: a traced fwrite cost 50 ns on a post-mortem
  * ring's first lap (lines in no cache), less on lines the sender had just
  * read, and a calibration cannot know which. Asked for 16 records (1152
- * bytes) ahead, the lines are in by the time the record is written: 44.5-45
- * ns on a first lap, calibrated 32-33 ns beyond the untraced call's 13.7
- * (bench/perturbation.sh). Both ends of the record: at 72 bytes a record,
+ * bytes) ahead, the lines are in by the time the record is written: 44-45
+ * ns on a first lap, calibrated 31 ns beyond the untraced call's 13.7. Both ends of the record: at 72 bytes a record,
  * one line in nine holds no record's start. */
 #define SN_PREFETCH_AHEAD 16
 
@@ -258,8 +257,8 @@ SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
 SN_HIDDEN double sn_calib_cost_ns(void);
 SN_HIDDEN void sn_calibrate(void);
 /* Calibration series (rt_init.c): sampled until quiet, CAL_QUIET samples
- * within 30 % + 1 ns of the fastest among CAL_MIN at least (CAL_MAX at
- * most); the estimate is the mean of those in that band. */
+ * within 30 % + 1 ns of the third fastest among CAL_MIN at least (CAL_MAX
+ * at most); the estimate is the mean of those in that band. */
 #define CAL_MIN 31
 #define CAL_MAX 255
 #define CAL_QUIET 16

@@ -353,10 +353,12 @@ void sn_proc_start_event(void)
  * still spread by 10-20 % (the same stores on fresh ring lines, as the
  * program writes them: 46-55 ns, mean 50, the program's own mean), so
  * the fastest samples alone say too little (33 for 37). A series is
- * sampled until CAL_QUIET of its samples lie in the quiet band, within
- * 30 % (+1 ns) of the fastest (cal_band), from CAL_MIN samples up to
- * CAL_MAX; its estimate is the mean of the samples in the band. */
-/* The quiet band of d[0..n) (n >= 1): around its third fastest sample
+ * sampled until CAL_QUIET of its samples lie in the quiet band (within
+ * 30 % + 1 ns of its third fastest sample, cal_band), from CAL_MIN
+ * samples up to CAL_MAX; its estimate is the mean of the samples in the
+ * band.
+ *
+ * The quiet band of d[0..n) (n >= 1): around its third fastest sample
  * (one or two glitches below the rest, such as a sample taken while
  * tracing was being switched off, do not set it), from base / 1.3 - 1 to
  * base x 1.3 + 1. */

@@ -195,11 +195,14 @@ if command -v mpicc.openmpi >/dev/null && [ -f "$lib" ] && [ -x "$col" ]; then
 	check "real ring: simulated time printed" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/real.out"
 	cat "$work/real.out"
 	# every call the sensor wraps (collectives, non-blocking, wildcards,
-	# MPI_PROC_NULL, sub-communicators), traced for real and replayed
+	# MPI_PROC_NULL, sub-communicators), traced for real and replayed;
+	# without Open MPI's treematch topology component, which livelocks now
+	# and then in MPI_Dist_graph_create, untraced too (tests/sensor/mpi_run.sh;
+	# here it once held this run until its 300 s timeout)
 	mpicc.openmpi -O1 -o "$work/calls" "$top_srcdir/tests/sensor/mpi_calls.c" || exit 99
 	(cd "$work" && TAPESTRY_COLLECTOR_BIN="$col" timeout 300 "$T" run \
 		--sensors libc,mpi --mpi openmpi -o "$work/calls_job" -- \
-		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD \
+		mpirun.openmpi --oversubscribe --mca topo ^treematch -np 4 -x LD_PRELOAD \
 		-x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS ./calls) >"$work/run2.out" 2>"$work/run2.err"
 	rc=$?
 	check "real every-call program traced (rc $rc)" [ $rc = 0 ]

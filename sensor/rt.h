@@ -178,8 +178,9 @@ static inline struct proto_event *sn_slot_fast(void)
  * ring's first lap (lines in no cache), less on lines the sender had just
  * read, and a calibration cannot know which. Asked for 16 records (1152
  * bytes) ahead, the lines are in by the time the record is written: 44-45
- * ns on a first lap, calibrated 31 ns beyond the untraced call's 13.7. Both ends of the record: at 72 bytes a record,
- * one line in nine holds no record's start. */
+ * ns on a first lap, calibrated 31 ns beyond the untraced call's 13.7.
+ * Both ends of the record: at 72 bytes a record, one line in nine holds
+ * no record's start. */
 #define SN_PREFETCH_AHEAD 16
 
 static inline void sn_commit_fast(struct proto_event *e)

@@ -364,29 +364,22 @@ void sn_proc_start_event(void)
  * base x 1.3 + 1. */
 static void cal_band(const double *d, int n, double *lo, double *hi)
 {
-	double m[3] = {d[0], d[0], d[0]};	/* the three fastest, sorted */
-	int k = 1;
+	double m[3];	/* the k fastest so far, sorted */
+	int k = 0;
 
-	for (int i = 1; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		double x = d[i];
+		int j;
 
-		if (k < 3) {
-			int j = k++;
-
-			while (j > 0 && m[j - 1] > x) {
-				m[j] = m[j - 1];
-				j--;
-			}
-			m[j] = x;
-		} else if (x < m[2]) {
-			int j = 2;
-
-			while (j > 0 && m[j - 1] > x) {
-				m[j] = m[j - 1];
-				j--;
-			}
-			m[j] = x;
-		}
+		if (k < 3)
+			j = k++;
+		else if (x < m[2])
+			j = 2;
+		else
+			continue;
+		for (; j > 0 && m[j - 1] > x; j--)
+			m[j] = m[j - 1];
+		m[j] = x;
 	}
 	*lo = (m[k - 1] - 1.0) / 1.3;
 	*hi = 1.3 * m[k - 1] + 1.0;

@@ -47,13 +47,19 @@ SN_HIDDEN void mw_call_done(struct mw_call *c);
  * Called once, after MPI_Init; not thread-safe against itself. */
 SN_HIDDEN void mw_compute_setup(void);
 
-/* At an MPI call's entry (now: sn_now()): emit the COMPUTE event covering
- * this thread's time since its previous MPI exit, if there was one. Must
- * be called inside sn_enter()/sn_leave(), before any sn_slot() of the call. */
+/* At an MPI call's entry (now: sn_now()): the COMPUTE event covering this
+ * thread's time since its previous MPI exit, if there was one: emitted now,
+ * or (method 0, a short stretch) left for mw_compute_exit, without a system
+ * call here. Must be called inside sn_enter()/sn_leave(), before any
+ * sn_slot() of the call. */
 SN_HIDDEN void mw_compute_enter(uint64_t now);
 
-/* At an MPI call's exit: remember time and CPU/instruction counts. */
-SN_HIDDEN void mw_compute_exit(uint64_t now);
+/* At an MPI call's exit, after its end stamp and before its record: method
+ * 0 reads the CPU time and emits the COMPUTE event the entry left. */
+SN_HIDDEN void mw_compute_exit(void);
+
+/* After the call's record: method 1's reads; the next stretch starts. */
+SN_HIDDEN void mw_compute_open(void);
 
 /* The calibrated rate in flop/s (0 before mw_compute_setup). */
 SN_HIDDEN double mw_flop_rate(void);

@@ -663,6 +663,9 @@ static void mw_end(struct mw_call *c, int rc)
 			c->flags |= PROTO_EVF_FAILED;
 		if (c->narr)
 			c->flags |= PROTO_EVF_HASARRAY;
+		/* the CPU-time read, and a COMPUTE event that waited for it,
+		 * before the call's record */
+		mw_compute_exit();
 		e = sn_slot();
 		if (e) {
 			e->t_start = c->t0;
@@ -674,7 +677,7 @@ static void mw_end(struct mw_call *c, int rc)
 			if (c->narr)
 				sn_array(c->arr, c->narr);
 		}
-		mw_compute_exit(t1);
+		mw_compute_open();
 		sn_leave();
 	}
 	mw_call_done(c);

@@ -17,10 +17,18 @@
  *    differ), tag (where the receive knows it) and bytes, and no receive
  *    is left over;
  *  - every v-collective at its root carries its ARRAY of per-rank bytes;
- *  - COMPUTE events carry a method (0 or 1) and a positive flop rate.
+ *  - COMPUTE events carry a method (0 or 1) and a positive flop rate, a CPU
+ *    time within their wall time (1 us + 1 %: the stored stamps went through
+ *    the sensor clock's conversions, the CPU time did not; 0.2 us more was
+ *    seen), a
+ *    CPU-time volume (method 0) of cpu_ns x rate, and on the main thread
+ *    each lies between two MPI events: after the one before it ends, and
+ *    right before the next in the stream, which starts after it ends (the
+ *    sensor may write it only at that call's exit).
  * -d prints one line per MPI event (rank, name, args, array). Exit 0 when
  * all holds, 1 with the reasons on stderr, 2 on usage or read errors.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +60,9 @@ struct rankinfo {
 	int finalized;
 	uint64_t lost;
 	int counts[PROTO_EV__COUNT];
+	int after_compute;	/* main thread: the last event was a COMPUTE */
+	uint64_t compute_end;
+	uint64_t mpi_end;	/* the last MPI event's end on the main thread */
 };
 
 static struct msg sends[MAX_MSGS], recvs[MAX_MSGS];
@@ -183,6 +194,51 @@ static void check_vcoll(int me, const struct proto_trace_event *te,
 		     in->name, te->narray);
 }
 
+/* A COMPUTE event's CPU time and volume against its wall time. */
+static void check_compute(int me, const struct proto_event *e)
+{
+	uint64_t wall = e->t_end >= e->t_start ? e->t_end - e->t_start : 0;
+	const int64_t *a = e->arg;
+
+	if (e->t_end < e->t_start || (uint64_t)a[0] > wall + wall / 100 + 1000)
+		FAIL("rank %d: COMPUTE of %llu ns with %lld ns of CPU time", me,
+		     (unsigned long long)wall, (long long)a[0]);
+	if (a[2] == 0 && llabs(a[1] - llround((double)a[0] * 1e-9 * (double)a[3])) > 1 &&
+	    a[0] > 0)
+		FAIL("rank %d: COMPUTE volume %lld for %lld ns at %lld flop/s",
+		     me, (long long)a[1], (long long)a[0], (long long)a[3]);
+}
+
+/* The main thread's COMPUTE events between its MPI events. */
+static void check_order(int me, const struct proto_event *e)
+{
+	struct rankinfo *r = &ranks[me];
+	int cat = proto_ev_info(e->type)->category, mpi = cat == PROTO_CAT_MPI;
+
+	/* a wait for room, or a memory sample, may come anywhere */
+	if ((cat == PROTO_CAT_TRACER && e->type != PROTO_EV_COMPUTE) ||
+	    cat == PROTO_CAT_MEM)
+		return;
+
+	if (r->after_compute && !mpi)
+		FAIL("rank %d: a COMPUTE event followed by %s, not an MPI "
+		     "event", me, proto_ev_info(e->type)->name);
+	if (r->after_compute && mpi && e->t_start < r->compute_end)
+		FAIL("rank %d: %s starts %llu ns before the COMPUTE event "
+		     "before it ends", me, proto_ev_info(e->type)->name,
+		     (unsigned long long)(r->compute_end - e->t_start));
+	r->after_compute = e->type == PROTO_EV_COMPUTE;
+	if (e->type == PROTO_EV_COMPUTE) {
+		r->compute_end = e->t_end;
+		if (r->mpi_end && e->t_start < r->mpi_end)
+			FAIL("rank %d: a COMPUTE event starts %llu ns before "
+			     "the MPI event before it ends", me,
+			     (unsigned long long)(r->mpi_end - e->t_start));
+	}
+	if (mpi)
+		r->mpi_end = e->t_end;
+}
+
 static int pass2(const char *dir, int verbose_dump)
 {
 	struct proto_trace_event te;
@@ -271,10 +327,13 @@ static int pass2(const char *dir, int verbose_dump)
 				FAIL("rank %d: bad COMPUTE (method %lld rate "
 				     "%lld)", me, (long long)a[2],
 				     (long long)a[3]);
+			check_compute(me, e);
 			break;
 		default:
 			break;
 		}
+		if (e->tid == 0)
+			check_order(me, e);
 	}
 	for (i = 0; i < proto_trace_nstreams(t); i++) {
 		const struct proto_stream *st = proto_trace_stream(t, i);

@@ -11,7 +11,7 @@
 # for four instrumentations (WRITES = fwrite calls per iteration):
 #   0    MPI only: the MPI sensor's work around each call (CPU-time and
 #        instruction-counter reads, ~3 us on a host whose counter traps to
-#        the hypervisor; ~0.35 us with CPU time only, where there is no
+#        the hypervisor; 0.2-0.35 us with CPU time only, where there is no
 #        counter or with TAPESTRY_COMPUTE_METHOD=cpu, which the environment
 #        passes on)
 #   10, 100, 300  MPI and as many traced fwrite calls per iteration (one

@@ -144,10 +144,12 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The cost of this accounting per MPI call (two CPU-time reads, and two
- * counter reads with method 1: system calls), measured here and sent as a
- * CALIB record with evtype PROTO_EV_COMPUTE. It runs between the events
- * (mw_begin, mw_compute_exit), so the post-processing removes it like the
- * tracer's other costs. Inside sn_enter() (from MPI_Init's wrapper). */
+ * counter reads with method 1: system calls; method 0 after a short stretch
+ * makes one), measured here and sent as a CALIB record with evtype
+ * PROTO_EV_COMPUTE. It runs between the events (mw_begin, mw_end), where
+ * the post-processing measures it; the calibration serves the MPI events
+ * it cannot measure (no COMPUTE event before them, and the last one's exit:
+ * half of it). Inside sn_enter() (from MPI_Init's wrapper). */
 static void calibrate_accounting(void)
 {
 	enum { N = 101 };

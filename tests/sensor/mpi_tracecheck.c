@@ -20,11 +20,10 @@
  *  - COMPUTE events carry a method (0 or 1) and a positive flop rate, a CPU
  *    time within their wall time (1 us + 1 %: the stored stamps went through
  *    the sensor clock's conversions, the CPU time did not; 0.2 us more was
- *    seen), a
- *    CPU-time volume (method 0) of cpu_ns x rate, and on the main thread
- *    each lies between two MPI events: after the one before it ends, and
- *    right before the next in the stream, which starts after it ends (the
- *    sensor may write it only at that call's exit).
+ *    seen), a CPU-time volume (method 0) of cpu_ns x rate, and on the main
+ *    thread each lies between two MPI events: after the one before it ends,
+ *    and right before the next in the stream, which starts after it ends
+ *    (the sensor may write it only at that call's exit).
  * -d prints one line per MPI event (rank, name, args, array). Exit 0 when
  * all holds, 1 with the reasons on stderr, 2 on usage or read errors.
  */

@@ -48,9 +48,10 @@
 
 /* Method 0: stretches shorter than this are not read at the MPI entry. */
 #define MW_CPU_ENTRY_MIN_NS 50000u
-/* Method 0: when the exit's records, after its read, last longer than this
- * (a wait for room, a page fault, a preemption), the next stretch's CPU
- * time starts from a new read. */
+/* Method 0: when the exit's read and records, from the call's end stamp,
+ * last longer than this (a wait for room, a page fault, a preemption; the
+ * read alone takes about 0.15 us), the next stretch's CPU time starts from
+ * a new read. */
 #define MW_CPU_LEAD_MAX_NS 1000u
 
 struct compute_tls {
@@ -60,7 +61,7 @@ struct compute_tls {
 	int deferred;		/* a COMPUTE event waits for the exit read */
 	uint64_t t_exit;	/* the stretch's start (after the exit's records) */
 	uint64_t cpu_exit;
-	uint64_t t_cpu;		/* when cpu_exit was read (method 0) */
+	uint64_t t_cpu;		/* the call's end, just before that read (method 0) */
 	uint64_t ins_exit;
 	uint64_t d_end;		/* the deferred stretch's end (MPI entry) */
 };
@@ -295,9 +296,20 @@ static int64_t cpu_volume(uint64_t cpu_ns)
 	return (int64_t)((double)cpu_ns * 1e-9 * flop_rate + 0.5);
 }
 
+/* A stretch's CPU time from the exit read before it to cpu (0: no
+ * reading), at most its wall time: the read's own cost lands after the
+ * stretch's end stamp, and under load it reached 18 us (a contended
+ * run-queue lock, most likely: a stretch of 58 us "used" 76 us). */
+static uint64_t stretch_cpu(uint64_t cpu, uint64_t wall)
+{
+	if (!cpu || !ctls.cpu_exit || cpu < ctls.cpu_exit)
+		return 0;
+	return cpu - ctls.cpu_exit < wall ? cpu - ctls.cpu_exit : wall;
+}
+
 void mw_compute_enter(uint64_t now)
 {
-	uint64_t cpu, ins = 0, cpu_ns;
+	uint64_t ins = 0, cpu_ns;
 	int64_t volume;
 	int m = 0;
 
@@ -309,14 +321,9 @@ void mw_compute_enter(uint64_t now)
 		ctls.d_end = now;
 		return;
 	}
-	cpu = mw_thread_cpu_ns();
 	/* since the exit read: the exit's records too, under
-	 * MW_CPU_LEAD_MAX_NS (see mw_compute_open), and the reads' own cost,
-	 * which under load reached 18 us (their run-queue lock, contended: a
-	 * stretch of 58 us "used" 76 us of CPU time). At most the wall time. */
-	cpu_ns = cpu > ctls.cpu_exit ? cpu - ctls.cpu_exit : 0;
-	if (cpu_ns > now - ctls.t_exit)
-		cpu_ns = now - ctls.t_exit;
+	 * MW_CPU_LEAD_MAX_NS (see mw_compute_open) */
+	cpu_ns = stretch_cpu(mw_thread_cpu_ns(), now - ctls.t_exit);
 	if (method == 1 && !thread_instructions(&ins) && ins >= ctls.ins_exit) {
 		volume = (int64_t)(ins - ctls.ins_exit);
 		m = 1;
@@ -326,26 +333,24 @@ void mw_compute_enter(uint64_t now)
 	compute_event(ctls.t_exit, now, cpu_ns, volume, m);
 }
 
-void mw_compute_exit(void)
+void mw_compute_exit(uint64_t t1)
 {
 	uint64_t cpu;
 
 	if (method == 1)
 		return;		/* its reads follow the call's record */
 	cpu = mw_thread_cpu_ns();
-	ctls.t_cpu = sn_now();
-	if (ctls.deferred && cpu && ctls.cpu_exit && cpu >= ctls.cpu_exit) {
+	ctls.t_cpu = t1;
+	if (ctls.deferred) {
 		uint64_t wall = ctls.d_end - ctls.t_exit;
-		uint64_t cpu_ns = cpu - ctls.cpu_exit < wall ?
-				  cpu - ctls.cpu_exit : wall;
+		uint64_t cpu_ns = stretch_cpu(cpu, wall);
 
-		compute_event(ctls.t_exit, ctls.d_end, cpu_ns, cpu_volume(cpu_ns), 0);
-	} else if (ctls.deferred) {	/* no CPU time: the wall time */
-		uint64_t wall = ctls.d_end - ctls.t_exit;
-
-		compute_event(ctls.t_exit, ctls.d_end, 0, cpu_volume(wall), 0);
+		/* without a CPU time (the read failed) the volume is the
+		 * wall time's */
+		compute_event(ctls.t_exit, ctls.d_end, cpu_ns,
+			      cpu_volume(cpu ? cpu_ns : wall), 0);
+		ctls.deferred = 0;
 	}
-	ctls.deferred = 0;
 	ctls.cpu_exit = cpu;
 }
 

@@ -54,9 +54,9 @@ SN_HIDDEN void mw_compute_setup(void);
  * sn_slot() of the call. */
 SN_HIDDEN void mw_compute_enter(uint64_t now);
 
-/* At an MPI call's exit, after its end stamp and before its record: method
- * 0 reads the CPU time and emits the COMPUTE event the entry left. */
-SN_HIDDEN void mw_compute_exit(void);
+/* At an MPI call's exit (t1: its end stamp), before its record: method 0
+ * reads the CPU time and emits the COMPUTE event the entry left. */
+SN_HIDDEN void mw_compute_exit(uint64_t t1);
 
 /* After the call's record: method 1's reads; the next stretch starts. */
 SN_HIDDEN void mw_compute_open(void);

@@ -216,6 +216,7 @@ SN_HIDDEN void sn_threads_unlock(void);
 typedef int (*sn_drain_fn)(void *ctx, const struct proto_event *ev, size_t n);
 SN_HIDDEN size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max);
 SN_HIDDEN uint64_t sn_threads_dropped(void);
+SN_HIDDEN uint64_t sn_threads_written(void);
 /* Records waiting in every ring, a snapshot (sender side). */
 SN_HIDDEN size_t sn_threads_pending(void);
 SN_HIDDEN void sn_threads_atfork_child(void);
@@ -246,6 +247,7 @@ SN_HIDDEN int sn_sender_fd_is_own(int fd);
  * most timeout_ms. Async-signal-safe except for the first call's lazy
  * set-up. */
 SN_HIDDEN void sn_sender_flush(int reason, int timeout_ms);
+SN_HIDDEN void sn_sender_calibrate(int timeout_ms);
 /* Resume after a failed exec: new stream, reconnect. */
 SN_HIDDEN void sn_sender_resume(void);
 SN_HIDDEN void sn_sender_meta_changed(void);
@@ -256,13 +258,17 @@ SN_HIDDEN void sn_new_stream_id(void);
 /* Fill m (id and key/values) with the stream metadata. Thread-safe. */
 SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
 SN_HIDDEN double sn_calib_cost_ns(void);
-SN_HIDDEN void sn_calibrate(void);
+SN_HIDDEN void sn_calibrate(int at_exit);
 /* Calibration series (rt_init.c): sampled until quiet, CAL_QUIET samples
  * within 30 % + 1 ns of the third fastest among CAL_MIN at least (CAL_MAX
  * at most); the estimate is the mean of those in that band. */
 #define CAL_MIN 31
 #define CAL_MAX 255
 #define CAL_QUIET 16
+/* A process that wrote this many records calibrates again at exit (the
+ * lower of its two calibrations counts): 1 ns of error on each is 0.1 ms,
+ * the exit calibration's own time is 8-30 ms (sn_shutdown). */
+#define CAL_EXIT_MIN_RECORDS 100000
 SN_HIDDEN int sn_cal_quiet(const double *d, int n);
 SN_HIDDEN double sn_cal_estimate(const double *d, int n);
 SN_HIDDEN void sn_proc_start_event(void);

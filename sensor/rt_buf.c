@@ -37,6 +37,7 @@ static struct sn_thread *threads[SN_MAX_THREADS];
 static int nthreads;
 static uint64_t ring_reserved;		/* bytes of live rings */
 static uint64_t dropped_freed;		/* drops of rings already freed */
+static uint64_t written_freed;		/* records of rings already freed */
 static _Atomic uint64_t dropped_noring;	/* events of threads without ring */
 static _Atomic uint32_t next_tid = 1;
 static _Atomic int64_t next_string = 1;
@@ -601,6 +602,7 @@ static void free_thread_locked(int i)
 {
 	struct sn_thread *t = threads[i];
 
+	written_freed += atomic_load_explicit(&t->head, memory_order_relaxed);
 	dropped_freed += atomic_load_explicit(&t->dropped_total,
 					      memory_order_relaxed);
 	ring_reserved -= (uint64_t)t->cap * sizeof(struct proto_event);
@@ -686,6 +688,18 @@ uint64_t sn_threads_dropped(void)
 	return d + atomic_load_explicit(&dropped_noring, memory_order_relaxed);
 }
 
+/* Records written so far by every thread of this process. */
+uint64_t sn_threads_written(void)
+{
+	uint64_t n = written_freed;
+
+	pthread_mutex_lock(&threads_mu);
+	for (int i = 0; i < nthreads; i++)
+		n += atomic_load_explicit(&threads[i]->head, memory_order_relaxed);
+	pthread_mutex_unlock(&threads_mu);
+	return n;
+}
+
 /* In a forked child (single-threaded): the other threads' rings hold the
  * parent's records; unmap them, keep the calling thread's ring, emptied,
  * as thread 0. threads_mu was taken in the prepare handler. */
@@ -700,6 +714,7 @@ void sn_threads_atfork_child(void)
 	nthreads = 0;
 	ring_reserved = 0;
 	dropped_freed = 0;
+	written_freed = 0;
 	atomic_store(&dropped_noring, 0);
 	atomic_store(&next_tid, 1);
 	reg_failed = 0;

@@ -514,14 +514,16 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
  * quiet (sn_cal_quiet), the mean of its quiet band per iteration; then one
  * lookup of a cached string. Runs on the
  * sender thread, whose ring it uses and empties again; emits CALIB
- * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). */
-void sn_calibrate(void)
+ * (evtype 0 = every wrapped call, PROTO_EV_STRING = extra per path). At
+ * start-up, and at exit (at_exit, sn_sender_calibrate: the CALIB records
+ * again, META calib_ns keeps the first). */
+void sn_calibrate(int at_exit)
 {
 	double s[CAL_MAX], s2[CAL_MAX];
 	struct sn_thread *t = sn_tls.thr;
 	int saved = sn_tls.guard, k, nstdio = 0;
 	char meta_v[64];
-	double stdio;
+	double stdio, cal;
 	/* streams as long as the stdio calibration's, a quarter ring at most */
 	const unsigned ITER = t && t->cap / 4 < STDIO_ITER ? t->cap / 4 : STDIO_ITER;
 
@@ -572,7 +574,7 @@ void sn_calibrate(void)
 	}
 	stdio = sn_enabled("libc") ? calibrate_stdio(t, &nstdio) : -1;
 	sn_tls.guard = saved;
-	calib_ns = sn_cal_estimate(s, k);
+	cal = sn_cal_estimate(s, k);
 	{
 		uint64_t now = sn_now_fast();
 
@@ -582,12 +584,15 @@ void sn_calibrate(void)
 				nstdio * (int64_t)STDIO_ITER, (int64_t)(stdio * 1000 + 0.5));
 
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, 0,
-			(int64_t)(calib_ns + 0.5), k * (int64_t)ITER,
-			(int64_t)(calib_ns * 1000 + 0.5));
+			(int64_t)(cal + 0.5), k * (int64_t)ITER,
+			(int64_t)(cal * 1000 + 0.5));
 		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
 			PROTO_EV_STRING, (int64_t)(sn_cal_estimate(s2, k) + 0.5),
 			k * (int64_t)ITER, 0);
 	}
+	if (at_exit)	/* the trace holds both; META keeps the first */
+		return;
+	calib_ns = cal;
 	snprintf(meta_v, sizeof(meta_v), "%.1f", calib_ns);
 	sn_meta("calib_ns", meta_v);
 }
@@ -658,11 +663,15 @@ void sn_exit_event(int status)
 }
 
 /* Final flush: ship everything, BYE (reason), wait for the ACK (bounded at
- * about 5 s), then stop tracing. Idempotent. */
+ * about 5 s), then stop tracing. Idempotent. At exit, a process that wrote
+ * CAL_EXIT_MIN_RECORDS records first calibrates again, tracing still on. */
 void sn_shutdown(int reason)
 {
 	int st = SN_ST_READY;
 
+	if (reason == 0 && atomic_load(&sn_state) == SN_ST_READY &&
+	    sn_threads_written() >= CAL_EXIT_MIN_RECORDS)
+		sn_sender_calibrate(2000);
 	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_DOWN))
 		return;
 	sn_sender_flush(reason, 5500);

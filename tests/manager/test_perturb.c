@@ -947,6 +947,38 @@ Test(perturb, stdio_calls_have_their_own_cost)
 	finish(&g0, &g1, "stdio cost");
 }
 
+/* A stream calibrates at start-up and again at exit (sensor-runtime.md):
+ * the lower of each kind counts, for the events before the exit one too.
+ * Rank 0's start-up calibrations are high (generic ALPHA + 40, stdio 60)
+ * and its exit ones right (ALPHA, 30); rank 1's the other way round. */
+Test(perturb, lowest_calibration_counts)
+{
+	struct gen g0 = {0}, g1 = {0};
+	struct gen *g[2] = {&g0, &g1};
+
+	jobgen_rank(&jg, 1, 0);
+	jobgen_rank(&jg, 2, 1);
+	for (int r = 0; r < 2; r++) {
+		for (int at = 0; at < 2; at++) {
+			int high = r == at;	/* rank 0: start-up, rank 1: exit */
+			struct proto_event *c = &g[r]->ev[g[r]->n];
+
+			calib(g[r], at ? 3000 : 100);
+			c->arg[1] = high ? ALPHA + 40 : ALPHA;
+			c = &g[r]->ev[g[r]->n];
+			calib(g[r], at ? 3000 : 100);
+			c->arg[0] = PROTO_EV_FWRITE;
+			c->arg[1] = high ? 60 : 30;
+			for (int k = 0; k < 4 && !at; k++) {
+				emit(g[r], PROTO_EV_FWRITE, 1000 + 400 * k, 1000 + 400 * k + 50);
+				g[r]->lag += 30 - ALPHA;
+				emit(g[r], PROTO_EV_WRITE, 1200 + 400 * k, 1200 + 400 * k + 50);
+			}
+		}
+	}
+	finish(&g0, &g1, "lowest calibration");
+}
+
 /* A receive that needed the model waits no longer after its send than it
  * did in the traced run: three waiting receives make the model 50 us; the
  * fourth, whose sender was more perturbed (20 writes before its send), saw

@@ -13,4 +13,18 @@ dump "$T/job" "$T/dump"
 expect "write events" "$(count "$T/dump" " name=write " " bytes=64 ")" $((8 * N))
 expect "thread_start events" "$(count "$T/dump" " name=thread_start ")" 8
 grep -q '^total .* dropped=0 .* bye=1$' "$T/dump" || fail "drops or no BYE: $(grep ^total "$T/dump")"
+# 800,000 records: the sensor calibrated at start-up and again at exit
+# (CAL_EXIT_MIN_RECORDS, sensor-runtime.md), each kind twice; the exit one
+# with tracing still on: its generic cost is not a small fraction of the
+# first (with tracing off the hot path records nothing: 0.9 ns against 20)
+for evt in 0 31; do
+	expect "calibrations of evtype $evt" \
+		"$(count "$T/dump" " name=calibration " " evtype=$evt ")" 2
+done
+grep ' name=calibration .* evtype=0 ' "$T/dump" |
+	sed 's/.* cost_ps=\([0-9]*\).*/\1/' | {
+	read -r first; read -r last
+	[ $((last * 3)) -ge "$first" ] ||
+		fail "the exit calibration measured nothing: $last ps, first $first"
+}
 echo "ok: $((8 * N)) writes from 8 threads, none lost"

@@ -527,7 +527,10 @@ void sn_calibrate(int at_exit)
 	/* streams as long as the stdio calibration's, a quarter ring at most */
 	const unsigned ITER = t && t->cap / 4 < STDIO_ITER ? t->cap / 4 : STDIO_ITER;
 
-	if (!t || ITER < 100)
+	/* the samples need room in our ring: not while it is half full
+	 * (at exit, batches kept at their bound stop the drain) */
+	if (!t || ITER < 100 ||
+	    t->head_priv - atomic_load_explicit(&t->tail, memory_order_acquire) > t->cap / 2)
 		return;
 	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(s, k) && sn_cal_quiet(s2, k)); k++) {
 		uint64_t t0, t1, h0 = t->head_priv;

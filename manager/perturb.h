@@ -3,7 +3,8 @@
  *
  * Flows are threads (stream, tid). Each event e of a flow costs the traced
  * program alpha(e): the stream's calibrated cost per wrapped call (CALIB
- * evtype 0, measured by the sensor at start-up) for every libc/MPI/process
+ * evtype 0, measured by the sensor at start-up and again at exit: the
+ * lower counts) for every libc/MPI/process
  * event (buffered stdio calls: their own, CALIB evtype FWRITE, measured
  * around real fwrite calls), plus the whole duration of FLUSH events (the
  * tracer working in the application's thread; one without records is the

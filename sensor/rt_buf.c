@@ -688,12 +688,16 @@ uint64_t sn_threads_dropped(void)
 	return d + atomic_load_explicit(&dropped_noring, memory_order_relaxed);
 }
 
-/* Records written so far by every thread of this process. */
+/* Records written so far by every thread of this process; 0 when the
+ * registry is busy (the exit path calls it: an exit from a signal handler
+ * on a thread that holds the lock must not wait for itself). */
 uint64_t sn_threads_written(void)
 {
-	uint64_t n = written_freed;
+	uint64_t n;
 
-	pthread_mutex_lock(&threads_mu);
+	if (pthread_mutex_trylock(&threads_mu))
+		return 0;
+	n = written_freed;
 	for (int i = 0; i < nthreads; i++)
 		n += atomic_load_explicit(&threads[i]->head, memory_order_relaxed);
 	pthread_mutex_unlock(&threads_mu);

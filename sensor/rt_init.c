@@ -528,8 +528,9 @@ void sn_calibrate(int at_exit)
 	const unsigned ITER = t && t->cap / 4 < STDIO_ITER ? t->cap / 4 : STDIO_ITER;
 
 	/* the samples need room in our ring: not while it is half full
-	 * (at exit, batches kept at their bound stop the drain) */
-	if (!t || ITER < 100 ||
+	 * (at exit, batches kept at their bound stop the drain); and tracing
+	 * on, or the hot path records nothing (checked again below) */
+	if (!t || ITER < 100 || atomic_load(&sn_state) != SN_ST_READY ||
 	    t->head_priv - atomic_load_explicit(&t->tail, memory_order_acquire) > t->cap / 2)
 		return;
 	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(s, k) && sn_cal_quiet(s2, k)); k++) {
@@ -577,6 +578,8 @@ void sn_calibrate(int at_exit)
 	}
 	stdio = sn_enabled("libc") ? calibrate_stdio(t, &nstdio) : -1;
 	sn_tls.guard = saved;
+	if (atomic_load(&sn_state) != SN_ST_READY)
+		return;	/* stopped while sampling: some samples measured nothing */
 	cal = sn_cal_estimate(s, k);
 	{
 		uint64_t now = sn_now_fast();

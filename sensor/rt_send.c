@@ -817,10 +817,14 @@ static void *sender_main(void *arg)
 			S.last_mem = now;
 			mem_sample();
 		}
-		if (atomic_load(&calib_req) == 1) {
-			drain(1, 1);	/* room in our ring for the samples */
-			sn_calibrate(1);
-			atomic_store(&calib_req, 2);
+		{	/* requested -> taken -> done (sn_sender_calibrate) */
+			int want = 1;
+
+			if (atomic_compare_exchange_strong(&calib_req, &want, 3)) {
+				drain(1, 1);	/* room in our ring for the samples */
+				sn_calibrate(1);
+				atomic_store(&calib_req, 2);
+			}
 		}
 		if (atomic_load(&flush_req) > atomic_load(&flush_done)) {
 			handle_flush();
@@ -947,21 +951,34 @@ void sn_sender_flush(int reason, int timeout_ms)
  * 5 ns high on some rank streams of bench/perturbation in stream mode,
  * where the program paid 31 ns; the post-processing takes the lower of a
  * stream's calibrations. */
-void sn_sender_calibrate(int timeout_ms)
+static void calib_wait(uint64_t dl)
 {
-	uint64_t dl;
-
-	if (!atomic_load(&running) || sn_sender_is_self())
-		return;
-	atomic_store(&calib_req, 1);
-	sn_sender_kick();
-	dl = mono() + (uint64_t)timeout_ms * 1000000ull;
 	while (atomic_load(&calib_req) != 2 && atomic_load(&running) &&
 	       mono() < dl) {
 		struct timespec ts = {0, 1000000};
 
 		nanosleep(&ts, NULL);
 	}
+}
+
+/* calib_req: 0 none, 1 requested, 3 taken by the sender, 2 done. A request
+ * the sender has not taken by the deadline is withdrawn (a late sender does
+ * not calibrate after tracing stopped); one it has taken is awaited 1 s
+ * more (it takes 8-30 ms), and sn_calibrate() itself keeps nothing measured
+ * while tracing stopped. Once per process: a second caller waits for the
+ * first one's. */
+void sn_sender_calibrate(int timeout_ms)
+{
+	int st = 0;
+
+	if (!atomic_load(&running) || sn_sender_is_self())
+		return;
+	if (atomic_compare_exchange_strong(&calib_req, &st, 1))
+		sn_sender_kick();
+	calib_wait(mono() + (uint64_t)timeout_ms * 1000000ull);
+	st = 1;
+	if (!atomic_compare_exchange_strong(&calib_req, &st, 0) && st == 3)
+		calib_wait(mono() + 1000000000ull);
 }
 
 /* Ask the sender to start a new stream (after a failed exec). */

@@ -21,10 +21,8 @@ for evt in 0 31; do
 	expect "calibrations of evtype $evt" \
 		"$(count "$T/dump" " name=calibration " " evtype=$evt ")" 2
 done
-grep ' name=calibration .* evtype=0 ' "$T/dump" |
-	sed 's/.* cost_ps=\([0-9]*\).*/\1/' | {
-	read -r first; read -r last
-	[ $((last * 3)) -ge "$first" ] ||
-		fail "the exit calibration measured nothing: $last ps, first $first"
-}
+cal=$(sed -n 's/.* name=calibration .* evtype=0 .* cost_ps=\([0-9]*\).*/\1/p' "$T/dump")
+first=$(echo "$cal" | sed -n 1p) last=$(echo "$cal" | sed -n 2p)
+[ $((last * 3)) -ge $((first)) ] ||
+	fail "the exit calibration measured nothing: $last ps, first $first"
 echo "ok: $((8 * N)) writes from 8 threads, none lost"

@@ -977,7 +977,10 @@ void sn_sender_calibrate(int timeout_ms)
 		sn_sender_kick();
 	calib_wait(mono() + (uint64_t)timeout_ms * 1000000ull);
 	st = 1;
-	if (!atomic_compare_exchange_strong(&calib_req, &st, 0) && st == 3)
+	if (atomic_compare_exchange_strong(&calib_req, &st, 0))
+		SN_INFO("exit calibration withdrawn: the sender did not take "
+			"it within %d ms", timeout_ms);
+	else if (st == 3)
 		calib_wait(mono() + 1000000000ull);
 }
 

@@ -944,13 +944,7 @@ void sn_sender_flush(int reason, int timeout_ms)
 	}
 }
 
-/* Have the sender calibrate again (the program is exiting, tracing still
- * on) and wait for it, at most timeout_ms; the final flush ships the CALIB
- * records. The start-up calibration runs beside the job's start (MPI_Init,
- * the other processes' connections and clock rounds) and came out up to
- * 5 ns high on some rank streams of bench/perturbation in stream mode,
- * where the program paid 31 ns; the post-processing takes the lower of a
- * stream's calibrations. */
+/* Wait until the exit calibration is done, the sender gone or dl passed. */
 static void calib_wait(uint64_t dl)
 {
 	while (atomic_load(&calib_req) != 2 && atomic_load(&running) &&
@@ -961,7 +955,14 @@ static void calib_wait(uint64_t dl)
 	}
 }
 
-/* calib_req: 0 none, 1 requested, 3 taken by the sender, 2 done. A request
+/* Have the sender calibrate again (the program is exiting, tracing still
+ * on) and wait for it, at most timeout_ms; the final flush ships the CALIB
+ * records. The start-up calibration runs beside the job's start (MPI_Init,
+ * the other processes' connections and clock rounds) and came out up to
+ * 5 ns high on some rank streams of bench/perturbation in stream mode,
+ * where the program paid 31 ns; the post-processing takes the lower of a
+ * stream's calibrations.
+ * calib_req: 0 none, 1 requested, 3 taken by the sender, 2 done. A request
  * the sender has not taken by the deadline is withdrawn (a late sender does
  * not calibrate after tracing stopped); one it has taken is awaited 1 s
  * more (it takes 8-30 ms), and sn_calibrate() itself keeps nothing measured

@@ -257,7 +257,6 @@ SN_HIDDEN uint64_t sn_stream_id(void);
 SN_HIDDEN void sn_new_stream_id(void);
 /* Fill m (id and key/values) with the stream metadata. Thread-safe. */
 SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
-SN_HIDDEN double sn_calib_cost_ns(void);
 SN_HIDDEN void sn_calibrate(int at_exit);
 /* Calibration series (rt_init.c): sampled until quiet, CAL_QUIET samples
  * within 30 % + 1 ns of the third fastest among CAL_MIN at least (CAL_MAX

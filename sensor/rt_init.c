@@ -37,7 +37,6 @@ struct sn_config sn_cfg;
 
 static _Atomic uint64_t stream_id;
 static int my_rank = -1, my_size = 0;
-static double calib_ns;
 static _Atomic int exit_emitted;
 static int atfork_done, onexit_done;
 static pid_t my_pid;
@@ -598,16 +597,10 @@ void sn_calibrate(int at_exit)
 	}
 	if (at_exit)	/* the trace holds both; META keeps the first */
 		return;
-	calib_ns = cal;
-	snprintf(meta_v, sizeof(meta_v), "%.1f", calib_ns);
+	snprintf(meta_v, sizeof(meta_v), "%.1f", cal);
 	sn_meta("calib_ns", meta_v);
 }
 
-/* Median cost per event measured by sn_calibrate() (0 before). */
-double sn_calib_cost_ns(void)
-{
-	return calib_ns;
-}
 
 /* ---- fork ---------------------------------------------------------------- */
 

@@ -114,6 +114,8 @@ static _Atomic int stat_pub = -1;
 static _Atomic uint64_t flush_req, flush_done;
 static _Atomic int flush_reason = -1;
 static _Atomic int stop_req, resume_req, meta_dirty, calib_req;
+/* calib_req (sn_sender_calibrate) */
+enum { CAL_NONE, CAL_ASKED, CAL_DONE, CAL_TAKEN };
 
 static uint64_t mono(void)
 {
@@ -817,13 +819,13 @@ static void *sender_main(void *arg)
 			S.last_mem = now;
 			mem_sample();
 		}
-		{	/* requested -> taken -> done (sn_sender_calibrate) */
-			int want = 1;
+		{	/* asked -> taken -> done (sn_sender_calibrate) */
+			int want = CAL_ASKED;
 
-			if (atomic_compare_exchange_strong(&calib_req, &want, 3)) {
+			if (atomic_compare_exchange_strong(&calib_req, &want, CAL_TAKEN)) {
 				drain(1, 1);	/* room in our ring for the samples */
 				sn_calibrate(1);
-				atomic_store(&calib_req, 2);
+				atomic_store(&calib_req, CAL_DONE);
 			}
 		}
 		if (atomic_load(&flush_req) > atomic_load(&flush_done)) {
@@ -922,9 +924,30 @@ int sn_sender_start(void)
 }
 
 /* See rt.h. Waits with nanosleep, bounded by timeout_ms. */
+/* Sleep in 1 ms steps until done(arg), the sender gone or dl (mono) passed. */
+static void wait_sender(int (*done)(uint64_t), uint64_t arg, uint64_t dl)
+{
+	while (!done(arg) && atomic_load(&running) && mono() < dl) {
+		struct timespec ts = {0, 1000000};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int flush_done_by(uint64_t my)
+{
+	return atomic_load(&flush_done) >= my;
+}
+
+static int calib_done(uint64_t unused)
+{
+	(void)unused;
+	return atomic_load(&calib_req) == CAL_DONE;
+}
+
 void sn_sender_flush(int reason, int timeout_ms)
 {
-	uint64_t my, dl;
+	uint64_t my;
 	int cur;
 
 	if (!atomic_load(&running) || sn_sender_is_self())
@@ -935,24 +958,7 @@ void sn_sender_flush(int reason, int timeout_ms)
 		;
 	my = atomic_fetch_add(&flush_req, 1) + 1;
 	sn_sender_kick();
-	dl = mono() + (uint64_t)timeout_ms * 1000000ull;
-	while (atomic_load(&flush_done) < my && atomic_load(&running) &&
-	       mono() < dl) {
-		struct timespec ts = {0, 1000000};
-
-		nanosleep(&ts, NULL);
-	}
-}
-
-/* Wait until the exit calibration is done, the sender gone or dl passed. */
-static void calib_wait(uint64_t dl)
-{
-	while (atomic_load(&calib_req) != 2 && atomic_load(&running) &&
-	       mono() < dl) {
-		struct timespec ts = {0, 1000000};
-
-		nanosleep(&ts, NULL);
-	}
+	wait_sender(flush_done_by, my, mono() + (uint64_t)timeout_ms * 1000000ull);
 }
 
 /* Have the sender calibrate again (the program is exiting, tracing still
@@ -962,7 +968,7 @@ static void calib_wait(uint64_t dl)
  * 5 ns high on some rank streams of bench/perturbation in stream mode,
  * where the program paid 31 ns; the post-processing takes the lower of a
  * stream's calibrations.
- * calib_req: 0 none, 1 requested, 3 taken by the sender, 2 done. A request
+ * calib_req: CAL_NONE, CAL_ASKED, CAL_TAKEN by the sender, CAL_DONE. A request
  * the sender has not taken by the deadline is withdrawn (a late sender does
  * not calibrate after tracing stopped); one it has taken is awaited 1 s
  * more (it takes 8-30 ms), and sn_calibrate() itself keeps nothing measured
@@ -970,19 +976,19 @@ static void calib_wait(uint64_t dl)
  * first one's. */
 void sn_sender_calibrate(int timeout_ms)
 {
-	int st = 0;
+	int st = CAL_NONE;
 
 	if (!atomic_load(&running) || sn_sender_is_self())
 		return;
-	if (atomic_compare_exchange_strong(&calib_req, &st, 1))
+	if (atomic_compare_exchange_strong(&calib_req, &st, CAL_ASKED))
 		sn_sender_kick();
-	calib_wait(mono() + (uint64_t)timeout_ms * 1000000ull);
-	st = 1;
-	if (atomic_compare_exchange_strong(&calib_req, &st, 0))
+	wait_sender(calib_done, 0, mono() + (uint64_t)timeout_ms * 1000000ull);
+	st = CAL_ASKED;
+	if (atomic_compare_exchange_strong(&calib_req, &st, CAL_NONE))
 		SN_INFO("exit calibration withdrawn: the sender did not take "
 			"it within %d ms", timeout_ms);
-	else if (st == 3)
-		calib_wait(mono() + 1000000000ull);
+	else if (st == CAL_TAKEN)
+		wait_sender(calib_done, 0, mono() + 1000000000ull);
 }
 
 /* Ask the sender to start a new stream (after a failed exec). */
@@ -1024,7 +1030,7 @@ void sn_sender_atfork_child(void)
 	atomic_store(&stop_req, 0);
 	atomic_store(&resume_req, 0);
 	atomic_store(&meta_dirty, 0);
-	atomic_store(&calib_req, 0);
+	atomic_store(&calib_req, CAL_NONE);
 	S.sock = -1;
 	S.statfd = -1;
 	S.head = S.tail = NULL;

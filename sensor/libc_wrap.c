@@ -798,8 +798,9 @@ static char *const *exec_env(char *const envp[], char ***owned)
 	return out;
 }
 
-/* Before an exec: record it and ship everything (the process image is
- * about to go). Returns 1 when tracing is on for this call. */
+/* Before an exec: record it, calibrate again as at exit
+ * (sn_calibrate_at_end), and ship everything (the process image is about
+ * to go). Returns 1 when tracing is on for this call. */
 static int exec_pre(struct sn_call *c, const char *path, int64_t *pid)
 {
 	call_begin(c, 1);
@@ -814,6 +815,7 @@ static int exec_pre(struct sn_call *c, const char *path, int64_t *pid)
 	*pid = path_id(path);
 	c->t1 = c->t0;
 	rec(c, PROTO_EV_EXEC, 0, *pid, 0, 0, 0, 0, 0);
+	sn_calibrate_at_end();
 	sn_sender_flush(2, 3000);
 	return 1;
 }

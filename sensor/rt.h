@@ -268,6 +268,7 @@ SN_HIDDEN void sn_calibrate(int at_exit);
  * lower of its two calibrations counts): 1 ns of error on each is 0.1 ms,
  * the exit calibration's own time is 8-30 ms (sn_shutdown). */
 #define CAL_EXIT_MIN_RECORDS 100000
+SN_HIDDEN void sn_calibrate_at_end(void);
 SN_HIDDEN int sn_cal_quiet(const double *d, int n);
 SN_HIDDEN double sn_cal_estimate(const double *d, int n);
 SN_HIDDEN void sn_proc_start_event(void);

@@ -661,16 +661,24 @@ void sn_exit_event(int status)
 	sn_emit(PROTO_EV_EXIT, PROTO_EVF_INSTANT, t, t, status, 0, 0, 0);
 }
 
+/* Before a stream ends by exit or exec: a process that wrote
+ * CAL_EXIT_MIN_RECORDS records calibrates again, tracing still on. */
+void sn_calibrate_at_end(void)
+{
+	if (atomic_load(&sn_state) == SN_ST_READY &&
+	    sn_threads_written() >= CAL_EXIT_MIN_RECORDS)
+		sn_sender_calibrate(2000);
+}
+
 /* Final flush: ship everything, BYE (reason), wait for the ACK (bounded at
- * about 5 s), then stop tracing. Idempotent. At exit, a process that wrote
- * CAL_EXIT_MIN_RECORDS records first calibrates again, tracing still on. */
+ * about 5 s), then stop tracing. Idempotent. At exit, first
+ * sn_calibrate_at_end. */
 void sn_shutdown(int reason)
 {
 	int st = SN_ST_READY;
 
-	if (reason == 0 && atomic_load(&sn_state) == SN_ST_READY &&
-	    sn_threads_written() >= CAL_EXIT_MIN_RECORDS)
-		sn_sender_calibrate(2000);
+	if (reason == 0)
+		sn_calibrate_at_end();
 	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_DOWN))
 		return;
 	sn_sender_flush(reason, 5500);

@@ -716,15 +716,36 @@ static int m_exit(void)
 	exit(3);
 }
 
-static int m_exec(void)
+/* exec self in mode "write" with argument wn */
+static int exec_write(int wn)
 {
 	char num[32];
 
-	snprintf(num, sizeof(num), "%d", n);
+	snprintf(num, sizeof(num), "%d", wn);
 	fflush(stdout);
 	execl(self, self, "write", num, dir, (char *)NULL);
 	report("exec", 0, 0, errno);
 	return 1;
+}
+
+static int m_exec(void)
+{
+	return exec_write(n);
+}
+
+/* n writes of 64 bytes to /dev/null, then exec (a stream with enough
+ * records to calibrate again before it ends) */
+static int m_writeexec(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	long ok = 0;
+
+	memset(buf, 'x', 64);
+	for (int i = 0; i < n; i++)
+		ok += write(fd, buf, 64) == 64;
+	close(fd);
+	report("writeexec", ok, 0, 0);
+	return exec_write(1);
 }
 
 static int m_forkexec(void)
@@ -763,7 +784,7 @@ static const struct {
 	{"sendto", m_sendto}, {"recvfrom", m_recvfrom}, {"fork", m_fork},
 	{"pthread_create", m_pthread_create}, {"threads", m_threads},
 	{"segv", m_segv}, {"abort", m_abort}, {"exit", m_exit},
-	{"exec", m_exec}, {"forkexec", m_forkexec}, {"burst", m_burst},
+	{"exec", m_exec}, {"writeexec", m_writeexec}, {"forkexec", m_forkexec}, {"burst", m_burst},
 };
 
 int main(int argc, char **argv)

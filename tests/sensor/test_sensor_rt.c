@@ -268,6 +268,68 @@ Test(sensor_rt, enabled_parts)
 	cr_assert_eq(sn_enabled("bogus"), 0);
 }
 
+/* ---- sn_calibrate on the calling thread's ring ---------------------------- */
+
+/* The calibration samples in the thread's own ring and takes its samples
+ * back: what was there before stays, in order, and three CALIB records
+ * follow (FWRITE: libc is enabled; 0; STRING). Here fwrite is not wrapped,
+ * so the stdio cost is about 0; the hot path's is not. */
+Test(sensor_rt, calibration_keeps_the_ring_and_emits_calib)
+{
+	int seen[3] = {0};
+
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(put(PROTO_EV_WRITE, i), 0);
+	sn_calibrate(1);
+	cr_assert_eq(drain_all(), 13);
+	for (int i = 0; i < 10; i++) {
+		cr_assert_eq(got[i].type, PROTO_EV_WRITE);
+		cr_assert_eq(got[i].arg[0], i);
+	}
+	for (int i = 10; i < 13; i++) {
+		cr_assert_eq(got[i].type, PROTO_EV_CALIB);
+		cr_assert_gt(got[i].arg[2], 0, "samples");
+		if (got[i].arg[0] == PROTO_EV_FWRITE)
+			seen[0]++;
+		else if (got[i].arg[0] == 0) {
+			seen[1]++;
+			cr_assert_gt(got[i].arg[1], 0, "the hot path costs something");
+			cr_assert_lt(got[i].arg[1], 100000);
+			cr_assert_geq(got[i].arg[3], 1000 * got[i].arg[1] - 500);
+			cr_assert_leq(got[i].arg[3], 1000 * got[i].arg[1] + 500);
+		} else if (got[i].arg[0] == PROTO_EV_STRING)
+			seen[2]++;
+	}
+	cr_assert(seen[0] == 1 && seen[1] == 1 && seen[2] == 1);
+}
+
+/* No room (the ring over half full: at exit, batches kept at their bound
+ * stop the drain) or tracing off: nothing measured, nothing emitted, and
+ * the ring as it was. */
+Test(sensor_rt, calibration_needs_room_and_tracing_on)
+{
+	size_t n;
+
+	cr_assert_eq(put(PROTO_EV_WRITE, 0), 0);
+	n = sn_tls.thr->cap / 2 + 100;
+	for (size_t i = 1; i < n; i++)
+		cr_assert_eq(put(PROTO_EV_WRITE, (int64_t)i), 0);
+	sn_calibrate(1);
+	cr_assert_eq(drain_all(), n, "no CALIB with the ring over half full");
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(got[i].arg[0], (int64_t)i);
+
+	cr_assert_eq(put(PROTO_EV_WRITE, -1), 0);
+	atomic_store(&sn_state, SN_ST_DOWN);
+	sn_calibrate(1);
+	atomic_store(&sn_state, SN_ST_READY);
+	cr_assert_eq(drain_all(), 1, "no CALIB with tracing off");
+	cr_assert_eq(got[0].arg[0], -1);
+
+	sn_calibrate(1);
+	cr_assert_eq(drain_all(), 3, "room again, tracing on");
+}
+
 /* ---- calibration series (sn_cal_quiet, sn_cal_estimate) ---------------- */
 
 /* A quiet series: 31 samples spread 46-55 ns, as a traced fwrite on fresh

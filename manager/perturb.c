@@ -1435,7 +1435,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 	}
 	while ((r = proto_trace_next(t, &te)) == 1 && !p->error)
 		on_event(p, &te, pos++, time, arg);
-	/* a stream whose CALIB never came: its META calib_ns, else 0 */
+	/* a stream whose CALIB never came: its META calib_ns, else 0 (counted) */
 	for (size_t i = 0; i < proto_trace_nstreams(t); i++) {
 		const struct proto_stream *ps = proto_trace_stream(t, i);
 		const char *v = proto_stream_meta(ps, "calib_ns");
@@ -1444,6 +1444,10 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		p->s[si].rank = ps->rank;
 		if (!p->s[si].have_cost && v)
 			p->s[si].cost = llround(fmin(fmax(atof(v), 0), COST_MAX_NS) * 1000);
+		else if (!p->s[si].have_cost && ps->events) {
+			p->st.uncalibrated_streams++;
+			p->st.uncalibrated_events += ps->events;
+		}
 	}
 	proto_trace_close(t);
 	/* the last measured MPI event of a flow (MPI_Finalize) has no COMPUTE

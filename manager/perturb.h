@@ -101,6 +101,10 @@ struct mgr_perturb_stats {
 	/* application threads' waits for room in their rings (post-mortem) */
 	uint64_t waits;
 	int64_t wait_ns;
+	/* streams with events but neither a CALIB of evtype 0 nor META
+	 * calib_ns (a process that ended before its start-up calibration was
+	 * done): no tracer cost is removed from their events */
+	uint64_t uncalibrated_streams, uncalibrated_events;
 	double copy_ns;			/* median own time of arrived receives */
 	/* the communication model, fitted on receives that waited (model_kept
 	 * of model_points: the tail beyond 3 robust sd is left out) */

@@ -355,7 +355,9 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" probe_ns=\"%" PRId64 "\" cold_events=\"%" PRIu64
 			       "\" cold_ns=\"%" PRId64 "\" model_points=\"%" PRIu64
 			       "\" model_kept=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
-			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\"/>\n",
+			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\""
+			       " waits=\"%" PRIu64 "\" wait_ns=\"%" PRId64 "\" uncalibrated_streams=\"%"
+			       PRIu64 "\" uncalibrated_events=\"%" PRIu64 "\"/>\n",
 			       span_raw, span_cor, ps->removed_ns, ps->alpha_ns, ps->receives,
 			       ps->receives_arrived, ps->receives_waited, ps->receives_model,
 			       ps->receives_tail, ps->collectives, ps->collectives_sub,
@@ -363,7 +365,9 @@ int mgr_cmd_report(int argc, char **argv)
 			       ps->measured_ns,
 			       ps->probe_ns, ps->cold_events, ps->cold_ns, ps->model_points,
 			       ps->model_kept, ps->model_latency_ns,
-			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope);
+			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope,
+			       ps->waits, ps->wait_ns, ps->uncalibrated_streams,
+			       ps->uncalibrated_events);
 			model_checks(pert, t, 1);
 		}
 		if (cs)
@@ -458,6 +462,10 @@ int mgr_cmd_report(int argc, char **argv)
 			if (ps->waits)
 				printf("               waits for room in the rings (post-mortem): %" PRIu64
 				       ", %" PRId64 " ns\n", ps->waits, ps->wait_ns);
+			if (ps->uncalibrated_streams)
+				printf("               streams without a calibration (no tracer cost"
+				       " removed): %" PRIu64 ", %" PRIu64 " events\n",
+				       ps->uncalibrated_streams, ps->uncalibrated_events);
 			if (ps->model_points)
 				printf("               communication model on %" PRIu64 " of %" PRIu64
 				       " waiting receives (the tail beyond 3 robust sd left out):"

@@ -1133,3 +1133,50 @@ Test(perturb, auto_is_stolen_with_compute_events)
 {
 	stolen_and_wait(NULL);
 }
+
+/* A stream without a calibration (neither CALIB evtype 0 nor META calib_ns:
+ * a process that ended before its start-up calibration was done) keeps its
+ * traced times, and the report counts it; one with META calib_ns only is
+ * corrected with it and not counted. */
+Test(perturb, uncalibrated_streams_are_counted)
+{
+	static struct gen g[3];
+	int rc;
+	int64_t prev[3] = {-1, -1, -1};
+	size_t n[3] = {0};
+	struct mgr_event me;
+
+	memset(g, 0, sizeof(g));
+	for (int r = 0; r < 3; r++)
+		jobgen_rank(&jg, (uint64_t)r + 1, r);
+	calib(&g[0], 100);
+	jobgen_meta(&jg, 2, "calib_ns", "20.0");
+	for (int r = 0; r < 3; r++)
+		writes(&g[r], 4, 1000, 400, 50);
+	for (int r = 0; r < 3; r++)
+		jobgen_batch(&jg, (uint64_t)r + 1, 1, g[r].ev, g[r].n);
+	jobgen_close(&jg);
+
+	struct mgr_events *e = mgr_events_open(jg.dir, &rc);
+	cr_assert_not_null(e, "%s", proto_strerror(rc));
+	while (mgr_events_next(e, &me) == 1) {
+		int r = me.stream->rank;
+
+		cr_assert(r >= 0 && r < 3);
+		if (me.ev->type != PROTO_EV_WRITE)
+			continue;
+		/* traced 400 + ALPHA apart; the cost removed: 400, and
+		 * 400 + ALPHA - 20 with META calib_ns 20 */
+		if (prev[r] >= 0)
+			cr_assert_eq(me.start - prev[r],
+				     r == 0 ? 400 : r == 1 ? 400 + ALPHA - 20 : 400 + ALPHA,
+				     "rank %d", r);
+		prev[r] = me.start;
+		n[r]++;
+	}
+	cr_assert(n[0] == 4 && n[1] == 4 && n[2] == 4);
+	const struct mgr_perturb_stats *st = mgr_perturb_stats(mgr_events_perturb(e));
+	cr_assert_eq(st->uncalibrated_streams, 1);
+	cr_assert_eq(st->uncalibrated_events, 4);
+	mgr_events_close(e);
+}

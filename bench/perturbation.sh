@@ -175,7 +175,12 @@ for w in $CONFIGS; do
 		"$(awk '{ printf "%.3f@%s ", $1 / 1e6, $3 < 0 ? "mixed" : $3 }' "$T/u.$w")"
 	t0=$(median <"$T/t0s")
 	echo "== WRITES=$w: untraced region t0: median $t0 ns ($(sort -n "$T/t0s" | tr '\n' ' '))"
-	echo "$w $t0" >>"$T/t0"
+	# the host's noise: the untraced runs' spread, (max - min) / median and
+	# the middle half's (the quartiles by order statistics), in %
+	spread=$(sort -n "$T/t0s" | awk '{ v[++n] = $1 } END {
+		m = v[int((n + 1) / 2)]; q = int(n / 4) + 1
+		printf "%.2f %.2f", 100 * (v[n] - v[1]) / m, 100 * (v[n + 1 - q] - v[q]) / m }')
+	echo "$w $t0 $spread" >>"$T/t0"
 done
 # the median of the sorted numbers in file $1 and a 95 % confidence
 # interval of it: the widest j with P(Binomial(n, 1/2) < j) <= 2.5 %,
@@ -203,10 +208,13 @@ echo "  calls (corrected COMPUTE events against the program's own clock), MPI pa
 echo "  of the region, MPI calls and their waits, corrected minus untraced per iteration"
 echo "  (medians, same placement); around: t0 the mean of the untraced runs just before and"
 echo "  after the traced one, whatever their placement; unpaired: the median t_a against the"
-echo "  median of all untraced runs"
+echo "  median of all untraced runs; noise: the untraced runs' spread, (max - min) / median"
+echo "  and the middle half's (from the first to the third quartile): where the middle half"
+echo "  is not well under 1 %, this host cannot tell a 1 % error from its own noise"
 for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
 	w=${k%%:*}
 	t0=$(awk -v w="$w" '$1 == w { print $2 }' "$T/t0")
+	noise=$(awk -v w="$w" '$1 == w { printf "%s %%, middle half %s %%", $3, $4 }' "$T/t0")
 	awk -v k="$k" '$1 ":" $2 ":" $3 == k { print $4, $5, $6, $7, $8, $9 }' "$T/runs" >"$T/k"
 	tam=$(cut -d' ' -f2 "$T/k" | median)
 	awk '{ print 100 * ($2 - $3) / $3 }' "$T/k" | sort -g >"$T/e"
@@ -240,5 +248,6 @@ for k in $(awk '{print $1 ":" $2 ":" $3}' "$T/runs" | sort -u); do
 				if (m) { printf "%s%d ns %+.2f %% (%d)", sep, c, v[int((m + 1) / 2)], m; sep = ", " } }
 			!m || $4 > 1.25 * c { flush(); m = 0; c = $4 } { v[++m] = $1 } END { flush() }');" \
 		"around: $(median_ci "$T/e");" \
-		"unpaired: t_a $(awk -v t="$tam" -v t0="$t0" 'BEGIN { printf "%.3f ms vs t0 %.3f ms: %+.2f %%", t / 1e6, t0 / 1e6, 100 * (t - t0) / t0 }')"
+		"unpaired: t_a $(awk -v t="$tam" -v t0="$t0" 'BEGIN { printf "%.3f ms vs t0 %.3f ms: %+.2f %%", t / 1e6, t0 / 1e6, 100 * (t - t0) / t0 }');" \
+		"noise: $noise"
 done

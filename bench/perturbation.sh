@@ -44,7 +44,11 @@
 # changed during the region are "mixed" and left out of that figure. The
 # older pairing (against the mean of the two untraced runs around it) is
 # printed too. The summary gives the median errors with a 95 % confidence
-# interval of the median (order statistics), and the unpaired medians.
+# interval of the median (order statistics), the unpaired medians, and
+# the host's noise: the untraced runs' spread (max - min, and the middle
+# half's, over their median; on the Intel VM on 2026-11-25, 3.8-11.2 %
+# and 0.7-3.5 % by configuration: such a host cannot show a 1 % error
+# either way).
 # Target: within 1 % of t0 when the perturbation is 20 % or more.
 # Usage: bench/perturbation.sh [BUILD_DIR] (default: build/). Environment:
 # NP (2), ITERS (10000), WORK (2000 adds), CONFIGS ("0 10 100 300": WRITES values),

@@ -20,8 +20,9 @@ expect "streams ended by exec" "$(grep -c '^total .* bye=3$' "$T/dump")" 2
 expect "proc_start" "$(count "$T/dump" " name=proc_start ")" 5
 # a stream of 100,000 records ended by exec calibrates again first, as at
 # exit (sn_calibrate_at_end): two calibrations of evtype 0 in that stream
-# (one if the sensor says it withdrew the request). The new image's exits
-# at once, maybe before its start-up calibration is done: not counted.
+# (one if the sensor says it withdrew the request). The new image exits at
+# once, maybe before its start-up calibration is done: its stream is not
+# counted.
 start_collectors job2
 TAPESTRY_RING_FULL=wait TAPESTRY_LOG=info traced "$PROG" writeexec 100000 "$T" \
 	> "$T/out3" 2> "$T/err3" || fail "writeexec run"

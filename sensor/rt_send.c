@@ -923,7 +923,6 @@ int sn_sender_start(void)
 	return 0;
 }
 
-/* See rt.h. Waits with nanosleep, bounded by timeout_ms. */
 /* Sleep in 1 ms steps until done(arg), the sender gone or dl (mono) passed. */
 static void wait_sender(int (*done)(uint64_t), uint64_t arg, uint64_t dl)
 {
@@ -945,6 +944,7 @@ static int calib_done(uint64_t unused)
 	return atomic_load(&calib_req) == CAL_DONE;
 }
 
+/* See rt.h. Waits with nanosleep (wait_sender), bounded by timeout_ms. */
 void sn_sender_flush(int reason, int timeout_ms)
 {
 	uint64_t my;

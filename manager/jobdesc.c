@@ -32,6 +32,7 @@ struct ctx {
 	char dir[PATH_MAX];	/* the description's directory */
 	FILE *err;
 	int nerr;
+	int bad_slots;		/* a host's slots were refused: no sum to check */
 	struct mgr_jobdesc *jd;
 };
 
@@ -99,21 +100,36 @@ static char *attr(xmlNodePtr n, const char *name)
 	return s;
 }
 
-static int attr_int(xmlNodePtr n, const char *name, int def)
+static int line_of(xmlNodePtr n)
 {
-	char *v = attr(n, name);
+	return (int)xmlGetLineNo(n);
+}
+
+/*
+ * Integer attribute in [0, max], or def when absent. The schema only says
+ * nonNegativeInteger (its range errors would not say the range): a value that
+ * is not a whole number in range is a problem at its line, and def is kept so
+ * that checking goes on.
+ */
+static int attr_int(struct ctx *x, xmlNodePtr n, const char *name, int def,
+		    long max)
+{
+	char *v = attr(n, name), *end;
 	long l;
 
 	if (!v)
 		return def;
-	l = strtol(v, NULL, 10);
+	errno = 0;
+	l = strtol(v, &end, 10);
+	while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+		end++;		/* the schema's whitespace rule keeps these */
+	if (errno || end == v || *end || l < 0 || l > max) {
+		problem(x, line_of(n), "element %s: %s=\"%.32s\": want a whole "
+			"number from 0 to %ld", (const char *)n->name, name, v, max);
+		l = def;
+	}
 	free(v);
-	return l > INT32_MAX ? INT32_MAX : (int)l;
-}
-
-static int line_of(xmlNodePtr n)
-{
-	return (int)xmlGetLineNo(n);
+	return (int)l;
 }
 
 /* path resolved against the description's directory, malloc'd. */
@@ -175,7 +191,7 @@ static void load_launchers(struct ctx *x, xmlNodePtr sec)
 		l->identity = attr(n, "identity");
 		l->options = attr(n, "options");
 		l->collector_path = attr(n, "collector-path");
-		l->port = attr_int(n, "port", 0);
+		l->port = attr_int(x, n, "port", 0, 65535);
 		l->type = !type ? MGR_LAUNCH_LOCAL :
 			  !strcmp(type, "ssh") ? MGR_LAUNCH_SSH :
 			  !strcmp(type, "template") ? MGR_LAUNCH_TEMPLATE :
@@ -234,7 +250,10 @@ static void load_hosts(struct ctx *x, xmlNodePtr sec)
 		h->address = attr(n, "address");
 		h->site = attr(n, "site");
 		h->subnet = attr(n, "subnet");
-		h->slots = attr_int(n, "slots", 0);
+		int before = x->nerr;
+
+		h->slots = attr_int(x, n, "slots", 0, MGR_JD_MAX_SLOTS);
+		x->bad_slots |= x->nerr != before;
 		h->line = line_of(n);
 		h->node = -1;
 		if (!h->name)
@@ -281,7 +300,7 @@ static void load_collectors(struct ctx *x, xmlNodePtr sec)
 		if (!c->name)
 			c->name = strdup("?");
 		c->line = line_of(n);
-		c->port = attr_int(n, "port", 0);
+		c->port = attr_int(x, n, "port", 0, 65535);
 		c->parent = -1;
 		parents[jd->ncollectors] = attr(n, "parent");
 		c->host = host ? find_host(jd, host) : -1;
@@ -429,7 +448,8 @@ static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 	int line = line_of(n);
 
 	jd->executable = attr(n, "executable");
-	jd->processes = attr_int(n, "processes", 0);
+	/* -1: absent (the schema refuses it) or already reported */
+	jd->processes = attr_int(x, n, "processes", -1, MGR_JD_MAX_PROCESSES);
 	jd->mpi = !mpi || !strcmp(mpi, "none") ? MGR_MPI_NONE :
 		  !strcmp(mpi, "openmpi") ? MGR_MPI_OPENMPI : MGR_MPI_MPICH;
 	jd->mode = !mode || !strcmp(mode, "regular") ? MGR_MODE_REGULAR :
@@ -463,13 +483,12 @@ static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 		}
 	}
 
-	if (jd->processes <= 0)
+	if (jd->processes == 0)
 		problem(x, line, "application: processes must be at least 1 "
-			"(got %d)", jd->processes);
-	else if (jd->processes > MGR_JD_MAX_PROCESSES)
-		problem(x, line, "application: at most %d processes",
-			MGR_JD_MAX_PROCESSES);
-	if (jd->total_slots == 0)
+			"(got 0)");
+	if (x->bad_slots)
+		;		/* reported on the host's line */
+	else if (jd->total_slots == 0)
 		problem(x, line, "application: no host declares slots: give "
 			"the hosts that run processes slots=\"N\"%s",
 			jd->mode == MGR_MODE_FOLDING ?
@@ -675,7 +694,7 @@ struct mgr_jobdesc *mgr_jobdesc_load(const char *path, const char *schema_path,
 	load_hosts(&x, child(root, "hosts"));
 	if ((n = child(root, "manager"))) {
 		x.jd->manager_address = attr(n, "address");
-		x.jd->manager_port = attr_int(n, "port", 0);
+		x.jd->manager_port = attr_int(&x, n, "port", 0, 65535);
 	}
 	if (!x.jd->manager_address)
 		x.jd->manager_address = strdup("127.0.0.1");

@@ -22,6 +22,7 @@
 #define MGR_JD_MAX_OPTS 32
 #define MGR_JD_MAX_OUTPUTS 16
 #define MGR_JD_MAX_PROCESSES 65536
+#define MGR_JD_MAX_SLOTS 65536	/* per host */
 
 enum mgr_jd_launcher_type { MGR_LAUNCH_LOCAL, MGR_LAUNCH_SSH, MGR_LAUNCH_TEMPLATE };
 enum mgr_jd_mpi { MGR_MPI_NONE, MGR_MPI_OPENMPI, MGR_MPI_MPICH };

@@ -138,6 +138,8 @@ static const struct {
 	{"missing-attribute.xml", 6, "element application"},
 	{"host-without-collector.xml", 6, "host 'k' runs processes"},
 	{"template-without-command.xml", 6, "must contain {command}"},
+	{"huge-slots.xml", 6, "slots=\"2147483647\": want a whole number from 0 to 65536"},
+	{"huge-processes.xml", 6, "processes=\"99999999999\": want a whole number from 0 to 65536"},
 };
 
 Test(jobdesc, bad_descriptions)
@@ -154,6 +156,71 @@ Test(jobdesc, bad_descriptions)
 			  bad[i].file, bad[i].line, msgs);
 		cr_expect(strstr(msgs, bad[i].msg) != NULL, "%s: wanted '%s', got: %s",
 			  bad[i].file, bad[i].msg, msgs);
+		mgr_jobdesc_free(jd);
+		free(msgs);
+	}
+}
+
+/* Write text to a temporary description and load it (checks off). */
+static struct mgr_jobdesc *load_text(const char *text, char **msgs)
+{
+	char path[] = "/tmp/test_jobdesc.XXXXXX";
+	int fd = mkstemp(path);
+	struct mgr_jobdesc *jd;
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	jd = load(path, 0, msgs);
+	unlink(path);
+	return jd;
+}
+
+/*
+ * Counts at and past their bounds. Two hosts of 2^31 - 1 slots each once
+ * overflowed the slot sum (the fuzzer found it); a refused count must not
+ * bring a second, misleading message about the sum.
+ */
+#define COUNTS_FMT \
+	"<job name=\"b\"><hosts><host name=\"h\" slots=\"%s\"/>" \
+	"<host name=\"k\" slots=\"%s\"/></hosts><collectors>" \
+	"<collector name=\"c\" host=\"h\"/>" \
+	"<collector name=\"d\" host=\"k\" parent=\"c\"/></collectors>" \
+	"<application executable=\"/bin/true\" processes=\"%s\"/></job>"
+
+Test(jobdesc, count_bounds)
+{
+	static const struct {
+		const char *a, *b, *procs;
+		int total;		/* -1: refused */
+		const char *msg;
+	} c[] = {
+		{"65536", "65536", "65536", 131072, NULL},
+		{" 4 ", "+4", "8", 8, NULL},
+		{"65537", "1", "1", -1, "slots=\"65537\": want a whole number"},
+		{"2147483647", "2147483647", "8", -1, "slots=\"2147483647\""},
+		{"99999999999999999999", "1", "1", -1, "want a whole number"},
+		{"1", "1", "65537", -1, "processes=\"65537\": want a whole number"},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char text[1024], *msgs = NULL;
+		struct mgr_jobdesc *jd;
+
+		snprintf(text, sizeof(text), COUNTS_FMT, c[i].a, c[i].b, c[i].procs);
+		jd = load_text(text, &msgs);
+		if (c[i].total >= 0) {
+			cr_expect_not_null(jd, "case %zu: %s", i, msgs);
+			if (jd)
+				cr_expect_eq(jd->total_slots, c[i].total, "case %zu", i);
+		} else {
+			cr_expect_null(jd, "case %zu was accepted", i);
+			cr_expect(strstr(msgs, c[i].msg) != NULL,
+				  "case %zu: wanted '%s', got: %s", i, c[i].msg, msgs);
+			cr_expect(strstr(msgs, "slots declared") == NULL &&
+				  strstr(msgs, "no host declares slots") == NULL,
+				  "case %zu: a message about the sum: %s", i, msgs);
+		}
 		mgr_jobdesc_free(jd);
 		free(msgs);
 	}

@@ -389,7 +389,7 @@ int mgr_cmd_ca(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	static const char *hosts[MGR_CA_HOSTS_MAX];
-	char *list = NULL, *save = NULL, *tok, *end;
+	char *list = NULL, *save = NULL, *tok;
 	int nhosts = 0, days = 30, opt, rc;
 	long v;
 
@@ -405,9 +405,7 @@ int mgr_cmd_ca(int argc, char **argv)
 			}
 			break;
 		case 'd':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < 1 || v > DAYS_MAX) {
+			if (mgr_arg_long(optarg, 1, DAYS_MAX, &v)) {
 				mgr_err("--days must be 1..%d", DAYS_MAX);
 				free(list);
 				return 2;

@@ -880,6 +880,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	char defdir[64], listen[300], path[PATH_MAX + 64];
 	const char *dir = NULL;
 	int c, status = 1, keep_going = 0, app_ran = 0, pingpong = 1;
+	long v;
 	struct stat sb;
 
 	memset(&L, 0, sizeof(L));
@@ -891,11 +892,12 @@ int mgr_cmd_launch(int argc, char **argv)
 		switch (c) {
 		case 'o': dir = optarg; break;
 		case 't':
-			L.start_ms = atoi(optarg) * 1000;
-			if (L.start_ms <= 0) {
-				mgr_err("--start-timeout takes a number of seconds");
+			if (mgr_arg_long(optarg, 1, 86400, &v)) {
+				mgr_err("--start-timeout takes a number of seconds "
+					"from 1 to 86400, not '%s'", optarg);
 				return 2;
 			}
+			L.start_ms = (int)v * 1000;
 			break;
 		case 'k': keep_going = 1; break;
 		case 'L': live_o.outdir = optarg; L.live = 1; break;

@@ -633,7 +633,6 @@ int mgr_cmd_live_ti(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct mgr_live_opts o = {.drain_s = 60};
-	char *end;
 	long v;
 	int c;
 
@@ -642,10 +641,8 @@ int mgr_cmd_live_ti(int argc, char **argv)
 		switch (c) {
 		case 'n':
 		case 'd':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 ||
-			    v > (c == 'n' ? LIVE_RANKS_MAX : 86400)) {
+			if (mgr_arg_long(optarg, 1, c == 'n' ? LIVE_RANKS_MAX : 86400,
+					 &v)) {
 				mgr_err("--%s takes a number from 1 to %d, not '%s'",
 					c == 'n' ? "np" : "drain-timeout",
 					c == 'n' ? LIVE_RANKS_MAX : 86400, optarg);

@@ -40,6 +40,10 @@ struct proto_trace *mgr_trace_open(const char *dir);
 int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
 		     int64_t def);
 
+/* A whole decimal number in [lo, hi] (nothing else in s) into *out: 0, or -1
+ * and *out untouched. */
+int mgr_arg_long(const char *s, long lo, long hi, long *out);
+
 /* Write s to out as one CSV field (quoted when needed). */
 void mgr_csv_field(FILE *out, const char *s);
 

@@ -364,6 +364,7 @@ int mgr_cmd_status(int argc, char **argv)
 	char secret[4096], why[512];
 	size_t secretlen = 0;
 	int c, timeout_ms = 5000, rc;
+	long v;
 	struct tree t = {0};
 
 	optind = 1;
@@ -376,11 +377,12 @@ int mgr_cmd_status(int argc, char **argv)
 			}
 			break;
 		case 't':
-			timeout_ms = atoi(optarg) * 1000;
-			if (timeout_ms <= 0) {
-				mgr_err("--timeout takes a number of seconds");
+			if (mgr_arg_long(optarg, 1, 86400, &v)) {
+				mgr_err("--timeout takes a number of seconds from 1 "
+					"to 86400, not '%s'", optarg);
 				return 2;
 			}
+			timeout_ms = (int)v * 1000;
 			break;
 		case 'h': status_help(stdout); return 0;
 		default: status_help(stderr); return 2;

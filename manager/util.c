@@ -41,6 +41,19 @@ char *mgr_find(const char *env, const char *build_rel, const char *installed)
 	return strdup(installed);
 }
 
+int mgr_arg_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 struct proto_trace *mgr_trace_open(const char *dir)
 {
 	int rc = 0;

@@ -4,7 +4,8 @@
 # every bad description is refused with its line-numbered message and starts
 # nothing; a local launch of a non-MPI program and of the Open MPI ring
 # collect every event; launches that fail half-way (a collector host that
-# cannot be reached, an executable that cannot start) stop everything.
+# cannot be reached, an executable that cannot start) stop everything; bad
+# numeric options are usage errors.
 # ssh and ip-netns launches: launch_ssh.sh, launch_netns.sh.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -178,4 +179,16 @@ check "  ...nothing left (not even the launcher's sleep)" eval "none_left && ! p
 
 "$T" launch -o "$work/job-io" "$work/io.xml" 2>"$work/exists.err"
 check "launch refuses an existing job directory" [ $? = 2 ]
+
+# 7. numeric options: anything but a whole number of seconds in 1..86400 is a
+# usage error naming the value (99999999999 * 1000 once overflowed an int)
+for a in 0 -3 5x '' 99999999999; do
+	"$T" launch --start-timeout "$a" -o "$work/job-opt" "$work/io.xml" 2>"$work/opt.err"
+	check "launch --start-timeout '$a' is a usage error" [ $? = 2 ]
+	check "  ...naming it" grep -q "from 1 to 86400, not '$a'" "$work/opt.err"
+	"$T" status --timeout "$a" 127.0.0.1:1 2>"$work/opt.err"
+	check "status --timeout '$a' is a usage error" [ $? = 2 ]
+	check "  ...naming it" grep -q "from 1 to 86400, not '$a'" "$work/opt.err"
+done
+check "  ...and nothing launched" [ ! -e "$work/job-opt" ]
 exit $fail

@@ -64,10 +64,20 @@ static void xml_error(void *arg, const xmlError *e)
 	n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
 		msg[--n] = '\0';
-	if (e->node && ((xmlNodePtr)e->node)->type == XML_ELEMENT_NODE)
-		problem(x, e->line ? e->line : (int)xmlGetLineNo(e->node),
-			"element %s: %s", ((xmlNodePtr)e->node)->name, msg);
-	else
+	if (e->node && ((xmlNodePtr)e->node)->type == XML_ELEMENT_NODE) {
+		xmlNodePtr node = e->node;
+		char name[64];
+		xmlChar *v = NULL;
+
+		/* RELAX NG says which attribute, not what was wrong with it */
+		if (sscanf(msg, "Invalid attribute %63s for element", name) == 1)
+			v = xmlGetProp(node, (const xmlChar *)name);
+		problem(x, e->line ? e->line : (int)xmlGetLineNo(node),
+			"element %s: %s%s%.64s%s", node->name, msg,
+			v ? " (its value: \"" : "", v ? (const char *)v : "",
+			v ? "\")" : "");
+		xmlFree(v);
+	} else
 		problem(x, e->line, "%s", msg);
 }
 

@@ -139,6 +139,7 @@ static const struct {
 	{"host-without-collector.xml", 6, "host 'k' runs processes"},
 	{"template-without-command.xml", 6, "must contain {command}"},
 	{"huge-slots.xml", 6, "slots=\"2147483647\": want a whole number from 0 to 65536"},
+	{"bad-slots-value.xml", 4, "Invalid attribute slots for element host (its value: \"x2\")"},
 	{"huge-processes.xml", 6, "processes=\"99999999999\": want a whole number from 0 to 65536"},
 };
 

@@ -507,6 +507,51 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 	return cost > 0 ? cost : 0;
 }
 
+/*
+ * The CALIB records this process emitted (start-up, and at exit or exec: 6 at
+ * most), under meta_mu. A stream continued after a failed exec gets them again
+ * (sn_calib_replay): the same process image, the same costs, and without them
+ * its stdio calls would be corrected with the no-op cost (the post-processing
+ * falls back to META calib_ns, evtype 0 only).
+ */
+#define CAL_KEPT 8
+static int64_t cal_kept[CAL_KEPT][4];
+static int ncal_kept;
+
+static void calib_emit(uint64_t now, int64_t evtype, int64_t cost_ns,
+		       int64_t samples, int64_t cost_ps)
+{
+	sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, evtype, cost_ns,
+		samples, cost_ps);
+	pthread_mutex_lock(&meta_mu);
+	if (ncal_kept < CAL_KEPT) {
+		int64_t *k = cal_kept[ncal_kept++];
+
+		k[0] = evtype;
+		k[1] = cost_ns;
+		k[2] = samples;
+		k[3] = cost_ps;
+	}
+	pthread_mutex_unlock(&meta_mu);
+}
+
+/* See rt.h. */
+int sn_calib_replay(void)
+{
+	int64_t kept[CAL_KEPT][4];
+	uint64_t now = sn_now_fast();
+	int n;
+
+	pthread_mutex_lock(&meta_mu);
+	n = ncal_kept;
+	memcpy(kept, cal_kept, sizeof(kept));
+	pthread_mutex_unlock(&meta_mu);
+	for (int i = 0; i < n; i++)	/* outside the lock: sn_emit may wait */
+		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, kept[i][0],
+			kept[i][1], kept[i][2], kept[i][3]);
+	return n;
+}
+
 /* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
  * sn_commit, sn_leave around a no-op): samples of 2048 iterations (a
  * quarter ring at most) on evicted lines, as the stdio calibration, until
@@ -584,16 +629,14 @@ void sn_calibrate(int at_exit)
 		uint64_t now = sn_now_fast();
 
 		if (stdio >= 0)	/* buffered stdio calls (evtype FWRITE) */
-			sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
-				PROTO_EV_FWRITE, (int64_t)(stdio + 0.5),
-				nstdio * (int64_t)STDIO_ITER, (int64_t)(stdio * 1000 + 0.5));
-
-		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, 0,
-			(int64_t)(cal + 0.5), k * (int64_t)ITER,
-			(int64_t)(cal * 1000 + 0.5));
-		sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now,
-			PROTO_EV_STRING, (int64_t)(sn_cal_estimate(s2, k) + 0.5),
-			k * (int64_t)ITER, 0);
+			calib_emit(now, PROTO_EV_FWRITE, (int64_t)(stdio + 0.5),
+				   nstdio * (int64_t)STDIO_ITER,
+				   (int64_t)(stdio * 1000 + 0.5));
+		calib_emit(now, 0, (int64_t)(cal + 0.5), k * (int64_t)ITER,
+			   (int64_t)(cal * 1000 + 0.5));
+		calib_emit(now, PROTO_EV_STRING,
+			   (int64_t)(sn_cal_estimate(s2, k) + 0.5),
+			   k * (int64_t)ITER, 0);
 	}
 	if (at_exit)	/* the trace holds both; META keeps the first */
 		return;
@@ -619,6 +662,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	pthread_mutex_init(&meta_mu, NULL);
+	ncal_kept = 0;		/* the child calibrates itself (its sender) */
 	my_pid = getpid();
 	sn_threads_atfork_child();
 	sn_sender_atfork_child();

@@ -811,6 +811,7 @@ static void *sender_main(void *arg)
 		if (atomic_exchange(&resume_req, 0)) {
 			new_stream();
 			sn_proc_start_event();
+			sn_calib_replay();
 		}
 		now = mono();
 		sn_clock_anchor();

@@ -40,4 +40,27 @@ first=$(sed -n 's/^total stream=\([0-9a-f]*\) .* bye=3$/\1/p' "$T/dump2")
 [ -n "$first" ] || fail "no stream ended by exec: $(grep ^total "$T/dump2")"
 expect "calibrations of evtype 0 before the exec" \
 	"$(count "$T/dump2" " stream=$first " " name=calibration " " evtype=0 ")" $want
+# an exec that fails: the process goes on as a new stream, which gets this
+# process's CALIB records again (sn_calib_replay): the same ones as the
+# stream the exec ended, stdio's included
+start_collectors job3
+traced "$PROG" execfail 50 "$T" > "$T/out4" || fail "execfail run"
+stop_collectors
+grep -q 'execfail ok=100 value=0 errno=ENOENT' "$T/out4" || fail "execfail: $(cat "$T/out4")"
+dump "$T/job3" "$T/dump3"
+expect "streams (execfail)" "$(streams "$T/dump3")" 2
+first=$(sed -n 's/^total stream=\([0-9a-f]*\) .* bye=3$/\1/p' "$T/dump3")
+second=$(sed -n 's/^total stream=\([0-9a-f]*\) .*$/\1/p' "$T/dump3" | grep -v "^$first$")
+[ -n "$first" ] && [ -n "$second" ] || fail "no stream ended by exec and one after: $(grep ^total "$T/dump3")"
+expect "writes in the stream ended by the exec" \
+	"$(count "$T/dump3" " stream=$first " " name=write " " bytes=64 ")" 50
+expect "writes in the stream after it" \
+	"$(count "$T/dump3" " stream=$second " " name=write " " bytes=64 ")" 50
+calibs() { grep " stream=$1 " "$T/dump3" | grep " name=calibration " |
+	sed 's/.* evtype=\([0-9]*\) cost_ns=\([0-9]*\) .*/\1 \2/' | sort; }
+calibs "$first" > "$T/cal1"
+calibs "$second" > "$T/cal2"
+expect "calibrations of evtype 0 before the failed exec" "$(grep -c '^0 ' "$T/cal1")" 1
+cmp -s "$T/cal1" "$T/cal2" ||
+	fail "the stream after the failed exec has other calibrations: $(cat "$T/cal1") / $(cat "$T/cal2")"
 echo "ok: fork and exec traced"

@@ -12,8 +12,9 @@
  * it prints. DIR is a scratch directory the program may write into.
  * Special modes: threads (8 threads x N writes to /dev/null), segv (N
  * writes then a NULL dereference), abort, exit (exit status 3), exec
- * (execs itself in mode write), forkexec (fork, the child execs), burst
- * (N fwrite of 8 bytes to /dev/null).
+ * (execs itself in mode write), writeexec (N writes, then exec), forkexec
+ * (fork, the child execs), execfail (N writes, an exec that fails, N
+ * writes), burst (N fwrite of 8 bytes to /dev/null).
  */
 #include "config.h"
 
@@ -748,6 +749,26 @@ static int m_writeexec(void)
 	return exec_write(1);
 }
 
+/* n writes, an exec that fails (no such file), n writes again: the process
+ * goes on as a new stream */
+static int m_execfail(void)
+{
+	int fd = open("/dev/null", O_WRONLY), e;
+	long ok = 0;
+
+	memset(buf, 'x', 64);
+	for (int i = 0; i < n; i++)
+		ok += write(fd, buf, 64) == 64;
+	fflush(stdout);
+	execl("/nonexistent-tapestry-test/prog", "prog", (char *)NULL);
+	e = errno;
+	for (int i = 0; i < n; i++)
+		ok += write(fd, buf, 64) == 64;
+	close(fd);
+	report("execfail", ok, 0, e);
+	return 0;
+}
+
 static int m_forkexec(void)
 {
 	pid_t p;
@@ -784,7 +805,8 @@ static const struct {
 	{"sendto", m_sendto}, {"recvfrom", m_recvfrom}, {"fork", m_fork},
 	{"pthread_create", m_pthread_create}, {"threads", m_threads},
 	{"segv", m_segv}, {"abort", m_abort}, {"exit", m_exit},
-	{"exec", m_exec}, {"writeexec", m_writeexec}, {"forkexec", m_forkexec}, {"burst", m_burst},
+	{"exec", m_exec}, {"writeexec", m_writeexec}, {"forkexec", m_forkexec},
+	{"execfail", m_execfail}, {"burst", m_burst},
 };
 
 int main(int argc, char **argv)

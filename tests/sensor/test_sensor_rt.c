@@ -330,6 +330,28 @@ Test(sensor_rt, calibration_needs_room_and_tracing_on)
 	cr_assert_eq(drain_all(), 3, "room again, tracing on");
 }
 
+/* A stream continued after a failed exec: the records of every calibration
+ * so far, again, in order (each test is its own process: none before). */
+Test(sensor_rt, calibration_replayed_for_a_new_stream)
+{
+	struct proto_event first[6];
+
+	cr_assert_eq(put(PROTO_EV_WRITE, 0), 0);	/* this thread's ring */
+	cr_assert_eq(sn_calib_replay(), 0, "nothing calibrated yet");
+	cr_assert_eq(drain_all(), 1);
+	sn_calibrate(1);
+	sn_calibrate(1);
+	cr_assert_eq(drain_all(), 6);
+	memcpy(first, got, sizeof(first));
+	cr_assert_eq(sn_calib_replay(), 6);
+	cr_assert_eq(drain_all(), 6);
+	for (int i = 0; i < 6; i++) {
+		cr_assert_eq(got[i].type, PROTO_EV_CALIB);
+		for (int a = 0; a < 4; a++)
+			cr_assert_eq(got[i].arg[a], first[i].arg[a], "record %d arg %d", i, a);
+	}
+}
+
 /* ---- calibration series (sn_cal_quiet, sn_cal_estimate) ---------------- */
 
 /* A quiet series: 31 samples spread 46-55 ns, as a traced fwrite on fresh

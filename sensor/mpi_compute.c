@@ -194,6 +194,15 @@ void mw_compute_setup(void)
 
 		if (*end == '\0' && r > 0 && isfinite(r))
 			flop_rate = r;
+		else
+			sn_cfg_bad("TAPESTRY_FLOP_RATE", env,
+				   "a positive number of flop/s", "a measured rate");
+	}
+	if (force && *force && strcmp(force, "cpu") && strcmp(force, "auto") &&
+	    strcmp(force, "instructions")) {
+		sn_cfg_bad("TAPESTRY_COMPUTE_METHOD", force,
+			   "instructions, cpu or auto", "instructions");
+		force = NULL;
 	}
 	for (i = 0; !flop_rate && i < CAL_ROUNDS; i++) {
 		double r = mw_flop_loop_rate(CAL_ITERS);

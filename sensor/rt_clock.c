@@ -49,6 +49,9 @@ static int tsc_invariant(void)
 
 	if (env && strcmp(env, "vdso") == 0)
 		return 0;
+	if (env && *env && strcmp(env, "tsc") != 0)
+		sn_cfg_bad("TAPESTRY_CLOCK", env, "tsc or vdso",
+			   "the TSC when it is invariant");
 	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
 		return 0;
 	__get_cpuid(0x80000007u, &a, &b, &c, &d);

@@ -50,26 +50,120 @@ static int nmeta;
 
 /* ---- configuration ------------------------------------------------------- */
 
+/* See rt.h. */
+void sn_cfg_bad(const char *name, const char *v, const char *want,
+		const char *using)
+{
+	sn_log(1, "config", "%s='%.64s' ignored: want %s (using %s)", name, v,
+	       want, using);
+}
+
+/* getenv(name)'s index in words (NULL-terminated); def when unset or empty,
+ * or, said, when it is none of them (want: the words, for the message). */
+static int env_word(const char *name, const char *const *words, int def,
+		    const char *want)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v)
+		return def;
+	for (int i = 0; words[i]; i++)
+		if (!strcmp(v, words[i]))
+			return i;
+	sn_cfg_bad(name, v, want, def >= 0 ? words[def] : "the default");
+	return def;
+}
+
+/* A whole number in [lo, hi] from getenv(name); def when unset, or, said,
+ * when it is anything else. */
+static long env_long(const char *name, long def, long lo, long hi)
+{
+	const char *v = getenv(name);
+	char want[80], using[24], *end;
+	long l;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	l = strtol(v, &end, 10);
+	if (!errno && end != v && !*end && l >= lo && l <= hi)
+		return l;
+	snprintf(want, sizeof(want), "a whole number from %ld to %ld", lo, hi);
+	snprintf(using, sizeof(using), "%ld", def);
+	sn_cfg_bad(name, v, want, using);
+	return def;
+}
+
+/* TAPESTRY_BUFFER_BYTES: bytes, or with k, M or G (powers of 1024, "KiB"
+ * or "KB" too); at least 1 MiB (smaller is raised, silently: a floor, not
+ * a mistake). */
 static uint64_t parse_size(const char *s, uint64_t dflt)
 {
 	char *end;
 	unsigned long long v;
+	int shift = 0;
 
 	if (!s || !*s)
 		return dflt;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return dflt;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; break;
-	case 'm': case 'M': v <<= 20; break;
-	case 'g': case 'G': v <<= 30; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	default: break;
 	}
+	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (errno || end == s || *end || s[0] == '-' || v > (UINT64_MAX >> shift) ||
+	    v << shift > (1ull << 40)) {
+		sn_cfg_bad("TAPESTRY_BUFFER_BYTES", s,
+			   "bytes, or a number with k, M or G, at most 1 TiB",
+			   "64M");
+		return dflt;
+	}
+	v <<= shift;
 	if (v < (1u << 20))
 		v = 1u << 20;
 	return v;
+}
+
+/* TAPESTRY_SENSORS: words among libc, mpi and mem, separated by anything
+ * else; an unknown word is said and skipped; none known: all three. */
+static void read_sensors(const char *v)
+{
+	static const char *const names[] = {"libc", "mpi", "mem", NULL};
+	int on[3] = {0, 0, 0}, any = 0;
+
+	while (v && *v) {
+		size_t n = 0;
+		int k;
+
+		while (*v && !((*v >= 'a' && *v <= 'z') || (*v >= '0' && *v <= '9')))
+			v++;
+		while ((v[n] >= 'a' && v[n] <= 'z') || (v[n] >= '0' && v[n] <= '9'))
+			n++;
+		if (!n)
+			break;
+		for (k = 0; names[k]; k++)
+			if (strlen(names[k]) == n && !strncmp(v, names[k], n))
+				break;
+		if (names[k]) {
+			on[k] = any = 1;
+		} else {
+			char word[32];
+
+			snprintf(word, sizeof(word), "%.*s", (int)(n < 31 ? n : 31), v);
+			sn_cfg_bad("TAPESTRY_SENSORS", word,
+				   "libc, mpi or mem", "the others");
+		}
+		v += n;
+	}
+	if (!any)
+		on[0] = on[1] = on[2] = 1;
+	sn_cfg.sens_libc = on[0];
+	sn_cfg.sens_mpi = on[1];
+	sn_cfg.sens_mem = on[2];
 }
 
 static void read_secret_file(const char *path)
@@ -97,12 +191,12 @@ static void read_config(void)
 	const char *v;
 
 	memset(&sn_cfg, 0, sizeof(sn_cfg));
-	v = getenv("TAPESTRY_LOG");
-	if (v) {
-		if (!strcmp(v, "error")) sn_cfg.log_level = 1;
-		else if (!strcmp(v, "warn")) sn_cfg.log_level = 2;
-		else if (!strcmp(v, "info")) sn_cfg.log_level = 3;
-		else if (!strcmp(v, "debug")) sn_cfg.log_level = 4;
+	{
+		static const char *const lv[] = {"off", "error", "warn", "info",
+						 "debug", NULL};
+
+		sn_cfg.log_level = env_word("TAPESTRY_LOG", lv, 0,
+					    "off, error, warn, info or debug");
 	}
 	v = getenv("TAPESTRY_COLLECTOR");
 	snprintf(sn_cfg.host, sizeof(sn_cfg.host), "127.0.0.1");
@@ -110,21 +204,23 @@ static void read_config(void)
 	if (v && *v) {
 		const char *colon = strrchr(v, ':');
 
-		if (colon && colon[1]) {
-			size_t hl = (size_t)(colon - v);
+		const char *h = v;
+		size_t hl = colon ? (size_t)(colon - v) : 0;
+		char *end = NULL;
+		long port = colon ? strtol(colon + 1, &end, 10) : 0;
 
-			if (hl >= 2 && v[0] == '[' && v[hl - 1] == ']') {
-				v++;
-				hl -= 2;
-			}
-			if (hl > 0 && hl < sizeof(sn_cfg.host)) {
-				memcpy(sn_cfg.host, v, hl);
-				sn_cfg.host[hl] = 0;
-			}
-			snprintf(sn_cfg.port, sizeof(sn_cfg.port), "%s",
-				 colon + 1);
+		if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+			h++;
+			hl -= 2;
+		}
+		if (colon && hl > 0 && hl < sizeof(sn_cfg.host) &&
+		    end != colon + 1 && !*end && port > 0 && port < 65536) {
+			memcpy(sn_cfg.host, h, hl);
+			sn_cfg.host[hl] = 0;
+			snprintf(sn_cfg.port, sizeof(sn_cfg.port), "%ld", port);
 		} else {
-			SN_ERROR("bad TAPESTRY_COLLECTOR '%s' (host:port)", v);
+			sn_cfg_bad("TAPESTRY_COLLECTOR", v, "HOST:PORT (PORT 1 "
+				   "to 65535, [IPv6]:PORT)", "127.0.0.1:7450");
 		}
 	}
 	v = getenv("TAPESTRY_SECRET");
@@ -135,34 +231,36 @@ static void read_config(void)
 		read_secret_file(v);
 	}
 	sn_cfg.budget = parse_size(getenv("TAPESTRY_BUFFER_BYTES"), 64u << 20);
-	v = getenv("TAPESTRY_MODE");
-	sn_cfg.postmortem = v && !strcmp(v, "postmortem");
-	/* a full ring: wait for the sender (post-mortem's default) or drop
-	 * (stream's default: the program never waits for the tracer) */
-	v = getenv("TAPESTRY_RING_FULL");
-	sn_cfg.wait_full = v && *v ? !strcmp(v, "wait") : sn_cfg.postmortem;
-	v = getenv("TAPESTRY_SENSORS");
-	if (v && *v) {
-		sn_cfg.sens_libc = strstr(v, "libc") != NULL;
-		sn_cfg.sens_mpi = strstr(v, "mpi") != NULL;
-		sn_cfg.sens_mem = strstr(v, "mem") != NULL;
-	} else {
-		sn_cfg.sens_libc = sn_cfg.sens_mpi = sn_cfg.sens_mem = 1;
+	{
+		static const char *const modes[] = {"stream", "postmortem", NULL};
+		static const char *const full[] = {"drop", "wait", NULL};
+
+		sn_cfg.postmortem = env_word("TAPESTRY_MODE", modes, 0,
+					     "stream or postmortem");
+		/* a full ring: wait for the sender (post-mortem's default) or
+		 * drop (stream's default: the program never waits for the
+		 * tracer) */
+		sn_cfg.wait_full = env_word("TAPESTRY_RING_FULL", full,
+					    sn_cfg.postmortem, "drop or wait");
 	}
-	v = getenv("TAPESTRY_MEM_PERIOD_MS");
-	sn_cfg.mem_period_ms = v ? atoi(v) : 50;
-	if (sn_cfg.mem_period_ms <= 0)
-		sn_cfg.mem_period_ms = 50;
+	read_sensors(getenv("TAPESTRY_SENSORS"));
+	sn_cfg.mem_period_ms = (int)env_long("TAPESTRY_MEM_PERIOD_MS", 50, 1,
+					     3600000);
 	/* a live consumer (tapestry launch --live-ti) wants events soon; the
 	 * default favours large batches (docs/modules/sensor-runtime.md) */
-	v = getenv("TAPESTRY_DRAIN_MS");
-	sn_cfg.drain_ms = v ? atoi(v) : 1000;
-	if (sn_cfg.drain_ms < 5 || sn_cfg.drain_ms > 60000)
-		sn_cfg.drain_ms = 1000;
+	sn_cfg.drain_ms = (int)env_long("TAPESTRY_DRAIN_MS", 1000, 5, 60000);
 	v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
-	sn_cfg.drift_ppm = v ? strtod(v, NULL) : 0.0;
-	if (sn_cfg.drift_ppm > 1e5 || sn_cfg.drift_ppm < -1e5)
-		sn_cfg.drift_ppm = 0.0;
+	sn_cfg.drift_ppm = 0.0;
+	if (v && *v) {
+		char *end;
+		double d = strtod(v, &end);
+
+		if (end != v && !*end && d >= -1e5 && d <= 1e5)
+			sn_cfg.drift_ppm = d;
+		else
+			sn_cfg_bad("TAPESTRY_CLOCK_DRIFT_PPM", v,
+				   "a number from -100000 to 100000", "0");
+	}
 }
 
 /* ---- identity and metadata ----------------------------------------------- */

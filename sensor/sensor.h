@@ -81,6 +81,12 @@ SN_HIDDEN void sn_meta(const char *key, const char *value);
 /* Is the named sensor part enabled ("libc", "mpi", "mem")? */
 SN_HIDDEN int sn_enabled(const char *part);
 
+/* A setting (environment variable name = v) that cannot be read: said on
+ * stderr whatever TAPESTRY_LOG says (a silent default would trace otherwise
+ * than asked), with what it wants and what is used instead. */
+SN_HIDDEN void sn_cfg_bad(const char *name, const char *v, const char *want,
+			  const char *using);
+
 /* Flush everything buffered and wait (bounded) until the sender has shipped
  * it: called at MPI_Finalize, exit, exec and fatal signals. */
 SN_HIDDEN void sn_flush_all(void);

@@ -1,6 +1,8 @@
 #!/bin/sh
 # tests/sensor/nocollector.sh - no collector listening: the program runs
-# normally (same output, status, nothing on stderr without TAPESTRY_LOG).
+# normally (same output, status, nothing on stderr without TAPESTRY_LOG);
+# settings the sensor cannot read are said on stderr, one line each, and
+# the program still runs normally.
 . "$srcdir/tests/sensor/lib.sh"
 # a port nobody listens on: let the collectors pick theirs, then stop them
 start_collectors job
@@ -19,3 +21,50 @@ done
 TAPESTRY_LOG=warn traced "$PROG" write 10 "$T" > /dev/null 2> "$T/err" ||
 	fail "logged run"
 expect "warnings with TAPESTRY_LOG=warn" "$(grep -c warn "$T/err")" 1
+
+# bad settings: each named on stderr with the default used, the run as
+# without them; good ones (every accepted spelling) say nothing
+untraced "$PROG" write 10 "$T" > "$T/out.plain" 2>/dev/null
+while read -r var val; do
+	timeout -k 5 "$TMO" env TAPESTRY_COLLECTOR="127.0.0.1:$PORT" "$var=$val" \
+		LD_PRELOAD="$SO" "$PROG" write 10 "$T" > "$T/out.bad" 2> "$T/err.bad"
+	expect "$var='$val': exit status" $? 0
+	cmp -s "$T/out.plain" "$T/out.bad" || fail "$var='$val': output differs"
+	expect "$var='$val': lines on stderr" "$(wc -l < "$T/err.bad")" 1
+	grep -q "error config: $var='$val' ignored: want .* (using .*)" "$T/err.bad" ||
+		fail "$var='$val': $(cat "$T/err.bad")"
+done <<'EOF'
+TAPESTRY_MODE post-mortem
+TAPESTRY_RING_FULL block
+TAPESTRY_LOG verbose
+TAPESTRY_SENSORS gpu
+TAPESTRY_MEM_PERIOD_MS 0
+TAPESTRY_DRAIN_MS 1s
+TAPESTRY_DRAIN_MS 99999999999999999999
+TAPESTRY_CLOCK_DRIFT_PPM lots
+TAPESTRY_CLOCK_DRIFT_PPM 1e6
+TAPESTRY_BUFFER_BYTES 64Q
+TAPESTRY_BUFFER_BYTES 99999999G
+TAPESTRY_BUFFER_BYTES -5M
+TAPESTRY_CLOCK hpet
+TAPESTRY_COLLECTOR nohost
+TAPESTRY_COLLECTOR 127.0.0.1:99999
+TAPESTRY_COLLECTOR 127.0.0.1:http
+EOF
+while read -r var val; do
+	timeout -k 5 "$TMO" env TAPESTRY_COLLECTOR="127.0.0.1:$PORT" "$var=$val" \
+		LD_PRELOAD="$SO" "$PROG" write 10 "$T" > "$T/out.good" 2> "$T/err.good"
+	expect "$var='$val': exit status" $? 0
+	[ -s "$T/err.good" ] && fail "$var='$val' said: $(cat "$T/err.good")"
+done <<EOF
+TAPESTRY_MODE postmortem
+TAPESTRY_RING_FULL drop
+TAPESTRY_LOG off
+TAPESTRY_SENSORS libc+mem
+TAPESTRY_BUFFER_BYTES 64MiB
+TAPESTRY_BUFFER_BYTES 2G
+TAPESTRY_CLOCK vdso
+TAPESTRY_CLOCK_DRIFT_PPM -12.5
+TAPESTRY_COLLECTOR [::1]:$PORT
+EOF
+echo "ok: bad settings said, good ones silent"

@@ -29,17 +29,29 @@
 /* CLOCK_MONOTONIC in ns, times (1 + TAPESTRY_CLOCK_DRIFT_PPM / 1e6), so
  * tests can give a collector a drifting clock (an offset comes from a time
  * namespace); the sensor drifts the same way (sensor/rt_clock.c). */
+int col_drift_ppm(double *ppm)
+{
+	const char *v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
+	char *end;
+	double d;
+
+	*ppm = 0.0;
+	if (!v || !*v)
+		return 0;
+	d = strtod(v, &end);
+	if (end == v || *end || !(d >= -1e5 && d <= 1e5))
+		return -1;
+	*ppm = d;
+	return 0;
+}
+
 static double drift_ppm(void)
 {
 	static int init;
 	static double ppm;
 
 	if (!init) {
-		const char *v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
-
-		ppm = v ? strtod(v, NULL) : 0.0;
-		if (ppm > 1e5 || ppm < -1e5)
-			ppm = 0.0;
+		(void)col_drift_ppm(&ppm);	/* main() refused a bad one */
 		init = 1;
 	}
 	return ppm;

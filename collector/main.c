@@ -408,6 +408,16 @@ bad:
 			"--tls-key and --tls-ca\n");
 		return 2;
 	}
+	{
+		double ppm;
+
+		if (col_drift_ppm(&ppm)) {
+			fprintf(stderr, "tapestry-collector: TAPESTRY_CLOCK_DRIFT_PPM='%s': "
+				"want a number from -100000 to 100000\n",
+				getenv("TAPESTRY_CLOCK_DRIFT_PPM"));
+			return 2;
+		}
+	}
 	if (log_file && col_log_open(log_file)) {
 		fprintf(stderr, "tapestry-collector: cannot open %s\n", log_file);
 		return 2;

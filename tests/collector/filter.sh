@@ -63,4 +63,12 @@ for bad in "--drop nosuchcall" "--sample fread" "--sample fread:1" "--sample fre
 done
 "$COL" --listen 127.0.0.1:0 --output "$T/x" --drop write 2>"$T/err" >/dev/null
 [ $? = 2 ] || fail "filters accepted on the root"
+# a clock drift it cannot read (a test hook, docs/ARCHITECTURE.md): refused
+# as a bad option is, before anything starts
+for bad in fast 1e6 12x; do
+	TAPESTRY_CLOCK_DRIFT_PPM=$bad "$COL" --listen 127.0.0.1:0 --output "$T/y" 2>"$T/err" >/dev/null
+	[ $? = 2 ] || fail "TAPESTRY_CLOCK_DRIFT_PPM=$bad was not refused"
+	grep -q "TAPESTRY_CLOCK_DRIFT_PPM='$bad': want a number" "$T/err" || fail "drift $bad: $(cat "$T/err")"
+	[ ! -e "$T/y" ] || fail "drift $bad: the collector started"
+done
 echo "filter: fprintf dropped (2000), fread $n_fread -> $got, report counts $filtered filtered"

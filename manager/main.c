@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+			return mgr_env_check() ? 2 : cmds[i].fn(argc - 1, argv + 1);
 	mgr_err("unknown command '%s' (try tapestry --help)", argv[1]);
 	return 2;
 }

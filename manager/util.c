@@ -54,6 +54,48 @@ int mgr_arg_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
+int mgr_env_check(void)
+{
+	static const char *const no_corr[] = {"0", "1", NULL};
+	static const char *const indirect[] = {"auto", "stolen", "busy", "0",
+					       "none", NULL};
+	static const struct {
+		const char *name;
+		const char *const *words;	/* NULL: a number in lo..hi */
+		long lo, hi;
+		const char *want;
+	} env[] = {
+		{"TAPESTRY_MIN_LATENCY_NS", NULL, 0, 1000000000,
+		 "a whole number of nanoseconds from 0 to 1000000000"},
+		{"TAPESTRY_NO_CORRECTION", no_corr, 0, 0, "0 or 1"},
+		{"TAPESTRY_PERTURB_INDIRECT", indirect, 0, 0,
+		 "auto, stolen, busy or 0"},
+		{"TAPESTRY_VIZ_RUN_MAX", NULL, 16, 1L << 30,
+		 "a whole number from 16 to 1073741824"},
+	};
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		const char *v = getenv(env[i].name);
+		long l;
+		int ok = 0;
+
+		if (!v || !*v)
+			continue;
+		if (env[i].words) {
+			for (int k = 0; env[i].words[k]; k++)
+				ok |= !strcmp(v, env[i].words[k]);
+		} else {
+			ok = !mgr_arg_long(v, env[i].lo, env[i].hi, &l);
+		}
+		if (!ok) {
+			mgr_err("%s='%s': want %s", env[i].name, v, env[i].want);
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
 struct proto_trace *mgr_trace_open(const char *dir)
 {
 	int rc = 0;

@@ -73,4 +73,17 @@ check "  ...and reports the damage" grep -q "damaged bytes skipped" "$work/torn.
 check "every command has --help" [ $? = 0 ]
 "$T" frobnicate 2>/dev/null
 check "unknown command is a usage error" [ $? = 2 ]
+# the manager's settings: a value it does not understand is a usage error
+# naming it, before the command does anything (a typo in
+# TAPESTRY_PERTURB_INDIRECT once turned the indirect correction off)
+for bad in TAPESTRY_PERTURB_INDIRECT=stollen TAPESTRY_NO_CORRECTION=yes \
+	   TAPESTRY_MIN_LATENCY_NS=-5 TAPESTRY_MIN_LATENCY_NS=1us TAPESTRY_VIZ_RUN_MAX=4; do
+	env "$bad" "$T" export -f csv -o "$work/bad.csv" "$work/job" 2>"$work/e5"
+	check "$bad is a usage error" [ $? = 2 ]
+	check "  ...naming it" grep -q "${bad%%=*}='${bad#*=}': want" "$work/e5"
+	check "  ...and nothing written" [ ! -e "$work/bad.csv" ]
+done
+env TAPESTRY_PERTURB_INDIRECT=busy TAPESTRY_NO_CORRECTION=0 TAPESTRY_MIN_LATENCY_NS=100 \
+	"$T" export -f csv -o "$work/good.csv" "$work/job" 2>"$work/e6"
+check "good settings are taken" [ $? = 0 ] && [ -s "$work/good.csv" ]
 exit $fail

@@ -19,6 +19,7 @@
 
 #include "collector/internal.h"
 #include "proto/auth.h"
+#include "proto/clockid.h"
 #include "proto/codec.h"
 #include "proto/jobdir.h"
 
@@ -29,29 +30,14 @@
 /* CLOCK_MONOTONIC in ns, times (1 + TAPESTRY_CLOCK_DRIFT_PPM / 1e6), so
  * tests can give a collector a drifting clock (an offset comes from a time
  * namespace); the sensor drifts the same way (sensor/rt_clock.c). */
-int col_drift_ppm(double *ppm)
-{
-	const char *v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
-	char *end;
-	double d;
-
-	*ppm = 0.0;
-	if (!v || !*v)
-		return 0;
-	d = strtod(v, &end);
-	if (end == v || *end || !(d >= -1e5 && d <= 1e5))
-		return -1;
-	*ppm = d;
-	return 0;
-}
-
 static double drift_ppm(void)
 {
 	static int init;
 	static double ppm;
 
 	if (!init) {
-		(void)col_drift_ppm(&ppm);	/* main() refused a bad one */
+		/* main() refused a bad one */
+		(void)proto_drift_ppm(getenv("TAPESTRY_CLOCK_DRIFT_PPM"), &ppm);
 		init = 1;
 	}
 	return ppm;

@@ -265,9 +265,6 @@ int col_parse_addr(const char *text, struct sockaddr_storage *ss, int *len);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t col_now_ns(void);
-/* TAPESTRY_CLOCK_DRIFT_PPM into *ppm (0 when unset): 0, or -1 when it is not
- * a number from -100000 to 100000 (*ppm 0). */
-int col_drift_ppm(double *ppm);
 
 /* conn.c: attach an accepted (or paired) bufferevent as a child
  * connection; the collector owns bev from now on. */

@@ -19,6 +19,7 @@
 
 #include "collector/collector.h"
 #include "collector/internal.h"
+#include "proto/clockid.h"
 #include "proto/event.h"
 
 #define SECRET_MAX 4096
@@ -411,7 +412,7 @@ bad:
 	{
 		double ppm;
 
-		if (col_drift_ppm(&ppm)) {
+		if (proto_drift_ppm(getenv("TAPESTRY_CLOCK_DRIFT_PPM"), &ppm)) {
 			fprintf(stderr, "tapestry-collector: TAPESTRY_CLOCK_DRIFT_PPM='%s': "
 				"want a number from -100000 to 100000\n",
 				getenv("TAPESTRY_CLOCK_DRIFT_PPM"));

@@ -78,8 +78,9 @@ static inline size_t mgr_spill_budget(void)
 	if (!v || !*v)
 		return MGR_SPILL_DEFAULT;
 	errno = 0;
-	b = strtoull(v, &end, 10);
-	return *end || errno || b > SIZE_MAX ? MGR_SPILL_DEFAULT : (size_t)b;
+	b = strtoull(v, &end, 10);	/* mgr_env_check refused a bad one */
+	return *end || errno || *v == '-' || b > SIZE_MAX ? MGR_SPILL_DEFAULT :
+							    (size_t)b;
 }
 
 static inline int mgr_spill_errno(int e)

@@ -51,6 +51,18 @@ static void problem(struct ctx *x, int line, const char *fmt, ...)
 	x->nerr++;
 }
 
+/* A value quoted in a message: at most 48 bytes, control characters as '?'
+ * (a newline would start a line that looks like another problem). */
+static const char *quoted(const char *v, char out[49])
+{
+	size_t i;
+
+	for (i = 0; v[i] && i < 48; i++)
+		out[i] = (unsigned char)v[i] < 0x20 ? '?' : v[i];
+	out[i] = '\0';
+	return out;
+}
+
 /* libxml2 structured error handler: parse and schema errors. */
 static void xml_error(void *arg, const xmlError *e)
 {
@@ -69,13 +81,15 @@ static void xml_error(void *arg, const xmlError *e)
 		char name[64];
 		xmlChar *v = NULL;
 
+		char q[49];
+
 		/* RELAX NG says which attribute, not what was wrong with it */
 		if (sscanf(msg, "Invalid attribute %63s for element", name) == 1)
 			v = xmlGetProp(node, (const xmlChar *)name);
 		problem(x, e->line ? e->line : (int)xmlGetLineNo(node),
-			"element %s: %s%s%.64s%s", node->name, msg,
-			v ? " (its value: \"" : "", v ? (const char *)v : "",
-			v ? "\")" : "");
+			"element %s: %s%s%s%s", node->name, msg,
+			v ? " (its value: \"" : "",
+			v ? quoted((const char *)v, q) : "", v ? "\")" : "");
 		xmlFree(v);
 	} else
 		problem(x, e->line, "%s", msg);
@@ -116,26 +130,27 @@ static int line_of(xmlNodePtr n)
 }
 
 /*
- * Integer attribute in [0, max], or def when absent. The schema only says
+ * Integer attribute in [lo, max], or def when absent. The schema only says
  * nonNegativeInteger (its range errors would not say the range): a value that
  * is not a whole number in range is a problem at its line, and def is kept so
  * that checking goes on.
  */
 static int attr_int(struct ctx *x, xmlNodePtr n, const char *name, int def,
-		    long max)
+		    long lo, long max)
 {
-	char *v = attr(n, name), *end;
+	char *v = attr(n, name), q[49];
+	size_t len;
 	long l;
 
 	if (!v)
 		return def;
-	errno = 0;
-	l = strtol(v, &end, 10);
-	while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
-		end++;		/* the schema's whitespace rule keeps these */
-	if (errno || end == v || *end || l < 0 || l > max) {
-		problem(x, line_of(n), "element %s: %s=\"%.32s\": want a whole "
-			"number from 0 to %ld", (const char *)n->name, name, v, max);
+	len = strlen(v);
+	while (len && strchr(" \t\n\r", v[len - 1]))
+		v[--len] = '\0';	/* the schema's whitespace rule keeps these */
+	if (mgr_arg_long(v + strspn(v, " \t\n\r"), lo, max, &l)) {
+		problem(x, line_of(n), "element %s: %s=\"%s\": want a whole "
+			"number from %ld to %ld", (const char *)n->name, name,
+			quoted(v, q), lo, max);
 		l = def;
 	}
 	free(v);
@@ -201,7 +216,7 @@ static void load_launchers(struct ctx *x, xmlNodePtr sec)
 		l->identity = attr(n, "identity");
 		l->options = attr(n, "options");
 		l->collector_path = attr(n, "collector-path");
-		l->port = attr_int(x, n, "port", 0, 65535);
+		l->port = attr_int(x, n, "port", 0, 0, 65535);
 		l->type = !type ? MGR_LAUNCH_LOCAL :
 			  !strcmp(type, "ssh") ? MGR_LAUNCH_SSH :
 			  !strcmp(type, "template") ? MGR_LAUNCH_TEMPLATE :
@@ -262,7 +277,7 @@ static void load_hosts(struct ctx *x, xmlNodePtr sec)
 		h->subnet = attr(n, "subnet");
 		int before = x->nerr;
 
-		h->slots = attr_int(x, n, "slots", 0, MGR_JD_MAX_SLOTS);
+		h->slots = attr_int(x, n, "slots", 0, 0, MGR_JD_MAX_SLOTS);
 		x->bad_slots |= x->nerr != before;
 		h->line = line_of(n);
 		h->node = -1;
@@ -310,7 +325,7 @@ static void load_collectors(struct ctx *x, xmlNodePtr sec)
 		if (!c->name)
 			c->name = strdup("?");
 		c->line = line_of(n);
-		c->port = attr_int(x, n, "port", 0, 65535);
+		c->port = attr_int(x, n, "port", 0, 0, 65535);
 		c->parent = -1;
 		parents[jd->ncollectors] = attr(n, "parent");
 		c->host = host ? find_host(jd, host) : -1;
@@ -459,7 +474,7 @@ static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 
 	jd->executable = attr(n, "executable");
 	/* -1: absent (the schema refuses it) or already reported */
-	jd->processes = attr_int(x, n, "processes", -1, MGR_JD_MAX_PROCESSES);
+	jd->processes = attr_int(x, n, "processes", -1, 1, MGR_JD_MAX_PROCESSES);
 	jd->mpi = !mpi || !strcmp(mpi, "none") ? MGR_MPI_NONE :
 		  !strcmp(mpi, "openmpi") ? MGR_MPI_OPENMPI : MGR_MPI_MPICH;
 	jd->mode = !mode || !strcmp(mode, "regular") ? MGR_MODE_REGULAR :
@@ -493,9 +508,6 @@ static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 		}
 	}
 
-	if (jd->processes == 0)
-		problem(x, line, "application: processes must be at least 1 "
-			"(got 0)");
 	if (x->bad_slots)
 		;		/* reported on the host's line */
 	else if (jd->total_slots == 0)
@@ -704,7 +716,7 @@ struct mgr_jobdesc *mgr_jobdesc_load(const char *path, const char *schema_path,
 	load_hosts(&x, child(root, "hosts"));
 	if ((n = child(root, "manager"))) {
 		x.jd->manager_address = attr(n, "address");
-		x.jd->manager_port = attr_int(&x, n, "port", 0, 65535);
+		x.jd->manager_port = attr_int(&x, n, "port", 0, 0, 65535);
 	}
 	if (!x.jd->manager_address)
 		x.jd->manager_address = strdup("127.0.0.1");

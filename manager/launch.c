@@ -819,7 +819,7 @@ static void launch_help(FILE *out)
 	      "  -o, --output DIR       job directory to create (must not exist;\n"
 	      "                         default ./tapestry-job-PID)\n"
 	      "  --start-timeout S      seconds each collector has to start and\n"
-	      "                         connect (default 20)\n"
+	      "                         connect (1 to 86400, default 20)\n"
 	      "  --keep-going           exit 0 even when the application fails\n"
 	      "  --live-ti DIR          while the job runs, write each rank's SimGrid\n"
 	      "                         actions into DIR (tapestry live-ti --help)\n"

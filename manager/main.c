@@ -34,6 +34,14 @@ static void usage(FILE *out)
 	fputs("\n`tapestry COMMAND --help` describes each command.\n", out);
 }
 
+/* rank-exec runs under mpirun with the description's <environment>, which is
+ * the program's, and uses none of the manager's settings; help is help. */
+static int needs_env(int argc, char **argv)
+{
+	return strcmp(argv[1], "rank-exec") &&
+	       !(argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -51,7 +59,8 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return mgr_env_check() ? 2 : cmds[i].fn(argc - 1, argv + 1);
+			return needs_env(argc, argv) && mgr_env_check() ? 2 :
+			       cmds[i].fn(argc - 1, argv + 1);
 	mgr_err("unknown command '%s' (try tapestry --help)", argv[1]);
 	return 2;
 }

@@ -45,9 +45,10 @@ int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
 int mgr_arg_long(const char *s, long lo, long hi, long *out);
 
 /* The manager's settings from the environment (README: TAPESTRY_MIN_LATENCY_NS,
- * TAPESTRY_NO_CORRECTION, TAPESTRY_PERTURB_INDIRECT, TAPESTRY_VIZ_RUN_MAX),
- * checked before any command runs: 0, or -1 after a message for each value
- * not understood. */
+ * TAPESTRY_NO_CORRECTION, TAPESTRY_PERTURB_INDIRECT, TAPESTRY_VIZ_RUN_MAX,
+ * TAPESTRY_SPILL_BYTES, and TAPESTRY_CLOCK_DRIFT_PPM for what it starts),
+ * checked before a command runs (not rank-exec, not --help): 0, or -1 after
+ * a message for each value not understood. */
 int mgr_env_check(void);
 
 /* Write s to out as one CSV field (quoted when needed). */

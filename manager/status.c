@@ -331,7 +331,7 @@ static void status_help(FILE *out)
 	      "  Collectors below report every --stats-period (tapestry launch\n"
 	      "  starts them with 1 s), so a new one shows after that.\n"
 	      "  --secret-file F   the job's secret (when the collectors use one)\n"
-	      "  --timeout S       give up after S seconds (default 5)\n",
+	      "  --timeout S       give up after S seconds (1 to 86400, default 5)\n",
 	      out);
 }
 

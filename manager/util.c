@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "manager/mgr.h"
+#include "proto/clockid.h"
 #include "proto/error.h"
 
 void mgr_err(const char *fmt, ...)
@@ -69,11 +70,23 @@ int mgr_env_check(void)
 		 "a whole number of nanoseconds from 0 to 1000000000"},
 		{"TAPESTRY_NO_CORRECTION", no_corr, 0, 0, "0 or 1"},
 		{"TAPESTRY_PERTURB_INDIRECT", indirect, 0, 0,
-		 "auto, stolen, busy or 0"},
+		 "auto, stolen, busy, or 0 (none)"},
 		{"TAPESTRY_VIZ_RUN_MAX", NULL, 16, 1L << 30,
 		 "a whole number from 16 to 1073741824"},
+		{"TAPESTRY_SPILL_BYTES", NULL, 0, LONG_MAX,
+		 "a whole number of bytes"},
 	};
+	const char *drift = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
+	double ppm;
 	int bad = 0;
+
+	/* not ours, but the collectors and sensors we start would refuse it
+	 * one by one */
+	if (proto_drift_ppm(drift, &ppm)) {
+		mgr_err("TAPESTRY_CLOCK_DRIFT_PPM='%s': want a number from %d to %d",
+			drift, -PROTO_DRIFT_PPM_MAX, PROTO_DRIFT_PPM_MAX);
+		bad = 1;
+	}
 
 	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
 		const char *v = getenv(env[i].name);

@@ -2,6 +2,7 @@
  * proto/clockid.c - which CLOCK_MONOTONIC a process reads. See clockid.h.
  */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,4 +50,19 @@ void proto_clockid_read(struct proto_clockid *c)
 		strcpy(c->timens, "none");
 	slurp("/proc/self/timens_offsets", c->offsets, sizeof(c->offsets));
 	proto_clockid_squeeze(c->offsets);
+}
+
+int proto_drift_ppm(const char *s, double *ppm)
+{
+	char *end;
+	double d;
+
+	*ppm = 0.0;
+	if (!s || !*s)
+		return 0;
+	d = strtod(s, &end);
+	if (end == s || *end || !(d >= -PROTO_DRIFT_PPM_MAX && d <= PROTO_DRIFT_PPM_MAX))
+		return -1;
+	*ppm = d;
+	return 0;
 }

@@ -27,4 +27,11 @@ void proto_clockid_read(struct proto_clockid *c);
  * them at both ends, in place. */
 void proto_clockid_squeeze(char *s);
 
+/* TAPESTRY_CLOCK_DRIFT_PPM (a test hook that makes the sensor's and the
+ * collector's stamps CLOCK_MONOTONIC x (1 + ppm/1e6)): its value s (NULL or
+ * "": 0) into *ppm; 0, or -1 (and *ppm 0) when s is not a number from
+ * -PROTO_DRIFT_PPM_MAX to PROTO_DRIFT_PPM_MAX. */
+#define PROTO_DRIFT_PPM_MAX 100000
+int proto_drift_ppm(const char *s, double *ppm);
+
 #endif

@@ -182,7 +182,10 @@ static void calibrate_accounting(void)
 void mw_compute_setup(void)
 {
 	const char *env = getenv("TAPESTRY_FLOP_RATE");
-	const char *force = getenv("TAPESTRY_COMPUTE_METHOD");
+	static const char *const methods[] = {"instructions", "cpu", "auto", NULL};
+	enum { M_INSTR, M_CPU, M_AUTO };
+	int force = sn_env_word("TAPESTRY_COMPUTE_METHOD", methods, M_INSTR,
+				"instructions, cpu or auto");
 	char buf[64];
 	int saved = errno, i, fd;
 	uint64_t v;
@@ -197,12 +200,6 @@ void mw_compute_setup(void)
 		else
 			sn_cfg_bad("TAPESTRY_FLOP_RATE", env,
 				   "a positive number of flop/s", "a measured rate");
-	}
-	if (force && *force && strcmp(force, "cpu") && strcmp(force, "auto") &&
-	    strcmp(force, "instructions")) {
-		sn_cfg_bad("TAPESTRY_COMPUTE_METHOD", force,
-			   "instructions, cpu or auto", "instructions");
-		force = NULL;
 	}
 	for (i = 0; !flop_rate && i < CAL_ROUNDS; i++) {
 		double r = mw_flop_loop_rate(CAL_ITERS);
@@ -224,7 +221,7 @@ void mw_compute_setup(void)
 	 * READ_MAX_NS. */
 	method = 0;
 	read_ns = 0;
-	if (!(force && !strcmp(force, "cpu"))) {
+	if (force != M_CPU) {
 		fd = perf_open();
 		if (fd >= 0) {
 			uint64_t v0 = 0, t0 = mw_thread_cpu_ns(), t1;
@@ -243,7 +240,7 @@ void mw_compute_setup(void)
 			read_ns = r[READ_PROBES / 2];
 			if (!perf_read(fd, &v) && v > v0 &&
 			    (read_ns <= READ_MAX_NS ||
-			     !(force && !strcmp(force, "auto")))) {
+			     force != M_AUTO)) {
 				/* flops per instruction of the calibration loop
 				 * (8 flops an iteration): a count over a count,
 				 * so volumes do not depend on timing noise; the

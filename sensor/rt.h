@@ -271,8 +271,9 @@ SN_HIDDEN void sn_calibrate(int at_exit);
 SN_HIDDEN void sn_calibrate_at_end(void);
 SN_HIDDEN int sn_cal_quiet(const double *d, int n);
 SN_HIDDEN double sn_cal_estimate(const double *d, int n);
-/* Emit again, on the calling thread, every CALIB record this process has
- * emitted (a stream continued after a failed exec); returns how many. */
+/* Emit again, on the calling thread, every CALIB record sn_calibrate has
+ * emitted in this process (evtypes 0, STRING, FWRITE; not the MPI sensor's),
+ * for a stream continued after a failed exec; returns how many. */
 SN_HIDDEN int sn_calib_replay(void);
 SN_HIDDEN void sn_proc_start_event(void);
 SN_HIDDEN int sn_rank(void);

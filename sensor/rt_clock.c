@@ -43,20 +43,20 @@ uint64_t sn_now_vdso(void)
 
 static int tsc_invariant(void)
 {
+	/* -1: not set (the TSC when it is invariant) */
+	static const char *const clk[] = {"tsc", "vdso", NULL};
+	int want = sn_env_word("TAPESTRY_CLOCK", clk, -1, "tsc or vdso");
 #if SN_HAVE_TSC
 	unsigned a, b, c, d;
-	const char *env = getenv("TAPESTRY_CLOCK");
 
-	if (env && strcmp(env, "vdso") == 0)
+	if (want == 1)
 		return 0;
-	if (env && *env && strcmp(env, "tsc") != 0)
-		sn_cfg_bad("TAPESTRY_CLOCK", env, "tsc or vdso",
-			   "the TSC when it is invariant");
 	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
 		return 0;
 	__get_cpuid(0x80000007u, &a, &b, &c, &d);
 	return (d >> 8) & 1;
 #else
+	(void)want;
 	return 0;
 #endif
 }

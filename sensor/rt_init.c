@@ -58,10 +58,9 @@ void sn_cfg_bad(const char *name, const char *v, const char *want,
 	       want, using);
 }
 
-/* getenv(name)'s index in words (NULL-terminated); def when unset or empty,
- * or, said, when it is none of them (want: the words, for the message). */
-static int env_word(const char *name, const char *const *words, int def,
-		    const char *want)
+/* See sensor.h. */
+int sn_env_word(const char *name, const char *const *words, int def,
+		const char *want)
 {
 	const char *v = getenv(name);
 
@@ -128,37 +127,50 @@ static uint64_t parse_size(const char *s, uint64_t dflt)
 	return v;
 }
 
-/* TAPESTRY_SENSORS: words among libc, mpi and mem, separated by anything
- * else; an unknown word is said and skipped; none known: all three. */
+/* TAPESTRY_SENSORS: words (runs of letters, digits, '_' and '-') among libc,
+ * mpi and mem, separated by anything else; an unknown word is said and
+ * skipped; no known word: all three (said, unless the value is blank). */
+static int sensor_word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
 static void read_sensors(const char *v)
 {
-	static const char *const names[] = {"libc", "mpi", "mem", NULL};
-	int on[3] = {0, 0, 0}, any = 0;
+	static const char *const names[] = {"libc", "mpi", "mem"};
+	int on[3] = {0, 0, 0}, any = 0, bad = 0;
 
-	while (v && *v) {
-		size_t n = 0;
-		int k;
+	for (int pass = 0; pass < 2; pass++) {	/* 0: which are on; 1: say */
+		for (const char *p = v; p && *p;) {
+			size_t n = 0;
+			int k;
 
-		while (*v && !((*v >= 'a' && *v <= 'z') || (*v >= '0' && *v <= '9')))
-			v++;
-		while ((v[n] >= 'a' && v[n] <= 'z') || (v[n] >= '0' && v[n] <= '9'))
-			n++;
-		if (!n)
-			break;
-		for (k = 0; names[k]; k++)
-			if (strlen(names[k]) == n && !strncmp(v, names[k], n))
+			while (*p && !sensor_word_char(*p))
+				p++;
+			while (sensor_word_char(p[n]))
+				n++;
+			if (!n)
 				break;
-		if (names[k]) {
-			on[k] = any = 1;
-		} else {
-			char word[32];
+			for (k = 0; k < 3; k++)
+				if (strlen(names[k]) == n && !strncmp(p, names[k], n))
+					break;
+			if (pass == 0 && k < 3)
+				on[k] = any = 1;
+			else if (pass == 1 && k == 3) {
+				char word[32];
 
-			snprintf(word, sizeof(word), "%.*s", (int)(n < 31 ? n : 31), v);
-			sn_cfg_bad("TAPESTRY_SENSORS", word,
-				   "libc, mpi or mem", "the others");
+				snprintf(word, sizeof(word), "%.*s",
+					 (int)(n < 31 ? n : 31), p);
+				sn_cfg_bad("TAPESTRY_SENSORS", word, "libc, mpi or mem",
+					   any ? "the others" : "all three");
+				bad = 1;
+			}
+			p += n;
 		}
-		v += n;
 	}
+	if (!any && !bad && v && strspn(v, " \t") < strlen(v))	/* "," */
+		sn_cfg_bad("TAPESTRY_SENSORS", v, "libc, mpi or mem", "all three");
 	if (!any)
 		on[0] = on[1] = on[2] = 1;
 	sn_cfg.sens_libc = on[0];
@@ -195,7 +207,7 @@ static void read_config(void)
 		static const char *const lv[] = {"off", "error", "warn", "info",
 						 "debug", NULL};
 
-		sn_cfg.log_level = env_word("TAPESTRY_LOG", lv, 0,
+		sn_cfg.log_level = sn_env_word("TAPESTRY_LOG", lv, 0,
 					    "off, error, warn, info or debug");
 	}
 	v = getenv("TAPESTRY_COLLECTOR");
@@ -213,14 +225,18 @@ static void read_config(void)
 			h++;
 			hl -= 2;
 		}
-		if (colon && hl > 0 && hl < sizeof(sn_cfg.host) &&
+		/* an empty HOST (":9000") stays 127.0.0.1 */
+		if (colon && hl < sizeof(sn_cfg.host) &&
 		    end != colon + 1 && !*end && port > 0 && port < 65536) {
-			memcpy(sn_cfg.host, h, hl);
-			sn_cfg.host[hl] = 0;
+			if (hl) {
+				memcpy(sn_cfg.host, h, hl);
+				sn_cfg.host[hl] = 0;
+			}
 			snprintf(sn_cfg.port, sizeof(sn_cfg.port), "%ld", port);
 		} else {
-			sn_cfg_bad("TAPESTRY_COLLECTOR", v, "HOST:PORT (PORT 1 "
-				   "to 65535, [IPv6]:PORT)", "127.0.0.1:7450");
+			sn_cfg_bad("TAPESTRY_COLLECTOR", v, "HOST:PORT (PORT a "
+				   "number from 1 to 65535, [IPv6]:PORT)",
+				   "127.0.0.1:7450");
 		}
 	}
 	v = getenv("TAPESTRY_SECRET");
@@ -235,12 +251,12 @@ static void read_config(void)
 		static const char *const modes[] = {"stream", "postmortem", NULL};
 		static const char *const full[] = {"drop", "wait", NULL};
 
-		sn_cfg.postmortem = env_word("TAPESTRY_MODE", modes, 0,
+		sn_cfg.postmortem = sn_env_word("TAPESTRY_MODE", modes, 0,
 					     "stream or postmortem");
 		/* a full ring: wait for the sender (post-mortem's default) or
 		 * drop (stream's default: the program never waits for the
 		 * tracer) */
-		sn_cfg.wait_full = env_word("TAPESTRY_RING_FULL", full,
+		sn_cfg.wait_full = sn_env_word("TAPESTRY_RING_FULL", full,
 					    sn_cfg.postmortem, "drop or wait");
 	}
 	read_sensors(getenv("TAPESTRY_SENSORS"));
@@ -250,17 +266,9 @@ static void read_config(void)
 	 * default favours large batches (docs/modules/sensor-runtime.md) */
 	sn_cfg.drain_ms = (int)env_long("TAPESTRY_DRAIN_MS", 1000, 5, 60000);
 	v = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
-	sn_cfg.drift_ppm = 0.0;
-	if (v && *v) {
-		char *end;
-		double d = strtod(v, &end);
-
-		if (end != v && !*end && d >= -1e5 && d <= 1e5)
-			sn_cfg.drift_ppm = d;
-		else
-			sn_cfg_bad("TAPESTRY_CLOCK_DRIFT_PPM", v,
-				   "a number from -100000 to 100000", "0");
-	}
+	if (proto_drift_ppm(v, &sn_cfg.drift_ppm))
+		sn_cfg_bad("TAPESTRY_CLOCK_DRIFT_PPM", v,
+			   "a number from -100000 to 100000", "0");
 }
 
 /* ---- identity and metadata ----------------------------------------------- */

@@ -87,6 +87,12 @@ SN_HIDDEN int sn_enabled(const char *part);
 SN_HIDDEN void sn_cfg_bad(const char *name, const char *v, const char *want,
 			  const char *using);
 
+/* getenv(name)'s index in words (NULL-terminated): def when unset or empty,
+ * or, through sn_cfg_bad, when it is none of them (want: the words, for the
+ * message; the default's name is words[def], or "the default" if def < 0). */
+SN_HIDDEN int sn_env_word(const char *name, const char *const *words, int def,
+			  const char *want);
+
 /* Flush everything buffered and wait (bounded) until the sender has shipped
  * it: called at MPI_Finalize, exit, exec and fatal signals. */
 SN_HIDDEN void sn_flush_all(void);

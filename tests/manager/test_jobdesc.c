@@ -125,7 +125,7 @@ static const struct {
 	{"not-executable.xml", 6, "is not an executable file"},
 	{"unknown-host.xml", 7, "collector 'd': unknown host 'nowhere'"},
 	{"cycle.xml", 7, "cycle in the collector tree: a -> b -> a"},
-	{"zero-processes.xml", 6, "processes must be at least 1 (got 0)"},
+	{"zero-processes.xml", 6, "processes=\"0\": want a whole number from 1 to 65536"},
 	{"folding-no-slots.xml", 6, "no host declares slots"},
 	{"two-roots.xml", 7, "collector 'b' is a second root of the tree"},
 	{"duplicate-host.xml", 6, "host 'h' is already defined on line 5"},
@@ -140,7 +140,7 @@ static const struct {
 	{"template-without-command.xml", 6, "must contain {command}"},
 	{"huge-slots.xml", 6, "slots=\"2147483647\": want a whole number from 0 to 65536"},
 	{"bad-slots-value.xml", 4, "Invalid attribute slots for element host (its value: \"x2\")"},
-	{"huge-processes.xml", 6, "processes=\"99999999999\": want a whole number from 0 to 65536"},
+	{"huge-processes.xml", 6, "processes=\"99999999999\": want a whole number from 1 to 65536"},
 };
 
 Test(jobdesc, bad_descriptions)
@@ -202,6 +202,9 @@ Test(jobdesc, count_bounds)
 		{"2147483647", "2147483647", "8", -1, "slots=\"2147483647\""},
 		{"99999999999999999999", "1", "1", -1, "want a whole number"},
 		{"1", "1", "65537", -1, "processes=\"65537\": want a whole number"},
+		{"1", "1", "0", -1, "processes=\"0\": want a whole number from 1"},
+		/* a newline in a quoted value must not start a line */
+		{"x&#10;t.xml:1: forged", "1", "1", -1, "(its value: \"x?t.xml:1: forged\")"},
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {

@@ -77,13 +77,17 @@ check "unknown command is a usage error" [ $? = 2 ]
 # naming it, before the command does anything (a typo in
 # TAPESTRY_PERTURB_INDIRECT once turned the indirect correction off)
 for bad in TAPESTRY_PERTURB_INDIRECT=stollen TAPESTRY_NO_CORRECTION=yes \
-	   TAPESTRY_MIN_LATENCY_NS=-5 TAPESTRY_MIN_LATENCY_NS=1us TAPESTRY_VIZ_RUN_MAX=4; do
+	   TAPESTRY_MIN_LATENCY_NS=-5 TAPESTRY_MIN_LATENCY_NS=1us TAPESTRY_VIZ_RUN_MAX=4 \
+	   TAPESTRY_SPILL_BYTES=-5 TAPESTRY_CLOCK_DRIFT_PPM=fast; do
 	env "$bad" "$T" export -f csv -o "$work/bad.csv" "$work/job" 2>"$work/e5"
 	check "$bad is a usage error" [ $? = 2 ]
 	check "  ...naming it" grep -q "${bad%%=*}='${bad#*=}': want" "$work/e5"
 	check "  ...and nothing written" [ ! -e "$work/bad.csv" ]
 done
 env TAPESTRY_PERTURB_INDIRECT=busy TAPESTRY_NO_CORRECTION=0 TAPESTRY_MIN_LATENCY_NS=100 \
-	"$T" export -f csv -o "$work/good.csv" "$work/job" 2>"$work/e6"
-check "good settings are taken" [ $? = 0 ] && [ -s "$work/good.csv" ]
+	TAPESTRY_SPILL_BYTES=0 "$T" export -f csv -o "$work/good.csv" "$work/job" 2>"$work/e6"
+check "good settings are taken" [ $? = 0 ]
+check "  ...and the export written" [ -s "$work/good.csv" ]
+TAPESTRY_PERTURB_INDIRECT=stollen "$T" export --help >/dev/null 2>&1
+check "help is help, whatever the settings" [ $? = 0 ]
 exit $fail

@@ -108,3 +108,27 @@ Test(clockid, time_namespace_offsets)
 	cr_assert_str_eq(there.boot_id, here.boot_id);
 	cr_assert_str_neq(there.timens, here.timens);
 }
+
+/* TAPESTRY_CLOCK_DRIFT_PPM, read by the sensor and the collector alike:
+ * a number within +-PROTO_DRIFT_PPM_MAX, nothing after it; else -1 and 0. */
+Test(clockid, drift_ppm)
+{
+	static const struct {
+		const char *s;
+		int rc;
+		double ppm;
+	} c[] = {
+		{NULL, 0, 0}, {"", 0, 0}, {"50", 0, 50}, {"-12.5", 0, -12.5},
+		{"1e5", 0, 1e5}, {"-100000", 0, -1e5}, {"100001", -1, 0},
+		{"fast", -1, 0}, {"12x", -1, 0}, {"nan", -1, 0}, {"inf", -1, 0},
+		{" ", -1, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		double ppm = 7;
+
+		cr_expect_eq(proto_drift_ppm(c[i].s, &ppm), c[i].rc, "'%s'",
+			     c[i].s ? c[i].s : "(null)");
+		cr_expect_eq(ppm, c[i].ppm, "'%s': %g", c[i].s ? c[i].s : "(null)", ppm);
+	}
+}

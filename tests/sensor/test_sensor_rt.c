@@ -331,24 +331,29 @@ Test(sensor_rt, calibration_needs_room_and_tracing_on)
 }
 
 /* A stream continued after a failed exec: the records of every calibration
- * so far, again, in order (each test is its own process: none before). */
+ * so far, again, in order (whatever earlier tests calibrated, when Criterion
+ * runs them in one process with --no-fork: those come first). */
 Test(sensor_rt, calibration_replayed_for_a_new_stream)
 {
 	struct proto_event first[6];
+	int before;
 
 	cr_assert_eq(put(PROTO_EV_WRITE, 0), 0);	/* this thread's ring */
-	cr_assert_eq(sn_calib_replay(), 0, "nothing calibrated yet");
-	cr_assert_eq(drain_all(), 1);
+	before = sn_calib_replay();
+	cr_assert_eq(drain_all(), 1 + (size_t)before);
+	if (before > 2)		/* 8 copies at most */
+		cr_skip_test("earlier calibrations in this process fill the copies");
 	sn_calibrate(1);
 	sn_calibrate(1);
 	cr_assert_eq(drain_all(), 6);
 	memcpy(first, got, sizeof(first));
-	cr_assert_eq(sn_calib_replay(), 6);
-	cr_assert_eq(drain_all(), 6);
+	cr_assert_eq(sn_calib_replay(), before + 6);
+	cr_assert_eq(drain_all(), (size_t)before + 6);
 	for (int i = 0; i < 6; i++) {
-		cr_assert_eq(got[i].type, PROTO_EV_CALIB);
+		cr_assert_eq(got[before + i].type, PROTO_EV_CALIB);
 		for (int a = 0; a < 4; a++)
-			cr_assert_eq(got[i].arg[a], first[i].arg[a], "record %d arg %d", i, a);
+			cr_assert_eq(got[before + i].arg[a], first[i].arg[a],
+				     "record %d arg %d", i, a);
 	}
 }
 

@@ -21,6 +21,7 @@
 #include "collector/internal.h"
 #include "proto/clockid.h"
 #include "proto/event.h"
+#include "proto/num.h"
 
 #define SECRET_MAX 4096
 
@@ -164,29 +165,10 @@ static int parse_filter(char *spec, int sample, uint32_t *filter)
 	return 0;
 }
 
+/* Counts and sizes (k, M, G, "MiB"...), decimal or 0x hex: proto_parse_size. */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
+	return proto_parse_size(s, 0, out);
 }
 
 /* "250ms", "5s", "5" (s), "1.5s" -> ms */

@@ -31,6 +31,7 @@
 
 #include "manager/ca.h"
 #include "manager/mgr.h"
+#include "proto/num.h"
 
 #define NAME_MAX_LEN 255
 #define DAYS_MAX 3650
@@ -405,7 +406,7 @@ int mgr_cmd_ca(int argc, char **argv)
 			}
 			break;
 		case 'd':
-			if (mgr_arg_long(optarg, 1, DAYS_MAX, &v)) {
+			if (proto_parse_long(optarg, 1, DAYS_MAX, &v)) {
 				mgr_err("--days must be 1..%d", DAYS_MAX);
 				free(list);
 				return 2;

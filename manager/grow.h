@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "proto/num.h"
 
 /* Make *p (an array of *cap elements of size bytes) hold at least need
  * elements, doubling from 64. 0, or PROTO_E_NOMEM with *p unchanged. */
@@ -72,15 +74,11 @@ static inline struct mgr_big_hdr *mgr_big_hdr(const void *p)
 static inline size_t mgr_spill_budget(void)
 {
 	const char *v = getenv("TAPESTRY_SPILL_BYTES");
-	char *end;
-	unsigned long long b;
+	long b;
 
-	if (!v || !*v)
-		return MGR_SPILL_DEFAULT;
-	errno = 0;
-	b = strtoull(v, &end, 10);	/* mgr_env_check refused a bad one */
-	return *end || errno || *v == '-' || b > SIZE_MAX ? MGR_SPILL_DEFAULT :
-							    (size_t)b;
+	/* mgr_env_check refused a bad one */
+	return v && *v && !proto_parse_long(v, 0, LONG_MAX, &b) ? (size_t)b :
+								MGR_SPILL_DEFAULT;
 }
 
 static inline int mgr_spill_errno(int e)

@@ -26,6 +26,7 @@
 #include "manager/jobdesc.h"
 #include "manager/mgr.h"
 #include "manager/spawn.h"
+#include "proto/num.h"
 
 struct ctx {
 	const char *path;
@@ -147,7 +148,7 @@ static int attr_int(struct ctx *x, xmlNodePtr n, const char *name, int def,
 	len = strlen(v);
 	while (len && strchr(" \t\n\r", v[len - 1]))
 		v[--len] = '\0';	/* the schema's whitespace rule keeps these */
-	if (mgr_arg_long(v + strspn(v, " \t\n\r"), lo, max, &l)) {
+	if (proto_parse_long(v + strspn(v, " \t\n\r"), lo, max, &l)) {
 		problem(x, line_of(n), "element %s: %s=\"%s\": want a whole "
 			"number from %ld to %ld", (const char *)n->name, name,
 			quoted(v, q), lo, max);

@@ -33,6 +33,7 @@
 #include "manager/netcal.h"
 #include "manager/spawn.h"
 #include "proto/msg.h"
+#include "proto/num.h"
 
 #define DRAIN_TIMEOUT_MS 60000
 #define CMD_MAX 16384
@@ -892,7 +893,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		switch (c) {
 		case 'o': dir = optarg; break;
 		case 't':
-			if (mgr_arg_long(optarg, 1, 86400, &v)) {
+			if (proto_parse_long(optarg, 1, 86400, &v)) {
 				mgr_err("--start-timeout takes a number of seconds "
 					"from 1 to 86400, not '%s'", optarg);
 				return 2;

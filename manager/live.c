@@ -33,6 +33,7 @@
 #include "manager/live.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
+#include "proto/num.h"
 
 #define LIVE_POLL_MS 20			/* sleep when nothing new */
 #define LIVE_BATCH 65536		/* events between two flushes */
@@ -641,7 +642,7 @@ int mgr_cmd_live_ti(int argc, char **argv)
 		switch (c) {
 		case 'n':
 		case 'd':
-			if (mgr_arg_long(optarg, 1, c == 'n' ? LIVE_RANKS_MAX : 86400,
+			if (proto_parse_long(optarg, 1, c == 'n' ? LIVE_RANKS_MAX : 86400,
 					 &v)) {
 				mgr_err("--%s takes a number from 1 to %d, not '%s'",
 					c == 'n' ? "np" : "drain-timeout",

@@ -40,10 +40,6 @@ struct proto_trace *mgr_trace_open(const char *dir);
 int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
 		     int64_t def);
 
-/* A whole decimal number in [lo, hi] (nothing else in s) into *out: 0, or -1
- * and *out untouched. */
-int mgr_arg_long(const char *s, long lo, long hi, long *out);
-
 /* The manager's settings from the environment (README: TAPESTRY_MIN_LATENCY_NS,
  * TAPESTRY_NO_CORRECTION, TAPESTRY_PERTURB_INDIRECT, TAPESTRY_VIZ_RUN_MAX,
  * TAPESTRY_SPILL_BYTES, and TAPESTRY_CLOCK_DRIFT_PPM for what it starts),

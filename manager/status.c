@@ -26,6 +26,7 @@
 #include "proto/auth.h"
 #include "proto/error.h"
 #include "proto/msg.h"
+#include "proto/num.h"
 
 #define STATUS_BUF_MAX (1u << 20)	/* STATS frames are < 270 KB */
 #define STATUS_MAX_NODES 1024
@@ -377,7 +378,7 @@ int mgr_cmd_status(int argc, char **argv)
 			}
 			break;
 		case 't':
-			if (mgr_arg_long(optarg, 1, 86400, &v)) {
+			if (proto_parse_long(optarg, 1, 86400, &v)) {
 				mgr_err("--timeout takes a number of seconds from 1 "
 					"to 86400, not '%s'", optarg);
 				return 2;

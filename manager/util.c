@@ -12,6 +12,7 @@
 #include "manager/mgr.h"
 #include "proto/clockid.h"
 #include "proto/error.h"
+#include "proto/num.h"
 
 void mgr_err(const char *fmt, ...)
 {
@@ -40,19 +41,6 @@ char *mgr_find(const char *env, const char *build_rel, const char *installed)
 			return realpath(cand, NULL);
 	}
 	return strdup(installed);
-}
-
-int mgr_arg_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 int mgr_env_check(void)
@@ -99,7 +87,7 @@ int mgr_env_check(void)
 			for (int k = 0; env[i].words[k]; k++)
 				ok |= !strcmp(v, env[i].words[k]);
 		} else {
-			ok = !mgr_arg_long(v, env[i].lo, env[i].hi, &l);
+			ok = !proto_parse_long(v, env[i].lo, env[i].hi, &l);
 		}
 		if (!ok) {
 			mgr_err("%s='%s': want %s", env[i].name, v, env[i].want);

@@ -30,6 +30,7 @@
 #include "proto/auth.h"
 #include "proto/clockid.h"
 #include "proto/error.h"
+#include "proto/num.h"
 #include "sensor/rt.h"
 
 _Atomic int sn_state;
@@ -78,14 +79,12 @@ int sn_env_word(const char *name, const char *const *words, int def,
 static long env_long(const char *name, long def, long lo, long hi)
 {
 	const char *v = getenv(name);
-	char want[80], using[24], *end;
+	char want[80], using[24];
 	long l;
 
 	if (!v || !*v)
 		return def;
-	errno = 0;
-	l = strtol(v, &end, 10);
-	if (!errno && end != v && !*end && l >= lo && l <= hi)
+	if (!proto_parse_long(v, lo, hi, &l))
 		return l;
 	snprintf(want, sizeof(want), "a whole number from %ld to %ld", lo, hi);
 	snprintf(using, sizeof(using), "%ld", def);
@@ -93,38 +92,22 @@ static long env_long(const char *name, long def, long lo, long hi)
 	return def;
 }
 
-/* TAPESTRY_BUFFER_BYTES: bytes, or with k, M or G (powers of 1024, "KiB"
- * or "KB" too); at least 1 MiB (smaller is raised, silently: a floor, not
- * a mistake). */
+/* TAPESTRY_BUFFER_BYTES: a byte count (proto_parse_size: k, M, G, "MiB",
+ * "MB"), at most 1 TiB; at least 1 MiB (smaller is raised, silently: a
+ * floor, not a mistake). */
 static uint64_t parse_size(const char *s, uint64_t dflt)
 {
-	char *end;
-	unsigned long long v;
-	int shift = 0;
+	uint64_t v;
 
 	if (!s || !*s)
 		return dflt;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
-		end += strlen(end);
-	if (errno || end == s || *end || s[0] == '-' || v > (UINT64_MAX >> shift) ||
-	    v << shift > (1ull << 40)) {
+	if (proto_parse_size(s, 10, &v) || v > (1ull << 40)) {
 		sn_cfg_bad("TAPESTRY_BUFFER_BYTES", s,
 			   "bytes, or a number with k, M or G, at most 1 TiB",
 			   "64M");
 		return dflt;
 	}
-	v <<= shift;
-	if (v < (1u << 20))
-		v = 1u << 20;
-	return v;
+	return v < (1u << 20) ? 1u << 20 : v;
 }
 
 /* TAPESTRY_SENSORS: words (runs of letters, digits, '_' and '-') among libc,

@@ -15,7 +15,7 @@
  *    MPI_Test, MPI_Testany or the ARRAY of MPI_Waitall, MPI_Waitsome,
  *    MPI_Testall, MPI_Testsome, the receive half of MPI_Sendrecv) with the same
  *    source and destination world ranks, communicator (its job-wide name
- *    from manager/comms: the ranks' local ids for one communicator may
+ *    from manager/post/comms: the ranks' local ids for one communicator may
  *    differ), tag (where the receive knows it) and bytes, and no receive
  *    is left over;
  *  - no request (an id of a rank) is completed twice; with -a, every
@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/comms.h"
+#include "manager/post/comms.h"
 #include "proto/error.h"
 #include "proto/event.h"
 #include "proto/trace.h"

@@ -533,6 +533,12 @@ static void req_outcome(const struct mw_req *q, const MPI_Status *st,
 	*peer = q->peer;
 	*tag = q->tag;
 	*bytes = q->bytes;
+	/* to or from MPI_PROC_NULL: nothing moved (and some MPIs leave the
+	 * status of such a request unwritten) */
+	if (q->peer == PEER_NULL) {
+		*bytes = 0;
+		return;
+	}
 	if (q->id && st && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS &&
 	    cancelled) {
 		*peer = MW_PEER_CANCELLED;

@@ -50,6 +50,7 @@
 
 #define PEER_ANY (-1)
 #define PEER_NULL (-2)
+#define PEER_CANCELLED (-4)	/* a completion of a cancelled request */
 
 #define D_SMPI MGR_TI_SMPI
 #define D_2011 MGR_TI_2011
@@ -57,6 +58,7 @@
 struct ti_req {
 	int64_t id;
 	int src, dst, tag;	/* the replay's key of the request */
+	long off, len;		/* its isend/irecv line in the file (-1: unknown) */
 };
 
 struct ti_comm {
@@ -97,6 +99,33 @@ struct mgr_ti {
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
 	uint64_t skip_failed;	/* calls that returned an error */
 	uint64_t clamped;	/* counts over INT_MAX */
+	uint64_t mapped[PROTO_EV__COUNT];	/* calls written as others */
+	uint64_t cancelled;	/* cancelled requests whose line was blanked */
+	uint64_t cancel_kept;	/* ... whose line could not be (live feed) */
+};
+
+/* What SMPI's replay cannot run, and what is written instead (one warning
+ * line per kind at the end; docs/modules/export-simgrid.md). */
+static const struct {
+	unsigned type;
+	const char *as;
+} ti_maps[] = {
+	{PROTO_EV_MPI_BSEND, "isend never waited (a send would block where MPI_Bsend returns)"},
+	{PROTO_EV_MPI_SSEND, "send"},
+	{PROTO_EV_MPI_RSEND, "send"},
+	{PROTO_EV_MPI_IBSEND, "isend"},
+	{PROTO_EV_MPI_ISSEND, "isend"},
+	{PROTO_EV_MPI_IRSEND, "isend"},
+	{PROTO_EV_MPI_SENDRECV_REPLACE, "sendRecv (or isend, recv, wait)"},
+	{PROTO_EV_MPI_START, "isend or irecv"},
+	{PROTO_EV_MPI_STARTALL, "isend or irecv per request"},
+	{PROTO_EV_MPI_MRECV, "recv"},
+	{PROTO_EV_MPI_IMRECV, "irecv"},
+	{PROTO_EV_MPI_TESTANY, "wait of the request it completed"},
+	{PROTO_EV_MPI_WAITSOME, "a wait per request it completed"},
+	{PROTO_EV_MPI_TESTSOME, "a wait per request it completed"},
+	{PROTO_EV_MPI_TESTALL, "a wait per request it completed"},
+	{PROTO_EV_MPI_REQUEST_FREE, "nothing (the replay waits for the request at its end)"},
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -227,7 +256,8 @@ act(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *fmt, ...)
 	x->actions++;
 }
 
-static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
+static int req_add_at(struct ti_rank *t, int64_t id, int src, int dst, int tag,
+		      long off, long len)
 {
 	if (t->nreq == t->capreq) {
 		size_t cap = t->capreq ? t->capreq * 2 : 16;
@@ -243,8 +273,13 @@ static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
 		t->req = n;
 		t->capreq = cap;
 	}
-	t->req[t->nreq++] = (struct ti_req){id, src, dst, tag};
+	t->req[t->nreq++] = (struct ti_req){id, src, dst, tag, off, len};
 	return 0;
+}
+
+static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
+{
+	return req_add_at(t, id, src, dst, tag, -1, -1);
 }
 
 /* Remove request id into *out; 0 if found, -1 if not. */
@@ -320,6 +355,81 @@ static void completed(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id
 		act(x, r, t, "wait");
 }
 
+/* The request id was cancelled: the replay must neither post it (a
+ * receive no one sends to is waited for at the replay's end, for ever) nor
+ * wait for it. Its isend/irecv line is overwritten in place, same length,
+ * by a compute of 0 flops ("R compute 00..0"); where the stream cannot
+ * seek (the live feed's pipes) or the line is unknown it stays, counted. */
+static void cancelled(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
+{
+	char buf[160];
+	struct ti_req q;
+	long end;
+	int n;
+
+	if (req_take(t, id, &q) != 0) {
+		x->skip_req++;
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), x->d == D_SMPI ? "%d compute " : "p%d compute ", r);
+	if (q.off < 0 || n <= 0 || q.len < n + 2 || q.len > (long)sizeof(buf) ||
+	    (end = ftell(t->f)) < 0 || fseek(t->f, q.off, SEEK_SET) != 0) {
+		x->cancel_kept++;
+		return;
+	}
+	memset(buf + n, '0', (size_t)(q.len - 1 - n));
+	buf[q.len - 1] = '\n';
+	if (fwrite(buf, 1, (size_t)q.len, t->f) == (size_t)q.len)
+		x->cancelled++;
+	else
+		x->cancel_kept++;
+	fseek(t->f, end, SEEK_SET);
+}
+
+/* A completion as the sensor recorded it (peer: the actual one, or
+ * PEER_CANCELLED): a wait, or the cancellation's blanking. */
+static void done_one(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
+		     int64_t peer)
+{
+	if (peer == PEER_CANCELLED)
+		cancelled(x, r, t, id);
+	else
+		completed(x, r, t, id);
+}
+
+/* An isend or irecv line, and its request remembered with the line's
+ * place in the file (for a cancellation). */
+static int post(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *what,
+		int64_t peer, int64_t tag, int64_t bytes, int64_t id, int src,
+		int dst, int ktag)
+{
+	long off, end;
+
+	flush_compute(x, r, t, 0);
+	off = ftell(t->f);
+	act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64, what, peer, tag, bytes);
+	end = off >= 0 ? ftell(t->f) : -1;
+	return req_add_at(t, id, src, dst, ktag, off, end >= off ? end - off : -1);
+}
+
+/* A request started (kind 1: a send, 2: a receive): isend / irecv in
+ * SMPI's terms; nothing to or from MPI_PROC_NULL. */
+static int start(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
+		 int64_t peer, int64_t tag, int64_t bytes, int64_t kind)
+{
+	int64_t p, tg;
+
+	if (kind == 1)
+		return peer < 0 ? 0 : post(x, r, t, "isend", peer, tag, bytes, id, r,
+					   (int)peer, (int)tag);
+	if (kind != 2 || peer == PEER_NULL || peer < PEER_ANY)
+		return 0;
+	p = peer == PEER_ANY ? SMPI_ANY_SOURCE : peer;
+	tg = tag < 0 ? SMPI_ANY_TAG : tag;
+	return post(x, r, t, "irecv", p, tg, bytes, id,
+		    peer == PEER_ANY ? SMPI_ANY_SOURCE - 1 : (int)peer, r, (int)tg);
+}
+
 /* Per-rank byte counts of a v-collective: the ARRAY if it has n values at
  * offset off, else total / n each (the sensor keeps the array at the root
  * only for gatherv/scatterv). */
@@ -339,6 +449,38 @@ static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace
 	}
 }
 
+/* MPI_Waitall in SMPI's terms: its cancelled requests blanked first; then
+ * `waitall N` when it completes every request outstanding, else one wait
+ * per request (a subset of them); all outstanding ones when the sensor
+ * lost the list. */
+static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me)
+{
+	const int64_t *a = me->ev->arg;
+	size_t n = me->array ? me->narray / 4 : 0, known = 0;
+	struct proto_done d;
+
+	for (size_t i = 0; !proto_ev_done(me->ev->type, me->array, me->narray, i, &d); i++)
+		if (d.peer == PEER_CANCELLED)
+			cancelled(x, r, t, d.req);
+	for (size_t i = 0; i < n; i++)
+		known += req_has(t, me->array[i * 4]);
+	if (a[0] > 0 && n < (size_t)a[0]) {
+		/* the sensor lost the request list: all of them */
+		if (t->nreq)
+			act(x, r, t, "waitall %zu", t->nreq);
+		t->nreq = 0;
+	} else if (known && known == t->nreq) {
+		act(x, r, t, "waitall %zu", known);
+		t->nreq = 0;
+	} else {
+		/* a subset of what is outstanding: one wait each */
+		for (size_t i = 0; i < n; i++)
+			if (req_has(t, me->array[i * 4]))
+				completed(x, r, t, me->array[i * 4]);
+	}
+}
+
 /* ---- the two dialects --------------------------------------------------- */
 
 static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
@@ -346,7 +488,6 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
-	int64_t peer, tag;
 
 	/* the replayer runs collectives on the whole world only */
 	if (proto_ev_collective(ev->type)) {
@@ -355,7 +496,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		if (ci >= 0 && !comm_is_world(t, a[ci]))
 			goto subcomm;
 	}
-	switch (ev->type) {
+	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_INIT:
 		if (!t->inited)
 			act(x, r, t, "init");
@@ -393,36 +534,57 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		if (comm_made(t, ev))
 			return -1;
 		break;
-	case PROTO_EV_MPI_SEND:
-		if (a[0] >= 0)
-			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], a[3]);
+	case PROTO_EV_MPI_SEND:	/* every blocking mode */
+		if (a[0] < 0)
+			break;
+		if (ev->type != PROTO_EV_MPI_SEND)
+			x->mapped[ev->type]++;
+		/* buffered: an isend no one waits for (the replay waits for
+		 * it at its end); its send would block where MPI_Bsend
+		 * returns, and legal programs deadlock */
+		act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64,
+		    ev->type == PROTO_EV_MPI_BSEND ? "isend" : "send",
+		    a[0], a[1], a[3]);
 		break;
-	case PROTO_EV_MPI_RECV:
+	case PROTO_EV_MPI_RECV:		/* and Mrecv */
 		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
 			break;
+		if (ev->type != PROTO_EV_MPI_RECV)
+			x->mapped[ev->type]++;
 		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
 		    a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0],
 		    a[1] < 0 ? SMPI_ANY_TAG : a[1], a[3]);
 		break;
-	case PROTO_EV_MPI_ISEND:
-		if (a[0] < 0)
-			break;	/* to MPI_PROC_NULL: no request to wait for */
-		act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
-		    a[0], a[1], a[3]);
-		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
-	case PROTO_EV_MPI_IRECV:
-		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
-			break;
-		peer = a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0];
-		tag = a[1] < 0 ? SMPI_ANY_TAG : a[1];
-		act(x, r, t, "irecv %" PRId64 " %" PRId64 " %" PRId64,
-		    peer, tag, a[3]);
-		return req_add(t, a[4], a[0] == PEER_ANY ? SMPI_ANY_SOURCE - 1 :
-			       (int)a[0], r, (int)tag);
-	case PROTO_EV_MPI_SENDRECV:
+	case PROTO_EV_MPI_ISEND:	/* every nonblocking mode */
+	case PROTO_EV_MPI_IRECV:	/* and Imrecv */
+		if (ev->type != PROTO_EV_MPI_ISEND && ev->type != PROTO_EV_MPI_IRECV)
+			x->mapped[ev->type]++;
+		return start(x, r, t, a[4], a[0], a[1], a[3],
+			     proto_ev_base(ev->type) == PROTO_EV_MPI_ISEND ? 1 : 2);
+	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
+		x->mapped[ev->type]++;
+		return start(x, r, t, a[0], a[1], a[2], a[4], a[5]);
+	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
+		x->mapped[ev->type]++;
+		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
+			const int64_t *q = me->array + i;
+
+			if (start(x, r, t, q[0], q[1], q[2], q[3], q[4]))
+				return -1;
+		}
+		break;
+	case PROTO_EV_MPI_REQUEST_FREE: {	/* the replay waits for it at its end */
+		struct ti_req q;
+
+		if (req_take(t, a[0], &q) == 0)
+			x->mapped[ev->type]++;
+		break;
+	}
+	case PROTO_EV_MPI_SENDRECV:	/* and Sendrecv_replace */
 		if (a[0] < 0 && a[4] < 0)
 			break;
+		if (ev->type != PROTO_EV_MPI_SENDRECV)
+			x->mapped[ev->type]++;
 		if (a[4] < 0) {
 			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
 			    a[0], a[1], a[3]);
@@ -445,43 +607,40 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		}
 		break;
 	case PROTO_EV_MPI_WAIT:
-		completed(x, r, t, a[0]);
+		done_one(x, r, t, a[0], a[1]);
 		break;
-	case PROTO_EV_MPI_WAITANY:
-		if (a[2] > 0)
-			completed(x, r, t, a[2]);
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none done) */
+		if (a[2] <= 0)
+			break;
+		if (ev->type != PROTO_EV_MPI_WAITANY)
+			x->mapped[ev->type]++;
+		done_one(x, r, t, a[2], a[3]);
 		break;
 	case PROTO_EV_MPI_TEST: {
 		struct ti_req q;
 
 		if (a[1]) {	/* done: the program went on after completion */
-			completed(x, r, t, a[0]);
+			done_one(x, r, t, a[0], a[2]);
 		} else if (req_take(t, a[0], &q) == 0) {
 			act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
-			req_add(t, q.id, q.src, q.dst, q.tag);
+			req_add_at(t, q.id, q.src, q.dst, q.tag, q.off, q.len);
 		} else {
 			x->skip_req++;
 		}
 		break;
 	}
-	case PROTO_EV_MPI_WAITALL: {
-		size_t n = me->array ? me->narray / 4 : 0, known = 0;
+	case PROTO_EV_MPI_WAITALL:
+		waitall(x, r, t, me);
+		break;
+	case PROTO_EV_MPI_WAITSOME:	/* one wait per request completed */
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		struct proto_done d;
 
-		for (size_t i = 0; i < n; i++)
-			known += req_has(t, me->array[i * 4]);
-		if (a[0] > 0 && n < (size_t)a[0]) {
-			/* the sensor lost the request list: all of them */
-			if (t->nreq)
-				act(x, r, t, "waitall %zu", t->nreq);
-			t->nreq = 0;
-		} else if (known && known == t->nreq) {
-			act(x, r, t, "waitall %zu", known);
-			t->nreq = 0;
-		} else {
-			/* a subset of what is outstanding: one wait each */
-			for (size_t i = 0; i < n; i++)
-				if (req_has(t, me->array[i * 4]))
-					completed(x, r, t, me->array[i * 4]);
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++) {
+			if (i == 0)
+				x->mapped[ev->type]++;
+			done_one(x, r, t, d.req, d.peer);
 		}
 		break;
 	}
@@ -575,7 +734,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	int64_t comm = -1;
 	const char *coll = NULL;
 
-	switch (ev->type) {
+	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_INIT:
 		t->inited = 1;
 		break;
@@ -614,6 +773,41 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			break;
 		act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
 		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
+	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
+		if (a[1] < 0)
+			break;
+		act(x, r, t, "%s p%" PRId64 " %" PRId64,
+		    a[5] == 1 ? "Isend" : "Irecv", a[1], a[4]);
+		return req_add(t, a[0], a[5] == 1 ? r : (int)a[1],
+			       a[5] == 1 ? (int)a[1] : r, (int)a[2]);
+	case PROTO_EV_MPI_STARTALL:
+		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
+			const int64_t *q = me->array + i;
+
+			if (q[1] < 0)
+				continue;
+			act(x, r, t, "%s p%" PRId64 " %" PRId64,
+			    q[4] == 1 ? "Isend" : "Irecv", q[1], q[3]);
+			if (req_add(t, q[0], q[4] == 1 ? r : (int)q[1],
+				    q[4] == 1 ? (int)q[1] : r, (int)q[2]))
+				return -1;
+		}
+		break;
+	case PROTO_EV_MPI_REQUEST_FREE: {
+		struct ti_req q;
+
+		req_take(t, a[0], &q);
+		break;
+	}
+	case PROTO_EV_MPI_WAITSOME:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		struct proto_done d;
+
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++)
+			done_one(x, r, t, d.req, d.peer);
+		break;
+	}
 	case PROTO_EV_MPI_IRECV:
 		if (a[0] < 0) {	/* no wildcard in this dialect */
 			if (a[0] == PEER_ANY)
@@ -631,15 +825,15 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			act(x, r, t, "wait");
 		break;
 	case PROTO_EV_MPI_WAIT:
-		completed(x, r, t, a[0]);
+		done_one(x, r, t, a[0], a[1]);
 		break;
-	case PROTO_EV_MPI_WAITANY:
+	case PROTO_EV_MPI_WAITANY:	/* and Testany */
 		if (a[2] > 0)
-			completed(x, r, t, a[2]);
+			done_one(x, r, t, a[2], a[3]);
 		break;
 	case PROTO_EV_MPI_TEST:
 		if (a[1])
-			completed(x, r, t, a[0]);
+			done_one(x, r, t, a[0], a[2]);
 		break;
 	case PROTO_EV_MPI_WAITALL: {
 		size_t n = me->array ? me->narray / 4 : 0;
@@ -917,6 +1111,20 @@ void mgr_ti_end(struct mgr_ti *x)
 	if (x->clamped)
 		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
 			"clamped (the replay parses them as int)", x->clamped, INT_MAX);
+	for (size_t i = 0; x->d == D_SMPI && i < sizeof(ti_maps) / sizeof(ti_maps[0]); i++)
+		if (x->mapped[ti_maps[i].type])
+			mgr_err("warning: %" PRIu64 " %s written as %s (SMPI's "
+				"replay has no %s)", x->mapped[ti_maps[i].type],
+				proto_ev_info(ti_maps[i].type)->name, ti_maps[i].as,
+				proto_ev_info(ti_maps[i].type)->name);
+	if (x->cancelled)
+		mgr_err("warning: %" PRIu64 " cancelled requests: their isend/irecv "
+			"lines became compute 0 and they are not waited for",
+			x->cancelled);
+	if (x->cancel_kept)
+		mgr_err("warning: %" PRIu64 " cancelled requests keep their "
+			"isend/irecv line (a stream that cannot seek): the replay "
+			"may wait for them for ever", x->cancel_kept);
 }
 
 int mgr_ti_free(struct mgr_ti *x)

@@ -200,7 +200,7 @@ static int pass1(const char *dir)
 		} else if (e->type == PROTO_EV_MPI_STARTALL) {
 			for (size_t i = 0; i + 5 <= te.narray; i += 5)
 				if (te.array[i] > 0)
-					add_req(te.stream->id, te.array[i], -1,
+					add_req(te.stream->id, te.array[i], 0,
 						te.array[i + 2],
 						te.array[i + 4] == 2);
 		}
@@ -314,12 +314,19 @@ static int pass2(const char *dir, int verbose_dump)
 			for (i = 0; i + 5 <= te.narray; i += 5)
 				if (te.array[i + 4] == 1)
 					add_msg(sends, &nsends, me,
-						te.array[i + 1], 0,
+						te.array[i + 1],
+						mgr_comms_name(comms, s, 0),
 						te.array[i + 2], te.array[i + 3]);
 			break;
-		case PROTO_EV_MPI_REQUEST_FREE:
-			req_recv(s, me, a[0], -4, 0, 0);
+		case PROTO_EV_MPI_REQUEST_FREE: {
+			/* an active request's end (an inactive persistent
+			 * one's was its completion) */
+			struct req *q = find_req(s, a[0]);
+
+			if (q && !q->done)
+				q->done = 1;
 			break;
+		}
 		case PROTO_EV_MPI_RECV:
 			add_msg(recvs, &nrecvs, a[0], me, comm, a[1], a[3]);
 			if (a[4] != 0 && a[4] != 1)

@@ -407,7 +407,7 @@ static int post(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *what
 
 	flush_compute(x, r, t, 0);
 	off = ftell(t->f);
-	act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64, what, peer, tag, bytes);
+	act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64, what, peer, tag, clamp_int(x, bytes));
 	end = off >= 0 ? ftell(t->f) : -1;
 	return req_add_at(t, id, src, dst, ktag, off, end >= off ? end - off : -1);
 }
@@ -544,7 +544,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		 * returns, and legal programs deadlock */
 		act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64,
 		    ev->type == PROTO_EV_MPI_BSEND ? "isend" : "send",
-		    a[0], a[1], a[3]);
+		    a[0], a[1], clamp_int(x, a[3]));
 		break;
 	case PROTO_EV_MPI_RECV:		/* and Mrecv */
 		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
@@ -553,7 +553,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			x->mapped[ev->type]++;
 		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
 		    a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0],
-		    a[1] < 0 ? SMPI_ANY_TAG : a[1], a[3]);
+		    a[1] < 0 ? SMPI_ANY_TAG : a[1], clamp_int(x, a[3]));
 		break;
 	case PROTO_EV_MPI_ISEND:	/* every nonblocking mode */
 	case PROTO_EV_MPI_IRECV:	/* and Imrecv */
@@ -587,10 +587,10 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			x->mapped[ev->type]++;
 		if (a[4] < 0) {
 			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], a[3]);
+			    a[0], a[1], clamp_int(x, a[3]));
 		} else if (a[0] < 0) {
 			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], a[5]);
+			    a[4], a[1], clamp_int(x, a[5]));
 		} else if (a[1] == 0) {
 			/* the replay's sendRecv uses tag 0 on both sides */
 			act(x, r, t, "sendRecv %" PRId64 " %" PRId64 " %" PRId64
@@ -600,9 +600,9 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			/* other tags: the same exchange spelled out (the
 			 * receive tag is taken equal to the send tag) */
 			act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], a[3]);
+			    a[0], a[1], clamp_int(x, a[3]));
 			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], a[5]);
+			    a[4], a[1], clamp_int(x, a[5]));
 			act(x, r, t, "wait %d %" PRId64 " %" PRId64, r, a[0], a[1]);
 		}
 		break;

@@ -53,6 +53,10 @@ static inline void proto_ev_set_args(struct proto_event *e, int64_t a0,
 #define PROTO_EVF_FAILED 0x0001u	/* the call returned an error */
 #define PROTO_EVF_HASARRAY 0x0002u	/* ARRAY records follow in this thread */
 #define PROTO_EVF_INSTANT 0x0004u	/* no duration (t_end == t_start) */
+/* A run of identical calls that found nothing (MPI_Test, MPI_Iprobe ...
+ * returning false), folded into one record from the first one's start to
+ * the last one's end; an ARRAY of 1 value follows: the number of calls. */
+#define PROTO_EVF_FOLDED 0x0008u
 
 /* STRING records: t_start = string id (> 0), t_end = byte offset of this
  * chunk in the string, flags = chunk length (1..48), arg[] = the bytes.

@@ -115,6 +115,13 @@ SN_HIDDEN void mw_compute_enter(uint64_t now);
  * reads the CPU time and emits the COMPUTE event the entry left. */
 SN_HIDDEN void mw_compute_exit(uint64_t t1);
 
+/* The COMPUTE event mw_compute_enter or mw_compute_exit would write next
+ * is kept instead (a poll that may be folded: sensor/mpi_wrap.c), until
+ * mw_compute_release: emit 1 writes it, 0 drops it (its stretch is then
+ * inside the folded record). This thread only. */
+SN_HIDDEN void mw_compute_hold(void);
+SN_HIDDEN void mw_compute_release(int emit);
+
 /* After the call's record: method 1's reads; the next stretch starts. */
 SN_HIDDEN void mw_compute_open(void);
 

@@ -552,6 +552,105 @@ static void req_outcome(const struct mw_req *q, const MPI_Status *st,
 	}
 }
 
+/* ---- polls that found nothing: folded --------------------------------- */
+
+/* A busy-wait on MPI_Test (or Iprobe, Testany, Testsome, Testall,
+ * Request_get_status) would write two records an iteration, the call's and
+ * the COMPUTE event of the loop around it. A run of calls of one type with
+ * the same arguments that all found nothing is kept in this thread's fold
+ * instead: one record from the first call's start to the last one's end,
+ * flagged PROTO_EVF_FOLDED with an ARRAY of 1 value, the number of calls
+ * (a run of 1 is an ordinary record). The COMPUTE stretches inside the run
+ * are dropped (the record covers them); the one after it is kept back
+ * (mw_compute_hold) until the next call says whether the run goes on. The
+ * fold is written at the thread's next MPI call that does not continue it
+ * (MPI_Finalize at the latest). */
+struct mw_fold {
+	int on;
+	uint16_t type;
+	uint64_t t0, t1;
+	int64_t arg[PROTO_EV_NARGS];
+	int64_t n;
+};
+
+static __thread struct mw_fold mw_fold_tls __attribute__((tls_model("initial-exec")));
+/* set while the wrapper calibrates itself on MPI_Iprobe: no folding */
+static __thread int mw_no_fold __attribute__((tls_model("initial-exec")));
+
+/* Did the call c (which returned rc) poll and find nothing? */
+static int poll_failed(const struct mw_call *c, int rc)
+{
+	if (rc != MPI_SUCCESS || c->narr || mw_no_fold)
+		return 0;
+	switch (c->type) {
+	case PROTO_EV_MPI_TEST:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:	/* outcount 0 */
+	case PROTO_EV_MPI_REQUEST_GET_STATUS:
+		return c->arg[1] == 0;
+	case PROTO_EV_MPI_IPROBE:
+		return c->arg[4] == 0;
+	case PROTO_EV_MPI_TESTANY:
+		return c->arg[2] == 0 && c->arg[1] < 0;
+	default:
+		return 0;
+	}
+}
+
+/* Write the fold's record (before anything the thread writes after it). */
+static void fold_flush(struct mw_fold *f)
+{
+	struct proto_event *e;
+
+	if (!f->on)
+		return;
+	f->on = 0;
+	if (!(e = sn_slot()))
+		return;
+	e->t_start = f->t0;
+	e->t_end = f->t1;
+	e->type = f->type;
+	e->flags = f->n > 1 ? PROTO_EVF_FOLDED | PROTO_EVF_HASARRAY : 0;
+	memcpy(e->arg, f->arg, sizeof(e->arg));
+	sn_commit(e);
+	if (f->n > 1)
+		sn_array(&f->n, 1);
+}
+
+/* At a traced call's exit (t1: its end): 1 when the call joined or began
+ * the fold and writes no record of its own; 0 when it is recorded as
+ * usual, after the fold's record and the COMPUTE event kept back. */
+static int fold_call(struct mw_call *c, int rc, uint64_t t1)
+{
+	struct mw_fold *f = &mw_fold_tls;
+	int failed = poll_failed(c, rc);
+
+	if (f->on && failed && f->type == c->type &&
+	    !memcmp(f->arg, c->arg, sizeof(f->arg))) {
+		mw_compute_exit(t1);
+		mw_compute_release(0);
+		f->t1 = t1;
+		f->n++;
+		return 1;
+	}
+	if (f->on) {
+		fold_flush(f);
+		mw_compute_exit(t1);
+		mw_compute_release(1);
+	} else {
+		mw_compute_exit(t1);
+	}
+	if (!failed)
+		return 0;
+	f->on = 1;
+	f->type = c->type;
+	f->t0 = c->t0;
+	f->t1 = t1;
+	f->n = 1;
+	memcpy(f->arg, c->arg, sizeof(f->arg));
+	return 1;
+}
+
 /* ---- prologue / epilogue ----------------------------------------------- */
 
 static void mw_begin(struct mw_call *c, unsigned type)
@@ -578,7 +677,11 @@ static void mw_begin(struct mw_call *c, unsigned type)
 		}
 		c->on = 1;
 		/* the accounting's reads before the call's own stamp: their
-		 * cost falls between the events (see calibrate_accounting) */
+		 * cost falls between the events (see calibrate_accounting);
+		 * after a poll that found nothing, its COMPUTE event is kept
+		 * back until this call's outcome (fold_call) */
+		if (mw_fold_tls.on)
+			mw_compute_hold();
 		mw_compute_enter(sn_now());
 		mw_t_ret = 0;
 		c->t0 = sn_now();
@@ -601,9 +704,8 @@ static void mw_end(struct mw_call *c, int rc)
 		if (c->narr)
 			c->flags |= PROTO_EVF_HASARRAY;
 		/* the CPU-time read, and a COMPUTE event that waited for it,
-		 * before the call's record */
-		mw_compute_exit(t1);
-		e = sn_slot();
+		 * before the call's record (and a fold's, before both) */
+		e = fold_call(c, rc, t1) ? NULL : sn_slot();
 		if (e) {
 			e->t_start = c->t0;
 			e->t_end = t1;
@@ -720,8 +822,10 @@ static void calibrate_wrapper(void)
 		return;
 	done = 1;
 	c0 = sn_now();
+	mw_no_fold = 1;
 	cost[0] = wrapper_cost(0, &n[0]);
 	cost[1] = wrapper_cost(1, &n[1]);
+	mw_no_fold = 0;
 	c1 = sn_now();
 	if (!sn_enter())
 		return;

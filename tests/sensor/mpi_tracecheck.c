@@ -18,6 +18,10 @@
  *    from manager/post/comms: the ranks' local ids for one communicator may
  *    differ), tag (where the receive knows it) and bytes, and no receive
  *    is left over;
+ *  - polls that found nothing (MPI_Test, MPI_Iprobe ... false) are folded:
+ *    no such record on the main thread is followed by an identical one,
+ *    and a folded record (PROTO_EVF_FOLDED) carries its count of calls
+ *    (an ARRAY of 1 value, at least 2);
  *  - no request (an id of a rank) is completed twice; with -a, every
  *    request started is completed or freed exactly once, and none is
  *    completed as unknown (req 0, peer -3);
@@ -68,6 +72,9 @@ struct rankinfo {
 	int after_compute;	/* main thread: the last event was a COMPUTE */
 	uint64_t compute_end;
 	uint64_t mpi_end;	/* the last MPI event's end on the main thread */
+	struct proto_event last_poll;	/* main thread: the last MPI event, if a
+					 * poll that found nothing */
+	int polls, folded;	/* such records; folded ones among them */
 };
 
 static struct msg sends[MAX_MSGS], recvs[MAX_MSGS];
@@ -240,6 +247,51 @@ static void check_compute(int me, const struct proto_event *e)
 		     me, (long long)a[1], (long long)a[0], (long long)a[3]);
 }
 
+/* Did e poll and find nothing (the sensor's folding rule)? */
+static int poll_failed(const struct proto_event *e)
+{
+	if (e->flags & PROTO_EVF_FAILED)
+		return 0;
+	switch (e->type) {
+	case PROTO_EV_MPI_TEST:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:
+	case PROTO_EV_MPI_REQUEST_GET_STATUS:
+		return e->arg[1] == 0;
+	case PROTO_EV_MPI_IPROBE:
+		return e->arg[4] == 0;
+	case PROTO_EV_MPI_TESTANY:
+		return e->arg[2] == 0 && e->arg[1] < 0;
+	default:
+		return 0;
+	}
+}
+
+/* The main thread's polls that found nothing: folded. */
+static void check_fold(int me, const struct proto_trace_event *te)
+{
+	const struct proto_event *e = te->ev;
+	struct rankinfo *r = &ranks[me];
+	int failed = poll_failed(e);
+
+	if (proto_ev_info(e->type)->category != PROTO_CAT_MPI)
+		return;
+	if (e->flags & PROTO_EVF_FOLDED) {
+		r->folded++;
+		if (te->narray != 1 || te->array[0] < 2)
+			FAIL("rank %d: a folded %s without its count", me,
+			     proto_ev_info(e->type)->name);
+	}
+	if (failed && r->last_poll.type == e->type &&
+	    !memcmp(r->last_poll.arg, e->arg, sizeof(e->arg)))
+		FAIL("rank %d: two %s that found nothing, not folded", me,
+		     proto_ev_info(e->type)->name);
+	r->polls += failed;
+	memset(&r->last_poll, 0, sizeof(r->last_poll));
+	if (failed)
+		r->last_poll = *e;
+}
+
 /* The main thread's COMPUTE events between its MPI events. */
 static void check_order(int me, const struct proto_event *e)
 {
@@ -399,8 +451,10 @@ static int pass2(const char *dir, int verbose_dump)
 		default:
 			break;
 		}
-		if (e->tid == 0)
+		if (e->tid == 0) {
 			check_order(me, e);
+			check_fold(me, &te);
+		}
 	}
 	for (i = 0; i < proto_trace_nstreams(t); i++) {
 		const struct proto_stream *st = proto_trace_stream(t, i);

@@ -917,15 +917,46 @@ static int do_Comm_rank(struct mw_call *c, MPI_Comm comm, int *rank)
 	return rc;
 }
 
+/* A communicator of all the world's ranks in another order: its
+ * constructor's event (c) gets an ARRAY of the world rank of each of its
+ * ranks, so that a replay on MPI_COMM_WORLD can put its counts and roots
+ * in world order. Nothing for the world's order or fewer ranks. */
+static void made_order(struct mw_call *c, const struct made *m, MPI_Comm nc)
+{
+	struct comm_rec *r;
+	int64_t *arr;
+	size_t n;
+	int ident = 1;
+
+	if (!c || !c->on || m->id < 0 || world_size <= 0 || m->size != world_size)
+		return;
+	pthread_mutex_lock(&comm_lock);
+	r = mw_tab_get(comm_tab, comm_key(nc));
+	for (int i = 0; r && r->world && i < r->size && ident; i++)
+		ident = r->world[i] == i;
+	if (r && r->world && !ident) {
+		n = (size_t)r->size;
+		if ((arr = mw_call_array(c, &n)) && n == (size_t)r->size)
+			for (size_t i = 0; i < n; i++)
+				arr[i] = r->world[i];
+		else
+			mw_call_done(c);
+	}
+	pthread_mutex_unlock(&comm_lock);
+}
+
 /* The communicator a constructor on comm that returned rc made
- * (registered; like: see comm_created), and its parent's id. */
-static struct made made_of(MPI_Comm comm, int rc, const MPI_Comm *newcomm,
-			   MPI_Comm like)
+ * (registered; like: see comm_created), and its parent's id; c (NULL:
+ * none) gets its order (made_order). */
+static struct made made_of(struct mw_call *c, MPI_Comm comm, int rc,
+			   const MPI_Comm *newcomm, MPI_Comm like)
 {
 	struct made m = {-1, -1, 0, -1, -1, -1};
 
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
 		m = comm_created(*newcomm, like);
+		made_order(c, &m, *newcomm);
+	}
 	m.parent = comm_lookup(comm, 0, NULL, NULL, NULL);
 	return m;
 }
@@ -935,7 +966,7 @@ static struct made made_of(MPI_Comm comm, int rc, const MPI_Comm *newcomm,
  * MPI_Dist_graph_create). */
 static void made_args(struct mw_call *c, MPI_Comm comm, int rc, const MPI_Comm *newcomm)
 {
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, m.myrank, 0);
 }
@@ -944,7 +975,7 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 			 MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split(comm, color, key, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, color, key, m.id, m.size, m.myrank);
 	return rc;
@@ -953,7 +984,7 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 /* A dup's record (MPI_Comm_dup, MPI_Comm_dup_with_info). */
 static int dup_args(struct mw_call *c, MPI_Comm comm, int rc, MPI_Comm *newcomm)
 {
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.myrank, 0, 0);
 	return rc;
@@ -977,7 +1008,7 @@ static int do_Comm_split_type(struct mw_call *c, MPI_Comm comm, int split_type,
 			      int key, MPI_Info info, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split_type(comm, split_type, key, info, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, split_type, m.id, m.size, m.leader, m.myrank);
 	return rc;
@@ -988,7 +1019,7 @@ static int do_Cart_create(struct mw_call *c, MPI_Comm comm, int ndims,
 			  MPI_Comm *newcomm)
 {
 	int rc = next_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, ndims, m.myrank);
 	return rc;
@@ -1011,7 +1042,7 @@ static int do_Comm_idup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm,
 			MPI_Request *req)
 {
 	int rc = next_Comm_idup(comm, newcomm, req);
-	struct made m = made_of(comm, rc, newcomm, comm);
+	struct made m = made_of(c, comm, rc, newcomm, comm);
 	int64_t rid = 0;
 
 	if (rc == MPI_SUCCESS) {
@@ -1030,7 +1061,7 @@ static int do_Graph_create(struct mw_call *c, MPI_Comm comm, int nnodes,
 			   MPI_Comm *newcomm)
 {
 	int rc = next_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, nnodes, m.myrank);
 	return rc;
@@ -1073,7 +1104,7 @@ static int do_Comm_create_group(struct mw_call *c, MPI_Comm comm,
 				MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_create_group(comm, group, tag, newcomm), n = 0;
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 	int64_t key = -1;
 	int *w;
 
@@ -1128,7 +1159,7 @@ static int do_Intercomm_create(struct mw_call *c, MPI_Comm local_comm,
 {
 	int rc = next_Intercomm_create(local_comm, local_leader, peer_comm,
 				       remote_leader, tag, newcomm);
-	struct made m = made_of(local_comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(NULL, local_comm, rc, newcomm, MPI_COMM_NULL);
 	size_t n = 1;
 	int64_t *arr;
 
@@ -1143,7 +1174,7 @@ static int do_Intercomm_merge(struct mw_call *c, MPI_Comm comm, int high,
 			      MPI_Comm *newcomm)
 {
 	int rc = next_Intercomm_merge(comm, high, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, high, m.id, m.size, m.key, m.myrank);
 	return rc;

@@ -64,6 +64,8 @@ struct ti_req {
 struct ti_comm {
 	int64_t id;
 	int64_t size;
+	int32_t *world;		/* world rank of each rank, NULL: the world's order */
+	int32_t *rank;		/* its inverse: rank of each world rank */
 };
 
 struct ti_rank {
@@ -317,15 +319,70 @@ static int comm_add(struct ti_rank *t, int64_t id, int64_t size)
 		t->comm = n;
 		t->capcomm = cap;
 	}
-	t->comm[t->ncomm++] = (struct ti_comm){id, size};
+	t->comm[t->ncomm++] = (struct ti_comm){id, size, NULL, NULL};
 	return 0;
 }
 
-/* Remember the communicator a constructor's event made, with its size. */
-static int comm_made(struct ti_rank *t, const struct proto_event *ev)
+/* The communicator me made, in another order than the world's when its
+ * ARRAY says so (the world rank of each of its ranks: the sensor writes it
+ * for a communicator of every rank, the only kind the replay runs
+ * collectives on). 0, or -1 out of memory. */
+static int comm_order(struct ti_rank *t, const struct proto_trace_event *me)
 {
-	return comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
-			ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]);
+	struct ti_comm *c = t->ncomm ? &t->comm[t->ncomm - 1] : NULL;
+	int ni = proto_ev_arg(me->ev->type, PROTO_F_newcomm);
+	size_t n = me->narray;
+
+	if (!c || ni < 0 || c->id != me->ev->arg[ni] || !me->array ||
+	    n == 0 || (int64_t)n != c->size || n > INT32_MAX)
+		return 0;
+	if (!(c->world = malloc(n * sizeof(int32_t))) ||
+	    !(c->rank = malloc(n * sizeof(int32_t)))) {
+		free(c->world);
+		c->world = NULL;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		c->rank[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		int64_t w = me->array[i];
+
+		if (w < 0 || (uint64_t)w >= n || c->rank[w] >= 0) {
+			/* not a permutation: taken as the world's order */
+			free(c->world);
+			free(c->rank);
+			c->world = c->rank = NULL;
+			return 0;
+		}
+		c->world[i] = (int32_t)w;
+		c->rank[w] = (int32_t)i;
+	}
+	return 0;
+}
+
+static const struct ti_comm *comm_find(const struct ti_rank *t, int64_t id)
+{
+	for (size_t i = t->ncomm; i-- > 0;)
+		if (t->comm[i].id == id)
+			return &t->comm[i];
+	return NULL;
+}
+
+/* A root (a rank of c) as a world rank. */
+static int64_t root_of(const struct ti_comm *c, int64_t root)
+{
+	return c && c->world && root >= 0 && root < c->size ? c->world[root] : root;
+}
+
+/* Remember the communicator a constructor's event made, with its size. */
+static int comm_made(struct ti_rank *t, const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+
+	if (comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
+		     ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]))
+		return -1;
+	return comm_order(t, me);
 }
 
 /* SMPI's replay runs every collective on MPI_COMM_WORLD: a communicator
@@ -432,17 +489,19 @@ static int start(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
 
 /* Per-rank byte counts of a v-collective: the ARRAY if it has n values at
  * offset off, else total / n each (the sensor keeps the array at the root
- * only for gatherv/scatterv). */
+ * only for gatherv/scatterv); in world rank order (cm: the collective's
+ * communicator, whose ranks may be in another order). */
 static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace_event *me,
-		   size_t off, int64_t total)
+		   size_t off, int64_t total, const struct ti_comm *cm)
 {
 	int64_t n = t->world;
 
 	for (int64_t i = 0; i < n; i++) {
-		int64_t v;
+		/* in world order: the ARRAY is in the communicator's */
+		int64_t k = cm && cm->rank && cm->size == n ? cm->rank[i] : i, v;
 
 		if (me->array && me->narray >= off + (size_t)n)
-			v = me->array[off + (size_t)i];
+			v = me->array[off + (size_t)k];
 		else
 			v = total > 0 ? total / n : 0;
 		fprintf(t->f, " %" PRId64, clamp_int(x, v));
@@ -488,13 +547,16 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
+	const struct ti_comm *cm = NULL;
 
-	/* the replayer runs collectives on the whole world only */
+	/* the replayer runs collectives on the whole world only (cm: a
+	 * communicator of every rank, perhaps in another order) */
 	if (proto_ev_collective(ev->type)) {
 		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
 
 		if (ci >= 0 && !comm_is_world(t, a[ci]))
 			goto subcomm;
+		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
 	}
 	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_INIT:
@@ -511,13 +573,13 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		act(x, r, t, "comm_size %" PRId64, a[1]);
 		break;
 	case PROTO_EV_MPI_COMM_SPLIT:
-		if (comm_add(t, a[3], a[4]))
+		if (comm_made(t, me))
 			return -1;
 		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
 		break;
 	case PROTO_EV_MPI_COMM_DUP:
 	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
-		if (comm_add(t, a[1], a[2]))
+		if (comm_made(t, me))
 			return -1;
 		act(x, r, t, "comm_dup");
 		break;
@@ -531,7 +593,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
 	case PROTO_EV_MPI_COMM_CREATE_GROUP:
 	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		if (comm_made(t, ev))
+		if (comm_made(t, me))
 			return -1;
 		break;
 	case PROTO_EV_MPI_SEND:	/* every blocking mode */
@@ -648,21 +710,22 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		act(x, r, t, "barrier");
 		break;
 	case PROTO_EV_MPI_BCAST:
-		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], a[1]);
+		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], root_of(cm, a[1]));
 		break;
 	case PROTO_EV_MPI_REDUCE:
-		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]), a[1]);
+		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]),
+		    root_of(cm, a[1]));
 		break;
 	case PROTO_EV_MPI_ALLREDUCE:
 		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, a[0]));
 		break;
 	case PROTO_EV_MPI_GATHER:
 		act(x, r, t, "gather %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), a[2]);
+		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), root_of(cm, a[2]));
 		break;
 	case PROTO_EV_MPI_SCATTER:
 		act(x, r, t, "scatter %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), a[2]);
+		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), root_of(cm, a[2]));
 		break;
 	case PROTO_EV_MPI_ALLGATHER:
 		act(x, r, t, "allgather %" PRId64 " %" PRId64,
@@ -675,37 +738,38 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_GATHERV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1]);
-		fprintf(t->f, " %" PRId64 "\n", a[2]);
+		counts(x, t, me, 0, a[1], cm);
+		fprintf(t->f, " %" PRId64 "\n", root_of(cm, a[2]));
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_SCATTERV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d scatterv", r);
-		counts(x, t, me, 0, a[0]);
-		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, a[1]), a[2]);
+		counts(x, t, me, 0, a[0], cm);
+		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, a[1]),
+			root_of(cm, a[2]));
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_ALLGATHERV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1]);
+		counts(x, t, me, 0, a[1], cm);
 		fputc('\n', t->f);
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[0]);
+		counts(x, t, me, 0, a[0], cm);
 		fprintf(t->f, " %" PRId64, clamp_int(x, a[1]));
-		counts(x, t, me, (size_t)t->world, a[1]);
+		counts(x, t, me, (size_t)t->world, a[1], cm);
 		fputc('\n', t->f);
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_REDUCE_SCATTER:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d reducescatter", r);
-		counts(x, t, me, 0, a[0]);
+		counts(x, t, me, 0, a[0], cm);
 		fputs(" 0\n", t->f);
 		x->actions++;
 		break;
@@ -746,7 +810,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		act(x, r, t, "comm_size %" PRId64, a[1]);
 		break;
 	case PROTO_EV_MPI_COMM_SPLIT:
-		return comm_add(t, a[3], a[4]);
+		return comm_made(t, me);
 	case PROTO_EV_MPI_COMM_DUP:
 	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:
 	case PROTO_EV_MPI_COMM_CREATE:
@@ -759,7 +823,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
 	case PROTO_EV_MPI_COMM_CREATE_GROUP:
 	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		return comm_made(t, ev);
+		return comm_made(t, me);
 	case PROTO_EV_MPI_SEND:
 		if (a[0] >= 0)
 			act(x, r, t, "send p%" PRId64 " %" PRId64, a[0], a[3]);
@@ -1141,6 +1205,10 @@ int mgr_ti_free(struct mgr_ti *x)
 			rc = -1;
 		}
 		free(t->req);
+		for (size_t i = 0; i < t->ncomm; i++) {
+			free(t->comm[i].world);
+			free(t->comm[i].rank);
+		}
 		free(t->comm);
 	}
 	free(x->rank);

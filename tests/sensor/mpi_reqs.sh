@@ -18,6 +18,8 @@
 #    with smpicc and run under `smpirun -trace-ti`: the posts (sends and
 #    receives with peer, tag, bytes; barriers) equal rank by rank, by
 #    meaning (tests/sensor/ti_meaning.awk).
+#  - mpi_order: collectives on a communicator of every rank in the reverse
+#    order, zero counts, a derived datatype (size 16, extent 28): replayed.
 # Every traced run's output must equal the untraced run's. Exit 77 when the
 # flavour, the sensor, the collector or SimGrid (smpicc, smpirun) is
 # missing. Run from the top build directory (make check does).
@@ -230,6 +232,21 @@ else
 	status=1
 fi
 echo "ok: $flavour big"
+
+# collectives on a communicator of every rank in the reverse order (and
+# its dup), zero counts, a derived datatype: the replay runs (counts and
+# roots in world order; bytes from the type's size)
+if trace $NP "$tmp/job-order" "$B/tests/sensor/mpi_order_$flavour"; then
+	"$check" -a "$tmp/job-order" $NP MPI_Alltoallv=3 MPI_Gatherv=3 || {
+		echo "FAIL: $flavour order: trace check"; status=1; }
+	n=$("$check" -d "$tmp/job-order" $NP 2>/dev/null |
+		grep -c '^[0-3] MPI_Sendrecv [0-3] 7 0 16 [0-3] 16 ')
+	[ "$n" = $NP ] || { echo "FAIL: $flavour order: $n sendrecv of 16 bytes (the type's size), want $NP"; status=1; }
+	export_replay "$tmp/job-order" "$tmp/plat" || status=1
+else
+	status=1
+fi
+echo "ok: $flavour order"
 
 # the comparison with smpirun -trace-ti
 if trace $NP "$tmp/job-p2pcmp" "$B/tests/sensor/mpi_p2pcmp_$flavour"; then

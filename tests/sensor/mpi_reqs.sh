@@ -20,6 +20,8 @@
 #    meaning (tests/sensor/ti_meaning.awk).
 #  - mpi_order: collectives on a communicator of every rank in the reverse
 #    order, zero counts, a derived datatype (size 16, extent 28): replayed.
+#  - mpi_bad: bad arguments under MPI_ERRORS_RETURN and every sentinel:
+#    the wrapper returns the library's error class, nothing crashes.
 # Every traced run's output must equal the untraced run's. Exit 77 when the
 # flavour, the sensor, the collector or SimGrid (smpicc, smpirun) is
 # missing. Run from the top build directory (make check does).
@@ -247,6 +249,22 @@ else
 	status=1
 fi
 echo "ok: $flavour order"
+
+# bad arguments with MPI_ERRORS_RETURN: the wrapper returns the library's
+# error class for each (the program compares PMPI_ with MPI_ and prints
+# "rank N ok"), and nothing crashes on the sentinels; the trace checks
+# (failed calls move nothing) and replays
+if trace $NP "$tmp/job-bad" "$B/tests/sensor/mpi_bad_$flavour"; then
+	n=$(grep -c '^rank [0-9]* ok$' "$tmp/traced.out")
+	[ "$n" = $NP ] || { echo "FAIL: $flavour bad: the wrapper returned other errors"
+		cat "$tmp/traced.out"; status=1; }
+	"$check" -a "$tmp/job-bad" $NP MPI_Mrecv=1 MPI_Imrecv=1 MPI_Testany=2 || {
+		echo "FAIL: $flavour bad: trace check"; status=1; }
+	export_replay "$tmp/job-bad" "$tmp/plat" || status=1
+else
+	status=1
+fi
+echo "ok: $flavour bad"
 
 # the comparison with smpirun -trace-ti
 if trace $NP "$tmp/job-p2pcmp" "$B/tests/sensor/mpi_p2pcmp_$flavour"; then

@@ -8,7 +8,7 @@
  *    MPI_Init event) and MPI_Finalize, none lost events;
  *  - every NAME (an event name such as MPI_Send) occurs on every rank, and
  *    exactly COUNT times per rank when COUNT is given;
- *  - every message sent (every send mode, blocking or not, a persistent
+ *  - every message sent by a call that did not fail (every send mode, blocking or not, a persistent
  *    send's MPI_Start, the send half of MPI_Sendrecv(_replace)) is matched
  *    by exactly one receive (MPI_Recv, MPI_Mrecv, the completion of an
  *    irecv, imrecv or started recv_init by MPI_Wait, MPI_Waitany,
@@ -352,7 +352,9 @@ static int pass2(const char *dir, int verbose_dump)
 				     PROTO_CAT_MPI ||
 				     e->type == PROTO_EV_COMPUTE))
 			dump(me, &te);
-		switch (proto_ev_base(e->type)) {
+		/* a failed call moved nothing (its request: none) */
+		switch (e->flags & PROTO_EVF_FAILED ? PROTO_EV__INVALID :
+			proto_ev_base(e->type)) {
 		case PROTO_EV_MPI_SEND:
 		case PROTO_EV_MPI_ISEND:
 			add_msg(sends, &nsends, me, a[0], comm, a[1], a[3]);
@@ -416,8 +418,8 @@ static int pass2(const char *dir, int verbose_dump)
 				req_recv(s, me, a[0], a[2], a[3], a[5]);
 			break;
 		case PROTO_EV_MPI_WAITALL:
-			if (!(e->flags & PROTO_EVF_HASARRAY) ||
-			    te.narray != (size_t)a[0] * 4) {
+			if (a[0] > 0 && (!(e->flags & PROTO_EVF_HASARRAY) ||
+					 te.narray != (size_t)a[0] * 4)) {
 				FAIL("rank %d: MPI_Waitall of %lld without its "
 				     "ARRAY (%zu values)", me, (long long)a[0],
 				     te.narray);

@@ -55,10 +55,18 @@
 #define D_SMPI MGR_TI_SMPI
 #define D_2011 MGR_TI_2011
 
+/* SMPI's replay stores a request under its key (src, dst, tag) only when
+ * no request is stored under that key yet, and a wait pops the one stored:
+ * the exporter follows which of its requests the replay holds (stored),
+ * so that it never writes a wait the replay has nothing for (SimGrid
+ * aborts: "action wait not preceded by any irecv or isend"). */
 struct ti_req {
 	int64_t id;
 	int src, dst, tag;	/* the replay's key of the request */
 	long off, len;		/* its isend/irecv line in the file (-1: unknown) */
+	uint64_t seq;		/* order of posting */
+	int stored;		/* the replay holds it under its key */
+	int ghost;		/* freed by the program, still stored in the replay */
 };
 
 struct ti_comm {
@@ -76,6 +84,8 @@ struct ti_rank {
 	int inited, finalized;
 	struct ti_req *req;
 	size_t nreq, capreq;
+	size_t nghost;		/* ghosts among the nreq */
+	uint64_t seq;		/* requests posted */
 	struct ti_comm *comm;
 	size_t ncomm, capcomm;
 	double instr_rate;	/* META instruction_rate, 0 if none */
@@ -103,6 +113,7 @@ struct mgr_ti {
 	uint64_t clamped;	/* counts over INT_MAX */
 	uint64_t mapped[PROTO_EV__COUNT];	/* calls written as others */
 	uint64_t cancelled;	/* cancelled requests whose line was blanked */
+	uint64_t skip_key;	/* waits the replay's keyed store cannot serve */
 	uint64_t cancel_kept;	/* ... whose line could not be (live feed) */
 };
 
@@ -258,8 +269,7 @@ act(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *fmt, ...)
 	x->actions++;
 }
 
-static int req_add_at(struct ti_rank *t, int64_t id, int src, int dst, int tag,
-		      long off, long len)
+static int req_put(struct ti_rank *t, const struct ti_req *q)
 {
 	if (t->nreq == t->capreq) {
 		size_t cap = t->capreq ? t->capreq * 2 : 16;
@@ -275,8 +285,34 @@ static int req_add_at(struct ti_rank *t, int64_t id, int src, int dst, int tag,
 		t->req = n;
 		t->capreq = cap;
 	}
-	t->req[t->nreq++] = (struct ti_req){id, src, dst, tag, off, len};
+	t->req[t->nreq++] = *q;
+	t->nghost += q->ghost != 0;
 	return 0;
+}
+
+/* Index of the request the replay holds under key (src, dst, tag), -1. */
+static ssize_t key_stored(const struct ti_rank *t, int src, int dst, int tag)
+{
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].stored && t->req[i].src == src &&
+		    t->req[i].dst == dst && t->req[i].tag == tag)
+			return (ssize_t)i;
+	return -1;
+}
+
+static void req_drop(struct ti_rank *t, size_t i)
+{
+	t->nghost -= t->req[i].ghost != 0;
+	t->req[i] = t->req[--t->nreq];
+}
+
+static int req_add_at(struct ti_rank *t, int64_t id, int src, int dst, int tag,
+		      long off, long len)
+{
+	struct ti_req q = {id, src, dst, tag, off, len, t->seq++,
+			   key_stored(t, src, dst, tag) < 0, 0};
+
+	return req_put(t, &q);
 }
 
 static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
@@ -288,9 +324,9 @@ static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
 static int req_take(struct ti_rank *t, int64_t id, struct ti_req *out)
 {
 	for (size_t i = 0; i < t->nreq; i++)
-		if (t->req[i].id == id) {
+		if (t->req[i].id == id && !t->req[i].ghost) {
 			*out = t->req[i];
-			t->req[i] = t->req[--t->nreq];
+			req_drop(t, i);
 			return 0;
 		}
 	return -1;
@@ -299,9 +335,15 @@ static int req_take(struct ti_rank *t, int64_t id, struct ti_req *out)
 static int req_has(const struct ti_rank *t, int64_t id)
 {
 	for (size_t i = 0; i < t->nreq; i++)
-		if (t->req[i].id == id)
+		if (t->req[i].id == id && !t->req[i].ghost)
 			return 1;
 	return 0;
+}
+
+/* Requests the program has outstanding (not the ghosts). */
+static size_t req_live(const struct ti_rank *t)
+{
+	return t->nreq - t->nghost;
 }
 
 static int comm_add(struct ti_rank *t, int64_t id, int64_t size)
@@ -406,10 +448,44 @@ static void completed(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id
 		x->skip_req++;
 		return;
 	}
-	if (x->d == D_SMPI)
-		act(x, r, t, "wait %d %d %d", q.src, q.dst, q.tag);
-	else
+	if (x->d != D_SMPI) {
 		act(x, r, t, "wait");
+		return;
+	}
+	if (!q.stored) {
+		/* the replay's wait pops the request it holds under the key */
+		ssize_t k = key_stored(t, q.src, q.dst, q.tag);
+
+		if (k < 0) {
+			x->skip_key++;
+			return;
+		}
+		if (t->req[k].ghost)
+			req_drop(t, (size_t)k);
+		else
+			t->req[k].stored = 0;
+	}
+	act(x, r, t, "wait %d %d %d", q.src, q.dst, q.tag);
+}
+
+/* q (taken) was stored but its line is gone: the replay stores the next
+ * request posted under its key instead. */
+static void req_unpost(struct ti_rank *t, const struct ti_req *q)
+{
+	ssize_t k = -1;
+
+	if (!q->stored)
+		return;
+	for (size_t i = 0; i < t->nreq; i++) {
+		const struct ti_req *o = &t->req[i];
+
+		if (!o->stored && o->src == q->src && o->dst == q->dst &&
+		    o->tag == q->tag && o->seq > q->seq &&
+		    (k < 0 || o->seq < t->req[k].seq))
+			k = (ssize_t)i;
+	}
+	if (k >= 0)
+		t->req[k].stored = 1;
 }
 
 /* The request id was cancelled: the replay must neither post it (a
@@ -436,10 +512,12 @@ static void cancelled(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id
 	}
 	memset(buf + n, '0', (size_t)(q.len - 1 - n));
 	buf[q.len - 1] = '\n';
-	if (fwrite(buf, 1, (size_t)q.len, t->f) == (size_t)q.len)
+	if (fwrite(buf, 1, (size_t)q.len, t->f) == (size_t)q.len) {
 		x->cancelled++;
-	else
+		req_unpost(t, &q);
+	} else {
 		x->cancel_kept++;
+	}
 	fseek(t->f, end, SEEK_SET);
 }
 
@@ -526,12 +604,13 @@ static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		known += req_has(t, me->array[i * 4]);
 	if (a[0] > 0 && n < (size_t)a[0]) {
 		/* the sensor lost the request list: all of them */
-		if (t->nreq)
-			act(x, r, t, "waitall %zu", t->nreq);
-		t->nreq = 0;
-	} else if (known && known == t->nreq) {
+		if (req_live(t))
+			act(x, r, t, "waitall %zu", req_live(t));
+		t->nreq = t->nghost = 0;
+	} else if (known && known == req_live(t)) {
+		/* (the replay's waitall waits for every request it holds) */
 		act(x, r, t, "waitall %zu", known);
-		t->nreq = 0;
+		t->nreq = t->nghost = 0;
 	} else {
 		/* a subset of what is outstanding: one wait each */
 		for (size_t i = 0; i < n; i++)
@@ -638,8 +717,13 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_REQUEST_FREE: {	/* the replay waits for it at its end */
 		struct ti_req q;
 
-		if (req_take(t, a[0], &q) == 0)
-			x->mapped[ev->type]++;
+		if (req_take(t, a[0], &q) != 0)
+			break;
+		x->mapped[ev->type]++;
+		if (q.stored) {	/* and holds its key until then */
+			q.ghost = 1;
+			return req_put(t, &q);
+		}
 		break;
 	}
 	case PROTO_EV_MPI_SENDRECV:	/* and Sendrecv_replace */
@@ -684,8 +768,11 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		if (a[1]) {	/* done: the program went on after completion */
 			done_one(x, r, t, a[0], a[2]);
 		} else if (req_take(t, a[0], &q) == 0) {
-			act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
-			req_add_at(t, q.id, q.src, q.dst, q.tag, q.off, q.len);
+			/* the replay tests the request it holds under the key
+			 * and keeps it */
+			if (q.stored || key_stored(t, q.src, q.dst, q.tag) >= 0)
+				act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
+			return req_put(t, &q);
 		} else {
 			x->skip_req++;
 		}
@@ -1154,9 +1241,9 @@ void mgr_ti_end(struct mgr_ti *x)
 				act(x, (int32_t)r, t, "finalize");
 			t->finalized = 1;
 		}
-		if (t->nreq)
+		if (req_live(t))
 			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
-				"never completed", r, t->nreq);
+				"never completed", r, req_live(t));
 	}
 	if (x->skip_comm)
 		mgr_err("warning: %" PRIu64 " collectives on communicators "
@@ -1185,6 +1272,10 @@ void mgr_ti_end(struct mgr_ti *x)
 		mgr_err("warning: %" PRIu64 " cancelled requests: their isend/irecv "
 			"lines became compute 0 and they are not waited for",
 			x->cancelled);
+	if (x->skip_key)
+		mgr_err("warning: %" PRIu64 " waits dropped: the replay holds one "
+			"request per (source, destination, tag) and another one "
+			"under the same key was waited for first", x->skip_key);
 	if (x->cancel_kept)
 		mgr_err("warning: %" PRIu64 " cancelled requests keep their "
 			"isend/irecv line (a stream that cannot seek): the replay "

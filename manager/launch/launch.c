@@ -720,8 +720,13 @@ static void calibrate(struct launch *L)
 	argv[n++] = "-np";
 	argv[n++] = "2";
 	argv[n] = NULL;
-	mgr_netcal_run(argv, mgr_jd_mpi_name(jd->mpi), logpath,
-		       MGR_NETCAL_TIMEOUT_MS, &L->nc);
+	if (mgr_netcal_run(argv, mgr_jd_mpi_name(jd->mpi), logpath,
+			   MGR_NETCAL_TIMEOUT_MS, &L->nc) == 0) {
+		char brief[512];
+
+		mgr_netcal_brief(&L->nc, brief, sizeof(brief));
+		fprintf(stderr, "tapestry: network %s\n", brief);
+	}
 	free_env(env);
 }
 

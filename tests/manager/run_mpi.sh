@@ -40,6 +40,51 @@ for case in "mpich mpirun.mpich mpi_ring_mpich" "openmpi mpirun.openmpi mpi_ring
 	check "$fl: launcher and 4 ranks traced (got $npid pids)" [ "$npid" -ge 5 ]
 	nmpi=$(awk -F, '$3 ~ /^MPI_Send|^MPI_Recv|^MPI_Sendrecv/' "$work/$fl.csv" | wc -l)
 	check "$fl: MPI calls traced by default (got $nmpi)" [ "$nmpi" -ge 4 ]
+	# a quiet terminal: tapestry's own lines only (start, oversubscription
+	# when this host has fewer than 4 cores, summary), collector logs in
+	# DIR/logs, no progress line when stderr is not a terminal
+	nlines=$(wc -l < "$work/$fl.err")
+	check "$fl: tapestry adds at most 6 lines (got $nlines)" [ "$nlines" -le 6 ]
+	check "$fl: every line is tapestry's" bash -c "! grep -v '^tapestry: ' '$work/$fl.err'"
+	check "$fl: no progress line off a terminal" bash -c "! grep -q \$'\r' '$work/$fl.err'"
+	check "$fl: one start line naming the flavour" grep -q "^tapestry: tracing .*sensors libc,mpi,mem, $fl; collectors up" "$work/$fl.err"
+	check "$fl: summary" grep -q "^tapestry: [0-9]* events from [0-9]* processes (4 MPI ranks), none lost; clock: " "$work/$fl.err"
+	check "$fl: collector logs in DIR/logs" grep -q "connected" "$work/$fl.job/logs/collector-node.log"
+	if [ "$(nproc)" -lt 4 ]; then
+		check "$fl: oversubscription said" grep -q "^tapestry: 4 ranks on $(nproc) cores here: oversubscribed" "$work/$fl.err"
+	fi
 done
 [ $ran = 1 ] || exit 77
+
+# -v: the collectors' messages on the terminal too
+timeout 120 "$T" run -v --no-pingpong -o "$work/v.job" -- true 2>"$work/v.err"
+check "-v: run succeeds" [ $? = 0 ]
+check "-v: collector messages shown" grep -q " info " "$work/v.err"
+check "-v: ...and kept in DIR/logs" grep -q " info " "$work/v.job/logs/collector-root.log"
+
+# the flavour from links and alternatives: a link to Debian's mpirun
+if [ -e /etc/alternatives/mpirun ] && [ -x "$top_builddir/tests/sensor/mpi_ring_ompi" ] &&
+   [ "$(readlink -f /etc/alternatives/mpirun)" = "$(readlink -f "$(command -v orterun 2>/dev/null || echo none)")" ]; then
+	ln -s /etc/alternatives/mpirun "$work/launch-it"
+	timeout 120 "$T" run --no-pingpong -o "$work/alt.job" -- "$work/launch-it" --oversubscribe \
+		-np 2 "$top_builddir/tests/sensor/mpi_ring_ompi" >/dev/null 2>"$work/alt.err"
+	check "a link to the mpirun alternative runs" [ $? = 0 ]
+	check "  ...as Open MPI with the MPI sensor" grep -q "sensors libc,mpi,mem, openmpi;" "$work/alt.err"
+fi
+
+# bad input: a launcher whose flavour nothing tells, one clear line naming
+# what was tried; --sensors still overrides; nothing left running
+printf '#!/bin/sh\necho "some launcher 1.0"\nshift 2; exec "$@"\n' > "$work/mpirun"
+chmod +x "$work/mpirun"
+timeout 60 "$T" run -o "$work/bad.job" -- "$work/mpirun" -np 2 /bin/true 2>"$work/bad.err"
+check "unknown launcher flavour is a usage error" [ $? = 2 ]
+check "  ...one line" [ "$(wc -l < "$work/bad.err")" = 1 ]
+check "  ...naming what was tried" grep -q "cannot tell which MPI .*mpirun uses (tried: .*--version.*): give --mpi" "$work/bad.err"
+check "  ...no job directory" [ ! -e "$work/bad.job" ]
+timeout 60 "$T" run --sensors libc,mem -o "$work/ok.job" -- "$work/mpirun" -np 2 /bin/true >/dev/null 2>"$work/ok.err"
+check "--sensors libc,mem overrides" [ $? = 0 ]
+timeout 60 "$T" run --sensors libc,mpi -o "$work/bad2.job" -- /bin/true 2>"$work/bad2.err"
+check "--sensors mpi for a program without MPI is a usage error" [ $? = 2 ]
+check "  ...saying so" grep -q "ldd .*: no MPI library" "$work/bad2.err"
+check "  ...nothing left running" bash -c "! pgrep -f '[t]apestry-collector.*$work' >/dev/null"
 exit $fail

@@ -82,7 +82,7 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 	struct proto_trace *t;
 	struct mgr_post *post;
 	int tty = isatty(STDERR_FILENO), rc, shown = 0;
-	double t0 = now_s(), last = t0;
+	double t0 = now_s(), last = t0 - 1;	/* the first one at once */
 	uint64_t total = tty ? index_total(dir) : 0;
 
 	memset(s, 0, sizeof(*s));

@@ -62,6 +62,16 @@ check "-v: run succeeds" [ $? = 0 ]
 check "-v: collector messages shown" grep -q " info " "$work/v.err"
 check "-v: ...and kept in DIR/logs" grep -q " info " "$work/v.job/logs/collector-root.log"
 
+# on a terminal (script(1) gives one), the trace read back shows a progress
+# line (from 65536 events on), erased before the summary
+if command -v script >/dev/null; then
+	TAPESTRY_RING_FULL=wait timeout 120 script -qec "'$T' run -o '$work/tty.job' -- \
+		'$top_builddir/tests/sensor/prog_libc' burst 200000 '$work'" /dev/null >"$work/tty.out" 2>&1
+	check "on a terminal: run succeeds" [ $? = 0 ]
+	check "  ...a progress line" grep -aq $'\rtapestry: reading the trace: .* of .* events, .*/s' "$work/tty.out"
+	check "  ...then the summary" grep -aq 'events from 1 processes, none lost' "$work/tty.out"
+fi
+
 # the flavour from links and alternatives: a link to Debian's mpirun
 if [ -e /etc/alternatives/mpirun ] && [ -x "$top_builddir/tests/sensor/mpi_ring_ompi" ] &&
    [ "$(readlink -f /etc/alternatives/mpirun)" = "$(readlink -f "$(command -v orterun 2>/dev/null || echo none)")" ]; then

@@ -4,9 +4,13 @@
  * (oversubscribed, ranks busy-polling on shared cores run many times
  * slower: bench/RESULTS.md).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "manager/launch/cores.h"
 
@@ -69,4 +73,50 @@ long mgr_ranks_asked(char *const argv[])
 			break;	/* the program: its own options are not ours */
 	}
 	return 0;
+}
+
+int mgr_cores_run(const char *const argv[])
+{
+	char buf[64];
+	size_t len = 0;
+	ssize_t n;
+	int p[2], st = 0;
+	pid_t pid;
+	long v;
+	char *end;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return 0;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(p[1], STDOUT_FILENO);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (len < sizeof(buf) - 1 &&
+	       ((n = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0 ||
+		(n < 0 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	buf[len] = 0;
+	v = strtol(buf, &end, 10);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || end == buf || v <= 0 ||
+	    v > 1 << 20)
+		return 0;
+	return (int)v;
 }

@@ -17,4 +17,9 @@ const char *const *mgr_yield_env(const char *flavour);
  * -c N, --ntasks N), looked for before the launched program; 0 when none. */
 long mgr_ranks_asked(char *const argv[]);
 
+/* Run argv (`nproc` through a host's launcher), its stdin and stderr on
+ * /dev/null, and read the number it prints: the host's cores, or 0 when it
+ * failed (unreachable: the collector start says why). Waits for it. */
+int mgr_cores_run(const char *const argv[]);
+
 #endif

@@ -30,6 +30,7 @@
 #include "manager/launch/jobdesc.h"
 #include "manager/export/live.h"
 #include "manager/mgr.h"
+#include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
 #include "proto/msg.h"
@@ -65,6 +66,7 @@ struct launch {
 	char colname[MGR_JD_MAX_COLLECTORS][96];
 	char logdir[PATH_MAX];
 	struct mgr_netcal nc;			/* network ping-pong before the app */
+	int cores[MGR_JD_MAX_HOSTS];		/* 0 not asked yet, -1 unknown */
 };
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -100,6 +102,8 @@ static struct mgr_jobdesc *load(const char *path, int check)
 	return jd;
 }
 
+static int oversubscribed(struct launch *L, char *buf, size_t cap, int remote);
+
 int mgr_cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -128,6 +132,17 @@ int mgr_cmd_plan(int argc, char **argv)
 	if (!(jd = load(argv[optind], check))) {
 		mgr_err("%s is not a valid job description", argv[optind]);
 		return 1;
+	}
+	if (jd->mpi != MGR_MPI_NONE) {
+		static struct launch L;
+		char over[1024];
+
+		memset(&L, 0, sizeof(L));
+		L.jd = jd;
+		if (oversubscribed(&L, over, sizeof(over), 0))
+			fprintf(stderr, "tapestry: oversubscribed (%s): launch runs %s "
+				"in its yielding mode\n", over,
+				mgr_jd_mpi_name(jd->mpi));
 	}
 	mgr_jobdesc_free(jd);
 	if (mgr_jobdesc_plan(argv[optind], dir))
@@ -545,6 +560,61 @@ static int wait_pid(pid_t pid)
 
 /* mpirun with the plan's hostfile; the sensor settings reach every rank
  * through -x NAME=VALUE (Open MPI) or -genv NAME VALUE (MPICH). */
+/* Cores of host h, asked once: this machine's by sched_getaffinity,
+ * another's by `nproc` through its launcher (with remote); 0 when
+ * unknown. */
+static int host_cores(struct launch *L, int h, int remote)
+{
+	const struct mgr_jd_host *host = &L->jd->host[h];
+	const char *words[] = {"nproc", NULL};
+	const char *argv[ARGV_MAX];
+	static char store[CMD_MAX];
+
+	if (!L->cores[h]) {
+		if (host->launcher->type == MGR_LAUNCH_LOCAL)
+			L->cores[h] = mgr_local_cores();
+		else if (!remote)
+			return 0;
+		else if (!through_launcher(host, words, argv, store, sizeof(store)))
+			L->cores[h] = mgr_cores_run(argv);
+		if (!L->cores[h])
+			L->cores[h] = -1;
+	}
+	return L->cores[h] > 0 ? L->cores[h] : 0;
+}
+
+/* Hosts given more ranks than they have cores, in one line into buf
+ * ("localhost: 4 ranks on 2 cores"); the count of such hosts. remote: ask
+ * the hosts reached through a launcher too. */
+static int oversubscribed(struct launch *L, char *buf, size_t cap, int remote)
+{
+	static int ranks[MGR_JD_MAX_HOSTS];
+	const struct mgr_jobdesc *jd = L->jd;
+	int any = 0;
+	size_t len = 0;
+
+	memset(ranks, 0, sizeof(ranks));
+	buf[0] = 0;
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		if (h >= 0)
+			ranks[h]++;
+	}
+	for (int h = 0; h < jd->nhosts; h++) {
+		int c = ranks[h] ? host_cores(L, h, remote) : 0;
+
+		if (!c || ranks[h] <= c)
+			continue;
+		if (len < cap)
+			len += (size_t)snprintf(buf + len, cap - len, "%s%s: %d ranks on "
+						"%d cores", any ? ", " : "",
+						jd->host[h].name, ranks[h], c);
+		any++;
+	}
+	return any;
+}
+
 static int run_mpi(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -589,6 +659,12 @@ static int run_mpi(struct launch *L)
 			env[i] = env[i + 1];
 	}
 	snprintf(np, sizeof(np), "%d", jd->processes);
+	char over[1024];
+	int yield = oversubscribed(L, over, sizeof(over), 1) > 0;
+
+	if (yield)
+		fprintf(stderr, "tapestry: oversubscribed (%s): %s runs in its "
+			"yielding mode\n", over, mgr_jd_mpi_name(jd->mpi));
 	if (jd->mpi == MGR_MPI_OPENMPI) {
 		snprintf(hostfile, sizeof(hostfile), "%s/plan/hostfile.openmpi", L->dir);
 		argv[n++] = "mpirun.openmpi";
@@ -596,8 +672,13 @@ static int run_mpi(struct launch *L)
 		argv[n++] = hostfile;
 		argv[n++] = "-np";
 		argv[n++] = np;
-		if (jd->processes > jd->total_slots)
+		if (jd->processes > jd->total_slots || yield)
 			argv[n++] = "--oversubscribe";
+		if (yield) {
+			argv[n++] = "--mca";
+			argv[n++] = "mpi_yield_when_idle";
+			argv[n++] = "1";
+		}
 		if (jd->workdir) {
 			argv[n++] = "--wdir";
 			argv[n++] = jd->workdir;
@@ -613,6 +694,11 @@ static int run_mpi(struct launch *L)
 		argv[n++] = hostfile;
 		argv[n++] = "-np";
 		argv[n++] = np;
+		if (yield) {
+			argv[n++] = "-genv";
+			argv[n++] = "MPIR_CVAR_POLLS_BEFORE_YIELD";
+			argv[n++] = "1";
+		}
 		if (jd->workdir) {
 			argv[n++] = "-wdir";
 			argv[n++] = jd->workdir;

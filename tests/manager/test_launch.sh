@@ -92,6 +92,18 @@ if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v 
 	[ "$rc" = 0 ] || tail -n 20 "$work/ring.err"
 	check "  ...80 MPI_Send from 4 ranks" grep -Eq '^  MPI_Send +80 +20 +20 +20 +20' "$work/ring.out"
 	check "  ...no collector left" none_left
+	# 4 ranks on a host with fewer cores: said in one line, by plan too,
+	# and Open MPI runs in its yielding mode
+	cores=$(nproc)
+	"$T" plan -o "$work/plan-ring" "$work/ring.xml" 2>"$work/plan-ring.err"
+	if [ "$cores" -lt 4 ]; then
+		want="oversubscribed (localhost: 4 ranks on $cores cores): "
+		check "  ...oversubscription said once" [ "$(grep -c "$want" "$work/ring.err")" = 1 ]
+		check "  ...and by plan" grep -q "$want" "$work/plan-ring.err"
+		check "  ...Open MPI told to yield" grep -q "$want.*openmpi runs in its yielding mode" "$work/ring.err"
+	else
+		check "  ...no oversubscription said" bash -c "! grep -q oversubscribed '$work/ring.err' '$work/plan-ring.err'"
+	fi
 else
 	echo "skip the Open MPI ring (no MPI sensor built)"
 fi

@@ -144,8 +144,9 @@ int mgr_cmd_plan(int argc, char **argv)
 				"in its yielding mode\n", over,
 				mgr_jd_mpi_name(jd->mpi));
 	}
+	c = mgr_jobdesc_plan(argv[optind], dir, jd);
 	mgr_jobdesc_free(jd);
-	if (mgr_jobdesc_plan(argv[optind], dir))
+	if (c)
 		return 1;
 	fprintf(stderr, "tapestry: plan written to %s\n", dir);
 	return 0;
@@ -742,6 +743,8 @@ out:
  * environment, not traced. A failure leaves the defaults to the export. */
 static void calibrate(struct launch *L)
 {
+	/* in a Slurm allocation, mpirun knows the nodes by their names */
+#define HN(h) (jd->from_slurm ? jd->host[h].name : jd->host[h].address)
 	struct mgr_jobdesc *jd = L->jd;
 	const char *argv[MGR_NETCAL_ARGV_MAX];
 	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64];
@@ -763,16 +766,16 @@ static void calibrate(struct launch *L)
 	}
 	if (jd->mpi == MGR_MPI_OPENMPI) {
 		if (h0 == h1)
-			fprintf(f, "%s slots=2\n", jd->host[h0].address);
+			fprintf(f, "%s slots=2\n", HN(h0));
 		else
-			fprintf(f, "%s slots=1\n%s slots=1\n", jd->host[h0].address,
-				jd->host[h1].address);
+			fprintf(f, "%s slots=1\n%s slots=1\n", HN(h0),
+				HN(h1));
 	} else {
 		if (h0 == h1)
-			fprintf(f, "%s:2\n", jd->host[h0].address);
+			fprintf(f, "%s:2\n", HN(h0));
 		else
-			fprintf(f, "%s:1\n%s:1\n", jd->host[h0].address,
-				jd->host[h1].address);
+			fprintf(f, "%s:1\n%s:1\n", HN(h0),
+				HN(h1));
 	}
 	if (fclose(f) != 0) {
 		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
@@ -1119,7 +1122,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L.root.addr, dir);
 	snprintf(L.logdir, sizeof(L.logdir), "%s/logs", dir);
 	snprintf(path, sizeof(path), "%s/plan", dir);
-	if (mkdir(L.logdir, 0755) < 0 || mgr_jobdesc_plan(argv[optind], path)) {
+	if (mkdir(L.logdir, 0755) < 0 || mgr_jobdesc_plan(argv[optind], path, jd)) {
 		mgr_err("cannot write the plan and logs into %s", dir);
 		goto stop;
 	}

@@ -616,6 +616,47 @@ static int oversubscribed(struct launch *L, char *buf, size_t cap, int remote)
 	return any;
 }
 
+/* Append TAPESTRY_NODE_COLLECTORS=HOST=ADDR:PORT,... (the node collector
+ * of every host a rank runs on) to env (NULL-terminated, room for max):
+ * how rank-exec finds its host's collector without the plan directory. */
+static int add_node_map(struct launch *L, char *env[], int max)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	static char seen[MGR_JD_MAX_HOSTS];
+	char *map = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&map, &len);
+	int n = 0, first = 1;
+
+	if (!f)
+		return -1;
+	memset(seen, 0, sizeof(seen));
+	fputs("TAPESTRY_NODE_COLLECTORS=", f);
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		if (h < 0 || seen[h])
+			continue;
+		seen[h] = 1;
+		fprintf(f, "%s%s=%s", first ? "" : ",", jd->host[h].name,
+			node_addr(L, h));
+		first = 0;
+	}
+	if (fclose(f) != 0) {
+		free(map);
+		return -1;
+	}
+	while (n < max - 1 && env[n])
+		n++;
+	if (n >= max - 1) {
+		free(map);
+		return -1;
+	}
+	env[n] = map;
+	env[n + 1] = NULL;
+	return 0;
+}
+
 static int run_mpi(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -648,6 +689,8 @@ static int run_mpi(struct launch *L)
 		goto out;
 	}
 	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
+	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8))
+		goto out;
 	{
 		char *pre = NULL;
 

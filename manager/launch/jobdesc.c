@@ -226,6 +226,7 @@ static void load_launchers(struct ctx *x, xmlNodePtr sec)
 		l->identity = attr(n, "identity");
 		l->options = attr(n, "options");
 		l->collector_path = attr(n, "collector-path");
+		l->tapestry_path = attr(n, "tapestry-path");
 		l->port = attr_int(x, n, "port", 0, 0, 65535);
 		l->type = !type ? MGR_LAUNCH_LOCAL :
 			  !strcmp(type, "ssh") ? MGR_LAUNCH_SSH :
@@ -950,6 +951,7 @@ void mgr_jobdesc_free(struct mgr_jobdesc *jd)
 		free(l->identity);
 		free(l->options);
 		free(l->collector_path);
+		free(l->tapestry_path);
 	}
 	for (int i = 0; i < jd->nargs; i++)
 		free(jd->arg[i]);

@@ -33,6 +33,7 @@ struct mgr_jd_launcher {
 	enum mgr_jd_launcher_type type;
 	char *command;		/* template: "... {host} {address} {command}" */
 	char *user, *identity, *collector_path;	/* ssh; collector_path: all */
+	char *tapestry_path;	/* `tapestry` on those hosts (rank-exec), or NULL */
 	int port;		/* ssh port, 0: default */
 	char *options;		/* ssh: extra options, split on blanks */
 	int line;

@@ -657,12 +657,90 @@ static int add_node_map(struct launch *L, char *env[], int max)
 	return 0;
 }
 
+/* When a host the ranks run on is behind a template launcher, mpirun must
+ * reach it the same way: DIR/plan/host-launchers ("HOST<TAB>TEMPLATE", by
+ * name and by address) and DIR/plan/host-exec, a script running `tapestry
+ * host-exec` on it, given to mpirun as its remote-shell agent. The script's
+ * path into agent ("" when no rank host needs it). 0, or -1 (said). */
+static int write_agent(struct launch *L, char *agent, size_t cap)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	char map[PATH_MAX + 64], tpl[CMD_MAX];
+	int any = 0;
+	FILE *f;
+
+	agent[0] = 0;
+	for (int r = 0; r < jd->processes && !any; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		any = h >= 0 && jd->host[h].launcher->type == MGR_LAUNCH_TEMPLATE;
+	}
+	if (!any)
+		return 0;
+	snprintf(map, sizeof(map), "%s/plan/host-launchers", L->dir);
+	if (!(f = fopen(map, "w")))
+		goto fail;
+	for (int h = 0; h < jd->nhosts; h++) {
+		const struct mgr_jd_host *host = &jd->host[h];
+
+		if (host->launcher->type == MGR_LAUNCH_SSH)
+			continue;	/* host-exec uses ssh for what it lacks */
+		if (host->launcher->type == MGR_LAUNCH_LOCAL)
+			snprintf(tpl, sizeof(tpl), "{command}");
+		else if (expand(host->launcher->command, host, "{command}", tpl,
+				sizeof(tpl)))
+			continue;
+		fprintf(f, "%s\t%s\n%s\t%s\n", host->name, tpl, host->address, tpl);
+	}
+	if (fclose(f) != 0)
+		goto fail;
+	snprintf(agent, cap, "%s/plan/host-exec", L->dir);
+	if (!(f = fopen(agent, "w")))
+		goto fail;
+	fprintf(f, "#!/bin/sh\n# mpirun's way to the job's hosts (tapestry launch)\n"
+		"exec '%s' host-exec '%s' \"$@\"\n", L->self, map);
+	if (fclose(f) != 0 || chmod(agent, 0755) != 0)
+		goto fail;
+	return 0;
+fail:
+	mgr_err("cannot write mpirun's agent into %s/plan: %s", L->dir,
+		strerror(errno));
+	return -1;
+}
+
+/* `tapestry` on the ranks' hosts: their launchers' tapestry-path, else
+ * this binary's path; NULL (said) when their launchers disagree, as mpirun
+ * runs one command line on every host. */
+static const char *rank_tapestry(const struct launch *L)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	const char *path = NULL;
+
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+		const char *p = h >= 0 ? jd->host[h].launcher->tapestry_path : NULL;
+
+		if (!p)
+			p = L->self;
+		if (path && strcmp(path, p)) {
+			mgr_err("the ranks' hosts have `tapestry` at %s and at %s "
+				"(launchers' tapestry-path): mpirun runs one command "
+				"on all of them; give them one path", path, p);
+			return NULL;
+		}
+		path = p;
+	}
+	return path ? path : L->self;
+}
+
 static int run_mpi(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
 	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
 	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
 	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
+	char agent[PATH_MAX + 64];
+	const char *self;
 	int n = 0, ne, rc = 1;
 	pid_t pid;
 
@@ -689,7 +767,8 @@ static int run_mpi(struct launch *L)
 		goto out;
 	}
 	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
-	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8))
+	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8) ||
+	    write_agent(L, agent, sizeof(agent)))
 		goto out;
 	{
 		char *pre = NULL;
@@ -723,6 +802,11 @@ static int run_mpi(struct launch *L)
 			argv[n++] = "mpi_yield_when_idle";
 			argv[n++] = "1";
 		}
+		if (agent[0]) {
+			argv[n++] = "--mca";
+			argv[n++] = "plm_rsh_agent";
+			argv[n++] = agent;
+		}
 		if (jd->workdir) {
 			argv[n++] = "--wdir";
 			argv[n++] = jd->workdir;
@@ -743,6 +827,12 @@ static int run_mpi(struct launch *L)
 			argv[n++] = "MPIR_CVAR_POLLS_BEFORE_YIELD";
 			argv[n++] = "1";
 		}
+		if (agent[0]) {
+			argv[n++] = "-launcher";
+			argv[n++] = "ssh";
+			argv[n++] = "-launcher-exec";
+			argv[n++] = agent;
+		}
 		if (jd->workdir) {
 			argv[n++] = "-wdir";
 			argv[n++] = jd->workdir;
@@ -758,7 +848,9 @@ static int run_mpi(struct launch *L)
 			argv[n++] = eq + 1;
 		}
 	}
-	argv[n++] = L->self;
+	if (!(self = rank_tapestry(L)))
+		goto out;
+	argv[n++] = self;
 	argv[n++] = "rank-exec";
 	argv[n++] = mapfile;
 	argv[n++] = "--";
@@ -790,7 +882,7 @@ static void calibrate(struct launch *L)
 #define HN(h) (jd->from_slurm ? jd->host[h].name : jd->host[h].address)
 	struct mgr_jobdesc *jd = L->jd;
 	const char *argv[MGR_NETCAL_ARGV_MAX];
-	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64];
+	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64], agent[PATH_MAX + 64];
 	char *env[MGR_JD_MAX_ENV + 1] = {NULL};
 	int h0 = mgr_jd_rank_host(jd, 0), h1 = h0, n = 0;
 	FILE *f;
@@ -848,6 +940,13 @@ static void calibrate(struct launch *L)
 			argv[n++] = jd->env[i].name;
 			argv[n++] = jd->env[i].value;
 		}
+	}
+	if (write_agent(L, agent, sizeof(agent)) == 0 && agent[0]) {
+		argv[n++] = jd->mpi == MGR_MPI_OPENMPI ? "--mca" : "-launcher";
+		argv[n++] = jd->mpi == MGR_MPI_OPENMPI ? "plm_rsh_agent" : "ssh";
+		if (jd->mpi != MGR_MPI_OPENMPI)
+			argv[n++] = "-launcher-exec";
+		argv[n++] = agent;
 	}
 	argv[n++] = "-np";
 	argv[n++] = "2";

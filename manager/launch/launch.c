@@ -49,6 +49,14 @@ static const char wrapper[] =
 	"trap stop TERM HUP INT; read x; stop; r=0; "
 	"while kill -0 $p 2>/dev/null; do wait $p; r=$?; done; exit $r";
 
+/* The phases `launch --times` reports (bench/launch_overhead.sh). */
+enum { PH_SETUP, PH_COLLECTORS, PH_PINGPONG, PH_APP, PH_DRAIN, PH_EXPORTS,
+       PH_REPORT, PH_N };
+static const char *const ph_name[PH_N] = {
+	"set-up", "collectors up", "ping-pong", "application",
+	"drain", "post-processing and exports", "report",
+};
+
 struct launch {
 	struct mgr_jobdesc *jd;
 	const char *dir;
@@ -67,6 +75,7 @@ struct launch {
 	char logdir[PATH_MAX];
 	struct mgr_netcal nc;			/* network ping-pong before the app */
 	int cores[MGR_JD_MAX_HOSTS];		/* 0 not asked yet, -1 unknown */
+	long long mark[PH_N + 1];		/* when each phase began (ms) */
 };
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -1037,6 +1046,17 @@ static int run_direct(struct launch *L)
 
 /* ---- launch ----------------------------------------------------------------- */
 
+/* One line: the seconds each phase took (--times). */
+static void print_times(const struct launch *L)
+{
+	fputs("tapestry: times:", stderr);
+	for (int i = 0; i < PH_N; i++)
+		fprintf(stderr, "%s %s %.3f s", i ? "," : "", ph_name[i],
+			(double)(L->mark[i + 1] - L->mark[i]) / 1e3);
+	fprintf(stderr, ", total %.3f s\n",
+		(double)(L->mark[PH_N] - L->mark[PH_SETUP]) / 1e3);
+}
+
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
 {
 	return remove(p);
@@ -1065,6 +1085,10 @@ static void launch_help(FILE *out)
 	      "                         application (by default an MPI ping-pong between\n"
 	      "                         two of its hosts gives the SimGrid platform its\n"
 	      "                         latency and bandwidth; logs/pingpong.log)\n"
+	      "  --times                at the end, one line with the seconds each phase\n"
+	      "                         took (set-up, collectors up, ping-pong,\n"
+	      "                         application, drain, post-processing and\n"
+	      "                         exports, report)\n"
 	      "  Exit status: the application's, 1 when launching or collection\n"
 	      "  failed (everything started is stopped), 2 on a usage error.\n",
 	      out);
@@ -1108,10 +1132,12 @@ int mgr_cmd_launch(int argc, char **argv)
 		{"live-ti", required_argument, NULL, 'L'},
 		{"live-fifo", no_argument, NULL, 'F'},
 		{"no-pingpong", no_argument, NULL, 'P'},
+		{"times", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static struct launch L;
+	int times = 0;
 	struct mgr_live_opts live_o = {.drain_s = 60};
 	struct mgr_child live;
 	char defdir[64], listen[300], path[PATH_MAX + 64];
@@ -1140,6 +1166,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		case 'L': live_o.outdir = optarg; L.live = 1; break;
 		case 'F': live_o.fifo = 1; break;
 		case 'P': pingpong = 0; break;
+		case 'T': times = 1; break;
 		case 'h': launch_help(stdout); return 0;
 		default: launch_help(stderr); return 2;
 		}
@@ -1157,6 +1184,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		mgr_err("%s already exists: choose a new job directory with -o", dir);
 		return 2;
 	}
+	L.mark[PH_SETUP] = mgr_now_ms();
 	if (!(L.jd = load(argv[optind], 1))) {
 		mgr_err("%s is not a valid job description: nothing launched",
 			argv[optind]);
@@ -1284,6 +1312,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		}
 	}
 
+	L.mark[PH_COLLECTORS] = mgr_now_ms();
 	for (int i = 0; i < jd->ncollectors; i++)
 		L.order[i] = i;
 	qsort_r(L.order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
@@ -1291,6 +1320,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		if (start_collector(&L, L.order[k]))
 			goto stop;
 
+	L.mark[PH_PINGPONG] = mgr_now_ms();
 	if (jd->mpi != MGR_MPI_NONE && pingpong) {
 		calibrate(&L);
 	} else if (jd->mpi != MGR_MPI_NONE) {
@@ -1300,10 +1330,12 @@ int mgr_cmd_launch(int argc, char **argv)
 			"bandwidth\n");
 	}
 	app_ran = 1;
+	L.mark[PH_APP] = mgr_now_ms();
 	int app = jd->mpi == MGR_MPI_NONE ? run_direct(&L) : run_mpi(&L);
 
 	fprintf(stderr, "tapestry: application exited with status %d; draining "
 		"the collectors\n", app);
+	L.mark[PH_DRAIN] = mgr_now_ms();
 	if (stop_tree(&L, DRAIN_TIMEOUT_MS)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
 			"may be incomplete (tapestry report says what it holds)", dir);
@@ -1323,6 +1355,7 @@ int mgr_cmd_launch(int argc, char **argv)
 			live_o.outdir);
 	int export_failed = 0;
 
+	L.mark[PH_EXPORTS] = mgr_now_ms();
 	for (int i = 0; i < jd->noutputs; i++) {
 		struct mgr_export_stats st = {0};
 
@@ -1336,7 +1369,11 @@ int mgr_cmd_launch(int argc, char **argv)
 	fflush(stdout);
 	char *rep[] = {(char *)"report", (char *)dir, NULL};
 
+	L.mark[PH_REPORT] = mgr_now_ms();
 	mgr_cmd_report(2, rep);
+	L.mark[PH_N] = mgr_now_ms();
+	if (times)
+		print_times(&L);
 	status = keep_going ? 0 : app;
 	if (!status && export_failed)
 		status = 1;

@@ -1261,6 +1261,15 @@ int mgr_cmd_launch(int argc, char **argv)
 				"launched", mpirun, mgr_jd_mpi_name(jd->mpi));
 			goto stop;
 		}
+		const char *says = mgr_mpi_version(mpirun);
+
+		if (!says || strcmp(says, mgr_jd_mpi_name(jd->mpi))) {
+			mgr_err("%s is not %s's launcher (its --version names %s; "
+				"application mpi=\"%s\"): nothing launched", mpirun,
+				jd->mpi == MGR_MPI_OPENMPI ? "Open MPI" : "MPICH",
+				says ? says : "no MPI", mgr_jd_mpi_name(jd->mpi));
+			goto stop;
+		}
 	}
 
 	/* the root receiver creates the job directory */

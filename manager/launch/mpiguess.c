@@ -194,6 +194,15 @@ static const char *by_version(const char *file)
 	return f;
 }
 
+const char *mgr_mpi_version(const char *prog)
+{
+	char file[PATH_MAX];
+
+	if (on_path(prog, file, sizeof(file)) < 0)
+		return NULL;
+	return by_version(file);
+}
+
 int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g)
 {
 	char file[PATH_MAX], app[PATH_MAX];

@@ -78,6 +78,10 @@ struct mgr_mpi_guess {
  * program's libraries. 0, or -1 when prog is not found (g->tried says). */
 int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g);
 
+/* The MPI ("openmpi", "mpich") a launcher's `prog --version` names (found
+ * on PATH, 5 s at most), or NULL. */
+const char *mgr_mpi_version(const char *prog);
+
 /* Path of tapestry-collector (TAPESTRY_COLLECTOR_BIN, build tree, installed).
  * malloc'd, or NULL. */
 char *mgr_find_collector(void);

@@ -104,6 +104,17 @@ if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v 
 	else
 		check "  ...no oversubscription said" bash -c "! grep -q oversubscribed '$work/ring.err' '$work/plan-ring.err'"
 	fi
+	# bad input: the description says Open MPI, the mpirun.openmpi found
+	# first is another MPI's launcher: one line, nothing started
+	mkdir -p "$work/fakebin"
+	printf '#!/bin/sh\necho "HYDRA build details:"\necho "    Version: 4.0.2"\n' >"$work/fakebin/mpirun.openmpi"
+	chmod +x "$work/fakebin/mpirun.openmpi"
+	PATH="$work/fakebin:$PATH" timeout 120 "$T" launch -o "$work/job-fake" "$work/ring.xml" >/dev/null 2>"$work/fake.err"
+	rc=$?
+	check "a launcher that is not Open MPI's: launch fails ($rc)" [ "$rc" = 1 ]
+	check "  ...in one line saying so" [ "$(grep -c "mpirun.openmpi is not Open MPI's launcher (its --version names mpich" "$work/fake.err")" = 1 ]
+	check "  ...no job directory left" [ ! -e "$work/job-fake" ]
+	check "  ...no collector left" none_left
 else
 	echo "skip the Open MPI ring (no MPI sensor built)"
 fi

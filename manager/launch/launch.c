@@ -1098,9 +1098,7 @@ int mgr_cmd_launch(int argc, char **argv)
 			jd->output[i], st.events);
 	}
 	fflush(stdout);
-	char *rep[] = {(char *)"report", (char *)dir, NULL};
-
-	mgr_cmd_report(2, rep);
+	mgr_report(dir, 0, stdout);
 	status = keep_going ? 0 : app;
 	if (!status && export_failed)
 		status = 1;

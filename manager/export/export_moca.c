@@ -18,15 +18,14 @@
 #include "manager/mgr.h"
 #include "proto/error.h"
 
-#define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
-
 /* process, then time, then read order */
 static int cmp_task(const struct viz_pt *x, const struct viz_pt *y)
 {
-	CMP(x->loc, y->loc);
-	CMP(x->t, y->t);
-	CMP(x->seq, y->seq);
-	return 0;
+	int c;
+
+	if ((c = MGR_CMP(x->loc, y->loc)) || (c = MGR_CMP(x->t, y->t)))
+		return c;
+	return MGR_CMP(x->seq, y->seq);
 }
 
 static int fill(const char *dir, const struct viz_scan *s, struct viz_sort *so,

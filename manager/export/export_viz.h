@@ -1,8 +1,10 @@
 /*
  * manager/export/export_viz.h - what the viewer exports (chrome, paje, otf2, moca)
- * share: the first pass over a job (processes, threads, hosts, counts), MPI
- * message matching, a bounded-memory external sort that puts points of
- * events in time order, and the progress line. Internal to manager/export_*.
+ * share: a bounded hash map (viz_map.c), the first pass over a job:
+ * processes, threads, hosts, counts (export_viz.c), MPI message matching
+ * (viz_match.c), a bounded-memory external sort that puts points of events
+ * in time order (viz_sort.c), and the progress line (viz_progress.c).
+ * Internal to manager/export/.
  *
  * Every table here has a maximum; what does not fit is counted and left out
  * of the export (never a crash, never unbounded memory). The mapping of each
@@ -24,6 +26,10 @@
 #define VIZ_REQS_MAX (1u << 20)		/* outstanding non-blocking requests */
 #define VIZ_COMMS_MAX 256		/* communicator names told apart (otf2) */
 #define VIZ_MEMBERS_MAX (1u << 20)	/* members of named communicators */
+
+/* Three-way comparison of two numbers: -1, 0 or 1. No hidden return: a
+ * comparator chains them, if ((c = MGR_CMP(a, b)) || (c = ...)) return c; */
+#define MGR_CMP(x, y) (((x) > (y)) - ((x) < (y)))
 
 /* ---- a bounded hash map: 128-bit key -> 32-bit value ---------------------- */
 

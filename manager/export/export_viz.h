@@ -1,8 +1,8 @@
 /*
  * manager/export/export_viz.h - what the viewer exports (chrome, paje, otf2, moca)
  * share: a bounded hash map (viz_map.c), the first pass over a job:
- * processes, threads, hosts, counts (export_viz.c), MPI message matching
- * (viz_match.c), a bounded-memory external sort that puts points of events
+ * processes, threads, hosts, counts (viz_scan.c), MPI message matching
+ * (export_viz.c), a bounded-memory external sort that puts points of events
  * in time order (viz_sort.c), and the progress line (viz_progress.c).
  * Internal to manager/export/.
  *

@@ -589,63 +589,6 @@ static void note_calibration(struct sinfo *si, const struct proto_event *ev)
 		si->cost_prog = calib_ps(ev);
 }
 
-/* The record of an MPI event (flow fi, at pos, corrected times t0, t1):
- * 0, or a negative PROTO_E_*. */
-static int add_record(struct mgr_perturb *p, const struct proto_trace_event *te,
-		      uint32_t fi, uint64_t pos, int64_t t0, int64_t t1)
-{
-	const struct proto_event *ev = te->ev;
-	struct flow *f = &p->f[fi];
-	int rc = mgr_comms_event(p->comms, f->stream, ev, te->array, te->narray);
-
-	if (rc || (rc = mgr_big_grow((void **)&p->r, &p->capr, p->nr + 1, sizeof(*p->r))))
-		return rc;
-	struct rec *r = &p->r[p->nr++];
-	memset(r, 0, sizeof(*r));
-	r->pos = pos;
-	r->flow = fi;
-	r->type = ev->type;
-	r->idx = f->n;
-	r->a = f->a;
-	r->t0 = t0;
-	r->t1 = t1;
-	r->send = -1;
-	r->done_by = -1;
-	r->coll = r->coll_comm = -1;
-	int a = proto_ev_arg(ev->type, PROTO_F_arrived);
-	r->arrived = a >= 0 && ev->arg[a] > 0;
-	r->probe = event_probe(te);
-	if (ev->type == PROTO_EV_MPI_SENDRECV && te->array &&
-	    te->narray >= 3)	/* rtag, arrived, probe_ns */
-		r->arrived = te->array[1] > 0;
-	if (r->probe > t1 - t0)
-		r->probe = t1 - t0;
-	if (ev->type == PROTO_EV_MPI_WAITALL && te->array) {
-		r->arrived = 1;	/* all of its receives had arrived */
-		for (size_t i = 3; i < te->narray; i += 4)
-			if (!te->array[i])
-				r->arrived = 0;
-	}
-	int b = proto_ev_arg(ev->type, PROTO_F_bytes);
-	r->bytes = b >= 0 ? ev->arg[b] : 0;
-	if ((rc = pending_requests(p, te, f->stream, p->nr - 1)))
-		return rc;
-	/* a collective on a communicator with a job-wide name: the stream's
-	 * n-th on it is one instance with the members' n-th */
-	int c = proto_ev_arg(ev->type, PROTO_F_comm);
-	if (proto_ev_collective(ev->type) && c >= 0) {
-		int ri = proto_ev_arg(ev->type, PROTO_F_root);
-
-		r->ckind = mgr_comms_coll_kind(ev->type);
-		r->root = ri >= 0 ? ev->arg[ri] : -1;
-		/* world: the stream's rank, known once the pass is over */
-		r->crank = mgr_comms_rank(p->comms, f->stream, ev->arg[c]);
-		r->coll_comm = mgr_comms_name(p->comms, f->stream, ev->arg[c]);
-		r->coll = mgr_comms_next_coll(p->comms, f->stream, r->coll_comm, &rc);
-	}
-	return rc;
-}
-
 /* A FLUSH (not a wait) or SEND of the sensor: where a batch ends and how
  * long its making took, into the stream's bend and bpre. 0, or a negative
  * PROTO_E_*. */
@@ -694,7 +637,6 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		note_calibration(&p->s[f->sidx], ev);
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
 	int64_t cold = 0;
-	int rc;
 	if (is_mpi(ev) && f->a.prev_comp) {	/* measured */
 		cold = cold_start(&p->s[f->sidx], te, t0, t1);
 		t0 += cold;
@@ -709,17 +651,71 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 			return;
 		f->xg[f->nxg++] = xg;
 	}
-	if (info && info->category == PROTO_CAT_MPI &&
-	    (rc = add_record(p, te, fi, pos, t0, t1))) {
-		p->error = rc;
-		return;
+	if (info && info->category == PROTO_CAT_MPI) {
+		int rc = mgr_comms_event(p->comms, f->stream, ev, te->array, te->narray);
+		if (rc || (rc = mgr_big_grow((void **)&p->r, &p->capr, p->nr + 1,
+					     sizeof(*p->r)))) {
+			p->error = rc;
+			return;
+		}
+		struct rec *r = &p->r[p->nr++];
+		memset(r, 0, sizeof(*r));
+		r->pos = pos;
+		r->flow = fi;
+		r->type = ev->type;
+		r->idx = f->n;
+		r->a = f->a;
+		r->t0 = t0;
+		r->t1 = t1;
+		r->send = -1;
+		r->done_by = -1;
+		r->coll = r->coll_comm = -1;
+		int a = proto_ev_arg(ev->type, PROTO_F_arrived);
+		r->arrived = a >= 0 && ev->arg[a] > 0;
+		r->probe = event_probe(te);
+		if (ev->type == PROTO_EV_MPI_SENDRECV && te->array &&
+		    te->narray >= 3)	/* rtag, arrived, probe_ns */
+			r->arrived = te->array[1] > 0;
+		if (r->probe > t1 - t0)
+			r->probe = t1 - t0;
+		if (ev->type == PROTO_EV_MPI_WAITALL && te->array) {
+			r->arrived = 1;	/* all of its receives had arrived */
+			for (size_t i = 3; i < te->narray; i += 4)
+				if (!te->array[i])
+					r->arrived = 0;
+		}
+		int b = proto_ev_arg(ev->type, PROTO_F_bytes);
+		r->bytes = b >= 0 ? ev->arg[b] : 0;
+		if ((p->error = pending_requests(p, te, f->stream, p->nr - 1)))
+			return;
+		/* a collective on a communicator with a job-wide name: the
+		 * stream's n-th on it is one instance with the members' n-th */
+		int c = proto_ev_arg(ev->type, PROTO_F_comm);
+		if (proto_ev_collective(ev->type) && c >= 0) {
+			int ri = proto_ev_arg(ev->type, PROTO_F_root);
+
+			r->ckind = mgr_comms_coll_kind(ev->type);
+			r->root = ri >= 0 ? ev->arg[ri] : -1;
+			/* world: the stream's rank, known once the pass is over */
+			r->crank = mgr_comms_rank(p->comms, f->stream, ev->arg[c]);
+			r->coll_comm = mgr_comms_name(p->comms, f->stream, ev->arg[c]);
+			r->coll = mgr_comms_next_coll(p->comms, f->stream,
+						      r->coll_comm, &rc);
+			if (rc) {
+				p->error = rc;
+				return;
+			}
+		}
 	}
 	f->n++;
 	if (acc_after(p, &f->a, ev, t0, t1))
 		f->a.pend_cold = cold;
-	if (((ev->type == PROTO_EV_FLUSH && !is_wait(ev)) || ev->type == PROTO_EV_SEND) &&
-	    (rc = add_batch_end(&p->s[f->sidx], ev, t0, t1)))
-		p->error = rc;
+	if ((ev->type == PROTO_EV_FLUSH && !is_wait(ev)) || ev->type == PROTO_EV_SEND) {
+		int rc = add_batch_end(&p->s[f->sidx], ev, t0, t1);
+
+		if (rc)
+			p->error = rc;
+	}
 }
 
 static struct rec *rec_at(struct mgr_perturb *p, uint64_t pos)

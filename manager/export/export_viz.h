@@ -210,6 +210,10 @@ int mgr_viz_sort_finish(struct viz_sort *s);
 int mgr_viz_sort_next(struct viz_sort *s, struct viz_pt *out);
 uint64_t mgr_viz_sort_runs(const struct viz_sort *s);
 void mgr_viz_sort_free(struct viz_sort *s);
+/* The end of an output written from the sorted points: rc is the last
+ * mgr_viz_sort_next's (< 0: said as "reading sorted WHAT: ..."); out is
+ * closed, a failure said for path. rc when all went well, else -1. */
+int mgr_viz_write_end(FILE *out, const char *path, const char *what, int rc);
 
 /* Pass 2: read dir again and add the points of every event to so (end
  * points with with_eps, linked messages with with_links), then finish the

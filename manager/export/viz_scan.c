@@ -363,6 +363,24 @@ static int is_start_side(int kind)
 	return kind == VIZ_EP_SEND || kind == VIZ_EP_ISEND || kind == VIZ_EP_IRECV_POST;
 }
 
+/* Put p at its event's start or end for mgr_viz_cmp_time: at one instant
+ * and location, ends (cls 0, the later-started inner event first) before
+ * starts (cls 1, the longer outer event first), then read order (seq). */
+static void at_side(struct viz_pt *p, int start, uint64_t seq)
+{
+	if (start) {
+		p->t = p->start;
+		p->cls = 1;
+		p->nest = -p->end;
+		p->seq = (int64_t)seq;
+	} else {
+		p->t = p->end;
+		p->cls = 0;
+		p->nest = -p->start;
+		p->seq = -(int64_t)seq;
+	}
+}
+
 /* An event's arguments, its communicator's id replaced by the job-wide
  * name (the exporters tell communicators apart by it). */
 static void event_args(int64_t *a, const struct mgr_event *me)
@@ -417,17 +435,7 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 		const struct viz_ep *ep = &eps[i];
 		int start_side = is_start_side(ep->kind);
 
-		if (start_side || instant) {
-			p.t = p.start;
-			p.cls = 1;
-			p.nest = -p.end;
-			p.seq = (int64_t)seq;
-		} else {
-			p.t = p.end;
-			p.cls = 0;
-			p.nest = -p.start;
-			p.seq = -(int64_t)seq;
-		}
+		at_side(&p, start_side || instant, seq);
 		p.sub = (uint16_t)(1 + 2 * i);
 		if (with_eps) {
 			p.kind = VIZ_PT_EP;
@@ -453,17 +461,7 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 				return rc;
 		}
 	}
-	if (instant) {
-		p.t = p.start;
-		p.cls = 1;
-		p.nest = -p.end;
-		p.seq = (int64_t)seq;
-	} else {
-		p.t = p.end;
-		p.cls = 0;
-		p.nest = -p.start;
-		p.seq = -(int64_t)seq;
-	}
+	at_side(&p, instant, seq);
 	p.sub = UINT16_MAX;
 	p.kind = VIZ_PT_LEAVE;
 	event_args(p.a, me);

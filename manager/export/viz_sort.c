@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "manager/export/export_viz.h"
+#include "manager/mgr.h"
 #include "proto/error.h"
 
 struct run {
@@ -256,4 +257,17 @@ void mgr_viz_sort_free(struct viz_sort *s)
 	free(s->srcs);
 	free(s->heap);
 	free(s);
+}
+
+int mgr_viz_write_end(FILE *out, const char *path, const char *what, int rc)
+{
+	if (rc < 0) {
+		mgr_err("reading sorted %s: %s", what, proto_strerror(rc));
+		rc = -1;
+	}
+	if (fclose(out) != 0 && rc == 0) {
+		mgr_err("%s: write failed: %m", path);
+		rc = -1;
+	}
+	return rc;
 }

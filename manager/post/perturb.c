@@ -551,10 +551,10 @@ static int64_t event_probe(const struct proto_trace_event *te)
  * but MPI_Comm_rank and MPI_Comm_size): after the sensor's reads (above all
  * a counter read that traps to the hypervisor) its code runs that much
  * slower than the wrapper's calibration on MPI_Comm_rank says: the
- * stream's MPI_Iprobe calibration less its MPI_Comm_rank one (19 ns here
- * with the trapping counter, about 0 with CPU time; an MPI_Iprobe loop
- * kept 43 ns a call before, 23 after: bench/call_residual.sh). Taken off
- * the call's start, as the tracer's
+ * stream's MPI_Iprobe calibration less its MPI_Comm_rank one (tens of ns
+ * with a counter that traps, about 0 with CPU time: bench/call_residual.sh
+ * measures what is left; bench/RESULTS.md). Taken off the call's start, as
+ * the tracer's
  * work before it; not where the sensor's arrived probe ran first (MPI_Recv,
  * MPI_Sendrecv): the probe took the cold start, removed as probe_ns. At
  * most the call's duration. */
@@ -1177,8 +1177,8 @@ static int cmp_ctail(const void *a, const void *b)
  * for, its after, is what it keeps once corrected; but in the tail of its
  * group's (beyond 3 robust sd of the median, as the communication model:
  * a member off the CPU inside the call, the tracer's threads running, which
- * the COMPUTE events' stolen time does not see; 2.5 ms against 0.4 in the
- * halo's allreduce) it takes the group's median. */
+ * the COMPUTE events' stolen time does not see) it takes the group's
+ * median. */
 static int collective_tails(struct mgr_perturb *p, size_t n)
 {
 	int rc;

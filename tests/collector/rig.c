@@ -176,3 +176,11 @@ void send_batch(struct bufferevent *t, uint64_t stream, uint64_t seq,
 	msg.u.batch.datalen = (uint32_t)len;
 	send_m(t, &msg);
 }
+
+void roundtrip(struct rig *r, struct bufferevent *to, struct bufferevent *from, int want)
+{
+	send_m(to, &msg);
+	spin(r->base);
+	cr_assert_eq(recv_m(from), 1);
+	cr_assert_eq(msg.type, want);
+}

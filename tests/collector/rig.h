@@ -43,6 +43,9 @@ void hello(struct bufferevent *t, uint8_t role, uint64_t id);
 int handshake(struct rig *r, struct bufferevent *t, uint64_t id, const char *key);
 /* The collector's child connections. */
 size_t nconns(struct rig *r);
+/* Send msg on to, run the loop, read the answer on from into msg and
+ * assert it is of type want. */
+void roundtrip(struct rig *r, struct bufferevent *to, struct bufferevent *from, int want);
 /* A BATCH of n events (n <= 64) of stream, seq. */
 void send_batch(struct bufferevent *t, uint64_t stream, uint64_t seq, uint32_t n);
 

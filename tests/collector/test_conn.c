@@ -27,10 +27,7 @@ Test(conn, handshake_good_and_ping)
 	msg.type = PROTO_MSG_PING;
 	msg.u.ping.id = 9;
 	msg.u.ping.t_send = 5;
-	send_m(t, &msg);
-	spin(r.base);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_PONG);
+	roundtrip(&r, t, t, PROTO_MSG_PONG);
 	cr_assert_eq(msg.u.pong.id, 9);
 	cr_assert_eq(msg.u.pong.t_orig, 5);
 	cr_assert(msg.u.pong.t_recv <= msg.u.pong.t_send);
@@ -267,10 +264,7 @@ Test(conn, replayed_proof_refused)
 			 11, auth);
 	msg.type = PROTO_MSG_AUTH;
 	memcpy(msg.u.auth.mac, auth, PROTO_MAC);
-	send_m(first, &msg);
-	spin(r.base);
-	cr_assert_eq(recv_m(first), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	roundtrip(&r, first, first, PROTO_MSG_WELCOME);
 	/* replayed on a new connection: the server nonce is fresh */
 	hello(second, PROTO_ROLE_SENSOR, 11);
 	spin(r.base);
@@ -279,10 +273,7 @@ Test(conn, replayed_proof_refused)
 	cr_assert_neq(memcmp(msg.u.challenge.nonce, snonce, PROTO_NONCE), 0);
 	msg.type = PROTO_MSG_AUTH;
 	memcpy(msg.u.auth.mac, auth, PROTO_MAC);
-	send_m(second, &msg);
-	spin(r.base);
-	cr_assert_eq(recv_m(second), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	roundtrip(&r, second, second, PROTO_MSG_ERROR);
 	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
 	spin(r.base);
 	cr_assert_eq(nconns(&r), 1);	/* the first one still streams */
@@ -342,10 +333,7 @@ Test(conn, status_client_cannot_send_data)
 		proto_auth_proof(PROTO_AUTH_CLIENT, "", 0, sn, cnonce, 13,
 				 msg.u.auth.mac);
 	}
-	send_m(t, &msg);
-	spin(r.base);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	roundtrip(&r, t, t, PROTO_MSG_WELCOME);
 	/* it gets its STATS and is closed; nothing it sends is stored */
 	send_batch(t, 13, 1, 1);
 	spin(r.base);

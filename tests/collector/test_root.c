@@ -52,10 +52,7 @@ Test(root, root_dedup_and_gap)
 	msg.u.bye.stream = 42;
 	msg.u.bye.last_seq = 4;
 	msg.u.bye.reason = 0;
-	send_m(t, &msg);
-	spin(r.base);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ACK);
+	roundtrip(&r, t, t, PROTO_MSG_ACK);
 	cr_assert_eq(msg.u.ack.seq, 4);
 	spin(r.base);
 	cr_assert_eq(nconns(&r), 0);	/* closed after its own BYE */

@@ -43,10 +43,7 @@ static void parent_accept(struct rig *r)
 	msg.type = PROTO_MSG_CHALLENGE;
 	msg.u.challenge.flags = 0;
 	memcpy(msg.u.challenge.nonce, snonce, PROTO_NONCE);
-	send_m(parent_end, &msg);
-	spin(r->base);
-	cr_assert_eq(recv_m(parent_end), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_AUTH);
+	roundtrip(r, parent_end, parent_end, PROTO_MSG_AUTH);
 	msg.type = PROTO_MSG_WELCOME;
 	msg.u.welcome.flags = 0;
 	msg.u.welcome.node_id = 0x99;
@@ -147,10 +144,7 @@ Test(up, ack_travels_down_and_releases)
 	msg.type = PROTO_MSG_ACK;
 	msg.u.ack.stream = 7;
 	msg.u.ack.seq = 2;
-	send_m(parent_end, &msg);
-	spin(r.base);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ACK);
+	roundtrip(&r, parent_end, t, PROTO_MSG_ACK);
 	cr_assert_eq(msg.u.ack.seq, 2);
 	/* The queued CLOCK left with the flush; it is released once read. */
 	parent_batches(&r, NULL);

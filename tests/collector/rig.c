@@ -184,3 +184,11 @@ void roundtrip(struct rig *r, struct bufferevent *to, struct bufferevent *from, 
 	cr_assert_eq(recv_m(from), 1);
 	cr_assert_eq(msg.type, want);
 }
+
+void expect_error(struct rig *r, struct bufferevent *t, int code)
+{
+	spin(r->base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, code);
+}

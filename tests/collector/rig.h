@@ -46,6 +46,9 @@ size_t nconns(struct rig *r);
 /* Send msg on to, run the loop, read the answer on from into msg and
  * assert it is of type want. */
 void roundtrip(struct rig *r, struct bufferevent *to, struct bufferevent *from, int want);
+/* Run the loop, read the next message on t and assert it is an ERROR
+ * with code. */
+void expect_error(struct rig *r, struct bufferevent *t, int code);
 /* A BATCH of n events (n <= 64) of stream, seq. */
 void send_batch(struct bufferevent *t, uint64_t stream, uint64_t seq, uint32_t n);
 

@@ -75,10 +75,7 @@ Test(conn, wrong_order_is_state_error)
 	other = child(&r);
 	t = child(&r);
 	send_batch(t, 5, 1, 1);	/* before HELLO */
-	spin(r.base);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
-	cr_assert_eq(msg.u.error.code, PROTO_E_STATE);
+	expect_error(&r, t, PROTO_E_STATE);
 	spin(r.base);
 	cr_assert_eq(nconns(&r), 1);
 	cr_assert(handshake(&r, other, 3, ""));
@@ -164,10 +161,7 @@ Test(conn, oversized_length_closes)
 						sizeof(payload), hdr), 0);
 	}
 	bufferevent_write(t, hdr, sizeof(hdr));	/* length 4096 > 1024 */
-	spin(r.base);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
-	cr_assert_eq(msg.u.error.code, PROTO_E_TOOBIG);
+	expect_error(&r, t, PROTO_E_TOOBIG);
 	spin(r.base);
 	cr_assert_eq(nconns(&r), 1);
 	cr_assert(handshake(&r, ok, 9, ""));
@@ -298,10 +292,7 @@ Test(conn, handshake_frames_are_small)
 	cr_assert_eq(proto_frame_header(PROTO_MSG_HELLO, payload,
 					sizeof(payload), hdr), 0);
 	bufferevent_write(t, hdr, sizeof(hdr));
-	spin(r.base);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
-	cr_assert_eq(msg.u.error.code, PROTO_E_TOOBIG);
+	expect_error(&r, t, PROTO_E_TOOBIG);
 	spin(r.base);
 	cr_assert_eq(nconns(&r), 1);
 	/* after WELCOME a large frame is fine (a 4 KiB BATCH here) */

@@ -35,14 +35,21 @@ static void up_connect(struct col *c);
 
 /* ---- queue helpers ---------------------------------------------------- */
 
-static void q_push(struct col *c, struct col_frame *f)
+/* Append f to the list head .. tail (linked by next). */
+static void push_tail(struct col_frame **head, struct col_frame **tail,
+		      struct col_frame *f)
 {
 	f->next = NULL;
-	if (c->q_tail)
-		c->q_tail->next = f;
+	if (*tail)
+		(*tail)->next = f;
 	else
-		c->q_head = f;
-	c->q_tail = f;
+		*head = f;
+	*tail = f;
+}
+
+static void q_push(struct col *c, struct col_frame *f)
+{
+	push_tail(&c->q_head, &c->q_tail, f);
 	c->q_bytes += f->len;
 	c->q_records += f->nrecords;
 }
@@ -64,12 +71,7 @@ static struct col_frame *q_pop(struct col *c)
 
 static void t_push(struct col *c, struct col_frame *f)
 {
-	f->next = NULL;
-	if (c->t_tail)
-		c->t_tail->next = f;
-	else
-		c->t_head = f;
-	c->t_tail = f;
+	push_tail(&c->t_head, &c->t_tail, f);
 }
 
 static void ua_unlink(struct col *c, struct col_frame *f)

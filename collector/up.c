@@ -33,6 +33,20 @@
 
 static void up_connect(struct col *c);
 
+/* Free the upward connection, if any, and mark the link down. While it is
+ * freed, up_tearing tells ref_cleanup that the frames it still held were
+ * not written out. */
+static void close_up(struct col *c)
+{
+	if (c->up) {
+		c->up_tearing = 1;
+		bufferevent_free(c->up);
+		c->up_tearing = 0;
+		c->up = NULL;
+	}
+	c->up_state = UP_DOWN;
+}
+
 /* ---- queue helpers ---------------------------------------------------- */
 
 /* Append f to the list head .. tail (linked by next). */
@@ -500,13 +514,7 @@ static void up_fail(struct col *c, const char *why)
 	else
 		col_info("parent %s: %s", c->cfg.parent ? c->cfg.parent :
 			 "(hook)", why);
-	if (c->up) {
-		c->up_tearing = 1;
-		bufferevent_free(c->up);
-		c->up_tearing = 0;
-		c->up = NULL;
-	}
-	c->up_state = UP_DOWN;
+	close_up(c);
 	c->clock.outstanding = 0;
 	if ((c->clock.rounds_left && c->clock.phase == 2) || c->clock.end_rounds)
 		c->drain_clock_done = 1;
@@ -840,13 +848,7 @@ void col_up_stop(struct col *c)
 {
 	struct col_frame *f;
 
-	if (c->up) {
-		c->up_tearing = 1;
-		bufferevent_free(c->up);
-		c->up_tearing = 0;
-		c->up = NULL;
-	}
-	c->up_state = UP_DOWN;
+	close_up(c);
 	requeue(c);
 	while ((f = q_pop(c)))
 		col_frame_unref(f);

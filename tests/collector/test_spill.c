@@ -43,6 +43,19 @@ static size_t batch_frame(uint64_t seq, uint8_t *out, size_t cap)
 	return len;
 }
 
+/* BATCH frames of seq first .. last into s (each written); their length. */
+static size_t spill_batches(struct col_spill *s, uint64_t first, uint64_t last)
+{
+	uint8_t fr[512];
+	size_t len = 0;
+
+	for (uint64_t q = first; q <= last; q++) {
+		len = batch_frame(q, fr, sizeof(fr));
+		cr_assert_eq(col_spill_write(s, fr, len), 0);
+	}
+	return len;
+}
+
 Test(spill, spill_in_order_quota_and_reopen)
 {
 	char dir[] = "/tmp/col-spill-XXXXXX";
@@ -58,10 +71,7 @@ Test(spill, spill_in_order_quota_and_reopen)
 	s = col_spill_open(dir, 3 * COL_SPILL_HDR + 5 * len,
 			   COL_SPILL_HDR + 2 * len, &rc);
 	cr_assert_not_null(s);
-	for (uint64_t q = 1; q <= 5; q++) {
-		len = batch_frame(q, fr, sizeof(fr));
-		cr_assert_eq(col_spill_write(s, fr, len), 0);
-	}
+	len = spill_batches(s, 1, 5);
 	len = batch_frame(6, fr, sizeof(fr));
 	cr_assert_eq(col_spill_write(s, fr, len), PROTO_E_FULL);
 	col_spill_free(s);
@@ -86,7 +96,6 @@ Test(spill, spill_in_order_quota_and_reopen)
 Test(spill, spill_torn_tail_is_skipped)
 {
 	char dir[] = "/tmp/col-spill-XXXXXX", path[128];
-	uint8_t fr[512];
 	struct col_spill *s;
 	uint64_t skipped = 0;
 	size_t len;
@@ -94,10 +103,7 @@ Test(spill, spill_torn_tail_is_skipped)
 
 	cr_assert_not_null(mkdtemp(dir));
 	s = col_spill_open(dir, 1u << 20, 1u << 16, &rc);
-	for (uint64_t q = 1; q <= 3; q++) {
-		len = batch_frame(q, fr, sizeof(fr));
-		cr_assert_eq(col_spill_write(s, fr, len), 0);
-	}
+	len = spill_batches(s, 1, 3);
 	col_spill_free(s);
 	snprintf(path, sizeof(path), "%s/spill-0000000001.tps", dir);
 	cr_assert_eq(truncate(path, COL_SPILL_HDR + 2 * len + 10), 0);

@@ -1,9 +1,10 @@
 /*
  * manager/export/export_viz.h - what the viewer exports (chrome, paje, otf2, moca)
- * share: a bounded hash map (viz_map.c), the first pass over a job:
- * processes, threads, hosts, counts (viz_scan.c), MPI message matching
- * (export_viz.c), a bounded-memory external sort that puts points of events
- * in time order (viz_sort.c), and the progress line (viz_progress.c).
+ * share: a bounded hash map (viz_map.c); the first pass over a job
+ * (processes, threads, hosts, counts) and MPI message matching
+ * (export_viz.c); the points of each event (viz_points.c); a bounded-memory
+ * external sort that puts the points in time order (viz_sort.c); and the
+ * progress line (viz_progress.c).
  * Internal to manager/export/.
  *
  * Every table here has a maximum; what does not fit is counted and left out

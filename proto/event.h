@@ -102,6 +102,14 @@ int proto_ev_arg(unsigned type, enum proto_field f);
 /* 1 when type is an MPI collective (MPI_Barrier .. MPI_Exscan), else 0. */
 int proto_ev_collective(unsigned type);
 
+/* What an MPI-IO event type does: PROTO_IO_NOT (not MPI-IO),
+ * PROTO_IO_FILE (open, close, delete, set_size, preallocate, sync,
+ * set_view), PROTO_IO_READ or PROTO_IO_WRITE (every data access form;
+ * the nonblocking ones have a req argument, the split collectives' _begin
+ * neither req nor result). */
+enum { PROTO_IO_NOT = 0, PROTO_IO_FILE = 1, PROTO_IO_READ = 2, PROTO_IO_WRITE = 3 };
+int proto_ev_mpiio(unsigned type);
+
 /* Name of a field ("bytes"), or NULL. */
 const char *proto_field_name(unsigned f);
 

@@ -40,6 +40,30 @@ SN_HIDDEN int64_t *mw_call_array(struct mw_call *c, size_t *n);
 /* Release what mw_call_array() allocated. */
 SN_HIDDEN void mw_call_done(struct mw_call *c);
 
+/* The common prologue and epilogue of every wrapper (mpi_wrap.c), shared
+ * by the wrapper files expanded from other tables (mpi_io.c, mpi_ext.c):
+ * mw_begin() opens the call's event of type (PROTO_EV__INVALID: none),
+ * mw_end() emits it with rc's outcome. */
+SN_HIDDEN void mw_begin(struct mw_call *c, unsigned type);
+SN_HIDDEN void mw_end(struct mw_call *c, int rc);
+
+/* The end of the last library call on this thread (set by every next_). */
+extern __thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
+
+/* 1 between MPI_Init and MPI_Finalize. */
+SN_HIDDEN int mw_running(void);
+
+#ifdef MPI_VERSION
+/* Communicator id of comm (-1: none) and the world rank of its rank
+ * 'rank' into *wrank (may be NULL; -3 when unknown). */
+SN_HIDDEN int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank);
+
+/* A request that is neither a send nor a receive (an MPI-IO or RMA one):
+ * its sequential id, kept like a nonblocking constructor's so that its
+ * completion records the same id (peer -2, bytes as given). */
+SN_HIDDEN int64_t mw_req_other(MPI_Request r, int64_t bytes);
+#endif
+
 /* Computation between MPI calls (mpi_compute.c). */
 
 /* Calibrate the flop rate (or take TAPESTRY_FLOP_RATE), probe

@@ -57,7 +57,7 @@ _Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "MPI_Request handle");
  * lookups, arrays), which falls in the gap after it with the accounting
  * (the measured exit gap). Left in the event, it lengthened every message's
  * transit as the trace saw it: 550 ns where the program took 230. */
-static __thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
+__thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
 
 #define MPI_CALL(name, ev, params, args) \
 	static int (*ptr_##name) params = PMPI_##name; \
@@ -617,7 +617,7 @@ static void req_outcome(const struct req_rec *q, const MPI_Status *st,
 
 /* ---- prologue / epilogue ----------------------------------------------- */
 
-static void mw_begin(struct mw_call *c, unsigned type)
+void mw_begin(struct mw_call *c, unsigned type)
 {
 	int saved = errno;
 
@@ -651,7 +651,7 @@ static void mw_begin(struct mw_call *c, unsigned type)
 
 static void calibrate_wrapper(void);
 
-static void mw_end(struct mw_call *c, int rc)
+void mw_end(struct mw_call *c, int rc)
 {
 	struct proto_event *e;
 	uint64_t t1;
@@ -1633,6 +1633,23 @@ static int do_Exscan(struct mw_call *c, const void *sbuf, void *rbuf,
 	set_args(c, type_bytes(type, count),
 		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0, 0);
 	return rc;
+}
+
+/* ---- for the other wrapper files (mpi_io.c, mpi_ext.c) ------------------ */
+
+int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank)
+{
+	return comm_lookup(comm, rank, wrank, NULL, NULL);
+}
+
+int64_t mw_req_other(MPI_Request r, int64_t bytes)
+{
+	return req_started(r, REQ_COLL, MPI_COMM_NULL, -1, PEER_NULL, 0, bytes);
+}
+
+int mw_running(void)
+{
+	return mw_state == ST_RUNNING;
 }
 
 /* ---- the exported wrappers --------------------------------------------- */

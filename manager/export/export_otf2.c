@@ -116,7 +116,7 @@ struct otf2 {
 	OTF2_Archive *ar;
 	const struct viz_scan *s;
 	uint64_t *nev;		/* events written per location */
-	uint32_t region[128];	/* event type -> region id (dense from 0) */
+	uint32_t region[PROTO_EV__COUNT];	/* event type -> region id (dense from 0) */
 	uint32_t strings;	/* next string id */
 	OTF2_GlobalDefWriter *g;
 	int err;
@@ -245,7 +245,7 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 	OK(OTF2_EvtWriter_GetNumberOfEvents(w, &before));
 	switch (p->kind) {
 	case VIZ_PT_ENTER:
-		OK(OTF2_EvtWriter_Enter(w, NULL, t, o->region[p->type & 127]));
+		OK(OTF2_EvtWriter_Enter(w, NULL, t, o->region[p->type < PROTO_EV__COUNT ? p->type : 0]));
 		if (coll)
 			OK(OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t));
 		break;
@@ -264,7 +264,7 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 				(uint64_t)(bytes < 0 ? 0 : bytes),
 				(uint64_t)(rbytes < 0 ? 0 : rbytes)));
 		}
-		OK(OTF2_EvtWriter_Leave(w, NULL, t, o->region[p->type & 127]));
+		OK(OTF2_EvtWriter_Leave(w, NULL, t, o->region[p->type < PROTO_EV__COUNT ? p->type : 0]));
 		break;
 	case VIZ_PT_EP: {
 		int64_t peer = p->a[1], tag = p->a[3], bytes = p->a[4] < 0 ? 0 : p->a[4];
@@ -335,7 +335,7 @@ static void write_defs(struct otf2 *o)
 		(uint64_t)s->t_end + 1, OTF2_UNDEFINED_TIMESTAMP));
 	empty = str(o, "");
 	(void)empty;
-	for (unsigned ty = 1; ty < 128; ty++) {
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
 		uint32_t name;
 
 		if (!s->by_type[ty] || ty == PROTO_EV_MEM_SAMPLE)
@@ -447,7 +447,7 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 		mgr_err("out of memory");
 		goto done;
 	}
-	for (unsigned ty = 1, n = 0; ty < 128; ty++)
+	for (unsigned ty = 1, n = 0; ty < PROTO_EV__COUNT; ty++)
 		if (s.by_type[ty] && ty != PROTO_EV_MEM_SAMPLE)
 			o->region[ty] = n++;
 	if (mgr_viz_fill_sort(dir, &s, so, 1, 0, "otf2", st) != 0)

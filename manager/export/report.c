@@ -286,11 +286,15 @@ int mgr_cmd_report(int argc, char **argv)
 	const struct proto_trace_stats *st = proto_trace_stats(t);
 	const struct proto_jobdir_report *jr = proto_trace_report(t);
 	size_t ns = proto_trace_nstreams(t);
-	uint64_t lost = 0, gaps = 0;
+	uint64_t lost = 0, gaps = 0, cut = 0;
 
+	/* a stream without its end (no BYE: the process was killed, as
+	 * MPI_Abort's launcher kills the other ranks) lost what it had not
+	 * sent yet: counted as such rather than as no loss */
 	for (size_t i = 0; i < ns; i++) {
 		lost += proto_trace_stream(t, i)->lost_events;
 		gaps += proto_trace_stream(t, i)->gap_batches;
+		cut += !proto_trace_stream(t, i)->ended;
 	}
 	if (xml) {
 		printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<report dir=\"");
@@ -299,9 +303,9 @@ int mgr_cmd_report(int argc, char **argv)
 		       "\" streams=\"%zu\" lost_events=\"%" PRIu64
 		       "\" gap_batches=\"%" PRIu64 "\" corrupt_batches=\"%" PRIu64
 		       "\" duplicate_batches=\"%" PRIu64 "\" skipped_bytes=\"%" PRIu64
-		       "\">\n",
+		       "\" streams_cut=\"%" PRIu64 "\">\n",
 		       st->events, st->batches, ns, lost, gaps, st->bad_batches,
-		       st->dup_batches, jr ? jr->skipped_bytes : 0);
+		       st->dup_batches, jr ? jr->skipped_bytes : 0, cut);
 		for (size_t i = 0; i < ns; i++) {
 			const struct proto_stream *s = proto_trace_stream(t, i);
 
@@ -394,8 +398,12 @@ int mgr_cmd_report(int argc, char **argv)
 		       st->events, st->batches, ns);
 		printf("losses         %" PRIu64 " events counted lost, %" PRIu64
 		       " batches missing, %" PRIu64 " corrupt batches, %" PRIu64
-		       " damaged bytes skipped\n", lost, gaps, st->bad_batches,
+		       " damaged bytes skipped", lost, gaps, st->bad_batches,
 		       jr ? jr->skipped_bytes : 0);
+		if (cut)
+			printf(", %" PRIu64 " streams cut short (no end seen: what they had"
+			       " not sent yet is lost, how much is not known)", cut);
+		printf("\n");
 		if (jr && jr->first_problem[0])
 			printf("               first problem: %s\n", jr->first_problem);
 		printf("\nstreams\n");

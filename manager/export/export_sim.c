@@ -75,6 +75,9 @@ struct ti_rank {
 	struct ti_comm *comm;
 	size_t ncomm, capcomm;
 	double instr_rate;	/* META instruction_rate, 0 if none */
+	double flop_rate;	/* of the last COMPUTE event, 0 before one */
+	int64_t *ioreq;		/* MPI-IO requests not completed yet */
+	size_t nioreq, capioreq;
 };
 
 struct ti_stream {
@@ -97,6 +100,8 @@ struct mgr_ti {
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
 	uint64_t skip_failed;	/* calls that returned an error */
 	uint64_t clamped;	/* counts over INT_MAX */
+	uint64_t io_calls;	/* MPI-IO calls and waits: sleeps (computes) */
+	uint64_t io_ns;		/* their measured time */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -337,6 +342,100 @@ static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace
 			v = total > 0 ? total / n : 0;
 		fprintf(t->f, " %" PRId64, clamp_int(x, v));
 	}
+}
+
+/* ---- MPI-IO: time, not actions ------------------------------------------- */
+
+/* The replay has no file I/O: an MPI-IO call, and a completion that waited
+ * only for MPI-IO requests, become a sleep of the call's measured duration
+ * (SMPI's "sleep SECONDS"); the 2011 dialect has no sleep, so there it is
+ * computation at the rank's flop rate. Counted for one warning line. */
+static void io_time(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_event *ev)
+{
+	uint64_t ns = ev->t_end > ev->t_start ? ev->t_end - ev->t_start : 0;
+
+	x->io_calls++;
+	x->io_ns += ns;
+	if (x->d == D_SMPI)
+		act(x, r, t, "sleep %.9f", (double)ns * 1e-9);
+	else
+		t->pending += (double)ns * 1e-9 * t->flop_rate;
+}
+
+static int ioreq_add(struct ti_rank *t, int64_t id)
+{
+	if (t->nioreq == t->capioreq) {
+		size_t cap = t->capioreq ? t->capioreq * 2 : 8;
+		int64_t *n;
+
+		if (cap > TI_REQS_MAX)
+			return 0;	/* forgotten: its wait counts as unknown */
+		if (!(n = realloc(t->ioreq, cap * sizeof(*n))))
+			return -1;
+		t->ioreq = n;
+		t->capioreq = cap;
+	}
+	t->ioreq[t->nioreq++] = id;
+	return 0;
+}
+
+/* Remove MPI-IO request id: 1 if it was one, else 0. */
+static int ioreq_take(struct ti_rank *t, int64_t id)
+{
+	for (size_t i = 0; id > 0 && i < t->nioreq; i++)
+		if (t->ioreq[i] == id) {
+			t->ioreq[i] = t->ioreq[--t->nioreq];
+			return 1;
+		}
+	return 0;
+}
+
+/* An MPI-IO event (time; its request remembered), or a completion of
+ * MPI-IO requests: 1 when handled here (nothing left for the dialect; a
+ * Waitall that also completed other requests goes on to it without its
+ * MPI-IO ones), 0 otherwise, -1 out of memory. */
+static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	const int64_t *a = ev->arg;
+	int ri;
+
+	if (proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
+		io_time(x, r, t, ev);
+		ri = proto_ev_arg(ev->type, PROTO_F_req);
+		return ri >= 0 && a[ri] > 0 && ioreq_add(t, a[ri]) ? -1 : 1;
+	}
+	if (!t->nioreq)
+		return 0;
+	switch (ev->type) {
+	case PROTO_EV_MPI_WAIT:
+		if (!ioreq_take(t, a[0]))
+			return 0;
+		break;
+	case PROTO_EV_MPI_TEST:
+		if (!a[1] || !ioreq_take(t, a[0]))
+			return 0;
+		break;
+	case PROTO_EV_MPI_WAITANY:
+		if (!ioreq_take(t, a[2]))
+			return 0;
+		break;
+	case PROTO_EV_MPI_WAITALL: {
+		size_t n = me->array ? me->narray / 4 : 0, io = 0;
+
+		for (size_t i = 0; i < n; i++)
+			io += ioreq_take(t, me->array[i * 4]);
+		if (!io || io < n)
+			return 0;
+		break;
+	}
+	default:
+		return 0;
+	}
+	io_time(x, r, t, ev);
+	return 1;
 }
 
 /* ---- the two dialects --------------------------------------------------- */
@@ -752,6 +851,8 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 		if ((size_t)r < x->nrank && x->rank[r].f && !x->rank[r].finalized &&
 		    x->rank[r].stream == me->stream->id)
 			x->rank[r].pending += compute_flops(&x->rank[r], me->ev);
+		if ((size_t)r < x->nrank && me->ev->arg[3] > 0)
+			x->rank[r].flop_rate = (double)me->ev->arg[3];
 		return 0;
 	}
 	x->mpi_events++;
@@ -773,6 +874,12 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 	if (me->ev->flags & PROTO_EVF_FAILED) {
 		x->skip_failed++;
 		return 0;
+	}
+	switch (io_event(x, r, t, me)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
 	}
 	if (x->d == D_SMPI)
 		return smpi_event(x, r, t, me);
@@ -914,6 +1021,12 @@ void mgr_ti_end(struct mgr_ti *x)
 	if (x->skip_failed)
 		mgr_err("warning: %" PRIu64 " MPI calls that failed were skipped",
 			x->skip_failed);
+	if (x->io_calls)
+		mgr_err("warning: %" PRIu64 " MPI-IO calls and completions of their "
+			"requests replayed as %s of their measured duration (%.6f s in "
+			"all): the replay has no file I/O", x->io_calls,
+			x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
+			(double)x->io_ns * 1e-9);
 	if (x->clamped)
 		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
 			"clamped (the replay parses them as int)", x->clamped, INT_MAX);
@@ -933,6 +1046,7 @@ int mgr_ti_free(struct mgr_ti *x)
 			rc = -1;
 		}
 		free(t->req);
+		free(t->ioreq);
 		free(t->comm);
 	}
 	free(x->rank);

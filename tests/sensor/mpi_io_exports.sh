@@ -1,0 +1,91 @@
+# tests/sensor/mpi_io_exports.sh - sourced by mpi_io_run.sh: the exports
+# of the MPI-IO job ($job), checked against the program's expectations
+# ($tmp/expect.RANK). Uses $B, $tmp, $job, $flavour, $NP.
+#
+# - OTF2 (when built and otf2-print is there): one IoHandle per file a rank
+#   opened, one IoRegularFile; a handle created per open and destroyed per
+#   close; an IoOperationBegin per read, write and sync (not per _end), as
+#   many IoOperationComplete (the nonblocking ones at their MPI_Wait), an
+#   IoOperationIssued per nonblocking call and per split collective.
+# - Paje and Chrome: every MPI-IO call as a state / complete event, with
+#   the path (Chrome args).
+# - SimGrid time-independent trace: a sleep per MPI-IO call that worked and
+#   per MPI_Wait on an MPI-IO request, counted in one warning line; the
+#   replay runs (when smpirun is there).
+
+mpi_io_exports() {
+	_bad=0
+	_ex=$(cat "$tmp"/expect.*)
+	_ops=$(printf '%s\n' "$_ex" | grep -E '^MPI_File_(i?(read|write)|sync)' |
+		grep -v -e '_end ' -e 'failed=1' | wc -l)
+	_nb=$(printf '%s\n' "$_ex" | grep -c 'req=+')
+	_split=$(printf '%s\n' "$_ex" | grep -c '^MPI_File_[a-z_]*_begin ')
+	_opens=$(printf '%s\n' "$_ex" | grep '^MPI_File_open ' | grep -vc 'failed=1')
+	_closes=$(printf '%s\n' "$_ex" | grep -c '^MPI_File_close ')
+	_worked=$(printf '%s\n' "$_ex" | grep -vc 'failed=1')
+	_all=$(printf '%s\n' "$_ex" | wc -l)
+
+	if command -v otf2-print > /dev/null &&
+		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
+		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+		_got=
+		for _r in IO_OPERATION_BEGIN IO_OPERATION_COMPLETE IO_OPERATION_ISSUED \
+			IO_CREATE_HANDLE IO_DESTROY_HANDLE; do
+			_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
+		done
+		_got="$_got $(grep -c '^IO_HANDLE ' "$tmp/o.defs") $(grep -c '^IO_REGULAR_FILE ' "$tmp/o.defs")"
+		_want=" $_ops $_ops $((_nb + _split)) $_opens $_closes $_opens 1"
+		if [ "$_got" != "$_want" ]; then
+			echo "FAIL: $flavour: OTF2 I/O records (begin complete issued create" \
+				"destroy handles files):$_got, want$_want"
+			_bad=1
+		fi
+		if grep -qi 'warning\|error' "$tmp/o.evts" "$tmp/o.defs"; then
+			echo "FAIL: $flavour: otf2-print complains"
+			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | head -n 5
+			_bad=1
+		fi
+	fi
+
+	"$B/manager/tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
+		echo "FAIL: $flavour: export chrome"; cat "$tmp/chrome.err"; return 1; }
+	_n=$(grep -o '"name":"MPI_File_[a-z_]*"' "$tmp/c.json" | wc -l)
+	_p=$(grep -o '"name":"MPI_File_[a-z_]*"[^}]*"path":"'"$tmp/data"'"' "$tmp/c.json" | wc -l)
+	if [ "$_n.$_p" != "$_all.$((_all - NP * 2))" ]; then
+		echo "FAIL: $flavour: Chrome: $_n MPI-IO events (want $_all), $_p with the" \
+			"data file's path (want $((_all - NP * 2)))"
+		_bad=1
+	fi
+	"$B/manager/tapestry" export -f paje -o "$tmp/p.paje" "$job" 2> "$tmp/paje.err" || {
+		echo "FAIL: $flavour: export paje"; cat "$tmp/paje.err"; return 1; }
+	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | sort -u); do
+		grep -q "\"$_name\"" "$tmp/p.paje" || {
+			echo "FAIL: $flavour: Paje: no $_name"; _bad=1; }
+	done
+
+	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
+	_sl=$(cat "$tmp"/ti/rank_*.txt | grep -c '^[0-9]* sleep [0-9.]*$')
+	_warn=$(sed -n 's/.*warning: \([0-9]*\) MPI-IO calls and completions of their requests replayed as sleeps.*/\1/p' "$tmp/ti.err")
+	if [ "$_sl.$_warn" != "$((_worked + _nb)).$((_worked + _nb))" ]; then
+		echo "FAIL: $flavour: SimGrid: $_sl sleeps, warning counts '$_warn'," \
+			"want $((_worked + _nb)) (MPI-IO calls that worked and waits on their requests)"
+		cat "$tmp/ti.err"
+		_bad=1
+	fi
+	if grep -q 'requests never completed\|completions of requests not traced' "$tmp/ti.err"; then
+		echo "FAIL: $flavour: SimGrid: MPI-IO requests seen as p2p ones"
+		cat "$tmp/ti.err"
+		_bad=1
+	fi
+	if command -v smpirun > /dev/null; then
+		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
+			> "$tmp/replay.out" 2>&1
+		grep -q '^simulated time: ' "$tmp/replay.out" || {
+			echo "FAIL: $flavour: the replay of the MPI-IO job did not run"
+			tail -n 20 "$tmp/replay.out"
+			_bad=1; }
+	fi
+	return $_bad
+}

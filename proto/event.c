@@ -83,6 +83,15 @@ int proto_ev_mpiio(unsigned type)
 	return *n == 'r' ? PROTO_IO_READ : PROTO_IO_WRITE;
 }
 
+/* One-sided is one run of events.def, MPI_Win_create first. */
+_Static_assert(PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE == 27,
+	       "one-sided must stay one run of events.def");
+
+int proto_ev_rma(unsigned type)
+{
+	return type >= PROTO_EV_MPI_WIN_CREATE && type <= PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL;
+}
+
 const char *proto_field_name(unsigned f)
 {
 	return f < PROTO_F__COUNT ? field_names[f] : NULL;

@@ -110,6 +110,9 @@ int proto_ev_collective(unsigned type);
 enum { PROTO_IO_NOT = 0, PROTO_IO_FILE = 1, PROTO_IO_READ = 2, PROTO_IO_WRITE = 3 };
 int proto_ev_mpiio(unsigned type);
 
+/* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes). */
+int proto_ev_rma(unsigned type);
+
 /* Name of a field ("bytes"), or NULL. */
 const char *proto_field_name(unsigned f);
 

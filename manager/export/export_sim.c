@@ -76,7 +76,8 @@ struct ti_rank {
 	size_t ncomm, capcomm;
 	double instr_rate;	/* META instruction_rate, 0 if none */
 	double flop_rate;	/* of the last COMPUTE event, 0 before one */
-	int64_t *ioreq;		/* MPI-IO requests not completed yet */
+	int64_t *ioreq;		/* MPI-IO and one-sided requests not
+				 * completed yet (one-sided: negated) */
 	size_t nioreq, capioreq;
 };
 
@@ -102,7 +103,13 @@ struct mgr_ti {
 	uint64_t clamped;	/* counts over INT_MAX */
 	uint64_t io_calls;	/* MPI-IO calls and waits: sleeps (computes) */
 	uint64_t io_ns;		/* their measured time */
+	/* one-sided calls by type (from MPI_Win_create), and the completions
+	 * of their requests (last slot): sleeps (computes) */
+	uint64_t rma_calls[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
+	uint64_t rma_ns[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
 };
+
+#define RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -346,17 +353,24 @@ static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace
 
 /* ---- MPI-IO: time, not actions ------------------------------------------- */
 
-/* The replay has no file I/O: an MPI-IO call, and a completion that waited
- * only for MPI-IO requests, become a sleep of the call's measured duration
- * (SMPI's "sleep SECONDS"); the 2011 dialect has no sleep, so there it is
- * computation at the rank's flop rate. Counted for one warning line. */
+/* The replay has no file I/O and no one-sided communication: an MPI-IO or
+ * one-sided call, and a completion that waited only for such requests,
+ * become a sleep of the call's measured duration (SMPI's "sleep SECONDS");
+ * the 2011 dialect has no sleep, so there it is computation at the rank's
+ * flop rate. Counted for the warning lines: kind 0 MPI-IO, else 1 + the
+ * one-sided kind (RMA_KINDS - 1: completions of one-sided requests). */
 static void io_time(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		    const struct proto_event *ev)
+		    const struct proto_event *ev, int kind)
 {
 	uint64_t ns = ev->t_end > ev->t_start ? ev->t_end - ev->t_start : 0;
 
-	x->io_calls++;
-	x->io_ns += ns;
+	if (kind == 0) {
+		x->io_calls++;
+		x->io_ns += ns;
+	} else {
+		x->rma_calls[kind - 1]++;
+		x->rma_ns[kind - 1] += ns;
+	}
 	if (x->d == D_SMPI)
 		act(x, r, t, "sleep %.9f", (double)ns * 1e-9);
 	else
@@ -380,13 +394,16 @@ static int ioreq_add(struct ti_rank *t, int64_t id)
 	return 0;
 }
 
-/* Remove MPI-IO request id: 1 if it was one, else 0. */
+/* Remove request id: 1 if it was an MPI-IO one, 2 a one-sided one
+ * (stored negated), else 0. */
 static int ioreq_take(struct ti_rank *t, int64_t id)
 {
 	for (size_t i = 0; id > 0 && i < t->nioreq; i++)
-		if (t->ioreq[i] == id) {
+		if (t->ioreq[i] == id || t->ioreq[i] == -id) {
+			int k = t->ioreq[i] < 0 ? 2 : 1;
+
 			t->ioreq[i] = t->ioreq[--t->nioreq];
-			return 1;
+			return k;
 		}
 	return 0;
 }
@@ -400,33 +417,31 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
-	int ri;
+	int ri, rma = proto_ev_rma(ev->type), k = 0;
 
-	if (proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
-		io_time(x, r, t, ev);
+	if (rma || proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
+		io_time(x, r, t, ev, rma ? 1 + (int)(ev->type - PROTO_EV_MPI_WIN_CREATE) : 0);
 		ri = proto_ev_arg(ev->type, PROTO_F_req);
-		return ri >= 0 && a[ri] > 0 && ioreq_add(t, a[ri]) ? -1 : 1;
+		return ri >= 0 && a[ri] > 0 && ioreq_add(t, rma ? -a[ri] : a[ri]) ? -1 : 1;
 	}
 	if (!t->nioreq)
 		return 0;
 	switch (ev->type) {
 	case PROTO_EV_MPI_WAIT:
-		if (!ioreq_take(t, a[0]))
-			return 0;
+		k = ioreq_take(t, a[0]);
 		break;
 	case PROTO_EV_MPI_TEST:
-		if (!a[1] || !ioreq_take(t, a[0]))
-			return 0;
+		k = a[1] ? ioreq_take(t, a[0]) : 0;
 		break;
 	case PROTO_EV_MPI_WAITANY:
-		if (!ioreq_take(t, a[2]))
-			return 0;
+		k = ioreq_take(t, a[2]);
 		break;
 	case PROTO_EV_MPI_WAITALL: {
 		size_t n = me->array ? me->narray / 4 : 0, io = 0;
 
 		for (size_t i = 0; i < n; i++)
-			io += ioreq_take(t, me->array[i * 4]);
+			if ((k = ioreq_take(t, me->array[i * 4])))
+				io++;
 		if (!io || io < n)
 			return 0;
 		break;
@@ -434,7 +449,9 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	default:
 		return 0;
 	}
-	io_time(x, r, t, ev);
+	if (!k)
+		return 0;
+	io_time(x, r, t, ev, k == 1 ? 0 : RMA_KINDS);
 	return 1;
 }
 
@@ -1027,6 +1044,17 @@ void mgr_ti_end(struct mgr_ti *x)
 			"all): the replay has no file I/O", x->io_calls,
 			x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
 			(double)x->io_ns * 1e-9);
+	for (int k = 0; k < RMA_KINDS; k++)
+		if (x->rma_calls[k])
+			mgr_err("warning: %" PRIu64 " %s%s replayed as %s of their measured "
+				"duration (%.6f s in all): the replay has no one-sided "
+				"communication", x->rma_calls[k],
+				k < RMA_KINDS - 1 ?
+				proto_ev_info(PROTO_EV_MPI_WIN_CREATE + (unsigned)k)->name :
+				"completions of one-sided requests",
+				k < RMA_KINDS - 1 ? " calls" : "",
+				x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
+				(double)x->rma_ns[k] * 1e-9);
 	if (x->clamped)
 		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
 			"clamped (the replay parses them as int)", x->clamped, INT_MAX);

@@ -90,3 +90,47 @@ mpi_io_exports() {
 	fi
 	return $_bad
 }
+
+# mpi_rma_exports: the one-sided job. SimGrid: a sleep per call and per
+# MPI_Wait on a one-sided request, one warning line per kind with its
+# count; the report counts each kind; the replay runs.
+mpi_rma_exports() {
+	_bad=0
+	_ex=$(cat "$tmp"/expect.*)
+	_all=$(printf '%s\n' "$_ex" | wc -l)
+	_nb=$(printf '%s\n' "$_ex" | grep -c 'req=+')
+	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
+	_sl=$(cat "$tmp"/ti/rank_*.txt | grep -c '^[0-9]* sleep [0-9.]*$')
+	if [ "$_sl" != $((_all + _nb)) ]; then
+		echo "FAIL: $flavour: SimGrid: $_sl sleeps, want $((_all + _nb))"
+		_bad=1
+	fi
+	"$B/manager/tapestry" report --xml "$job" > "$tmp/rep.xml" 2> "$tmp/rep.err" || {
+		echo "FAIL: $flavour: report"; cat "$tmp/rep.err"; return 1; }
+	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | sort -u); do
+		_n=$(printf '%s\n' "$_ex" | grep -c "^$_name ")
+		_w=$(sed -n "s/.*warning: \([0-9]*\) $_name calls replayed as sleeps.*/\1/p" "$tmp/ti.err")
+		_r=$(sed -n "s/.*<events type=\"$_name\" count=\"\([0-9]*\)\".*/\1/p" "$tmp/rep.xml")
+		if [ "$_w.$_r" != "$_n.$_n" ]; then
+			echo "FAIL: $flavour: $_name: SimGrid warning counts '$_w', report '$_r', want $_n"
+			_bad=1
+		fi
+	done
+	_w=$(sed -n 's/.*warning: \([0-9]*\) completions of one-sided requests replayed.*/\1/p' "$tmp/ti.err")
+	[ "$_w" = "$_nb" ] || { echo "FAIL: $flavour: SimGrid: '$_w' completions of one-sided requests, want $_nb"; _bad=1; }
+	if grep -q 'requests never completed\|completions of requests not traced' "$tmp/ti.err"; then
+		echo "FAIL: $flavour: SimGrid: one-sided requests seen as p2p ones"
+		cat "$tmp/ti.err"
+		_bad=1
+	fi
+	if command -v smpirun > /dev/null; then
+		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
+			> "$tmp/replay.out" 2>&1
+		grep -q '^simulated time: ' "$tmp/replay.out" || {
+			echo "FAIL: $flavour: the replay of the one-sided job did not run"
+			tail -n 20 "$tmp/replay.out"
+			_bad=1; }
+	fi
+	return $_bad
+}

@@ -1,5 +1,9 @@
 #!/bin/sh
-# tests/sensor/mpi_io_run.sh FLAVOUR [LANG] - MPI-IO under the MPI sensor.
+# tests/sensor/mpi_io_run.sh FLAVOUR [LANG [PROG]] - MPI-IO (PROG io, the
+# default) or one-sided communication (PROG rma: mpi_rma.c, C only; the
+# same comparison of its events with its expectations, then the SimGrid
+# export's sleeps and the report's counts, see mpi_rma_exports) under the
+# MPI sensor.
 #
 # FLAVOUR: ompi or mpich; LANG: c (default) or f (mpi_io.f90, compiled
 # here with the flavour's mpif90). Runs tests/sensor/mpi_io (every MPI-IO
@@ -19,7 +23,13 @@
 set -u
 flavour=$1
 lang=${2:-c}
+prog=${3:-io}
 NP=4
+case $prog in
+io)	names='^MPI_File_' ;;
+rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$)' ;;
+*)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
+esac
 . ./tests/sensor/mpi_env.sh || exit 99
 
 case $flavour in
@@ -34,7 +44,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ -f "$lib" ] || skip "no sensor library $lib"
 B=$MPI_TOP_BUILDDIR
 collector=$B/tapestry-collector
-exe=$B/tests/sensor/mpi_io_$flavour
+exe=$B/tests/sensor/mpi_${prog}_$flavour
 [ -x "$collector" ] || skip "no tapestry-collector"
 if [ "$lang" = c ]; then
 	[ -x "$exe" ] || skip "no $exe"
@@ -76,15 +86,19 @@ run_mpi() {
 	else
 		set --
 	fi
-	timeout 120 "$mpirun" "$@" -np $NP "$exe" "$tmp/data" "$tmp/expect" \
-		> "$out" 2> "$out.err"
+	if [ $prog = io ]; then
+		set -- "$@" -np $NP "$exe" "$tmp/data" "$tmp/expect"
+	else
+		set -- "$@" -np $NP "$exe" "$tmp/expect"
+	fi
+	timeout 120 "$mpirun" "$@" > "$out" 2> "$out.err"
 }
 
 run_mpi "$tmp/plain.out" || {
-	echo "FAIL: $flavour: mpi_io untraced"; cat "$tmp/plain.out" "$tmp/plain.out.err"
+	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out" "$tmp/plain.out.err"
 	exit 1; }
-grep -q '^mpi_io: ok$' "$tmp/plain.out" || {
-	echo "FAIL: $flavour: mpi_io untraced"; cat "$tmp/plain.out"; exit 1; }
+grep -q "^mpi_$prog: ok\$" "$tmp/plain.out" || {
+	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out"; exit 1; }
 
 job=$tmp/job
 mkdir "$job" || exit 99
@@ -101,7 +115,7 @@ done
 [ -n "$port" ] || { echo "FAIL: collector did not start"; cat "$tmp/col.err"; exit 99; }
 rm -f "$tmp"/expect.*
 run_mpi "$tmp/traced.out" "$lib" "127.0.0.1:$port" || {
-	echo "FAIL: $flavour: mpi_io traced"; cat "$tmp/traced.out" "$tmp/traced.out.err"
+	echo "FAIL: $flavour: mpi_$prog traced"; cat "$tmp/traced.out" "$tmp/traced.out.err"
 	exit 1; }
 kill -TERM "$colpid"
 wait "$colpid"
@@ -116,14 +130,14 @@ fi
 # The trace's MPI-IO events and waits, per rank: "rank name k=v ..."
 "$B/tests/sensor/dump_trace" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
 	echo "FAIL: $flavour: dump_trace"; cat "$tmp/dump.err"; exit 1; }
-awk '$1 == "ev" {
+awk -v names="$names" '$1 == "ev" {
 	s = $2; sub(/^stream=/, "", s)
 	name = $5; sub(/^name=/, "", name)
 	if (name == "MPI_Init") {
 		for (i = 6; i <= NF; i++) if ($i ~ /^rank=/) { r = $i; sub(/^rank=/, "", r); rank[s] = r }
 		next
 	}
-	if (name !~ /^MPI_File_/ && name != "MPI_Wait") next
+	if (name !~ names && name != "MPI_Wait") next
 	line = name
 	for (i = 8; i <= NF; i++) line = line " " $i
 	print (s in rank ? rank[s] : "?"), line
@@ -164,6 +178,12 @@ while [ $r -lt $NP ]; do
 	r=$((r + 1))
 done
 nexp=$(cat "$tmp"/expect.* | wc -l)
+if [ $prog = rma ]; then
+	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
+	mpi_rma_exports || status=1
+	[ $status = 0 ] && echo "ok: $flavour mpi_rma ($nexp one-sided calls checked)"
+	exit $status
+fi
 
 # CSV: every MPI-IO event with its path, and its bytes (not for the
 # handle never opened, nor MPI_File_delete, which have none / no bytes)

@@ -104,6 +104,8 @@ static OTF2_RegionRole region_role(unsigned type)
 		return OTF2_REGION_ROLE_POINT2POINT;
 	if ((info && info->category == PROTO_CAT_LIBC) || proto_ev_mpiio(type))
 		return OTF2_REGION_ROLE_FILE_IO;
+	if (proto_ev_rma(type))
+		return OTF2_REGION_ROLE_RMA;
 	return OTF2_REGION_ROLE_FUNCTION;
 }
 
@@ -137,6 +139,15 @@ struct io_pending {
 	uint32_t handle;
 };
 
+/* A one-sided operation not completed yet: completed at its window's next
+ * synchronisation on that location (fence, complete, unlock(_all),
+ * flush(_all, _local, _local_all), free). */
+struct rma_pending {
+	uint32_t loc, win;
+	int64_t peer;
+	uint64_t match;
+};
+
 struct otf2 {
 	OTF2_Archive *ar;
 	const struct viz_scan *s;
@@ -151,6 +162,10 @@ struct otf2 {
 	size_t npaths;
 	struct io_pending *pend;
 	size_t npend, cappend;
+	struct io_handle *win;	/* windows: proc, id (file) -> RmaWin ref */
+	size_t nwin;
+	struct rma_pending *rpend;
+	size_t nrpend, caprpend;
 };
 
 static uint32_t str(struct otf2 *o, const char *s)
@@ -284,6 +299,146 @@ static uint32_t io_path(struct otf2 *o, const char *path)
 	return (uint32_t)o->npaths++;
 }
 
+/* ---- one-sided ------------------------------------------------------------ */
+
+static int rma_made(unsigned type)
+{
+	return type == PROTO_EV_MPI_WIN_CREATE || type == PROTO_EV_MPI_WIN_ALLOCATE ||
+	       type == PROTO_EV_MPI_WIN_ALLOCATE_SHARED ||
+	       type == PROTO_EV_MPI_WIN_CREATE_DYNAMIC;
+}
+
+/* Remember window id of stream's process (its index is its RmaWin ref):
+ * 0, or PROTO_E_NOMEM. */
+static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
+{
+	int64_t proc = mgr_viz_map_get(&o->s->procmap, stream, 0);
+	struct io_handle *n;
+
+	if (proc < 0 || o->nwin >= IO_MAX)
+		return 0;
+	if (!(n = realloc(o->win, (o->nwin + 1) * sizeof(*n))))
+		return PROTO_E_NOMEM;
+	o->win = n;
+	n[o->nwin++] = (struct io_handle){(uint32_t)proc, id, 0};
+	return 0;
+}
+
+static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
+{
+	uint32_t proc = o->s->threads[loc].proc;
+
+	for (size_t i = o->nwin; i-- > 0;)
+		if (o->win[i].proc == proc && o->win[i].file == id)
+			return (uint32_t)i;
+	return UINT32_MAX;
+}
+
+static void rma_pend(struct otf2 *o, uint32_t loc, uint32_t win, int64_t peer,
+		     uint64_t match)
+{
+	if (o->nrpend == o->caprpend) {
+		size_t cap = o->caprpend ? o->caprpend * 2 : 16;
+		struct rma_pending *n = cap <= IO_MAX ?
+			realloc(o->rpend, cap * sizeof(*n)) : NULL;
+
+		if (!n)
+			return;		/* its completion is not written */
+		o->rpend = n;
+		o->caprpend = cap;
+	}
+	o->rpend[o->nrpend++] = (struct rma_pending){loc, win, peer, match};
+}
+
+/* Complete the pending operations of win on loc (to peer only, if >= 0). */
+static void rma_complete(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
+			 uint32_t loc, uint32_t win, int64_t peer)
+{
+	for (size_t i = 0; i < o->nrpend;) {
+		struct rma_pending *q = &o->rpend[i];
+
+		if (q->loc == loc && q->win == win && (peer < 0 || q->peer == peer)) {
+			OK(OTF2_EvtWriter_RmaOpCompleteBlocking(w, NULL, t, win, q->match));
+			*q = o->rpend[--o->nrpend];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* The RMA records of a one-sided point, at its leave: RmaWinCreate after
+ * a constructor, RmaWinDestroy at MPI_Win_free; RmaPut, RmaGet, RmaAtomic
+ * (accumulate, fetch-and-accumulate, compare-and-swap) per operation with
+ * a target (matching id: the event number; the target's world rank, the
+ * windows being defined on MPI_COMM_WORLD), completed
+ * (RmaOpCompleteBlocking) at the window's next synchronisation. */
+static void rma_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		      OTF2_TimeStamp t)
+{
+	uint64_t match = (uint64_t)(p->seq < 0 ? -p->seq : p->seq);
+	int64_t peer = p->a[1], bytes = p->a[2] < 0 ? 0 : p->a[2];
+	uint32_t win;
+
+	if (p->kind != VIZ_PT_LEAVE || (p->flags & PROTO_EVF_FAILED) ||
+	    (win = win_ref(o, p->loc, p->a[0])) == UINT32_MAX)
+		return;
+	if (rma_made(p->type)) {
+		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
+		return;
+	}
+	switch (p->type) {
+	case PROTO_EV_MPI_WIN_FREE:
+		rma_complete(o, w, t, p->loc, win, -1);
+		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
+		return;
+	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
+	case PROTO_EV_MPI_WIN_UNLOCK_ALL: case PROTO_EV_MPI_WIN_FLUSH_ALL:
+	case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
+		rma_complete(o, w, t, p->loc, win, -1);
+		return;
+	case PROTO_EV_MPI_WIN_UNLOCK: case PROTO_EV_MPI_WIN_FLUSH:
+	case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
+		if (peer >= 0)
+			rma_complete(o, w, t, p->loc, win, peer);
+		return;
+	}
+	if (peer < 0 || peer > o->s->max_rank)
+		return;		/* MPI_PROC_NULL, unknown: nothing moved */
+	switch (p->type) {
+	case PROTO_EV_MPI_PUT: case PROTO_EV_MPI_RPUT:
+		OK(OTF2_EvtWriter_RmaPut(w, NULL, t, win, (uint32_t)peer, (uint64_t)bytes, match));
+		break;
+	case PROTO_EV_MPI_GET: case PROTO_EV_MPI_RGET:
+		OK(OTF2_EvtWriter_RmaGet(w, NULL, t, win, (uint32_t)peer, (uint64_t)bytes, match));
+		break;
+	case PROTO_EV_MPI_ACCUMULATE: case PROTO_EV_MPI_RACCUMULATE:
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_ACCUMULATE, (uint64_t)bytes, 0, match));
+		break;
+	case PROTO_EV_MPI_GET_ACCUMULATE: case PROTO_EV_MPI_RGET_ACCUMULATE: {
+		int ri = proto_ev_arg(p->type, PROTO_F_rbytes);
+
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE, (uint64_t)bytes,
+			(uint64_t)(p->a[ri] < 0 ? 0 : p->a[ri]), match));
+		break;
+	}
+	case PROTO_EV_MPI_FETCH_AND_OP:
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE, (uint64_t)bytes,
+			(uint64_t)bytes, match));
+		break;
+	case PROTO_EV_MPI_COMPARE_AND_SWAP:
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP, 2 * (uint64_t)bytes,
+			(uint64_t)bytes, match));
+		break;
+	default:
+		return;
+	}
+	rma_pend(o, p->loc, win, peer, match);
+}
+
 /* Pass over dir for the files each process opened (MPI_File_open events
  * that worked): their paths are string ids of the opening thread, which
  * the sorted points no longer carry. 0, or -1 with a message. */
@@ -293,7 +448,10 @@ static int io_scan(struct otf2 *o, const char *dir)
 	struct proto_trace *t;
 	int rc;
 
-	if (!o->s->by_type[PROTO_EV_MPI_FILE_OPEN])
+	if (!o->s->by_type[PROTO_EV_MPI_FILE_OPEN] && !o->s->by_type[PROTO_EV_MPI_WIN_CREATE] &&
+	    !o->s->by_type[PROTO_EV_MPI_WIN_ALLOCATE] &&
+	    !o->s->by_type[PROTO_EV_MPI_WIN_ALLOCATE_SHARED] &&
+	    !o->s->by_type[PROTO_EV_MPI_WIN_CREATE_DYNAMIC])
 		return 0;
 	if (!(t = proto_trace_open(dir, &rc))) {
 		mgr_err("%s: %s", dir, proto_strerror(rc));
@@ -305,8 +463,14 @@ static int io_scan(struct otf2 *o, const char *dir)
 		const char *path;
 		int64_t proc;
 
-		if (ev->type != PROTO_EV_MPI_FILE_OPEN || (ev->flags & PROTO_EVF_FAILED) ||
-		    ev->arg[0] <= 0 || o->nio >= IO_MAX)
+		if ((ev->flags & PROTO_EVF_FAILED) || ev->arg[0] <= 0)
+			continue;
+		if (rma_made(ev->type)) {
+			if ((rc = win_add(o, te.stream->id, ev->arg[0])) < 0)
+				break;
+			continue;
+		}
+		if (ev->type != PROTO_EV_MPI_FILE_OPEN || o->nio >= IO_MAX)
 			continue;
 		proc = mgr_viz_map_get(&o->s->procmap, te.stream->id, 0);
 		path = proto_trace_string(t, te.stream->id, ev->tid, ev->arg[1]);
@@ -499,6 +663,8 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 	case VIZ_PT_LEAVE:
 		if (o->nio)
 			io_point(o, w, p, t);
+		if (o->nwin && proto_ev_rma(p->type))
+			rma_point(o, w, p, t);
 		if (coll) {
 			struct proto_event ev = {.type = p->type};
 
@@ -669,6 +835,17 @@ static void write_defs(struct otf2 *o)
 		write_comms(o, members);
 	}
 	io_defs(o);
+	/* windows on MPI_COMM_WORLD: their targets are world ranks */
+	for (size_t i = 0; i < o->nwin; i++) {
+		const struct viz_proc *pr = &s->procs[o->win[i].proc];
+		char name[64];
+
+		snprintf(name, sizeof(name), "window %" PRId64 " of %s %" PRId64,
+			 o->win[i].file, pr->rank >= 0 ? "rank" : "pid",
+			 pr->rank >= 0 ? (int64_t)pr->rank : pr->pid);
+		OK(OTF2_GlobalDefWriter_WriteRmaWin(o->g, (uint32_t)i, str(o, name), 0,
+			OTF2_RMA_WIN_FLAG_NONE));
+	}
 done:
 	free(members);
 	free(host_node);
@@ -765,6 +942,8 @@ done:
 	free(o->paths);
 	free(o->io);
 	free(o->pend);
+	free(o->win);
+	free(o->rpend);
 	free(o->nev);
 	mgr_viz_scan_free(&s);
 	return rc;

@@ -93,7 +93,7 @@ mpi_io_exports() {
 
 # mpi_rma_exports: the one-sided job. SimGrid: a sleep per call and per
 # MPI_Wait on a one-sided request, one warning line per kind with its
-# count; the report counts each kind; the replay runs.
+# count; the report counts each kind; OTF2 RMA records; the replay runs.
 mpi_rma_exports() {
 	_bad=0
 	_ex=$(cat "$tmp"/expect.*)
@@ -123,6 +123,32 @@ mpi_rma_exports() {
 		echo "FAIL: $flavour: SimGrid: one-sided requests seen as p2p ones"
 		cat "$tmp/ti.err"
 		_bad=1
+	fi
+	# OTF2: an RmaWin per window a rank made, created and destroyed; an
+	# RmaPut / RmaGet / RmaAtomic per operation with a real target, each
+	# completed at a synchronisation
+	if command -v otf2-print > /dev/null &&
+		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
+		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+		_ops=$(printf '%s\n' "$_ex" | grep -v 'peer=-' | grep -E '^MPI_(R?put|R?get|R?accumulate|R?get_accumulate|Fetch_and_op|Compare_and_swap) ' -i)
+		_put=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Pp]ut ')
+		_get=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Gg]et ')
+		_at=$(printf '%s\n' "$_ops" | grep -vc '^MPI_R\{0,1\}[PpGg][ue]t ')
+		_mk=$(printf '%s\n' "$_ex" | grep -c '^MPI_Win_\(create\|allocate\)')
+		_fr=$(printf '%s\n' "$_ex" | grep -c '^MPI_Win_free ')
+		_got=
+		for _r in RMA_PUT RMA_GET RMA_ATOMIC RMA_OP_COMPLETE_BLOCKING RMA_WIN_CREATE \
+			RMA_WIN_DESTROY; do
+			_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
+		done
+		_got="$_got $(grep -c '^RMA_WIN ' "$tmp/o.defs")"
+		_want=" $_put $_get $_at $((_put + _get + _at)) $_mk $_fr $_mk"
+		if [ "$_got" != "$_want" ]; then
+			echo "FAIL: $flavour: OTF2 RMA records (put get atomic complete create" \
+				"destroy windows):$_got, want$_want"
+			_bad=1
+		fi
 	fi
 	if command -v smpirun > /dev/null; then
 		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \

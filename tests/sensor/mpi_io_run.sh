@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/sensor/mpi_io_run.sh FLAVOUR [LANG [PROG]] - MPI-IO (PROG io, the
-# default) or one-sided communication (PROG rma: mpi_rma.c, C only; the
+# default) or one-sided communication and groups (PROG rma: mpi_rma.c, C only; the
 # same comparison of its events with its expectations, then the SimGrid
 # export's sleeps and the report's counts, see mpi_rma_exports) under the
 # MPI sensor.
@@ -27,7 +27,7 @@ prog=${3:-io}
 NP=4
 case $prog in
 io)	names='^MPI_File_' ;;
-rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$)' ;;
+rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
 *)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
 esac
 . ./tests/sensor/mpi_env.sh || exit 99

@@ -4,7 +4,7 @@
  *
  *   mpi_rma EXPECT
  *
- * On 2 or more ranks (the tests use 4): windows made four ways, fence,
+ * On 3 or more ranks (the tests use 4): windows made four ways, fence,
  * passive-target (lock, lock_all) and general active-target (post, start,
  * complete, wait) epochs, with Put, Get, Accumulate, Get_accumulate,
  * Fetch_and_op, Compare_and_swap and the request-based Rput, Rget,
@@ -12,7 +12,9 @@
  * Put to MPI_PROC_NULL. Each rank writes to EXPECT.RANK one line per
  * one-sided call, in order: "NAME field=value ..." with what the program
  * knows (window id, target world rank, bytes, displacement, request "+"),
- * which the test compares with the trace. Rank 0 prints "mpi_rma: ok" when
+ * which the test compares with the trace. The group constructors are
+ * called too (ids, sizes, lowest world ranks), before the windows and for
+ * the post/start/complete/wait epoch. Rank 0 prints "mpi_rma: ok" when
  * every value read back is right.
  */
 #include <stdio.h>
@@ -125,9 +127,13 @@ static void pscw_epoch(MPI_Win w2, int *mem2)
 	int next = (rank + 1) % size, prev = (rank + size - 1) % size, v = rank + 1;
 	MPI_Group world, gnext, gprev;
 
+	/* group ids 8, 9, 10 after the 7 of groups() */
 	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	fprintf(ex, "MPI_Comm_group comm=0 newgroup=8 size=%d leader=0\n", size);
 	MPI_Group_incl(world, 1, &next, &gnext);
+	fprintf(ex, "MPI_Group_incl group=8 newgroup=9 size=1 leader=%d count=1\n", next);
 	MPI_Group_incl(world, 1, &prev, &gprev);
+	fprintf(ex, "MPI_Group_incl group=8 newgroup=10 size=1 leader=%d count=1\n", prev);
 	MPI_Win_post(gprev, 0, w2);
 	fprintf(ex, "MPI_Win_post win=2 assert=0 count=1\n");
 	MPI_Win_start(gnext, 0, w2);
@@ -140,8 +146,40 @@ static void pscw_epoch(MPI_Win w2, int *mem2)
 	fprintf(ex, "MPI_Win_wait win=2\n");
 	want(mem2[1] == prev + 1, "pscw put");
 	MPI_Group_free(&gnext);
+	fprintf(ex, "MPI_Group_free group=9\n");
 	MPI_Group_free(&gprev);
+	fprintf(ex, "MPI_Group_free group=10\n");
 	MPI_Group_free(&world);
+	fprintf(ex, "MPI_Group_free group=8\n");
+}
+
+/* The group constructors on the world group (3 ranks or more): ids 1..7 */
+static void groups(void)
+{
+	int zero = 0, even[1][3] = {{0, size - 1, 2}};
+	MPI_Group g[8];
+
+	MPI_Comm_group(MPI_COMM_WORLD, &g[1]);
+	fprintf(ex, "MPI_Comm_group comm=0 newgroup=1 size=%d leader=0\n", size);
+	MPI_Group_excl(g[1], 1, &zero, &g[2]);
+	fprintf(ex, "MPI_Group_excl group=1 newgroup=2 size=%d leader=1 count=1\n", size - 1);
+	MPI_Group_range_incl(g[1], 1, even, &g[3]);
+	fprintf(ex, "MPI_Group_range_incl group=1 newgroup=3 size=%d leader=0 count=1\n",
+		(size + 1) / 2);
+	MPI_Group_range_excl(g[1], 1, even, &g[4]);
+	fprintf(ex, "MPI_Group_range_excl group=1 newgroup=4 size=%d leader=1 count=1\n",
+		size / 2);
+	MPI_Group_union(g[3], g[4], &g[5]);
+	fprintf(ex, "MPI_Group_union group=3 group2=4 newgroup=5 size=%d leader=0\n", size);
+	MPI_Group_intersection(g[2], g[3], &g[6]);
+	fprintf(ex, "MPI_Group_intersection group=2 group2=3 newgroup=6 size=%d leader=2\n",
+		(size + 1) / 2 - 1);
+	MPI_Group_difference(g[1], g[2], &g[7]);
+	fprintf(ex, "MPI_Group_difference group=1 group2=2 newgroup=7 size=1 leader=0\n");
+	for (int i = 1; i <= 7; i++) {
+		MPI_Group_free(&g[i]);
+		fprintf(ex, "MPI_Group_free group=%d\n", i);
+	}
 }
 
 int main(int argc, char **argv)
@@ -154,9 +192,9 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (argc != 2 || size < 2) {
+	if (argc != 2 || size < 3) {
 		if (rank == 0)
-			fprintf(stderr, "usage: mpi_rma EXPECT (2 ranks or more)\n");
+			fprintf(stderr, "usage: mpi_rma EXPECT (3 ranks or more)\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -165,6 +203,7 @@ int main(int argc, char **argv)
 		perror(name);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	groups();
 	MPI_Win_allocate(8 * B * sizeof(int), sizeof(int), MPI_INFO_NULL,
 			 MPI_COMM_WORLD, &mem, &w);
 	fprintf(ex, "MPI_Win_allocate win=1 comm=0 bytes=%d disp_unit=4\n",

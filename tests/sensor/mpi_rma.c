@@ -39,7 +39,7 @@ static void want(int cond, const char *what)
 static void fence_epoch(MPI_Win w, int *mem)
 {
 	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-	int src[B], got[B], one = 1;
+	int src[B], got[B], one = 1, rc, cls;
 
 	for (int i = 0; i < B; i++)
 		src[i] = rank * 100 + i;
@@ -53,6 +53,13 @@ static void fence_epoch(MPI_Win w, int *mem)
 	fprintf(ex, "MPI_Accumulate win=1 peer=0 bytes=4 tdisp=%d\n", 2 * B);
 	MPI_Put(src, B, MPI_INT, MPI_PROC_NULL, 0, B, MPI_INT, w);
 	fprintf(ex, "MPI_Put win=1 peer=-2 bytes=%d tdisp=0\n", B * 4);
+	/* bad input: a target outside the window's group (errors returned) */
+	rc = MPI_Put(src, B, MPI_INT, size, 0, B, MPI_INT, w);
+	fprintf(ex, "MPI_Put win=1 peer=-3 bytes=%d tdisp=0 failed=1\n", B * 4);
+	MPI_Error_class(rc, &cls);
+	if (rank == 0)
+		printf("Put to rank %d: %s\n", size, rc == MPI_SUCCESS ? "worked" :
+		       cls == MPI_ERR_RANK ? "MPI_ERR_RANK" : "another error");
 	MPI_Win_fence(MPI_MODE_NOSUCCEED, w);
 	fprintf(ex, "MPI_Win_fence win=1 assert=%d\n", MPI_MODE_NOSUCCEED);
 	want(mem[0] == prev * 100 && mem[B - 1] == prev * 100 + B - 1, "fence put");
@@ -208,6 +215,7 @@ int main(int argc, char **argv)
 			 MPI_COMM_WORLD, &mem, &w);
 	fprintf(ex, "MPI_Win_allocate win=1 comm=0 bytes=%d disp_unit=4\n",
 		(int)(8 * B * sizeof(int)));
+	MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
 	for (i = 0; i < 8 * B; i++)
 		mem[i] = 0;
 	for (i = 0; i < B; i++)

@@ -1,16 +1,17 @@
 /*
- * sensor/mpi_io_fortran.c - Fortran bindings of the MPI-IO wrappers (Open
- * MPI).
+ * sensor/mpi_io_fortran.c - Fortran bindings of the MPI-IO, one-sided and
+ * group wrappers (Open MPI).
  *
- * Open MPI's Fortran layer calls PMPI_File_* directly (nm -D
+ * Open MPI's Fortran layer calls PMPI_File_*, PMPI_Put ... directly (nm -D
  * libmpi_mpifh.so: U PMPI_File_open), so, as sensor/mpi_fortran.c does for
  * the other calls, we define mpi_file_open_ and its manglings (mpi_file_open__,
  * mpi_file_open, MPI_FILE_OPEN) and ompi_file_open_f (what the mpi_f08 module
- * calls); each converts handles (PMPI_File_f2c, _Type_, _Info_, _Comm_,
+ * calls), and the same for the one-sided and group calls; each converts
+ * handles (PMPI_File_f2c, _Win_, _Group_, _Type_, _Op_, _Info_, _Comm_,
  * _Request_c2f), Fortran strings (blank-padded, length passed after the
  * arguments), MPI_BOTTOM and MPI_STATUS_IGNORE, and calls our C wrapper.
  * MPICH's Fortran bindings call MPI_File_* through the PLT (nm -D
- * libmpichfort.so: U MPI_File_open): the C wrappers see them, and the MPICH
+ * libmpichfort.so: U MPI_File_open, U MPI_Put): the C wrappers see them, and the MPICH
  * library is built without this file. The conversions repeat the few of
  * mpi_fortran.c these bindings need.
  */
@@ -632,5 +633,497 @@ void mpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status,
 	int rc = MPI_File_write_ordered_end(PMPI_File_f2c(*fh), fbuf(buf), st);
 
 	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+/* ---- one-sided and groups ------------------------------------------------ */
+
+FDECL(mpi_win_create, MPI_WIN_CREATE, win_create,
+      (void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info,
+       MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit,
+		     MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win,
+		     MPI_Fint *ierr)
+{
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_create(fbuf(base), *size, *disp_unit,
+				PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &w);
+
+	if (rc == MPI_SUCCESS)
+		*win = PMPI_Win_c2f(w);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_win_allocate, MPI_WIN_ALLOCATE, win_allocate,
+      (MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+       void *baseptr, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info,
+		       MPI_Fint *comm, void *baseptr, MPI_Fint *win,
+		       MPI_Fint *ierr)
+{
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate(*size, *disp_unit, PMPI_Info_f2c(*info),
+				  PMPI_Comm_f2c(*comm), baseptr, &w);
+
+	if (rc == MPI_SUCCESS)
+		*win = PMPI_Win_c2f(w);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, win_allocate_shared,
+      (MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+       void *baseptr, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit,
+			      MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+			      MPI_Fint *win, MPI_Fint *ierr)
+{
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate_shared(*size, *disp_unit,
+					 PMPI_Info_f2c(*info),
+					 PMPI_Comm_f2c(*comm), baseptr, &w);
+
+	if (rc == MPI_SUCCESS)
+		*win = PMPI_Win_c2f(w);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC, win_create_dynamic,
+      (MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win,
+			     MPI_Fint *ierr)
+{
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_create_dynamic(PMPI_Info_f2c(*info),
+					PMPI_Comm_f2c(*comm), &w);
+
+	if (rc == MPI_SUCCESS)
+		*win = PMPI_Win_c2f(w);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_win_free, MPI_WIN_FREE, win_free,
+      (MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	MPI_Win w = PMPI_Win_f2c(*win);
+	int rc = MPI_Win_free(&w);
+
+	if (rc == MPI_SUCCESS)
+		*win = PMPI_Win_c2f(w);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_put, MPI_PUT, put,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+	      MPI_Fint *target_rank, MPI_Aint *target_disp,
+	      MPI_Fint *target_count, MPI_Fint *target_type, MPI_Fint *win,
+	      MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Put(fbuf(origin_addr), *origin_count,
+			       PMPI_Type_f2c(*origin_type), *target_rank,
+			       *target_disp, *target_count,
+			       PMPI_Type_f2c(*target_type),
+			       PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_get, MPI_GET, get,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+	      MPI_Fint *target_rank, MPI_Aint *target_disp,
+	      MPI_Fint *target_count, MPI_Fint *target_type, MPI_Fint *win,
+	      MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Get(fbuf(origin_addr), *origin_count,
+			       PMPI_Type_f2c(*origin_type), *target_rank,
+			       *target_disp, *target_count,
+			       PMPI_Type_f2c(*target_type),
+			       PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_accumulate, MPI_ACCUMULATE, accumulate,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_accumulate_(void *origin_addr, MPI_Fint *origin_count,
+		     MPI_Fint *origin_type, MPI_Fint *target_rank,
+		     MPI_Aint *target_disp, MPI_Fint *target_count,
+		     MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win,
+		     MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Accumulate(fbuf(origin_addr), *origin_count,
+				      PMPI_Type_f2c(*origin_type), *target_rank,
+				      *target_disp, *target_count,
+				      PMPI_Type_f2c(*target_type),
+				      PMPI_Op_f2c(*op), PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_get_accumulate, MPI_GET_ACCUMULATE, get_accumulate,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       void *result_addr, MPI_Fint *result_count, MPI_Fint *result_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count,
+			 MPI_Fint *origin_type, void *result_addr,
+			 MPI_Fint *result_count, MPI_Fint *result_type,
+			 MPI_Fint *target_rank, MPI_Aint *target_disp,
+			 MPI_Fint *target_count, MPI_Fint *target_type,
+			 MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Get_accumulate(fbuf(origin_addr), *origin_count,
+					  PMPI_Type_f2c(*origin_type),
+					  fbuf(result_addr), *result_count,
+					  PMPI_Type_f2c(*result_type),
+					  *target_rank, *target_disp,
+					  *target_count,
+					  PMPI_Type_f2c(*target_type),
+					  PMPI_Op_f2c(*op),
+					  PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_fetch_and_op, MPI_FETCH_AND_OP, fetch_and_op,
+      (void *origin_addr, void *result_addr, MPI_Fint *type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op,
+       MPI_Fint *win, MPI_Fint *ierr))
+void mpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *type,
+		       MPI_Fint *target_rank, MPI_Aint *target_disp,
+		       MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Fetch_and_op(fbuf(origin_addr), fbuf(result_addr),
+					PMPI_Type_f2c(*type), *target_rank,
+					*target_disp, PMPI_Op_f2c(*op),
+					PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_compare_and_swap, MPI_COMPARE_AND_SWAP, compare_and_swap,
+      (void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win,
+       MPI_Fint *ierr))
+void mpi_compare_and_swap_(void *origin_addr, void *compare_addr,
+			   void *result_addr, MPI_Fint *type,
+			   MPI_Fint *target_rank, MPI_Aint *target_disp,
+			   MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Compare_and_swap(fbuf(origin_addr),
+					    fbuf(compare_addr),
+					    fbuf(result_addr),
+					    PMPI_Type_f2c(*type), *target_rank,
+					    *target_disp, PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_rput, MPI_RPUT, rput,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *win, MPI_Fint *req, MPI_Fint *ierr))
+void mpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+	       MPI_Fint *target_rank, MPI_Aint *target_disp,
+	       MPI_Fint *target_count, MPI_Fint *target_type, MPI_Fint *win,
+	       MPI_Fint *req, MPI_Fint *ierr)
+{
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Rput(fbuf(origin_addr), *origin_count,
+			  PMPI_Type_f2c(*origin_type), *target_rank,
+			  *target_disp, *target_count,
+			  PMPI_Type_f2c(*target_type), PMPI_Win_f2c(*win), &r);
+
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_rget, MPI_RGET, rget,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *win, MPI_Fint *req, MPI_Fint *ierr))
+void mpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+	       MPI_Fint *target_rank, MPI_Aint *target_disp,
+	       MPI_Fint *target_count, MPI_Fint *target_type, MPI_Fint *win,
+	       MPI_Fint *req, MPI_Fint *ierr)
+{
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Rget(fbuf(origin_addr), *origin_count,
+			  PMPI_Type_f2c(*origin_type), *target_rank,
+			  *target_disp, *target_count,
+			  PMPI_Type_f2c(*target_type), PMPI_Win_f2c(*win), &r);
+
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_raccumulate, MPI_RACCUMULATE, raccumulate,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *req,
+       MPI_Fint *ierr))
+void mpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count,
+		      MPI_Fint *origin_type, MPI_Fint *target_rank,
+		      MPI_Aint *target_disp, MPI_Fint *target_count,
+		      MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win,
+		      MPI_Fint *req, MPI_Fint *ierr)
+{
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Raccumulate(fbuf(origin_addr), *origin_count,
+				 PMPI_Type_f2c(*origin_type), *target_rank,
+				 *target_disp, *target_count,
+				 PMPI_Type_f2c(*target_type), PMPI_Op_f2c(*op),
+				 PMPI_Win_f2c(*win), &r);
+
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_rget_accumulate, MPI_RGET_ACCUMULATE, rget_accumulate,
+      (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_type,
+       void *result_addr, MPI_Fint *result_count, MPI_Fint *result_type,
+       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+       MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *req,
+       MPI_Fint *ierr))
+void mpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count,
+			  MPI_Fint *origin_type, void *result_addr,
+			  MPI_Fint *result_count, MPI_Fint *result_type,
+			  MPI_Fint *target_rank, MPI_Aint *target_disp,
+			  MPI_Fint *target_count, MPI_Fint *target_type,
+			  MPI_Fint *op, MPI_Fint *win, MPI_Fint *req,
+			  MPI_Fint *ierr)
+{
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Rget_accumulate(fbuf(origin_addr), *origin_count,
+				     PMPI_Type_f2c(*origin_type),
+				     fbuf(result_addr), *result_count,
+				     PMPI_Type_f2c(*result_type), *target_rank,
+				     *target_disp, *target_count,
+				     PMPI_Type_f2c(*target_type),
+				     PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &r);
+
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_win_fence, MPI_WIN_FENCE, win_fence,
+      (MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_fence(*assert, PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_post, MPI_WIN_POST, win_post,
+      (MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win,
+		   MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_post(PMPI_Group_f2c(*group), *assert,
+				    PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_start, MPI_WIN_START, win_start,
+      (MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win,
+		    MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_start(PMPI_Group_f2c(*group), *assert,
+				     PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_complete, MPI_WIN_COMPLETE, win_complete,
+      (MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_complete(PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_wait, MPI_WIN_WAIT, win_wait,
+      (MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_wait(PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_unlock_all, MPI_WIN_UNLOCK_ALL, win_unlock_all,
+      (MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_unlock_all(PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_flush_all, MPI_WIN_FLUSH_ALL, win_flush_all,
+      (MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_flush_all(PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_flush_local_all, MPI_WIN_FLUSH_LOCAL_ALL, win_flush_local_all,
+      (MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_flush_local_all(PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_lock, MPI_WIN_LOCK, win_lock,
+      (MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win,
+       MPI_Fint *ierr))
+void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert,
+		   MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_lock(*lock_type, *rank, *assert,
+				    PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_unlock, MPI_WIN_UNLOCK, win_unlock,
+      (MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_unlock(*rank, PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_lock_all, MPI_WIN_LOCK_ALL, win_lock_all,
+      (MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_lock_all(*assert, PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_flush, MPI_WIN_FLUSH, win_flush,
+      (MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_flush(*rank, PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL, win_flush_local,
+      (MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr))
+void mpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Win_flush_local(*rank, PMPI_Win_f2c(*win)));
+}
+
+FDECL(mpi_comm_group, MPI_COMM_GROUP, comm_group,
+      (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr))
+void mpi_comm_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Comm_group(PMPI_Comm_f2c(*comm), &g);
+
+	if (rc == MPI_SUCCESS)
+		*group = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_incl, MPI_GROUP_INCL, group_incl,
+      (MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup,
+       MPI_Fint *ierr))
+void mpi_group_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks,
+		     MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Group_incl(PMPI_Group_f2c(*group), *n, ranks, &g);
+
+	if (rc == MPI_SUCCESS)
+		*newgroup = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_excl, MPI_GROUP_EXCL, group_excl,
+      (MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup,
+       MPI_Fint *ierr))
+void mpi_group_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks,
+		     MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Group_excl(PMPI_Group_f2c(*group), *n, ranks, &g);
+
+	if (rc == MPI_SUCCESS)
+		*newgroup = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_range_incl, MPI_GROUP_RANGE_INCL, group_range_incl,
+      (MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup,
+       MPI_Fint *ierr))
+void mpi_group_range_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges,
+			   MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Group_range_incl(PMPI_Group_f2c(*group), *n,
+				      (int (*)[3])ranges, &g);
+
+	if (rc == MPI_SUCCESS)
+		*newgroup = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_range_excl, MPI_GROUP_RANGE_EXCL, group_range_excl,
+      (MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup,
+       MPI_Fint *ierr))
+void mpi_group_range_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranges,
+			   MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Group_range_excl(PMPI_Group_f2c(*group), *n,
+				      (int (*)[3])ranges, &g);
+
+	if (rc == MPI_SUCCESS)
+		*newgroup = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_union, MPI_GROUP_UNION, group_union,
+      (MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr))
+void mpi_group_union_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup,
+		      MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Group_union(PMPI_Group_f2c(*group1),
+				 PMPI_Group_f2c(*group2), &g);
+
+	if (rc == MPI_SUCCESS)
+		*newgroup = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_intersection, MPI_GROUP_INTERSECTION, group_intersection,
+      (MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr))
+void mpi_group_intersection_(MPI_Fint *group1, MPI_Fint *group2,
+			     MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Group_intersection(PMPI_Group_f2c(*group1),
+					PMPI_Group_f2c(*group2), &g);
+
+	if (rc == MPI_SUCCESS)
+		*newgroup = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_difference, MPI_GROUP_DIFFERENCE, group_difference,
+      (MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr))
+void mpi_group_difference_(MPI_Fint *group1, MPI_Fint *group2,
+			   MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	MPI_Group g = MPI_GROUP_NULL;
+	int rc = MPI_Group_difference(PMPI_Group_f2c(*group1),
+				      PMPI_Group_f2c(*group2), &g);
+
+	if (rc == MPI_SUCCESS)
+		*newgroup = PMPI_Group_c2f(g);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_group_free, MPI_GROUP_FREE, group_free,
+      (MPI_Fint *group, MPI_Fint *ierr))
+void mpi_group_free_(MPI_Fint *group, MPI_Fint *ierr)
+{
+	MPI_Group g = PMPI_Group_f2c(*group);
+	int rc = MPI_Group_free(&g);
+
+	if (rc == MPI_SUCCESS)
+		*group = PMPI_Group_c2f(g);
 	set_ierr(ierr, rc);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/sensor/mpi_io_run.sh FLAVOUR [LANG [PROG]] - MPI-IO (PROG io, the
-# default) or one-sided communication and groups (PROG rma: mpi_rma.c, C only; the
+# default) or one-sided communication and groups (PROG rma: mpi_rma.c or .f90; the
 # same comparison of its events with its expectations, then the SimGrid
 # export's sleeps and the report's counts, see mpi_rma_exports) under the
 # MPI sensor.
@@ -64,8 +64,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 99' INT TERM HUP
 if [ "$lang" = f ]; then
-	exe=$tmp/mpi_io_f
-	"$f90" -o "$exe" "$MPI_TOP_SRCDIR/tests/sensor/mpi_io.f90" > "$tmp/f90.log" 2>&1 || {
+	exe=$tmp/mpi_${prog}_f
+	"$f90" -o "$exe" "$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90" > "$tmp/f90.log" 2>&1 || {
 		cat "$tmp/f90.log"; exit 99; }
 	flavour="$flavour Fortran"
 fi

@@ -24,7 +24,68 @@
 struct tally {
 	uint64_t total;
 	uint64_t *by_rank;	/* MAX_RANKS + 1 (last: no rank or over max) */
+	uint64_t bytes;		/* sum of the bytes argument of the calls that
+				 * worked (see data_moved) */
 };
+
+/* What the MPI-IO and one-sided calls moved, from the tally: calls and
+ * bytes asked for, per kind (MPI-IO: a split collective's bytes counted
+ * once, at its _end; one-sided: put, get, the accumulates and atomics). */
+enum { DM_READ, DM_WRITE, DM_PUT, DM_GET, DM_ACC, DM_KINDS };
+
+static int dm_kind(unsigned ty)
+{
+	const char *n = proto_ev_info(ty)->name;
+
+	switch (proto_ev_mpiio(ty)) {
+	case PROTO_IO_READ:
+		return strstr(n, "_begin") ? -1 : DM_READ;
+	case PROTO_IO_WRITE:
+		return strstr(n, "_begin") ? -1 : DM_WRITE;
+	}
+	switch (ty) {
+	case PROTO_EV_MPI_PUT: case PROTO_EV_MPI_RPUT:
+		return DM_PUT;
+	case PROTO_EV_MPI_GET: case PROTO_EV_MPI_RGET:
+		return DM_GET;
+	case PROTO_EV_MPI_ACCUMULATE: case PROTO_EV_MPI_RACCUMULATE:
+	case PROTO_EV_MPI_GET_ACCUMULATE: case PROTO_EV_MPI_RGET_ACCUMULATE:
+	case PROTO_EV_MPI_FETCH_AND_OP: case PROTO_EV_MPI_COMPARE_AND_SWAP:
+		return DM_ACC;
+	}
+	return -1;
+}
+
+static void data_moved(const struct tally *tally, int xml)
+{
+	static const char *const nm[DM_KINDS] = {"mpiio_read", "mpiio_write", "rma_put",
+						 "rma_get", "rma_acc"};
+	uint64_t calls[DM_KINDS] = {0}, bytes[DM_KINDS] = {0}, any = 0;
+	int k;
+
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++)
+		if (tally[ty].total && (k = dm_kind(ty)) >= 0) {
+			calls[k] += tally[ty].total;
+			bytes[k] += tally[ty].bytes;
+			any += tally[ty].total;
+		}
+	if (!any)
+		return;
+	if (xml) {
+		printf("  <data");
+		for (k = 0; k < DM_KINDS; k++)
+			printf(" %s_calls=\"%" PRIu64 "\" %s_bytes=\"%" PRIu64 "\"", nm[k],
+			       calls[k], nm[k], bytes[k]);
+		printf("/>\n");
+		return;
+	}
+	printf("\ndata moved     MPI-IO: %" PRIu64 " reads, %" PRIu64 " bytes; %" PRIu64
+	       " writes, %" PRIu64 " bytes\n               one-sided: %" PRIu64 " puts, %"
+	       PRIu64 " bytes; %" PRIu64 " gets, %" PRIu64 " bytes; %" PRIu64
+	       " accumulates and atomics, %" PRIu64 " bytes\n", calls[DM_READ],
+	       bytes[DM_READ], calls[DM_WRITE], bytes[DM_WRITE], calls[DM_PUT], bytes[DM_PUT],
+	       calls[DM_GET], bytes[DM_GET], calls[DM_ACC], bytes[DM_ACC]);
+}
 
 #define MAX_NODES 1024
 
@@ -272,6 +333,9 @@ int mgr_cmd_report(int argc, char **argv)
 			goto out;
 		}
 		ty->total++;
+		int bi = proto_ev_arg(te.ev->type, PROTO_F_bytes);
+		if (bi >= 0 && !(te.ev->flags & PROTO_EVF_FAILED) && te.ev->arg[bi] > 0)
+			ty->bytes += (uint64_t)te.ev->arg[bi];
 		if (r < 0 || r >= MAX_RANKS)
 			r = MAX_RANKS;
 		else if (r > maxrank)
@@ -333,6 +397,7 @@ int mgr_cmd_report(int argc, char **argv)
 					       tally[ty].by_rank[r]);
 			printf("</events>\n");
 		}
+		data_moved(tally, 1);
 		if (post)
 			mgr_post_report(post, stdout, 1);
 		for (size_t i = 0; nodes && i < nodes->count; i++) {
@@ -430,6 +495,7 @@ int mgr_cmd_report(int argc, char **argv)
 				printf(" %8" PRIu64, tally[ty].by_rank[r]);
 			printf("\n");
 		}
+		data_moved(tally, 0);
 		if (nodes && nodes->count) {
 			printf("\ncollectors (last report of each)\n");
 			for (size_t i = 0; i < nodes->count; i++) {

@@ -13,6 +13,26 @@
 #   per MPI_Wait on an MPI-IO request, counted in one warning line; the
 #   replay runs (when smpirun is there).
 
+# sum_calls_bytes ERE: "CALLS BYTES" of the expectation lines whose name
+# matches ERE (calls: all of them; bytes: of those that did not fail)
+sum_calls_bytes() {
+	printf '%s\n' "$_ex" | awk -v re="$1" '$1 ~ re { n++
+		if ($0 !~ /failed=1/) for (i = 2; i <= NF; i++) if ($i ~ /^bytes=/) { sub(/^bytes=/, "", $i); b += $i } }
+		END { print n + 0, b + 0 }'
+}
+
+# report_data KIND...: "CALLS BYTES ..." of the report's <data> element
+report_data() {
+	"$B/manager/tapestry" report --xml "$job" 2> /dev/null > "$tmp/rep.xml"
+	_out=
+	for _k in "$@"; do
+		_c=$(sed -n "s/.*<data.* ${_k}_calls=\"\([0-9]*\)\".*/\1/p" "$tmp/rep.xml")
+		_b=$(sed -n "s/.*<data.* ${_k}_bytes=\"\([0-9]*\)\".*/\1/p" "$tmp/rep.xml")
+		_out="$_out $_c $_b"
+	done
+	echo $_out
+}
+
 mpi_io_exports() {
 	_bad=0
 	_ex=$(cat "$tmp"/expect.*)
@@ -64,6 +84,17 @@ mpi_io_exports() {
 		grep -q "\"$_name\"" "$tmp/p.paje" || {
 			echo "FAIL: $flavour: Paje: no $_name"; _bad=1; }
 	done
+
+	# the report: reads and writes, and their bytes (a split collective's
+	# once, at its _end)
+	_nobegin=$(printf '%s\n' "$_ex" | grep -v '_begin ')
+	_want="$(_ex=$_nobegin; sum_calls_bytes '^MPI_File_i?read')"
+	_want="$_want $(_ex=$_nobegin; sum_calls_bytes '^MPI_File_i?write')"
+	_got=$(report_data mpiio_read mpiio_write)
+	if [ "$_got" != "$_want" ]; then
+		echo "FAIL: $flavour: report: MPI-IO reads, bytes, writes, bytes: $_got, want $_want"
+		_bad=1
+	fi
 
 	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
 		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
@@ -120,6 +151,14 @@ mpi_rma_exports() {
 			_bad=1
 		fi
 	done
+	_want="$(sum_calls_bytes '^MPI_R?[Pp]ut$') $(sum_calls_bytes '^MPI_R?[Gg]et$')"
+	_want="$_want $(sum_calls_bytes '^MPI_(R?[Aa]ccumulate|R?[Gg]et_accumulate|Fetch_and_op|Compare_and_swap)$')"
+	_got=$(report_data rma_put rma_get rma_acc)
+	if [ "$_got" != "$_want" ]; then
+		echo "FAIL: $flavour: report: one-sided puts, bytes, gets, bytes, accumulates," \
+			"bytes: $_got, want $_want"
+		_bad=1
+	fi
 	_w=$(sed -n 's/.*warning: \([0-9]*\) completions of one-sided requests replayed.*/\1/p' "$tmp/ti.err")
 	[ "$_w" = "$_nb" ] || { echo "FAIL: $flavour: SimGrid: '$_w' completions of one-sided requests, want $_nb"; _bad=1; }
 	if grep -q 'requests never completed\|completions of requests not traced' "$tmp/ti.err"; then

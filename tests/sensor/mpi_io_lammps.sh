@@ -4,8 +4,8 @@
 # linked with Open MPI) on 2 ranks, a 256-atom Lennard-Jones melt of 20
 # steps that dumps every 10 steps through `dump atom/mpiio` and ends with
 # `write_restart restart.mpiio` (MPI_File_open, set_size, write_at,
-# write_at_all, sync, close). Run untraced, then preloaded against a real
-# tapestry-collector: the files written must be byte-identical, each dump
+# write_at_all, sync, close). Run untraced, then under `tapestry run` with
+# the MPI sensor: the files written must be byte-identical, each dump
 # file's size must equal the bytes of the MPI-IO writes the trace holds
 # for its path (the header by rank 0, the atoms by every rank), every rank
 # must have written the restart file collectively, and the SimGrid export
@@ -24,12 +24,7 @@ ldd "$lmp" | grep -q 'libmpi\.so\.40' || skip "$lmp is not linked with Open MPI"
 "$lmp" -h 2>/dev/null | grep -q 'MPIIO' || skip "$lmp has no MPIIO package"
 
 tmp=$(mktemp -d /tmp/tapestry-lammps-test.XXXXXX) || exit 99
-colpid=
 cleanup() {
-	if [ -n "$colpid" ]; then
-		kill "$colpid" 2>/dev/null
-		wait "$colpid" 2>/dev/null
-	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -54,37 +49,19 @@ thermo 10
 run 20
 write_restart restart.mpiio
 LMP
-# run_lmp DIR [PRELOAD COLLECTOR]
-run_lmp() {
-	mkdir "$1" && cp "$tmp/in.melt" "$1/" || exit 99
-	if [ $# -ge 3 ]; then
-		set -- "$1" -x LD_PRELOAD="$2" -x TAPESTRY_COLLECTOR="$3" -x TAPESTRY_RING_FULL=wait
-	fi
-	_d=$1
-	shift
-	(cd "$_d" && timeout 300 "$mpirun" --oversubscribe "$@" -np 2 "$lmp" -in in.melt \
-		-log none -screen none > out 2> err)
-}
-run_lmp "$tmp/plain" || { echo "FAIL: lammps untraced"; cat "$tmp/plain/err"; exit 1; }
+mkdir "$tmp/plain" && cp "$tmp/in.melt" "$tmp/plain/" || exit 99
+(cd "$tmp/plain" && timeout 300 "$mpirun" --oversubscribe -np 2 "$lmp" -in in.melt \
+	-log none -screen none > out 2> err) || {
+	echo "FAIL: lammps untraced"; cat "$tmp/plain/err"; exit 1; }
 
+# traced the way a user does: `tapestry run` (its collectors on loopback,
+# the network ping-pong for the SimGrid platform, the MPI sensor preloaded)
 job=$tmp/job
-mkdir "$job" || exit 99
-"$MPI_TOP_BUILDDIR/tapestry-collector" --listen 127.0.0.1:0 --print-port --output "$job" \
-	> "$tmp/col.out" 2> "$tmp/col.err" &
-colpid=$!
-port=
-for i in $(seq 1 100); do
-	port=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$tmp/col.out" 2>/dev/null)
-	[ -n "$port" ] && break
-	kill -0 "$colpid" 2>/dev/null || break
-	sleep 0.1
-done
-[ -n "$port" ] || { echo "FAIL: collector did not start"; cat "$tmp/col.err"; exit 99; }
-run_lmp "$tmp/traced" "$lib" "127.0.0.1:$port" || {
-	echo "FAIL: lammps traced"; cat "$tmp/traced/err"; exit 1; }
-kill -TERM "$colpid"
-wait "$colpid"
-colpid=
+mkdir "$tmp/traced" && cp "$tmp/in.melt" "$tmp/traced/" || exit 99
+(cd "$tmp/traced" && timeout 300 "$B/manager/tapestry" run -o "$job" --sensors libc,mpi,mem \
+	--mpi openmpi -- "$mpirun" --oversubscribe -np 2 "$lmp" -in in.melt -log none \
+	-screen none > out 2> err) || {
+	echo "FAIL: lammps traced (tapestry run)"; tail -n 20 "$tmp/traced/err"; exit 1; }
 status=0
 for f in dump.0.mpiio dump.10.mpiio dump.20.mpiio restart.mpiio; do
 	cmp -s "$tmp/plain/$f" "$tmp/traced/$f" || {

@@ -58,10 +58,11 @@ SN_HIDDEN int mw_running(void);
  * 'rank' into *wrank (may be NULL; -3 when unknown). */
 SN_HIDDEN int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank);
 
-/* A request that is neither a send nor a receive (an MPI-IO or RMA one):
- * its sequential id, kept like a nonblocking constructor's so that its
- * completion records the same id (peer -2, bytes as given). */
-SN_HIDDEN int64_t mw_req_other(MPI_Request r, int64_t bytes);
+/* A request that is neither a send nor a receive (an MPI-IO or RMA one),
+ * just started through the variable *req: its sequential id, kept like a
+ * nonblocking constructor's so that its completion records the same id
+ * (peer -2, bytes as given); 0 when req is NULL. */
+SN_HIDDEN int64_t mw_req_other(const MPI_Request *req, int64_t bytes);
 #endif
 
 /* Computation between MPI calls (mpi_compute.c). */

@@ -220,8 +220,8 @@ static void io_started(struct mw_call *c, int rc, MPI_File fh, int64_t off,
 {
 	int64_t rid = 0;
 
-	if (rc == MPI_SUCCESS && req)
-		rid = mw_req_other(*req, bytes);
+	if (rc == MPI_SUCCESS)
+		rid = mw_req_other(req, bytes);
 	io_args(c, fh, off, bytes, coll, rid);
 }
 

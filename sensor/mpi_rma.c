@@ -238,7 +238,7 @@ static void op_args(struct mw_call *c, MPI_Win win, int target, int64_t bytes,
 /* A request-based call's request id (kept for its completion). */
 static int64_t op_req(int rc, const MPI_Request *req, int64_t bytes)
 {
-	return rc == MPI_SUCCESS && req ? mw_req_other(*req, bytes) : 0;
+	return rc == MPI_SUCCESS ? mw_req_other(req, bytes) : 0;
 }
 
 static int do_Put(struct mw_call *c, const void *origin_addr, int origin_count,

@@ -1642,9 +1642,10 @@ int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank)
 	return comm_lookup(comm, rank, wrank, NULL, NULL);
 }
 
-int64_t mw_req_other(MPI_Request r, int64_t bytes)
+int64_t mw_req_other(const MPI_Request *req, int64_t bytes)
 {
-	return req_started(r, REQ_COLL, MPI_COMM_NULL, -1, PEER_NULL, 0, bytes);
+	return req ? req_started(*req, REQ_COLL, MPI_COMM_NULL, -1, PEER_NULL, 0,
+				 bytes) : 0;
 }
 
 int mw_running(void)

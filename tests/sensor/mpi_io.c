@@ -194,6 +194,9 @@ static void reads(MPI_File fh)
 	ok(MPI_File_read_at_all_end(fh, buf, MPI_STATUS_IGNORE), "read_at_all_end");
 	check("read_at_all_end", off);
 	ex_done("MPI_File_read_at_all_end", 1, off, 1);
+	/* zero count: nothing asked, nothing moved */
+	ok(MPI_File_write_at(fh, 0, buf, 0, MPI_INT, MPI_STATUS_IGNORE), "write_at 0");
+	ex_rw("MPI_File_write_at", 1, disp, 0, 0, "result=0");
 	/* past the end: 0 bytes transferred */
 	ok(MPI_File_read_at(fh, 1000 * n * B, buf, B, MPI_INT, &st), "read_at eof");
 	ex_rw("MPI_File_read_at", 1, disp + 1000 * n * BY, BY, 0, "result=0");

@@ -5,8 +5,9 @@
 # export's sleeps and the report's counts, see mpi_rma_exports) under the
 # MPI sensor.
 #
-# FLAVOUR: ompi or mpich; LANG: c (default) or f (mpi_io.f90, compiled
-# here with the flavour's mpif90). Runs tests/sensor/mpi_io (every MPI-IO
+# FLAVOUR: ompi or mpich; LANG: c (default), f (mpi_io.f90, mpif.h) or f08
+# (mpi_io_f08.f90, the mpi_f08 module), compiled here with the flavour's
+# mpif90. Runs tests/sensor/mpi_io (every MPI-IO
 # form the sensor wraps, see mpi_io.c; the Fortran one fewer) on 4 ranks
 # untraced, then with the flavour's
 # sensor preloaded against a real tapestry-collector on 127.0.0.1 (port
@@ -63,9 +64,12 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 99' INT TERM HUP
-if [ "$lang" = f ]; then
-	exe=$tmp/mpi_${prog}_f
-	"$f90" -o "$exe" "$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90" > "$tmp/f90.log" 2>&1 || {
+if [ "$lang" != c ]; then
+	# f: mpif.h; f08: the mpi_f08 module (mpi_io_f08.f90)
+	src=$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90
+	[ "$lang" = f08 ] && src=$MPI_TOP_SRCDIR/tests/sensor/mpi_${prog}_f08.f90
+	exe=$tmp/mpi_${prog}_$lang
+	"$f90" -o "$exe" "$src" > "$tmp/f90.log" 2>&1 || {
 		cat "$tmp/f90.log"; exit 99; }
 	flavour="$flavour Fortran"
 fi

@@ -106,6 +106,13 @@ mpi_io_exports() {
 		cat "$tmp/ti.err"
 		_bad=1
 	fi
+	# the 2011 dialect has no sleep: computations, said in the same line
+	"$B/manager/tapestry" export -f simgrid-ti-2011 -o "$tmp/ti11" "$job" 2> "$tmp/ti11.err" || {
+		echo "FAIL: $flavour: export simgrid-ti-2011"; cat "$tmp/ti11.err"; return 1; }
+	grep -q "warning: $((_worked + _nb)) MPI-IO calls and completions of their requests replayed as computations" \
+		"$tmp/ti11.err" || {
+		echo "FAIL: $flavour: simgrid-ti-2011: no warning line for the MPI-IO calls"
+		cat "$tmp/ti11.err"; _bad=1; }
 	if grep -q 'requests never completed\|completions of requests not traced' "$tmp/ti.err"; then
 		echo "FAIL: $flavour: SimGrid: MPI-IO requests seen as p2p ones"
 		cat "$tmp/ti.err"

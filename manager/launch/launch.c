@@ -742,29 +742,21 @@ static const char *rank_tapestry(const struct launch *L)
 	return path ? path : L->self;
 }
 
-static int run_mpi(struct launch *L)
+/* Each rank streams to the node collector of its host: mpirun starts
+ * `tapestry rank-exec MAP -- PROGRAM` (rankexec.c), which finds it in
+ * TAPESTRY_NODE_COLLECTORS or, when several hosts share a machine, its
+ * rank's line in MAP (rank -> collector, from the plan's placement), sets
+ * TAPESTRY_COLLECTOR and the preload, and executes the program. MAP is
+ * DIR/plan/rank-collectors, its path into mapfile. 0, or -1 (said). */
+static int write_rank_map(struct launch *L, char *mapfile, size_t cap)
 {
-	struct mgr_jobdesc *jd = L->jd;
-	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
-	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
-	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
-	char agent[PATH_MAX + 64];
-	const char *self;
-	int n = 0, ne, rc = 1;
-	pid_t pid;
+	const struct mgr_jobdesc *jd = L->jd;
+	FILE *mf;
 
-	if ((ne = sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env,
-			     MGR_JD_MAX_ENV + 8)) < 0)
-		goto out;
-	/* Each rank streams to the node collector of its host: mpirun starts
-	 * `tapestry rank-exec MAP -- PROGRAM`, which looks its rank up in MAP
-	 * (rank -> collector, from the plan's placement), sets
-	 * TAPESTRY_COLLECTOR and the preload, and executes the program. */
-	snprintf(mapfile, sizeof(mapfile), "%s/plan/rank-collectors", L->dir);
-	FILE *mf = fopen(mapfile, "w");
-	if (!mf) {
+	snprintf(mapfile, cap, "%s/plan/rank-collectors", L->dir);
+	if (!(mf = fopen(mapfile, "w"))) {
 		mgr_err("%s: %s", mapfile, strerror(errno));
-		goto out;
+		return -1;
 	}
 	for (int r = 0; r < jd->processes; r++) {
 		int h = mgr_jd_rank_host(jd, r);
@@ -773,23 +765,50 @@ static int run_mpi(struct launch *L)
 	}
 	if (fclose(mf) != 0) {
 		mgr_err("%s: %s", mapfile, strerror(errno));
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* The environment mpirun passes to the ranks, into env (room for max,
+ * NULL-terminated, freed by free_env): the sensors' settings with the
+ * preload as TAPESTRY_RANK_PRELOAD (rank-exec itself is not traced), no
+ * TAPESTRY_COLLECTOR (rank-exec sets it), TAPESTRY_NODE_COLLECTORS.
+ * 0, or -1. */
+static int rank_env(struct launch *L, char *env[], int max)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	char *pre = NULL;
+
+	if (sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env, max) < 0 ||
+	    add_node_map(L, env, max))
+		return -1;
 	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
-	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8) ||
+	if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
+		return -1;
+	free(env[0]);
+	env[0] = pre;
+	free(env[1]);
+	for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
+		env[i] = env[i + 1];
+	return 0;
+}
+
+static int run_mpi(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
+	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
+	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
+	char agent[PATH_MAX + 64];
+	const char *self;
+	int n = 0, rc = 1;
+	pid_t pid;
+
+	if (write_rank_map(L, mapfile, sizeof(mapfile)) ||
+	    rank_env(L, env, MGR_JD_MAX_ENV + 8) ||
 	    write_agent(L, agent, sizeof(agent)))
 		goto out;
-	{
-		char *pre = NULL;
-
-		if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
-			goto out;
-		free(env[0]);
-		env[0] = pre;
-		free(env[1]);
-		for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
-			env[i] = env[i + 1];
-	}
 	snprintf(np, sizeof(np), "%d", jd->processes);
 	char over[1024];
 	int yield = oversubscribed(L, over, sizeof(over), 1) > 0;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -36,6 +37,8 @@
  * out until the handshake timeout (real clients finish in milliseconds;
  * 1,000 sensors connecting at once stay under it). */
 #define CONN_HS_MAX 1024
+
+static void release(struct col_conn *cn);
 
 int col_send_msg(struct bufferevent *bev, const struct proto_msg *m)
 {
@@ -120,6 +123,105 @@ void col_stream_gc(struct col *c, struct col_stream *s)
 		return;
 	col_map_del(&c->streams, s->id);
 	free(s);
+}
+
+/* The uid owning the other end of a loopback TCP connection, from
+ * /proc/net/tcp (IPv4 only: the table lists both ends of a loopback
+ * connection, the peer's line has its address as local). 0 or -1. */
+static int loopback_uid(struct col_conn *cn, uint32_t *uid)
+{
+	struct sockaddr_in me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+	evutil_socket_t fd = bufferevent_getfd(cn->bev);
+	char want_l[32], want_r[32], line[512];
+	FILE *f;
+	int rc = -1;
+
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl) ||
+	    peer.sin_family != AF_INET ||
+	    (ntohl(peer.sin_addr.s_addr) >> 24) != 127)
+		return -1;
+	/* the kernel prints the address as the u32 it stores, in hex */
+	snprintf(want_l, sizeof(want_l), "%08X:%04X", peer.sin_addr.s_addr,
+		 ntohs(peer.sin_port));
+	snprintf(want_r, sizeof(want_r), "%08X:%04X", me.sin_addr.s_addr,
+		 ntohs(me.sin_port));
+	f = fopen("/proc/net/tcp", "re");
+	if (!f)
+		return -1;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char l[32], r[32];
+		unsigned u;
+
+		if (sscanf(line, " %*s %31s %31s %*s %*s %*s %*s %u", l, r,
+			   &u) == 3 && !strcmp(l, want_l) && !strcmp(r, want_r)) {
+			*uid = u;
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+void col_refuse(struct col_conn *cn, uint64_t stream, uint64_t seq,
+		const char *why)
+{
+	struct col *c = cn->col;
+	char who[256], uid[32] = "";
+	size_t have = strlen(c->refused_by);
+
+	c->st.refused++;
+	if (!cn->has_uid && loopback_uid(cn, &cn->uid) == 0)
+		cn->has_uid = 1;
+	if (cn->has_uid)
+		snprintf(uid, sizeof(uid), " uid %u", cn->uid);
+	snprintf(who, sizeof(who), "%s (%s %016" PRIx64 " pid %u%s)",
+		 cn->peer, cn->role == PROTO_ROLE_SENSOR ? "sensor" :
+		 cn->role == PROTO_ROLE_COLLECTOR ? "collector" : "client",
+		 cn->peer_id, cn->pid, uid);
+	col_warn("refused from %s: stream %016" PRIx64 " seq %" PRIu64
+		 ": %s", who, stream, seq, why);
+	/* keep the latest refusals, newest first, within one STATS value */
+	if (have + strlen(who) + 64 > sizeof(c->refused_by) - 1)
+		have = 0;
+	{
+		char line[384];
+		int n = snprintf(line, sizeof(line), "%s stream %016" PRIx64
+				 " seq %" PRIu64 "; ", who, stream, seq);
+
+		if (n > 0 && (size_t)n < sizeof(line)) {
+			memmove(c->refused_by + n, c->refused_by, have + 1);
+			memcpy(c->refused_by, line, (size_t)n);
+			c->refused_by[sizeof(c->refused_by) - 1] = 0;
+		}
+	}
+}
+
+/* May cn speak for stream id? A sensor speaks only for the stream of its
+ * HELLO; a stream whose owner is a live connection is accepted only from
+ * it, or from a new connection of the same peer (same role and HELLO id:
+ * a collector reconnecting before its old connection's end was seen).
+ * A stream without a live owner (new, or its connection gone) is taken
+ * by the connection that speaks for it: the resumption after a
+ * reconnect. 0, or PROTO_E_AUTH (refused, counted). */
+static int may_speak(struct col_conn *cn, uint64_t id, uint64_t seq,
+		     struct col_stream *s)
+{
+	struct col_conn *o = s ? s->owner : NULL;
+
+	if (cn->role == PROTO_ROLE_SENSOR && id != cn->peer_id) {
+		col_refuse(cn, id, seq, "a sensor sent a frame of another "
+			   "stream");
+		return PROTO_E_AUTH;
+	}
+	if (!o || o == cn || o->state != CS_STREAM)
+		return 0;
+	if (o->role == cn->role && o->peer_id == cn->peer_id &&
+	    cn->role == PROTO_ROLE_COLLECTOR)
+		return 0;
+	col_refuse(cn, id, seq, "the stream belongs to another connection");
+	return PROTO_E_AUTH;
 }
 
 static void closing_timeout_cb(evutil_socket_t fd, short what, void *arg)
@@ -221,6 +323,10 @@ void col_conn_close(struct col_conn *cn, const char *why)
 				col_stream_gc(c, gc[k]);
 		} while (ngc == 64);
 	}
+	if (cn->mem_wait && c->mem_waiters)
+		c->mem_waiters--;
+	cn->mem_wait = 0;
+	release(cn);
 	event_free(cn->hs_timer);
 	bufferevent_free(cn->bev);
 	free(cn);
@@ -274,6 +380,16 @@ static int on_auth(struct col_conn *cn, const struct proto_msg *m)
 			 cn->server_nonce, cn->client_nonce, cn->peer_id, want);
 	if (!proto_auth_equal(want, m->u.auth.mac))
 		return PROTO_E_AUTH;
+	if (cn->role == PROTO_ROLE_SENSOR) {
+		struct col_stream *s = col_stream_get(c, cn->peer_id, 0);
+
+		if (s && s->owner && s->owner != cn &&
+		    s->owner->state == CS_STREAM) {
+			col_refuse(cn, cn->peer_id, 0, "a second connection "
+				   "for a stream that is connected");
+			return PROTO_E_AUTH;
+		}
+	}
 	memset(&w, 0, sizeof(w));
 	w.type = PROTO_MSG_WELCOME;
 	w.u.welcome.node_id = c->node_id;
@@ -293,6 +409,12 @@ static int on_auth(struct col_conn *cn, const struct proto_msg *m)
 		return 0;
 	}
 	c->st.children++;
+	if (c->cfg.idle_ms) {
+		struct timeval idle = {c->cfg.idle_ms / 1000,
+				       (c->cfg.idle_ms % 1000) * 1000};
+
+		bufferevent_set_timeouts(cn->bev, &idle, NULL);
+	}
 	if (cn->tls) {
 		char cn_name[128];
 
@@ -353,11 +475,26 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 	}
 	c->st.frames_in++;
 	c->st.bytes_in += f->len;
+	if (f->type == PROTO_MSG_META || f->type == PROTO_MSG_LOSS ||
+	    (f->type == PROTO_MSG_CLOCK && cn->role == PROTO_ROLE_SENSOR)) {
+		uint64_t id = f->type == PROTO_MSG_CLOCK ? m->u.clock.child :
+			      f->stream;
+
+		if (may_speak(cn, id, 0, col_stream_get(c, id, 0))) {
+			col_frame_unref(f);
+			return PROTO_E_AUTH;
+		}
+	}
 	if (f->type == PROTO_MSG_BATCH || f->type == PROTO_MSG_BYE) {
 		s = col_stream_get(c, f->stream, 1);
 		if (!s) {
 			col_frame_unref(f);
 			return PROTO_E_FULL;
+		}
+		if (may_speak(cn, f->stream, f->seq, s)) {
+			col_stream_gc(c, s);
+			col_frame_unref(f);
+			return PROTO_E_AUTH;
 		}
 		s->owner = cn;
 		if (f->type == PROTO_MSG_BATCH) {
@@ -374,7 +511,7 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 		int fin = col_root_frame(c, cn, f, m);
 
 		col_frame_unref(f);
-		return fin ? 1 : 0;
+		return fin < 0 ? fin : fin ? 1 : 0;
 	}
 	col_up_enqueue(c, f);
 	return 0;
@@ -399,6 +536,7 @@ static int on_frame(struct col_conn *cn, struct col_frame *f, uint64_t t_recv)
 		}
 		cn->role = m->u.hello.role;
 		cn->peer_id = m->u.hello.id;
+		cn->pid = m->u.hello.pid;
 		memcpy(cn->client_nonce, m->u.hello.nonce, PROTO_NONCE);
 		rc = send_challenge(cn);
 		if (!rc)
@@ -420,6 +558,74 @@ static int on_frame(struct col_conn *cn, struct col_frame *f, uint64_t t_recv)
 	}
 	col_frame_unref(f);
 	return rc;
+}
+
+/* Memory for frames over CONN_READ_HW (docs/modules/collector.md,
+ * "Memory"): a connection may buffer one only with need bytes reserved
+ * against --mem-cap (frames held, reservations); when they do not fit it
+ * stops reading until memory is given back. One reservation is always
+ * granted when none is held, so a large frame can always pass. */
+static int reserve(struct col_conn *cn, size_t need)
+{
+	struct col *c = cn->col;
+
+	if (cn->reserved >= need)
+		return 1;
+	c->mem_reserved -= cn->reserved;
+	cn->reserved = 0;
+	if (c->mem_reserved && c->mem_used + c->mem_reserved + need >
+	    c->cfg.mem_cap)
+		return 0;
+	cn->reserved = need;
+	c->mem_reserved += need;
+	return 1;
+}
+
+static void release(struct col_conn *cn)
+{
+	if (!cn->reserved)
+		return;
+	cn->col->mem_reserved -= cn->reserved;
+	cn->reserved = 0;
+	col_conn_mem_freed(cn->col);
+}
+
+static void mem_wait(struct col_conn *cn)
+{
+	bufferevent_disable(cn->bev, EV_READ);
+	bufferevent_setwatermark(cn->bev, EV_READ, 0, CONN_READ_HW);
+	if (cn->mem_wait)
+		return;
+	cn->mem_wait = 1;
+	cn->col->mem_waiters++;
+	if (!cn->wait_logged)
+		col_info("%s waits for memory to read a large frame",
+			 cn->peer);
+	cn->wait_logged = 1;
+}
+
+void col_conn_mem_freed(struct col *c)
+{
+	if (c->mem_waiters && c->mem_ev)
+		event_active(c->mem_ev, 0, 0);
+}
+
+void col_conn_mem_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+	struct col_conn *cn, *next;
+
+	for (cn = c->conns; cn && c->mem_waiters; cn = next) {
+		next = cn->next;
+		if (!cn->mem_wait)
+			continue;
+		cn->mem_wait = 0;
+		c->mem_waiters--;
+		if (c->paused || cn->state != CS_STREAM)
+			continue;
+		bufferevent_enable(cn->bev, EV_READ);
+		col_conn_process(cn);
+	}
 }
 
 int col_conn_process(struct col_conn *cn)
@@ -454,11 +660,17 @@ int col_conn_process(struct col_conn *cn)
 			    (ev_ssize_t)sizeof(hdr))
 				proto_frame_decode(hdr, sizeof(hdr), max, &fr,
 						   &need);
+			if (need > CONN_READ_HW && !reserve(cn, need)) {
+				mem_wait(cn);
+				return 0;
+			}
 			bufferevent_setwatermark(cn->bev, EV_READ, 0,
 						 need > CONN_READ_HW ?
 						 need : CONN_READ_HW);
 			return 0;
 		}
+		if (rc == 1)
+			release(cn);
 		if (rc < 0)
 			return conn_fail(cn, rc, cn->state == CS_STREAM ?
 					 "malformed frame" :
@@ -470,6 +682,14 @@ int col_conn_process(struct col_conn *cn)
 			col_conn_close(cn, "closed after reply");
 			return 1;
 		}
+		if (rc && cn->state == CS_STREAM)
+			return conn_fail(cn, rc, rc == PROTO_E_AUTH ?
+					 "frame refused: not its stream" :
+					 rc == PROTO_E_FIELD ?
+					 "frame refused: seq out of window" :
+					 rc == PROTO_E_STATE ?
+					 "message not allowed in this state" :
+					 "bad message");
 		if (rc)
 			return conn_fail(cn, rc, rc == PROTO_E_AUTH ?
 					 "authentication failed" :
@@ -538,7 +758,10 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		col_conn_close(cn, evutil_socket_error_to_string(
 				       EVUTIL_SOCKET_ERROR()));
 	} else if (what & BEV_EVENT_TIMEOUT) {
-		col_conn_close(cn, "timeout");
+		c->st.rejected++;
+		col_warn("closing %s: idle for %u ms after the handshake",
+			 cn->peer, c->cfg.idle_ms);
+		col_conn_close(cn, NULL);
 	}
 }
 

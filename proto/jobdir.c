@@ -1200,7 +1200,7 @@ struct proto_jobdir_w *proto_jobdir_create(const char *dir, int flags,
 		err = PROTO_E_EXISTS;
 		goto fail_w;
 	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		err = errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;
 		goto fail_w;
 	}
@@ -1209,7 +1209,7 @@ struct proto_jobdir_w *proto_jobdir_create(const char *dir, int flags,
 		err = PROTO_E_NOMEM;
 		goto fail_w;
 	}
-	if (mkdir(path, 0755) < 0 && (errno != EEXIST || !append)) {
+	if (mkdir(path, 0700) < 0 && (errno != EEXIST || !append)) {
 		err = errno == EEXIST ? PROTO_E_EXISTS : PROTO_E_IO;
 		goto fail_w;
 	}
@@ -1220,7 +1220,7 @@ struct proto_jobdir_w *proto_jobdir_create(const char *dir, int flags,
 		goto fail_w;
 	}
 	w->idx_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
-				       (append ? 0 : O_EXCL), 0644);
+				       (append ? 0 : O_EXCL), 0600);
 	if (w->idx_fd < 0) {
 		err = errno == EEXIST ? PROTO_E_EXISTS : PROTO_E_IO;
 		goto fail_w;
@@ -1287,7 +1287,7 @@ static int seg_open_next(struct proto_jobdir_w *w)
 	if (!path)
 		return PROTO_E_NOMEM;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
-		  0644);
+		  0600);
 	if (fd < 0) {
 		free(path);
 		return PROTO_E_IO;
@@ -1389,7 +1389,7 @@ static int meta_write(struct proto_jobdir_w *w)
 	rc = meta_render(&w->meta, &b);
 	if (rc)
 		goto out;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = PROTO_E_IO;
 		goto out;

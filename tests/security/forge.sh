@@ -53,6 +53,14 @@ stop_col root || fail "root drain"
 "$CHECK" --dir "$T/job" --streams 1 --events 400000 --batch 1000 --unique \
 	--require-bye || fail "the job lost something to the forged batches"
 
+# stream ids are in the logs and the job directory: only their owner reads them
+for f in "$T/job" "$T/job/segments"; do
+	[ "$(stat -c %a "$f")" = 700 ] || fail "$f is $(stat -c %a "$f"), not 700"
+done
+for f in "$T/node.log" "$T/root.log" "$T/job/index" "$T"/job/segments/*; do
+	[ "$(stat -c %a "$f")" = 600 ] || fail "$f is $(stat -c %a "$f"), not 600"
+done
+echo "  job directory 0700, its files and the logs 0600"
 expect_log node "refused from .*another stream" "node: another sensor"
 expect_log node "refused from .*stream that is connected" "node: a second connection"
 expect_log node "refused from .*belongs to another connection" "node: a collector"

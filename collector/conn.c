@@ -188,7 +188,8 @@ void col_refuse(struct col_conn *cn, uint64_t stream, uint64_t seq,
 	{
 		char line[384];
 		int n = snprintf(line, sizeof(line), "%s stream %016" PRIx64
-				 " seq %" PRIu64 "; ", who, stream, seq);
+				 " seq %" PRIu64 "%s", who, stream, seq,
+				 have ? "; " : "");
 
 		if (n > 0 && (size_t)n < sizeof(line)) {
 			memmove(c->refused_by + n, c->refused_by, have + 1);

@@ -33,6 +33,8 @@ struct node_stats {
 	uint64_t id;
 	char name[64], role[16];
 	uint64_t events_in, drops, filtered, spilled, reconnects, rejected;
+	uint64_t refused;	/* frames for another's stream, seq out of window */
+	char refused_by[1024];	/* who sent them, newest first (truncated) */
 };
 
 struct nodes {
@@ -96,6 +98,18 @@ static void on_stats(void *arg, const struct proto_frame *f)
 	n->spilled = kv_u64(m, "spilled_bytes");
 	n->reconnects = kv_u64(m, "reconnects");
 	n->rejected = kv_u64(m, "rejected");
+	n->refused = kv_u64(m, "refused");
+	kv_str(m, "refused_by", n->refused_by, sizeof(n->refused_by));
+}
+
+/* Frames the collectors refused (SECURITY.md, "Streams"), all of them. */
+static uint64_t refused_total(const struct nodes *nodes)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; nodes && i < nodes->count; i++)
+		r += nodes->n[i].refused;
+	return r;
 }
 
 static void help(FILE *out)
@@ -299,9 +313,10 @@ int mgr_cmd_report(int argc, char **argv)
 		       "\" streams=\"%zu\" lost_events=\"%" PRIu64
 		       "\" gap_batches=\"%" PRIu64 "\" corrupt_batches=\"%" PRIu64
 		       "\" duplicate_batches=\"%" PRIu64 "\" skipped_bytes=\"%" PRIu64
-		       "\">\n",
+		       "\" refused_frames=\"%" PRIu64 "\">\n",
 		       st->events, st->batches, ns, lost, gaps, st->bad_batches,
-		       st->dup_batches, jr ? jr->skipped_bytes : 0);
+		       st->dup_batches, jr ? jr->skipped_bytes : 0,
+		       refused_total(nodes));
 		for (size_t i = 0; i < ns; i++) {
 			const struct proto_stream *s = proto_trace_stream(t, i);
 
@@ -340,8 +355,12 @@ int mgr_cmd_report(int argc, char **argv)
 			xml_attr(stdout, n->role);
 			printf("\" events_in=\"%" PRIu64 "\" drops=\"%" PRIu64 "\" filtered=\"%"
 			       PRIu64 "\" spilled_bytes=\"%" PRIu64 "\" reconnects=\"%" PRIu64
-			       "\" rejected=\"%" PRIu64 "\"/>\n", n->events_in, n->drops,
-			       n->filtered, n->spilled, n->reconnects, n->rejected);
+			       "\" rejected=\"%" PRIu64 "\" refused=\"%" PRIu64
+			       "\" refused_by=\"", n->events_in, n->drops,
+			       n->filtered, n->spilled, n->reconnects, n->rejected,
+			       n->refused);
+			xml_attr(stdout, n->refused_by);
+			printf("\"/>\n");
 		}
 		if (pert) {
 			const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
@@ -398,6 +417,17 @@ int mgr_cmd_report(int argc, char **argv)
 		       jr ? jr->skipped_bytes : 0);
 		if (jr && jr->first_problem[0])
 			printf("               first problem: %s\n", jr->first_problem);
+		if (refused_total(nodes)) {
+			printf("refused        %" PRIu64 " frames (of a stream not their "
+			       "sender's, or a seq out of the window), not stored\n",
+			       refused_total(nodes));
+			for (size_t i = 0; i < nodes->count; i++)
+				if (nodes->n[i].refused)
+					printf("               by %s %016" PRIx64 ": %" PRIu64
+					       ", from %s\n", nodes->n[i].name[0] ?
+					       nodes->n[i].name : "?", nodes->n[i].id,
+					       nodes->n[i].refused, nodes->n[i].refused_by);
+		}
 		printf("\nstreams\n");
 		for (size_t i = 0; i < ns; i++) {
 			const struct proto_stream *s = proto_trace_stream(t, i);

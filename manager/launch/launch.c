@@ -385,7 +385,7 @@ static int start_collector(struct launch *L, int i)
 		return -1;
 	}
 	snprintf(logpath, sizeof(logpath), "%s/collector-%s.log", L->logdir, c->name);
-	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	L->started++;
 	if (mgr_spawn_listener(argv, ch, L->start_ms, 1, fd) < 0) {
 		if (ch->status && WIFEXITED(ch->status))
@@ -947,7 +947,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	 * certificate per collector host and for the manager, and a secret,
 	 * used when the description names none. Edges of the tree that cross
 	 * hosts run TLS with them; every connection proves the secret. */
-	if (mkdir(dir, 0755) < 0) {
+	if (mkdir(dir, 0700) < 0) {
 		mgr_err("cannot create %s: %m", dir);
 		goto out;
 	}
@@ -1028,7 +1028,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L.root.addr, dir);
 	snprintf(L.logdir, sizeof(L.logdir), "%s/logs", dir);
 	snprintf(path, sizeof(path), "%s/plan", dir);
-	if (mkdir(L.logdir, 0755) < 0 || mgr_jobdesc_plan(argv[optind], path)) {
+	if (mkdir(L.logdir, 0700) < 0 || mgr_jobdesc_plan(argv[optind], path)) {
 		mgr_err("cannot write the plan and logs into %s", dir);
 		goto stop;
 	}

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manager/launch/ca.h"
 #include "manager/mgr.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
@@ -41,7 +42,8 @@ static void help(FILE *out)
 	      "  --sensors LIST        libc,mpi,mem (default libc,mem; mpi adds the MPI sensor)\n"
 	      "  --mpi FLAVOUR         openmpi or mpich: which MPI sensor (default: detected\n"
 	      "                        from PROGRAM, or mpirun's installation)\n"
-	      "  --secret-file F       job secret the sensors must prove (default: none)\n"
+	      "  --secret-file F       job secret the sensors must prove (default: a new\n"
+	      "                        one, DIR/creds/secret, as launch makes)\n"
 	      "  --keep-going          do not fail when PROGRAM exits non-zero\n"
 	      "  --no-pingpong         when PROGRAM is mpirun/mpiexec, do not measure the\n"
 	      "                        network first (by default: an MPI ping-pong of two\n"
@@ -79,7 +81,7 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 		argv[3] = "--oversubscribe";
 	snprintf(logdir, sizeof(logdir), "%s/logs", dir);
 	snprintf(log, sizeof(log), "%s/pingpong.log", logdir);
-	if (mkdir(logdir, 0755) != 0 && errno != EEXIST) {
+	if (mkdir(logdir, 0700) != 0 && errno != EEXIST) {
 		mgr_netcal_skip(nc, "failed: cannot create %s: %s", logdir,
 				strerror(errno));
 		mgr_err("warning: network ping-pong %s: the SimGrid platform "
@@ -103,6 +105,7 @@ int mgr_cmd_run(int argc, char **argv)
 	};
 	const char *dir = NULL, *sensors = "libc,mem", *mpi = NULL, *secret = NULL;
 	char defdir[64], rootaddr[64], nodeaddr[64], *collector = NULL, *lib = NULL;
+	char creds[PATH_MAX], secretpath[PATH_MAX + 16];
 	struct mgr_child root, node;
 	int c, status = 1, keep_going = 0, pingpong = 1, is_mpirun;
 	struct mgr_netcal nc;
@@ -156,6 +159,22 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	}
 
+	/* A secret per job unless one is given (docs/SECURITY.md): without
+	 * one any local user could speak for the job's streams. */
+	if (!secret) {
+		if (mkdir(dir, 0700) != 0) {
+			mgr_err("cannot create %s: %s", dir, strerror(errno));
+			goto out;
+		}
+		snprintf(creds, sizeof(creds), "%s/creds", dir);
+		if (mgr_ca_generate(creds, NULL, 0, 30) != 0) {
+			mgr_err("cannot make the job's secret in %s", creds);
+			goto out;
+		}
+		snprintf(secretpath, sizeof(secretpath), "%s/%s", creds,
+			 MGR_CA_SECRET);
+		secret = secretpath;
+	}
 	const char *root_argv[] = {collector, "--listen", "127.0.0.1:0", "--print-port",
 			     "--output", dir, NULL, NULL, NULL};
 	if (secret) {

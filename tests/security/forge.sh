@@ -80,4 +80,12 @@ grep -q "^refused  *6 frames" "$T/report.txt" ||
 grep -q "seq 1000000000" "$T/report.txt" ||
 	{ cat "$T/report.txt"; fail "the report does not say what was refused"; }
 grep "^refused" -A3 "$T/report.txt" | sed 's/^/  report: /'
+
+echo "== tapestry run makes a secret per job"
+"$TAP" run -o "$T/run" -- true 2>"$T/run.err" || fail "tapestry run: $(cat $T/run.err)"
+[ "$(stat -c %a "$T/run/creds/secret" 2>/dev/null)" = 600 ] ||
+	fail "tapestry run made no secret (0600) in DIR/creds"
+[ "$(stat -c %a "$T/run")" = 700 ] || fail "tapestry run's job directory is not 0700"
+"$TAP" report "$T/run" | grep -q "ended" || fail "the run's stream did not prove the secret"
+echo "  $T/run/creds/secret, 0600; the stream stored"
 echo PASS

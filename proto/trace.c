@@ -395,6 +395,54 @@ static void on_array(struct proto_trace *t, const struct proto_event *r)
 		release_pending(t, p);
 }
 
+/* Every lost event once (proto-trace.md, "Losses"): the sensor says its
+ * drops twice - DROP records in the data (per thread, since the last one)
+ * and LOSS frames (a running total, resent after reconnects) - so the
+ * larger of the two is its count; a collector that dropped a batch says so
+ * in a LOSS of that one seq, which is then never stored. */
+static void loss_total(struct proto_stream *s)
+{
+	uint64_t cand = 0;
+
+	for (unsigned i = 0; i < s->loss_ncand; i++)
+		cand += s->loss_cand_n[i];
+	s->lost_events = (s->drop_events > s->sensor_loss ? s->drop_events :
+			  s->sensor_loss) + s->collector_loss + cand;
+}
+
+static void on_loss(struct proto_stream *s, const struct proto_loss *l)
+{
+	if (l->first_seq && l->first_seq == l->last_seq &&
+	    l->first_seq > s->last_seq) {
+		/* a collector's drop, or a sensor's first LOSS before its
+		 * batch was stored: decided when (if) that batch comes */
+		if (s->loss_ncand < 8) {
+			s->loss_cand_seq[s->loss_ncand] = l->first_seq;
+			s->loss_cand_n[s->loss_ncand++] = l->dropped;
+		} else {
+			s->collector_loss += l->dropped;
+		}
+	} else if (l->dropped > s->sensor_loss) {
+		s->sensor_loss = l->dropped;
+	}
+	loss_total(s);
+}
+
+/* Batch seq of s is stored: a single-seq LOSS naming it was a sensor's. */
+static void loss_stored(struct proto_stream *s, uint64_t seq)
+{
+	for (unsigned i = 0; i < s->loss_ncand; i++) {
+		if (s->loss_cand_seq[i] != seq)
+			continue;
+		if (s->loss_cand_n[i] > s->sensor_loss)
+			s->sensor_loss = s->loss_cand_n[i];
+		s->loss_cand_seq[i] = s->loss_cand_seq[--s->loss_ncand];
+		s->loss_cand_n[i] = s->loss_cand_n[s->loss_ncand];
+		i--;
+	}
+	loss_total(s);
+}
+
 static void on_record(struct proto_trace *t, const struct proto_event *r)
 {
 	if (r->type == PROTO_EV_STRING) {
@@ -411,8 +459,10 @@ static void on_record(struct proto_trace *t, const struct proto_event *r)
 		release_pending(t, p);
 	t->cur->events++;
 	t->stats.events++;
-	if (r->type == PROTO_EV_DROP)
-		t->cur->lost_events += (uint64_t)r->arg[0];
+	if (r->type == PROTO_EV_DROP) {
+		t->cur->drop_events += (uint64_t)r->arg[0];
+		loss_total(t->cur);
+	}
 	if ((r->flags & PROTO_EVF_HASARRAY) && p) {
 		p->ev = *r;
 		p->stream = t->cur;
@@ -458,6 +508,8 @@ static int on_batch(struct proto_trace *t, const struct proto_batch *b)
 	if (b->seq > s->last_seq + 1)
 		s->gap_batches += b->seq - s->last_seq - 1;
 	s->last_seq = b->seq;
+	if (s->loss_ncand)
+		loss_stored(s, b->seq);
 	s->batches++;
 	t->stats.batches++;
 	t->cur = s;
@@ -494,7 +546,7 @@ static int on_frame(struct proto_trace *t, const struct proto_frame *f)
 	case PROTO_MSG_LOSS:
 		if (!(s = stream_get(t, t->msg->u.loss.stream)))
 			return PROTO_E_NOMEM;
-		s->lost_events += t->msg->u.loss.dropped;
+		on_loss(s, &t->msg->u.loss);
 		break;
 	case PROTO_MSG_BYE:
 		if (!(s = stream_get(t, t->msg->u.bye.stream)))

@@ -1663,6 +1663,22 @@ static int seg_enter(struct proto_jobdir_r *r)
 	rc = S_ISREG(st.st_mode) ? seg_read_check(r->fd, n) : PROTO_E_FORMAT;
 	if (rc == PROTO_E_IO)
 		return rc;
+	if ((rc == PROTO_E_MAGIC || rc == PROTO_E_CHECKSUM) &&
+	    S_ISREG(st.st_mode) && r->size > SEG_HDR) {
+		/* A damaged header costs the header: the frames after it
+		 * are found by resynchronisation (header and payload CRCs),
+		 * as after any damaged frame. A header that checks but is
+		 * not this segment's (another version or number: a file
+		 * that is not ours, or a copy) still skips the file. */
+		r->rep.skipped_bytes += SEG_HDR;
+		r->rep.bad_segments++;
+		r->seg_bad = 1;
+		problem(r, "segments/%06u.tps: bad segment header (%s), its %u "
+			"bytes skipped, frames resynchronised", n,
+			proto_strerror(rc), SEG_HDR);
+		r->off = SEG_HDR;
+		return 0;
+	}
 	if (rc) {
 		r->rep.skipped_bytes += r->size;
 		r->rep.bad_segments++;

@@ -475,6 +475,61 @@ static void on_record(struct proto_trace *t, const struct proto_event *r)
 	emit(t, r, t->cur, NULL, 0);
 }
 
+#define GAP_RANGES 256
+
+/* Remember seqs lo..hi of s as never seen (for the index's event counts). */
+static void gap_note(struct proto_stream *s, uint64_t lo, uint64_t hi)
+{
+	if (!s->gap_range) {
+		s->gap_range = calloc(GAP_RANGES, sizeof(*s->gap_range));
+		if (!s->gap_range)
+			return;
+	}
+	if (s->ngap_range == GAP_RANGES)
+		return;
+	s->gap_range[s->ngap_range][0] = lo;
+	s->gap_range[s->ngap_range++][1] = hi;
+}
+
+static int in_gap(const struct proto_stream *s, uint64_t seq)
+{
+	for (unsigned i = 0; i < s->ngap_range; i++)
+		if (seq >= s->gap_range[i][0] && seq <= s->gap_range[i][1])
+			return 1;
+	return 0;
+}
+
+/* At the end of the read: the batches the index (and the BYEs) name that
+ * were never read - a segment cut or damaged - count as missing, with
+ * their events when the index has them (proto-trace.md, "Losses"). The
+ * index may be stale or damaged: what it cannot say is not counted. */
+static void gaps_from_index(struct proto_trace *t)
+{
+	struct proto_jobdir_index_entry e;
+
+	for (uint64_t i = 0; proto_jobdir_index_get(t->dir, i, &e) == 1; i++) {
+		struct proto_stream *s = stream_get(t, e.stream);
+
+		if (!s)
+			break;
+		if (e.seq > s->last_seq) {
+			s->gap_events += e.nrecords;
+			if (e.seq > s->top_seq)
+				s->top_seq = e.seq;
+		} else if (in_gap(s, e.seq)) {
+			s->gap_events += e.nrecords;
+		}
+	}
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct proto_stream *s = t->streams[i];
+
+		if (s->top_seq > s->last_seq) {
+			s->gap_batches += s->top_seq - s->last_seq;
+			gap_note(s, s->last_seq + 1, s->top_seq);
+		}
+	}
+}
+
 static int on_batch(struct proto_trace *t, const struct proto_batch *b)
 {
 	struct proto_stream *s = stream_get(t, b->stream);
@@ -505,8 +560,10 @@ static int on_batch(struct proto_trace *t, const struct proto_batch *b)
 		t->stats.bad_batches++;
 		return 0;
 	}
-	if (b->seq > s->last_seq + 1)
+	if (b->seq > s->last_seq + 1) {
 		s->gap_batches += b->seq - s->last_seq - 1;
+		gap_note(s, s->last_seq + 1, b->seq - 1);
+	}
 	s->last_seq = b->seq;
 	if (s->loss_ncand)
 		loss_stored(s, b->seq);
@@ -552,6 +609,8 @@ static int on_frame(struct proto_trace *t, const struct proto_frame *f)
 		if (!(s = stream_get(t, t->msg->u.bye.stream)))
 			return PROTO_E_NOMEM;
 		s->ended = 1;
+		if (t->msg->u.bye.last_seq > s->top_seq)
+			s->top_seq = t->msg->u.bye.last_seq;
 		break;
 	}
 	if (t->cb)
@@ -601,8 +660,10 @@ int proto_trace_next(struct proto_trace *t, struct proto_trace_event *out)
 						break;
 				}
 			}
-			if (t->nout == 0)
+			if (t->nout == 0) {
 				t->ended = 1;
+				gaps_from_index(t);
+			}
 			continue;
 		}
 		rc = on_frame(t, &f);
@@ -671,6 +732,7 @@ void proto_trace_close(struct proto_trace *t)
 	map_free(&t->pending_map, pending_free);
 	map_free(&t->stream_map, NULL);
 	for (size_t i = 0; i < t->nstreams; i++) {
+		free(t->streams[i]->gap_range);
 		kv_free(t->streams[i]->meta);
 		free(t->streams[i]);
 	}

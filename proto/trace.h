@@ -33,7 +33,11 @@ struct proto_stream {
 	char exe[256];
 	uint64_t batches, events;	/* yielded so far (containers excluded) */
 	uint64_t dup_batches;	/* stored twice, yielded once */
-	uint64_t gap_batches;	/* seq numbers never seen */
+	uint64_t gap_batches;	/* seq numbers never seen: between those
+				 * read, and at the end those the index or
+				 * the BYE name past the last one read */
+	uint64_t gap_events;	/* events of those, when the index has them */
+	uint64_t top_seq;	/* the highest seq a BYE or the index names */
 	/* Lost events, each counted once (docs/modules/proto-trace.md,
 	 * "Losses"): max(drop_events, sensor_loss) + collector_loss. */
 	uint64_t lost_events;
@@ -46,6 +50,10 @@ struct proto_stream {
 	 * bookkeeping; see proto-trace.md) */
 	uint64_t loss_cand_seq[8], loss_cand_n[8];
 	unsigned loss_ncand;
+	/* seq ranges never seen between those read, at most 256 (reader's
+	 * bookkeeping, for gap_events) */
+	uint64_t (*gap_range)[2];
+	unsigned ngap_range;
 	uint64_t last_seq;
 	int ended;		/* a BYE was seen */
 	struct proto_kv_list *meta;	/* all META keys, last value wins */

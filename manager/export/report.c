@@ -300,11 +300,12 @@ int mgr_cmd_report(int argc, char **argv)
 	const struct proto_trace_stats *st = proto_trace_stats(t);
 	const struct proto_jobdir_report *jr = proto_trace_report(t);
 	size_t ns = proto_trace_nstreams(t);
-	uint64_t lost = 0, gaps = 0;
+	uint64_t lost = 0, gaps = 0, gap_ev = 0;
 
 	for (size_t i = 0; i < ns; i++) {
 		lost += proto_trace_stream(t, i)->lost_events;
 		gaps += proto_trace_stream(t, i)->gap_batches;
+		gap_ev += proto_trace_stream(t, i)->gap_events;
 	}
 	if (xml) {
 		printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<report dir=\"");
@@ -313,10 +314,10 @@ int mgr_cmd_report(int argc, char **argv)
 		       "\" streams=\"%zu\" lost_events=\"%" PRIu64
 		       "\" gap_batches=\"%" PRIu64 "\" corrupt_batches=\"%" PRIu64
 		       "\" duplicate_batches=\"%" PRIu64 "\" skipped_bytes=\"%" PRIu64
-		       "\" refused_frames=\"%" PRIu64 "\">\n",
+		       "\" refused_frames=\"%" PRIu64 "\" gap_events=\"%" PRIu64 "\">\n",
 		       st->events, st->batches, ns, lost, gaps, st->bad_batches,
 		       st->dup_batches, jr ? jr->skipped_bytes : 0,
-		       refused_total(nodes));
+		       refused_total(nodes), gap_ev);
 		for (size_t i = 0; i < ns; i++) {
 			const struct proto_stream *s = proto_trace_stream(t, i);
 
@@ -327,8 +328,9 @@ int mgr_cmd_report(int argc, char **argv)
 			xml_attr(stdout, s->exe);
 			printf("\" events=\"%" PRIu64 "\" batches=\"%" PRIu64
 			       "\" lost_events=\"%" PRIu64 "\" gap_batches=\"%" PRIu64
-			       "\" ended=\"%d\"", s->events, s->batches,
-			       s->lost_events, s->gap_batches, s->ended);
+			       "\" gap_events=\"%" PRIu64 "\" ended=\"%d\"", s->events,
+			       s->batches, s->lost_events, s->gap_batches,
+			       s->gap_events, s->ended);
 			if (volume_method(s))
 				printf(" compute_volumes=\"%s\"", volume_method(s));
 			printf("/>\n");
@@ -415,6 +417,9 @@ int mgr_cmd_report(int argc, char **argv)
 		       " batches missing, %" PRIu64 " corrupt batches, %" PRIu64
 		       " damaged bytes skipped\n", lost, gaps, st->bad_batches,
 		       jr ? jr->skipped_bytes : 0);
+		if (gap_ev)
+			printf("               the index names %" PRIu64 " events in the "
+			       "missing batches\n", gap_ev);
 		if (jr && jr->first_problem[0])
 			printf("               first problem: %s\n", jr->first_problem);
 		if (refused_total(nodes)) {
@@ -438,6 +443,9 @@ int mgr_cmd_report(int argc, char **argv)
 			       s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
 			       s->exe[0] ? s->exe : "?", s->events, s->lost_events,
 			       s->gap_batches, s->ended ? "ended" : "no end seen");
+			if (s->gap_events)
+				printf("                    %" PRIu64 " events in the "
+				       "missing batches (index)\n", s->gap_events);
 			if (volume_method(s))
 				printf("                    computation volumes from %s\n",
 				       volume_method(s));

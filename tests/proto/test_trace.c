@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/codec.h"
@@ -317,4 +318,35 @@ Test(trace, losses_counted_once_per_path)
 	cr_assert_eq(s->lost_events, 1050, "collector drop + sensor: %llu",
 		     (unsigned long long)s->lost_events);
 	cr_assert_eq(s->gap_batches, 1);
+}
+
+/* A segment cut in the middle: the batches the index lists past the cut are
+ * missing, with their events (docs/modules/proto-trace.md, "Losses"). */
+Test(trace, cut_segment_counted_from_the_index)
+{
+	struct proto_event ev[10];
+	char seg[128];
+	struct stat sb;
+
+	for (int i = 0; i < 10; i++)
+		ev[i] = ev_of(PROTO_EV_WRITE, 0, 10 + (uint64_t)i);
+	put_meta(7, "exe", "cut");
+	for (uint64_t s = 1; s <= 95; s++)
+		put_batch(7, s, ev, 10, 0);
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PROTO_MSG_BYE;
+	msg->u.bye.stream = 7;
+	msg->u.bye.last_seq = 95;
+	put_msg();
+	cr_assert_eq(proto_jobdir_close(w), 0);
+	snprintf(seg, sizeof(seg), "%s/segments/000000.tps", dir);
+	cr_assert_eq(stat(seg, &sb), 0);
+	cr_assert_eq(truncate(seg, sb.st_size / 2 + 7), 0);	/* mid-frame */
+
+	const struct proto_stream *s = read_all(7);
+	cr_assert_lt(s->batches, 95);
+	cr_assert_eq(s->gap_batches, 95 - s->batches, "%llu read, %llu missing",
+		     (unsigned long long)s->batches,
+		     (unsigned long long)s->gap_batches);
+	cr_assert_eq(s->gap_events, 10 * (95 - s->batches));
 }

@@ -12,6 +12,40 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "proto/trace.h"
+
+int mgr_export_strict;
+
+int mgr_export_damage(struct proto_trace *t, const char *dir,
+		      const char *format)
+{
+	const struct proto_trace_stats *ts = proto_trace_stats(t);
+	const struct proto_jobdir_report *jr = proto_trace_report(t);
+	uint64_t lost = 0, gaps = 0, gap_ev = 0, skipped = jr ? jr->skipped_bytes : 0;
+
+	for (size_t i = 0; i < proto_trace_nstreams(t); i++) {
+		const struct proto_stream *s = proto_trace_stream(t, i);
+
+		lost += s->lost_events;
+		gaps += s->gap_batches;
+		gap_ev += s->gap_events;
+	}
+	char where[300] = "", in_gaps[64] = "";
+
+	if (!ts->bad_batches && !skipped && !gaps && !lost)
+		return 0;
+	if (skipped && jr->first_problem[0])
+		snprintf(where, sizeof(where), ": %s", jr->first_problem);
+	if (gap_ev)
+		snprintf(in_gaps, sizeof(in_gaps), " (%" PRIu64 " events per the "
+			 "index)", gap_ev);
+	mgr_err("%s: damaged job directory (%" PRIu64 " corrupt batches, %"
+		PRIu64 " bytes skipped%s, %" PRIu64 " batches missing%s, %"
+		PRIu64 " events lost): %s %s", dir, ts->bad_batches, skipped,
+		where, gaps, in_gaps, lost, format, mgr_export_strict ?
+		"refused (--strict)" : "exported what is intact");
+	return mgr_export_strict ? -1 : 0;
+}
 
 static const struct {
 	const char *name;
@@ -36,11 +70,15 @@ static const struct {
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry export -f FORMAT [-o OUT] DIR\n"
+	fputs("usage: tapestry export -f FORMAT [-o OUT] [--strict] DIR\n"
 	      "  -f, --format FORMAT  one of:\n", out);
 	for (size_t i = 0; i < NFORMATS; i++)
 		fprintf(out, "      %-17s %s\n", formats[i].name, formats[i].summary);
 	fputs("  -o, --output OUT     output path (default: DIR/<format's name>; csv: '-' = stdout)\n"
+	      "  --strict             refuse a damaged job directory (corrupt or\n"
+	      "                       missing batches, damaged segments, lost events);\n"
+	      "                       without it every format exports what is intact\n"
+	      "                       and says what was skipped\n"
 	      "  The output appears only when complete: a failed export leaves nothing.\n"
 	      "\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result\n"
 	      "  times in ns from the job start; empty fields where the event has no such value.\n",
@@ -119,6 +157,7 @@ int mgr_cmd_export(int argc, char **argv)
 	static const struct option opts[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
+		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -132,6 +171,7 @@ int mgr_cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
+		case 'S': mgr_export_strict = 1; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
 		}

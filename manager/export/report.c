@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/export/export.h"
 #include "manager/mgr.h"
 #include "manager/post/causality.h"
 #include "manager/post/comms.h"
@@ -114,10 +115,13 @@ static uint64_t refused_total(const struct nodes *nodes)
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry report [--xml] DIR\n"
+	fputs("usage: tapestry report [--xml] [--strict] DIR\n"
 	      "  Events per type and rank, streams (traced processes) with their\n"
 	      "  losses, and what was skipped as damaged.\n"
-	      "  --xml   machine-readable output\n",
+	      "  --xml   machine-readable output\n"
+	      "  --strict  exit 1 when the job directory is damaged (corrupt or\n"
+	      "          missing batches, damaged segments, lost events), as\n"
+	      "          `tapestry export --strict` refuses it\n",
 	      out);
 }
 
@@ -207,6 +211,7 @@ int mgr_cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"xml", no_argument, NULL, 'x'},
+		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -219,6 +224,7 @@ int mgr_cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'x': xml = 1; break;
+		case 'S': mgr_export_strict = 1; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
 		}
@@ -531,7 +537,7 @@ int mgr_cmd_report(int argc, char **argv)
 			       cs->coll_violations_before, cs->coll_violations_after,
 			       cs->coll_moved, cms->named, cms->inter, cms->unnamed);
 	}
-	status = 0;
+	status = mgr_export_strict && mgr_export_damage(t, dir, "report") ? 1 : 0;
 out:
 	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
 		free(tally[ty].by_rank);

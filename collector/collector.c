@@ -687,6 +687,7 @@ void col_free(struct col *c)
 
 	if (!c)
 		return;
+	c->freeing = 1;
 	while ((cn = c->conns))
 		col_conn_close(cn, NULL);
 	if (c->listener)

@@ -23,6 +23,7 @@
 
 #include "collector/internal.h"
 #include "proto/auth.h"
+#include "proto/jobdir.h"
 
 #define CONN_READ_HW (1u << 20)		/* input kept per connection */
 #define CONN_MAX_READ (256u << 10)	/* bytes per read(2) */
@@ -285,6 +286,46 @@ int col_conn_finish(struct col_conn *cn)
 	return 0;
 }
 
+/* A sensor's connection ended before its BYE (the process was killed, or
+ * the link broke): say when, in a META of the stream
+ * ("collector.closed_ns", this host's CLOCK_MONOTONIC, the clock the
+ * sensor stamps with), so the report can tell how much of the process's
+ * end is not in the trace (docs/modules/collector.md). */
+static void note_closed(struct col_conn *cn)
+{
+	struct col *c = cn->col;
+	struct col_stream *s = col_stream_get(c, cn->peer_id, 0);
+	struct proto_msg *m;
+	struct col_frame *f;
+	int rc;
+
+	if (c->freeing || cn->role != PROTO_ROLE_SENSOR ||
+	    cn->state != CS_STREAM || !s || s->bye ||
+	    !(m = malloc(sizeof(*m))))	/* large: not on the stack */
+		return;
+	memset(&m->u.meta, 0, sizeof(m->u.meta));
+	m->type = PROTO_MSG_META;
+	m->u.meta.id = cn->peer_id;
+	m->u.meta.n = 1;
+	snprintf(m->u.meta.kv[0].key, sizeof(m->u.meta.kv[0].key),
+		 "collector.closed_ns");
+	snprintf(m->u.meta.kv[0].value, sizeof(m->u.meta.kv[0].value),
+		 "%" PRIu64, col_now_ns());
+	f = col_frame_msg(c, m, &rc);
+	free(m);
+	if (!f)
+		return;
+	f->stream = cn->peer_id;
+	if (c->root) {
+		if (proto_jobdir_append(c->jobdir, f->data, f->len))
+			col_warn("job %s: META of a closed stream not stored",
+				 c->cfg.output);
+		col_frame_unref(f);
+	} else {
+		col_up_enqueue(c, f);
+	}
+}
+
 void col_conn_close(struct col_conn *cn, const char *why)
 {
 	struct col *c = cn->col;
@@ -294,6 +335,7 @@ void col_conn_close(struct col_conn *cn, const char *why)
 
 	if (why)
 		col_info("connection %s closed: %s", cn->peer, why);
+	note_closed(cn);
 	if (cn->state == CS_STREAM && cn->role != PROTO_ROLE_STATUS &&
 	    c->st.children)
 		c->st.children--;

@@ -249,6 +249,8 @@ struct col {
 	size_t scratch_cap;
 	uint8_t *scratch_out;
 
+	int freeing;			/* col_free: connections closing */
+
 	/* backpressure */
 	int paused;
 	struct event *resume_ev;

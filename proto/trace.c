@@ -459,6 +459,10 @@ static void on_record(struct proto_trace *t, const struct proto_event *r)
 		release_pending(t, p);
 	t->cur->events++;
 	t->stats.events++;
+	if (!t->cur->t_first || r->t_start < t->cur->t_first)
+		t->cur->t_first = r->t_start;
+	if (r->t_end > t->cur->t_last)
+		t->cur->t_last = r->t_end;
 	if (r->type == PROTO_EV_DROP) {
 		t->cur->drop_events += (uint64_t)r->arg[0];
 		loss_total(t->cur);

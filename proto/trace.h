@@ -55,6 +55,8 @@ struct proto_stream {
 	uint64_t (*gap_range)[2];
 	unsigned ngap_range;
 	uint64_t last_seq;
+	uint64_t t_first, t_last;	/* earliest start, latest end of its
+					 * events (ns, the sensor's clock) */
 	int ended;		/* a BYE was seen */
 	struct proto_kv_list *meta;	/* all META keys, last value wins */
 };

@@ -103,6 +103,24 @@ static void on_stats(void *arg, const struct proto_frame *f)
 	kv_str(m, "refused_by", n->refused_by, sizeof(n->refused_by));
 }
 
+/* A stream that ended without BYE (its process killed): the time between
+ * its last stored event and the moment its collector saw the connection
+ * close ("collector.closed_ns", same host, same clock), and the events
+ * that time held at the stream's mean rate - an estimate, said as one.
+ * 0 when there is nothing to say. */
+static uint64_t undelivered(const struct proto_stream *s, uint64_t *gap_ns)
+{
+	const char *v = proto_stream_meta(s, "collector.closed_ns");
+	uint64_t closed = v ? strtoull(v, NULL, 10) : 0;
+
+	*gap_ns = 0;
+	if (s->ended || !closed || closed <= s->t_last || s->t_last <= s->t_first)
+		return 0;
+	*gap_ns = closed - s->t_last;
+	return (uint64_t)((double)s->events * (double)*gap_ns /
+			  (double)(s->t_last - s->t_first) + 0.5);
+}
+
 /* Frames the collectors refused (SECURITY.md, "Streams"), all of them. */
 static uint64_t refused_total(const struct nodes *nodes)
 {
@@ -306,12 +324,13 @@ int mgr_cmd_report(int argc, char **argv)
 	const struct proto_trace_stats *st = proto_trace_stats(t);
 	const struct proto_jobdir_report *jr = proto_trace_report(t);
 	size_t ns = proto_trace_nstreams(t);
-	uint64_t lost = 0, gaps = 0, gap_ev = 0;
+	uint64_t lost = 0, gaps = 0, gap_ev = 0, undeliv = 0, gap_ns;
 
 	for (size_t i = 0; i < ns; i++) {
 		lost += proto_trace_stream(t, i)->lost_events;
 		gaps += proto_trace_stream(t, i)->gap_batches;
 		gap_ev += proto_trace_stream(t, i)->gap_events;
+		undeliv += undelivered(proto_trace_stream(t, i), &gap_ns);
 	}
 	if (xml) {
 		printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<report dir=\"");
@@ -337,6 +356,9 @@ int mgr_cmd_report(int argc, char **argv)
 			       "\" gap_events=\"%" PRIu64 "\" ended=\"%d\"", s->events,
 			       s->batches, s->lost_events, s->gap_batches,
 			       s->gap_events, s->ended);
+			if (undelivered(s, &gap_ns))
+				printf(" undelivered_ns=\"%" PRIu64 "\" undelivered_events_estimate=\"%"
+				       PRIu64 "\"", gap_ns, undelivered(s, &gap_ns));
 			if (volume_method(s))
 				printf(" compute_volumes=\"%s\"", volume_method(s));
 			printf("/>\n");
@@ -426,6 +448,10 @@ int mgr_cmd_report(int argc, char **argv)
 		if (gap_ev)
 			printf("               the index names %" PRIu64 " events in the "
 			       "missing batches\n", gap_ev);
+		if (undeliv)
+			printf("               about %" PRIu64 " events never delivered "
+			       "by processes that ended without BYE (estimated, below)\n",
+			       undeliv);
 		if (jr && jr->first_problem[0])
 			printf("               first problem: %s\n", jr->first_problem);
 		if (refused_total(nodes)) {
@@ -452,6 +478,11 @@ int mgr_cmd_report(int argc, char **argv)
 			if (s->gap_events)
 				printf("                    %" PRIu64 " events in the "
 				       "missing batches (index)\n", s->gap_events);
+			if (undelivered(s, &gap_ns))
+				printf("                    its connection closed %.1f ms "
+				       "after its last stored event: about %" PRIu64
+				       " events not delivered (at its mean rate)\n",
+				       (double)gap_ns / 1e6, undelivered(s, &gap_ns));
 			if (volume_method(s))
 				printf("                    computation volumes from %s\n",
 				       volume_method(s));

@@ -120,7 +120,10 @@ struct col_stream *col_stream_get(struct col *c, uint64_t id, int create)
 
 void col_stream_gc(struct col *c, struct col_stream *s)
 {
-	if (c->root || !s || s->owner || s->ua_head)
+	/* A stream is forgotten only once it ended (BYE): until then its seq
+	 * is the base of its window, so that a connection that is not its
+	 * sensor's cannot restart it far ahead (out_of_window). */
+	if (c->root || !s || s->owner || s->ua_head || !s->bye)
 		return;
 	col_map_del(&c->streams, s->id);
 	free(s);
@@ -198,6 +201,51 @@ void col_refuse(struct col_conn *cn, uint64_t stream, uint64_t seq,
 			c->refused_by[sizeof(c->refused_by) - 1] = 0;
 		}
 	}
+}
+
+/* The seq a stream's next BATCH is measured from: the last one stored
+ * (root) or taken from below (others), or the last one a LOSS named
+ * (batches a collector dropped). */
+static uint64_t seq_base(const struct col *c, const struct col_stream *s)
+{
+	uint64_t b = c->root ? s->last_seq : s->fwd_seq;
+
+	return s->loss_seq > b ? s->loss_seq : b;
+}
+
+/* A BATCH is taken only within cfg.seq_window batches after its stream's
+ * base (seq_base), and at the root never past its stream's BYE: a forged
+ * seq far ahead would make every later batch of the real stream look like
+ * a duplicate (docs/SECURITY.md, "Streams"). A collector that has not seen
+ * the stream yet (restarted: the sensor resumes at any seq) leaves it to
+ * the root, which knows what it stored. 1 when refused (counted, logged). */
+static int out_of_window(struct col *c, struct col_conn *cn,
+			 const struct col_stream *s, uint64_t seq)
+{
+	uint64_t base = seq_base(c, s);
+
+	if (c->root && s->bye > 1 && seq > s->bye_seq) {
+		col_refuse(cn, s->id, seq, "a batch after the end of its "
+			   "stream");
+		return 1;
+	}
+	if (seq <= base || seq - base <= c->cfg.seq_window ||
+	    (!c->root && !base))
+		return 0;
+	col_refuse(cn, s->id, seq, "seq out of the window");
+	return 1;
+}
+
+/* 1 when a and b are loopback connections of the same user: a process of
+ * that user could take over the other anyway (ptrace, its files), so a
+ * second connection of a stream from it is a reconnect, not a forgery. */
+static int same_user(struct col_conn *a, struct col_conn *b)
+{
+	if (!a->has_uid && loopback_uid(a, &a->uid) == 0)
+		a->has_uid = 1;
+	if (!b->has_uid && loopback_uid(b, &b->uid) == 0)
+		b->has_uid = 1;
+	return a->has_uid && b->has_uid && a->uid == b->uid;
 }
 
 /* May cn speak for stream id? A sensor speaks only for the stream of its
@@ -428,9 +476,25 @@ static int on_auth(struct col_conn *cn, const struct proto_msg *m)
 
 		if (s && s->owner && s->owner != cn &&
 		    s->owner->state == CS_STREAM) {
-			col_refuse(cn, cn->peer_id, 0, "a second connection "
-				   "for a stream that is connected");
-			return PROTO_E_AUTH;
+			struct col_conn *old = s->owner;
+
+			if (old->role != PROTO_ROLE_SENSOR ||
+			    old->peer_id != cn->peer_id ||
+			    !same_user(cn, old)) {
+				col_refuse(cn, cn->peer_id, 0, "a second "
+					   "connection for a stream that is "
+					   "connected");
+				return PROTO_E_AUTH;
+			}
+			/* the sensor reconnected (its send timed out while
+			 * we were not reading, say) before we saw its old
+			 * connection end: the old one goes, its unread
+			 * batches are resent on the new one */
+			col_info("stream %016" PRIx64 " reconnected from %s: "
+				 "its connection from %s is closed", cn->peer_id,
+				 cn->peer, old->peer);
+			s->owner = NULL;
+			col_conn_close(old, NULL);
 		}
 	}
 	memset(&w, 0, sizeof(w));
@@ -523,10 +587,15 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 		uint64_t id = f->type == PROTO_MSG_CLOCK ? m->u.clock.child :
 			      f->stream;
 
-		if (may_speak(cn, id, 0, col_stream_get(c, id, 0))) {
+		s = col_stream_get(c, id, 0);
+		if (may_speak(cn, id, 0, s)) {
 			col_frame_unref(f);
 			return PROTO_E_AUTH;
 		}
+		if (f->type == PROTO_MSG_LOSS && s &&
+		    m->u.loss.last_seq > s->loss_seq &&
+		    m->u.loss.last_seq <= seq_base(c, s) + c->cfg.seq_window)
+			s->loss_seq = m->u.loss.last_seq;
 	}
 	if (f->type == PROTO_MSG_BATCH || f->type == PROTO_MSG_BYE) {
 		s = col_stream_get(c, f->stream, 1);
@@ -539,6 +608,17 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 			col_frame_unref(f);
 			return PROTO_E_AUTH;
 		}
+		if (f->type == PROTO_MSG_BATCH && out_of_window(c, cn, s, f->seq)) {
+			col_stream_gc(c, s);
+			col_frame_unref(f);
+			/* a sensor's connection is closed; a collector's link
+			 * is kept (it carries other streams, and would send
+			 * the frame again after a reconnect): the frame is
+			 * dropped unacknowledged, its sender keeps it */
+			return cn->role == PROTO_ROLE_SENSOR ? PROTO_E_FIELD : 0;
+		}
+		if (f->type == PROTO_MSG_BATCH && f->seq > s->fwd_seq)
+			s->fwd_seq = f->seq;
 		s->owner = cn;
 		if (f->type == PROTO_MSG_BATCH) {
 			c->st.batches_in++;
@@ -554,7 +634,7 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 		int fin = col_root_frame(c, cn, f, m);
 
 		col_frame_unref(f);
-		return fin < 0 ? fin : fin ? 1 : 0;
+		return fin ? 1 : 0;
 	}
 	col_up_enqueue(c, f);
 	return 0;

@@ -168,7 +168,8 @@ struct col_stream {
 	struct col_conn *owner;		/* connection the stream came from */
 	struct col_frame *ua_head, *ua_tail;	/* sent, not acknowledged */
 	uint64_t last_seq;		/* root: last stored seq */
-	uint64_t loss_seq;		/* root: highest seq a LOSS named */
+	uint64_t fwd_seq;		/* highest BATCH seq taken from below */
+	uint64_t loss_seq;		/* highest seq a LOSS named */
 	uint64_t lost;			/* root: batches missing */
 	int bye;
 	uint64_t bye_seq;		/* BYE's last_seq */
@@ -349,8 +350,7 @@ void col_set_up_connector(struct col *c,
 int col_root_open(struct col *c);
 void col_root_close(struct col *c);
 /* Store one frame from cn (root mode); sends the ACKs. Returns 1 when cn
- * sent the BYE of its own stream and is to be finished, PROTO_E_FIELD
- * when a BATCH was refused (seq out of the window: counted, logged). */
+ * sent the BYE of its own stream and is to be finished. */
 int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		   const struct proto_msg *m);
 

@@ -107,31 +107,6 @@ static void note_gap(struct col *c, struct col_stream *s, uint64_t missing)
 	c->meta_dirty = 1;
 }
 
-/* A BATCH is stored only within cfg.seq_window batches after the last
- * one stored for its stream (or the last one a LOSS said was dropped),
- * and never past its stream's BYE: a forged seq far ahead would make
- * every later batch of the real stream look like a duplicate
- * (docs/SECURITY.md, "Streams"). 1 when refused (counted, logged). */
-static int out_of_window(struct col *c, struct col_conn *cn,
-			 const struct col_stream *s, uint64_t seq)
-{
-	uint64_t base = s->loss_seq > s->last_seq ? s->loss_seq : s->last_seq;
-
-	if (s->bye > 1 && seq > s->bye_seq) {
-		if (cn)
-			col_refuse(cn, s->id, seq, "a batch after the end "
-				   "of its stream");
-		return 1;
-	}
-	if (seq - base <= c->cfg.seq_window || seq <= base)
-		return 0;
-	if (cn)
-		col_refuse(cn, s->id, seq, "seq out of the window");
-	else
-		c->st.refused++;
-	return 1;
-}
-
 int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		   const struct proto_msg *m)
 {
@@ -150,8 +125,6 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 			send_ack(cn, s->id, s->last_seq);
 			return 0;
 		}
-		if (out_of_window(c, cn, s, f->seq))
-			return PROTO_E_FIELD;
 		rc = proto_jobdir_append(c->jobdir, f->data, f->len);
 		if (rc) {
 			col_err("job %s: append: %s", c->cfg.output,
@@ -180,10 +153,6 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		send_ack(cn, s->id, s->last_seq);
 		goto bye_done;
 	} else if (f->type == PROTO_MSG_LOSS) {
-		s = col_stream_get(c, m->u.loss.stream, 1);
-		if (s && m->u.loss.last_seq > s->loss_seq &&
-		    m->u.loss.last_seq - s->last_seq <= c->cfg.seq_window)
-			s->loss_seq = m->u.loss.last_seq;
 		col_warn("stream %016" PRIx64 ": %" PRIu64 " events lost "
 			 "upstream", m->u.loss.stream, m->u.loss.dropped);
 	}

@@ -228,6 +228,36 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 	return next(fd, timeout_ms) == 1 && msg.type == PROTO_MSG_WELCOME;
 }
 
+/* After a forged BATCH: refused when the server sends ERROR and closes,
+ * or never acknowledges it (a collector's link is not closed for one
+ * frame: the frame is dropped; the log says so); accepted (exit 1) when
+ * an ACK covers it. */
+static int forge_verdict(int fd, uint64_t stream, uint64_t seq)
+{
+	uint64_t t0 = now_ms();
+	int rc;
+
+	while ((rc = next(fd, timeout_ms)) == 1) {
+		if (msg.type == PROTO_MSG_ACK && msg.u.ack.stream == stream &&
+		    msg.u.ack.seq >= seq) {
+			printf("attack forge: ACCEPTED (ACK %" PRIu64 ")\n",
+			       msg.u.ack.seq);
+			return 1;
+		}
+		if (msg.type == PROTO_MSG_ERROR)
+			printf("attack forge: ERROR %s (%d): %s\n",
+			       proto_errname(msg.u.error.code),
+			       msg.u.error.code, msg.u.error.message);
+	}
+	if (rc == 0)
+		printf("attack forge: closed by the server after %" PRIu64
+		       " ms\n", now_ms() - t0);
+	else
+		printf("attack forge: not acknowledged in %d ms, not closed "
+		       "(dropped)\n", timeout_ms);
+	return 0;
+}
+
 /* The modes that start with a good handshake (forge, hold-frame, idle). */
 static int after_handshake(int fd, const char *mode, uint64_t id,
 			   const uint8_t cn[PROTO_NONCE], uint64_t stream,
@@ -262,7 +292,7 @@ static int after_handshake(int fd, const char *mode, uint64_t id,
 		printf("attack forge: %zu-byte BATCH of %016" PRIx64 " seq %"
 		       PRIu64 " sent as %016" PRIx64 "\n", len,
 		       msg.u.batch.stream, seq, id);
-		return verdict(fd, mode, 0, now_ms());
+		return forge_verdict(fd, msg.u.batch.stream, seq);
 	}
 	{	/* hold-frame: 15 MiB of a 16 MiB BATCH, then wait */
 		size_t total = PROTO_FRAME_MAX, part = 15u << 20, sent = 0;

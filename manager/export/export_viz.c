@@ -631,7 +631,7 @@ static uint64_t index_total(const char *dir)
 	return n;
 }
 
-int mgr_viz_scan(const char *dir, struct viz_scan *s)
+int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 {
 	struct viz_progress pg;
 	struct mgr_events *e;
@@ -697,7 +697,7 @@ int mgr_viz_scan(const char *dir, struct viz_scan *s)
 	if (rc == 0) {
 		struct proto_trace *t = mgr_events_trace(e);
 
-		if (mgr_export_damage(t, dir, "export")) {
+		if (mgr_export_damage(t, dir, format)) {
 			mgr_events_close(e);
 			return -1;
 		}

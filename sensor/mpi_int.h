@@ -48,17 +48,15 @@ SN_HIDDEN void mw_call_done(struct mw_call *c);
 SN_HIDDEN void mw_compute_setup(void);
 
 /* At an MPI call's entry (now: sn_now()): the COMPUTE event covering this
- * thread's time since its previous MPI exit, if there was one: emitted now,
- * or (method 0, a short stretch) left for mw_compute_exit, without a system
- * call here. Must be called inside sn_enter()/sn_leave(), before any
- * sn_slot() of the call. */
+ * thread's time since its previous MPI exit, if there was one. A short
+ * stretch during which the thread stayed on the CPU makes no system call
+ * (method 0).
+ * Must be called inside sn_enter()/sn_leave(), before any sn_slot() of the
+ * call. */
 SN_HIDDEN void mw_compute_enter(uint64_t now);
 
-/* At an MPI call's exit (t1: its end stamp), before its record: method 0
- * reads the CPU time and emits the COMPUTE event the entry left. */
-SN_HIDDEN void mw_compute_exit(uint64_t t1);
-
-/* After the call's record: method 1's reads; the next stretch starts. */
+/* After the call's record: method 1's counter read, a CPU-time read when
+ * the call may have left the CPU; the next stretch starts. */
 SN_HIDDEN void mw_compute_open(void);
 
 /* The calibrated rate in flop/s (0 before mw_compute_setup). */

@@ -663,9 +663,6 @@ static void mw_end(struct mw_call *c, int rc)
 			c->flags |= PROTO_EVF_FAILED;
 		if (c->narr)
 			c->flags |= PROTO_EVF_HASARRAY;
-		/* the CPU-time read, and a COMPUTE event that waited for it,
-		 * before the call's record */
-		mw_compute_exit(t1);
 		e = sn_slot();
 		if (e) {
 			e->t_start = c->t0;

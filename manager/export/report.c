@@ -1,0 +1,723 @@
+/*
+ * manager/export/report.c - `tapestry report`: what a job directory holds.
+ *
+ * Streams (one per traced process) with their host, pid, rank and losses;
+ * events per type and per rank; what the reader had to skip; the collectors'
+ * last statistics; the clock, perturbation and causality figures of the
+ * post-processing. Gathered once into a struct report (report_gather), then
+ * printed from it as text (default) or XML (--xml, for scripts).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/mgr.h"
+#include "manager/post/causality.h"
+#include "manager/post/comms.h"
+#include "manager/post/events.h"
+#include "manager/post/perturb.h"
+#include "manager/post/post.h"
+#include "proto/error.h"
+#include "proto/msg.h"
+
+#define MAX_RANKS 4096		/* per-rank columns; others are summed as "other" */
+
+struct tally {
+	uint64_t total;
+	uint64_t *by_rank;	/* MAX_RANKS + 1 (last: no rank or over max) */
+};
+
+#define MAX_NODES 1024
+
+/* The last STATS report of each collector, as stored by the root. */
+struct node_stats {
+	uint64_t id;
+	char name[64], role[16];
+	uint64_t events_in, drops, filtered, spilled, reconnects, rejected;
+};
+
+struct nodes {
+	struct node_stats n[MAX_NODES];
+	size_t count;
+	struct proto_msg *msg;
+};
+
+static uint64_t kv_u64(const struct proto_meta *m, const char *key)
+{
+	const char *v = proto_meta_get(m, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+static void kv_str(const struct proto_meta *m, const char *key, char *out,
+		   size_t len)
+{
+	const char *v = proto_meta_get(m, key);
+
+	if (v)
+		snprintf(out, len, "%s", v);
+}
+
+/* How the MPI sensor measured this stream's computation volumes (META
+ * compute_method, sensor-mpi.md): instruction counts do not depend on the
+ * run's timing, CPU time does. NULL when the stream says nothing. */
+static const char *volume_method(const struct proto_stream *s)
+{
+	const char *m = proto_stream_meta(s, "compute_method");
+
+	if (!m)
+		return NULL;
+	return !strcmp(m, "1") ? "instructions" : !strcmp(m, "0") ? "cpu-time" : "unknown";
+}
+
+static void on_stats(void *arg, const struct proto_frame *f)
+{
+	struct nodes *ns = arg;
+	struct node_stats *n = NULL;
+
+	if (f->type != PROTO_MSG_STATS || !ns->msg ||
+	    proto_msg_decode(f, ns->msg) != 0)
+		return;
+	const struct proto_meta *m = &ns->msg->u.meta;
+	for (size_t i = 0; i < ns->count; i++)
+		if (ns->n[i].id == m->id)
+			n = &ns->n[i];
+	if (!n) {
+		if (ns->count == MAX_NODES)
+			return;
+		n = &ns->n[ns->count++];
+		memset(n, 0, sizeof(*n));
+		n->id = m->id;
+	}
+	kv_str(m, "name", n->name, sizeof(n->name));
+	kv_str(m, "role", n->role, sizeof(n->role));
+	n->events_in = kv_u64(m, "events_in");
+	n->drops = kv_u64(m, "drops");
+	n->filtered = kv_u64(m, "filtered");
+	n->spilled = kv_u64(m, "spilled_bytes");
+	n->reconnects = kv_u64(m, "reconnects");
+	n->rejected = kv_u64(m, "rejected");
+}
+
+static void help(FILE *out)
+{
+	fputs("usage: tapestry report [--xml] DIR\n"
+	      "  Events per type and rank, streams (traced processes) with their\n"
+	      "  losses, and what was skipped as damaged.\n"
+	      "  --xml   machine-readable output\n",
+	      out);
+}
+
+/* The test of one communication model on the receives whose message came
+ * late ([004] 6.3: mgr_perturb_model_check). */
+#define CHECK_SHOWN 4
+struct model_test {
+	const char *what, *label;	/* XML name, text label */
+	double lat, npb;		/* the model: latency, ns per byte */
+	size_t n, rejected;		/* sizes tested (may exceed CHECK_SHOWN) */
+	struct mgr_model_check c[CHECK_SHOWN];
+};
+
+/* Everything the report prints, gathered once. */
+struct report {
+	const char *dir;
+	struct proto_trace *t;
+	struct mgr_events *me;			/* NULL: post-processing failed */
+	const struct mgr_post *post;		/* these four: NULL with me */
+	const struct mgr_perturb_stats *ps;
+	const struct mgr_causality_stats *cs;
+	const struct mgr_comms_stats *cms;
+	/* the span of the program's own events, traced and corrected: over
+	 * the MPI ranks' streams when there are any (span_ranks; a launcher's
+	 * streams cover the whole job, uncorrected), else over every stream */
+	int64_t span_raw, span_cor;
+	int span_ranks;
+	struct model_test tests[2];		/* fitted, then ping-pong */
+	size_t ntests;
+	struct tally tally[PROTO_EV__COUNT];
+	int maxrank;				/* highest rank seen; -1: none */
+	struct nodes *nodes;			/* NULL when out of memory */
+	const struct proto_trace_stats *st;
+	const struct proto_jobdir_report *jr;	/* NULL: nothing skipped */
+	size_t ns;				/* streams */
+	uint64_t lost, gaps;			/* over every stream */
+};
+
+/* The spans of the traced and corrected events (struct report). */
+static void gather_span(struct report *r)
+{
+	struct mgr_event ev;
+	int64_t r0[2] = {INT64_MAX, INT64_MAX}, r1[2] = {INT64_MIN, INT64_MIN};
+	int64_t c0[2] = {INT64_MAX, INT64_MAX}, c1[2] = {INT64_MIN, INT64_MIN};
+
+	while (mgr_events_next(r->me, &ev) == 1) {
+		const struct proto_ev_info *info = proto_ev_info(ev.ev->type);
+
+		if (!info || info->category == PROTO_CAT_TRACER)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			if (k == 1 && ev.stream->rank < 0)
+				continue;
+			if (ev.rstart < r0[k]) r0[k] = ev.rstart;
+			if (ev.rend > r1[k]) r1[k] = ev.rend;
+			if (ev.start < c0[k]) c0[k] = ev.start;
+			if (ev.end > c1[k]) c1[k] = ev.end;
+		}
+	}
+	int k = r1[1] > r0[1] ? 1 : 0;
+	r->span_ranks = k;
+	if (r1[k] > r0[k]) {
+		r->span_raw = r1[k] - r0[k];
+		r->span_cor = c1[k] - c0[k];
+	}
+}
+
+static void gather_test(struct report *r, const struct mgr_perturb *pert,
+			const char *what, const char *label, double lat, double npb)
+{
+	struct model_test *m = &r->tests[r->ntests++];
+
+	m->what = what;
+	m->label = label;
+	m->lat = lat;
+	m->npb = npb;
+	m->n = mgr_perturb_model_check(pert, lat, npb, m->c, CHECK_SHOWN, &m->rejected);
+}
+
+/* Both models' tests: the one fitted on the trace, and the launch's
+ * ping-pong figures when meta.xml has them. */
+static void gather_tests(struct report *r, const struct mgr_perturb *pert)
+{
+	const char *l = proto_trace_meta(r->t, "net_latency_ns");
+	const char *b = proto_trace_meta(r->t, "net_bandwidth_Bps");
+	double lat = l ? atof(l) : 0, bw = b ? atof(b) : 0;
+
+	if (!r->ps->model_points)
+		return;
+	gather_test(r, pert, "fitted", "fitted on the trace", r->ps->model_latency_ns,
+		    r->ps->model_ns_per_byte);
+	if (lat > 0 && bw > 0)
+		gather_test(r, pert, "pingpong", "the launch's ping-pong", lat, 1e9 / bw);
+}
+
+/* The post-processing's figures; a failure is said and the rest reported. */
+static void gather_post(struct report *r)
+{
+	int prc;
+
+	if (!(r->me = mgr_events_open(r->dir, &prc))) {
+		mgr_err("%s: post-processing failed (%s)", r->dir, proto_strerror(prc));
+		return;
+	}
+	const struct mgr_causality *clc = mgr_events_causality(r->me);
+	const struct mgr_perturb *pert = mgr_events_perturb(r->me);
+
+	r->post = mgr_events_post(r->me);
+	gather_span(r);
+	if (pert) {
+		r->ps = mgr_perturb_stats(pert);
+		gather_tests(r, pert);
+	}
+	if (clc) {
+		r->cs = mgr_causality_stats(clc);
+		r->cms = mgr_comms_stats(mgr_causality_comms(clc));
+	}
+}
+
+/* Events per type and rank, and the collectors' STATS, in one read. */
+static int gather_events(struct report *r)
+{
+	struct proto_trace_event te;
+	int rc;
+
+	r->maxrank = -1;
+	if ((r->nodes = calloc(1, sizeof(*r->nodes))) &&
+	    (r->nodes->msg = malloc(sizeof(*r->nodes->msg))))
+		proto_trace_on_frame(r->t, on_stats, r->nodes);
+	while ((rc = proto_trace_next(r->t, &te)) == 1) {
+		struct tally *ty = &r->tally[te.ev->type];
+		int k = te.stream->rank;
+
+		if (!ty->by_rank &&
+		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
+			mgr_err("out of memory");
+			return PROTO_E_NOMEM;
+		}
+		ty->total++;
+		if (k < 0 || k >= MAX_RANKS)
+			k = MAX_RANKS;
+		else if (k > r->maxrank)
+			r->maxrank = k;
+		ty->by_rank[k]++;
+	}
+	if (rc < 0)
+		mgr_err("%s: read error: %s", r->dir, proto_strerror(rc));
+	return rc;
+}
+
+static void report_free(struct report *r)
+{
+	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
+		free(r->tally[ty].by_rank);
+	proto_trace_close(r->t);
+	mgr_events_close(r->me);
+	if (r->nodes)
+		free(r->nodes->msg);
+	free(r->nodes);
+}
+
+/* Fill r from the job directory dir: 0, or -1 after a message (r is to be
+ * freed either way). */
+static int report_gather(struct report *r, const char *dir)
+{
+	memset(r, 0, sizeof(*r));
+	r->dir = dir;
+	if (!(r->t = mgr_trace_open(dir)))
+		return -1;
+	gather_post(r);
+	if (gather_events(r) < 0)
+		return -1;
+	r->st = proto_trace_stats(r->t);
+	r->jr = proto_trace_report(r->t);
+	r->ns = proto_trace_nstreams(r->t);
+	for (size_t i = 0; i < r->ns; i++) {
+		r->lost += proto_trace_stream(r->t, i)->lost_events;
+		r->gaps += proto_trace_stream(r->t, i)->gap_batches;
+	}
+	return 0;
+}
+
+/* ---- XML ------------------------------------------------------------------ */
+
+static void xml_text(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default:
+			if ((unsigned char)*s < 0x20)
+				fprintf(out, "&#%d;", *s);
+			else
+				fputc(*s, out);
+		}
+	}
+}
+
+/* One attribute, ` name="value"`, by the value's type. */
+static void attr_s(FILE *out, const char *name, const char *v)
+{
+	fprintf(out, " %s=\"", name);
+	xml_text(out, v);
+	fputc('"', out);
+}
+
+static void attr_u(FILE *out, const char *name, uint64_t v)
+{
+	fprintf(out, " %s=\"%" PRIu64 "\"", name, v);
+}
+
+static void attr_i(FILE *out, const char *name, int64_t v)
+{
+	fprintf(out, " %s=\"%" PRId64 "\"", name, v);
+}
+
+static void attr_f(FILE *out, const char *name, int prec, double v)
+{
+	fprintf(out, " %s=\"%.*f\"", name, prec, v);
+}
+
+static void xml_streams(FILE *out, const struct report *r)
+{
+	for (size_t i = 0; i < r->ns; i++) {
+		const struct proto_stream *s = proto_trace_stream(r->t, i);
+
+		fprintf(out, "  <stream id=\"%016" PRIx64 "\"", s->id);
+		attr_i(out, "rank", s->rank);
+		attr_i(out, "pid", s->pid);
+		attr_s(out, "host", s->host);
+		attr_s(out, "exe", s->exe);
+		attr_u(out, "events", s->events);
+		attr_u(out, "batches", s->batches);
+		attr_u(out, "lost_events", s->lost_events);
+		attr_u(out, "gap_batches", s->gap_batches);
+		attr_i(out, "ended", s->ended);
+		if (volume_method(s))
+			attr_s(out, "compute_volumes", volume_method(s));
+		fputs("/>\n", out);
+	}
+}
+
+static void xml_events(FILE *out, const struct report *r)
+{
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+		const struct tally *y = &r->tally[ty];
+
+		if (!y->total)
+			continue;
+		fprintf(out, "  <events");
+		attr_s(out, "type", proto_ev_info(ty)->name);
+		attr_u(out, "count", y->total);
+		fputc('>', out);
+		for (int k = 0; k <= r->maxrank; k++)
+			if (y->by_rank[k])
+				fprintf(out, "<rank n=\"%d\" count=\"%" PRIu64 "\"/>", k,
+					y->by_rank[k]);
+		fputs("</events>\n", out);
+	}
+}
+
+static void xml_collectors(FILE *out, const struct report *r)
+{
+	for (size_t i = 0; r->nodes && i < r->nodes->count; i++) {
+		const struct node_stats *n = &r->nodes->n[i];
+
+		fprintf(out, "  <collector id=\"%016" PRIx64 "\"", n->id);
+		attr_s(out, "name", n->name);
+		attr_s(out, "role", n->role);
+		attr_u(out, "events_in", n->events_in);
+		attr_u(out, "drops", n->drops);
+		attr_u(out, "filtered", n->filtered);
+		attr_u(out, "spilled_bytes", n->spilled);
+		attr_u(out, "reconnects", n->reconnects);
+		attr_u(out, "rejected", n->rejected);
+		fputs("/>\n", out);
+	}
+}
+
+static void xml_tests(FILE *out, const struct report *r)
+{
+	for (size_t i = 0; i < r->ntests; i++) {
+		const struct model_test *m = &r->tests[i];
+		size_t shown = m->n < CHECK_SHOWN ? m->n : CHECK_SHOWN;
+
+		fprintf(out, "  <model_check");
+		attr_s(out, "model", m->what);
+		attr_f(out, "latency_ns", 1, m->lat);
+		attr_f(out, "ns_per_byte", 6, m->npb);
+		attr_u(out, "sizes_tested", m->n);
+		/* over every size tested, shown or not */
+		attr_i(out, "accepted", m->n && !m->rejected);
+		fputs(">\n", out);
+		for (size_t j = 0; j < shown; j++) {
+			const struct mgr_model_check *c = &m->c[j];
+
+			fprintf(out, "    <size");
+			attr_i(out, "bytes", c->bytes);
+			attr_u(out, "n", c->n);
+			attr_f(out, "model_ns", 1, c->model_ns);
+			attr_f(out, "error_mean_ns", 1, c->mean_ns);
+			attr_f(out, "error_sd_ns", 1, c->sd_ns);
+			attr_f(out, "t", 3, c->t);
+			attr_f(out, "critical", 3, c->critical);
+			attr_i(out, "accept", c->accept);
+			attr_f(out, "measured_min_ns", 1, c->min_ns);
+			attr_f(out, "measured_mean_ns", 1, c->avg_ns);
+			attr_f(out, "measured_max_ns", 1, c->max_ns);
+			fputs("/>\n", out);
+		}
+		fputs("  </model_check>\n", out);
+	}
+}
+
+static void xml_perturbation(FILE *out, const struct report *r)
+{
+	const struct mgr_perturb_stats *ps = r->ps;
+
+	fputs("  <perturbation", out);
+	attr_i(out, "span_traced_ns", r->span_raw);
+	attr_i(out, "span_corrected_ns", r->span_cor);
+	attr_i(out, "removed_ns", ps->removed_ns);
+	attr_f(out, "alpha_ns", 1, ps->alpha_ns);
+	attr_u(out, "receives", ps->receives);
+	attr_u(out, "receives_arrived", ps->receives_arrived);
+	attr_u(out, "receives_waited", ps->receives_waited);
+	attr_u(out, "receives_model", ps->receives_model);
+	attr_u(out, "receives_tail", ps->receives_tail);
+	attr_u(out, "collectives", ps->collectives);
+	attr_u(out, "collectives_sub", ps->collectives_sub);
+	attr_u(out, "collectives_tail", ps->collectives_tail);
+	attr_u(out, "measured_events", ps->measured_events);
+	attr_i(out, "measured_ns", ps->measured_ns);
+	attr_i(out, "probe_ns", ps->probe_ns);
+	attr_u(out, "cold_events", ps->cold_events);
+	attr_i(out, "cold_ns", ps->cold_ns);
+	attr_u(out, "model_points", ps->model_points);
+	attr_u(out, "model_kept", ps->model_kept);
+	attr_f(out, "model_latency_ns", 1, ps->model_latency_ns);
+	attr_f(out, "model_ns_per_byte", 4, ps->model_ns_per_byte);
+	attr_f(out, "model_resid_sd_ns", 1, ps->model_resid_sd_ns);
+	attr_f(out, "model_t", 2, ps->model_t_slope);
+	attr_u(out, "waits", ps->waits);
+	attr_i(out, "wait_ns", ps->wait_ns);
+	attr_u(out, "uncalibrated_streams", ps->uncalibrated_streams);
+	attr_u(out, "uncalibrated_events", ps->uncalibrated_events);
+	fputs("/>\n", out);
+	xml_tests(out, r);
+}
+
+static void xml_causality(FILE *out, const struct report *r)
+{
+	const struct mgr_causality_stats *cs = r->cs;
+
+	fputs("  <causality", out);
+	attr_u(out, "messages", cs->matched);
+	attr_u(out, "unmatched_sends", cs->unmatched_sends);
+	attr_u(out, "unmatched_receives", cs->unmatched_receives);
+	attr_u(out, "violations_before", cs->violations_before);
+	attr_u(out, "violations_after", cs->violations_after);
+	attr_u(out, "receives_moved", cs->jumps);
+	attr_i(out, "max_shift_ns", cs->max_shift_ns);
+	attr_i(out, "max_interval_change_ns", cs->max_interval_change_ns);
+	attr_i(out, "min_latency_ns", cs->min_latency_ns);
+	attr_u(out, "communicators_named", r->cms->named);
+	attr_u(out, "communicators_unnamed", r->cms->unnamed);
+	attr_u(out, "intercommunicators", r->cms->inter);
+	attr_u(out, "collectives", cs->collectives);
+	attr_u(out, "coll_violations_before", cs->coll_violations_before);
+	attr_u(out, "coll_violations_after", cs->coll_violations_after);
+	attr_u(out, "collectives_moved", cs->coll_moved);
+	fputs("/>\n", out);
+}
+
+static void report_xml(FILE *out, const struct report *r)
+{
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<report", out);
+	attr_s(out, "dir", r->dir);
+	attr_u(out, "events", r->st->events);
+	attr_u(out, "batches", r->st->batches);
+	attr_u(out, "streams", r->ns);
+	attr_u(out, "lost_events", r->lost);
+	attr_u(out, "gap_batches", r->gaps);
+	attr_u(out, "corrupt_batches", r->st->bad_batches);
+	attr_u(out, "duplicate_batches", r->st->dup_batches);
+	attr_u(out, "skipped_bytes", r->jr ? r->jr->skipped_bytes : 0);
+	fputs(">\n", out);
+	xml_streams(out, r);
+	xml_events(out, r);
+	if (r->post)
+		mgr_post_report(r->post, out, 1);
+	xml_collectors(out, r);
+	if (r->ps)
+		xml_perturbation(out, r);
+	if (r->cs)
+		xml_causality(out, r);
+	fputs("</report>\n", out);
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+static void text_streams(FILE *out, const struct report *r)
+{
+	fprintf(out, "\nstreams\n");
+	for (size_t i = 0; i < r->ns; i++) {
+		const struct proto_stream *s = proto_trace_stream(r->t, i);
+
+		fprintf(out, "  %016" PRIx64 "  host %s pid %" PRId64 " rank %d  %s\n",
+			s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
+			s->exe[0] ? s->exe : "?");
+		fprintf(out, "                    events %" PRIu64 ", lost %" PRIu64
+			", missing batches %" PRIu64 ", %s\n", s->events, s->lost_events,
+			s->gap_batches, s->ended ? "ended" : "no end seen");
+		if (volume_method(s))
+			fprintf(out, "                    computation volumes from %s\n",
+				volume_method(s));
+	}
+}
+
+static void text_events(FILE *out, const struct report *r)
+{
+	fprintf(out, "\nevents by type%s\n", r->maxrank >= 0 ? " (total, then per rank)" : "");
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+		const struct tally *y = &r->tally[ty];
+
+		if (!y->total)
+			continue;
+		fprintf(out, "  %-20s %12" PRIu64, proto_ev_info(ty)->name, y->total);
+		for (int k = 0; k <= r->maxrank && k < 16; k++)
+			fprintf(out, " %8" PRIu64, y->by_rank[k]);
+		fprintf(out, "\n");
+	}
+}
+
+static void text_collectors(FILE *out, const struct report *r)
+{
+	if (!r->nodes || !r->nodes->count)
+		return;
+	fprintf(out, "\ncollectors (last report of each)\n");
+	for (size_t i = 0; i < r->nodes->count; i++) {
+		const struct node_stats *n = &r->nodes->n[i];
+
+		fprintf(out, "  %016" PRIx64 "  %-10s %-9s events in %" PRIu64
+			", dropped %" PRIu64 ", filtered %" PRIu64, n->id,
+			n->name[0] ? n->name : "?", n->role, n->events_in, n->drops,
+			n->filtered);
+		fprintf(out, ", spilled now %" PRIu64 " bytes, reconnects %" PRIu64
+			", rejected connections %" PRIu64 "\n", n->spilled, n->reconnects,
+			n->rejected);
+	}
+}
+
+static void text_tests(FILE *out, const struct report *r)
+{
+	if (!r->ntests)
+		return;
+	fprintf(out, "               model check ([004] 6.3): Student's t of the errors on the"
+		" receives whose message came late,\n"
+		"               per size with %d of them or more, 5 %% two-sided; the model"
+		" is accepted if it is for every size\n", MGR_CHECK_MIN);
+	for (size_t i = 0; i < r->ntests; i++) {
+		const struct model_test *m = &r->tests[i];
+		size_t shown = m->n < CHECK_SHOWN ? m->n : CHECK_SHOWN;
+
+		fprintf(out, "                 %s (%.0f ns + %.4f ns/byte): ", m->label,
+			m->lat, m->npb);
+		if (!m->n) {
+			fprintf(out, "no message size with %d late messages or more: not"
+				" tested\n", MGR_CHECK_MIN);
+			continue;
+		}
+		fprintf(out, "%s\n", m->rejected ? "rejected" : "accepted");
+		for (size_t j = 0; j < shown; j++) {
+			const struct mgr_model_check *c = &m->c[j];
+
+			fprintf(out, "                   %" PRId64 " B: %" PRIu64 " late messages,"
+				" measured %.0f / %.0f / %.0f ns (min / mean / max),",
+				c->bytes, c->n, c->min_ns, c->avg_ns, c->max_ns);
+			fprintf(out, " model %.0f ns; error %+.1f +- %.1f ns, t %+.2f (critical"
+				" %.2f): %s\n", c->model_ns, c->mean_ns, c->sd_ns, c->t,
+				c->critical, c->accept ? "ACCEPT" : "REJECT");
+		}
+		if (m->n > shown)
+			fprintf(out, "                   (%zu more sizes tested, not shown: see"
+				" --xml for the first %d)\n", m->n - shown, CHECK_SHOWN);
+	}
+}
+
+static void text_perturbation(FILE *out, const struct report *r)
+{
+	const struct mgr_perturb_stats *ps = r->ps;
+	int64_t raw = r->span_raw, cor = r->span_cor;
+
+	fprintf(out, "\nperturbation   %s %.6f s, corrected %.6f s (%.2f%% removed);"
+		" tracer cost %.1f ns per event, %" PRId64 " ns in all\n",
+		r->span_ranks ? "ranks' span" : "traced span", (double)raw / 1e9,
+		(double)cor / 1e9, raw ? 100.0 * (double)(raw - cor) / (double)raw : 0,
+		ps->alpha_ns, ps->removed_ns);
+	fprintf(out, "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %" PRIu64
+		" waited, %" PRIu64 " needed the model, %" PRIu64 " of them waited longer"
+		" than the model's tail),", ps->receives, ps->receives_arrived,
+		ps->receives_waited, ps->receives_model, ps->receives_tail);
+	fprintf(out, " %" PRIu64 " collectives (%" PRIu64 " on other communicators than"
+		" MPI_COMM_WORLD; %" PRIu64 " members took their group's median, in its"
+		" tail)\n", ps->collectives, ps->collectives_sub, ps->collectives_tail);
+	if (ps->measured_events || ps->probe_ns)
+		fprintf(out, "               MPI sensor's accounting measured around %" PRIu64
+			" MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns;"
+			" cold starts of %" PRIu64 " calls: %" PRId64 " ns\n",
+			ps->measured_events, ps->measured_ns, ps->probe_ns,
+			ps->cold_events, ps->cold_ns);
+	if (ps->waits)
+		fprintf(out, "               waits for room in the rings (post-mortem): %"
+			PRIu64 ", %" PRId64 " ns\n", ps->waits, ps->wait_ns);
+	if (ps->uncalibrated_streams)
+		fprintf(out, "               streams without a calibration (no tracer cost"
+			" removed): %" PRIu64 ", %" PRIu64 " events\n",
+			ps->uncalibrated_streams, ps->uncalibrated_events);
+	if (ps->model_points)
+		fprintf(out, "               communication model on %" PRIu64 " of %" PRIu64
+			" waiting receives (the tail beyond 3 robust sd left out):"
+			" latency %.0f ns, %.4f ns/byte, residual sd %.0f ns, Student t of"
+			" the size term %.2f\n", ps->model_kept, ps->model_points,
+			ps->model_latency_ns, ps->model_ns_per_byte,
+			ps->model_resid_sd_ns, ps->model_t_slope);
+	text_tests(out, r);
+}
+
+static void text_causality(FILE *out, const struct report *r)
+{
+	const struct mgr_causality_stats *cs = r->cs;
+
+	fprintf(out, "\ncausality      %" PRIu64 " messages matched (%" PRIu64 " sends, %"
+		PRIu64 " receives unmatched); violations %" PRIu64 " before repair, %"
+		PRIu64 " after;", cs->matched, cs->unmatched_sends, cs->unmatched_receives,
+		cs->violations_before, cs->violations_after);
+	fprintf(out, " %" PRIu64 " receives moved, largest shift %" PRId64 " ns, largest"
+		" change of a local interval %" PRId64 " ns\n", cs->jumps,
+		cs->max_shift_ns, cs->max_interval_change_ns);
+	fprintf(out, "               collectives: %" PRIu64 " (on MPI_COMM_WORLD and named"
+		" communicators); exits before an awaited entry %" PRIu64 " before"
+		" repair, %" PRIu64 " after; %" PRIu64 " exits moved\n", cs->collectives,
+		cs->coll_violations_before, cs->coll_violations_after, cs->coll_moved);
+	fprintf(out, "               communicators: %" PRIu64 " named job-wide (made by a"
+		" traced constructor; %" PRIu64 " of them intercommunicators), %" PRIu64
+		" not\n", r->cms->named, r->cms->inter, r->cms->unnamed);
+}
+
+static void report_text(FILE *out, const struct report *r)
+{
+	fprintf(out, "job directory  %s\n", r->dir);
+	fprintf(out, "events         %" PRIu64 " in %" PRIu64 " batches, %zu streams\n",
+		r->st->events, r->st->batches, r->ns);
+	fprintf(out, "losses         %" PRIu64 " events counted lost, %" PRIu64
+		" batches missing, %" PRIu64 " corrupt batches, %" PRIu64
+		" damaged bytes skipped\n", r->lost, r->gaps, r->st->bad_batches,
+		r->jr ? r->jr->skipped_bytes : 0);
+	if (r->jr && r->jr->first_problem[0])
+		fprintf(out, "               first problem: %s\n", r->jr->first_problem);
+	text_streams(out, r);
+	text_events(out, r);
+	text_collectors(out, r);
+	if (r->post)
+		mgr_post_report(r->post, out, 0);
+	if (r->ps)
+		text_perturbation(out, r);
+	if (r->cs)
+		text_causality(out, r);
+}
+
+int mgr_report(const char *dir, int xml, FILE *out)
+{
+	struct report *r = malloc(sizeof(*r));
+	int status = 1;
+
+	if (!r) {
+		mgr_err("out of memory");
+		return 1;
+	}
+	if (!report_gather(r, dir)) {
+		(xml ? report_xml : report_text)(out, r);
+		status = 0;
+	}
+	report_free(r);
+	free(r);
+	return status;
+}
+
+int mgr_cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"xml", no_argument, NULL, 'x'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, xml = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'x': xml = 1; break;
+		case 'h': help(stdout); return 0;
+		default: help(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		mgr_err("report needs one job directory");
+		help(stderr);
+		return 2;
+	}
+	return mgr_report(argv[optind], xml, stdout);
+}

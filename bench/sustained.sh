@@ -15,7 +15,10 @@
 #                consumer daemon writing the trace on this machine
 # Prints per configuration the median ns per call over the rounds, the
 # added ns against plain's median, and what was lost (tapestry: events
-# counted lost in the job directory; LTTng: events discarded).
+# counted lost in the job directory; LTTng: events discarded); for the
+# tapestry runs also the sender thread's CPU time per record, from its own
+# FLUSH (encoding a batch) and SEND (sending it) records: a figure the
+# machine's load does not change much, unlike the wall time.
 # Usage: bench/sustained.sh [BUILD_DIR] (default build/). Environment:
 # R (5), CALLS (2000000), CONFIGS ("plain stream postmortem lttng").
 # Target (issue 23): the sensor at most +30 ns per call, nothing lost.
@@ -24,6 +27,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
 R=${R:-5} CALLS=${CALLS:-2000000} CONFIGS=${CONFIGS:-plain stream postmortem lttng}
 TAP=$B/manager/tapestry
+DUMP=$B/tests/sensor/dump_trace	# built by make check
 [ -x "$TAP" ] || { echo "missing $TAP: run make"; exit 1; }
 T=$(mktemp -d /tmp/tapestry-bench-sustained.XXXXXX) || exit 1
 L=$T/lttng
@@ -55,6 +59,17 @@ case " $CONFIGS " in
 	fi ;;
 esac
 
+# sender_cpu CONFIG: "CONFIG encode_ns send_ns" per record into $T/sender
+sender_cpu() {
+	[ -x "$DUMP" ] || return 0
+	"$DUMP" "$T/job" 2>/dev/null | awk -v c="$1" '
+		/ name=flush / { for (i = 1; i <= NF; i++) {
+			if ($i ~ /^cpu_ns=/) fc += substr($i, 8)
+			if ($i ~ /^records=/) fr += substr($i, 9) } }
+		/ name=send_batch / { for (i = 1; i <= NF; i++)
+			if ($i ~ /^cpu_ns=/) sc += substr($i, 8) }
+		END { if (fr) printf "%s %.1f %.1f\n", c, fc / fr, sc / fr }' >> "$T/sender"
+}
 ns() { sed -n 's/^sustained: ns_per_call \([0-9.]*\).*/\1/p' "$1"; }
 echo "sustained loop: $CALLS x write(/dev/null, 64 B), $R rounds of [$CONFIGS]"
 echo "host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -70,7 +85,8 @@ for i in $(seq 1 "$R"); do
 				"$T/sustained" "$CALLS" > "$T/out" 2> "$T/err" ||
 				{ cat "$T/out" "$T/err"; exit 1; }
 			lost=$("$TAP" report "$T/job" 2>/dev/null |
-				sed -n 's/^losses *\([0-9]*\) events counted lost.*/\1/p') ;;
+				sed -n 's/^losses *\([0-9]*\) events counted lost.*/\1/p')
+			sender_cpu "$c" ;;
 		lttng)
 			[ $have_lttng = 1 ] || continue
 			session_start "b$i" "$T/lttng.log" || { cat "$T/lttng.log"; exit 1; }
@@ -93,4 +109,12 @@ for c in $CONFIGS; do
 		"$(awk -v c="$c" '$1 == c { print $3 }' "$T/all" | sort -g | tail -n 1)" \
 		"$(awk -v c="$c" '$1 == c { printf "%s ", $2 }' "$T/all")"
 done
+if [ -s "$T/sender" ]; then
+	echo "sender thread CPU per record (median over rounds): encode (FLUSH), send (SEND)"
+	for c in stream postmortem; do
+		e=$(awk -v c="$c" '$1 == c { print $2 }' "$T/sender" | med)
+		s=$(awk -v c="$c" '$1 == c { print $3 }' "$T/sender" | med)
+		[ -n "$e" ] && printf '  %-12s %8s ns %8s ns\n' "$c" "$e" "$s"
+	done
+fi
 echo "target (issue 23): tapestry at most +30 ns per call, nothing lost"

@@ -78,8 +78,7 @@ struct compute_tls {
 	uint64_t base_t;	/* the last CPU-time read: stamp just before it */
 	uint64_t base_cpu;	/* and its value */
 	uint64_t ins_exit;
-	int hold;		/* mw_compute_hold: the next event is kept */
-	int held;		/* ... and it is in 'kept' */
+	int held;		/* a COMPUTE event waits in 'kept' */
 	struct proto_event kept;
 };
 
@@ -404,15 +403,17 @@ int mw_compute_method(void)
 	return method;
 }
 
+/* The stretch's COMPUTE event, kept until the call's exit
+ * (mw_compute_release): written just before the call's own record, both go
+ * into the same batch and get the same clock mapping (written at the entry,
+ * a batch boundary between them let the mapping's next anchor put the call's
+ * start a few ns before the stretch's end). */
 static void compute_event(uint64_t t0, uint64_t t1, uint64_t cpu_ns,
 			  int64_t volume, int m)
 {
-	struct proto_event *e = ctls.hold ? &ctls.kept : sn_slot();
+	struct proto_event *e = &ctls.kept;
 
-	if (!e)
-		return;
-	if (ctls.hold)
-		ctls.held = 1;
+	ctls.held = 1;
 	e->t_start = t0;
 	e->t_end = t1;
 	e->type = PROTO_EV_COMPUTE;
@@ -421,14 +422,6 @@ static void compute_event(uint64_t t0, uint64_t t1, uint64_t cpu_ns,
 	 * a reader after the events it applies to */
 	proto_ev_set_args(e, (int64_t)cpu_ns, volume, m, (int64_t)(flop_rate + 0.5),
 			  m == 1 ? (int64_t)(instr_rate + 0.5) : 0, 0);
-	if (e != &ctls.kept)
-		sn_commit(e);
-}
-
-void mw_compute_hold(void)
-{
-	ctls.hold = 1;
-	ctls.held = 0;
 }
 
 void mw_compute_release(int emit)
@@ -442,7 +435,6 @@ void mw_compute_release(int emit)
 		e->tid = tid;
 		sn_commit(e);
 	}
-	ctls.hold = 0;
 	ctls.held = 0;
 }
 
@@ -518,6 +510,7 @@ void mw_compute_enter(uint64_t now)
 	int m = 0, ok;
 
 	ctls.t_enter = now;
+	ctls.held = 0;
 	if (!ctls.have || now < ctls.t_exit)
 		return;
 	wall = now - ctls.t_exit;

@@ -105,18 +105,17 @@ SN_HIDDEN int mw_req_take(MPI_Request r, const MPI_Request *where, int op,
 SN_HIDDEN void mw_compute_setup(void);
 
 /* At an MPI call's entry (now: sn_now()): the COMPUTE event covering this
- * thread's time since its previous MPI exit, if there was one. A short
+ * thread's time since its previous MPI exit, if there was one, kept for
+ * mw_compute_release. A short
  * stretch during which the thread stayed on the CPU makes no system call
  * (method 0).
  * Must be called inside sn_enter()/sn_leave(), before any sn_slot() of the
  * call. */
 SN_HIDDEN void mw_compute_enter(uint64_t now);
 
-/* The COMPUTE event mw_compute_enter would write next is kept instead (a
- * poll that may be folded: sensor/mpi_wrap.c), until mw_compute_release:
- * emit 1 writes it, 0 drops it (its stretch is then inside the folded
- * record). This thread only. */
-SN_HIDDEN void mw_compute_hold(void);
+/* At the call's exit, before its record: emit 1 writes the COMPUTE event
+ * mw_compute_enter made, 0 drops it (a poll folded into the previous one's
+ * record covers its stretch: sensor/mpi_wrap.c). This thread only. */
 SN_HIDDEN void mw_compute_release(int emit);
 
 /* After the call's record: method 1's counter read, a CPU-time read when

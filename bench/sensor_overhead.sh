@@ -38,49 +38,8 @@ NPID=
 SESSION=
 SHM_BEFORE=$(ls /dev/shm 2>/dev/null | grep '^lttng-ust-wait-' || true)
 
-# as_lttng CMD...: run CMD as the LTTng user with the private LTTNG_HOME
-as_lttng() {
-	if [ "$(id -u)" = 0 ]; then
-		timeout -k 5 300 setpriv --reuid=65534 --regid=65534 \
-			--clear-groups env HOME="$LH" LTTNG_HOME="$LH" "$@"
-	else
-		timeout -k 5 300 env HOME="$LH" LTTNG_HOME="$LH" "$@"
-	fi
-}
-
-# our_lttng_pids: the processes whose command line names our private
-# LTTNG_HOME: the session daemon (started with --load=$LH/...) and its
-# consumer daemons (their sockets are under $LH/.lttng)
-our_lttng_pids() {
-	for d in /proc/[0-9]*; do
-		tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -qF "$LH/" &&
-			echo "${d#/proc/}"
-	done
-}
-
-stop_lttng() {
-	[ -d "$LH" ] || return 0
-	if [ -n "$SESSION" ]; then
-		as_lttng lttng destroy "$SESSION" > /dev/null 2>&1
-		SESSION=
-	fi
-	pids=$(our_lttng_pids | sort -u)
-	[ -n "$pids" ] || return 0
-	# shellcheck disable=SC2086
-	kill -TERM $pids 2>/dev/null
-	i=0
-	while [ $i -lt 100 ] && [ -n "$(our_lttng_pids)" ]; do
-		i=$((i + 1))
-		sleep 0.05
-	done
-	pids=$(our_lttng_pids | sort -u)
-	# shellcheck disable=SC2086
-	[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-	# the wait files LTTng-UST programs create, if this run created them
-	for f in $(ls /dev/shm 2>/dev/null | grep '^lttng-ust-wait-'); do
-		echo "$SHM_BEFORE" | grep -qxF "$f" || rm -f "/dev/shm/$f"
-	done
-}
+# shellcheck source=bench/lttng_lib.sh
+. "$S/bench/lttng_lib.sh"
 
 cleanup() {
 	stop_lttng
@@ -131,16 +90,7 @@ cat "$T/sensor.txt"
 # lttng_run: the LTTng-UST part; prints why when it cannot be measured
 lttng_run() {
 	CC=${CC:-cc}
-	if ! echo '#include <lttng/tracepoint.h>' |
-		"$CC" -E -x c - > /dev/null 2>&1; then
-		echo "$CC cannot include lttng/tracepoint.h (liblttng-ust-dev" \
-			"not installed?): skipped"
-		return 1
-	fi
-	for p in lttng lttng-sessiond; do
-		command -v $p > /dev/null ||
-			{ echo "$p not found (lttng-tools): skipped"; return 1; }
-	done
+	lttng_tools_ok || return 1
 	mkdir -p "$LH"
 	chmod 711 "$T"
 	chmod 755 "$L"
@@ -151,26 +101,12 @@ lttng_run() {
 		cat "$T/cc.log"
 		return 1
 	fi
-	[ "$(id -u)" = 0 ] && chown 65534:65534 "$LH"
-	# --load: an empty directory instead of the system's auto-load one
-	mkdir -p "$LH/no-autoload"
-	as_lttng lttng-sessiond --daemonize --no-kernel \
-		--load="$LH/no-autoload" > "$T/sessiond.log" 2>&1
-	rc=$?
-	if [ $rc != 0 ]; then
-		echo "lttng-sessiond could not start (exit status $rc):"
+	if ! start_sessiond "$T/sessiond.log"; then
+		echo "lttng-sessiond could not start:"
 		cat "$T/sessiond.log"
 		return 1
 	fi
-	SESSION=tapestry-bench
-	# large sub-buffers, so that the consumer keeps up and no event is
-	# discarded (a discarded event costs less than a recorded one)
-	if ! { as_lttng lttng create "$SESSION" --output="$LH/trace" &&
-		as_lttng lttng enable-channel -u -s "$SESSION" \
-			--subbuf-size=8M --num-subbuf=8 ch &&
-		as_lttng lttng enable-event -u -s "$SESSION" -c ch \
-			tapestry_bench:write &&
-		as_lttng lttng start "$SESSION"; } > "$T/lttng.log" 2>&1; then
+	if ! session_start tapestry-bench "$T/lttng.log"; then
 		echo "the LTTng session could not be set up:"
 		cat "$T/lttng.log"
 		return 1
@@ -178,14 +114,9 @@ lttng_run() {
 	as_lttng "$L/lttng_bench" "$@" > "$T/lttng.txt" 2>&1
 	rc=$?
 	cat "$T/lttng.txt"
-	as_lttng lttng stop "$SESSION" > "$T/stop.log" 2>&1
-	disc=$(as_lttng lttng list "$SESSION" 2>/dev/null |
-		sed -n 's/^ *Discarded events: *\([0-9]*\).*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
-	as_lttng lttng destroy "$SESSION" > /dev/null 2>&1
-	SESSION=
+	disc=$(session_stop)
 	echo "  events discarded by LTTng: $disc; trace written:" \
-		"$(du -sh "$LH/trace" 2>/dev/null | cut -f1)"
+		"$(du -sh "$LH"/trace-* 2>/dev/null | cut -f1 | head -n 1)"
 	[ "$disc" = 0 ] ||
 		echo "  (discarded events make the LTTng figure look cheaper)"
 	stop_lttng

@@ -7,23 +7,25 @@
  * method 0, the normal path on virtual machines without counters, takes the
  * thread's CPU time times a flop rate calibrated once at MPI_Init on a fixed
  * loop of double multiply-adds. The method and rate go into the stream's
- * metadata. CPU time is read with clock_gettime(CLOCK_THREAD_CPUTIME_ID),
- * a real system call (no vDSO path): about 0.15 us a read here.
+ * metadata.
  *
- * Method 0 reads it once per MPI call, at the exit, when the stretch before
- * the call is short (under MW_CPU_ENTRY_MIN_NS): a system call just before
- * an MPI call makes the call faster than the program's own (an untraced
- * MPI_Sendrecv, 64 bytes between two ranks: 397 ns with one
- * CLOCK_THREAD_CPUTIME_ID read just before it, against 441 without; medians
- * of 12 alternated runs), so the trace would show faster exchanges than the
- * program has. The stretch's
- * COMPUTE event then waits for that read and goes out just before the
- * call's own record. Its CPU time is the thread's CPU time between the
- * two exit reads, at most the stretch's wall time: the call takes the time
- * off the CPU first (a call that sleeps or yields keeps it), and a
- * preemption longer than the call lands on the stretch, less at most the
- * call's own CPU time. Longer stretches are read at the entry as well:
- * exact, and the read is then a small part of the stretch.
+ * The CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID)) is a real system
+ * call, 0.4 us a read on this host: read around every MPI call it was most
+ * of the sensor's cost on a small message (bench/mpi_pingpong.sh). So it is
+ * read only where the thread may have left the CPU. Its time is cut into
+ * segments (a stretch between MPI calls; a call with the wrapper's work and
+ * records), and after a segment the CPU time is read when the thread was
+ * switched out during it (the kernel bumps a counter in a per-thread perf
+ * page each time it schedules the thread back in: one load), or when the
+ * segment lasted gap_min_ns (20 us with the switch count: time taken
+ * without a switch, by the hypervisor or interrupts, then matters; 2 us
+ * without it, the shortest switch to another thread and back here). A
+ * stretch that needed no read takes its wall time from the TSC; another
+ * one its wall time less the time off the CPU since the previous read
+ * (wall time between the two reads' stamps minus CPU time between them),
+ * which the segments in between, none of which needed a read, cannot
+ * hold. The rule, its cost and its accuracy: docs/modules/sensor-mpi.md,
+ * figures in bench/RESULTS.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,10 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/num.h"
 #include "sensor/mpi_int.h"
 
 #define TLS __attribute__((tls_model("initial-exec"))) __thread
@@ -46,26 +51,34 @@
 #define READ_PROBES 31		/* counter reads timed at MPI_Init */
 #define READ_MAX_NS 400		/* =auto: a dearer read, method 0 (CPU time) */
 
-/* Method 0: stretches shorter than this are not read at the MPI entry. */
-#define MW_CPU_ENTRY_MIN_NS 50000u
-/* Method 0: when the exit's read and records, from the call's end stamp,
- * last longer than this (a wait for room, a page fault, a preemption; the
- * read alone takes about 0.15 us), the next stretch's CPU time starts from
- * a new read. */
-#define MW_CPU_LEAD_MAX_NS 1000u
+/* Segments at least this long are followed by a CPU-time read: with the
+ * switch count, long enough for time taken without a switch to matter;
+ * without it, as short as a switch can be (a yield to another thread and
+ * back costs 2 us here). TAPESTRY_COMPUTE_GAP_NS sets it (0: a read around
+ * every call) and turns the switch count off. */
+#define GAP_SWITCH_NS 20000L
+#define GAP_NOSWITCH_NS 2000L
+#define GAP_MIN_MAX_NS 1000000000L
+/* Without the switch count, a read that took longer than this (preempted
+ * inside the system call: its sample point is unknown) is made again, at
+ * most READ_TRIES times; with it, a read during which the count moved. */
+#define READ_MAX_WALL_NS 1500u
+#define READ_TRIES 3
 
 struct compute_tls {
 	int have;		/* a previous MPI exit is recorded */
 	int perf_state;		/* 0 untried, 1 open, -1 failed */
 	int perf_fd;
-	int deferred;		/* a COMPUTE event waits for the exit read */
+	int sw_state;		/* switch page: 0 untried, 1 mapped, -1 none */
+	const volatile struct perf_event_mmap_page *sw;
+	int base_ok;		/* base_t, base_cpu hold a read */
+	uint32_t base_sw;	/* the switch count at that read */
 	uint64_t t_exit;	/* the stretch's start (after the exit's records) */
-	uint64_t cpu_exit;
-	uint64_t t_cpu;		/* the call's end, just before that read (method 0) */
+	uint64_t t_enter;	/* the current call's entry (its stretch's end) */
+	uint64_t base_t;	/* the last CPU-time read: stamp just before it */
+	uint64_t base_cpu;	/* and its value */
 	uint64_t ins_exit;
-	uint64_t d_end;		/* the deferred stretch's end (MPI entry) */
-	int hold;		/* mw_compute_hold: the next event is kept */
-	int held;		/* ... and it is in 'kept' */
+	int held;		/* a COMPUTE event waits in 'kept' */
 	struct proto_event kept;
 };
 
@@ -74,6 +87,8 @@ static double flop_rate;
 static double instr_rate;	/* instructions/s on the calibration loop */
 static int method;		/* 0 cpu x rate, 1 perf instructions */
 static uint64_t read_ns;	/* median cost of a counter read, 0 if none */
+static int use_switches;	/* the rule: 1 switch count, 0 segment length */
+static uint64_t gap_min_ns = GAP_NOSWITCH_NS;
 
 uint64_t mw_thread_cpu_ns(void)
 {
@@ -140,6 +155,54 @@ static int thread_instructions(uint64_t *v)
 	return perf_read(ctls.perf_fd, v);
 }
 
+/* Map this thread's switch page: the control page of a software perf event
+ * that counts nothing, bound to the thread. The kernel rewrites the page,
+ * bumping its seqcount (lock) by 2, each time it schedules the thread back
+ * in (perf_swevent_add), and at no other time while the thread runs: one
+ * load tells whether the thread left the CPU since an earlier load. The
+ * mapping keeps the event; its descriptor is closed at once (the
+ * application cannot close it, no descriptor is used up). The mapping is
+ * not inherited by a child (the kernel marks it VM_DONTCOPY: see
+ * compute_atfork_child). Returns 0, or -1 (the kernel refuses the event:
+ * perf_event_paranoid 3, seccomp, no perf). */
+static int switch_page_open(void)
+{
+	struct perf_event_attr pa;
+	long fd;
+	void *m;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_SOFTWARE;
+	pa.size = sizeof(pa);
+	pa.config = PERF_COUNT_SW_DUMMY;
+	pa.exclude_kernel = 1;	/* what perf_event_paranoid 2 allows */
+	pa.exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	m = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, (int)fd, 0);
+	syscall(SYS_close, fd);
+	if (m == MAP_FAILED)
+		return -1;
+	ctls.sw = m;
+	return 0;
+}
+
+/* This thread's switch count (0 without a page; opened on first use). */
+static uint32_t switch_count(void)
+{
+	uint32_t v;
+
+	if (__builtin_expect(ctls.sw_state == 0, 0))
+		ctls.sw_state = use_switches && switch_page_open() == 0 ? 1 : -1;
+	if (ctls.sw_state < 0)
+		return 0;
+	__asm__ __volatile__("" ::: "memory");
+	v = ctls.sw->lock;
+	__asm__ __volatile__("" ::: "memory");
+	return v;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -147,13 +210,14 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The cost of this accounting per MPI call (two CPU-time reads, and two
- * counter reads with method 1: system calls; method 0 after a short stretch
- * makes one), measured here and sent as a CALIB record with evtype
- * PROTO_EV_COMPUTE. It runs between the events (mw_begin, mw_end), where
- * the post-processing measures it; the calibration serves the MPI events
- * it cannot measure (no COMPUTE event before them, and the last one's exit:
- * half of it). Inside sn_enter() (from MPI_Init's wrapper). */
+/* The cost of this accounting per MPI call between a short stretch and a
+ * short call (a TSC stamp; two counter reads with method 1, system calls;
+ * two CPU-time reads with gap_min_ns 0), measured here and sent as a CALIB
+ * record with evtype PROTO_EV_COMPUTE. It runs between the events
+ * (mw_begin, mw_end), where the post-processing measures it; the
+ * calibration serves the MPI events it cannot measure (no COMPUTE event
+ * before them, and the last one's exit: half of it). Inside sn_enter()
+ * (from MPI_Init's wrapper). */
 static void calibrate_accounting(void)
 {
 	enum { N = 101 };
@@ -163,12 +227,13 @@ static void calibrate_accounting(void)
 	for (int k = 0; k < N; k++) {
 		uint64_t t0 = sn_now();
 
-		(void)mw_thread_cpu_ns();
-		if (method == 1)
-			(void)thread_instructions(&v);
-		(void)mw_thread_cpu_ns();
-		if (method == 1)
-			(void)thread_instructions(&v);
+		for (int j = 0; j < 2; j++) {
+			if (method == 1)
+				(void)thread_instructions(&v);
+			if (gap_min_ns == 0)
+				(void)mw_thread_cpu_ns();
+		}
+		(void)sn_now();
 		d[k] = sn_now() - t0;
 	}
 	qsort(d, N, sizeof(d[0]), cmp_u64);
@@ -182,6 +247,58 @@ static void calibrate_accounting(void)
 	sn_commit(e);
 }
 
+/* TAPESTRY_COMPUTE_GAP_NS: the segment length from which a CPU-time read
+ * follows (0: around every MPI call), instead of the switch count; -1 when
+ * not set (or, said, not a number). */
+static long gap_setting(void)
+{
+	const char *v = getenv("TAPESTRY_COMPUTE_GAP_NS");
+	char want[80];
+	long l;
+
+	if (!v || !*v)
+		return -1;
+	if (!proto_parse_long(v, 0, GAP_MIN_MAX_NS, &l))
+		return l;
+	snprintf(want, sizeof(want), "a whole number of ns from 0 to %ld", GAP_MIN_MAX_NS);
+	sn_cfg_bad("TAPESTRY_COMPUTE_GAP_NS", v, want, "the switch count");
+	return -1;
+}
+
+/* In a forked child (one thread: the one that forked): the parent's switch
+ * page is not mapped here and its counter counts the parent's thread;
+ * this thread opens its own at its next MPI call, and its CPU clock
+ * started again at 0. */
+static void compute_atfork_child(void)
+{
+	if (ctls.perf_state > 0)
+		syscall(SYS_close, ctls.perf_fd);
+	ctls.perf_state = 0;
+	ctls.sw = NULL;
+	ctls.sw_state = 0;
+	ctls.base_ok = 0;
+}
+
+/* Choose the rule that decides when the CPU time is read: the switch count
+ * where this thread's page maps, else the segment length. */
+static void setup_rule(void)
+{
+	static int atfork;
+	long gap = gap_setting();
+
+	if (!atfork && pthread_atfork(NULL, NULL, compute_atfork_child) == 0)
+		atfork = 1;
+	use_switches = gap < 0;
+	if (ctls.sw_state < 0)
+		ctls.sw_state = 0;	/* an MPI call before MPI_Init's end */
+	(void)switch_count();
+	use_switches = ctls.sw_state > 0;
+	if (gap >= 0)
+		gap_min_ns = (uint64_t)gap;
+	else
+		gap_min_ns = use_switches ? GAP_SWITCH_NS : GAP_NOSWITCH_NS;
+}
+
 void mw_compute_setup(void)
 {
 	const char *env = getenv("TAPESTRY_FLOP_RATE");
@@ -193,6 +310,7 @@ void mw_compute_setup(void)
 	int saved = errno, i, fd;
 	uint64_t v;
 
+	setup_rule();
 	flop_rate = 0;
 	if (env && *env) {
 		char *end;
@@ -263,6 +381,9 @@ void mw_compute_setup(void)
 	sn_meta("compute_method", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)read_ns);
 	sn_meta("counter_read_ns", buf);
+	sn_meta("compute_cpu_rule", use_switches ? "switches" : "gap");
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)gap_min_ns);
+	sn_meta("compute_gap_ns", buf);
 	snprintf(buf, sizeof(buf), "%.6g", flop_rate);
 	sn_meta("flop_rate", buf);
 	if (method == 1) {
@@ -282,15 +403,17 @@ int mw_compute_method(void)
 	return method;
 }
 
+/* The stretch's COMPUTE event, kept until the call's exit
+ * (mw_compute_release): written just before the call's own record, both go
+ * into the same batch and get the same clock mapping (written at the entry,
+ * a batch boundary between them let the mapping's next anchor put the call's
+ * start a few ns before the stretch's end). */
 static void compute_event(uint64_t t0, uint64_t t1, uint64_t cpu_ns,
 			  int64_t volume, int m)
 {
-	struct proto_event *e = ctls.hold ? &ctls.kept : sn_slot();
+	struct proto_event *e = &ctls.kept;
 
-	if (!e)
-		return;
-	if (ctls.hold)
-		ctls.held = 1;
+	ctls.held = 1;
 	e->t_start = t0;
 	e->t_end = t1;
 	e->type = PROTO_EV_COMPUTE;
@@ -299,14 +422,6 @@ static void compute_event(uint64_t t0, uint64_t t1, uint64_t cpu_ns,
 	 * a reader after the events it applies to */
 	proto_ev_set_args(e, (int64_t)cpu_ns, volume, m, (int64_t)(flop_rate + 0.5),
 			  m == 1 ? (int64_t)(instr_rate + 0.5) : 0, 0);
-	if (e != &ctls.kept)
-		sn_commit(e);
-}
-
-void mw_compute_hold(void)
-{
-	ctls.hold = 1;
-	ctls.held = 0;
 }
 
 void mw_compute_release(int emit)
@@ -320,7 +435,6 @@ void mw_compute_release(int emit)
 		e->tid = tid;
 		sn_commit(e);
 	}
-	ctls.hold = 0;
 	ctls.held = 0;
 }
 
@@ -329,84 +443,102 @@ static int64_t cpu_volume(uint64_t cpu_ns)
 	return (int64_t)((double)cpu_ns * 1e-9 * flop_rate + 0.5);
 }
 
-/* A stretch's CPU time from the exit read before it to cpu (0: no
- * reading), at most its wall time: the read's own cost lands after the
- * stretch's end stamp, and under load it reached 18 us (a contended
- * run-queue lock, most likely: a stretch of 58 us "used" 76 us). */
-static uint64_t stretch_cpu(uint64_t cpu, uint64_t wall)
+/* Read the CPU time into the base: the stamp just before the read, its
+ * value and the switch count. The read's sample point lies inside the
+ * system call; two reads taken the same way put it at the same offset from
+ * their stamps, so the wall time between the stamps is the wall time
+ * between the samples. A read during which the thread left the CPU (the
+ * count moved; without a count, a read that lasted long) is made again.
+ * base_ok is 0 when the clock failed. */
+static void read_base(void)
 {
-	if (!cpu || !ctls.cpu_exit || cpu < ctls.cpu_exit)
+	for (int i = 0; i < READ_TRIES; i++) {
+		uint32_t sw0 = switch_count();
+		uint64_t t = sn_now(), c = mw_thread_cpu_ns();
+		uint32_t sw1 = switch_count();
+
+		ctls.base_t = t;
+		ctls.base_cpu = c;
+		ctls.base_sw = sw1;
+		ctls.base_ok = c != 0;
+		if (!c || (ctls.sw_state > 0 ? sw0 == sw1 : sn_now() - t <= READ_MAX_WALL_NS))
+			return;
+	}
+}
+
+/* Must the CPU time be read after a segment of len ns: no base yet, the
+ * thread left the CPU since the base (the switch count moved), or the
+ * segment was long enough for time taken without a switch (the
+ * hypervisor's, interrupts') to matter, or, without a switch count, for a
+ * switch to have happened? */
+static int must_read(uint64_t len)
+{
+	if (!ctls.base_ok || len >= gap_min_ns)
+		return 1;
+	return ctls.sw_state > 0 && switch_count() != ctls.base_sw;
+}
+
+/* The CPU time of a stretch of wall ns ending now: its wall time when the
+ * thread did not leave the CPU; otherwise its wall time less the time off
+ * the CPU since the base (taken at the stretch's start at the latest: see
+ * mw_compute_open), read now (the new base). *ok is 0 when the read failed
+ * (the CPU time is then 0 and the volume the wall time's). */
+static uint64_t stretch_cpu(uint64_t wall, int *ok)
+{
+	uint64_t t0 = ctls.base_t, c0 = ctls.base_cpu, off;
+	int had = ctls.base_ok;
+
+	*ok = 1;
+	if (!must_read(wall))
+		return wall;
+	read_base();
+	if (!ctls.base_ok) {
+		*ok = 0;
 		return 0;
-	return cpu - ctls.cpu_exit < wall ? cpu - ctls.cpu_exit : wall;
+	}
+	if (!had || ctls.base_t < t0 || ctls.base_cpu < c0)
+		return wall;
+	off = ctls.base_t - t0 > ctls.base_cpu - c0 ?
+	      (ctls.base_t - t0) - (ctls.base_cpu - c0) : 0;
+	return wall > off ? wall - off : 0;
 }
 
 void mw_compute_enter(uint64_t now)
 {
-	uint64_t ins = 0, cpu_ns;
+	uint64_t ins = 0, cpu_ns, wall;
 	int64_t volume;
-	int m = 0;
+	int m = 0, ok;
 
-	ctls.deferred = 0;
+	ctls.t_enter = now;
+	ctls.held = 0;
 	if (!ctls.have || now < ctls.t_exit)
 		return;
-	if (method == 0 && now - ctls.t_exit < MW_CPU_ENTRY_MIN_NS) {
-		ctls.deferred = 1;
-		ctls.d_end = now;
-		return;
-	}
-	/* since the exit read: the exit's records too, under
-	 * MW_CPU_LEAD_MAX_NS (see mw_compute_open) */
-	cpu_ns = stretch_cpu(mw_thread_cpu_ns(), now - ctls.t_exit);
+	wall = now - ctls.t_exit;
+	cpu_ns = stretch_cpu(wall, &ok);
 	if (method == 1 && !thread_instructions(&ins) && ins >= ctls.ins_exit) {
 		volume = (int64_t)(ins - ctls.ins_exit);
 		m = 1;
 	} else {
-		volume = cpu_volume(cpu_ns);
+		volume = cpu_volume(ok ? cpu_ns : wall);
 	}
 	compute_event(ctls.t_exit, now, cpu_ns, volume, m);
-}
-
-void mw_compute_exit(uint64_t t1)
-{
-	uint64_t cpu;
-
-	if (method == 1)
-		return;		/* its reads follow the call's record */
-	cpu = mw_thread_cpu_ns();
-	ctls.t_cpu = t1;
-	if (ctls.deferred) {
-		uint64_t wall = ctls.d_end - ctls.t_exit;
-		uint64_t cpu_ns = stretch_cpu(cpu, wall);
-
-		/* without a CPU time (the read failed) the volume is the
-		 * wall time's */
-		compute_event(ctls.t_exit, ctls.d_end, cpu_ns,
-			      cpu_volume(cpu ? cpu_ns : wall), 0);
-		ctls.deferred = 0;
-	}
-	ctls.cpu_exit = cpu;
 }
 
 void mw_compute_open(void)
 {
 	uint64_t ins;
 
-	/* the counter first: its read (a trap to the hypervisor here, about
-	 * 1.2 us) stays out of the next stretch's CPU time, which starts at
-	 * the CPU-time read and ends at the one of mw_compute_enter */
-	if (method == 1) {
-		if (!thread_instructions(&ins))
-			ctls.ins_exit = ins;
-		ctls.cpu_exit = mw_thread_cpu_ns();
-	}
-	/* stamped after the reads and the call's record: their cost falls
-	 * between the events */
+	/* the counter first (a trap to the hypervisor on some hosts, about
+	 * 1.2 us): its cost falls between the events */
+	if (method == 1 && !thread_instructions(&ins))
+		ctls.ins_exit = ins;
+	/* stamped after the call's record: its cost falls between the events */
 	ctls.t_exit = sn_now();
-	/* method 0 read before the records: if they took long, what they
-	 * ran (a wait for room's sleep loop, a page fault) is not the next
-	 * stretch's */
-	if (method == 0 && ctls.t_exit - ctls.t_cpu > MW_CPU_LEAD_MAX_NS) {
-		ctls.cpu_exit = mw_thread_cpu_ns();
+	/* the call and its records are one segment: when the thread may have
+	 * left the CPU in it (blocked, yielded, preempted, waited for room),
+	 * a new base, so that the next stretch's time off the CPU is its own */
+	if (ctls.t_exit < ctls.t_enter || must_read(ctls.t_exit - ctls.t_enter)) {
+		read_base();
 		ctls.t_exit = sn_now();
 	}
 	ctls.have = 1;

@@ -135,24 +135,21 @@ SN_HIDDEN int64_t mw_req_other(const MPI_Request *req, int64_t bytes);
 SN_HIDDEN void mw_compute_setup(void);
 
 /* At an MPI call's entry (now: sn_now()): the COMPUTE event covering this
- * thread's time since its previous MPI exit, if there was one: emitted now,
- * or (method 0, a short stretch) left for mw_compute_exit, without a system
- * call here. Must be called inside sn_enter()/sn_leave(), before any
- * sn_slot() of the call. */
+ * thread's time since its previous MPI exit, if there was one, kept for
+ * mw_compute_release. A short
+ * stretch during which the thread stayed on the CPU makes no system call
+ * (method 0).
+ * Must be called inside sn_enter()/sn_leave(), before any sn_slot() of the
+ * call. */
 SN_HIDDEN void mw_compute_enter(uint64_t now);
 
-/* At an MPI call's exit (t1: its end stamp), before its record: method 0
- * reads the CPU time and emits the COMPUTE event the entry left. */
-SN_HIDDEN void mw_compute_exit(uint64_t t1);
-
-/* The COMPUTE event mw_compute_enter or mw_compute_exit would write next
- * is kept instead (a poll that may be folded: sensor/mpi_wrap.c), until
- * mw_compute_release: emit 1 writes it, 0 drops it (its stretch is then
- * inside the folded record). This thread only. */
-SN_HIDDEN void mw_compute_hold(void);
+/* At the call's exit, before its record: emit 1 writes the COMPUTE event
+ * mw_compute_enter made, 0 drops it (a poll folded into the previous one's
+ * record covers its stretch: sensor/mpi_wrap.c). This thread only. */
 SN_HIDDEN void mw_compute_release(int emit);
 
-/* After the call's record: method 1's reads; the next stretch starts. */
+/* After the call's record: method 1's counter read, a CPU-time read when
+ * the call may have left the CPU; the next stretch starts. */
 SN_HIDDEN void mw_compute_open(void);
 
 /* The calibrated rate in flop/s (0 before mw_compute_setup). */

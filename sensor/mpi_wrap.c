@@ -564,8 +564,8 @@ static void req_outcome(const struct mw_req *q, const MPI_Status *st,
  * RandomAccess alternates MPI_Test and MPI_Testany on other requests
  * (380,000 of each in a 3-second run), and a failed poll changes nothing
  * a reader needs. The COMPUTE stretches inside the run
- * are dropped (the record covers them); the one after it is kept back
- * (mw_compute_hold) until the next call says whether the run goes on. The
+ * are dropped (the record covers them); each call's COMPUTE event is kept
+ * (mw_compute_release) until its outcome says whether the run goes on. The
  * fold is written at the thread's next MPI call that does not continue it
  * (MPI_Finalize at the latest). */
 struct mw_fold {
@@ -629,19 +629,14 @@ static int fold_call(struct mw_call *c, int rc, uint64_t t1)
 	int failed = poll_failed(c, rc);
 
 	if (f->on && failed) {
-		mw_compute_exit(t1);
 		mw_compute_release(0);
 		f->t1 = t1;
 		f->n++;
 		return 1;
 	}
-	if (f->on) {
+	if (f->on)
 		fold_flush(f);
-		mw_compute_exit(t1);
-		mw_compute_release(1);
-	} else {
-		mw_compute_exit(t1);
-	}
+	mw_compute_release(1);
 	if (!failed)
 		return 0;
 	f->on = 1;
@@ -680,10 +675,8 @@ void mw_begin(struct mw_call *c, unsigned type)
 		c->on = 1;
 		/* the accounting's reads before the call's own stamp: their
 		 * cost falls between the events (see calibrate_accounting);
-		 * after a poll that found nothing, its COMPUTE event is kept
-		 * back until this call's outcome (fold_call) */
-		if (mw_fold_tls.on)
-			mw_compute_hold();
+		 * its COMPUTE event is kept until this call's outcome
+		 * (fold_call) */
 		mw_compute_enter(sn_now());
 		mw_t_ret = 0;
 		c->t0 = sn_now();
@@ -705,8 +698,8 @@ void mw_end(struct mw_call *c, int rc)
 			c->flags |= PROTO_EVF_FAILED;
 		if (c->narr)
 			c->flags |= PROTO_EVF_HASARRAY;
-		/* the CPU-time read, and a COMPUTE event that waited for it,
-		 * before the call's record (and a fold's, before both) */
+		/* a fold's record, and the COMPUTE event kept back, before
+		 * the call's record */
 		e = fold_call(c, rc, t1) ? NULL : sn_slot();
 		if (e) {
 			e->t_start = c->t0;

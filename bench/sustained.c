@@ -1,0 +1,66 @@
+/*
+ * bench/sustained.c - a tracer's sustained cost on a cheap call (issue 23):
+ * one loop of CALLS write(fd of /dev/null, buf, 64), timed by the program
+ * itself from its first call to its last, so that everything the tracer
+ * does meanwhile (its sender thread's encoding, compression and sends, the
+ * traffic between cores, the collectors on the same machine) is in the
+ * figure, not only the wrapper's own work.
+ *
+ *   sustained [CALLS]		(default 2000000)
+ *
+ * Prints "sustained: ns_per_call X calls N". Built twice by
+ * bench/sustained.sh: as is (the libc sensor's wrapper when it is
+ * preloaded) and with -DWITH_LTTNG and the provider bench/lttng_tp.{h,c}
+ * (each write followed by the tapestry_bench:write tracepoint, what a
+ * wrapper built on LTTng-UST would record).
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef WITH_LTTNG
+#include "lttng_tp.h"
+#endif
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	long calls = argc > 1 ? atol(argv[1]) : 2000000;
+	char buf[64];
+	uint64_t t0, t1;
+	int fd;
+
+	if (calls < 1) {
+		fprintf(stderr, "usage: sustained [CALLS]\n");
+		return 2;
+	}
+	fd = open("/dev/null", O_WRONLY);
+	if (fd < 0)
+		return 1;
+	memset(buf, 'b', sizeof(buf));
+	t0 = now();
+	for (long i = 0; i < calls; i++) {
+		ssize_t r = write(fd, buf, 64);
+
+#ifdef WITH_LTTNG
+		lttng_ust_tracepoint(tapestry_bench, write, fd, 64, r, 1, r < 0 ? 1 : 0, -1);
+#else
+		(void)r;
+#endif
+	}
+	t1 = now();
+	printf("sustained: ns_per_call %.1f calls %ld\n", (double)(t1 - t0) / (double)calls, calls);
+	close(fd);
+	return 0;
+}

@@ -37,6 +37,14 @@ program mpi_io_f08
   call MPI_File_write_at_all(fh, off, buf, 100, MPI_INTEGER, MPI_STATUS_IGNORE)
   write (u, '(A,A,A,I0,A)') 'MPI_File_write_at_all file=1 path=', trim(path), &
        ' offset=', off, ' bytes=400 coll=1 result=400'
+  ! sync, barrier, sync: MPI's rule for reading after a collective write
+  ! (an aggregator may still be writing this rank's part, and under load
+  ! it was: the read found old bytes untraced too)
+  call MPI_File_sync(fh)
+  write (u, '(A,A,A)') 'MPI_File_sync file=1 path=', trim(path), ' coll=1'
+  call MPI_Barrier(MPI_COMM_WORLD)
+  call MPI_File_sync(fh)
+  write (u, '(A,A,A)') 'MPI_File_sync file=1 path=', trim(path), ' coll=1'
   buf = -1
   call MPI_File_read_at(fh, off, buf, 100, MPI_INTEGER, st)
   write (u, '(A,A,A,I0,A)') 'MPI_File_read_at file=1 path=', trim(path), &

@@ -742,29 +742,17 @@ static const char *rank_tapestry(const struct launch *L)
 	return path ? path : L->self;
 }
 
-static int run_mpi(struct launch *L)
+/* DIR/plan/rank-collectors (rank -> its host's node collector), path into
+ * mapfile: 0, or -1 after a message. */
+static int write_rank_map(struct launch *L, char *mapfile, size_t len)
 {
 	struct mgr_jobdesc *jd = L->jd;
-	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
-	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
-	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
-	char agent[PATH_MAX + 64];
-	const char *self;
-	int n = 0, ne, rc = 1;
-	pid_t pid;
+	FILE *mf;
 
-	if ((ne = sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env,
-			     MGR_JD_MAX_ENV + 8)) < 0)
-		goto out;
-	/* Each rank streams to the node collector of its host: mpirun starts
-	 * `tapestry rank-exec MAP -- PROGRAM`, which looks its rank up in MAP
-	 * (rank -> collector, from the plan's placement), sets
-	 * TAPESTRY_COLLECTOR and the preload, and executes the program. */
-	snprintf(mapfile, sizeof(mapfile), "%s/plan/rank-collectors", L->dir);
-	FILE *mf = fopen(mapfile, "w");
-	if (!mf) {
+	snprintf(mapfile, len, "%s/plan/rank-collectors", L->dir);
+	if (!(mf = fopen(mapfile, "w"))) {
 		mgr_err("%s: %s", mapfile, strerror(errno));
-		goto out;
+		return -1;
 	}
 	for (int r = 0; r < jd->processes; r++) {
 		int h = mgr_jd_rank_host(jd, r);
@@ -773,32 +761,23 @@ static int run_mpi(struct launch *L)
 	}
 	if (fclose(mf) != 0) {
 		mgr_err("%s: %s", mapfile, strerror(errno));
-		goto out;
+		return -1;
 	}
-	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
-	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8) ||
-	    write_agent(L, agent, sizeof(agent)))
-		goto out;
-	{
-		char *pre = NULL;
+	return 0;
+}
 
-		if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
-			goto out;
-		free(env[0]);
-		env[0] = pre;
-		free(env[1]);
-		for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
-			env[i] = env[i + 1];
-	}
-	snprintf(np, sizeof(np), "%d", jd->processes);
-	char over[1024];
-	int yield = oversubscribed(L, over, sizeof(over), 1) > 0;
+/* The words of the job's mpirun into argv (its flavour's options, the
+ * environment env as -x or -genv; split keeps the -genv copies, freed by
+ * the caller): how many, or -1 out of memory. */
+static int mpirun_words(struct launch *L, const char **argv, char **env, char **split,
+			const char *np, int yield, const char *agent,
+			char *hostfile, size_t hlen)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	int n = 0;
 
-	if (yield)
-		fprintf(stderr, "tapestry: oversubscribed (%s): %s runs in its "
-			"yielding mode\n", over, mgr_jd_mpi_name(jd->mpi));
 	if (jd->mpi == MGR_MPI_OPENMPI) {
-		snprintf(hostfile, sizeof(hostfile), "%s/plan/hostfile.openmpi", L->dir);
+		snprintf(hostfile, hlen, "%s/plan/hostfile.openmpi", L->dir);
 		argv[n++] = "mpirun.openmpi";
 		argv[n++] = "--hostfile";
 		argv[n++] = hostfile;
@@ -825,7 +804,7 @@ static int run_mpi(struct launch *L)
 			argv[n++] = env[i];
 		}
 	} else {
-		snprintf(hostfile, sizeof(hostfile), "%s/plan/machinefile.mpich", L->dir);
+		snprintf(hostfile, hlen, "%s/plan/machinefile.mpich", L->dir);
 		argv[n++] = "mpirun.mpich";
 		argv[n++] = "-f";
 		argv[n++] = hostfile;
@@ -850,13 +829,61 @@ static int run_mpi(struct launch *L)
 			char *eq;
 
 			if (!(split[i] = strdup(env[i])) || !(eq = strchr(split[i], '=')))
-				goto out;
+				return -1;
 			*eq = '\0';
 			argv[n++] = "-genv";
 			argv[n++] = split[i];
 			argv[n++] = eq + 1;
 		}
 	}
+	return n;
+}
+
+static int run_mpi(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
+	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
+	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
+	char agent[PATH_MAX + 64];
+	const char *self;
+	int n = 0, ne, rc = 1;
+	pid_t pid;
+
+	if ((ne = sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env,
+			     MGR_JD_MAX_ENV + 8)) < 0)
+		goto out;
+	/* Each rank streams to the node collector of its host: mpirun starts
+	 * `tapestry rank-exec MAP -- PROGRAM`, which looks its rank up in MAP
+	 * (rank -> collector, from the plan's placement), sets
+	 * TAPESTRY_COLLECTOR and the preload, and executes the program. */
+	if (write_rank_map(L, mapfile, sizeof(mapfile)))
+		goto out;
+	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
+	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8) ||
+	    write_agent(L, agent, sizeof(agent)))
+		goto out;
+	{
+		char *pre = NULL;
+
+		if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
+			goto out;
+		free(env[0]);
+		env[0] = pre;
+		free(env[1]);
+		for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
+			env[i] = env[i + 1];
+	}
+	snprintf(np, sizeof(np), "%d", jd->processes);
+	char over[1024];
+	int yield = oversubscribed(L, over, sizeof(over), 1) > 0;
+
+	if (yield)
+		fprintf(stderr, "tapestry: oversubscribed (%s): %s runs in its "
+			"yielding mode\n", over, mgr_jd_mpi_name(jd->mpi));
+	if ((n = mpirun_words(L, argv, env, split, np, yield, agent, hostfile,
+			      sizeof(hostfile))) < 0)
+		goto out;
 	if (!(self = rank_tapestry(L)))
 		goto out;
 	argv[n++] = self;

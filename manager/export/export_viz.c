@@ -239,14 +239,28 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 	if (ev->flags & PROTO_EVF_FAILED)
 		return;
 	memset(&ep, 0, sizeof(ep));
-	switch (ev->type) {
+	/* every send mode a send, Mrecv a recv ... (proto_ev_base) */
+	unsigned base = proto_ev_base(ev->type);
+	switch (base) {
+	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
+		ep.kind = ev->arg[5] == 1 ? VIZ_EP_ISEND : VIZ_EP_IRECV_POST;
+		ep.peer = ev->arg[1];
+		ep.tag = ev->arg[2];
+		ep.comm = me->comm;
+		ep.bytes = ev->arg[4];
+		ep.req = ev->arg[0];
+		req_post(m, proc, &ep);
+		if (ep.kind == VIZ_EP_ISEND)
+			ep_link(m, s, proc, &ep);
+		cb(arg, &ep);
+		return;
 	case PROTO_EV_MPI_SEND:
 	case PROTO_EV_MPI_ISEND:
 	case PROTO_EV_MPI_IRECV:
 	case PROTO_EV_MPI_RECV:
-		ep.kind = ev->type == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
-			ev->type == PROTO_EV_MPI_ISEND ? VIZ_EP_ISEND :
-			ev->type == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
+		ep.kind = base == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
+			base == PROTO_EV_MPI_ISEND ? VIZ_EP_ISEND :
+			base == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
 		ep.peer = arg_of(ev, PROTO_F_peer);
 		ep.tag = arg_of(ev, PROTO_F_tag);
 		ep.comm = me->comm;
@@ -292,19 +306,26 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 		cb(arg, &ep);
 		return;
 	case PROTO_EV_MPI_WAITALL:
-		/* array: (req, peer, bytes, arrived) per request */
-		for (size_t i = 0; me->array && i + 4 <= me->narray; i += 4) {
+	case PROTO_EV_MPI_WAITSOME:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		/* array: the completed requests (proto_ev_done) */
+		struct proto_done d;
+
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray,
+						  i, &d); i++) {
 			memset(&ep, 0, sizeof(ep));
-			ep.peer = me->array[i + 1];
-			ep.bytes = me->array[i + 2];
-			ep.tag = INT64_MIN;
-			if (!req_done(m, proc, me->array[i], &ep))
+			ep.peer = d.peer;
+			ep.bytes = d.bytes;
+			ep.tag = d.tag >= 0 ? d.tag : INT64_MIN;
+			if (!req_done(m, proc, d.req, &ep))
 				continue;
 			if (ep.kind == VIZ_EP_IRECV_DONE)
 				ep_link(m, s, proc, &ep);
 			cb(arg, &ep);
 		}
 		return;
+	}
 	default:
 		return;
 	}

@@ -512,9 +512,20 @@ static int pending_requests(struct mgr_perturb *p, const struct proto_trace_even
 {
 	const int64_t *a = te->ev->arg;
 
-	switch (te->ev->type) {
-	case PROTO_EV_MPI_ISEND:
+	switch (proto_ev_base(te->ev->type)) {
+	case PROTO_EV_MPI_ISEND:	/* every mode */
 		return pend_put(p, stream, a[proto_ev_arg(PROTO_EV_MPI_ISEND, PROTO_F_req)], rec);
+	case PROTO_EV_MPI_START:	/* a persistent send's activation */
+		return a[5] == 1 ? pend_put(p, stream, a[0], rec) : 0;
+	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
+		for (size_t i = 0; te->array && i + 5 <= te->narray; i += 5) {
+			int rc = te->array[i + 4] == 1 ?
+				pend_put(p, stream, te->array[i], rec) : 0;
+
+			if (rc)
+				return rc;
+		}
+		break;
 	case PROTO_EV_MPI_WAIT:
 		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAIT, PROTO_F_req)], rec);
 		break;
@@ -522,12 +533,22 @@ static int pending_requests(struct mgr_perturb *p, const struct proto_trace_even
 		if (a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_result)])
 			pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_req)], rec);
 		break;
-	case PROTO_EV_MPI_WAITANY:
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none) */
 		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAITANY, PROTO_F_req)], rec);
 		break;
 	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
-		for (size_t i = 0; te->array && i + 3 < te->narray; i += 4)
-			pend_done(p, stream, te->array[i], rec);
+	case PROTO_EV_MPI_WAITSOME:	/* ARRAY: (req, peer, tag, bytes, index) */
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		struct proto_done d;
+
+		for (size_t i = 0; !proto_ev_done(te->ev->type, te->array,
+						  te->narray, i, &d); i++)
+			pend_done(p, stream, d.req, rec);
+		break;
+	}
+	case PROTO_EV_MPI_REQUEST_FREE:
+		pend_done(p, stream, a[0], rec);
 		break;
 	default:
 		break;
@@ -542,7 +563,7 @@ static int64_t event_probe(const struct proto_trace_event *te)
 	const struct proto_event *ev = te->ev;
 	int a = proto_ev_arg(ev->type, PROTO_F_probe_ns);
 
-	if (ev->type == PROTO_EV_MPI_SENDRECV)
+	if (proto_ev_base(ev->type) == PROTO_EV_MPI_SENDRECV)
 		return te->array && te->narray >= 3 && te->array[2] > 0 ? te->array[2] : 0;
 	return a >= 0 && ev->arg[a] > 0 ? ev->arg[a] : 0;
 }
@@ -673,7 +694,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		int a = proto_ev_arg(ev->type, PROTO_F_arrived);
 		r->arrived = a >= 0 && ev->arg[a] > 0;
 		r->probe = event_probe(te);
-		if (ev->type == PROTO_EV_MPI_SENDRECV && te->array &&
+		if (proto_ev_base(ev->type) == PROTO_EV_MPI_SENDRECV && te->array &&
 		    te->narray >= 3)	/* rtag, arrived, probe_ns */
 			r->arrived = te->array[1] > 0;
 		if (r->probe > t1 - t0)

@@ -81,11 +81,16 @@ SN_HIDDEN int64_t mw_req_new_id(void);
 /* Live records (tests, diagnostics). */
 SN_HIDDEN size_t mw_req_count(void);
 
+/* Invariant check for tests: 0 when the table is sound (every slot holds
+ * 1..cap records, their sum is the live count, the hash table's own check
+ * holds), else PROTO_E_STATE. */
+SN_HIDDEN int mw_req_check(void);
+
 #ifdef MPI_VERSION
-/* Bind a new id to request r, started through the variable where (NULL:
- * unknown), with what q says (id taken from q for a persistent request's
- * record, else fresh). Returns the id, also when the table is full and
- * the record cannot be kept. Thread-safe. */
+/* Bind a fresh id to request r, started through the variable where
+ * (NULL: unknown), with what q says (q->id is ignored; persistent and
+ * active as q says). Returns the id, also when the table is full and the
+ * record cannot be kept. Thread-safe. */
 SN_HIDDEN int64_t mw_req_start(MPI_Request r, const MPI_Request *where,
 			       const struct mw_req *q);
 

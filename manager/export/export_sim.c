@@ -737,60 +737,15 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 
 /* ---- the two dialects --------------------------------------------------- */
 
-static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		      const struct proto_trace_event *me)
+/* Point to point and requests in SMPI's dialect (the table in
+ * docs/modules/export-simgrid.md): 0, or -1 out of memory. */
+static int smpi_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
-	const struct ti_comm *cm = NULL;
 
-	/* the replayer runs collectives on the whole world only (cm: a
-	 * communicator of every rank, perhaps in another order) */
-	if (proto_ev_collective(ev->type)) {
-		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
-
-		if (ci >= 0 && !comm_is_world(t, a[ci]))
-			goto subcomm;
-		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
-	}
 	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_INIT:
-		if (!t->inited)
-			act(x, r, t, "init");
-		t->inited = 1;
-		break;
-	case PROTO_EV_MPI_FINALIZE:
-		flush_compute(x, r, t, 1);
-		act(x, r, t, "finalize");
-		t->finalized = 1;
-		break;
-	case PROTO_EV_MPI_COMM_SIZE:
-		act(x, r, t, "comm_size %" PRId64, a[1]);
-		break;
-	case PROTO_EV_MPI_COMM_SPLIT:
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
-		break;
-	case PROTO_EV_MPI_COMM_DUP:
-	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_dup");
-		break;
-	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
-	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
-	case PROTO_EV_MPI_CART_SUB:
-	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
-	case PROTO_EV_MPI_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
-	case PROTO_EV_MPI_COMM_CREATE_GROUP:
-	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		if (comm_made(t, me))
-			return -1;
-		break;
 	case PROTO_EV_MPI_SEND:	/* every blocking mode */
 		if (a[0] < 0)
 			break;
@@ -909,6 +864,66 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		}
 		break;
 	}
+	default:	/* Comm_rank, Probe, Iprobe, Cancel ...: no replay action */
+		break;
+	}
+	return 0;
+}
+
+static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	const int64_t *a = ev->arg;
+	const struct ti_comm *cm = NULL;
+
+	/* the replayer runs collectives on the whole world only (cm: a
+	 * communicator of every rank, perhaps in another order) */
+	if (proto_ev_collective(ev->type)) {
+		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
+
+		if (ci >= 0 && !comm_is_world(t, a[ci]))
+			goto subcomm;
+		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
+	}
+	switch (proto_ev_base(ev->type)) {
+	case PROTO_EV_MPI_INIT:
+		if (!t->inited)
+			act(x, r, t, "init");
+		t->inited = 1;
+		break;
+	case PROTO_EV_MPI_FINALIZE:
+		flush_compute(x, r, t, 1);
+		act(x, r, t, "finalize");
+		t->finalized = 1;
+		break;
+	case PROTO_EV_MPI_COMM_SIZE:
+		act(x, r, t, "comm_size %" PRId64, a[1]);
+		break;
+	case PROTO_EV_MPI_COMM_SPLIT:
+		if (comm_made(t, me))
+			return -1;
+		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
+		break;
+	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
+		if (comm_made(t, me))
+			return -1;
+		act(x, r, t, "comm_dup");
+		break;
+	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
+	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
+	case PROTO_EV_MPI_CART_SUB:
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
+		if (comm_made(t, me))
+			return -1;
+		break;
 	case PROTO_EV_MPI_BARRIER:
 		act(x, r, t, "barrier");
 		break;
@@ -982,8 +997,8 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan",
 		    clamp_int(x, a[0]));
 		break;
-	default:	/* Comm_rank, Probe, Iprobe: no replay action */
-		break;
+	default:	/* point to point, or nothing (Comm_rank, Probe ...) */
+		return smpi_p2p(x, r, t, me);
 	}
 	return 0;
 subcomm:

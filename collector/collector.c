@@ -70,6 +70,8 @@ void col_config_default(struct col_config *cfg)
 	cfg->clock_rounds = 16;
 	cfg->stats_period_ms = 5000;
 	cfg->handshake_ms = 10000;
+	cfg->idle_ms = 60000;
+	cfg->seq_window = 1u << 16;
 	cfg->frame_max = PROTO_FRAME_MAX;
 }
 
@@ -139,6 +141,7 @@ void col_frame_unref(struct col_frame *f)
 	free(f);
 	if (c->paused && c->mem_used < c->cfg.mem_cap / 2)
 		col_up_pressure(c);
+	col_conn_mem_freed(c);
 }
 
 /* ---- stats ------------------------------------------------------------- */
@@ -222,6 +225,9 @@ void col_stats_msg(struct col *c, struct proto_msg *m)
 	kv(mt, "unacked_frames", "%" PRIu64, st.unacked_frames);
 	kv(mt, "paused", "%d", st.paused);
 	kv(mt, "rejected", "%" PRIu64, st.rejected);
+	kv(mt, "refused", "%" PRIu64, st.refused);
+	if (c->refused_by[0])
+		kv(mt, "refused_by", "%s", c->refused_by);
 	if (c->root) {
 		kv(mt, "stored_batches", "%" PRIu64, st.stored_batches);
 		kv(mt, "dup_batches", "%" PRIu64, st.dup_batches);
@@ -632,10 +638,11 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 	c->msg2 = malloc(sizeof(*c->msg2));
 	c->clock.msg = calloc(1, sizeof(*c->clock.msg));
 	c->drain_ev = event_new(base, -1, 0, drain_ev_cb, c);
+	c->mem_ev = event_new(base, -1, 0, col_conn_mem_cb, c);
 	c->stats_timer = event_new(base, -1, EV_PERSIST, stats_cb, c);
 	c->clock_timer = event_new(base, -1, EV_PERSIST, clock_cb, c);
 	c->accept_retry = evtimer_new(base, accept_retry_cb, c);
-	if (!c->msg || !c->msg2 || !c->clock.msg || !c->drain_ev ||
+	if (!c->msg || !c->msg2 || !c->clock.msg || !c->drain_ev || !c->mem_ev ||
 	    !c->stats_timer || !c->clock_timer || !c->accept_retry)
 		goto fail;
 	*rc = col_up_init(c);
@@ -688,6 +695,7 @@ void col_free(struct col *c)
 
 	if (!c)
 		return;
+	c->freeing = 1;
 	while ((cn = c->conns))
 		col_conn_close(cn, NULL);
 	if (c->listener)
@@ -712,6 +720,9 @@ void col_free(struct col *c)
 	free(c->scratch_out);
 	if (c->drain_ev)
 		event_free(c->drain_ev);
+	if (c->mem_ev)
+		event_free(c->mem_ev);
+	c->mem_ev = NULL;
 	if (c->stats_timer)
 		event_free(c->stats_timer);
 	if (c->clock_timer)

@@ -38,6 +38,11 @@ struct col_config {
 	unsigned clock_rounds;		/* ping-pongs at start (16) */
 	unsigned stats_period_ms;	/* 0: no periodic STATS */
 	unsigned handshake_ms;		/* close a connection stuck this long */
+	unsigned idle_ms;		/* close a streaming child silent this
+					 * long (0: never; healthy ones ping) */
+	uint64_t seq_window;		/* root: a BATCH more than this past the
+					 * last stored (or LOSS-named) seq of
+					 * its stream is refused */
 	size_t frame_max;		/* largest payload accepted */
 	size_t segment_max;		/* job directory segment size (0: default) */
 	/* Filters, indexed by event type (proto/events.def), NULL: none.
@@ -77,6 +82,8 @@ struct col_stats {
 	uint64_t dup_batches;		/* root: duplicates acknowledged only */
 	uint64_t gap_batches;		/* root: batches never received */
 	uint64_t rejected;		/* connections closed for a fault */
+	uint64_t refused;		/* frames for another's stream, or
+					 * with a seq out of the window */
 	uint64_t pauses;		/* times reading from children stopped */
 	int parent_up;			/* 1 when the upward link is streaming */
 	int paused;			/* 1 while children are not read */

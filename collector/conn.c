@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +23,7 @@
 
 #include "collector/internal.h"
 #include "proto/auth.h"
+#include "proto/jobdir.h"
 
 #define CONN_READ_HW (1u << 20)		/* input kept per connection */
 #define CONN_MAX_READ (256u << 10)	/* bytes per read(2) */
@@ -36,6 +38,8 @@
  * out until the handshake timeout (real clients finish in milliseconds;
  * 1,000 sensors connecting at once stay under it). */
 #define CONN_HS_MAX 1024
+
+static void release(struct col_conn *cn);
 
 int col_send_msg(struct bufferevent *bev, const struct proto_msg *m)
 {
@@ -116,10 +120,158 @@ struct col_stream *col_stream_get(struct col *c, uint64_t id, int create)
 
 void col_stream_gc(struct col *c, struct col_stream *s)
 {
-	if (c->root || !s || s->owner || s->ua_head)
+	/* A stream is forgotten only once it ended (BYE): until then its seq
+	 * is the base of its window, so that a connection that is not its
+	 * sensor's cannot restart it far ahead (out_of_window). */
+	if (c->root || !s || s->owner || s->ua_head || !s->bye)
 		return;
 	col_map_del(&c->streams, s->id);
 	free(s);
+}
+
+/* The uid owning the other end of a loopback TCP connection, from
+ * /proc/net/tcp (IPv4 only: the table lists both ends of a loopback
+ * connection, the peer's line has its address as local). 0 or -1. */
+static int loopback_uid(struct col_conn *cn, uint32_t *uid)
+{
+	struct sockaddr_in me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+	evutil_socket_t fd = bufferevent_getfd(cn->bev);
+	char want_l[32], want_r[32], line[512];
+	FILE *f;
+	int rc = -1;
+
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl) ||
+	    peer.sin_family != AF_INET ||
+	    (ntohl(peer.sin_addr.s_addr) >> 24) != 127)
+		return -1;
+	/* the kernel prints the address as the u32 it stores, in hex */
+	snprintf(want_l, sizeof(want_l), "%08X:%04X", peer.sin_addr.s_addr,
+		 ntohs(peer.sin_port));
+	snprintf(want_r, sizeof(want_r), "%08X:%04X", me.sin_addr.s_addr,
+		 ntohs(me.sin_port));
+	f = fopen("/proc/net/tcp", "re");
+	if (!f)
+		return -1;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char l[32], r[32];
+		unsigned u;
+
+		if (sscanf(line, " %*s %31s %31s %*s %*s %*s %*s %u", l, r,
+			   &u) == 3 && !strcmp(l, want_l) && !strcmp(r, want_r)) {
+			*uid = u;
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+void col_refuse(struct col_conn *cn, uint64_t stream, uint64_t seq,
+		const char *why)
+{
+	struct col *c = cn->col;
+	char who[256], uid[32] = "";
+	size_t have = strlen(c->refused_by);
+
+	c->st.refused++;
+	if (!cn->has_uid && loopback_uid(cn, &cn->uid) == 0)
+		cn->has_uid = 1;
+	if (cn->has_uid)
+		snprintf(uid, sizeof(uid), " uid %u", cn->uid);
+	snprintf(who, sizeof(who), "%s (%s %016" PRIx64 " pid %u%s)",
+		 cn->peer, cn->role == PROTO_ROLE_SENSOR ? "sensor" :
+		 cn->role == PROTO_ROLE_COLLECTOR ? "collector" : "client",
+		 cn->peer_id, cn->pid, uid);
+	col_warn("refused from %s: stream %016" PRIx64 " seq %" PRIu64
+		 ": %s", who, stream, seq, why);
+	/* keep the latest refusals, newest first, within one STATS value */
+	if (have + strlen(who) + 64 > sizeof(c->refused_by) - 1)
+		have = 0;
+	{
+		char line[384];
+		int n = snprintf(line, sizeof(line), "%s stream %016" PRIx64
+				 " seq %" PRIu64 "%s", who, stream, seq,
+				 have ? "; " : "");
+
+		if (n > 0 && (size_t)n < sizeof(line)) {
+			memmove(c->refused_by + n, c->refused_by, have + 1);
+			memcpy(c->refused_by, line, (size_t)n);
+			c->refused_by[sizeof(c->refused_by) - 1] = 0;
+		}
+	}
+}
+
+/* The seq a stream's next BATCH is measured from: the last one stored
+ * (root) or taken from below (others), or the last one a LOSS named
+ * (batches a collector dropped). */
+static uint64_t seq_base(const struct col *c, const struct col_stream *s)
+{
+	uint64_t b = c->root ? s->last_seq : s->fwd_seq;
+
+	return s->loss_seq > b ? s->loss_seq : b;
+}
+
+/* A BATCH is taken only within cfg.seq_window batches after its stream's
+ * base (seq_base), and at the root never past its stream's BYE: a forged
+ * seq far ahead would make every later batch of the real stream look like
+ * a duplicate (docs/SECURITY.md, "Streams"). A collector that has not seen
+ * the stream yet (restarted: the sensor resumes at any seq) leaves it to
+ * the root, which knows what it stored. 1 when refused (counted, logged). */
+static int out_of_window(struct col *c, struct col_conn *cn,
+			 const struct col_stream *s, uint64_t seq)
+{
+	uint64_t base = seq_base(c, s);
+
+	if (c->root && s->bye > 1 && seq > s->bye_seq) {
+		col_refuse(cn, s->id, seq, "a batch after the end of its "
+			   "stream");
+		return 1;
+	}
+	if (seq <= base || seq - base <= c->cfg.seq_window ||
+	    (!c->root && !base))
+		return 0;
+	col_refuse(cn, s->id, seq, "seq out of the window");
+	return 1;
+}
+
+/* 1 when a and b are loopback connections of the same user: a process of
+ * that user could take over the other anyway (ptrace, its files), so a
+ * second connection of a stream from it is a reconnect, not a forgery. */
+static int same_user(struct col_conn *a, struct col_conn *b)
+{
+	if (!a->has_uid && loopback_uid(a, &a->uid) == 0)
+		a->has_uid = 1;
+	if (!b->has_uid && loopback_uid(b, &b->uid) == 0)
+		b->has_uid = 1;
+	return a->has_uid && b->has_uid && a->uid == b->uid;
+}
+
+/* May cn speak for stream id? A sensor speaks only for the stream of its
+ * HELLO; a stream whose owner is a live connection is accepted only from
+ * it, or from a new connection of the same peer (same role and HELLO id:
+ * a collector reconnecting before its old connection's end was seen).
+ * A stream without a live owner (new, or its connection gone) is taken
+ * by the connection that speaks for it: the resumption after a
+ * reconnect. 0, or PROTO_E_AUTH (refused, counted). */
+static int may_speak(struct col_conn *cn, uint64_t id, uint64_t seq,
+		     struct col_stream *s)
+{
+	struct col_conn *o = s ? s->owner : NULL;
+
+	if (cn->role == PROTO_ROLE_SENSOR && id != cn->peer_id) {
+		col_refuse(cn, id, seq, "a sensor sent a frame of another "
+			   "stream");
+		return PROTO_E_AUTH;
+	}
+	if (!o || o == cn || o->state != CS_STREAM)
+		return 0;
+	if (o->role == cn->role && o->peer_id == cn->peer_id &&
+	    cn->role == PROTO_ROLE_COLLECTOR)
+		return 0;
+	col_refuse(cn, id, seq, "the stream belongs to another connection");
+	return PROTO_E_AUTH;
 }
 
 static void closing_timeout_cb(evutil_socket_t fd, short what, void *arg)
@@ -182,6 +334,46 @@ int col_conn_finish(struct col_conn *cn)
 	return 0;
 }
 
+/* A sensor's connection ended before its BYE (the process was killed, or
+ * the link broke): say when, in a META of the stream
+ * ("collector.closed_ns", this host's CLOCK_MONOTONIC, the clock the
+ * sensor stamps with), so the report can tell how much of the process's
+ * end is not in the trace (docs/modules/collector.md). */
+static void note_closed(struct col_conn *cn)
+{
+	struct col *c = cn->col;
+	struct col_stream *s = col_stream_get(c, cn->peer_id, 0);
+	struct proto_msg *m;
+	struct col_frame *f;
+	int rc;
+
+	if (c->freeing || cn->role != PROTO_ROLE_SENSOR ||
+	    cn->state != CS_STREAM || !s || s->bye ||
+	    !(m = malloc(sizeof(*m))))	/* large: not on the stack */
+		return;
+	memset(&m->u.meta, 0, sizeof(m->u.meta));
+	m->type = PROTO_MSG_META;
+	m->u.meta.id = cn->peer_id;
+	m->u.meta.n = 1;
+	snprintf(m->u.meta.kv[0].key, sizeof(m->u.meta.kv[0].key),
+		 "collector.closed_ns");
+	snprintf(m->u.meta.kv[0].value, sizeof(m->u.meta.kv[0].value),
+		 "%" PRIu64, col_now_ns());
+	f = col_frame_msg(c, m, &rc);
+	free(m);
+	if (!f)
+		return;
+	f->stream = cn->peer_id;
+	if (c->root) {
+		if (proto_jobdir_append(c->jobdir, f->data, f->len))
+			col_warn("job %s: META of a closed stream not stored",
+				 c->cfg.output);
+		col_frame_unref(f);
+	} else {
+		col_up_enqueue(c, f);
+	}
+}
+
 void col_conn_close(struct col_conn *cn, const char *why)
 {
 	struct col *c = cn->col;
@@ -191,6 +383,7 @@ void col_conn_close(struct col_conn *cn, const char *why)
 
 	if (why)
 		col_info("connection %s closed: %s", cn->peer, why);
+	note_closed(cn);
 	if (cn->state == CS_STREAM && cn->role != PROTO_ROLE_STATUS &&
 	    c->st.children)
 		c->st.children--;
@@ -221,6 +414,10 @@ void col_conn_close(struct col_conn *cn, const char *why)
 				col_stream_gc(c, gc[k]);
 		} while (ngc == 64);
 	}
+	if (cn->mem_wait && c->mem_waiters)
+		c->mem_waiters--;
+	cn->mem_wait = 0;
+	release(cn);
 	event_free(cn->hs_timer);
 	bufferevent_free(cn->bev);
 	free(cn);
@@ -274,6 +471,32 @@ static int on_auth(struct col_conn *cn, const struct proto_msg *m)
 			 cn->server_nonce, cn->client_nonce, cn->peer_id, want);
 	if (!proto_auth_equal(want, m->u.auth.mac))
 		return PROTO_E_AUTH;
+	if (cn->role == PROTO_ROLE_SENSOR) {
+		struct col_stream *s = col_stream_get(c, cn->peer_id, 0);
+
+		if (s && s->owner && s->owner != cn &&
+		    s->owner->state == CS_STREAM) {
+			struct col_conn *old = s->owner;
+
+			if (old->role != PROTO_ROLE_SENSOR ||
+			    old->peer_id != cn->peer_id ||
+			    !same_user(cn, old)) {
+				col_refuse(cn, cn->peer_id, 0, "a second "
+					   "connection for a stream that is "
+					   "connected");
+				return PROTO_E_AUTH;
+			}
+			/* the sensor reconnected (its send timed out while
+			 * we were not reading, say) before we saw its old
+			 * connection end: the old one goes, its unread
+			 * batches are resent on the new one */
+			col_info("stream %016" PRIx64 " reconnected from %s: "
+				 "its connection from %s is closed", cn->peer_id,
+				 cn->peer, old->peer);
+			s->owner = NULL;
+			col_conn_close(old, NULL);
+		}
+	}
 	memset(&w, 0, sizeof(w));
 	w.type = PROTO_MSG_WELCOME;
 	w.u.welcome.node_id = c->node_id;
@@ -293,6 +516,12 @@ static int on_auth(struct col_conn *cn, const struct proto_msg *m)
 		return 0;
 	}
 	c->st.children++;
+	if (c->cfg.idle_ms) {
+		struct timeval idle = {c->cfg.idle_ms / 1000,
+				       (c->cfg.idle_ms % 1000) * 1000};
+
+		bufferevent_set_timeouts(cn->bev, &idle, NULL);
+	}
 	if (cn->tls) {
 		char cn_name[128];
 
@@ -353,12 +582,43 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 	}
 	c->st.frames_in++;
 	c->st.bytes_in += f->len;
+	if (f->type == PROTO_MSG_META || f->type == PROTO_MSG_LOSS ||
+	    (f->type == PROTO_MSG_CLOCK && cn->role == PROTO_ROLE_SENSOR)) {
+		uint64_t id = f->type == PROTO_MSG_CLOCK ? m->u.clock.child :
+			      f->stream;
+
+		s = col_stream_get(c, id, 0);
+		if (may_speak(cn, id, 0, s)) {
+			col_frame_unref(f);
+			return PROTO_E_AUTH;
+		}
+		if (f->type == PROTO_MSG_LOSS && s &&
+		    m->u.loss.last_seq > s->loss_seq &&
+		    m->u.loss.last_seq <= seq_base(c, s) + c->cfg.seq_window)
+			s->loss_seq = m->u.loss.last_seq;
+	}
 	if (f->type == PROTO_MSG_BATCH || f->type == PROTO_MSG_BYE) {
 		s = col_stream_get(c, f->stream, 1);
 		if (!s) {
 			col_frame_unref(f);
 			return PROTO_E_FULL;
 		}
+		if (may_speak(cn, f->stream, f->seq, s)) {
+			col_stream_gc(c, s);
+			col_frame_unref(f);
+			return PROTO_E_AUTH;
+		}
+		if (f->type == PROTO_MSG_BATCH && out_of_window(c, cn, s, f->seq)) {
+			col_stream_gc(c, s);
+			col_frame_unref(f);
+			/* a sensor's connection is closed; a collector's link
+			 * is kept (it carries other streams, and would send
+			 * the frame again after a reconnect): the frame is
+			 * dropped unacknowledged, its sender keeps it */
+			return cn->role == PROTO_ROLE_SENSOR ? PROTO_E_FIELD : 0;
+		}
+		if (f->type == PROTO_MSG_BATCH && f->seq > s->fwd_seq)
+			s->fwd_seq = f->seq;
 		s->owner = cn;
 		if (f->type == PROTO_MSG_BATCH) {
 			c->st.batches_in++;
@@ -399,6 +659,7 @@ static int on_frame(struct col_conn *cn, struct col_frame *f, uint64_t t_recv)
 		}
 		cn->role = m->u.hello.role;
 		cn->peer_id = m->u.hello.id;
+		cn->pid = m->u.hello.pid;
 		memcpy(cn->client_nonce, m->u.hello.nonce, PROTO_NONCE);
 		rc = send_challenge(cn);
 		if (!rc)
@@ -420,6 +681,74 @@ static int on_frame(struct col_conn *cn, struct col_frame *f, uint64_t t_recv)
 	}
 	col_frame_unref(f);
 	return rc;
+}
+
+/* Memory for frames over CONN_READ_HW (docs/modules/collector.md,
+ * "Memory"): a connection may buffer one only with need bytes reserved
+ * against --mem-cap (frames held, reservations); when they do not fit it
+ * stops reading until memory is given back. One reservation is always
+ * granted when none is held, so a large frame can always pass. */
+static int reserve(struct col_conn *cn, size_t need)
+{
+	struct col *c = cn->col;
+
+	if (cn->reserved >= need)
+		return 1;
+	c->mem_reserved -= cn->reserved;
+	cn->reserved = 0;
+	if (c->mem_reserved && c->mem_used + c->mem_reserved + need >
+	    c->cfg.mem_cap)
+		return 0;
+	cn->reserved = need;
+	c->mem_reserved += need;
+	return 1;
+}
+
+static void release(struct col_conn *cn)
+{
+	if (!cn->reserved)
+		return;
+	cn->col->mem_reserved -= cn->reserved;
+	cn->reserved = 0;
+	col_conn_mem_freed(cn->col);
+}
+
+static void mem_wait(struct col_conn *cn)
+{
+	bufferevent_disable(cn->bev, EV_READ);
+	bufferevent_setwatermark(cn->bev, EV_READ, 0, CONN_READ_HW);
+	if (cn->mem_wait)
+		return;
+	cn->mem_wait = 1;
+	cn->col->mem_waiters++;
+	if (!cn->wait_logged)
+		col_info("%s waits for memory to read a large frame",
+			 cn->peer);
+	cn->wait_logged = 1;
+}
+
+void col_conn_mem_freed(struct col *c)
+{
+	if (c->mem_waiters && c->mem_ev)
+		event_active(c->mem_ev, 0, 0);
+}
+
+void col_conn_mem_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+	struct col_conn *cn, *next;
+
+	for (cn = c->conns; cn && c->mem_waiters; cn = next) {
+		next = cn->next;
+		if (!cn->mem_wait)
+			continue;
+		cn->mem_wait = 0;
+		c->mem_waiters--;
+		if (c->paused || cn->state != CS_STREAM)
+			continue;
+		bufferevent_enable(cn->bev, EV_READ);
+		col_conn_process(cn);
+	}
 }
 
 int col_conn_process(struct col_conn *cn)
@@ -454,11 +783,17 @@ int col_conn_process(struct col_conn *cn)
 			    (ev_ssize_t)sizeof(hdr))
 				proto_frame_decode(hdr, sizeof(hdr), max, &fr,
 						   &need);
+			if (need > CONN_READ_HW && !reserve(cn, need)) {
+				mem_wait(cn);
+				return 0;
+			}
 			bufferevent_setwatermark(cn->bev, EV_READ, 0,
 						 need > CONN_READ_HW ?
 						 need : CONN_READ_HW);
 			return 0;
 		}
+		if (rc == 1)
+			release(cn);
 		if (rc < 0)
 			return conn_fail(cn, rc, cn->state == CS_STREAM ?
 					 "malformed frame" :
@@ -470,6 +805,14 @@ int col_conn_process(struct col_conn *cn)
 			col_conn_close(cn, "closed after reply");
 			return 1;
 		}
+		if (rc && cn->state == CS_STREAM)
+			return conn_fail(cn, rc, rc == PROTO_E_AUTH ?
+					 "frame refused: not its stream" :
+					 rc == PROTO_E_FIELD ?
+					 "frame refused: seq out of window" :
+					 rc == PROTO_E_STATE ?
+					 "message not allowed in this state" :
+					 "bad message");
 		if (rc)
 			return conn_fail(cn, rc, rc == PROTO_E_AUTH ?
 					 "authentication failed" :
@@ -538,7 +881,10 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		col_conn_close(cn, evutil_socket_error_to_string(
 				       EVUTIL_SOCKET_ERROR()));
 	} else if (what & BEV_EVENT_TIMEOUT) {
-		col_conn_close(cn, "timeout");
+		c->st.rejected++;
+		col_warn("closing %s: idle for %u ms after the handshake",
+			 cn->peer, c->cfg.idle_ms);
+		col_conn_close(cn, NULL);
 	}
 }
 

@@ -154,6 +154,12 @@ struct col_conn {
 	char peer[64];
 	uint64_t serial;
 	int tls;			/* accepted on the TLS listener */
+	uint32_t pid;			/* the HELLO's (as the peer says) */
+	uint32_t uid;			/* loopback peers: owner of the socket */
+	int has_uid;
+	size_t reserved;		/* bytes reserved for a large frame */
+	int mem_wait;			/* waiting for memory to read one */
+	int wait_logged;
 };
 
 /* Per-stream state (both modes). */
@@ -162,6 +168,8 @@ struct col_stream {
 	struct col_conn *owner;		/* connection the stream came from */
 	struct col_frame *ua_head, *ua_tail;	/* sent, not acknowledged */
 	uint64_t last_seq;		/* root: last stored seq */
+	uint64_t fwd_seq;		/* highest BATCH seq taken from below */
+	uint64_t loss_seq;		/* highest seq a LOSS named */
 	uint64_t lost;			/* root: batches missing */
 	int bye;
 	uint64_t bye_seq;		/* BYE's last_seq */
@@ -203,6 +211,10 @@ struct col {
 	struct proto_msg *msg;		/* decode scratch (large) */
 	struct col_stats st;
 	uint64_t mem_used;		/* bytes of frames alive */
+	uint64_t mem_reserved;		/* bytes reserved for large frames */
+	unsigned mem_waiters;		/* connections with mem_wait set */
+	struct event *mem_ev;		/* retries them (col_conn_mem_cb) */
+	char refused_by[PROTO_VALUE_MAX + 1];	/* the last refusals */
 
 	/* root */
 	struct proto_jobdir_w *jobdir;
@@ -237,6 +249,8 @@ struct col {
 	uint64_t *filter_seen;		/* per type, for sampling */
 	size_t scratch_cap;
 	uint8_t *scratch_out;
+
+	int freeing;			/* col_free: connections closing */
 
 	/* backpressure */
 	int paused;
@@ -285,6 +299,16 @@ int col_send_msg(struct bufferevent *bev, const struct proto_msg *m);
  * negative code for a bad frame. */
 int col_read_frame(struct col *c, struct evbuffer *in, size_t max,
 		   struct col_frame **f);
+/* Count and log a frame or connection refused because it spoke for a
+ * stream that is not its own or carried a seq out of the window
+ * (docs/SECURITY.md, "Streams"): who (address, role, HELLO id and pid,
+ * uid of a loopback peer) and what, kept for STATS "refused_by". */
+void col_refuse(struct col_conn *cn, uint64_t stream, uint64_t seq,
+		const char *why);
+/* Memory given back (a frame freed, a reservation released): let the
+ * connections waiting to read a large frame try again. */
+void col_conn_mem_freed(struct col *c);
+void col_conn_mem_cb(evutil_socket_t fd, short what, void *arg);
 /* Stream state, created when missing (NULL when the table is full). */
 struct col_stream *col_stream_get(struct col *c, uint64_t id, int create);
 void col_stream_gc(struct col *c, struct col_stream *s);

@@ -6,9 +6,11 @@
  * file is opened in append mode so rotation by rename + SIGHUP loses
  * nothing. Not thread-safe (the collector is one event loop).
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <sys/time.h>
 #include <time.h>
@@ -30,6 +32,20 @@ int col_log_parse(const char *name)
 	return -1;
 }
 
+/* Logs name peers, stream ids and paths: created 0600 (SECURITY.md). */
+static FILE *open_log(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	FILE *fp;
+
+	if (fd < 0)
+		return NULL;
+	fp = fdopen(fd, "a");
+	if (!fp)
+		close(fd);
+	return fp;
+}
+
 int col_log_open(const char *path)
 {
 	FILE *fp;
@@ -37,7 +53,7 @@ int col_log_open(const char *path)
 	col_log_close();
 	if (!path)
 		return 0;
-	fp = fopen(path, "ae");
+	fp = open_log(path);
 	if (!fp)
 		return PROTO_E_IO;
 	log_path = strdup(path);
@@ -56,7 +72,7 @@ int col_log_reopen(void)
 
 	if (!log_path)
 		return 0;
-	fp = fopen(log_path, "ae");
+	fp = open_log(log_path);
 	if (!fp)
 		return PROTO_E_IO;	/* keep writing to the old one */
 	setvbuf(fp, NULL, _IOLBF, 0);

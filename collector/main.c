@@ -43,6 +43,11 @@ static const char usage_text[] =
 "  --name NAME             name sent to the parent (default \"collector\")\n"
 "  --handshake-timeout T   close connections not through the handshake in T\n"
 "                          (default 10s)\n"
+"  --idle-timeout T        close a child that sent nothing for T after the\n"
+"                          handshake (default 60s; 0: never). Sensors and\n"
+"                          collectors ping every 5 s (--clock-period)\n"
+"  --seq-window N          root: refuse a batch more than N past the last\n"
+"                          stored of its stream (default 65536)\n"
 "\n"
 "TLS between collectors (all three files, PEM; see docs/SECURITY.md):\n"
 "  --tls-cert FILE         this collector's certificate\n"
@@ -87,7 +92,8 @@ enum {
 	O_LISTEN = 256, O_PARENT, O_OUTPUT, O_SECRET, O_NODE, O_NAME,
 	O_FBYTES, O_FREC, O_FMS, O_ZSTD, O_SPILL, O_QUOTA, O_MEM, O_CROUNDS,
 	O_CPERIOD, O_SPERIOD, O_HS, O_LOGLEVEL, O_LOGFILE, O_PRINT, O_DRAIN,
-	O_DROP, O_SAMPLE, O_TLSCERT, O_TLSKEY, O_TLSCA, O_TLSLISTEN,
+	O_DROP, O_SAMPLE, O_TLSCERT, O_TLSKEY, O_TLSCA, O_TLSLISTEN, O_IDLE,
+	O_WINDOW,
 };
 
 static const struct option longopts[] = {
@@ -108,6 +114,8 @@ static const struct option longopts[] = {
 	{"clock-period", required_argument, NULL, O_CPERIOD},
 	{"stats-period", required_argument, NULL, O_SPERIOD},
 	{"handshake-timeout", required_argument, NULL, O_HS},
+	{"idle-timeout", required_argument, NULL, O_IDLE},
+	{"seq-window", required_argument, NULL, O_WINDOW},
 	{"drain-timeout", required_argument, NULL, O_DRAIN},
 	{"log-level", required_argument, NULL, O_LOGLEVEL},
 	{"log-file", required_argument, NULL, O_LOGFILE},
@@ -345,6 +353,12 @@ static int set_option(struct options *o, int opt, char *arg)
 	case O_SPERIOD: return parse_ms(arg, &cfg->stats_period_ms);
 	case O_HS:
 		return parse_ms(arg, &cfg->handshake_ms) || !cfg->handshake_ms ? -1 : 0;
+	case O_IDLE: return parse_ms(arg, &cfg->idle_ms);
+	case O_WINDOW:
+		if (parse_u64(arg, &v) || v == 0)
+			return -1;
+		cfg->seq_window = v;
+		break;
 	case O_DRAIN: return parse_ms(arg, &o->drain_ms);
 	case O_DROP: case O_SAMPLE:
 		if (parse_filter(arg, opt == O_SAMPLE, o->filter))

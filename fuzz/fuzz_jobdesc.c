@@ -4,7 +4,7 @@
  * shipped schema (share/jobdesc.rng) and checked; must never crash, leak or
  * accept what the checks refuse. Messages go to /dev/null.
  *
- * FUZZ-LINK: manager/launch/jobdesc.c manager/util.c manager/launch/spawn.c -I/usr/include/libxml2 -lxslt -lxml2 -DTAPESTRY_BINDIR="/usr/local/bin" -DTAPESTRY_PKGDATADIR="/usr/local/share/tapestry" -DTAPESTRY_PKGLIBDIR="/usr/local/lib/tapestry" -DPACKAGE_STRING="tapestry"
+ * FUZZ-LINK: -D_GNU_SOURCE manager/launch/jobdesc.c manager/util.c manager/launch/spawn.c -I/usr/include/libxml2 -lxslt -lxml2 -DTAPESTRY_BINDIR="/usr/local/bin" -DTAPESTRY_PKGDATADIR="/usr/local/share/tapestry" -DTAPESTRY_PKGLIBDIR="/usr/local/lib/tapestry" -DPACKAGE_STRING="tapestry"
  */
 #define _GNU_SOURCE
 #include <stdint.h>

@@ -1236,7 +1236,7 @@ struct proto_jobdir_w *proto_jobdir_create(const char *dir, int flags,
 		err = PROTO_E_EXISTS;
 		goto fail_w;
 	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		err = errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;
 		goto fail_w;
 	}
@@ -1245,7 +1245,7 @@ struct proto_jobdir_w *proto_jobdir_create(const char *dir, int flags,
 		err = PROTO_E_NOMEM;
 		goto fail_w;
 	}
-	if (mkdir(path, 0755) < 0 && (errno != EEXIST || !append)) {
+	if (mkdir(path, 0700) < 0 && (errno != EEXIST || !append)) {
 		err = errno == EEXIST ? PROTO_E_EXISTS : PROTO_E_IO;
 		goto fail_w;
 	}
@@ -1256,7 +1256,7 @@ struct proto_jobdir_w *proto_jobdir_create(const char *dir, int flags,
 		goto fail_w;
 	}
 	w->idx_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
-				       (append ? 0 : O_EXCL), 0644);
+				       (append ? 0 : O_EXCL), 0600);
 	if (w->idx_fd < 0) {
 		err = errno == EEXIST ? PROTO_E_EXISTS : PROTO_E_IO;
 		goto fail_w;
@@ -1323,7 +1323,7 @@ static int seg_open_next(struct proto_jobdir_w *w)
 	if (!path)
 		return PROTO_E_NOMEM;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
-		  0644);
+		  0600);
 	if (fd < 0) {
 		free(path);
 		return PROTO_E_IO;
@@ -1425,7 +1425,7 @@ static int meta_write(struct proto_jobdir_w *w)
 	rc = meta_render(&w->meta, &b);
 	if (rc)
 		goto out;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = PROTO_E_IO;
 		goto out;
@@ -1699,6 +1699,22 @@ static int seg_enter(struct proto_jobdir_r *r)
 	rc = S_ISREG(st.st_mode) ? seg_read_check(r->fd, n) : PROTO_E_FORMAT;
 	if (rc == PROTO_E_IO)
 		return rc;
+	if ((rc == PROTO_E_MAGIC || rc == PROTO_E_CHECKSUM) &&
+	    S_ISREG(st.st_mode) && r->size > SEG_HDR) {
+		/* A damaged header costs the header: the frames after it
+		 * are found by resynchronisation (header and payload CRCs),
+		 * as after any damaged frame. A header that checks but is
+		 * not this segment's (another version or number: a file
+		 * that is not ours, or a copy) still skips the file. */
+		r->rep.skipped_bytes += SEG_HDR;
+		r->rep.bad_segments++;
+		r->seg_bad = 1;
+		problem(r, "segments/%06u.tps: bad segment header (%s), its %u "
+			"bytes skipped, frames resynchronised", n,
+			proto_strerror(rc), SEG_HDR);
+		r->off = SEG_HDR;
+		return 0;
+	}
 	if (rc) {
 		r->rep.skipped_bytes += r->size;
 		r->rep.bad_segments++;

@@ -395,6 +395,54 @@ static void on_array(struct proto_trace *t, const struct proto_event *r)
 		release_pending(t, p);
 }
 
+/* Every lost event once (proto-trace.md, "Losses"): the sensor says its
+ * drops twice - DROP records in the data (per thread, since the last one)
+ * and LOSS frames (a running total, resent after reconnects) - so the
+ * larger of the two is its count; a collector that dropped a batch says so
+ * in a LOSS of that one seq, which is then never stored. */
+static void loss_total(struct proto_stream *s)
+{
+	uint64_t cand = 0;
+
+	for (unsigned i = 0; i < s->loss_ncand; i++)
+		cand += s->loss_cand_n[i];
+	s->lost_events = (s->drop_events > s->sensor_loss ? s->drop_events :
+			  s->sensor_loss) + s->collector_loss + cand;
+}
+
+static void on_loss(struct proto_stream *s, const struct proto_loss *l)
+{
+	if (l->first_seq && l->first_seq == l->last_seq &&
+	    l->first_seq > s->last_seq) {
+		/* a collector's drop, or a sensor's first LOSS before its
+		 * batch was stored: decided when (if) that batch comes */
+		if (s->loss_ncand < 8) {
+			s->loss_cand_seq[s->loss_ncand] = l->first_seq;
+			s->loss_cand_n[s->loss_ncand++] = l->dropped;
+		} else {
+			s->collector_loss += l->dropped;
+		}
+	} else if (l->dropped > s->sensor_loss) {
+		s->sensor_loss = l->dropped;
+	}
+	loss_total(s);
+}
+
+/* Batch seq of s is stored: a single-seq LOSS naming it was a sensor's. */
+static void loss_stored(struct proto_stream *s, uint64_t seq)
+{
+	for (unsigned i = 0; i < s->loss_ncand; i++) {
+		if (s->loss_cand_seq[i] != seq)
+			continue;
+		if (s->loss_cand_n[i] > s->sensor_loss)
+			s->sensor_loss = s->loss_cand_n[i];
+		s->loss_cand_seq[i] = s->loss_cand_seq[--s->loss_ncand];
+		s->loss_cand_n[i] = s->loss_cand_n[s->loss_ncand];
+		i--;
+	}
+	loss_total(s);
+}
+
 static void on_record(struct proto_trace *t, const struct proto_event *r)
 {
 	if (r->type == PROTO_EV_STRING) {
@@ -411,8 +459,14 @@ static void on_record(struct proto_trace *t, const struct proto_event *r)
 		release_pending(t, p);
 	t->cur->events++;
 	t->stats.events++;
-	if (r->type == PROTO_EV_DROP)
-		t->cur->lost_events += (uint64_t)r->arg[0];
+	if (!t->cur->t_first || r->t_start < t->cur->t_first)
+		t->cur->t_first = r->t_start;
+	if (r->t_end > t->cur->t_last)
+		t->cur->t_last = r->t_end;
+	if (r->type == PROTO_EV_DROP) {
+		t->cur->drop_events += (uint64_t)r->arg[0];
+		loss_total(t->cur);
+	}
 	if ((r->flags & PROTO_EVF_HASARRAY) && p) {
 		p->ev = *r;
 		p->stream = t->cur;
@@ -423,6 +477,61 @@ static void on_record(struct proto_trace *t, const struct proto_event *r)
 		return;
 	}
 	emit(t, r, t->cur, NULL, 0);
+}
+
+#define GAP_RANGES 256
+
+/* Remember seqs lo..hi of s as never seen (for the index's event counts). */
+static void gap_note(struct proto_stream *s, uint64_t lo, uint64_t hi)
+{
+	if (!s->gap_range) {
+		s->gap_range = calloc(GAP_RANGES, sizeof(*s->gap_range));
+		if (!s->gap_range)
+			return;
+	}
+	if (s->ngap_range == GAP_RANGES)
+		return;
+	s->gap_range[s->ngap_range][0] = lo;
+	s->gap_range[s->ngap_range++][1] = hi;
+}
+
+static int in_gap(const struct proto_stream *s, uint64_t seq)
+{
+	for (unsigned i = 0; i < s->ngap_range; i++)
+		if (seq >= s->gap_range[i][0] && seq <= s->gap_range[i][1])
+			return 1;
+	return 0;
+}
+
+/* At the end of the read: the batches the index (and the BYEs) name that
+ * were never read - a segment cut or damaged - count as missing, with
+ * their events when the index has them (proto-trace.md, "Losses"). The
+ * index may be stale or damaged: what it cannot say is not counted. */
+static void gaps_from_index(struct proto_trace *t)
+{
+	struct proto_jobdir_index_entry e;
+
+	for (uint64_t i = 0; proto_jobdir_index_get(t->dir, i, &e) == 1; i++) {
+		struct proto_stream *s = stream_get(t, e.stream);
+
+		if (!s)
+			break;
+		if (e.seq > s->last_seq) {
+			s->gap_events += e.nrecords;
+			if (e.seq > s->top_seq)
+				s->top_seq = e.seq;
+		} else if (in_gap(s, e.seq)) {
+			s->gap_events += e.nrecords;
+		}
+	}
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct proto_stream *s = t->streams[i];
+
+		if (s->top_seq > s->last_seq) {
+			s->gap_batches += s->top_seq - s->last_seq;
+			gap_note(s, s->last_seq + 1, s->top_seq);
+		}
+	}
 }
 
 static int on_batch(struct proto_trace *t, const struct proto_batch *b)
@@ -455,9 +564,13 @@ static int on_batch(struct proto_trace *t, const struct proto_batch *b)
 		t->stats.bad_batches++;
 		return 0;
 	}
-	if (b->seq > s->last_seq + 1)
+	if (b->seq > s->last_seq + 1) {
 		s->gap_batches += b->seq - s->last_seq - 1;
+		gap_note(s, s->last_seq + 1, b->seq - 1);
+	}
 	s->last_seq = b->seq;
+	if (s->loss_ncand)
+		loss_stored(s, b->seq);
 	s->batches++;
 	t->stats.batches++;
 	t->cur = s;
@@ -494,12 +607,14 @@ static int on_frame(struct proto_trace *t, const struct proto_frame *f)
 	case PROTO_MSG_LOSS:
 		if (!(s = stream_get(t, t->msg->u.loss.stream)))
 			return PROTO_E_NOMEM;
-		s->lost_events += t->msg->u.loss.dropped;
+		on_loss(s, &t->msg->u.loss);
 		break;
 	case PROTO_MSG_BYE:
 		if (!(s = stream_get(t, t->msg->u.bye.stream)))
 			return PROTO_E_NOMEM;
 		s->ended = 1;
+		if (t->msg->u.bye.last_seq > s->top_seq)
+			s->top_seq = t->msg->u.bye.last_seq;
 		break;
 	}
 	if (t->cb)
@@ -549,8 +664,10 @@ int proto_trace_next(struct proto_trace *t, struct proto_trace_event *out)
 						break;
 				}
 			}
-			if (t->nout == 0)
+			if (t->nout == 0) {
 				t->ended = 1;
+				gaps_from_index(t);
+			}
 			continue;
 		}
 		rc = on_frame(t, &f);
@@ -619,6 +736,7 @@ void proto_trace_close(struct proto_trace *t)
 	map_free(&t->pending_map, pending_free);
 	map_free(&t->stream_map, NULL);
 	for (size_t i = 0; i < t->nstreams; i++) {
+		free(t->streams[i]->gap_range);
 		kv_free(t->streams[i]->meta);
 		free(t->streams[i]);
 	}

@@ -33,9 +33,30 @@ struct proto_stream {
 	char exe[256];
 	uint64_t batches, events;	/* yielded so far (containers excluded) */
 	uint64_t dup_batches;	/* stored twice, yielded once */
-	uint64_t gap_batches;	/* seq numbers never seen */
-	uint64_t lost_events;	/* from LOSS frames and DROP events */
+	uint64_t gap_batches;	/* seq numbers never seen: between those
+				 * read, and at the end those the index or
+				 * the BYE name past the last one read */
+	uint64_t gap_events;	/* events of those, when the index has them */
+	uint64_t top_seq;	/* the highest seq a BYE or the index names */
+	/* Lost events, each counted once (docs/modules/proto-trace.md,
+	 * "Losses"): max(drop_events, sensor_loss) + collector_loss. */
+	uint64_t lost_events;
+	uint64_t drop_events;	/* sum of the DROP records' counts */
+	uint64_t sensor_loss;	/* the sensor's LOSS frames: a running
+				 * total, the largest one seen */
+	uint64_t collector_loss;	/* LOSS frames of batches a collector
+					 * dropped (one seq, never stored) */
+	/* single-seq LOSS frames not yet known to be a sensor's (the reader's
+	 * bookkeeping; see proto-trace.md) */
+	uint64_t loss_cand_seq[8], loss_cand_n[8];
+	unsigned loss_ncand;
+	/* seq ranges never seen between those read, at most 256 (reader's
+	 * bookkeeping, for gap_events) */
+	uint64_t (*gap_range)[2];
+	unsigned ngap_range;
 	uint64_t last_seq;
+	uint64_t t_first, t_last;	/* earliest start, latest end of its
+					 * events (ns, the sensor's clock) */
 	int ended;		/* a BYE was seen */
 	struct proto_kv_list *meta;	/* all META keys, last value wins */
 };

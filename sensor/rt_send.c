@@ -112,6 +112,12 @@ static struct {
 	uint64_t ping_id;
 } S = {.sock = -1, .seq_next = 1};
 
+/* For the end-of-stream report (say_undelivered), also read by a thread
+ * whose flush timed out: events in unacknowledged batches, drops said in
+ * a LOSS frame, why the last delivery attempt failed (a literal). */
+static _Atomic uint64_t kept_events, kept_batches, loss_said;
+static _Atomic(const char *) why_failed;
+static _Atomic int said;
 static _Atomic int running;
 static _Atomic uint64_t flush_req, flush_done;
 static _Atomic int flush_reason = -1;
@@ -155,6 +161,7 @@ static void disconnect(const char *why)
 	if (S.sock < 0)
 		return;
 	SN_INFO("disconnected: %s", why);
+	atomic_store(&why_failed, why);
 	sn_own_close(SN_OWN_SOCK);
 	S.sock = -1;
 	S.sent_upto = S.acked;
@@ -226,6 +233,8 @@ static void ack_upto(uint64_t seq)
 
 		S.head = b->next;
 		S.kept_bytes -= b->len;
+		atomic_fetch_sub(&kept_events, b->nrec);
+		atomic_fetch_sub(&kept_batches, 1);
 		free(b->frame);
 		free(b);
 	}
@@ -426,8 +435,10 @@ static void send_loss(void)
 	mp->u.loss.dropped = d;
 	mp->u.loss.first_seq = S.loss_first_seq;
 	mp->u.loss.last_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
-	if (send_msg(mp) == 0)
+	if (send_msg(mp) == 0) {
 		S.loss_sent = d;
+		atomic_store(&loss_said, d);
+	}
 	else
 		disconnect("LOSS send failed");
 }
@@ -568,7 +579,15 @@ static int try_connect(void)
 fail_sock:
 	sn_own_close(SN_OWN_SOCK);
 	S.sock = -1;
+	atomic_store(&why_failed, S.got_error ?
+		     "the collector refused the handshake (job secret?)" :
+		     !S.got_challenge ? "no answer to the handshake" :
+		     !S.got_welcome ? "the handshake was not answered" :
+		     "the collector failed to prove the job secret");
+	goto fail_said;
 fail:
+	atomic_store(&why_failed, "cannot connect");
+fail_said:
 	if (!S.warned) {
 		SN_WARN("no collector at %s:%s (%s): events are counted as "
 			"lost until one answers", sn_cfg.host, sn_cfg.port,
@@ -642,6 +661,8 @@ static void ship(void)
 		S.head = b;
 	S.tail = b;
 	S.kept_bytes += b->len;
+	atomic_fetch_add(&kept_events, b->nrec);
+	atomic_fetch_add(&kept_batches, 1);
 	sn_emit(PROTO_EV_FLUSH, 0, t0, sn_now_fast(), (int64_t)S.nev,
 		(int64_t)b->len, (int64_t)(cpu_now() - c0), 0);
 	S.nev = S.nev_app = 0;
@@ -719,6 +740,32 @@ static void mem_sample(void)
 
 /* ---- flush / end --------------------------------------------------------- */
 
+/* At the end of a stream: what did not reach the collector, on stderr
+ * whatever TAPESTRY_LOG says (one line, once; nothing when all is
+ * delivered): events in unacknowledged batches, events not yet shipped
+ * (pending: the caller's count of them), and events dropped with the
+ * buffers full that no LOSS frame told the collector of. Called by the
+ * sender at the end of its flush, or by the exiting thread when the
+ * flush timed out (atomics only). */
+static void say_undelivered(uint64_t pending)
+{
+	uint64_t kept = atomic_load(&kept_events) + pending;
+	uint64_t drops = sn_threads_dropped(), told = atomic_load(&loss_said);
+	uint64_t unsaid = drops > told ? drops - told : 0;
+	const char *why = atomic_load(&why_failed);
+
+	if ((kept == 0 && unsaid == 0) || atomic_exchange(&said, 1))
+		return;
+	sn_log(1, "sensor", "%llu events of this process were not delivered "
+	       "to the collector at %s:%s (%llu in %llu unacknowledged "
+	       "batches or not shipped, %llu dropped with the buffers full): "
+	       "%s", (unsigned long long)(kept + unsaid), sn_cfg.host,
+	       sn_cfg.port, (unsigned long long)kept,
+	       (unsigned long long)atomic_load(&kept_batches),
+	       (unsigned long long)drops,
+	       why ? why : "not acknowledged before the end");
+}
+
 static void handle_flush(void)
 {
 	uint64_t target = atomic_load(&flush_req);
@@ -774,9 +821,7 @@ static void handle_flush(void)
 	}
 	if (reason >= 0) {
 		S.ended = 1;
-		if (S.head)
-			SN_INFO("%zu bytes of trace could not be delivered",
-				S.kept_bytes);
+		say_undelivered(S.nev);
 	}
 	atomic_store(&flush_done, target);
 }
@@ -790,6 +835,9 @@ static void new_stream(void)
 	S.sent_upto = 0;
 	S.loss_first_seq = 0;
 	S.loss_sent = 0;
+	atomic_store(&loss_said, 0);
+	atomic_store(&said, 0);
+	atomic_store(&why_failed, NULL);
 	S.ended = 0;
 	S.next_connect = 0;
 }
@@ -1001,6 +1049,10 @@ void sn_sender_flush(int reason, int timeout_ms)
 	my = atomic_fetch_add(&flush_req, 1) + 1;
 	sn_sender_kick();
 	wait_sender(flush_done_by, my, mono() + (uint64_t)timeout_ms * 1000000ull);
+	/* reason 1 is a fatal signal: we may be in its handler, where the
+	 * rings' lock may be held by the interrupted code */
+	if (reason >= 0 && !flush_done_by(my))
+		say_undelivered(reason == 1 ? 0 : sn_threads_pending());
 }
 
 /* Have the sender calibrate again (the program is exiting, tracing still
@@ -1071,6 +1123,8 @@ void sn_sender_atfork_child(void)
 	S.sock = -1;
 	S.head = S.tail = NULL;
 	S.kept_bytes = 0;
+	atomic_store(&kept_events, 0);
+	atomic_store(&kept_batches, 0);
 	S.ev = NULL;
 	S.enc = NULL;
 	S.codec = NULL;

@@ -36,11 +36,15 @@ static const struct {
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry export -f FORMAT [-o OUT] DIR\n"
+	fputs("usage: tapestry export -f FORMAT [-o OUT] [--strict] DIR\n"
 	      "  -f, --format FORMAT  one of:\n", out);
 	for (size_t i = 0; i < NFORMATS; i++)
 		fprintf(out, "      %-17s %s\n", formats[i].name, formats[i].summary);
 	fputs("  -o, --output OUT     output path (default: DIR/<format's name>; csv: '-' = stdout)\n"
+	      "  --strict             refuse a damaged job directory (corrupt or\n"
+	      "                       missing batches, damaged segments, lost events);\n"
+	      "                       without it every format exports what is intact\n"
+	      "                       and says what was skipped\n"
 	      "  The output appears only when complete: a failed export leaves nothing.\n"
 	      "\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result\n"
 	      "  times in ns from the job start; empty fields where the event has no such value.\n",
@@ -119,6 +123,7 @@ int mgr_cmd_export(int argc, char **argv)
 	static const struct option opts[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
+		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -132,6 +137,7 @@ int mgr_cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
+		case 'S': mgr_export_strict = 1; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
 		}

@@ -43,6 +43,19 @@ int mgr_export_moca(const char *dir, const char *out, struct mgr_export_stats *s
 struct proto_event;
 double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate);
 
+/* Damage, the same way for every format and for `tapestry report`
+ * (docs/modules/manager-post.md, "Damage"): a job directory read with
+ * corrupt batches, damaged segment bytes, missing batches or lost events
+ * is exported for what is intact, and what was skipped is said on stderr
+ * (one line, `tapestry: DIR: damaged job directory (...): FORMAT exported
+ * what is intact`); with `tapestry export --strict` (mgr_export_strict set)
+ * it is refused (`... : refused (--strict)`). Call once the whole
+ * trace has been read. 0, or -1 when refused. */
+struct proto_trace;
+extern int mgr_export_strict;
+int mgr_export_damage(struct proto_trace *t, const char *dir,
+		      const char *format);
+
 /* Export dir in format into out (NULL: the format's default name inside
  * dir). The temporary-name-then-rename driver. 0 or -1 (message printed). */
 int mgr_export(const char *format, const char *dir, const char *out,

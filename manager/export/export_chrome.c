@@ -208,7 +208,7 @@ int mgr_export_chrome(const char *dir, const char *path, struct mgr_export_stats
 	int rc = -1;
 
 	memset(&c, 0, sizeof(c));
-	if (mgr_viz_scan(dir, &s) != 0)
+	if (mgr_viz_scan(dir, "chrome", &s) != 0)
 		return -1;
 	if (!(e = mgr_events_open(dir, &rc))) {
 		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));

@@ -63,14 +63,8 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 		fputc('\n', out);
 		st->written++;
 	}
-	struct proto_trace *t = mgr_events_trace(e);
-	const struct proto_trace_stats *ts = proto_trace_stats(t);
-	if (ts->bad_batches)
-		mgr_err("%s: %" PRIu64 " corrupt batches skipped", dir, ts->bad_batches);
-	const struct proto_jobdir_report *jr = proto_trace_report(t);
-	if (jr && jr->skipped_bytes)
-		mgr_err("%s: %" PRIu64 " bytes of damaged segments skipped (%s)", dir,
-			jr->skipped_bytes, jr->first_problem);
+	int damaged = rc >= 0 && mgr_export_damage(mgr_events_trace(e), dir, "csv");
+
 	if (rc < 0)
 		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
 	mgr_events_close(e);
@@ -82,5 +76,5 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 	} else if (fflush(stdout) != 0) {
 		rc = -1;
 	}
-	return rc < 0 ? -1 : 0;
+	return rc < 0 || damaged ? -1 : 0;
 }

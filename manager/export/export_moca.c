@@ -82,7 +82,7 @@ int mgr_export_moca(const char *dir, const char *path, struct mgr_export_stats *
 	int64_t prev = 0;
 	int rc = -1;
 
-	if (mgr_viz_scan(dir, &s) != 0)
+	if (mgr_viz_scan(dir, "moca", &s) != 0)
 		return -1;
 	if (!(so = mgr_viz_sort_new(0, cmp_task))) {
 		mgr_err("out of memory");

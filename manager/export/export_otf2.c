@@ -862,7 +862,7 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	int rc = -1, r = 0;
 
 	memset(o, 0, sizeof(*o));
-	if (mgr_viz_scan(dir, &s) != 0)
+	if (mgr_viz_scan(dir, "otf2", &s) != 0)
 		return -1;
 	o->s = &s;
 	if (!s.nthreads) {

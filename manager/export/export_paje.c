@@ -121,7 +121,7 @@ int mgr_export_paje(const char *dir, const char *path, struct mgr_export_stats *
 	FILE *out = NULL;
 	int rc = -1;
 
-	if (mgr_viz_scan(dir, &s) != 0)
+	if (mgr_viz_scan(dir, "paje", &s) != 0)
 		return -1;
 	if (!(so = mgr_viz_sort_new(0, mgr_viz_cmp_time))) {
 		mgr_err("out of memory");

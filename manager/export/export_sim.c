@@ -1280,17 +1280,14 @@ static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e)
 		lost += s->lost_events;
 		gaps += s->gap_batches;
 	}
-	if (ts->bad_batches || (jr && jr->skipped_bytes) || lost || gaps) {
-		mgr_err("%s: the trace is damaged (%" PRIu64 " corrupt batches, %"
-			PRIu64 " bytes skipped%s%s, %" PRIu64 " events lost, %"
-			PRIu64 " batches missing): a time-independent trace with "
-			"missing actions would not replay", dir, ts->bad_batches,
-			jr ? jr->skipped_bytes : 0,
-			jr && jr->skipped_bytes ? ": " : "",
-			jr && jr->skipped_bytes ? jr->first_problem : "",
-			lost, gaps);
+	/* damage: the policy of every export (export.h, mgr_export_damage) */
+	if (mgr_export_damage(tr, dir, "simgrid-ti"))
 		return -1;
-	}
+	if (ts->bad_batches || (jr && jr->skipped_bytes) || lost || gaps)
+		mgr_err("%s: warning: the trace is damaged (%" PRIu64 " events "
+			"lost, %" PRIu64 " batches missing on the ranks' streams): "
+			"a time-independent trace with missing actions may not "
+			"replay", dir, lost, gaps);
 	if (!x->mpi_events) {
 		mgr_err("%s: no MPI events in this trace (was it taken with "
 			"--sensors mpi?)", dir);

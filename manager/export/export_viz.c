@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "manager/post/comms.h"
+#include "manager/export/export.h"
 #include "manager/export/export_viz.h"
 #include "manager/post/grow.h"
 #include "manager/mgr.h"
@@ -546,7 +547,7 @@ static uint64_t index_total(const char *dir)
 	return n;
 }
 
-int mgr_viz_scan(const char *dir, struct viz_scan *s)
+int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 {
 	struct viz_progress pg;
 	struct mgr_events *e;
@@ -611,15 +612,8 @@ int mgr_viz_scan(const char *dir, struct viz_scan *s)
 	mgr_viz_progress_end(&pg);
 	if (rc == 0) {
 		struct proto_trace *t = mgr_events_trace(e);
-		const struct proto_trace_stats *ts = proto_trace_stats(t);
-		const struct proto_jobdir_report *jr = proto_trace_report(t);
 
-		if ((jr && jr->skipped_bytes) || ts->bad_batches) {
-			mgr_err("%s: damaged job directory (%" PRIu64 " corrupt batches, %"
-				PRIu64 " bytes skipped%s%s): not exported", dir,
-				ts->bad_batches, jr ? jr->skipped_bytes : 0,
-				jr && jr->first_problem[0] ? ": " : "",
-				jr ? jr->first_problem : "");
+		if (mgr_export_damage(t, dir, format)) {
 			mgr_events_close(e);
 			return -1;
 		}

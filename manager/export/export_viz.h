@@ -104,9 +104,10 @@ struct viz_scan {
 	struct viz_match *match;	/* message channel counts */
 };
 
-/* Pass 1 over dir: fills s (zeroed first) and returns 0, or prints one
+/* Pass 1 over dir for the export format (named in the damage message):
+ * fills s (zeroed first) and returns 0, or prints one
  * message and returns -1. Bounded memory: the tables above. */
-int mgr_viz_scan(const char *dir, struct viz_scan *s);
+int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s);
 void mgr_viz_scan_free(struct viz_scan *s);
 
 /* Thread index of an event (UINT32_MAX when over the maximum) and its

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manager/export/export.h"
 #include "manager/mgr.h"
 #include "manager/post/causality.h"
 #include "manager/post/comms.h"
@@ -37,6 +38,8 @@ struct node_stats {
 	uint64_t id;
 	char name[64], role[16];
 	uint64_t events_in, drops, filtered, spilled, reconnects, rejected;
+	uint64_t refused;	/* frames for another's stream, seq out of window */
+	char refused_by[1024];	/* who sent them, newest first (truncated) */
 };
 
 struct nodes {
@@ -100,14 +103,37 @@ static void on_stats(void *arg, const struct proto_frame *f)
 	n->spilled = kv_u64(m, "spilled_bytes");
 	n->reconnects = kv_u64(m, "reconnects");
 	n->rejected = kv_u64(m, "rejected");
+	n->refused = kv_u64(m, "refused");
+	kv_str(m, "refused_by", n->refused_by, sizeof(n->refused_by));
+}
+
+/* A stream that ended without BYE (its process killed): the time between
+ * its last stored event and the moment its collector saw the connection
+ * close ("collector.closed_ns", same host, same clock), and the events
+ * that time held at the stream's mean rate - an estimate, said as one.
+ * 0 when there is nothing to say. */
+static uint64_t undelivered(const struct proto_stream *s, uint64_t *gap_ns)
+{
+	const char *v = proto_stream_meta(s, "collector.closed_ns");
+	uint64_t closed = v ? strtoull(v, NULL, 10) : 0;
+
+	*gap_ns = 0;
+	if (s->ended || !closed || closed <= s->t_last || s->t_last <= s->t_first)
+		return 0;
+	*gap_ns = closed - s->t_last;
+	return (uint64_t)((double)s->events * (double)*gap_ns /
+			  (double)(s->t_last - s->t_first) + 0.5);
 }
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry report [--xml] DIR\n"
+	fputs("usage: tapestry report [--xml] [--strict] DIR\n"
 	      "  Events per type and rank, streams (traced processes) with their\n"
 	      "  losses, and what was skipped as damaged.\n"
-	      "  --xml   machine-readable output\n",
+	      "  --xml     machine-readable output\n"
+	      "  --strict  exit 1 when the job directory is damaged (corrupt or\n"
+	      "            missing batches, damaged segments, lost events), as\n"
+	      "            `tapestry export --strict` refuses it\n",
 	      out);
 }
 
@@ -144,6 +170,9 @@ struct report {
 	const struct proto_jobdir_report *jr;	/* NULL: nothing skipped */
 	size_t ns;				/* streams */
 	uint64_t lost, gaps;			/* over every stream */
+	uint64_t gap_events;			/* in missing batches (index) */
+	uint64_t undelivered;			/* estimated, no-BYE streams */
+	uint64_t refused;			/* by every collector */
 	/* streams without their end (no BYE: the process was killed, as
 	 * MPI_Abort's launcher kills the other ranks): they lost what they had
 	 * not sent yet, counted as such rather than as no loss */
@@ -291,10 +320,17 @@ static int report_gather(struct report *r, const char *dir)
 	r->jr = proto_trace_report(r->t);
 	r->ns = proto_trace_nstreams(r->t);
 	for (size_t i = 0; i < r->ns; i++) {
-		r->lost += proto_trace_stream(r->t, i)->lost_events;
-		r->gaps += proto_trace_stream(r->t, i)->gap_batches;
-		r->cut += !proto_trace_stream(r->t, i)->ended;
+		const struct proto_stream *s = proto_trace_stream(r->t, i);
+		uint64_t gap_ns;
+
+		r->lost += s->lost_events;
+		r->gaps += s->gap_batches;
+		r->gap_events += s->gap_events;
+		r->undelivered += undelivered(s, &gap_ns);
+		r->cut += !s->ended;
 	}
+	for (size_t i = 0; r->nodes && i < r->nodes->count; i++)
+		r->refused += r->nodes->n[i].refused;
 	return 0;
 }
 
@@ -421,7 +457,16 @@ static void xml_streams(FILE *out, const struct report *r)
 		attr_u(out, "batches", s->batches);
 		attr_u(out, "lost_events", s->lost_events);
 		attr_u(out, "gap_batches", s->gap_batches);
+		attr_u(out, "gap_events", s->gap_events);
 		attr_i(out, "ended", s->ended);
+		{
+			uint64_t gap_ns, n = undelivered(s, &gap_ns);
+
+			if (n) {
+				attr_u(out, "undelivered_ns", gap_ns);
+				attr_u(out, "undelivered_events_estimate", n);
+			}
+		}
 		if (volume_method(s))
 			attr_s(out, "compute_volumes", volume_method(s));
 		fputs("/>\n", out);
@@ -461,6 +506,8 @@ static void xml_collectors(FILE *out, const struct report *r)
 		attr_u(out, "spilled_bytes", n->spilled);
 		attr_u(out, "reconnects", n->reconnects);
 		attr_u(out, "rejected", n->rejected);
+		attr_u(out, "refused", n->refused);
+		attr_s(out, "refused_by", n->refused_by);
 		fputs("/>\n", out);
 	}
 }
@@ -572,6 +619,8 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "corrupt_batches", r->st->bad_batches);
 	attr_u(out, "duplicate_batches", r->st->dup_batches);
 	attr_u(out, "skipped_bytes", r->jr ? r->jr->skipped_bytes : 0);
+	attr_u(out, "gap_events", r->gap_events);
+	attr_u(out, "refused_frames", r->refused);
 	attr_u(out, "streams_cut", r->cut);
 	fputs(">\n", out);
 	xml_streams(out, r);
@@ -598,9 +647,19 @@ static void text_streams(FILE *out, const struct report *r)
 		fprintf(out, "  %016" PRIx64 "  host %s pid %" PRId64 " rank %d  %s\n",
 			s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
 			s->exe[0] ? s->exe : "?");
+		uint64_t gap_ns, und = undelivered(s, &gap_ns);
+
 		fprintf(out, "                    events %" PRIu64 ", lost %" PRIu64
 			", missing batches %" PRIu64 ", %s\n", s->events, s->lost_events,
 			s->gap_batches, s->ended ? "ended" : "no end seen");
+		if (s->gap_events)
+			fprintf(out, "                    %" PRIu64 " events in the "
+				"missing batches (index)\n", s->gap_events);
+		if (und)
+			fprintf(out, "                    its connection closed %.1f ms "
+				"after its last stored event: about %" PRIu64
+				" events not delivered (at its mean rate)\n",
+				(double)gap_ns / 1e6, und);
 		if (volume_method(s))
 			fprintf(out, "                    computation volumes from %s\n",
 				volume_method(s));
@@ -736,6 +795,24 @@ static void text_causality(FILE *out, const struct report *r)
 		" not\n", r->cms->named, r->cms->inter, r->cms->unnamed);
 }
 
+/* Frames the collectors refused (SECURITY.md, "Streams"), with who sent
+ * them. */
+static void text_refused(FILE *out, const struct report *r)
+{
+	if (!r->refused)
+		return;
+	fprintf(out, "refused        %" PRIu64 " frames (of a stream not their "
+		"sender's, or a seq out of the window), not stored\n", r->refused);
+	for (size_t i = 0; i < r->nodes->count; i++) {
+		const struct node_stats *n = &r->nodes->n[i];
+
+		if (n->refused)
+			fprintf(out, "               by %s %016" PRIx64 ": %" PRIu64
+				", from %s\n", n->name[0] ? n->name : "?", n->id,
+				n->refused, n->refused_by);
+	}
+}
+
 static void report_text(FILE *out, const struct report *r)
 {
 	fprintf(out, "job directory  %s\n", r->dir);
@@ -747,10 +824,19 @@ static void report_text(FILE *out, const struct report *r)
 		r->jr ? r->jr->skipped_bytes : 0);
 	if (r->cut)
 		fprintf(out, ", %" PRIu64 " streams cut short (no end seen: what they had"
-			" not sent yet is lost, how much is not known)", r->cut);
+			" not sent yet is lost%s)", r->cut, r->undelivered ?
+			", estimated below" : ", how much is not known");
 	fputc('\n', out);
+	if (r->gap_events)
+		fprintf(out, "               the index names %" PRIu64 " events in the "
+			"missing batches\n", r->gap_events);
+	if (r->undelivered)
+		fprintf(out, "               about %" PRIu64 " events never delivered "
+			"by processes that ended without BYE (estimated, below)\n",
+			r->undelivered);
 	if (r->jr && r->jr->first_problem[0])
 		fprintf(out, "               first problem: %s\n", r->jr->first_problem);
+	text_refused(out, r);
 	text_streams(out, r);
 	text_events(out, r);
 	data_moved(out, r, 0);
@@ -774,7 +860,8 @@ int mgr_report(const char *dir, int xml, FILE *out)
 	}
 	if (!report_gather(r, dir)) {
 		(xml ? report_xml : report_text)(out, r);
-		status = 0;
+		/* --strict: a damaged job is an error, as for every export */
+		status = mgr_export_strict && mgr_export_damage(r->t, dir, "report");
 	}
 	report_free(r);
 	free(r);
@@ -785,6 +872,7 @@ int mgr_cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"xml", no_argument, NULL, 'x'},
+		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -794,6 +882,7 @@ int mgr_cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'x': xml = 1; break;
+		case 'S': mgr_export_strict = 1; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
 		}

@@ -683,6 +683,54 @@ static int any_remote(const struct mgr_jobdesc *jd)
 	return 0;
 }
 
+/* The program's argument list and environment must fit in one execve:
+ * each string at most MAX_ARG_STRLEN (32 pages), all of them (with their
+ * pointers, and the environment the launcher passes on) within
+ * sysconf(_SC_ARG_MAX). Said here, before anything starts, rather than by
+ * the launcher's "Argument list too long" after the collectors ran. */
+#define JD_ARG_STRLEN (32 * 4096)
+#define JD_ARG_SLACK (64u << 10)	/* mpirun's own words, TAPESTRY_* */
+
+static void check_arg_max(struct ctx *x, int line)
+{
+	struct mgr_jobdesc *jd = x->jd;
+	long max = sysconf(_SC_ARG_MAX);
+	size_t total = JD_ARG_SLACK, envb = 0;
+
+	for (char **e = environ; e && *e; e++)
+		envb += strlen(*e) + 1 + sizeof(char *);
+	total += envb + (jd->executable ? strlen(jd->executable) + 1 : 0);
+	for (int i = 0; i < jd->nargs; i++) {
+		size_t l = strlen(jd->arg[i]) + 1;
+
+		if (l > JD_ARG_STRLEN) {
+			problem(x, line, "application: argument %d is %zu bytes, "
+				"over the %d one argument may have "
+				"(MAX_ARG_STRLEN)", i + 1, l - 1, JD_ARG_STRLEN);
+			return;
+		}
+		total += l + sizeof(char *);
+	}
+	for (int i = 0; i < jd->nenv; i++) {
+		size_t l = (jd->env[i].name ? strlen(jd->env[i].name) : 0) +
+			   (jd->env[i].value ? strlen(jd->env[i].value) : 0) + 2;
+
+		if (l > JD_ARG_STRLEN) {
+			problem(x, line, "application: environment variable %s "
+				"is %zu bytes, over the %d one may have "
+				"(MAX_ARG_STRLEN)", jd->env[i].name ?
+				jd->env[i].name : "?", l - 1, JD_ARG_STRLEN);
+			return;
+		}
+		total += l + sizeof(char *);
+	}
+	if (max > 0 && total > (size_t)max)
+		problem(x, line, "application: its arguments and environment "
+			"need %zu bytes (%zu of them this environment's), over "
+			"the system's limit of %ld (ARG_MAX): nothing can start",
+			total, envb, max);
+}
+
 static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 {
 	struct mgr_jobdesc *jd = x->jd;
@@ -725,6 +773,7 @@ static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 		}
 	}
 
+	check_arg_max(x, line);
 	if (x->bad_slots)
 		;		/* reported on the host's line */
 	else if (jd->total_slots == 0)
@@ -876,6 +925,120 @@ out:
 	return rc == 0 ? 0 : -1;
 }
 
+/* ---- hostile descriptions (docs/SECURITY.md, "Job descriptions") ---- */
+
+/* The largest description read, and how far entities may make its text
+ * grow: a description has no use for more, and every value read through
+ * libxml2 (attributes, RELAX NG, the plan stylesheets) expands entity
+ * references again, so 100 KB used 10,000 times cost gigabytes. */
+#define JD_MAX_BYTES (1u << 20)
+#define JD_MAX_EXPANDED (4u << 20)
+
+struct ent_walk {
+	struct ctx *x;
+	xmlDocPtr doc;
+	uint64_t expanded;	/* bytes the references stand for */
+	int refused;
+};
+
+static void walk_refs(struct ent_walk *w, xmlNodePtr n, int depth);
+
+/* One entity reference: an external one is refused wherever it is (in an
+ * attribute libxml2 refuses it itself; in text it would become nothing);
+ * an internal one adds its replacement text, its own references counted
+ * too (at most 8 deep). */
+static void on_ref(struct ent_walk *w, xmlNodePtr n, int depth)
+{
+	xmlEntityPtr e = xmlGetDocEntity(w->doc, n->name);
+	char q[49];
+
+	if (w->refused)
+		return;
+	if (!e || e->etype == XML_EXTERNAL_GENERAL_PARSED_ENTITY ||
+	    e->etype == XML_EXTERNAL_GENERAL_UNPARSED_ENTITY) {
+		problem(w->x, line_of(n), "entity &%s; is %s: entities from "
+			"other files are refused", quoted((const char *)n->name, q),
+			e ? "external" : "not declared");
+		w->refused = 1;
+		return;
+	}
+	if (e->etype == XML_INTERNAL_PREDEFINED_ENTITY)
+		return;
+	w->expanded += e->length;
+	if (depth >= 8) {
+		problem(w->x, line_of(n), "entity &%s; nests entities more than "
+			"8 deep", quoted((const char *)n->name, q));
+		w->refused = 1;
+		return;
+	}
+	if (e->content && strchr((const char *)e->content, '&')) {
+		/* its own references, parsed once from its text */
+		xmlNodePtr list = NULL;
+
+		if (xmlParseBalancedChunkMemory(w->doc, NULL, NULL, 0,
+						e->content, &list) == 0) {
+			for (xmlNodePtr c = list; c && !w->refused; c = c->next)
+				walk_refs(w, c, depth + 1);
+		}
+		xmlFreeNodeList(list);
+	}
+	if (w->expanded > JD_MAX_EXPANDED && !w->refused) {
+		problem(w->x, line_of(n), "entities expand the description to "
+			"more than %u bytes (entity &%s;): refused",
+			JD_MAX_EXPANDED, quoted((const char *)n->name, q));
+		w->refused = 1;
+	}
+}
+
+static void walk_refs(struct ent_walk *w, xmlNodePtr n, int depth)
+{
+	for (; n && !w->refused; n = n->next) {
+		if (n->type == XML_ENTITY_REF_NODE) {
+			on_ref(w, n, depth);
+			continue;
+		}
+		if (n->type == XML_ELEMENT_NODE)
+			for (xmlAttrPtr a = n->properties; a && !w->refused;
+			     a = a->next)
+				walk_refs(w, a->children, depth);
+		if (n->type == XML_ELEMENT_NODE || n->type == XML_DOCUMENT_NODE)
+			walk_refs(w, n->children, depth);
+	}
+}
+
+/* Before anything reads values out of doc: references to external
+ * entities refused, the text entities stand for bounded. 0 or -1. */
+static int check_entities(struct ctx *x, xmlDocPtr doc)
+{
+	struct ent_walk w = {.x = x, .doc = doc};
+
+	walk_refs(&w, doc->children, 0);
+	return w.refused ? -1 : 0;
+}
+
+/* The file itself: a regular file of at most JD_MAX_BYTES. 0 or -1. */
+static int check_size(const char *path, FILE *err)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) != 0) {
+		fprintf(err, "%s: cannot read: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_size > JD_MAX_BYTES) {
+		fprintf(err, "%s: %s: a job description is a file of at most %u "
+			"bytes\n", path, S_ISREG(sb.st_mode) ? "too large" :
+			"not a regular file", JD_MAX_BYTES);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parser options: no network, no entity substitution while parsing (the
+ * references are checked first, check_entities), and libxml2's own
+ * limits kept (no XML_PARSE_HUGE). */
+#define JD_PARSE_OPTS (XML_PARSE_NONET)
+
 struct mgr_jobdesc *mgr_jobdesc_load(const char *path, const char *schema_path,
 				     int check_files, FILE *err)
 {
@@ -895,15 +1058,19 @@ struct mgr_jobdesc *mgr_jobdesc_load(const char *path, const char *schema_path,
 		fprintf(err, "%s: cannot read: %s\n", path, strerror(errno));
 		goto fail;
 	}
+	if (check_size(path, err))
+		goto fail;
 	xmlSetStructuredErrorFunc(&x, (xmlStructuredErrorFunc)xml_error);
 	if (!(pctx = xmlNewParserCtxt()))
 		goto fail_parse;
-	doc = xmlCtxtReadFile(pctx, path, NULL, XML_PARSE_NONET);
+	doc = xmlCtxtReadFile(pctx, path, NULL, JD_PARSE_OPTS);
 	if (!doc || x.nerr) {
 		if (!x.nerr)
 			problem(&x, 1, "not a well-formed XML document");
 		goto fail_parse;
 	}
+	if (check_entities(&x, doc))
+		goto fail_parse;
 	if (validate(&x, doc, schema_path))
 		goto fail_parse;
 	xmlSetStructuredErrorFunc(NULL, NULL);
@@ -1086,14 +1253,22 @@ int mgr_jobdesc_plan(const char *path, const char *dir,
 	xmlDocPtr doc = NULL;
 	int rc = -1;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		mgr_err("cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
+	if (check_size(path, stderr))
+		return -1;
+	doc = xmlReadFile(path, NULL, JD_PARSE_OPTS);
 	if (!doc) {
 		mgr_err("%s: cannot parse", path);
 		return -1;
+	}
+	{
+		struct ctx x = {.path = path, .err = stderr};
+
+		if (check_entities(&x, doc))
+			goto out;
 	}
 	if (jd && jd->from_slurm)
 		expand_slurm(doc, jd);

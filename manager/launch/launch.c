@@ -433,7 +433,7 @@ static int start_collector(struct launch *L, int i)
 		return -1;
 	}
 	snprintf(logpath, sizeof(logpath), "%s/collector-%s.log", L->logdir, c->name);
-	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	L->started++;
 	if (mgr_spawn_listener(argv, ch, L->start_ms, 1, fd) < 0) {
 		if (ch->status && WIFEXITED(ch->status))
@@ -1257,7 +1257,7 @@ static int make_credentials(struct launch *L)
 	const char *names[MGR_JD_MAX_COLLECTORS];
 	int nn = 0;
 
-	if (mkdir(L->dir, 0755) < 0) {
+	if (mkdir(L->dir, 0700) < 0) {
 		mgr_err("cannot create %s: %m", L->dir);
 		return -1;
 	}
@@ -1360,7 +1360,7 @@ static int start_root(struct launch *L, const char *desc)
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L->root.addr, L->dir);
 	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
 	snprintf(path, sizeof(path), "%s/plan", L->dir);
-	if (mkdir(L->logdir, 0755) < 0 || mgr_jobdesc_plan(desc, path, jd)) {
+	if (mkdir(L->logdir, 0700) < 0 || mgr_jobdesc_plan(desc, path, jd)) {
 		mgr_err("cannot write the plan and logs into %s", L->dir);
 		return -1;
 	}

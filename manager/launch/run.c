@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manager/launch/ca.h"
 #include "manager/mgr.h"
 #include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
@@ -52,7 +53,8 @@ static void help(FILE *out)
 	      "  --mpi FLAVOUR         openmpi or mpich: which MPI sensor (default: told by\n"
 	      "                        PROGRAM's name and links, its libraries, a launcher's\n"
 	      "                        --version)\n"
-	      "  --secret-file F       job secret the sensors must prove (default: none)\n"
+	      "  --secret-file F       job secret the sensors must prove (default: a new\n"
+	      "                        one, DIR/creds/secret, as launch makes)\n"
 	      "  --keep-going          do not fail when PROGRAM exits non-zero\n"
 	      "  --no-pingpong         when PROGRAM is an MPI launcher, do not measure the\n"
 	      "                        network first (by default: an MPI ping-pong of two\n"
@@ -117,7 +119,7 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 		argv[3] = "--oversubscribe";
 	snprintf(logdir, sizeof(logdir), "%s/logs", dir);
 	snprintf(log, sizeof(log), "%s/pingpong.log", logdir);
-	if (mkdir(logdir, 0755) != 0 && errno != EEXIST) {
+	if (mkdir(logdir, 0700) != 0 && errno != EEXIST) {
 		mgr_netcal_skip(nc, "failed: cannot create %s: %s", logdir,
 				strerror(errno));
 		mgr_err("warning: network ping-pong %s: the SimGrid platform "
@@ -139,6 +141,7 @@ struct run {
 	struct mgr_netcal nc;
 	struct mgr_mpi_guess guess;
 	char defdir[64];
+	char secretpath[PATH_MAX + 16];	/* the one made for the job */
 };
 
 /* The file a collector's stderr goes to: DIR/logs/collector-NAME.log, and
@@ -151,7 +154,7 @@ static int log_fd(const struct run *R, const char *name, pid_t *tee)
 	int fd, p[2];
 
 	snprintf(path, sizeof(path), "%s/logs/collector-%s.log", R->dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0 || !R->verbose)
 		return fd;
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -172,6 +175,24 @@ static int log_fd(const struct run *R, const char *name, pid_t *tee)
 	return p[1];
 }
 
+/* A secret per job when none is given (docs/SECURITY.md, "Streams"):
+ * without one any local user could speak for the job's streams. Made in
+ * DIR/creds as launch makes it (mgr_ca_generate). 0, or -1 (said). */
+static int make_secret(struct run *R)
+{
+	char creds[PATH_MAX];
+
+	snprintf(creds, sizeof(creds), "%s/creds", R->dir);
+	if (mgr_ca_generate(creds, NULL, 0, 30) != 0) {
+		mgr_err("cannot make the job's secret in %s", creds);
+		return -1;
+	}
+	snprintf(R->secretpath, sizeof(R->secretpath), "%s/%s", creds,
+		 MGR_CA_SECRET);
+	R->secret = R->secretpath;
+	return 0;
+}
+
 /* Start the root receiver writing DIR and the node collector below it,
  * their messages into DIR/logs. 0, or -1 (said). */
 static int start_collectors(struct run *R)
@@ -186,10 +207,12 @@ static int start_collectors(struct run *R)
 	int fd, rc;
 
 	snprintf(logs, sizeof(logs), "%s/logs", R->dir);
-	if (mkdir(R->dir, 0755) < 0 || mkdir(logs, 0755) < 0) {
+	if (mkdir(R->dir, 0700) < 0 || mkdir(logs, 0700) < 0) {
 		mgr_err("cannot create %s: %s", logs, strerror(errno));
 		return -1;
 	}
+	if (!R->secret && make_secret(R))
+		return -1;
 	if (R->secret) {
 		root_argv[6] = node_argv[6] = "--secret-file";
 		root_argv[7] = node_argv[7] = R->secret;

@@ -1,5 +1,6 @@
 /*
  * tests/collector/test_root.c - collector/root.c: deduplication by (stream, seq), gaps,
+ * streams bound to their connection and the seq window (conn.c),
  * BYE.
  */
 #include <criterion/criterion.h>
@@ -77,5 +78,52 @@ Test(root, root_dedup_and_gap)
 	col_get_stats(r.col, &st);
 	cr_assert_eq(st.stored_batches, 0);
 	bufferevent_free(t);
+	rig_down(&r);
+}
+
+/* docs/SECURITY.md, "Streams": a sensor speaks only for its own stream, a
+ * live stream is not taken by a second connection (no uid here: pairs are
+ * not loopback sockets), a seq far ahead is refused; each refusal counted,
+ * the real stream unharmed. */
+Test(root, streams_bound_and_seq_window)
+{
+	struct rig r;
+	struct bufferevent *a, *b, *c, *d;
+	struct col_stats st;
+
+	rig_up(&r, 1);
+	a = child(&r);
+	cr_assert(handshake(&r, a, 42, ""));
+	send_batch(a, 42, 1, 2);
+	spin(r.base);
+	cr_assert_eq(recv_m(a), 1);
+	cr_assert_eq(msg.u.ack.seq, 1);
+	/* another sensor sends a batch of stream 42 */
+	b = child(&r);
+	cr_assert(handshake(&r, b, 43, ""));
+	send_batch(b, 42, 1000000000, 1);
+	expect_error(&r, b, PROTO_E_AUTH);
+	/* a second connection of stream 42 while the first lives */
+	c = child(&r);
+	cr_assert(!handshake(&r, c, 42, ""));
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	/* a fresh stream starting far ahead */
+	d = child(&r);
+	cr_assert(handshake(&r, d, 44, ""));
+	send_batch(d, 44, 1000000000, 1);
+	expect_error(&r, d, PROTO_E_FIELD);
+	/* the real stream goes on */
+	send_batch(a, 42, 2, 2);
+	spin(r.base);
+	cr_assert_eq(recv_m(a), 1);
+	cr_assert_eq(msg.u.ack.seq, 2);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.refused, 3);
+	cr_assert_eq(st.stored_batches, 2);
+	bufferevent_free(b);
+	bufferevent_free(c);
+	bufferevent_free(d);
+	bufferevent_free(a);
 	rig_down(&r);
 }

@@ -119,10 +119,15 @@ check "  ...writes nothing" absent "$work/norank/simgrid-ti" "$work/norank/simgr
 seg="$work/bad/segments/000000.tps"
 size=$(stat -c %s "$seg")
 printf '\xff\xff\xff\xff' | dd of="$seg" bs=1 seek=$((size / 2)) conv=notrunc status=none
-"$T" export -f simgrid-ti "$work/bad" 2>"$work/e"
-check "a damaged job directory fails the export" [ $? = 1 ]
-check "  ...says it is damaged" grep -q "the trace is damaged" "$work/e"
+# damage: the policy of every export - what is intact, said; --strict refuses
+"$T" export -f simgrid-ti --strict "$work/bad" 2>"$work/e"
+check "a damaged job directory fails the export with --strict" [ $? = 1 ]
+check "  ...says it is damaged" grep -q "damaged job directory.*refused (--strict)" "$work/e"
 check "  ...writes nothing" absent "$work/bad/simgrid-ti" "$work/bad/simgrid-ti.tmp"
+"$T" export -f simgrid-ti "$work/bad" 2>"$work/e"
+check "without --strict it exports what is intact" [ -d "$work/bad/simgrid-ti" ]
+check "  ...saying what was skipped" grep -q "damaged job directory (.* bytes skipped.*simgrid-ti exported what is intact" "$work/e"
+check "  ...and that it may not replay" grep -q "may not replay" "$work/e"
 "$T" export -f simgrid-ti "$work/no-such-dir" 2>"$work/e"
 check "a missing job directory fails" [ $? = 1 ]
 "$T" replay "$work/no-such-dir" 2>"$work/e"

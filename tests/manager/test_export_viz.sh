@@ -155,12 +155,18 @@ cp -r "$work/job" "$work/damaged"
 seg=$(ls "$work/damaged/segments/"*.tps | head -n1)
 size=$(stat -c %s "$seg")
 printf '\x55\x55\x55\x55\x55\x55\x55\x55' | dd of="$seg" bs=1 seek=$((size / 2)) conv=notrunc status=none
-for f in chrome paje otf2 moca; do
+# damage: every format exports what is intact and says what was skipped;
+# --strict refuses everywhere (csv too)
+for f in chrome paje otf2 moca csv; do
+	"$T" export -f $f --strict -o "$work/dmg.$f" "$work/damaged" 2>"$work/d.$f"
+	rc=$?
+	check "$f: a damaged job fails with --strict ($rc)" [ "$rc" = 1 ]
+	check "$f:   ...saying where" grep -q "damaged job directory.*segments/000000.tps.*refused (--strict)" "$work/d.$f"
+	check "$f:   ...and leaves nothing" bash -c "! ls '$work'/dmg.$f* 2>/dev/null | grep -q ."
 	"$T" export -f $f -o "$work/dmg.$f" "$work/damaged" 2>"$work/d.$f"
 	rc=$?
-	check "$f: a damaged job fails ($rc)" [ "$rc" = 1 ]
-	check "$f:   ...saying where" grep -q "damaged job directory.*segments/000000.tps" "$work/d.$f"
-	check "$f:   ...and leaves nothing" bash -c "! ls '$work'/dmg.$f* 2>/dev/null | grep -q ."
+	check "$f: without --strict, what is intact is exported ($rc)" [ "$rc" = 0 ] && [ -e "$work/dmg.$f" ]
+	check "$f:   ...saying what was skipped" grep -q "damaged job directory (.*bytes skipped.*segments/000000.tps.*exported what is intact" "$work/d.$f"
 done
 "$T" export -f paje -o "$work/no/such/dir/t.paje" "$work/job" 2>"$work/e.unw"
 check "an unwritable output fails" [ $? = 1 ]

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "manager/launch/jobdesc.h"
@@ -258,4 +259,144 @@ Test(jobdesc, names)
 	cr_expect_str_eq(mgr_jd_mpi_name(MGR_MPI_MPICH), "mpich");
 	cr_expect_str_eq(mgr_jd_mpi_name(MGR_MPI_NONE), "none");
 	cr_expect_str_eq(mgr_jd_mode_name(MGR_MODE_FOLDING), "folding");
+}
+
+/* docs/SECURITY.md, "Job descriptions": entities and sizes. */
+#define ENT_HEAD "<?xml version=\"1.0\"?>\n<!DOCTYPE job [\n%s\n]>\n" \
+	"<job name=\"e\"><hosts><host name=\"h\" slots=\"4\"/></hosts>" \
+	"<collectors><collector name=\"c\" host=\"h\"/></collectors>" \
+	"<application executable=\"%s\" processes=\"1\">%s</application></job>\n"
+
+static char *ent_doc(const char *decl, const char *exe, const char *body)
+{
+	size_t n = strlen(ENT_HEAD) + strlen(decl) + strlen(exe) + strlen(body) + 1;
+	char *t = malloc(n);
+
+	cr_assert_not_null(t);
+	snprintf(t, n, ENT_HEAD, decl, exe, body);
+	return t;
+}
+
+Test(jobdesc, entities_bounded_external_refused)
+{
+	/* 100 KB entity used 10,000 times: 130 KB of text, 1 GB expanded */
+	size_t big = 100000, uses = 10000;
+	char *decl = malloc(big + 64), *body = malloc(uses * 3 + 64), *t, *msgs = NULL;
+	struct mgr_jobdesc *jd;
+	struct rusage ru;
+
+	cr_assert(decl && body);
+	strcpy(decl, "<!ENTITY b \"");
+	memset(decl + strlen(decl), 'x', big);
+	strcpy(decl + strlen("<!ENTITY b \"") + big, "\">");
+	strcpy(body, "<argument>");
+	for (size_t i = 0; i < uses; i++)
+		memcpy(body + 10 + 3 * i, "&b;", 3);
+	strcpy(body + 10 + 3 * uses, "</argument>");
+	t = ent_doc(decl, "/bin/true", body);
+	cr_expect_gt(strlen(t), 130000);
+	jd = load_text(t, &msgs);
+	cr_expect_null(jd, "the quadratic description was accepted");
+	cr_expect(strstr(msgs, "entities expand the description") != NULL, "%s", msgs);
+	getrusage(RUSAGE_SELF, &ru);
+	cr_expect_lt(ru.ru_maxrss, 50 * 1024, "peak RSS %ld kB", ru.ru_maxrss);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+
+	/* an external entity in element text: refused, not read as nothing */
+	msgs = NULL;
+	t = ent_doc("<!ENTITY e SYSTEM \"file:///etc/hostname\">", "/bin/true",
+		    "<argument>&e;</argument>");
+	jd = load_text(t, &msgs);
+	cr_expect_null(jd, "an external entity in text was accepted");
+	cr_expect(strstr(msgs, "entity &e; is external") != NULL, "%s", msgs);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+
+	/* ... and in an attribute (libxml2 refuses it) */
+	msgs = NULL;
+	t = ent_doc("<!ENTITY e SYSTEM \"file:///etc/hostname\">", "&e;", "");
+	jd = load_text(t, &msgs);
+	cr_expect_null(jd, "an external entity in an attribute was accepted");
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+
+	/* a small internal entity is fine */
+	msgs = NULL;
+	t = ent_doc("<!ENTITY t \"/bin/true\"><!ENTITY a \"-v\">", "&t;",
+		    "<argument>&a;</argument>");
+	jd = load_text(t, &msgs);
+	cr_expect_not_null(jd, "a small entity was refused: %s", msgs);
+	if (jd) {
+		cr_expect_str_eq(jd->executable, "/bin/true");
+		cr_expect_str_eq(jd->arg[0], "-v");
+	}
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+
+	/* over 1 MiB: refused before parsing */
+	msgs = NULL;
+	memset(decl, ' ', big);
+	decl[big] = 0;
+	{
+		size_t n = 11 * big;
+		char *pad = malloc(n + 1);
+
+		cr_assert_not_null(pad);
+		memset(pad, ' ', n);
+		pad[n] = 0;
+		t = ent_doc("", "/bin/true", pad);
+		free(pad);
+	}
+	jd = load_text(t, &msgs);
+	cr_expect_null(jd);
+	cr_expect(strstr(msgs, "too large") != NULL, "%s", msgs);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+	free(decl);
+	free(body);
+}
+
+/* Argument lists that could not be exec'd are said before anything starts. */
+Test(jobdesc, arg_max_checked)
+{
+	size_t big = 100000;
+	char *decl = malloc(big + 64), *body = malloc(64 * 40), *t, *msgs = NULL;
+	struct mgr_jobdesc *jd;
+	long max = sysconf(_SC_ARG_MAX);
+	size_t nargs = (size_t)max / big + 2;
+
+	cr_assert(decl && body);
+	if (max <= 0 || nargs > 40)
+		cr_skip_test("ARG_MAX %ld too large to reach", max);
+	strcpy(decl, "<!ENTITY b \"");
+	memset(decl + 12, 'y', big);
+	strcpy(decl + 12 + big, "\">");
+	/* one argument of 200 KB: over MAX_ARG_STRLEN */
+	t = ent_doc(decl, "/bin/true", "<argument>&b;&b;</argument>");
+	jd = load_text(t, &msgs);
+	cr_expect_null(jd);
+	cr_expect(strstr(msgs, "argument 1 is 200000 bytes") != NULL, "%s", msgs);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+	/* ARG_MAX / 100 KB + 2 arguments of 100 KB: over ARG_MAX */
+	body[0] = 0;
+	for (size_t i = 0; i < nargs; i++)
+		strcat(body, "<argument>&b;</argument>");
+	msgs = NULL;
+	t = ent_doc(decl, "/bin/true", body);
+	jd = load_text(t, &msgs);
+	cr_expect_null(jd);
+	cr_expect(strstr(msgs, "(ARG_MAX): nothing can start") != NULL, "%s", msgs);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+	free(decl);
+	free(body);
 }

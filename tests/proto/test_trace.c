@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/codec.h"
@@ -236,4 +237,116 @@ Test(trace, incomplete_array_released_at_end_and_not_a_jobdir)
 	cr_assert_null(proto_trace_open("/nonexistent/tapestry", &rc));
 	cr_assert_lt(rc, 0);
 	proto_trace_close(NULL);
+}
+
+static void put_loss(uint64_t stream, uint64_t dropped, uint64_t first,
+		     uint64_t last)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PROTO_MSG_LOSS;
+	msg->u.loss.stream = stream;
+	msg->u.loss.dropped = dropped;
+	msg->u.loss.first_seq = first;
+	msg->u.loss.last_seq = last;
+	put_msg();
+}
+
+static const struct proto_stream *read_all(uint64_t id)
+{
+	static struct proto_trace *t;
+	struct proto_trace_event te;
+	int rc;
+
+	proto_trace_close(t);
+	t = proto_trace_open(dir, &rc);
+	cr_assert_not_null(t);
+	while ((rc = proto_trace_next(t, &te)) == 1)
+		;
+	cr_assert_eq(rc, 0);
+	for (size_t i = 0; i < proto_trace_nstreams(t); i++)
+		if (proto_trace_stream(t, i)->id == id)
+			return proto_trace_stream(t, i);
+	cr_assert_fail("stream %llx not found", (unsigned long long)id);
+	return NULL;
+}
+
+/* Every lost event once, whichever path said it (proto-trace.md, "Losses"). */
+Test(trace, losses_counted_once_per_path)
+{
+	struct proto_event ev[2];
+
+	ev[0] = ev_of(PROTO_EV_WRITE, 0, 10);
+	ev[1] = ev_of(PROTO_EV_DROP, 0, 20);
+	ev[1].arg[0] = 62749;
+	/* stream 1: a DROP record and the LOSS frames that say the same
+	 * drops (a running total, sent again after a reconnect) */
+	put_batch(1, 1, ev, 1, 0);
+	put_loss(1, 40000, 1, 1);
+	put_batch(1, 2, ev, 2, 0);
+	put_loss(1, 62749, 1, 2);
+	put_loss(1, 62749, 1, 2);	/* after a reconnect */
+	/* stream 2: LOSS only (the DROP record's batch was never stored) */
+	put_batch(2, 1, ev, 1, 0);
+	put_loss(2, 500, 1, 1);
+	put_loss(2, 700, 1, 1);
+	/* stream 3: DROP records only (no LOSS reached the root), two threads */
+	ev[1].arg[0] = 300;
+	put_batch(3, 1, ev, 2, 0);
+	ev[1].tid = 1;
+	ev[1].arg[0] = 200;
+	put_batch(3, 2, ev, 2, 0);
+	/* stream 4: a collector dropped batch 2 (LOSS of that seq, 1000
+	 * events, never stored) and the sensor dropped 50 before batch 1 was
+	 * stored (its first LOSS names seq 1) */
+	put_loss(4, 50, 1, 1);
+	put_batch(4, 1, ev, 1, 0);
+	put_loss(4, 1000, 2, 2);
+	put_batch(4, 3, ev, 1, 0);
+	put_loss(4, 50, 1, 3);
+	cr_assert_eq(proto_jobdir_close(w), 0);
+
+	const struct proto_stream *s = read_all(1);
+	cr_assert_eq(s->lost_events, 62749, "DROP + LOSS: %llu",
+		     (unsigned long long)s->lost_events);
+	s = read_all(2);
+	cr_assert_eq(s->lost_events, 700, "LOSS only: %llu",
+		     (unsigned long long)s->lost_events);
+	s = read_all(3);
+	cr_assert_eq(s->lost_events, 500, "DROP only: %llu",
+		     (unsigned long long)s->lost_events);
+	s = read_all(4);
+	cr_assert_eq(s->lost_events, 1050, "collector drop + sensor: %llu",
+		     (unsigned long long)s->lost_events);
+	cr_assert_eq(s->gap_batches, 1);
+}
+
+/* A segment cut in the middle: the batches the index lists past the cut are
+ * missing, with their events (docs/modules/proto-trace.md, "Losses"). */
+Test(trace, cut_segment_counted_from_the_index)
+{
+	struct proto_event ev[10];
+	char seg[128];
+	struct stat sb;
+
+	for (int i = 0; i < 10; i++)
+		ev[i] = ev_of(PROTO_EV_WRITE, 0, 10 + (uint64_t)i);
+	put_meta(7, "exe", "cut");
+	for (uint64_t s = 1; s <= 95; s++)
+		put_batch(7, s, ev, 10, 0);
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PROTO_MSG_BYE;
+	msg->u.bye.stream = 7;
+	msg->u.bye.last_seq = 95;
+	put_msg();
+	cr_assert_eq(proto_jobdir_close(w), 0);
+	snprintf(seg, sizeof(seg), "%s/segments/000000.tps", dir);
+	cr_assert_eq(stat(seg, &sb), 0);
+	cr_assert_eq(truncate(seg, sb.st_size / 2 + 7), 0);	/* mid-frame */
+
+	const struct proto_stream *s = read_all(7);
+	cr_assert_lt(s->batches, 95);
+	cr_assert_eq(s->gap_batches, 95 - s->batches, "%llu read, %llu missing",
+		     (unsigned long long)s->batches,
+		     (unsigned long long)s->gap_batches);
+	cr_assert_eq(s->gap_events, 10 * (95 - s->batches));
 }

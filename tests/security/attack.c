@@ -11,7 +11,14 @@
  * after the handshake), wrong-secret, no-secret, replay (the AUTH of an
  * earlier connection replayed on a new one with the same HELLO), stall
  * (connect and send nothing), plaintext (a HELLO in clear, meant for a TLS
- * port), good (a correct handshake: exits 0 only when WELCOME comes).
+ * port), good (a correct handshake: exits 0 only when WELCOME comes),
+ * forge (a good handshake, then one 41-byte BATCH of --stream with
+ * --seq, default 10^9: refused when the server sends ERROR and closes),
+ * hold-frame (a good handshake, then 15 MiB of a 16 MiB BATCH, then
+ * wait: prints "held" once every byte is written), idle (a good
+ * handshake, then nothing: exit 0 when the server closes).
+ * --role sensor|collector sets the HELLO's role, --hello-id HEX its id
+ * (default random; "stream" for the --stream id).
  *
  * Prints one line: what the server answered (ERROR code and message, or
  * the close and how long it took). Exit 0 when the server refused the
@@ -44,6 +51,7 @@ static char secret[4096];
 static size_t secretlen;
 static int timeout_ms = 20000;
 static struct proto_msg msg;	/* large: not on the stack */
+static uint8_t hello_role = PROTO_ROLE_SENSOR;
 
 static uint64_t now_ms(void)
 {
@@ -122,7 +130,7 @@ static void hello(int fd, uint64_t id, const uint8_t nonce[PROTO_NONCE])
 {
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_MSG_HELLO;
-	msg.u.hello.role = PROTO_ROLE_SENSOR;
+	msg.u.hello.role = hello_role;
 	msg.u.hello.pid = (uint32_t)getpid();
 	msg.u.hello.id = id;
 	msg.u.hello.rank = -1;
@@ -220,6 +228,98 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 	return next(fd, timeout_ms) == 1 && msg.type == PROTO_MSG_WELCOME;
 }
 
+/* After a forged BATCH: refused when the server sends ERROR and closes,
+ * or never acknowledges it (a collector's link is not closed for one
+ * frame: the frame is dropped; the log says so); accepted (exit 1) when
+ * an ACK covers it. */
+static int forge_verdict(int fd, uint64_t stream, uint64_t seq)
+{
+	uint64_t t0 = now_ms();
+	int rc;
+
+	while ((rc = next(fd, timeout_ms)) == 1) {
+		if (msg.type == PROTO_MSG_ACK && msg.u.ack.stream == stream &&
+		    msg.u.ack.seq >= seq) {
+			printf("attack forge: ACCEPTED (ACK %" PRIu64 ")\n",
+			       msg.u.ack.seq);
+			return 1;
+		}
+		if (msg.type == PROTO_MSG_ERROR)
+			printf("attack forge: ERROR %s (%d): %s\n",
+			       proto_errname(msg.u.error.code),
+			       msg.u.error.code, msg.u.error.message);
+	}
+	if (rc == 0)
+		printf("attack forge: closed by the server after %" PRIu64
+		       " ms\n", now_ms() - t0);
+	else
+		printf("attack forge: not acknowledged in %d ms, not closed "
+		       "(dropped)\n", timeout_ms);
+	return 0;
+}
+
+/* The modes that start with a good handshake (forge, hold-frame, idle). */
+static int after_handshake(int fd, const char *mode, uint64_t id,
+			   const uint8_t cn[PROTO_NONCE], uint64_t stream,
+			   uint64_t seq)
+{
+	static uint8_t data[1] = {0};
+	uint8_t buf[256];
+	size_t len;
+
+	if (!handshake(fd, id, cn, secret, secretlen, NULL)) {
+		if (msg.type == PROTO_MSG_ERROR) {
+			printf("attack %s: refused at the handshake: ERROR %s: "
+			       "%s\n", mode, proto_errname(msg.u.error.code),
+			       msg.u.error.message);
+			return 0;
+		}
+		printf("attack %s: handshake failed\n", mode);
+		return 1;
+	}
+	if (!strcmp(mode, "idle"))
+		return verdict(fd, mode, 0, now_ms());
+	if (!strcmp(mode, "forge")) {
+		memset(&msg, 0, sizeof(msg));
+		msg.type = PROTO_MSG_BATCH;
+		msg.u.batch.stream = stream ? stream : id;
+		msg.u.batch.seq = seq;
+		msg.u.batch.nrecords = 1;
+		msg.u.batch.data = data;
+		msg.u.batch.datalen = sizeof(data);
+		len = encode(&msg, buf, sizeof(buf));
+		put(fd, buf, len);
+		printf("attack forge: %zu-byte BATCH of %016" PRIx64 " seq %"
+		       PRIu64 " sent as %016" PRIx64 "\n", len,
+		       msg.u.batch.stream, seq, id);
+		return forge_verdict(fd, msg.u.batch.stream, seq);
+	}
+	{	/* hold-frame: 15 MiB of a 16 MiB BATCH, then wait */
+		size_t total = PROTO_FRAME_MAX, part = 15u << 20, sent = 0;
+		uint8_t hdr[PROTO_FRAME_HDR], *chunk = calloc(1, 1u << 20);
+		uint32_t c;
+
+		if (!chunk)
+			return 2;
+		proto_frame_header(PROTO_MSG_BATCH, data, 1, hdr);
+		for (int i = 0; i < 4; i++)
+			hdr[4 + i] = (uint8_t)(total >> (8 * i));
+		c = proto_crc32c(0, hdr, 12);
+		for (int i = 0; i < 4; i++)
+			hdr[12 + i] = (uint8_t)(c >> (8 * i));
+		put(fd, hdr, sizeof(hdr));
+		while (sent < part) {
+			put(fd, chunk, 1u << 20);
+			sent += 1u << 20;
+		}
+		printf("attack hold-frame: held (%zu of %zu bytes sent)\n",
+		       sent, total);
+		fflush(stdout);
+		free(chunk);
+		return verdict(fd, mode, 0, now_ms());
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -227,8 +327,14 @@ int main(int argc, char **argv)
 		{"mode", required_argument, NULL, 'm'},
 		{"secret-file", required_argument, NULL, 's'},
 		{"timeout", required_argument, NULL, 't'},
+		{"stream", required_argument, NULL, 'S'},
+		{"seq", required_argument, NULL, 'q'},
+		{"role", required_argument, NULL, 'r'},
+		{"hello-id", required_argument, NULL, 'i'},
 		{NULL, 0, NULL, 0},
 	};
+	uint64_t stream = 0, seq = 1000000000ull;
+	const char *hello_id = NULL;
 	const char *mode = NULL, *addr = NULL;
 	uint8_t cn[PROTO_NONCE], buf[4096], hdr[PROTO_FRAME_HDR];
 	uint64_t id, t0;
@@ -240,6 +346,13 @@ int main(int argc, char **argv)
 		case 'c': addr = optarg; break;
 		case 'm': mode = optarg; break;
 		case 't': timeout_ms = atoi(optarg) * 1000; break;
+		case 'S': stream = strtoull(optarg, NULL, 16); break;
+		case 'q': seq = strtoull(optarg, NULL, 10); break;
+		case 'i': hello_id = optarg; break;
+		case 'r':
+			hello_role = !strcmp(optarg, "collector") ?
+				     PROTO_ROLE_COLLECTOR : PROTO_ROLE_SENSOR;
+			break;
 		case 's': {
 			int sfd = open(optarg, O_RDONLY);
 			ssize_t r = sfd < 0 ? -1 : read(sfd, secret, sizeof(secret));
@@ -266,6 +379,9 @@ int main(int argc, char **argv)
 	proto_random(cn, sizeof(cn));
 	proto_random(&id, sizeof(id));
 	id |= 1;
+	if (hello_id)
+		id = !strcmp(hello_id, "stream") ? stream :
+		     strtoull(hello_id, NULL, 16);
 	fd = dial();
 	t0 = now_ms();
 	if (!strcmp(mode, "garbage")) {
@@ -429,6 +545,9 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
+	if (!strcmp(mode, "forge") || !strcmp(mode, "idle") ||
+	    !strcmp(mode, "hold-frame"))
+		return after_handshake(fd, mode, id, cn, stream, seq);
 	if (!strcmp(mode, "good")) {
 		if (handshake(fd, id, cn, secret, secretlen, NULL)) {
 			printf("attack good: WELCOME\n");

@@ -166,6 +166,18 @@ struct result {
 	size_t bytes;		/* encoded total */
 };
 
+/* res from the batches' encoded lengths len[0 .. nb) of n events and the
+ * best encode and decode times (s). */
+static void fill_result(struct result *res, size_t n, const size_t *len, size_t nb,
+			double best_e, double best_d)
+{
+	res->bytes = 0;
+	for (size_t b = 0; b < nb; b++)
+		res->bytes += len[b];
+	res->enc = (double)(n * PROTO_EVENT_SIZE) / best_e / 1e6;
+	res->dec = (double)(n * PROTO_EVENT_SIZE) / best_d / 1e6;
+}
+
 static int bench_codec(int level, const struct proto_event *ev, size_t n,
 		       size_t batch, struct result *res)
 {
@@ -201,11 +213,7 @@ static int bench_codec(int level, const struct proto_event *ev, size_t n,
 	}
 	if (memcmp(back, ev, n * sizeof(*ev)))
 		goto out;
-	res->bytes = 0;
-	for (b = 0; b < nb; b++)
-		res->bytes += len[b];
-	res->enc = (double)(n * PROTO_EVENT_SIZE) / best_e / 1e6;
-	res->dec = (double)(n * PROTO_EVENT_SIZE) / best_d / 1e6;
+	fill_result(res, n, len, nb, best_e, best_d);
 	rc = 0;
 out:
 	free(back);
@@ -253,11 +261,7 @@ static int bench_zstd(int level, const struct proto_event *ev, size_t n,
 		t0 = now() - t0;
 		best_d = t0 < best_d ? t0 : best_d;
 	}
-	res->bytes = 0;
-	for (b = 0; b < nb; b++)
-		res->bytes += len[b];
-	res->enc = (double)(n * PROTO_EVENT_SIZE) / best_e / 1e6;
-	res->dec = (double)(n * PROTO_EVENT_SIZE) / best_d / 1e6;
+	fill_result(res, n, len, nb, best_e, best_d);
 	rc = 0;
 out:
 	free(back);

@@ -172,6 +172,40 @@ static char *resolve(struct ctx *x, const char *p)
 	return r;
 }
 
+/* jd->exe_path: the executable as given when it holds a '/' (resolved
+ * against the description's directory), else the first match in PATH,
+ * else a bare name next to the description; NULL when none is found. */
+static void find_executable(struct ctx *x)
+{
+	struct mgr_jobdesc *jd = x->jd;
+
+	if (strchr(jd->executable, '/')) {
+		jd->exe_path = resolve(x, jd->executable);
+		return;
+	}
+	const char *path = getenv("PATH");
+	char *dup = strdup(path ? path : "/usr/bin:/bin"), *save = NULL;
+
+	for (char *d = strtok_r(dup, ":", &save); d && !jd->exe_path;
+	     d = strtok_r(NULL, ":", &save)) {
+		char cand[PATH_MAX];
+
+		snprintf(cand, sizeof(cand), "%s/%s", d, jd->executable);
+		if (access(cand, X_OK) == 0)
+			jd->exe_path = strdup(cand);
+	}
+	free(dup);
+	/* a bare name in the description's directory */
+	if (!jd->exe_path) {
+		char *c = resolve(x, jd->executable);
+
+		if (c && access(c, F_OK) == 0)
+			jd->exe_path = c;
+		else
+			free(c);
+	}
+}
+
 static int find_host(const struct mgr_jobdesc *jd, const char *name)
 {
 	for (int i = 0; i < jd->nhosts; i++)
@@ -782,31 +816,7 @@ static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 	/* the executable, when this machine can check it */
 	if (!jd->executable || !*jd->executable)
 		return;
-	if (strchr(jd->executable, '/')) {
-		jd->exe_path = resolve(x, jd->executable);
-	} else {
-		const char *path = getenv("PATH");
-		char *dup = strdup(path ? path : "/usr/bin:/bin"), *save = NULL;
-
-		for (char *d = strtok_r(dup, ":", &save); d && !jd->exe_path;
-		     d = strtok_r(NULL, ":", &save)) {
-			char cand[PATH_MAX];
-
-			snprintf(cand, sizeof(cand), "%s/%s", d, jd->executable);
-			if (access(cand, X_OK) == 0)
-				jd->exe_path = strdup(cand);
-		}
-		free(dup);
-		/* a bare name in the description's directory */
-		if (!jd->exe_path) {
-			char *c = resolve(x, jd->executable);
-
-			if (c && access(c, F_OK) == 0)
-				jd->exe_path = c;
-			else
-				free(c);
-		}
-	}
+	find_executable(x);
 	if (!check_files || any_remote(jd))
 		return;
 	struct stat sb;

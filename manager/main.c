@@ -24,6 +24,7 @@ static const struct {
 	{"rank-exec", mgr_cmd_rank_exec, "(internal) start one MPI rank of a launched job"},
 	{"replay", mgr_cmd_replay, "replay a job's time-independent trace in SimGrid"},
 	{"live-ti", mgr_cmd_live_ti, "follow a job directory being written: each rank's SimGrid actions as they come"},
+	{"serve", mgr_cmd_serve, "the web page: job browser with report and timeline, live tree, launch"},
 };
 
 static void usage(FILE *out)

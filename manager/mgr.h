@@ -18,6 +18,7 @@ int mgr_cmd_export(int argc, char **argv);
 int mgr_cmd_report(int argc, char **argv);
 int mgr_cmd_replay(int argc, char **argv);
 int mgr_cmd_rank_exec(int argc, char **argv);
+int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
 
 /* Print "tapestry: " + message to stderr. */
 void mgr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -568,7 +568,8 @@ static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 	    h->off_msend < h->off_lod || h->nmsg > UINT32_MAX ||
 	    h->off_mrecv != h->off_msend + h->nmsg * sizeof(struct tl_msg) ||
 	    h->off_str != h->off_mrecv + h->nmsg * sizeof(struct tl_msg) ||
-	    h->off_str + h->strlen != h->size)
+	    h->off_str + h->strlen != h->size ||
+	    (h->strlen && m->p[h->size - 1] != '\0'))
 		goto bad;
 	m->lanes = (const struct tl_lane *)(m->p + h->off_lanes);
 	m->rec = (const struct tl_rec *)(m->p + h->off_rec);
@@ -869,9 +870,9 @@ int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b, char *why,
 	if (tl_open(path, &m, why, whylen))
 		return -1;
 	if (i >= m.h->nrec) {
-		tl_close(&m);
 		snprintf(why, whylen, "no event %" PRIu64 " (the index has %" PRIu64 ")",
 			 i, m.h->nrec);
+		tl_close(&m);
 		return -2;
 	}
 	const struct tl_rec *r = &m.rec[i];

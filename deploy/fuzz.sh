@@ -3,7 +3,9 @@
 # UBSan) and run each for a bounded time on a copy of its corpus.
 #   deploy/fuzz.sh [SECONDS]   (default $FUZZ_SECONDS or 30)
 # A target fuzz/fuzz_NAME.c uses the corpus fuzz/corpus/NAME/ and links every
-# proto/*.c plus what a line "FUZZ-LINK: ..." in it asks for. Prints one line
+# proto/*.c plus what a line "FUZZ-LINK: ..." in it asks for: sources (x.c),
+# folders (x/: every .c in it, e.g. manager/post/ for the objects of
+# manager/post/libmgrpost.la) and compiler flags. Prints one line
 # per target, "fuzz NAME: PASS|FAIL ...", and exits 1 when any target failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +23,7 @@ for src in "$top"/fuzz/fuzz_*.c; do
 	for tok in $(sed -n 's/.*FUZZ-LINK:\(.*\)$/\1/p' "$src" | head -n1); do
 		case "$tok" in
 		*.c) extra="$extra $top/$tok" ;;	# sources: relative to the tree
+		*/) extra="$extra $(ls "$top/$tok"*.c | tr '\n' ' ')" ;;	# a folder's sources
 		*) extra="$extra $tok" ;;
 		esac
 	done

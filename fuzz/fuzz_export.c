@@ -6,11 +6,11 @@
  * output is removed. OTF2 is left out (libotf2 is not linked here; its
  * writer takes the same points as Paje's).
  *
- * FUZZ-LINK: -D_GNU_SOURCE manager/events.c manager/post.c manager/clock.c manager/causality.c manager/comms.c manager/perturb.c manager/export_csv.c manager/export_chrome.c manager/export_paje.c manager/export_viz.c manager/export_sim.c manager/export_moca.c manager/util.c -lm
+ * FUZZ-LINK: -D_GNU_SOURCE manager/post/ manager/export/export_csv.c manager/export/export_chrome.c manager/export/export_paje.c manager/export/export_viz.c manager/export/export_sim.c manager/export/export_moca.c manager/util.c -lm
  */
 #include "fuzz/postjob.h"
 
-#include "manager/export.h"
+#include "manager/export/export.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

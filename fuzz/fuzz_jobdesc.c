@@ -1,10 +1,10 @@
 /*
  * fuzz/fuzz_jobdesc.c - libFuzzer target for the job description loader
- * (manager/jobdesc.c): arbitrary bytes as APP.xml, validated against the
+ * (manager/launch/jobdesc.c): arbitrary bytes as APP.xml, validated against the
  * shipped schema (share/jobdesc.rng) and checked; must never crash, leak or
  * accept what the checks refuse. Messages go to /dev/null.
  *
- * FUZZ-LINK: manager/jobdesc.c manager/util.c manager/spawn.c -I/usr/include/libxml2 -lxslt -lxml2 -DTAPESTRY_BINDIR="/usr/local/bin" -DTAPESTRY_PKGDATADIR="/usr/local/share/tapestry" -DTAPESTRY_PKGLIBDIR="/usr/local/lib/tapestry" -DPACKAGE_STRING="tapestry"
+ * FUZZ-LINK: manager/launch/jobdesc.c manager/util.c manager/launch/spawn.c -I/usr/include/libxml2 -lxslt -lxml2 -DTAPESTRY_BINDIR="/usr/local/bin" -DTAPESTRY_PKGDATADIR="/usr/local/share/tapestry" -DTAPESTRY_PKGLIBDIR="/usr/local/lib/tapestry" -DPACKAGE_STRING="tapestry"
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "manager/jobdesc.h"
+#include "manager/launch/jobdesc.h"
 
 static char path[64], schema[4096];
 static FILE *devnull;

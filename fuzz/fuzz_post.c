@@ -1,18 +1,18 @@
 /*
  * fuzz/fuzz_post.c - libFuzzer target for the post-processing every export
- * and the report go through (manager/events.c: the clock tree, message and
+ * and the report go through (manager/post/events.c: the clock tree, message and
  * communicator matching, the causality repair, the perturbation correction)
  * on the job directories of fuzz/postjob.h, read with mgr_events to the end,
  * with its statistics.
  *
- * FUZZ-LINK: manager/events.c manager/post.c manager/clock.c manager/causality.c manager/comms.c manager/perturb.c -lm
+ * FUZZ-LINK: -D_GNU_SOURCE manager/post/ -lm
  */
 #include "fuzz/postjob.h"
 
-#include "manager/causality.h"
-#include "manager/comms.h"
-#include "manager/events.h"
-#include "manager/perturb.h"
+#include "manager/post/causality.h"
+#include "manager/post/comms.h"
+#include "manager/post/events.h"
+#include "manager/post/perturb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

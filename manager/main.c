@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "manager/ca.h"
-#include "manager/jobdesc.h"
-#include "manager/live.h"
+#include "manager/launch/ca.h"
+#include "manager/launch/jobdesc.h"
+#include "manager/export/live.h"
 #include "manager/mgr.h"
 
 static const struct {

@@ -6,7 +6,7 @@
  * namespace adds a fixed offset, set before its first process enters and
  * never changed after; two namespaces with equal offsets read one clock).
  * The sensor puts these in its META and the collector in its STATS; the
- * post-processing needs no estimate between two equal clocks (manager/post.c).
+ * post-processing needs no estimate between two equal clocks (manager/post/post.c).
  * Reads /proc with open/read/readlink only (no stdio: the sensor calls it
  * inside the traced program). Thread-safe.
  */

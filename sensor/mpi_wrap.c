@@ -311,7 +311,7 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The key of a member set (manager/comms.h, gkey): FNV-1a 64 over the n
+/* The key of a member set (manager/post/comms.h, gkey): FNV-1a 64 over the n
  * sorted world ranks in world (NULL: unknown) and the tag, folded to a
  * non-negative int64 so that -1 stays "unknown". -1 as well when a member
  * is outside MPI_COMM_WORLD (no job-wide number) or out of memory. */
@@ -1075,7 +1075,7 @@ static int64_t inter_key(MPI_Comm local, MPI_Comm inter, int tag)
 
 /* An intercommunicator: size and leader are its remote group's (see
  * comm_fill); the ARRAY carries the key of both groups and the tag, which
- * names it (manager/comms.h): the six arguments are taken. */
+ * names it (manager/post/comms.h): the six arguments are taken. */
 static int do_Intercomm_create(struct mw_call *c, MPI_Comm local_comm,
 			       int local_leader, MPI_Comm peer_comm,
 			       int remote_leader, int tag, MPI_Comm *newcomm)
@@ -1092,7 +1092,7 @@ static int do_Intercomm_create(struct mw_call *c, MPI_Comm local_comm,
 	return rc;
 }
 
-/* The merged group's key (tag 0) names it (manager/comms.h). */
+/* The merged group's key (tag 0) names it (manager/post/comms.h). */
 static int do_Intercomm_merge(struct mw_call *c, MPI_Comm comm, int high,
 			      MPI_Comm *newcomm)
 {

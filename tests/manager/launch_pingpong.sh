@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/manager/launch_pingpong.sh - the network calibration before an MPI
-# application (manager/netcal.c, manager/pingpong.c):
+# application (manager/launch/netcal.c, manager/launch/pingpong.c):
 #  1. the ping-pong programs alone: figures on stdout under Open MPI and
 #     MPICH; bad arguments and a single rank are refused (exit 2);
 #  2. `tapestry launch` of the Open MPI ring on loopback: positive one-way

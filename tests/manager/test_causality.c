@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/causality.h"
-#include "manager/comms.h"
-#include "manager/post.h"
+#include "manager/post/causality.h"
+#include "manager/post/comms.h"
+#include "manager/post/post.h"
 #include "proto/codec.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"

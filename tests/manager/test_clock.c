@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "manager/clock.h"
+#include "manager/post/clock.h"
 #include "proto/error.h"
 
 /* truth: y = X0 + A + B (x - X0) */

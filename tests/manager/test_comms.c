@@ -1,13 +1,13 @@
 /*
  * tests/manager/test_comms.c - job-wide communicator names from the ranks'
- * own creation-order ids (manager/comms.c).
+ * own creation-order ids (manager/post/comms.c).
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <string.h>
 
-#include "manager/comms.h"
+#include "manager/post/comms.h"
 #include "proto/event.h"
 
 static struct mgr_comms *cm;

@@ -1,18 +1,20 @@
 /*
- * tests/manager/test_grow.c - manager/grow.h: big arrays on the heap below
+ * tests/manager/test_grow.c - manager/post/grow.c: big arrays on the heap below
  * TAPESTRY_SPILL_BYTES and in an unlinked spill file beyond it; contents
  * kept across growth and across the move, the spill file never visible in
  * TMPDIR, clean errors when TMPDIR is unusable or the file cannot grow.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "manager/grow.h"
+#include "manager/post/grow.h"
 
 static char tmpdir[64];
 

@@ -1,5 +1,5 @@
 /*
- * tests/manager/test_jobdesc.c - manager/jobdesc.c: every example job
+ * tests/manager/test_jobdesc.c - manager/launch/jobdesc.c: every example job
  * description validates and gives the model it describes; every bad
  * description of tests/manager/launch_bad/ is refused with its
  * line-numbered message; rank placement; the plan stylesheets run.
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "manager/jobdesc.h"
+#include "manager/launch/jobdesc.h"
 
 #define SCHEMA TEST_SRCDIR "/share/jobdesc.rng"
 #define EXAMPLES TEST_SRCDIR "/deploy/examples/"

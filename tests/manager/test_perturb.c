@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/causality.h"
-#include "manager/events.h"
-#include "manager/perturb.h"
-#include "manager/post.h"
+#include "manager/post/causality.h"
+#include "manager/post/events.h"
+#include "manager/post/perturb.h"
+#include "manager/post/post.h"
 #include "proto/codec.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"

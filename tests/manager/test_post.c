@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/events.h"
-#include "manager/post.h"
+#include "manager/post/events.h"
+#include "manager/post/post.h"
 #include "proto/codec.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"

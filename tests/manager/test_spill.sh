@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/manager/test_spill.sh - the post-processing suites (causality,
 # perturbation, post) again with every big array spilled to a file
-# (TAPESTRY_SPILL_BYTES=0, manager/grow.h), in a TMPDIR of their own that
+# (TAPESTRY_SPILL_BYTES=0, manager/post/grow.h), in a TMPDIR of their own that
 # must be empty afterwards: the spill files are unlinked at once.
 set -u
 : "${top_builddir:?}"

@@ -13,7 +13,7 @@
  *    completion of an irecv by MPI_Wait, MPI_Waitany, MPI_Test or
  *    MPI_Waitall's ARRAY, the receive half of MPI_Sendrecv) with the same
  *    source and destination world ranks, communicator (its job-wide name
- *    from manager/comms: the ranks' local ids for one communicator may
+ *    from manager/post/comms: the ranks' local ids for one communicator may
  *    differ), tag (where the receive knows it) and bytes, and no receive
  *    is left over;
  *  - every v-collective at its root carries its ARRAY of per-rank bytes;
@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/comms.h"
+#include "manager/post/comms.h"
 #include "proto/error.h"
 #include "proto/event.h"
 #include "proto/trace.h"

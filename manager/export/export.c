@@ -1,0 +1,158 @@
+/*
+ * manager/export/export.c - `tapestry export`: the format table and the driver that
+ * makes every export all-or-nothing (write OUT.tmp, rename on success).
+ */
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manager/export/export.h"
+#include "manager/mgr.h"
+
+static const struct {
+	const char *name;
+	mgr_export_fn fn;
+	const char *def;	/* default output name inside the job directory */
+	const char *summary;
+} formats[] = {
+	{"simgrid-ti", mgr_export_simgrid_ti, "simgrid-ti",
+	 "SimGrid time-independent trace (SMPI replay), one file per rank + list"},
+	{"simgrid-ti-2011", mgr_export_simgrid_ti_2011, "simgrid-ti-2011",
+	 "time-independent trace, the 2011 dialect (p0 compute ...)"},
+	{"simgrid-platform", mgr_export_simgrid_platform, "simgrid-platform",
+	 "SimGrid platform, deployment and hostfile for replay"},
+	{"otf2", mgr_export_otf2, "otf2", "OTF2 archive (Vampir, otf2-print)"},
+	{"paje", mgr_export_paje, "trace.paje", "Paje trace (ViTE, pj_dump)"},
+	{"chrome", mgr_export_chrome, "trace.json",
+	 "Chrome trace-event JSON (Perfetto, chrome://tracing)"},
+	{"csv", mgr_export_csv, "trace.csv", "one line per event"},
+	{"moca", mgr_export_moca, "trace.moca", "memory samples, MOCA text format"},
+};
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+static void help(FILE *out)
+{
+	fputs("usage: tapestry export -f FORMAT [-o OUT] DIR\n"
+	      "  -f, --format FORMAT  one of:\n", out);
+	for (size_t i = 0; i < NFORMATS; i++)
+		fprintf(out, "      %-17s %s\n", formats[i].name, formats[i].summary);
+	fputs("  -o, --output OUT     output path (default: DIR/<format's name>; csv: '-' = stdout)\n"
+	      "  The output appears only when complete: a failed export leaves nothing.\n"
+	      "\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result\n"
+	      "  times in ns from the job start; empty fields where the event has no such value.\n",
+	      out);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void remove_tree(const char *path)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) != 0)
+		return;
+	if (S_ISDIR(sb.st_mode))
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	else
+		unlink(path);
+}
+
+int mgr_export(const char *format, const char *dir, const char *out,
+	       struct mgr_export_stats *st)
+{
+	char *def = NULL, *tmp = NULL;
+	int rc = -1;
+	size_t i;
+
+	for (i = 0; i < NFORMATS; i++)
+		if (!strcmp(formats[i].name, format))
+			break;
+	if (i == NFORMATS) {
+		mgr_err("unknown export format '%s'", format);
+		return -1;
+	}
+	memset(st, 0, sizeof(*st));
+	if (!out) {
+		if (asprintf(&def, "%s/%s", dir, formats[i].def) < 0)
+			return -1;
+		out = def;
+	}
+	if (!strcmp(out, "-")) {
+		if (formats[i].fn != mgr_export_csv) {
+			mgr_err("only csv can be written to stdout");
+			goto done;
+		}
+		rc = formats[i].fn(dir, "-", st);
+		goto done;
+	}
+	if (asprintf(&tmp, "%s.tmp", out) < 0)
+		goto done;
+	remove_tree(tmp);
+	rc = formats[i].fn(dir, tmp, st);
+	if (rc == 0) {
+		remove_tree(out);
+		if (rename(tmp, out) != 0) {
+			mgr_err("%s: cannot rename into place: %m", out);
+			rc = -1;
+		}
+	}
+	if (rc != 0) {
+		remove_tree(tmp);
+		mgr_err("export failed: %s not written", out);
+	}
+done:
+	free(def);
+	free(tmp);
+	return rc;
+}
+
+int mgr_cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *format = NULL, *output = NULL;
+	struct mgr_export_stats st;
+	size_t i;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': help(stdout); return 0;
+		default: help(stderr); return 2;
+		}
+	}
+	if (!format || optind != argc - 1) {
+		mgr_err("export needs -f FORMAT and one job directory");
+		help(stderr);
+		return 2;
+	}
+	for (i = 0; i < NFORMATS; i++)
+		if (!strcmp(formats[i].name, format))
+			break;
+	if (i == NFORMATS) {
+		mgr_err("unknown export format '%s' (tapestry export --help lists them)",
+			format);
+		return 2;
+	}
+	if (mgr_export(format, argv[optind], output, &st) != 0)
+		return 1;
+	if (!output || strcmp(output, "-"))
+		fprintf(stderr, "tapestry: %s: %" PRIu64 " events read, %" PRIu64
+			" written\n", format, st.events, st.written);
+	return 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * manager/export/export.h - the export formats of `tapestry export`.
+ *
+ * One function per format: read the job directory `dir` through
+ * manager/post/events.h and write `out`: a file (csv, chrome, paje, moca) or a
+ * directory the function creates (simgrid-ti, simgrid-ti-2011,
+ * simgrid-platform, otf2). `out` does not exist when called: the driver in
+ * export.c passes a temporary name and renames it into place on success, or
+ * removes it on failure, so a failed export never leaves a half-written
+ * output. Return 0, or print one `tapestry: ...` message (mgr_err) and
+ * return -1. csv also accepts out = "-" (stdout).
+ */
+#ifndef TAPESTRY_MGR_EXPORT_H
+#define TAPESTRY_MGR_EXPORT_H
+
+#include <stdint.h>
+
+struct mgr_export_stats {
+	uint64_t events;	/* events read */
+	uint64_t written;	/* records / lines / actions written */
+};
+
+typedef int (*mgr_export_fn)(const char *dir, const char *out,
+			     struct mgr_export_stats *st);
+
+int mgr_export_csv(const char *dir, const char *out, struct mgr_export_stats *st);
+/* manager/export/export_sim.c */
+int mgr_export_simgrid_ti(const char *dir, const char *out, struct mgr_export_stats *st);
+int mgr_export_simgrid_ti_2011(const char *dir, const char *out, struct mgr_export_stats *st);
+int mgr_export_simgrid_platform(const char *dir, const char *out, struct mgr_export_stats *st);
+/* manager/export/export_viz.c */
+int mgr_export_otf2(const char *dir, const char *out, struct mgr_export_stats *st);
+int mgr_export_paje(const char *dir, const char *out, struct mgr_export_stats *st);
+int mgr_export_chrome(const char *dir, const char *out, struct mgr_export_stats *st);
+int mgr_export_moca(const char *dir, const char *out, struct mgr_export_stats *st);
+
+/* Flops of a COMPUTE event: its volume when it counts flops (method 0);
+ * instructions (method 1) scaled by flop_rate / instruction rate, the rate
+ * the event carries (instr_rate, arg 4) or else meta_instr_rate (the
+ * stream's META instruction_rate, 0 if none), or the CPU time times the flop
+ * rate when neither is known. The event's own rate makes volumes exact
+ * whatever the order in which the stream's META and batches are read. */
+struct proto_event;
+double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate);
+
+/* Export dir in format into out (NULL: the format's default name inside
+ * dir). The temporary-name-then-rename driver. 0 or -1 (message printed). */
+int mgr_export(const char *format, const char *dir, const char *out,
+	       struct mgr_export_stats *st);
+
+#endif

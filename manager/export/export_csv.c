@@ -1,0 +1,86 @@
+/*
+ * manager/export/export_csv.c - CSV: one line per event, the columns of MISSION.md
+ * (scripts depend on their names and order; add columns only at the end).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "manager/post/events.h"
+#include "manager/export/export.h"
+#include "manager/mgr.h"
+#include "proto/error.h"
+
+static void opt_i64(FILE *out, const struct proto_event *ev, enum proto_field f)
+{
+	int i = proto_ev_arg(ev->type, f);
+
+	if (i >= 0)
+		fprintf(out, "%" PRId64, ev->arg[i]);
+}
+
+int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *st)
+{
+	struct mgr_events *e;
+	struct mgr_event me;
+	FILE *out;
+	int rc;
+
+	if (!(e = mgr_events_open(dir, &rc))) {
+		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
+		return -1;
+	}
+	out = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!out) {
+		mgr_err("%s: cannot write: %m", path);
+		mgr_events_close(e);
+		return -1;
+	}
+	fputs("rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result\n", out);
+	while ((rc = mgr_events_next(e, &me)) == 1) {
+		const struct proto_event *ev = me.ev;
+		const struct proto_ev_info *info = proto_ev_info(ev->type);
+
+		st->events++;
+		if (me.stream->rank >= 0)
+			fprintf(out, "%d", me.stream->rank);
+		fprintf(out, ",%u,", ev->tid);
+		mgr_csv_field(out, info ? info->name : "unknown");
+		fprintf(out, ",%" PRId64 ",%" PRId64 ",", me.start, me.end);
+		opt_i64(out, ev, PROTO_F_bytes);
+		fputc(',', out);
+		opt_i64(out, ev, PROTO_F_peer);
+		fputc(',', out);
+		opt_i64(out, ev, PROTO_F_tag);
+		fputc(',', out);
+		opt_i64(out, ev, PROTO_F_fd);
+		fputc(',', out);
+		mgr_csv_field(out, me.path);
+		fputc(',', out);
+		if (me.stream->pid >= 0)
+			fprintf(out, "%" PRId64, me.stream->pid);
+		fputc(',', out);
+		opt_i64(out, ev, PROTO_F_result);
+		fputc('\n', out);
+		st->written++;
+	}
+	struct proto_trace *t = mgr_events_trace(e);
+	const struct proto_trace_stats *ts = proto_trace_stats(t);
+	if (ts->bad_batches)
+		mgr_err("%s: %" PRIu64 " corrupt batches skipped", dir, ts->bad_batches);
+	const struct proto_jobdir_report *jr = proto_trace_report(t);
+	if (jr && jr->skipped_bytes)
+		mgr_err("%s: %" PRIu64 " bytes of damaged segments skipped (%s)", dir,
+			jr->skipped_bytes, jr->first_problem);
+	if (rc < 0)
+		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+	mgr_events_close(e);
+	if (out != stdout) {
+		if (fclose(out) != 0 && rc >= 0) {
+			mgr_err("%s: write failed: %m", path);
+			rc = -1;
+		}
+	} else if (fflush(stdout) != 0) {
+		rc = -1;
+	}
+	return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,1038 @@
+/*
+ * manager/export/export_sim.c - SimGrid time-independent traces ([000]): the SMPI
+ * replay dialect of SimGrid 3.32 (simgrid-ti) and the 2011 dialect of the
+ * paper (simgrid-ti-2011).
+ *
+ * One pass over the job in storage order (per stream: seq order), one open
+ * file per MPI rank, so memory is bounded by the rank count, the requests
+ * outstanding per rank and the communicators a rank created, never by the
+ * trace length. Only events of streams that are MPI ranks are used; libc,
+ * memory and tracer events (and every event of a stream without a rank,
+ * such as mpirun itself) are ignored. The event -> action mapping and the
+ * byte-exact line syntax are in docs/modules/export-simgrid.md.
+ *
+ * The mapping (mgr_ti_*, declared in manager/export/live.h) writes into FILE
+ * streams a callback opens, so that the post-mortem export (files in OUT)
+ * and the live feed (manager/export/live.c: growing files or named pipes) are one
+ * piece of code and write the same lines.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "manager/post/events.h"
+#include "manager/export/export.h"
+#include "manager/export/live.h"
+#include "manager/mgr.h"
+#include "proto/error.h"
+
+#define TI_RANKS_MAX 65536		/* ranks (= open files) */
+#define TI_STREAMS_MAX (1u << 20)	/* streams remembered */
+#define TI_REQS_MAX (1u << 20)		/* outstanding requests per rank */
+#define TI_COMMS_MAX 65536		/* communicators per rank */
+/* Computation stretches below this many flops are carried over into the
+ * next one instead of getting a line of their own: the sum is conserved,
+ * the trace loses the sub-microsecond stretches between back-to-back MPI
+ * calls (mostly the sensor's own cost). */
+#define TI_MIN_FLOPS 1e4
+
+/* SMPI's wildcard values (include/smpi/smpi.h of SimGrid 3.32); the replay
+ * keys a request by (src, dst, tag) with src = the posted source's actor
+ * id - 1, which is MPI_ANY_SOURCE - 1 for a wildcard receive. */
+#define SMPI_ANY_SOURCE (-555)
+#define SMPI_ANY_TAG (-444)
+#define SMPI_BYTE "6"		/* Datatype id of MPI_BYTE */
+
+#define PEER_ANY (-1)
+#define PEER_NULL (-2)
+
+#define D_SMPI MGR_TI_SMPI
+#define D_2011 MGR_TI_2011
+
+struct ti_req {
+	int64_t id;
+	int src, dst, tag;	/* the replay's key of the request */
+};
+
+struct ti_comm {
+	int64_t id;
+	int64_t size;
+};
+
+struct ti_rank {
+	FILE *f;
+	uint64_t stream;	/* the stream that owns this rank */
+	int64_t world;		/* MPI_COMM_WORLD size seen by the rank */
+	double pending;		/* flops not written yet */
+	int inited, finalized;
+	struct ti_req *req;
+	size_t nreq, capreq;
+	struct ti_comm *comm;
+	size_t ncomm, capcomm;
+	double instr_rate;	/* META instruction_rate, 0 if none */
+};
+
+struct ti_stream {
+	uint64_t id;
+	int32_t rank;		/* -1: not an MPI rank (yet) */
+};
+
+struct mgr_ti {
+	enum mgr_ti_dialect d;
+	mgr_ti_open_fn open;	/* opens a rank's stream */
+	void *open_arg;
+	struct ti_rank *rank;	/* indexed by rank */
+	size_t nrank;		/* slots allocated */
+	int64_t world;		/* largest world size announced */
+	struct ti_stream *streams;
+	size_t nstreams, capstreams, last;
+	uint64_t actions, mpi_events;
+	uint64_t skip_comm;	/* collectives on sub-communicators */
+	uint64_t skip_req;	/* completions of requests never seen */
+	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
+	uint64_t skip_failed;	/* calls that returned an error */
+	uint64_t clamped;	/* counts over INT_MAX */
+};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int64_t clamp_int(struct mgr_ti *x, int64_t v)
+{
+	if (v > INT_MAX) {
+		x->clamped++;
+		return INT_MAX;
+	}
+	return v < 0 ? 0 : v;
+}
+
+static void raise_nofile(size_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want + 32)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want + 32 ?
+		(rlim_t)(want + 32) : rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* Rank of stream s (META rank, else its MPI_Init's argument), or -1. */
+static int32_t stream_rank(struct mgr_ti *x, const struct proto_trace_event *me)
+{
+	uint64_t id = me->stream->id;
+	struct ti_stream *s = NULL;
+
+	if (x->last < x->nstreams && x->streams[x->last].id == id) {
+		s = &x->streams[x->last];
+	} else {
+		for (size_t i = 0; i < x->nstreams; i++)
+			if (x->streams[i].id == id) {
+				s = &x->streams[i];
+				x->last = i;
+				break;
+			}
+	}
+	if (!s) {
+		if (x->nstreams == x->capstreams) {
+			size_t cap = x->capstreams ? x->capstreams * 2 : 16;
+			struct ti_stream *n;
+
+			if (cap > TI_STREAMS_MAX)
+				return -1;
+			n = realloc(x->streams, cap * sizeof(*n));
+			if (!n)
+				return -1;
+			x->streams = n;
+			x->capstreams = cap;
+		}
+		s = &x->streams[x->nstreams];
+		s->id = id;
+		s->rank = -1;
+		x->last = x->nstreams++;
+	}
+	if (s->rank < 0 && me->stream->rank >= 0)
+		s->rank = me->stream->rank;
+	if (s->rank < 0 && me->ev->type == PROTO_EV_MPI_INIT &&
+	    me->ev->arg[0] >= 0 && me->ev->arg[0] < TI_RANKS_MAX)
+		s->rank = (int32_t)me->ev->arg[0];
+	return s->rank;
+}
+
+static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
+{
+	struct ti_rank *t;
+
+	if (r < 0 || r >= TI_RANKS_MAX) {
+		mgr_err("rank %d out of range (at most %d ranks)", r, TI_RANKS_MAX);
+		return NULL;
+	}
+	if ((size_t)r >= x->nrank) {
+		size_t n = x->nrank ? x->nrank : 16;
+
+		while (n <= (size_t)r)
+			n *= 2;
+		t = realloc(x->rank, n * sizeof(*t));
+		if (!t) {
+			mgr_err("out of memory");
+			return NULL;
+		}
+		memset(t + x->nrank, 0, (n - x->nrank) * sizeof(*t));
+		x->rank = t;
+		x->nrank = n;
+	}
+	t = &x->rank[r];
+	if (!t->f) {
+		if (!(t->f = x->open(x->open_arg, r)))
+			return NULL;
+		t->stream = stream;
+	} else if (t->stream != stream) {
+		mgr_err("two processes claim MPI rank %d (streams %016" PRIx64
+			" and %016" PRIx64 ")", r, t->stream, stream);
+		return NULL;
+	}
+	return t;
+}
+
+/* Write the rank's pending computation if it is worth a line (or if
+ * force and it is not zero). */
+static void flush_compute(struct mgr_ti *x, int32_t r, struct ti_rank *t, int force)
+{
+	if (t->pending >= TI_MIN_FLOPS || (force && t->pending >= 1)) {
+		if (x->d == D_SMPI)
+			fprintf(t->f, "%d compute %.0f\n", r, t->pending);
+		else
+			fprintf(t->f, "p%d compute %.0f\n", r, t->pending);
+		x->actions++;
+		t->pending = 0;
+	}
+}
+
+/* One action line: the rank prefix of the dialect, then fmt. */
+static void __attribute__((format(printf, 4, 5)))
+act(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	flush_compute(x, r, t, 0);
+	fprintf(t->f, x->d == D_SMPI ? "%d " : "p%d ", r);
+	va_start(ap, fmt);
+	vfprintf(t->f, fmt, ap);
+	va_end(ap);
+	fputc('\n', t->f);
+	x->actions++;
+}
+
+static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
+{
+	if (t->nreq == t->capreq) {
+		size_t cap = t->capreq ? t->capreq * 2 : 16;
+		struct ti_req *n;
+
+		if (cap > TI_REQS_MAX) {
+			mgr_err("more than %u requests outstanding on one rank",
+				TI_REQS_MAX);
+			return -1;
+		}
+		if (!(n = realloc(t->req, cap * sizeof(*n))))
+			return -1;
+		t->req = n;
+		t->capreq = cap;
+	}
+	t->req[t->nreq++] = (struct ti_req){id, src, dst, tag};
+	return 0;
+}
+
+/* Remove request id into *out; 0 if found, -1 if not. */
+static int req_take(struct ti_rank *t, int64_t id, struct ti_req *out)
+{
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].id == id) {
+			*out = t->req[i];
+			t->req[i] = t->req[--t->nreq];
+			return 0;
+		}
+	return -1;
+}
+
+static int req_has(const struct ti_rank *t, int64_t id)
+{
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].id == id)
+			return 1;
+	return 0;
+}
+
+static int comm_add(struct ti_rank *t, int64_t id, int64_t size)
+{
+	if (id < 0)
+		return 0;
+	if (t->ncomm == t->capcomm) {
+		size_t cap = t->capcomm ? t->capcomm * 2 : 8;
+		struct ti_comm *n;
+
+		if (cap > TI_COMMS_MAX)
+			return 0;	/* forgotten: its collectives are skipped */
+		if (!(n = realloc(t->comm, cap * sizeof(*n))))
+			return -1;
+		t->comm = n;
+		t->capcomm = cap;
+	}
+	t->comm[t->ncomm++] = (struct ti_comm){id, size};
+	return 0;
+}
+
+/* Remember the communicator a constructor's event made, with its size. */
+static int comm_made(struct ti_rank *t, const struct proto_event *ev)
+{
+	return comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
+			ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]);
+}
+
+/* SMPI's replay runs every collective on MPI_COMM_WORLD: a communicator
+ * qualifies when it has all the ranks (world, or a dup/split that kept
+ * everyone). */
+static int comm_is_world(const struct ti_rank *t, int64_t id)
+{
+	if (id == 0)
+		return 1;
+	for (size_t i = t->ncomm; i-- > 0;)
+		if (t->comm[i].id == id)
+			return t->comm[i].size == t->world;
+	return 0;
+}
+
+static void completed(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
+{
+	struct ti_req q;
+
+	if (req_take(t, id, &q) != 0) {
+		x->skip_req++;
+		return;
+	}
+	if (x->d == D_SMPI)
+		act(x, r, t, "wait %d %d %d", q.src, q.dst, q.tag);
+	else
+		act(x, r, t, "wait");
+}
+
+/* Per-rank byte counts of a v-collective: the ARRAY if it has n values at
+ * offset off, else total / n each (the sensor keeps the array at the root
+ * only for gatherv/scatterv). */
+static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace_event *me,
+		   size_t off, int64_t total)
+{
+	int64_t n = t->world;
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v;
+
+		if (me->array && me->narray >= off + (size_t)n)
+			v = me->array[off + (size_t)i];
+		else
+			v = total > 0 ? total / n : 0;
+		fprintf(t->f, " %" PRId64, clamp_int(x, v));
+	}
+}
+
+/* ---- the two dialects --------------------------------------------------- */
+
+static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	const int64_t *a = ev->arg;
+	int64_t peer, tag;
+
+	/* the replayer runs collectives on the whole world only */
+	if (proto_ev_collective(ev->type)) {
+		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
+
+		if (ci >= 0 && !comm_is_world(t, a[ci]))
+			goto subcomm;
+	}
+	switch (ev->type) {
+	case PROTO_EV_MPI_INIT:
+		if (!t->inited)
+			act(x, r, t, "init");
+		t->inited = 1;
+		break;
+	case PROTO_EV_MPI_FINALIZE:
+		flush_compute(x, r, t, 1);
+		act(x, r, t, "finalize");
+		t->finalized = 1;
+		break;
+	case PROTO_EV_MPI_COMM_SIZE:
+		act(x, r, t, "comm_size %" PRId64, a[1]);
+		break;
+	case PROTO_EV_MPI_COMM_SPLIT:
+		if (comm_add(t, a[3], a[4]))
+			return -1;
+		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
+		break;
+	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
+		if (comm_add(t, a[1], a[2]))
+			return -1;
+		act(x, r, t, "comm_dup");
+		break;
+	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
+	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
+	case PROTO_EV_MPI_CART_SUB:
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
+		if (comm_made(t, ev))
+			return -1;
+		break;
+	case PROTO_EV_MPI_SEND:
+		if (a[0] >= 0)
+			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
+			    a[0], a[1], a[3]);
+		break;
+	case PROTO_EV_MPI_RECV:
+		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
+			break;
+		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
+		    a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0],
+		    a[1] < 0 ? SMPI_ANY_TAG : a[1], a[3]);
+		break;
+	case PROTO_EV_MPI_ISEND:
+		if (a[0] < 0)
+			break;	/* to MPI_PROC_NULL: no request to wait for */
+		act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
+		    a[0], a[1], a[3]);
+		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
+	case PROTO_EV_MPI_IRECV:
+		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
+			break;
+		peer = a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0];
+		tag = a[1] < 0 ? SMPI_ANY_TAG : a[1];
+		act(x, r, t, "irecv %" PRId64 " %" PRId64 " %" PRId64,
+		    peer, tag, a[3]);
+		return req_add(t, a[4], a[0] == PEER_ANY ? SMPI_ANY_SOURCE - 1 :
+			       (int)a[0], r, (int)tag);
+	case PROTO_EV_MPI_SENDRECV:
+		if (a[0] < 0 && a[4] < 0)
+			break;
+		if (a[4] < 0) {
+			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
+			    a[0], a[1], a[3]);
+		} else if (a[0] < 0) {
+			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
+			    a[4], a[1], a[5]);
+		} else if (a[1] == 0) {
+			/* the replay's sendRecv uses tag 0 on both sides */
+			act(x, r, t, "sendRecv %" PRId64 " %" PRId64 " %" PRId64
+			    " %" PRId64 " " SMPI_BYTE " " SMPI_BYTE,
+			    clamp_int(x, a[3]), a[0], clamp_int(x, a[5]), a[4]);
+		} else {
+			/* other tags: the same exchange spelled out (the
+			 * receive tag is taken equal to the send tag) */
+			act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
+			    a[0], a[1], a[3]);
+			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
+			    a[4], a[1], a[5]);
+			act(x, r, t, "wait %d %" PRId64 " %" PRId64, r, a[0], a[1]);
+		}
+		break;
+	case PROTO_EV_MPI_WAIT:
+		completed(x, r, t, a[0]);
+		break;
+	case PROTO_EV_MPI_WAITANY:
+		if (a[2] > 0)
+			completed(x, r, t, a[2]);
+		break;
+	case PROTO_EV_MPI_TEST: {
+		struct ti_req q;
+
+		if (a[1]) {	/* done: the program went on after completion */
+			completed(x, r, t, a[0]);
+		} else if (req_take(t, a[0], &q) == 0) {
+			act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
+			req_add(t, q.id, q.src, q.dst, q.tag);
+		} else {
+			x->skip_req++;
+		}
+		break;
+	}
+	case PROTO_EV_MPI_WAITALL: {
+		size_t n = me->array ? me->narray / 4 : 0, known = 0;
+
+		for (size_t i = 0; i < n; i++)
+			known += req_has(t, me->array[i * 4]);
+		if (a[0] > 0 && n < (size_t)a[0]) {
+			/* the sensor lost the request list: all of them */
+			if (t->nreq)
+				act(x, r, t, "waitall %zu", t->nreq);
+			t->nreq = 0;
+		} else if (known && known == t->nreq) {
+			act(x, r, t, "waitall %zu", known);
+			t->nreq = 0;
+		} else {
+			/* a subset of what is outstanding: one wait each */
+			for (size_t i = 0; i < n; i++)
+				if (req_has(t, me->array[i * 4]))
+					completed(x, r, t, me->array[i * 4]);
+		}
+		break;
+	}
+	case PROTO_EV_MPI_BARRIER:
+		act(x, r, t, "barrier");
+		break;
+	case PROTO_EV_MPI_BCAST:
+		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], a[1]);
+		break;
+	case PROTO_EV_MPI_REDUCE:
+		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]), a[1]);
+		break;
+	case PROTO_EV_MPI_ALLREDUCE:
+		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, a[0]));
+		break;
+	case PROTO_EV_MPI_GATHER:
+		act(x, r, t, "gather %" PRId64 " %" PRId64 " %" PRId64,
+		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), a[2]);
+		break;
+	case PROTO_EV_MPI_SCATTER:
+		act(x, r, t, "scatter %" PRId64 " %" PRId64 " %" PRId64,
+		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), a[2]);
+		break;
+	case PROTO_EV_MPI_ALLGATHER:
+		act(x, r, t, "allgather %" PRId64 " %" PRId64,
+		    clamp_int(x, a[0]), clamp_int(x, a[1]));
+		break;
+	case PROTO_EV_MPI_ALLTOALL:
+		act(x, r, t, "alltoall %" PRId64 " %" PRId64,
+		    clamp_int(x, a[0]), clamp_int(x, a[1]));
+		break;
+	case PROTO_EV_MPI_GATHERV:
+		flush_compute(x, r, t, 0);
+		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, a[0]));
+		counts(x, t, me, 0, a[1]);
+		fprintf(t->f, " %" PRId64 "\n", a[2]);
+		x->actions++;
+		break;
+	case PROTO_EV_MPI_SCATTERV:
+		flush_compute(x, r, t, 0);
+		fprintf(t->f, "%d scatterv", r);
+		counts(x, t, me, 0, a[0]);
+		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, a[1]), a[2]);
+		x->actions++;
+		break;
+	case PROTO_EV_MPI_ALLGATHERV:
+		flush_compute(x, r, t, 0);
+		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, a[0]));
+		counts(x, t, me, 0, a[1]);
+		fputc('\n', t->f);
+		x->actions++;
+		break;
+	case PROTO_EV_MPI_ALLTOALLV:
+		flush_compute(x, r, t, 0);
+		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, a[0]));
+		counts(x, t, me, 0, a[0]);
+		fprintf(t->f, " %" PRId64, clamp_int(x, a[1]));
+		counts(x, t, me, (size_t)t->world, a[1]);
+		fputc('\n', t->f);
+		x->actions++;
+		break;
+	case PROTO_EV_MPI_REDUCE_SCATTER:
+		flush_compute(x, r, t, 0);
+		fprintf(t->f, "%d reducescatter", r);
+		counts(x, t, me, 0, a[0]);
+		fputs(" 0\n", t->f);
+		x->actions++;
+		break;
+	case PROTO_EV_MPI_SCAN:
+	case PROTO_EV_MPI_EXSCAN:
+		act(x, r, t, "%s %" PRId64 " 0",
+		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan",
+		    clamp_int(x, a[0]));
+		break;
+	default:	/* Comm_rank, Probe, Iprobe: no replay action */
+		break;
+	}
+	return 0;
+subcomm:
+	x->skip_comm++;
+	return 0;
+}
+
+/* The 2011 dialect: Table 1 of [000]. Collectives carry no root (rooted on
+ * p0) and are preceded by comm_size; what the table lacks is skipped. */
+static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	const int64_t *a = ev->arg;
+	int64_t comm = -1;
+	const char *coll = NULL;
+
+	switch (ev->type) {
+	case PROTO_EV_MPI_INIT:
+		t->inited = 1;
+		break;
+	case PROTO_EV_MPI_FINALIZE:
+		flush_compute(x, r, t, 1);
+		t->finalized = 1;
+		break;
+	case PROTO_EV_MPI_COMM_SIZE:
+		act(x, r, t, "comm_size %" PRId64, a[1]);
+		break;
+	case PROTO_EV_MPI_COMM_SPLIT:
+		return comm_add(t, a[3], a[4]);
+	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:
+	case PROTO_EV_MPI_COMM_CREATE:
+	case PROTO_EV_MPI_CART_CREATE:
+	case PROTO_EV_MPI_CART_SUB:
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
+		return comm_made(t, ev);
+	case PROTO_EV_MPI_SEND:
+		if (a[0] >= 0)
+			act(x, r, t, "send p%" PRId64 " %" PRId64, a[0], a[3]);
+		break;
+	case PROTO_EV_MPI_RECV:
+		if (a[0] >= 0)
+			act(x, r, t, "recv p%" PRId64 " %" PRId64, a[0], a[3]);
+		break;
+	case PROTO_EV_MPI_ISEND:
+		if (a[0] < 0)
+			break;
+		act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
+		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
+	case PROTO_EV_MPI_IRECV:
+		if (a[0] < 0) {	/* no wildcard in this dialect */
+			if (a[0] == PEER_ANY)
+				x->skip_2011++;
+			break;
+		}
+		act(x, r, t, "Irecv p%" PRId64 " %" PRId64, a[0], a[3]);
+		return req_add(t, a[4], (int)a[0], r, (int)a[1]);
+	case PROTO_EV_MPI_SENDRECV:
+		if (a[0] >= 0)
+			act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
+		if (a[4] >= 0)
+			act(x, r, t, "recv p%" PRId64 " %" PRId64, a[4], a[5]);
+		if (a[0] >= 0)
+			act(x, r, t, "wait");
+		break;
+	case PROTO_EV_MPI_WAIT:
+		completed(x, r, t, a[0]);
+		break;
+	case PROTO_EV_MPI_WAITANY:
+		if (a[2] > 0)
+			completed(x, r, t, a[2]);
+		break;
+	case PROTO_EV_MPI_TEST:
+		if (a[1])
+			completed(x, r, t, a[0]);
+		break;
+	case PROTO_EV_MPI_WAITALL: {
+		size_t n = me->array ? me->narray / 4 : 0;
+
+		if (a[0] > 0 && n < (size_t)a[0]) {
+			while (t->nreq)
+				completed(x, r, t, t->req[t->nreq - 1].id);
+		} else {
+			for (size_t i = 0; i < n; i++)
+				if (req_has(t, me->array[i * 4]))
+					completed(x, r, t, me->array[i * 4]);
+		}
+		break;
+	}
+	case PROTO_EV_MPI_BARRIER:
+		comm = a[0];
+		coll = "barrier";
+		break;
+	case PROTO_EV_MPI_BCAST:
+		comm = a[2];
+		coll = "bcast";
+		break;
+	case PROTO_EV_MPI_REDUCE:
+		comm = a[2];
+		coll = "reduce";
+		break;
+	case PROTO_EV_MPI_ALLREDUCE:
+		comm = a[1];
+		coll = "allReduce";
+		break;
+	case PROTO_EV_MPI_GATHER: case PROTO_EV_MPI_GATHERV:
+	case PROTO_EV_MPI_SCATTER: case PROTO_EV_MPI_SCATTERV:
+	case PROTO_EV_MPI_ALLGATHER: case PROTO_EV_MPI_ALLGATHERV:
+	case PROTO_EV_MPI_ALLTOALL: case PROTO_EV_MPI_ALLTOALLV:
+	case PROTO_EV_MPI_REDUCE_SCATTER: case PROTO_EV_MPI_SCAN:
+	case PROTO_EV_MPI_EXSCAN:
+		x->skip_2011++;
+		break;
+	default:
+		break;
+	}
+	if (!coll)
+		return 0;
+	if (!comm_is_world(t, comm)) {
+		x->skip_comm++;
+		return 0;
+	}
+	act(x, r, t, "comm_size %" PRId64, t->world);
+	if (ev->type == PROTO_EV_MPI_BARRIER)
+		act(x, r, t, "barrier");
+	else if (ev->type == PROTO_EV_MPI_BCAST)
+		act(x, r, t, "bcast %" PRId64, a[0]);
+	else
+		act(x, r, t, "%s %" PRId64 " 0", coll, a[0]);
+	return 0;
+}
+
+double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate)
+{
+	double vol = (double)ev->arg[1], rate = (double)ev->arg[3];
+	double irate = ev->arg[4] > 0 ? (double)ev->arg[4] : meta_instr_rate;
+
+	if (ev->arg[2] == 0)
+		return vol > 0 ? vol : 0;
+	if (irate > 0 && rate > 0)
+		return vol * rate / irate;
+	return (double)ev->arg[0] * 1e-9 * rate;
+}
+
+/* CPU time of a COMPUTE stretch that the program itself used: the thread
+ * CPU time (arg 0) read by the sensor just outside the stretch's stamps,
+ * capped by the stamps' interval. The reads' own kernel time falls between
+ * them and the stamps (with perf counters, a counter read trapping to the
+ * hypervisor: 1.45 us a stretch on this machine's KVM guests, measured
+ * against 6.3 us stretches); CPU time inside an interval cannot exceed it. */
+static double stretch_cpu_ns(const struct proto_event *ev)
+{
+	double cpu = (double)ev->arg[0];
+	double wall = ev->t_end > ev->t_start ? (double)(ev->t_end - ev->t_start) : 0;
+
+	return cpu > wall ? wall : cpu;
+}
+
+/* Flops of a COMPUTE event; a volume that is CPU time x rate (method 0)
+ * counts only the stretch's own CPU time (stretch_cpu_ns). */
+static double compute_flops(const struct ti_rank *t, const struct proto_event *ev)
+{
+	double f = mgr_compute_flops(ev, t->instr_rate);
+
+	if (ev->arg[2] == 0 && ev->arg[0] > 0)
+		f *= stretch_cpu_ns(ev) / (double)ev->arg[0];
+	return f;
+}
+
+static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
+{
+	const struct proto_ev_info *info = proto_ev_info(me->ev->type);
+	struct ti_rank *t;
+	int32_t r;
+
+	if (!info || (info->category != PROTO_CAT_MPI &&
+		      me->ev->type != PROTO_EV_COMPUTE))
+		return 0;
+	r = stream_rank(x, me);
+	if (r < 0)
+		return 0;
+	if (me->ev->type == PROTO_EV_COMPUTE) {
+		/* computation before the rank's first MPI action is dropped
+		 * with the stream's unranked prologue; later, it accrues */
+		if ((size_t)r < x->nrank && x->rank[r].f && !x->rank[r].finalized &&
+		    x->rank[r].stream == me->stream->id)
+			x->rank[r].pending += compute_flops(&x->rank[r], me->ev);
+		return 0;
+	}
+	x->mpi_events++;
+	if (!(t = rank_get(x, r, me->stream->id)))
+		return -1;
+	if (!t->world) {
+		const char *v = proto_stream_meta(me->stream, "instruction_rate");
+
+		t->instr_rate = v ? strtod(v, NULL) : 0;
+		if (me->ev->type == PROTO_EV_MPI_INIT && me->ev->arg[1] > 0)
+			t->world = me->ev->arg[1];
+		else if ((v = proto_stream_meta(me->stream, "size")))
+			t->world = strtoll(v, NULL, 10);
+		if (t->world > x->world)
+			x->world = t->world;
+	}
+	if (t->finalized)
+		return 0;
+	if (me->ev->flags & PROTO_EVF_FAILED) {
+		x->skip_failed++;
+		return 0;
+	}
+	if (x->d == D_SMPI)
+		return smpi_event(x, r, t, me);
+	return d2011_event(x, r, t, me);
+}
+
+/* Everything that makes a trace unfit for replay: damage, losses, ranks
+ * without a trace. Prints the reason; 0 when fit. */
+static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e)
+{
+	struct proto_trace *tr = mgr_events_trace(e);
+	const struct proto_trace_stats *ts = proto_trace_stats(tr);
+	const struct proto_jobdir_report *jr = proto_trace_report(tr);
+	uint64_t lost = 0, gaps = 0;
+
+	for (size_t i = 0; i < proto_trace_nstreams(tr); i++) {
+		const struct proto_stream *s = proto_trace_stream(tr, i);
+
+		if (s->rank < 0)
+			continue;
+		lost += s->lost_events;
+		gaps += s->gap_batches;
+	}
+	if (ts->bad_batches || (jr && jr->skipped_bytes) || lost || gaps) {
+		mgr_err("%s: the trace is damaged (%" PRIu64 " corrupt batches, %"
+			PRIu64 " bytes skipped%s%s, %" PRIu64 " events lost, %"
+			PRIu64 " batches missing): a time-independent trace with "
+			"missing actions would not replay", dir, ts->bad_batches,
+			jr ? jr->skipped_bytes : 0,
+			jr && jr->skipped_bytes ? ": " : "",
+			jr && jr->skipped_bytes ? jr->first_problem : "",
+			lost, gaps);
+		return -1;
+	}
+	if (!x->mpi_events) {
+		mgr_err("%s: no MPI events in this trace (was it taken with "
+			"--sensors mpi?)", dir);
+		return -1;
+	}
+	for (int64_t r = 0; r < x->world; r++)
+		if ((size_t)r >= x->nrank || !x->rank[r].f) {
+			mgr_err("%s: MPI rank %" PRId64 " of %" PRId64
+				" has no events: the replay would deadlock",
+				dir, r, x->world);
+			return -1;
+		}
+	for (size_t r = 0; r < x->nrank; r++)
+		if (x->rank[r].f && (int64_t)r >= x->world) {
+			mgr_err("%s: rank %zu is outside the world of %" PRId64
+				" ranks", dir, r, x->world);
+			return -1;
+		}
+	return 0;
+}
+
+/* ---- the mapping's interface (manager/export/live.h) --------------------------- */
+
+struct mgr_ti *mgr_ti_new(enum mgr_ti_dialect d, mgr_ti_open_fn open, void *arg)
+{
+	struct mgr_ti *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->d = d;
+	x->open = open;
+	x->open_arg = arg;
+	return x;
+}
+
+int mgr_ti_event(struct mgr_ti *x, const struct proto_trace_event *te)
+{
+	return ti_event(x, te);
+}
+
+int64_t mgr_ti_world(const struct mgr_ti *x)
+{
+	return x->world;
+}
+
+int mgr_ti_rank_state(const struct mgr_ti *x, int32_t r, uint64_t *stream)
+{
+	if (r < 0 || (size_t)r >= x->nrank || !x->rank[r].f)
+		return 0;
+	if (stream)
+		*stream = x->rank[r].stream;
+	return x->rank[r].finalized ? 2 : 1;
+}
+
+uint64_t mgr_ti_mpi_events(const struct mgr_ti *x)
+{
+	return x->mpi_events;
+}
+
+uint64_t mgr_ti_actions(const struct mgr_ti *x)
+{
+	return x->actions;
+}
+
+int mgr_ti_flush(struct mgr_ti *x)
+{
+	for (size_t r = 0; r < x->nrank; r++)
+		if (x->rank[r].f && fflush(x->rank[r].f) != 0) {
+			mgr_err("rank %zu: write failed: %m", r);
+			return -1;
+		}
+	return 0;
+}
+
+void mgr_ti_end(struct mgr_ti *x)
+{
+	for (int64_t r = 0; r < x->world && (size_t)r < x->nrank; r++) {
+		struct ti_rank *t = &x->rank[r];
+
+		if (!t->f)
+			continue;
+		if (!t->finalized) {
+			mgr_err("warning: rank %" PRId64 " has no MPI_Finalize "
+				"(the program ended early?): finalize added", r);
+			flush_compute(x, (int32_t)r, t, 1);
+			if (x->d == D_SMPI)
+				act(x, (int32_t)r, t, "finalize");
+			t->finalized = 1;
+		}
+		if (t->nreq)
+			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
+				"never completed", r, t->nreq);
+	}
+	if (x->skip_comm)
+		mgr_err("warning: %" PRIu64 " collectives on communicators "
+			"smaller than MPI_COMM_WORLD skipped (the replay runs "
+			"every collective on MPI_COMM_WORLD)", x->skip_comm);
+	if (x->skip_req)
+		mgr_err("warning: %" PRIu64 " completions of requests not "
+			"traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped", x->skip_req);
+	if (x->skip_2011)
+		mgr_err("warning: %" PRIu64 " calls have no counterpart in the "
+			"2011 dialect (gather, scatter, alltoall..., wildcard "
+			"Irecv) and were skipped", x->skip_2011);
+	if (x->skip_failed)
+		mgr_err("warning: %" PRIu64 " MPI calls that failed were skipped",
+			x->skip_failed);
+	if (x->clamped)
+		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
+			"clamped (the replay parses them as int)", x->clamped, INT_MAX);
+}
+
+int mgr_ti_free(struct mgr_ti *x)
+{
+	int rc = 0;
+
+	if (!x)
+		return 0;
+	for (size_t r = 0; r < x->nrank; r++) {
+		struct ti_rank *t = &x->rank[r];
+
+		if (t->f && fclose(t->f) != 0 && rc == 0) {
+			mgr_err("rank %zu: write failed: %m", r);
+			rc = -1;
+		}
+		free(t->req);
+		free(t->comm);
+	}
+	free(x->rank);
+	free(x->streams);
+	free(x);
+	return rc;
+}
+
+/* ---- the post-mortem export --------------------------------------------- */
+
+struct out_dir {
+	const char *out;
+};
+
+static FILE *open_rank_file(void *arg, int32_t r)
+{
+	const struct out_dir *o = arg;
+	char path[PATH_MAX];
+	FILE *f;
+
+	raise_nofile((size_t)r + 1);
+	snprintf(path, sizeof(path), "%s/rank_%d.txt", o->out, r);
+	if (!(f = fopen(path, "w")))
+		mgr_err("%s: cannot write: %m", path);
+	return f;
+}
+
+static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
+		     struct mgr_export_stats *st)
+{
+	struct out_dir od = {out};
+	struct mgr_ti *x = NULL;
+	struct mgr_events *e;
+	struct mgr_event me;
+	char path[PATH_MAX];
+	FILE *list = NULL;
+	int rc;
+
+	if (!(e = mgr_events_open(dir, &rc))) {
+		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
+		return -1;
+	}
+	if (mkdir(out, 0777) != 0) {
+		mgr_err("%s: cannot create: %m", out);
+		mgr_events_close(e);
+		return -1;
+	}
+	if (!(x = mgr_ti_new(d, open_rank_file, &od))) {
+		mgr_err("out of memory");
+		goto fail;
+	}
+	while ((rc = mgr_events_next(e, &me)) == 1) {
+		struct proto_trace_event te = {me.ev, me.stream, me.array, me.narray};
+
+		st->events++;
+		if (ti_event(x, &te) != 0) {
+			rc = -2;
+			break;
+		}
+	}
+	if (rc == -2)
+		goto fail;
+	if (rc < 0) {
+		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+		goto fail;
+	}
+	if (check_trace(x, dir, e) != 0)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/list", out);
+	if (!(list = fopen(path, "w"))) {
+		mgr_err("%s: cannot write: %m", path);
+		goto fail;
+	}
+	for (int64_t r = 0; r < x->world; r++)
+		fprintf(list, "rank_%" PRId64 ".txt\n", r);
+	mgr_ti_end(x);
+	rc = 0;
+	goto done;
+fail:
+	rc = -1;
+done:
+	if (list && fclose(list) != 0 && rc == 0) {
+		mgr_err("%s/list: write failed: %m", out);
+		rc = -1;
+	}
+	if (x) {
+		st->written = x->actions;
+		if (mgr_ti_free(x) != 0)
+			rc = -1;
+	}
+	mgr_events_close(e);
+	return rc;
+}
+
+int mgr_export_simgrid_ti(const char *dir, const char *out, struct mgr_export_stats *st)
+{
+	return ti_export(D_SMPI, dir, out, st);
+}
+
+int mgr_export_simgrid_ti_2011(const char *dir, const char *out, struct mgr_export_stats *st)
+{
+	return ti_export(D_2011, dir, out, st);
+}

@@ -1,0 +1,234 @@
+/*
+ * manager/export/export_viz.h - what the viewer exports (chrome, paje, otf2, moca)
+ * share: the first pass over a job (processes, threads, hosts, counts), MPI
+ * message matching, a bounded-memory external sort that puts points of
+ * events in time order, and the progress line. Internal to manager/export_*.
+ *
+ * Every table here has a maximum; what does not fit is counted and left out
+ * of the export (never a crash, never unbounded memory). The mapping of each
+ * format and the memory bounds are in docs/modules/export-viz.md.
+ */
+#ifndef TAPESTRY_MGR_EXPORT_VIZ_H
+#define TAPESTRY_MGR_EXPORT_VIZ_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "manager/post/events.h"
+#include "manager/export/export.h"
+
+#define VIZ_THREADS_MAX (1u << 20)	/* (process, thread) pairs */
+#define VIZ_HOSTS_MAX 65536
+#define VIZ_CHANNELS_MAX (1u << 20)	/* (src, dst, comm, tag) message channels */
+#define VIZ_REQS_MAX (1u << 20)		/* outstanding non-blocking requests */
+#define VIZ_COMMS_MAX 256		/* communicator names told apart (otf2) */
+#define VIZ_MEMBERS_MAX (1u << 20)	/* members of named communicators */
+
+/* ---- a bounded hash map: 128-bit key -> 32-bit value ---------------------- */
+
+struct viz_map {
+	struct viz_slot *slot;
+	size_t cap, n, max;
+};
+
+/* Empty map holding at most max keys. */
+void mgr_viz_map_init(struct viz_map *m, size_t max);
+void mgr_viz_map_clear(struct viz_map *m);	/* frees the slots */
+/* Value of (a, b) or -1. */
+int64_t mgr_viz_map_get(const struct viz_map *m, uint64_t a, uint64_t b);
+/* Insert or replace; PROTO_E_FULL at the maximum, PROTO_E_NOMEM. */
+int mgr_viz_map_put(struct viz_map *m, uint64_t a, uint64_t b, uint32_t v);
+/* Remove (a, b) if present. */
+void mgr_viz_map_del(struct viz_map *m, uint64_t a, uint64_t b);
+
+/* ---- pass 1: the job's shape --------------------------------------------- */
+
+struct viz_proc {
+	uint64_t id;		/* stream id */
+	int32_t rank;		/* -1: none */
+	int64_t pid;
+	char host[256];
+	char exe[256];
+	uint32_t host_idx;
+	uint32_t first_thread;	/* threads of a process are not contiguous: */
+	uint32_t nthreads;	/* see viz_thread.proc */
+	uint64_t events, mem_samples;
+	int64_t first, last;	/* ns from the job start */
+	int has_mpi;
+	int64_t label;		/* chrome pid: rank, OS pid, or 1e9 + index */
+};
+
+struct viz_thread {
+	uint32_t proc;		/* index in procs */
+	uint32_t tid;
+	uint64_t events;
+};
+
+struct viz_member {
+	int64_t name;		/* communicator's job-wide name (> 0) */
+	uint32_t proc;		/* the member's process */
+	int64_t myrank;		/* its rank in the communicator (-1: unknown) */
+	int64_t side;		/* an intercommunicator's: which group
+				 * (mgr_comms_side); -1 for the others */
+};
+
+struct viz_scan {
+	struct viz_proc *procs;
+	size_t nprocs, procs_cap;
+	struct viz_thread *threads;
+	size_t nthreads, threads_cap;
+	char (*hosts)[256];
+	size_t nhosts, hosts_cap;
+	struct viz_map procmap;		/* (stream id, 0) -> proc */
+	struct viz_map threadmap;	/* (proc, tid) -> thread */
+	uint64_t events;
+	uint64_t by_type[128];
+	int64_t t_end;			/* largest end, ns from the job start */
+	int32_t max_rank;		/* -1: no MPI ranks */
+	uint32_t *rank_proc;		/* rank -> proc (UINT32_MAX: none) */
+	uint64_t dropped_threads;	/* events of threads over VIZ_THREADS_MAX */
+	uint64_t mem_samples;
+	int64_t comm_ids[VIZ_COMMS_MAX];	/* communicators' job-wide names
+						 * seen (otf2; manager/post/comms.h) */
+	size_t ncomms;
+	struct viz_member *members;	/* of named communicators (otf2) */
+	size_t nmembers, members_cap;
+	struct viz_match *match;	/* message channel counts */
+};
+
+/* Pass 1 over dir: fills s (zeroed first) and returns 0, or prints one
+ * message and returns -1. Bounded memory: the tables above. */
+int mgr_viz_scan(const char *dir, struct viz_scan *s);
+void mgr_viz_scan_free(struct viz_scan *s);
+
+/* Thread index of an event (UINT32_MAX when over the maximum) and its
+ * process index. Valid in pass 2 (pass-1 tables, looked up by stream id). */
+uint32_t mgr_viz_thread_of(const struct viz_scan *s, const struct mgr_event *me);
+
+/* Report damaged input after a read (corrupt batches, skipped bytes) and
+ * the final read status; returns rc < 0 ? -1 : 0. */
+int mgr_viz_read_end(const char *dir, struct mgr_events *e, int rc);
+
+/* ---- MPI matching ---------------------------------------------------------- */
+
+enum viz_ep_kind {
+	VIZ_EP_SEND = 1,	/* blocking send (MPI_Send, the send of Sendrecv) */
+	VIZ_EP_RECV,		/* blocking receive (MPI_Recv, Sendrecv) */
+	VIZ_EP_ISEND,		/* MPI_Isend posted */
+	VIZ_EP_IRECV_POST,	/* MPI_Irecv posted */
+	VIZ_EP_ISEND_DONE,	/* an Isend request completed (wait/test) */
+	VIZ_EP_IRECV_DONE,	/* an Irecv request completed: the message */
+};
+
+/* A message end point of one event. When linked, the message is the ord-th
+ * one of the channel (sproc -> rproc, comm, tag) and both ends carry the
+ * same (sproc, rproc, comm, tag, ord). */
+struct viz_ep {
+	int kind;
+	int64_t peer;		/* world rank of the other side (< 0 unknown) */
+	int64_t comm, tag, bytes, req;
+	uint32_t sproc, rproc;	/* process indexes of sender and receiver */
+	uint64_t ord;
+	int linked;
+};
+
+struct viz_match;
+
+struct viz_match *mgr_viz_match_new(void);
+void mgr_viz_match_free(struct viz_match *m);
+/* The end points of me (emitted by process proc), handed to cb in order.
+ * Pass 1 (s->match being filled by mgr_viz_scan) counts the messages of each
+ * channel; pass 2 (after mgr_viz_match_rewind) sets linked for the k-th send
+ * and the k-th receive of a channel when both exist (MPI's non-overtaking
+ * order per (src, dst, comm, tag)). Ranks are the processes' final ranks
+ * (pass-1 result), so a rank learnt late still matches. */
+typedef void (*viz_ep_cb)(void *arg, const struct viz_ep *ep);
+void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
+			 uint32_t proc, const struct mgr_event *me,
+			 viz_ep_cb cb, void *arg);
+/* Start pass 2: keeps the pass-1 counts, clears the requests. */
+void mgr_viz_match_rewind(struct viz_match *m);
+/* End points not counted for lack of room (channel or request maximum). */
+uint64_t mgr_viz_match_overflow(const struct viz_match *m);
+
+/* ---- points in time order (external sort) -------------------------------- */
+
+enum viz_pt_kind {
+	VIZ_PT_ENTER = 1,	/* event start (a = args) */
+	VIZ_PT_LEAVE,		/* event end */
+	VIZ_PT_EP,		/* a message end point (a = kind, peer, comm, tag, bytes, req) */
+	VIZ_PT_LINK,		/* a linked end point (a = sproc, rproc, comm, tag, ord, is_send) */
+	VIZ_PT_SAMPLE,		/* MEM_SAMPLE (a = rss, minflt, majflt, vsize) */
+};
+
+struct viz_pt {
+	int64_t t;		/* ns from the job start */
+	int64_t nest;		/* order of nested events at one time */
+	int64_t seq;		/* event number (negated on the leave side) */
+	uint32_t loc;		/* thread index (moca: process index) */
+	uint8_t cls;
+	uint16_t sub;		/* position inside the event */
+	uint16_t kind;		/* enum viz_pt_kind */
+	uint16_t type;		/* event type */
+	uint16_t flags;		/* event flags */
+	int64_t start, end;	/* the event's times */
+	int64_t a[6];
+};
+
+typedef int (*viz_pt_cmp)(const struct viz_pt *x, const struct viz_pt *y);
+
+/* Time order for viewers: t, thread, leave side before enter side, nesting
+ * (outer enters first, inner leaves first), event, sub-position. */
+int mgr_viz_cmp_time(const struct viz_pt *x, const struct viz_pt *y);
+
+/* The points of one event (its enter, its end points, its leave), keyed for
+ * mgr_viz_cmp_time; eps/neps from mgr_viz_match_event. Adds them to s. */
+struct viz_sort;
+int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
+		      const struct mgr_event *me, const struct viz_ep *eps,
+		      size_t neps, int with_eps, int with_links);
+
+/* A sort holding at most run_max points in memory (a sorted run is spilled
+ * to an anonymous temporary file when full; runs are merged VIZ_FANIN at a
+ * time). run_max 0: VIZ_RUN_MAX, or TAPESTRY_VIZ_RUN_MAX from the
+ * environment (at least 16; tests use it to force many runs). NULL on out
+ * of memory. */
+#define VIZ_RUN_MAX (1u << 18)
+#define VIZ_FANIN 64
+struct viz_sort *mgr_viz_sort_new(size_t run_max, viz_pt_cmp cmp);
+int mgr_viz_sort_add(struct viz_sort *s, const struct viz_pt *p);
+/* After the last add: prepare reading. 0 or PROTO_E_IO / PROTO_E_NOMEM. */
+int mgr_viz_sort_finish(struct viz_sort *s);
+/* Next point in order: 1, 0 at the end, < 0 on an I/O error. */
+int mgr_viz_sort_next(struct viz_sort *s, struct viz_pt *out);
+uint64_t mgr_viz_sort_runs(const struct viz_sort *s);
+void mgr_viz_sort_free(struct viz_sort *s);
+
+/* Pass 2: read dir again and add the points of every event to so (end
+ * points with with_eps, linked messages with with_links), then finish the
+ * sort. Counts events read in st->events. 0, or -1 with a message. */
+int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
+		      int with_eps, int with_links, const char *what,
+		      struct mgr_export_stats *st);
+
+/* ---- progress on a terminal ------------------------------------------------- */
+
+struct viz_progress {
+	const char *what;
+	uint64_t total, done;
+	time_t last;
+	int on;
+};
+
+/* Percent of total (events) shown on stderr once a second when stderr is a
+ * terminal; nothing otherwise. */
+void mgr_viz_progress_init(struct viz_progress *p, const char *what,
+			   uint64_t total);
+void mgr_viz_progress_tick(struct viz_progress *p);
+void mgr_viz_progress_end(struct viz_progress *p);
+
+/* Name of an event type ("unknown" for none). */
+const char *mgr_viz_ev_name(unsigned type);
+
+#endif

@@ -1,0 +1,452 @@
+/*
+ * manager/launch/ca.c - `tapestry ca`: the per-job credentials for TLS between
+ * collectors and for the challenge-response secret.
+ *
+ * A fresh certificate authority per job (P-256 keys, SHA-256 signatures,
+ * X.509 v3), one key and certificate per host for its collectors (usable
+ * as TLS server and client: collectors are both), one for the manager's
+ * root receiver, and 32 random bytes of secret written as 64 hex digits.
+ * Trust is membership: a peer is in the job when its certificate chains to
+ * this CA (docs/SECURITY.md). OpenSSL's C API only; no openssl(1).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "manager/launch/ca.h"
+#include "manager/mgr.h"
+#include "proto/num.h"
+
+#define NAME_MAX_LEN 255
+#define DAYS_MAX 3650
+
+/* Paths written so far, removed again when a later step fails. */
+struct written {
+	char **path;
+	int n, cap;
+};
+
+static void ossl_err(const char *what)
+{
+	char buf[256];
+
+	ERR_error_string_n(ERR_get_error(), buf, sizeof(buf));
+	ERR_clear_error();
+	mgr_err("%s: %s", what, buf);
+}
+
+static EVP_PKEY *new_key(void)
+{
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, NULL);
+	EVP_PKEY *key = NULL;
+
+	if (!ctx)
+		return NULL;
+	if (EVP_PKEY_keygen_init(ctx) <= 0 ||
+	    EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, NID_X9_62_prime256v1) <= 0 ||
+	    EVP_PKEY_keygen(ctx, &key) <= 0)
+		key = NULL;
+	EVP_PKEY_CTX_free(ctx);
+	return key;
+}
+
+/* Add extension nid = value to x (issuer for the key identifiers). */
+static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX v3;
+	X509_EXTENSION *ext;
+	int ok;
+
+	X509V3_set_ctx(&v3, issuer, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
+	if (!ext)
+		return -1;
+	ok = X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok ? 0 : -1;
+}
+
+/* A certificate for key named cn, signed by ca_key (issuer ca; NULL:
+ * self-signed CA). san: "DNS:name" or "IP:addr", NULL for the CA. */
+static X509 *make_cert(EVP_PKEY *key, const char *cn, const char *san,
+		       X509 *ca, EVP_PKEY *ca_key, int days)
+{
+	X509 *x = X509_new();
+	BIGNUM *bn = BN_new();
+	X509_NAME *name;
+	int is_ca = ca == NULL;
+
+	if (!x || !bn)
+		goto fail;
+	/* a random 127-bit positive serial */
+	if (!BN_rand(bn, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) ||
+	    !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)))
+		goto fail;
+	if (!X509_set_version(x, 2) ||
+	    !X509_gmtime_adj(X509_getm_notBefore(x), -3600) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(x), (long)days * 86400L) ||
+	    !X509_set_pubkey(x, key))
+		goto fail;
+	name = X509_get_subject_name(x);
+	if (!X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
+					(const unsigned char *)"tapestry job",
+					-1, -1, 0) ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+					(const unsigned char *)cn, -1, -1, 0))
+		goto fail;
+	if (!X509_set_issuer_name(x, is_ca ? name : X509_get_subject_name(ca)))
+		goto fail;
+	if (is_ca) {
+		if (add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
+		    add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") ||
+		    add_ext(x, x, NID_subject_key_identifier, "hash"))
+			goto fail;
+	} else {
+		if (add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+		    add_ext(x, ca, NID_key_usage, "critical,digitalSignature") ||
+		    add_ext(x, ca, NID_ext_key_usage, "serverAuth,clientAuth") ||
+		    add_ext(x, ca, NID_subject_key_identifier, "hash") ||
+		    add_ext(x, ca, NID_authority_key_identifier, "keyid:always") ||
+		    add_ext(x, ca, NID_subject_alt_name, san))
+			goto fail;
+	}
+	if (!X509_sign(x, is_ca ? key : ca_key, EVP_sha256()))
+		goto fail;
+	BN_free(bn);
+	return x;
+fail:
+	BN_free(bn);
+	X509_free(x);
+	return NULL;
+}
+
+/* Open dir/name for writing, new file only, with mode. */
+static FILE *create(struct written *w, const char *dir, const char *name,
+		    mode_t mode, char *path, size_t cap)
+{
+	int fd;
+	FILE *f;
+
+	if ((size_t)snprintf(path, cap, "%s/%s", dir, name) >= cap) {
+		mgr_err("path too long: %s/%s", dir, name);
+		return NULL;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0) {
+		mgr_err("cannot create %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (w->n == w->cap) {
+		int ncap = w->cap ? w->cap * 2 : 16;
+		char **np = realloc(w->path, (size_t)ncap * sizeof(*np));
+
+		if (!np) {
+			close(fd);
+			unlink(path);
+			mgr_err("out of memory");
+			return NULL;
+		}
+		w->path = np;
+		w->cap = ncap;
+	}
+	w->path[w->n] = strdup(path);
+	if (!w->path[w->n]) {
+		close(fd);
+		unlink(path);
+		mgr_err("out of memory");
+		return NULL;
+	}
+	w->n++;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		mgr_err("cannot write %s: %s", path, strerror(errno));
+	}
+	return f;
+}
+
+/* Close f, reporting a write error. 0 or -1. */
+static int finish(FILE *f, const char *path, int ok)
+{
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		ok = 0;
+	if (fclose(f) != 0)
+		ok = 0;
+	if (!ok)
+		mgr_err("cannot write %s", path);
+	return ok ? 0 : -1;
+}
+
+static int write_pair(struct written *w, const char *dir, const char *base,
+		      EVP_PKEY *key, X509 *x)
+{
+	char name[NAME_MAX_LEN + 8], path[PATH_MAX];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s.key", base);
+	f = create(w, dir, name, 0600, path, sizeof(path));
+	if (!f || finish(f, path, PEM_write_PrivateKey(f, key, NULL, NULL, 0,
+						       NULL, NULL) == 1))
+		return -1;
+	snprintf(name, sizeof(name), "%s.crt", base);
+	f = create(w, dir, name, 0644, path, sizeof(path));
+	if (!f || finish(f, path, PEM_write_X509(f, x) == 1))
+		return -1;
+	return 0;
+}
+
+/* A host name is used as a file name and in a certificate: letters,
+ * digits, '.', '-', '_', ':' (IPv6), not starting with '.' */
+static int host_ok(const char *h)
+{
+	size_t n = strlen(h);
+
+	if (n == 0 || n > NAME_MAX_LEN || h[0] == '.' || h[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = h[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
+		      ch == '_' || ch == ':'))
+			return 0;
+	}
+	if (strchr(h, ':')) {
+		unsigned char a6[16];
+
+		if (inet_pton(AF_INET6, h, a6) != 1)
+			return 0;
+	}
+	return strcmp(h, "ca") && strcmp(h, MGR_CA_MANAGER);
+}
+
+static int write_secret(struct written *w, const char *dir)
+{
+	unsigned char raw[32];
+	char path[PATH_MAX];
+	FILE *f;
+	int ok = 1;
+
+	if (RAND_bytes(raw, sizeof(raw)) != 1) {
+		ossl_err("random secret");
+		return -1;
+	}
+	f = create(w, dir, MGR_CA_SECRET, 0600, path, sizeof(path));
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < sizeof(raw); i++)
+		if (fprintf(f, "%02x", raw[i]) != 2)
+			ok = 0;
+	if (fputc('\n', f) == EOF)
+		ok = 0;
+	OPENSSL_cleanse(raw, sizeof(raw));
+	return finish(f, path, ok);
+}
+
+int mgr_ca_generate(const char *dir, const char *const *hosts, int nhosts,
+		    int days)
+{
+	struct written w = {0};
+	EVP_PKEY *ca_key = NULL, *key = NULL;
+	X509 *ca = NULL, *x = NULL;
+	char path[PATH_MAX], cn[NAME_MAX_LEN + 64], san[NAME_MAX_LEN + 8];
+	unsigned char id[8];
+	struct stat sb;
+	int rc = -1;
+
+	for (int i = 0; i < nhosts; i++) {
+		if (!host_ok(hosts[i])) {
+			mgr_err("bad host name '%s' (letters, digits, '.', '-', "
+				"'_', ':'; not 'ca' or 'manager')", hosts[i]);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (!strcmp(hosts[i], hosts[j])) {
+				mgr_err("host '%s' given twice", hosts[i]);
+				return -1;
+			}
+	}
+	if (days < 1 || days > DAYS_MAX) {
+		mgr_err("--days must be 1..%d", DAYS_MAX);
+		return -1;
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		mgr_err("cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		mgr_err("%s is not a directory", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, MGR_CA_KEY);
+	if (access(path, F_OK) == 0) {
+		mgr_err("%s already holds credentials (%s): not overwritten",
+			dir, MGR_CA_KEY);
+		return -1;
+	}
+	if (RAND_bytes(id, sizeof(id)) != 1) {
+		ossl_err("random");
+		return -1;
+	}
+	snprintf(cn, sizeof(cn), "tapestry job CA %02x%02x%02x%02x%02x%02x%02x%02x",
+		 id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7]);
+	ca_key = new_key();
+	if (!ca_key) {
+		ossl_err("CA key");
+		goto out;
+	}
+	ca = make_cert(ca_key, cn, NULL, NULL, NULL, days);
+	if (!ca) {
+		ossl_err("CA certificate");
+		goto out;
+	}
+	if (write_pair(&w, dir, "ca", ca_key, ca))
+		goto out;
+	for (int i = -1; i < nhosts; i++) {
+		const char *h = i < 0 ? MGR_CA_MANAGER : hosts[i];
+		unsigned char addr[16];
+
+		if (inet_pton(AF_INET, h, addr) == 1 ||
+		    inet_pton(AF_INET6, h, addr) == 1)
+			snprintf(san, sizeof(san), "IP:%s", h);
+		else
+			snprintf(san, sizeof(san), "DNS:%s", h);
+		key = new_key();
+		if (!key) {
+			ossl_err("key");
+			goto out;
+		}
+		x = make_cert(key, h, san, ca, ca_key, days);
+		if (!x) {
+			ossl_err(h);
+			goto out;
+		}
+		if (write_pair(&w, dir, h, key, x))
+			goto out;
+		X509_free(x);
+		EVP_PKEY_free(key);
+		x = NULL;
+		key = NULL;
+	}
+	if (write_secret(&w, dir))
+		goto out;
+	rc = 0;
+out:
+	X509_free(x);
+	EVP_PKEY_free(key);
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	for (int i = 0; i < w.n; i++) {
+		if (rc)
+			unlink(w.path[i]);
+		free(w.path[i]);
+	}
+	free(w.path);
+	if (rc && w.n)
+		mgr_err("nothing kept in %s: the %d files written were removed",
+			dir, w.n);
+	return rc;
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: tapestry ca DIR [--hosts H1,H2,...] [--days N]\n"
+	      "Generate the credentials of one job in DIR (created, mode 0700):\n"
+	      "  ca.crt, ca.key       the job's certificate authority (P-256)\n"
+	      "  HOST.crt, HOST.key   one per --hosts name, for its collectors\n"
+	      "                       (TLS server and client; a name that is an\n"
+	      "                       IP address is put in the certificate as one)\n"
+	      "  manager.crt/.key     the manager's root receiver\n"
+	      "  secret               32 random bytes in hex: --secret-file of the\n"
+	      "                       collectors, TAPESTRY_SECRET_FILE of sensors\n"
+	      "Keys and the secret are mode 0600. An existing ca.key is never\n"
+	      "overwritten. --days: validity (default 30).\n"
+	      "Use: tapestry-collector --tls-cert DIR/HOST.crt --tls-key DIR/HOST.key\n"
+	      "     --tls-ca DIR/ca.crt --secret-file DIR/secret ...\n", out);
+}
+
+int mgr_cmd_ca(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"hosts", required_argument, NULL, 'H'},
+		{"days", required_argument, NULL, 'd'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *hosts[MGR_CA_HOSTS_MAX];
+	char *list = NULL, *save = NULL, *tok;
+	int nhosts = 0, days = 30, opt, rc;
+	long v;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'H':
+			free(list);
+			list = strdup(optarg);
+			if (!list) {
+				mgr_err("out of memory");
+				return 1;
+			}
+			break;
+		case 'd':
+			if (proto_parse_long(optarg, 1, DAYS_MAX, &v)) {
+				mgr_err("--days must be 1..%d", DAYS_MAX);
+				free(list);
+				return 2;
+			}
+			days = (int)v;
+			break;
+		case 'h':
+			usage(stdout);
+			free(list);
+			return 0;
+		default:
+			usage(stderr);
+			free(list);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		mgr_err("give one directory (tapestry ca --help)");
+		free(list);
+		return 2;
+	}
+	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (nhosts == MGR_CA_HOSTS_MAX) {
+			mgr_err("more than %d hosts", MGR_CA_HOSTS_MAX);
+			free(list);
+			return 2;
+		}
+		hosts[nhosts++] = tok;
+	}
+	if (list && !nhosts) {
+		mgr_err("--hosts names no host");
+		free(list);
+		return 2;
+	}
+	rc = mgr_ca_generate(argv[optind], hosts, nhosts, days);
+	if (!rc)
+		printf("credentials of %d host%s, the manager and the job secret "
+		       "written to %s\n", nhosts, nhosts == 1 ? "" : "s",
+		       argv[optind]);
+	free(list);
+	return rc ? 1 : 0;
+}

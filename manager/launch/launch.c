@@ -1,0 +1,1123 @@
+/*
+ * manager/launch/launch.c - `tapestry plan` and `tapestry launch`: from an XML job
+ * description to a traced run.
+ *
+ * launch: validate (nothing starts on any error), start the root receiver,
+ * then every collector of the tree, parents first, each through its host's
+ * launcher inside a small shell wrapper that stops the collector (SIGTERM:
+ * drain) when its stdin closes - so closing one pipe stops a collector on
+ * any host, and a manager that dies leaves nothing behind. A collector is
+ * "up" once a status query to it shows a parent node id (it received its
+ * parent's WELCOME). Then the application runs (mpirun or directly), the
+ * tree drains leaves first, the exports run and the report is printed.
+ * docs/modules/manager-launch.md explains the choices.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "manager/launch/ca.h"
+#include "manager/export/export.h"
+#include "manager/launch/jobdesc.h"
+#include "manager/export/live.h"
+#include "manager/mgr.h"
+#include "manager/launch/netcal.h"
+#include "manager/launch/spawn.h"
+#include "proto/msg.h"
+#include "proto/num.h"
+
+#define DRAIN_TIMEOUT_MS 60000
+#define CMD_MAX 16384
+#define ARGV_MAX 256
+
+/* Stops the collector given as "$@" when stdin closes or on TERM/HUP/INT,
+ * once (a second SIGTERM would make it exit without draining), and exits
+ * with its status. */
+static const char wrapper[] =
+	"\"$@\" & p=$!; s=0; "
+	"stop() { [ $s = 1 ] || { s=1; kill -TERM $p 2>/dev/null; }; }; "
+	"trap stop TERM HUP INT; read x; stop; r=0; "
+	"while kill -0 $p 2>/dev/null; do wait $p; r=$?; done; exit $r";
+
+struct launch {
+	struct mgr_jobdesc *jd;
+	const char *dir;
+	char *collector, *lib;
+	char self[PATH_MAX];			/* this tapestry binary (rank-exec) */
+	char creds[PATH_MAX];			/* DIR/creds: CA, certificates, secret */
+	char secret[4096];
+	size_t secretlen;
+	int start_ms;
+	struct mgr_child root;
+	struct mgr_child col[MGR_JD_MAX_COLLECTORS];
+	int order[MGR_JD_MAX_COLLECTORS];	/* start order, by depth */
+	int started;				/* collectors started so far */
+	int live;				/* --live-ti: sensors drain often */
+	char colname[MGR_JD_MAX_COLLECTORS][96];
+	char logdir[PATH_MAX];
+	struct mgr_netcal nc;			/* network ping-pong before the app */
+};
+
+/* ---- plan ----------------------------------------------------------------- */
+
+static void plan_help(FILE *out)
+{
+	fputs("usage: tapestry plan [-o DIR] [--check] APP.xml\n"
+	      "  Validates the job description APP.xml and writes what `tapestry\n"
+	      "  launch` would use, without starting anything: hostfile.openmpi,\n"
+	      "  machinefile.mpich, platform.xml, hostfile.simgrid,\n"
+	      "  deployment.xml (SimGrid) and collectors.plan (start order).\n"
+	      "  -o, --output DIR   where to write them (default: ./plan)\n"
+	      "  --check            also check that the executable and the secret\n"
+	      "                     file exist on this machine\n"
+	      "  Exit status: 0, 1 when the description is invalid (each problem\n"
+	      "  printed as APP.xml:LINE: message), 2 on a usage error.\n",
+	      out);
+}
+
+static struct mgr_jobdesc *load(const char *path, int check)
+{
+	char *schema = mgr_find_data("jobdesc.rng");
+	struct mgr_jobdesc *jd;
+
+	if (!schema || access(schema, R_OK) != 0) {
+		mgr_err("the job description schema is not installed (%s)",
+			schema ? schema : "jobdesc.rng");
+		free(schema);
+		return NULL;
+	}
+	jd = mgr_jobdesc_load(path, schema, check, stderr);
+	free(schema);
+	return jd;
+}
+
+int mgr_cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"check", no_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *dir = "plan";
+	int c, check = 0;
+	struct mgr_jobdesc *jd;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': dir = optarg; break;
+		case 'c': check = 1; break;
+		case 'h': plan_help(stdout); return 0;
+		default: plan_help(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		plan_help(stderr);
+		return 2;
+	}
+	if (!(jd = load(argv[optind], check))) {
+		mgr_err("%s is not a valid job description", argv[optind]);
+		return 1;
+	}
+	mgr_jobdesc_free(jd);
+	if (mgr_jobdesc_plan(argv[optind], dir))
+		return 1;
+	fprintf(stderr, "tapestry: plan written to %s\n", dir);
+	return 0;
+}
+
+/* ---- command lines ---------------------------------------------------------- */
+
+/* {host} {address} {command} expanded into out. -1 when it does not fit. */
+static int expand(const char *tpl, const struct mgr_jd_host *h, const char *cmd,
+		  char *out, size_t cap)
+{
+	size_t len = 0;
+
+	while (*tpl) {
+		const char *sub = NULL;
+		size_t skip = 1;
+
+		if (!strncmp(tpl, "{host}", 6))
+			sub = h->name, skip = 6;
+		else if (!strncmp(tpl, "{address}", 9))
+			sub = h->address, skip = 9;
+		else if (!strncmp(tpl, "{command}", 9))
+			sub = cmd, skip = 9;
+		if (sub) {
+			size_t n = strlen(sub);
+
+			if (len + n >= cap)
+				return -1;
+			memcpy(out + len, sub, n);
+			len += n;
+		} else {
+			if (len + 1 >= cap)
+				return -1;
+			out[len++] = *tpl;
+		}
+		tpl += skip;
+	}
+	out[len] = '\0';
+	return 0;
+}
+
+/* The argv that runs words[] on host h through its launcher. The strings
+ * live in store (cap bytes). -1 when too long. */
+static int through_launcher(const struct mgr_jd_host *h, const char *const words[],
+			    const char *argv[], char *store, size_t cap)
+{
+	const struct mgr_jd_launcher *l = h->launcher;
+	char cmd[CMD_MAX] = "";
+	int n = 0;
+
+	if (l->type == MGR_LAUNCH_LOCAL) {
+		for (int i = 0; words[i] && n < ARGV_MAX - 1; i++)
+			argv[n++] = words[i];
+		argv[n] = NULL;
+		return 0;
+	}
+	for (int i = 0; words[i]; i++)
+		if (mgr_shell_quote(cmd, sizeof(cmd), words[i]))
+			return -1;
+	if (l->type == MGR_LAUNCH_TEMPLATE) {
+		if (expand(l->command, h, cmd, store, cap))
+			return -1;
+		argv[0] = "/bin/sh";
+		argv[1] = "-c";
+		argv[2] = store;
+		argv[3] = NULL;
+		return 0;
+	}
+	/* ssh: the remote shell runs the quoted words */
+	size_t used = 0;
+	char *opts;
+
+	argv[n++] = "ssh";
+	argv[n++] = "-o";
+	argv[n++] = "BatchMode=yes";
+	argv[n++] = "-o";
+	argv[n++] = "ConnectTimeout=10";
+	if (l->port) {
+		argv[n++] = "-p";
+		snprintf(store, cap, "%d", l->port);
+		argv[n++] = store;
+		used = strlen(store) + 1;
+	}
+	if (l->identity) {
+		argv[n++] = "-i";
+		argv[n++] = l->identity;
+	}
+	if (l->options && used < cap) {
+		snprintf(store + used, cap - used, "%s", l->options);
+		opts = store + used;
+		used += strlen(opts) + 1;
+		for (char *save = NULL, *w = strtok_r(opts, " \t", &save);
+		     w && n < ARGV_MAX - 4; w = strtok_r(NULL, " \t", &save))
+			argv[n++] = w;
+	}
+	if (used >= cap)
+		return -1;
+	if (l->user)
+		snprintf(store + used, cap - used, "%s@%s", l->user, h->address);
+	else
+		snprintf(store + used, cap - used, "%s", h->address);
+	argv[n++] = store + used;
+	used += strlen(store + used) + 1;
+	if (used + strlen(cmd) + 1 > cap)
+		return -1;
+	memcpy(store + used, cmd, strlen(cmd) + 1);
+	argv[n++] = store + used;
+	argv[n] = NULL;
+	return 0;
+}
+
+/* ---- collectors -------------------------------------------------------------- */
+
+struct up_check {
+	int up;
+	char parent[32];
+};
+
+static void check_parent(const struct proto_meta *m, void *arg)
+{
+	struct up_check *u = arg;
+
+	if (u->up >= 0)
+		return;	/* only the first STATS is the collector's own */
+	const char *p = proto_meta_get(m, "parent");
+
+	u->up = 0;
+	if (p) {
+		snprintf(u->parent, sizeof(u->parent), "%s", p);
+		u->up = strtoull(p, NULL, 16) != 0;
+	}
+}
+
+/* Last lines of a log file, on stderr, indented. */
+static void log_tail(const char *path)
+{
+	char buf[2048];
+	FILE *f = fopen(path, "r");
+	long size;
+	size_t n;
+
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0,
+	      SEEK_SET);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (!n)
+		return;
+	fprintf(stderr, "tapestry:   its messages (%s):\n", path);
+	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save))
+		fprintf(stderr, "tapestry:   | %s\n", l);
+}
+
+/* Does the edge from collector i (-1: none) to its parent cross hosts? The
+ * root's host is the manager's address. Such edges run TLS. */
+static int cross_host(const struct launch *L, int i)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	const struct mgr_jd_collector *c = &jd->col[i];
+	const char *a = jd->host[c->host].address;
+	const char *b = c->parent < 0 ? jd->manager_address :
+			jd->host[jd->col[c->parent].host].address;
+
+	return strcmp(a, b) != 0;
+}
+
+/* Has collector p (-1: the root) a child on another host? */
+static int remote_child(const struct launch *L, int p)
+{
+	for (int j = 0; j < L->jd->ncollectors; j++)
+		if (L->jd->col[j].parent == p && cross_host(L, j))
+			return 1;
+	return 0;
+}
+
+/* --tls-cert/--tls-key/--tls-ca of the host named name into words[*n]. */
+static void tls_words(const struct launch *L, const char *name,
+		      char buf[3][PATH_MAX + 64], const char *words[], int *n)
+{
+	snprintf(buf[0], PATH_MAX + 64, "%s/%s.crt", L->creds, name);
+	snprintf(buf[1], PATH_MAX + 64, "%s/%s.key", L->creds, name);
+	snprintf(buf[2], PATH_MAX + 64, "%s/ca.crt", L->creds);
+	words[(*n)++] = "--tls-cert";
+	words[(*n)++] = buf[0];
+	words[(*n)++] = "--tls-key";
+	words[(*n)++] = buf[1];
+	words[(*n)++] = "--tls-ca";
+	words[(*n)++] = buf[2];
+}
+
+static int start_collector(struct launch *L, int i)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	struct mgr_jd_collector *c = &jd->col[i];
+	const struct mgr_jd_host *h = &jd->host[c->host];
+	const char *words[ARGV_MAX], *argv[ARGV_MAX];
+	char listen[300], parent[160], optbuf[MGR_JD_MAX_OPTS][80];
+	char tlsbuf[3][PATH_MAX + 64], tls_listen[300];
+	char logpath[PATH_MAX + 128], why[512];
+	static char store[CMD_MAX * 2];
+	int n = 0, fd, rc = -1;
+	struct mgr_child *ch = &L->col[i];
+
+	snprintf(L->colname[i], sizeof(L->colname[i]), "collector '%s' on %s",
+		 c->name, h->name);
+	mgr_child_init(ch, L->colname[i]);
+	snprintf(listen, sizeof(listen), "%s:%d", h->address, c->port);
+	/* across hosts the edge runs TLS: to the parent's TLS listener */
+	int tls_up = cross_host(L, i), tls_down = remote_child(L, i);
+	const struct mgr_child *pc = c->parent < 0 ? &L->root : &L->col[c->parent];
+	snprintf(parent, sizeof(parent), "%s", tls_up ? pc->tls_addr : pc->addr);
+	words[n++] = "/bin/sh";
+	words[n++] = "-c";
+	words[n++] = wrapper;
+	words[n++] = "tapestry-collector-wrapper";
+	words[n++] = h->launcher->collector_path ? h->launcher->collector_path :
+		     L->collector;
+	words[n++] = "--listen";
+	words[n++] = listen;
+	words[n++] = "--print-port";
+	words[n++] = "--parent";
+	words[n++] = parent;
+	words[n++] = "--name";
+	words[n++] = c->name;
+	words[n++] = "--stats-period";
+	words[n++] = "1s";
+	if (jd->secret_file) {
+		words[n++] = "--secret-file";
+		words[n++] = jd->secret_file;
+	}
+	if (tls_up || tls_down)
+		tls_words(L, h->name, tlsbuf, words, &n);
+	if (tls_down) {
+		snprintf(tls_listen, sizeof(tls_listen), "%s:0", h->address);
+		words[n++] = "--tls-listen";
+		words[n++] = tls_listen;
+		ch->tls_wanted = 1;
+	}
+	for (int k = 0; k < c->nopts; k++) {
+		snprintf(optbuf[k], sizeof(optbuf[k]), "--%s", c->opt[k].name);
+		words[n++] = optbuf[k];
+		words[n++] = c->opt[k].value;
+	}
+	words[n] = NULL;
+	if (through_launcher(h, words, argv, store, sizeof(store))) {
+		mgr_err("%s: the command line is too long", L->colname[i]);
+		return -1;
+	}
+	snprintf(logpath, sizeof(logpath), "%s/collector-%s.log", L->logdir, c->name);
+	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	L->started++;
+	if (mgr_spawn_listener(argv, ch, L->start_ms, 1, fd) < 0) {
+		if (ch->status && WIFEXITED(ch->status))
+			mgr_err("%s did not start (exit status %d)", L->colname[i],
+				WEXITSTATUS(ch->status));
+		else
+			mgr_err("%s did not start within %d s", L->colname[i],
+				L->start_ms / 1000);
+		goto out;
+	}
+	/* up once it has its parent's WELCOME */
+	long long deadline = mgr_now_ms() + L->start_ms;
+	struct up_check u = {.up = -1};
+
+	while (mgr_now_ms() < deadline) {
+		u.up = -1;
+		if (mgr_status_query(ch->addr, L->secret, L->secretlen, 2000,
+				     check_parent, &u, why, sizeof(why)) == 0 && u.up > 0)
+			break;
+		if (mgr_child_exited(ch))
+			break;
+		usleep(100000);
+	}
+	if (u.up > 0) {
+		fprintf(stderr, "tapestry: %s up at %s (parent %s)\n", L->colname[i],
+			ch->addr, c->parent < 0 ? "manager" : jd->col[c->parent].name);
+		rc = 0;
+	} else if (ch->pid < 0) {
+		mgr_err("%s exited before connecting to its parent at %s",
+			L->colname[i], parent);
+	} else if (u.up == 0) {
+		mgr_err("%s is running at %s but did not connect to its parent "
+			"%s (%s) within %d s", L->colname[i], ch->addr,
+			c->parent < 0 ? "manager" : jd->col[c->parent].name,
+			parent, L->start_ms / 1000);
+	} else {
+		mgr_err("%s announced %s but does not answer there: %s",
+			L->colname[i], ch->addr, why);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		log_tail(logpath);
+	return rc;
+}
+
+/* Stop every collector started, deepest first (reverse start order), then
+ * the root receiver. Returns 0 when each drained and exited cleanly. */
+static int stop_tree(struct launch *L, int timeout_ms)
+{
+	int rc = 0;
+
+	for (int k = L->started - 1; k >= 0; k--) {
+		int i = L->order[k];
+
+		if (L->col[i].pid > 0 && mgr_child_close(&L->col[i], timeout_ms)) {
+			mgr_err("%s did not drain cleanly (status %d)",
+				L->colname[i], mgr_wait_code(L->col[i].status));
+			rc = -1;
+		}
+	}
+	if (L->root.pid > 0 && mgr_child_stop(&L->root, timeout_ms)) {
+		mgr_err("the root receiver did not finish cleanly");
+		rc = -1;
+	}
+	return rc;
+}
+
+/* ---- application ------------------------------------------------------------- */
+
+static const char *node_addr(struct launch *L, int host)
+{
+	int n = L->jd->host[host].node;
+
+	return n >= 0 ? L->col[n].addr : L->col[L->jd->root].addr;
+}
+
+static void sensors_list(unsigned s, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s%s%s%s%s", s & MGR_SENSOR_LIBC ? "libc" : "",
+		 (s & MGR_SENSOR_LIBC) && (s & (MGR_SENSOR_MPI | MGR_SENSOR_MEM)) ? "," : "",
+		 s & MGR_SENSOR_MPI ? "mpi" : "",
+		 (s & MGR_SENSOR_MPI) && (s & MGR_SENSOR_MEM) ? "," : "",
+		 s & MGR_SENSOR_MEM ? "mem" : "");
+}
+
+/* Sensor settings as NAME=VALUE strings (malloc'd, NULL-terminated). */
+static int sensor_env(struct launch *L, int host, char *env[], int max)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	char sensors[32];
+	int n = 0;
+
+	sensors_list(jd->sensors, sensors, sizeof(sensors));
+	if (asprintf(&env[n++], "LD_PRELOAD=%s", L->lib) < 0 ||
+	    asprintf(&env[n++], "TAPESTRY_COLLECTOR=%s", node_addr(L, host)) < 0 ||
+	    asprintf(&env[n++], "TAPESTRY_SENSORS=%s", sensors) < 0)
+		return -1;
+	if (jd->secret_file && asprintf(&env[n++], "TAPESTRY_SECRET_FILE=%s",
+					jd->secret_file) < 0)
+		return -1;
+	if (jd->sensor_mode && asprintf(&env[n++], "TAPESTRY_MODE=%s",
+					jd->sensor_mode) < 0)
+		return -1;
+	/* a live feed wants events within 100 ms, not the default second
+	 * (the description's own TAPESTRY_DRAIN_MS, after it, wins) */
+	if (L->live && asprintf(&env[n++], "TAPESTRY_DRAIN_MS=100") < 0)
+		return -1;
+	for (int i = 0; i < jd->nenv && n < max - 1; i++)
+		if (asprintf(&env[n++], "%s=%s", jd->env[i].name, jd->env[i].value) < 0)
+			return -1;
+	env[n] = NULL;
+	return n;
+}
+
+static void free_env(char *env[])
+{
+	for (int i = 0; env[i]; i++)
+		free(env[i]);
+}
+
+/* fork + exec argv with env (NAME=VALUE) added; the pid or -1. */
+static pid_t run_with(const char *const argv[], char *const env[], const char *wd,
+		      int path_search)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	for (int i = 0; env && env[i]; i++)
+		putenv(env[i]);
+	if (geteuid() == 0) {
+		setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+		setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+	}
+	if (wd && chdir(wd) < 0) {
+		fprintf(stderr, "tapestry: cannot enter %s: %s\n", wd, strerror(errno));
+		_exit(127);
+	}
+	if (path_search)
+		execvp(argv[0], (char *const *)argv);
+	else
+		execv(argv[0], (char *const *)argv);
+	fprintf(stderr, "tapestry: cannot execute %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int wait_pid(pid_t pid)
+{
+	int st = 0;
+
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return mgr_wait_code(st);
+}
+
+/* mpirun with the plan's hostfile; the sensor settings reach every rank
+ * through -x NAME=VALUE (Open MPI) or -genv NAME VALUE (MPICH). */
+static int run_mpi(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
+	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
+	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
+	int n = 0, ne, rc = 1;
+	pid_t pid;
+
+	if ((ne = sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env,
+			     MGR_JD_MAX_ENV + 8)) < 0)
+		goto out;
+	/* Each rank streams to the node collector of its host: mpirun starts
+	 * `tapestry rank-exec MAP -- PROGRAM`, which looks its rank up in MAP
+	 * (rank -> collector, from the plan's placement), sets
+	 * TAPESTRY_COLLECTOR and the preload, and executes the program. */
+	snprintf(mapfile, sizeof(mapfile), "%s/plan/rank-collectors", L->dir);
+	FILE *mf = fopen(mapfile, "w");
+	if (!mf) {
+		mgr_err("%s: %s", mapfile, strerror(errno));
+		goto out;
+	}
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		fprintf(mf, "%d %s\n", r, node_addr(L, h >= 0 ? h : 0));
+	}
+	if (fclose(mf) != 0) {
+		mgr_err("%s: %s", mapfile, strerror(errno));
+		goto out;
+	}
+	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
+	{
+		char *pre = NULL;
+
+		if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
+			goto out;
+		free(env[0]);
+		env[0] = pre;
+		free(env[1]);
+		for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
+			env[i] = env[i + 1];
+	}
+	snprintf(np, sizeof(np), "%d", jd->processes);
+	if (jd->mpi == MGR_MPI_OPENMPI) {
+		snprintf(hostfile, sizeof(hostfile), "%s/plan/hostfile.openmpi", L->dir);
+		argv[n++] = "mpirun.openmpi";
+		argv[n++] = "--hostfile";
+		argv[n++] = hostfile;
+		argv[n++] = "-np";
+		argv[n++] = np;
+		if (jd->processes > jd->total_slots)
+			argv[n++] = "--oversubscribe";
+		if (jd->workdir) {
+			argv[n++] = "--wdir";
+			argv[n++] = jd->workdir;
+		}
+		for (int i = 0; env[i]; i++) {
+			argv[n++] = "-x";
+			argv[n++] = env[i];
+		}
+	} else {
+		snprintf(hostfile, sizeof(hostfile), "%s/plan/machinefile.mpich", L->dir);
+		argv[n++] = "mpirun.mpich";
+		argv[n++] = "-f";
+		argv[n++] = hostfile;
+		argv[n++] = "-np";
+		argv[n++] = np;
+		if (jd->workdir) {
+			argv[n++] = "-wdir";
+			argv[n++] = jd->workdir;
+		}
+		for (int i = 0; env[i]; i++) {
+			char *eq;
+
+			if (!(split[i] = strdup(env[i])) || !(eq = strchr(split[i], '=')))
+				goto out;
+			*eq = '\0';
+			argv[n++] = "-genv";
+			argv[n++] = split[i];
+			argv[n++] = eq + 1;
+		}
+	}
+	argv[n++] = L->self;
+	argv[n++] = "rank-exec";
+	argv[n++] = mapfile;
+	argv[n++] = "--";
+	argv[n++] = jd->exe_path ? jd->exe_path : jd->executable;
+	for (int i = 0; i < jd->nargs; i++)
+		argv[n++] = jd->arg[i];
+	argv[n] = NULL;
+	fprintf(stderr, "tapestry: running %s with %d processes (%s, %s)\n",
+		jd->executable, jd->processes, argv[0], mgr_jd_mode_name(jd->mode));
+	if ((pid = run_with(argv, NULL, NULL, 1)) < 0) {
+		mgr_err("fork: %s", strerror(errno));
+		goto out;
+	}
+	rc = wait_pid(pid);
+out:
+	free_env(env);
+	for (int i = 0; split[i]; i++)
+		free(split[i]);
+	return rc;
+}
+
+/* The network calibration (manager/launch/netcal.c) with the job's mpirun: two
+ * processes, on rank 0's host and on the first other host a rank runs on
+ * (both on rank 0's host when every rank shares it), the description's
+ * environment, not traced. A failure leaves the defaults to the export. */
+static void calibrate(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *argv[MGR_NETCAL_ARGV_MAX];
+	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64];
+	char *env[MGR_JD_MAX_ENV + 1] = {NULL};
+	int h0 = mgr_jd_rank_host(jd, 0), h1 = h0, n = 0;
+	FILE *f;
+
+	for (int r = 1; r < jd->processes && h1 == h0; r++)
+		h1 = mgr_jd_rank_host(jd, r);
+	if (h0 < 0 || h1 < 0)
+		h0 = h1 = 0;
+	snprintf(hostfile, sizeof(hostfile), "%s/plan/pingpong.hosts", L->dir);
+	snprintf(logpath, sizeof(logpath), "%s/pingpong.log", L->logdir);
+	if (!(f = fopen(hostfile, "w"))) {
+		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
+		mgr_err("warning: network ping-pong %s: the SimGrid platform will "
+			"use default latency and bandwidth", L->nc.note);
+		return;
+	}
+	if (jd->mpi == MGR_MPI_OPENMPI) {
+		if (h0 == h1)
+			fprintf(f, "%s slots=2\n", jd->host[h0].address);
+		else
+			fprintf(f, "%s slots=1\n%s slots=1\n", jd->host[h0].address,
+				jd->host[h1].address);
+	} else {
+		if (h0 == h1)
+			fprintf(f, "%s:2\n", jd->host[h0].address);
+		else
+			fprintf(f, "%s:1\n%s:1\n", jd->host[h0].address,
+				jd->host[h1].address);
+	}
+	if (fclose(f) != 0) {
+		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
+		mgr_err("warning: network ping-pong %s: the SimGrid platform will "
+			"use default latency and bandwidth", L->nc.note);
+		return;
+	}
+	if (jd->mpi == MGR_MPI_OPENMPI) {
+		argv[n++] = "mpirun.openmpi";
+		argv[n++] = "--hostfile";
+		argv[n++] = hostfile;
+		for (int i = 0; i < jd->nenv && n < MGR_NETCAL_ARGV_MAX - 8; i++) {
+			if (asprintf(&env[i], "%s=%s", jd->env[i].name,
+				     jd->env[i].value) < 0) {
+				env[i] = NULL;
+				break;
+			}
+			argv[n++] = "-x";
+			argv[n++] = env[i];
+		}
+	} else {
+		argv[n++] = "mpirun.mpich";
+		argv[n++] = "-f";
+		argv[n++] = hostfile;
+		for (int i = 0; i < jd->nenv && n < MGR_NETCAL_ARGV_MAX - 8; i++) {
+			argv[n++] = "-genv";
+			argv[n++] = jd->env[i].name;
+			argv[n++] = jd->env[i].value;
+		}
+	}
+	argv[n++] = "-np";
+	argv[n++] = "2";
+	argv[n] = NULL;
+	mgr_netcal_run(argv, mgr_jd_mpi_name(jd->mpi), logpath,
+		       MGR_NETCAL_TIMEOUT_MS, &L->nc);
+	free_env(env);
+}
+
+/* Not MPI: one process per rank, each through its host's launcher, with
+ * its host's node collector. */
+static int run_direct(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	static pid_t pids[MGR_JD_MAX_PROCESSES];
+	static char store[CMD_MAX * 2];
+	int started = 0, rc = 0;
+
+	fprintf(stderr, "tapestry: running %s with %d processes (no MPI, %s)\n",
+		jd->executable, jd->processes, mgr_jd_mode_name(jd->mode));
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+		const struct mgr_jd_host *host = &jd->host[h];
+		char *env[MGR_JD_MAX_ENV + 8] = {NULL};
+		const char *words[ARGV_MAX + MGR_JD_MAX_ARGS + MGR_JD_MAX_ENV];
+		const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + MGR_JD_MAX_ENV];
+		const char *exe = jd->exe_path ? jd->exe_path : jd->executable;
+		int n = 0;
+		pid_t pid;
+
+		if (sensor_env(L, h, env, MGR_JD_MAX_ENV + 8) < 0) {
+			free_env(env);
+			rc = 1;
+			break;
+		}
+		if (host->launcher->type == MGR_LAUNCH_LOCAL) {
+			words[n++] = exe;
+			for (int i = 0; i < jd->nargs; i++)
+				words[n++] = jd->arg[i];
+			words[n] = NULL;
+			pid = run_with(words, env, jd->workdir, 0);
+		} else {
+			/* the remote side gets the settings through env(1) */
+			if (jd->workdir) {
+				words[n++] = "/bin/sh";
+				words[n++] = "-c";
+				words[n++] = "cd \"$0\" && exec \"$@\"";
+				words[n++] = jd->workdir;
+			}
+			words[n++] = "/usr/bin/env";
+			for (int i = 0; env[i]; i++)
+				words[n++] = env[i];
+			words[n++] = exe;
+			for (int i = 0; i < jd->nargs; i++)
+				words[n++] = jd->arg[i];
+			words[n] = NULL;
+			if (through_launcher(host, words, argv, store, sizeof(store))) {
+				mgr_err("rank %d: the command line is too long", r);
+				free_env(env);
+				rc = 1;
+				break;
+			}
+			pid = run_with(argv, NULL, NULL, 1);
+		}
+		free_env(env);
+		if (pid < 0) {
+			mgr_err("fork: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+		pids[started++] = pid;
+	}
+	for (int r = 0; r < started; r++) {
+		int code = wait_pid(pids[r]);
+
+		if (code && !rc)
+			rc = code;
+		if (code == 127)
+			mgr_err("rank %d (%s) could not be started", r, jd->executable);
+	}
+	return rc;
+}
+
+/* ---- launch ----------------------------------------------------------------- */
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+static void launch_help(FILE *out)
+{
+	fputs("usage: tapestry launch [-o DIR] [--start-timeout S] APP.xml\n"
+	      "  Runs the job APP.xml describes: validates it (nothing starts when\n"
+	      "  it is invalid), starts the root receiver writing DIR, then every\n"
+	      "  collector of the tree (parents first) through its host's launcher,\n"
+	      "  waits until each is connected to its parent, runs the application\n"
+	      "  (mpirun or directly) with the sensors preloaded, drains the tree\n"
+	      "  (leaves first), writes the outputs APP.xml asks for and prints\n"
+	      "  the report. DIR/plan holds the generated files, DIR/logs the\n"
+	      "  collectors' messages.\n"
+	      "  -o, --output DIR       job directory to create (must not exist;\n"
+	      "                         default ./tapestry-job-PID)\n"
+	      "  --start-timeout S      seconds each collector has to start and\n"
+	      "                         connect (1 to 86400, default 20)\n"
+	      "  --keep-going           exit 0 even when the application fails\n"
+	      "  --live-ti DIR          while the job runs, write each rank's SimGrid\n"
+	      "                         actions into DIR (tapestry live-ti --help)\n"
+	      "  --live-fifo            ... as named pipes, for smpirun -replay\n"
+	      "  --no-pingpong          do not measure the network before an MPI\n"
+	      "                         application (by default an MPI ping-pong between\n"
+	      "                         two of its hosts gives the SimGrid platform its\n"
+	      "                         latency and bandwidth; logs/pingpong.log)\n"
+	      "  Exit status: the application's, 1 when launching or collection\n"
+	      "  failed (everything started is stopped), 2 on a usage error.\n",
+	      out);
+}
+
+static int cmp_depth(const void *a, const void *b, void *arg)
+{
+	const struct mgr_jobdesc *jd = arg;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (jd->col[x].depth != jd->col[y].depth)
+		return jd->col[x].depth - jd->col[y].depth;
+	return x - y;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[8192];
+	size_t n;
+	int rc = 0;
+
+	if (!in || !out)
+		rc = -1;
+	while (!rc && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			rc = -1;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		rc = -1;
+	return rc;
+}
+
+int mgr_cmd_launch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"start-timeout", required_argument, NULL, 't'},
+		{"keep-going", no_argument, NULL, 'k'},
+		{"live-ti", required_argument, NULL, 'L'},
+		{"live-fifo", no_argument, NULL, 'F'},
+		{"no-pingpong", no_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static struct launch L;
+	struct mgr_live_opts live_o = {.drain_s = 60};
+	struct mgr_child live;
+	char defdir[64], listen[300], path[PATH_MAX + 64];
+	const char *dir = NULL;
+	int c, status = 1, keep_going = 0, app_ran = 0, pingpong = 1;
+	long v;
+	struct stat sb;
+
+	memset(&L, 0, sizeof(L));
+	L.start_ms = 20000;
+	mgr_child_init(&L.root, "root receiver");
+	mgr_child_init(&live, "live feed");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': dir = optarg; break;
+		case 't':
+			if (proto_parse_long(optarg, 1, 86400, &v)) {
+				mgr_err("--start-timeout takes a number of seconds "
+					"from 1 to 86400, not '%s'", optarg);
+				return 2;
+			}
+			L.start_ms = (int)v * 1000;
+			break;
+		case 'k': keep_going = 1; break;
+		case 'L': live_o.outdir = optarg; L.live = 1; break;
+		case 'F': live_o.fifo = 1; break;
+		case 'P': pingpong = 0; break;
+		case 'h': launch_help(stdout); return 0;
+		default: launch_help(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		launch_help(stderr);
+		return 2;
+	}
+	if (!dir) {
+		snprintf(defdir, sizeof(defdir), "tapestry-job-%d", (int)getpid());
+		dir = defdir;
+	}
+	L.dir = dir;
+	if (stat(dir, &sb) == 0) {
+		mgr_err("%s already exists: choose a new job directory with -o", dir);
+		return 2;
+	}
+	if (!(L.jd = load(argv[optind], 1))) {
+		mgr_err("%s is not a valid job description: nothing launched",
+			argv[optind]);
+		return 1;
+	}
+	struct mgr_jobdesc *jd = L.jd;
+
+	if (!realpath("/proc/self/exe", L.self))
+		snprintf(L.self, sizeof(L.self), "%s", TAPESTRY_BINDIR "/tapestry");
+	L.collector = mgr_find_collector();
+	L.lib = mgr_find_sensor(jd->sensors & MGR_SENSOR_MPI ?
+				mgr_jd_mpi_name(jd->mpi) : NULL);
+	if (!L.collector || access(L.collector, X_OK) != 0) {
+		mgr_err("collector not found at %s: nothing launched",
+			L.collector ? L.collector : "?");
+		goto out;
+	}
+	if (!L.lib || access(L.lib, R_OK) != 0) {
+		mgr_err("sensor library not found at %s: nothing launched",
+			L.lib ? L.lib : "?");
+		goto out;
+	}
+	/* Per-job credentials in DIR/creds: a certificate authority, a key and
+	 * certificate per collector host and for the manager, and a secret,
+	 * used when the description names none. Edges of the tree that cross
+	 * hosts run TLS with them; every connection proves the secret. */
+	if (mkdir(dir, 0755) < 0) {
+		mgr_err("cannot create %s: %m", dir);
+		goto out;
+	}
+	snprintf(L.creds, sizeof(L.creds), "%s/creds", dir);
+	{
+		const char *names[MGR_JD_MAX_COLLECTORS];
+		int nn = 0;
+
+		for (int i = 0; i < jd->ncollectors; i++) {
+			const char *hn = jd->host[jd->col[i].host].name;
+			int dup = 0;
+
+			for (int k = 0; k < nn; k++)
+				dup |= !strcmp(names[k], hn);
+			if (!dup && strcmp(hn, MGR_CA_MANAGER))
+				names[nn++] = hn;
+		}
+		if (mgr_ca_generate(L.creds, names, nn, 30) != 0) {
+			mgr_err("cannot make the job's credentials in %s: nothing "
+				"launched", L.creds);
+			nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+			goto out;
+		}
+	}
+	if (!jd->secret_file) {
+		char sp[PATH_MAX + 16];
+
+		snprintf(sp, sizeof(sp), "%s/%s", L.creds, MGR_CA_SECRET);
+		if (!(jd->secret_file = strdup(sp)))
+			goto stop;
+	}
+	if (jd->secret_file &&
+	    mgr_read_secret(jd->secret_file, L.secret, sizeof(L.secret), &L.secretlen)) {
+		mgr_err("cannot read the secret file %s: nothing launched",
+			jd->secret_file);
+		goto stop;
+	}
+	if (jd->mpi != MGR_MPI_NONE) {
+		const char *mpirun = jd->mpi == MGR_MPI_OPENMPI ? "mpirun.openmpi" :
+				     "mpirun.mpich";
+		char q[256] = "", cmd[512];
+
+		mgr_shell_quote(q, sizeof(q), mpirun);
+		snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", q);
+		if (system(cmd) != 0) {
+			mgr_err("%s not found (application mpi=\"%s\"): nothing "
+				"launched", mpirun, mgr_jd_mpi_name(jd->mpi));
+			goto stop;
+		}
+	}
+
+	/* the root receiver creates the job directory */
+	snprintf(listen, sizeof(listen), "%s:%d", jd->manager_address, jd->manager_port);
+	const char *root_argv[24] = {L.collector, "--listen", listen, "--print-port",
+				     "--output", dir, "--stats-period", "1s"};
+	int rn = 8;
+	char root_tls[3][PATH_MAX + 64], root_tls_listen[300];
+
+	if (jd->secret_file) {
+		root_argv[rn++] = "--secret-file";
+		root_argv[rn++] = jd->secret_file;
+	}
+	if (remote_child(&L, -1)) {
+		/* collectors of other hosts reach the manager over TLS */
+		tls_words(&L, MGR_CA_MANAGER, root_tls, root_argv, &rn);
+		snprintf(root_tls_listen, sizeof(root_tls_listen), "%s:0",
+			 jd->manager_address);
+		root_argv[rn++] = "--tls-listen";
+		root_argv[rn++] = root_tls_listen;
+		L.root.tls_wanted = 1;
+	}
+	root_argv[rn] = NULL;
+	if (mgr_spawn_listener(root_argv, &L.root, L.start_ms, 0, -1) < 0) {
+		mgr_err("the root receiver did not start on %s (see its messages "
+			"above)", listen);
+		goto stop;
+	}
+	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L.root.addr, dir);
+	snprintf(L.logdir, sizeof(L.logdir), "%s/logs", dir);
+	snprintf(path, sizeof(path), "%s/plan", dir);
+	if (mkdir(L.logdir, 0755) < 0 || mgr_jobdesc_plan(argv[optind], path)) {
+		mgr_err("cannot write the plan and logs into %s", dir);
+		goto stop;
+	}
+	snprintf(path, sizeof(path), "%s/plan/job.xml", dir);
+	if (copy_file(argv[optind], path))
+		mgr_err("warning: cannot copy the description to %s", path);
+	if (live_o.outdir) {
+		/* the live feed follows the job directory beside the job */
+		live_o.jobdir = dir;
+		live_o.np = jd->processes;
+		fflush(NULL);
+		if ((live.pid = fork()) == 0)
+			_exit(mgr_live_run(&live_o));
+		if (live.pid < 0) {
+			mgr_err("cannot start the live feed: %m");
+			goto stop;
+		}
+	}
+
+	for (int i = 0; i < jd->ncollectors; i++)
+		L.order[i] = i;
+	qsort_r(L.order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
+	for (int k = 0; k < jd->ncollectors; k++)
+		if (start_collector(&L, L.order[k]))
+			goto stop;
+
+	if (jd->mpi != MGR_MPI_NONE && pingpong) {
+		calibrate(&L);
+	} else if (jd->mpi != MGR_MPI_NONE) {
+		mgr_netcal_skip(&L.nc, "skipped (--no-pingpong)");
+		fprintf(stderr, "tapestry: network ping-pong skipped (--no-pingpong): "
+			"the SimGrid platform will use default latency and "
+			"bandwidth\n");
+	}
+	app_ran = 1;
+	int app = jd->mpi == MGR_MPI_NONE ? run_direct(&L) : run_mpi(&L);
+
+	fprintf(stderr, "tapestry: application exited with status %d; draining "
+		"the collectors\n", app);
+	if (stop_tree(&L, DRAIN_TIMEOUT_MS)) {
+		mgr_err("collection did not finish cleanly: the job directory %s "
+			"may be incomplete (tapestry report says what it holds)", dir);
+		status = 1;
+		goto out;
+	}
+	fprintf(stderr, "tapestry: job directory %s written\n", dir);
+	if (jd->mpi != MGR_MPI_NONE)
+		mgr_netcal_save(dir, &L.nc);	/* a failure: the export's defaults */
+	/* the live feed ends by itself once every rank has ended; SIGTERM
+	 * makes it flush and stop when it does not */
+	for (long long t0 = mgr_now_ms(); live.pid > 0 && !mgr_child_exited(&live) &&
+	     mgr_now_ms() - t0 < 10000;)
+		usleep(20000);
+	if (live.pid > 0 && mgr_child_stop(&live, (live_o.drain_s + 5) * 1000))
+		mgr_err("the live feed did not end cleanly: %s may be incomplete",
+			live_o.outdir);
+	int export_failed = 0;
+
+	for (int i = 0; i < jd->noutputs; i++) {
+		struct mgr_export_stats st = {0};
+
+		if (mgr_export(jd->output[i], dir, NULL, &st)) {
+			export_failed = 1;
+			continue;
+		}
+		fprintf(stderr, "tapestry: output %s written (%" PRIu64 " events)\n",
+			jd->output[i], st.events);
+	}
+	fflush(stdout);
+	char *rep[] = {(char *)"report", (char *)dir, NULL};
+
+	mgr_cmd_report(2, rep);
+	status = keep_going ? 0 : app;
+	if (!status && export_failed)
+		status = 1;
+	goto out;
+stop:
+	stop_tree(&L, 5000);
+	if (!app_ran && dir) {
+		/* nothing was traced: do not leave a job directory behind */
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		mgr_err("launch failed before the application started: every "
+			"collector was stopped, %s removed", dir);
+	}
+out:
+	stop_tree(&L, 5000);
+	mgr_child_stop(&live, 5000);
+	mgr_jobdesc_free(L.jd);
+	free(L.collector);
+	free(L.lib);
+	return status;
+}

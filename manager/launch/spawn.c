@@ -1,0 +1,348 @@
+/*
+ * manager/launch/spawn.c - processes the manager starts and stops, and where it
+ * finds the components it runs (see spawn.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "manager/mgr.h"
+#include "manager/launch/spawn.h"
+
+void mgr_child_init(struct mgr_child *c, const char *what)
+{
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->in_fd = -1;
+	c->what = what;
+}
+
+long long mgr_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int mgr_wait_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+int mgr_child_exited(struct mgr_child *c)
+{
+	int st;
+
+	if (c->pid <= 0)
+		return 1;
+	if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
+		c->status = st;
+		c->pid = -1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Parse "listening HOST:PORT\n" out of buf; 1 when found. */
+static int parse_listening(struct mgr_child *c, const char *buf)
+{
+	const char *l = strstr(buf, "listening ");
+	const char *nl = l ? strchr(l, '\n') : NULL;
+	const char *colon;
+	size_t n;
+
+	if (!nl)
+		return 0;
+	l += strlen("listening ");
+	n = (size_t)(nl - l);
+	if (n >= sizeof(c->addr))
+		n = sizeof(c->addr) - 1;
+	memcpy(c->addr, l, n);
+	c->addr[n] = '\0';
+	colon = strrchr(c->addr, ':');
+	c->port = colon ? atoi(colon + 1) : 0;
+	return c->port > 0;
+}
+
+/* Parse "listening-tls HOST:PORT\n" out of buf into c->tls_addr. */
+static int parse_listening_tls(struct mgr_child *c, const char *buf)
+{
+	const char *l = strstr(buf, "listening-tls ");
+	const char *nl = l ? strchr(l, '\n') : NULL;
+	size_t n;
+
+	if (!nl)
+		return 0;
+	l += strlen("listening-tls ");
+	n = (size_t)(nl - l);
+	if (n >= sizeof(c->tls_addr))
+		n = sizeof(c->tls_addr) - 1;
+	memcpy(c->tls_addr, l, n);
+	c->tls_addr[n] = '\0';
+	return strrchr(c->tls_addr, ':') != NULL;
+}
+
+int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
+		       int timeout_ms, int keep_stdin, int stderr_fd)
+{
+	int out[2] = {-1, -1}, in[2] = {-1, -1};
+	char buf[512];
+	size_t len = 0;
+	long long deadline;
+
+	c->port = 0;
+	c->addr[0] = '\0';
+	c->tls_addr[0] = '\0';
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -1;
+	if (keep_stdin && pipe2(in, O_CLOEXEC) < 0)
+		goto fail_pipe;
+	c->pid = fork();
+	if (c->pid < 0)
+		goto fail_pipe;
+	if (c->pid == 0) {
+		if (keep_stdin)
+			setpgid(0, 0);
+		dup2(out[1], STDOUT_FILENO);
+		if (keep_stdin)
+			dup2(in[0], STDIN_FILENO);
+		if (stderr_fd >= 0)
+			dup2(stderr_fd, STDERR_FILENO);
+		unsetenv("LD_PRELOAD");
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "tapestry: cannot execute %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(out[1]);
+	if (keep_stdin) {
+		setpgid(c->pid, c->pid);	/* both sides: no race with kill */
+		c->group = 1;
+		close(in[0]);
+		c->in_fd = in[1];
+	}
+	deadline = mgr_now_ms() + timeout_ms;
+	for (;;) {
+		struct pollfd pfd = {out[0], POLLIN, 0};
+		long long left = deadline - mgr_now_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, left > 200 ? 200 : (int)left) < 0 && errno != EINTR)
+			break;
+		if (!pfd.revents)
+			continue;
+		n = read(out[0], buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;	/* it closed stdout: exited (or will) */
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (parse_listening(c, buf) &&
+		    (!c->tls_wanted || parse_listening_tls(c, buf)))
+			break;
+		if (len == sizeof(buf) - 1) {	/* keep the tail only */
+			memmove(buf, buf + len / 2, len - len / 2 + 1);
+			len -= len / 2;
+		}
+	}
+	close(out[0]);
+	if (c->port > 0 && (!c->tls_wanted || c->tls_addr[0]))
+		return 0;
+	mgr_child_stop(c, 2000);
+	return -1;
+fail_pipe:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (in[i] >= 0)
+			close(in[i]);
+	}
+	c->pid = -1;
+	return -1;
+}
+
+static int wait_child(struct mgr_child *c, int timeout_ms, int term)
+{
+	long long deadline = mgr_now_ms() + timeout_ms;
+	int st = 0;
+
+	if (c->in_fd >= 0) {
+		close(c->in_fd);
+		c->in_fd = -1;
+	}
+	if (c->pid <= 0)
+		return WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0 ? 0 : -1;
+	if (term)
+		kill(c->group ? -c->pid : c->pid, SIGTERM);
+	for (;;) {
+		pid_t r = waitpid(c->pid, &st, WNOHANG);
+
+		if (r == c->pid || (r < 0 && errno == ECHILD))
+			break;
+		if (mgr_now_ms() > deadline) {
+			mgr_err("%s (pid %d) did not stop within %d s: killed",
+				c->what, (int)c->pid, timeout_ms / 1000);
+			kill(c->group ? -c->pid : c->pid, SIGKILL);
+			waitpid(c->pid, &st, 0);
+			c->status = st;
+			c->pid = -1;
+			return -1;
+		}
+		usleep(20000);
+	}
+	c->status = st;
+	c->pid = -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+int mgr_child_stop(struct mgr_child *c, int timeout_ms)
+{
+	return wait_child(c, timeout_ms, 1);
+}
+
+int mgr_child_close(struct mgr_child *c, int timeout_ms)
+{
+	return wait_child(c, timeout_ms, 0);
+}
+
+const char *mgr_detect_mpi(const char *prog)
+{
+	char cmd[4096], line[1024], q[2048] = "";
+	const char *flavour = NULL;
+	FILE *p;
+
+	if (mgr_shell_quote(q, sizeof(q), prog))
+		return NULL;
+	snprintf(cmd, sizeof(cmd),
+		 "p=$(command -v %s); f=$(readlink -f \"$p\"); "
+		 "echo \"$f\"; ldd \"$f\" 2>/dev/null", q);
+	if (!(p = popen(cmd, "r")))
+		return NULL;
+	while (!flavour && fgets(line, sizeof(line), p)) {
+		if (strstr(line, "openmpi") || strstr(line, "libmpi.so"))
+			flavour = "openmpi";
+		else if (strstr(line, "mpich") || strstr(line, "hydra"))
+			flavour = "mpich";
+	}
+	while (fgets(line, sizeof(line), p))
+		;
+	pclose(p);
+	return flavour;
+}
+
+/* First of the build-tree candidates (relative to the binary's directory)
+ * that exists, as an absolute path; NULL when none does. */
+static char *build_tree(const char *const rel[])
+{
+	char self[PATH_MAX], cand[PATH_MAX * 2];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	dirname(self);
+	for (size_t i = 0; rel[i]; i++) {
+		snprintf(cand, sizeof(cand), "%s/%s", self, rel[i]);
+		if (access(cand, F_OK) == 0)
+			return realpath(cand, NULL);
+	}
+	return NULL;
+}
+
+char *mgr_find_collector(void)
+{
+	/* the binary sits in collector/ or at the top of a build tree */
+	static const char *const rel[] = {"../collector/tapestry-collector",
+					  "../tapestry-collector", NULL};
+	const char *v = getenv("TAPESTRY_COLLECTOR_BIN");
+	char *p;
+
+	if (v && *v)
+		return strdup(v);
+	if ((p = build_tree(rel)))
+		return p;
+	return strdup(TAPESTRY_BINDIR "/tapestry-collector");
+}
+
+char *mgr_find_sensor(const char *mpi)
+{
+	char rel[128], inst[512];
+
+	if (mpi) {
+		snprintf(rel, sizeof(rel), "../sensor/.libs/libtapestry-mpi-%s.so", mpi);
+		snprintf(inst, sizeof(inst), TAPESTRY_PKGLIBDIR "/libtapestry-mpi-%s.so",
+			 mpi);
+		return mgr_find("TAPESTRY_SENSOR_LIB", rel, inst);
+	}
+	return mgr_find("TAPESTRY_SENSOR_LIB", "../sensor/.libs/libtapestry-sensor.so",
+			TAPESTRY_PKGLIBDIR "/libtapestry-sensor.so");
+}
+
+char *mgr_find_data(const char *name)
+{
+	const char *v = getenv("TAPESTRY_SHARE_DIR");
+	char a[PATH_MAX], b[PATH_MAX], *p;
+
+	if (v && *v) {
+		if (asprintf(&p, "%s/%s", v, name) < 0)
+			return NULL;
+		return p;
+	}
+	/* build tree: share/local.am copies the data into build/share */
+	snprintf(a, sizeof(a), "../share/%s", name);
+	snprintf(b, sizeof(b), "../%s", name);
+	const char *const rel[] = {a, b, NULL};
+	if ((p = build_tree(rel)))
+		return p;
+	if (asprintf(&p, "%s/%s", TAPESTRY_PKGDATADIR, name) < 0)
+		return NULL;
+	return p;
+}
+
+/* Append ch at *len; -1 when cap would be exceeded (room kept for NUL). */
+static int put(char *buf, size_t cap, size_t *len, char ch)
+{
+	if (*len + 1 >= cap)
+		return -1;
+	buf[(*len)++] = ch;
+	return 0;
+}
+
+int mgr_shell_quote(char *buf, size_t cap, const char *s)
+{
+	size_t len = strlen(buf);
+	int rc = 0;
+
+	if (len && buf[len - 1] != ' ')
+		rc |= put(buf, cap, &len, ' ');
+	rc |= put(buf, cap, &len, '\'');
+	for (; *s && !rc; s++) {
+		if (*s == '\'') {
+			rc |= put(buf, cap, &len, '\'');
+			rc |= put(buf, cap, &len, '\\');
+			rc |= put(buf, cap, &len, '\'');
+			rc |= put(buf, cap, &len, '\'');
+		} else {
+			rc |= put(buf, cap, &len, *s);
+		}
+	}
+	rc |= put(buf, cap, &len, '\'');
+	buf[len] = '\0';
+	return rc ? -1 : 0;
+}

@@ -1,0 +1,159 @@
+/*
+ * manager/post/events.c - global-time event iteration for exporters.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/post/events.h"
+#include "manager/post/causality.h"
+#include "manager/post/comms.h"
+#include "manager/post/grow.h"
+#include "manager/post/perturb.h"
+#include "manager/post/post.h"
+#include "proto/error.h"
+
+struct mgr_events {
+	struct proto_trace *t;
+	struct mgr_post *post;
+	struct mgr_causality *clc;
+	struct mgr_perturb *pert;	/* NULL: TAPESTRY_NO_CORRECTION */
+	uint64_t origin;	/* global time of the earliest event */
+};
+
+/* global, causality-repaired time of a raw stamp: what perturb works on */
+static int64_t repaired(void *arg, uint64_t stream, uint64_t raw)
+{
+	struct mgr_events *e = arg;
+	uint64_t g = mgr_post_global(e->post, stream, raw);
+
+	/* g is within [0, 2^60] and the shift saturated (grow.h): so is the
+	 * sum, kept within what perturb adds up safely */
+	return mgr_sat_add((int64_t)g, mgr_causality_shift(e->clc, stream, g));
+}
+
+static void fail_free(struct mgr_events *e)
+{
+	mgr_perturb_free(e->pert);
+	mgr_causality_free(e->clc);
+	mgr_post_free(e->post);
+	free(e);
+}
+
+struct mgr_events *mgr_events_open(const char *dir, int *rc)
+{
+	struct mgr_events *e = calloc(1, sizeof(*e));
+	struct proto_trace_event te;
+	struct proto_trace *first;
+	int r;
+
+	if (!e) {
+		*rc = PROTO_E_NOMEM;
+		return NULL;
+	}
+	/* pass 0: the clock tree; pass 1: the job start on the global clock */
+	if (!(e->post = mgr_post_build(dir, rc))) {
+		free(e);
+		return NULL;
+	}
+	/* causality repair on the global clock (MISSION: zero violations) */
+	const char *lat = getenv("TAPESTRY_MIN_LATENCY_NS");
+	if (!(e->clc = mgr_causality_build(dir, e->post, lat ? atoll(lat) : 0, rc))) {
+		mgr_post_free(e->post);
+		free(e);
+		return NULL;
+	}
+	const char *raw = getenv("TAPESTRY_NO_CORRECTION");
+	if ((!raw || !*raw || !strcmp(raw, "0")) &&
+	    !(e->pert = mgr_perturb_build(dir, e->clc, repaired, e, rc))) {
+		fail_free(e);
+		return NULL;
+	}
+	if (!(first = proto_trace_open(dir, rc))) {
+		fail_free(e);
+		return NULL;
+	}
+	e->origin = UINT64_MAX;
+	while ((r = proto_trace_next(first, &te)) == 1) {
+		uint64_t g = mgr_post_global(e->post, te.stream->id, te.ev->t_start);
+
+		if (g < e->origin)
+			e->origin = g;
+	}
+	proto_trace_close(first);
+	if (e->origin == UINT64_MAX)
+		e->origin = 0;
+	if (r < 0 || !(e->t = proto_trace_open(dir, rc))) {
+		if (r < 0)
+			*rc = r;
+		fail_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
+{
+	struct proto_trace_event te;
+	int rc = proto_trace_next(e->t, &te);
+
+	if (rc != 1)
+		return rc;
+	out->ev = te.ev;
+	out->stream = te.stream;
+	out->array = te.array;
+	out->narray = te.narray;
+	int64_t s = repaired(e, te.stream->id, te.ev->t_start);
+	int64_t en = repaired(e, te.stream->id, te.ev->t_end);
+	out->rstart = s - (int64_t)e->origin;
+	out->rend = en - (int64_t)e->origin;
+	if (e->pert)
+		mgr_perturb_apply(e->pert, te.stream->id, te.ev, s, en, &s, &en);
+	out->start = s - (int64_t)e->origin;
+	out->end = en - (int64_t)e->origin;
+	int pi = proto_ev_arg(te.ev->type, PROTO_F_path);
+	out->path = pi >= 0 && te.ev->arg[pi] > 0 ?
+		proto_trace_string(e->t, te.stream->id, te.ev->tid, te.ev->arg[pi]) : NULL;
+	int ci = proto_ev_arg(te.ev->type, PROTO_F_comm);
+	out->comm = ci < 0 ? INT64_MIN :
+		    mgr_comms_name(mgr_causality_comms(e->clc), te.stream->id,
+				   te.ev->arg[ci]);
+	return 1;
+}
+
+const struct mgr_comms *mgr_events_comms(const struct mgr_events *e)
+{
+	return mgr_causality_comms(e->clc);
+}
+
+struct proto_trace *mgr_events_trace(struct mgr_events *e)
+{
+	return e->t;
+}
+
+const struct mgr_perturb *mgr_events_perturb(const struct mgr_events *e)
+{
+	return e->pert;
+}
+
+const struct mgr_causality *mgr_events_causality(const struct mgr_events *e)
+{
+	return e->clc;
+}
+
+const struct mgr_post *mgr_events_post(const struct mgr_events *e)
+{
+	return e->post;
+}
+
+uint64_t mgr_events_origin(const struct mgr_events *e)
+{
+	return e->origin;
+}
+
+void mgr_events_close(struct mgr_events *e)
+{
+	if (!e)
+		return;
+	proto_trace_close(e->t);
+	fail_free(e);
+}

@@ -30,7 +30,7 @@
 
 #include "manager/mgr.h"
 #include "manager/serve/serve.h"
-#include "manager/spawn.h"
+#include "manager/launch/spawn.h"
 
 #define SRV_HEADERS_MAX 8192
 #define SRV_BODY_MAX (1 << 20)

@@ -27,8 +27,8 @@
 
 #include <event2/buffer.h>
 
-#include "manager/causality.h"
-#include "manager/events.h"
+#include "manager/post/causality.h"
+#include "manager/post/events.h"
 #include "manager/serve/serve.h"
 #include "proto/error.h"
 #include "proto/event.h"

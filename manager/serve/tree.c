@@ -18,7 +18,7 @@
 #include <event2/buffer.h>
 
 #include "manager/serve/serve.h"
-#include "manager/spawn.h"
+#include "manager/launch/spawn.h"
 #include "proto/msg.h"
 
 #define SRV_TREE_NODES 1024

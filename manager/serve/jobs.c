@@ -151,7 +151,8 @@ static void report_summary(const char *path, struct summary *sm)
 	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
 				  XML_PARSE_NOERROR);
 	xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
-	char rank[24], best[24] = "";
+	char rank[24];
+	long best_rank = -1, best_pid = 0;
 	unsigned char seen[4096 / 8] = {0};
 
 	if (!root)
@@ -173,10 +174,18 @@ static void report_summary(const char *path, struct summary *sm)
 				seen[r / 8] |= (unsigned char)(1 << (r % 8));
 				sm->ranks++;
 			}
-			/* the application: rank 0's program, else the first stream's */
-			if (!sm->app[0] || (r == 0 && strcmp(best, "0"))) {
+			/* the application: rank 0's program, else the first process's
+			 * (the lowest pid) */
+			char pid[24] = "";
+
+			attr(n, "pid", pid, sizeof(pid));
+			long p = atol(pid);
+
+			if (!sm->app[0] || (r == 0 && best_rank != 0) ||
+			    (best_rank != 0 && r != 0 && p < best_pid)) {
 				attr(n, "exe", sm->app, sizeof(sm->app));
-				snprintf(best, sizeof(best), "%s", rank);
+				best_rank = r;
+				best_pid = p;
 			}
 		} else if (!strcmp((const char *)n->name, "perturbation")) {
 			attr(n, "span_corrected_ns", sm->duration, sizeof(sm->duration));

@@ -152,8 +152,9 @@ function attrs(node, names, xbase) {
 async function jobPage(name, q) {
   const gen = pageGen;
   const base = '/api/jobs/' + encodeURIComponent(name);
-  main().innerHTML = `<h1>${esc(name)}</h1><div id="job-report"><section class="mut">report: asking…</section></div>` +
-    '<h2>Timeline</h2><section id="timeline"></section><h2>Exports</h2><section id="exports"></section>';
+  main().innerHTML = `<h1>${esc(name)}</h1><div id="job-figs"><section class="mut">report: asking…</section></div>` +
+    '<h2>Timeline</h2><section id="timeline"></section><div id="job-report"></div>' +
+    '<h2>Exports</h2><section id="exports"></section>';
   const info = await api(base);
   if (gen !== pageGen) return;
   renderExports(base, info.exports);
@@ -174,6 +175,8 @@ function renderReport(doc) {
     fig('corrupt batches', g('corrupt_batches'), '/report/@corrupt_batches') +
     fig('duplicate batches', g('duplicate_batches'), '/report/@duplicate_batches') +
     fig('damaged bytes skipped', g('skipped_bytes'), '/report/@skipped_bytes') + '</div></section>';
+  $('#job-figs').innerHTML = h;
+  h = '';
   const streams = [...r.getElementsByTagName('stream')];
   h += '<h2>Streams</h2><section><table><tr><th>stream</th><th>host</th><th class="n">rank</th><th class="n">pid</th>' +
     '<th>program</th><th class="n">events</th><th class="n">batches</th><th class="n">lost</th><th class="n">missing batches</th><th>end</th></tr>';
@@ -375,11 +378,16 @@ function drawTimeline(st) {
   let events = 0, mode = 'events';
   d.lanes.forEach((l, i) => {
     const y = AXIS_H + i * LANE_H;
-    g.fillStyle = i % 2 ? '#fafbfc' : '#f1f3f6';
-    g.fillRect(LABEL_W, y, st.w, LANE_H);
     g.fillStyle = '#1d2330';
     const label = (l.rank >= 0 ? 'rank ' + l.rank : l.exe + ' ' + l.pid) + (l.tid ? ' t' + l.tid : '');
     g.fillText(label.slice(0, 26), 4, y + 15);
+  });
+  g.save();
+  g.beginPath(); g.rect(LABEL_W, 0, st.w, cssH); g.clip();
+  d.lanes.forEach((l, i) => {
+    const y = AXIS_H + i * LANE_H;
+    g.fillStyle = i % 2 ? '#fafbfc' : '#f1f3f6';
+    g.fillRect(LABEL_W, y, st.w, LANE_H);
     if (l.mode === 'events') {
       for (const e of l.ev) {
         g.fillStyle = CAT_COLORS[e[4]] || '#999';
@@ -419,6 +427,7 @@ function drawTimeline(st) {
     g.lineTo(x1 - 7 * Math.cos(a + 0.4), y1 - 7 * Math.sin(a + 0.4));
     g.fill();
   }
+  g.restore();
   const s = $('#tl-status');
   s.dataset.t0 = d.t0; s.dataset.t1 = d.t1; s.dataset.mode = mode; s.dataset.drawn = events;
   s.dataset.msgs = msgs.length; s.dataset.lanes = d.lanes.length;
@@ -534,6 +543,7 @@ async function treeLoop(gen, box, only) {
     const d = await api('/api/tree');
     if (gen !== pageGen) return;
     renderTree(box, d, only);
+    document.body.dataset.ready = '1';
     await sleep(1000);
     if (gen !== pageGen) return;
   }

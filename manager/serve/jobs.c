@@ -572,6 +572,11 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	else
 		rc = srv_tl_query(path, q_i64(req, "t0", 0), q_i64(req, "t1", INT64_MAX),
 				  (int)q_i64(req, "w", 1000), b, why, sizeof(why));
+	if (rc == -3 && unlink(path) == 0) {
+		evbuffer_free(b);
+		timeline(s, req, dir, event);	/* now stale: builds it again */
+		return;
+	}
 	if (rc)
 		srv_error(req, rc == -2 ? 400 : 500, "%s", why);
 	else

@@ -125,7 +125,8 @@ int srv_cache_fresh(const char *dir, const char *f);
  * memory grows with the job's lanes and a 4-byte map per event. */
 int srv_tl_build(const char *dir, const char *out);
 /* Answer a timeline request from index file path: query t0, t1 (ns), w
- * (pixels). Appends JSON to b: 0, or a negative code with why set. */
+ * (pixels). Appends JSON to b: 0, or with why set -2 (a bad request), -3 (the
+ * index is damaged or of another version: build it again), -1 (else). */
 int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
 		 struct evbuffer *b, char *why, size_t whylen);
 /* The event record number i of the index as JSON (detail pane). */

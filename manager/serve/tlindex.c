@@ -33,7 +33,8 @@
 #include "proto/error.h"
 #include "proto/event.h"
 
-#define TL_MAGIC "TPSTL01"
+#define TL_MAGIC "TPSTL02"
+#define TL_SPARSE 1024		/* records per entry of the sparse start index */
 #define TL_LANES_MAX 65536
 #define TL_B0_MAX (1u << 20)		/* level-0 buckets of a lane, at most */
 #define TL_STR_MAX (32u << 20)		/* bytes of distinct paths kept */
@@ -46,10 +47,12 @@ struct tl_head {
 	uint64_t nlanes, nrec, nmsg, strlen;
 	int64_t tmin, tmax;
 	uint64_t off_lanes, off_rec, off_lod, off_msend, off_mrecv, off_str, size;
+	uint64_t off_sparse, nsparse;
 };
 
 struct tl_lane {
 	uint64_t stream, first, count, lod;	/* lod: first bucket */
+	uint64_t sparse;			/* first entry of the sparse index */
 	int64_t pid;
 	int32_t rank;
 	uint32_t tid, b0, levels;
@@ -88,6 +91,7 @@ struct builder {
 	struct tl_rec *rec;	/* the output's records (mapped) */
 	struct tl_msg *msg;
 	size_t nmsg, capmsg;
+	uint64_t nsparse;
 	int failed;
 };
 
@@ -404,6 +408,8 @@ static int order_lanes(struct builder *b, uint32_t **perm, uint64_t *nbuckets)
 		l->b0 = b0;
 		l->levels = levels;
 		l->lod = lod;
+		l->sparse = b->nsparse;
+		b->nsparse += (l->count + TL_SPARSE - 1) / TL_SPARSE;
 		for (uint32_t n = b0; n; n /= 4)
 			lod += n;
 	}
@@ -428,7 +434,9 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 	h.off_lanes = sizeof(h);
 	h.off_rec = h.off_lanes + b->nlanes * sizeof(struct tl_lane);
 	h.off_lod = h.off_rec + nrec * sizeof(struct tl_rec);
-	uint64_t msg_at = h.off_lod + nb * sizeof(struct tl_bucket);
+	h.off_sparse = h.off_lod + nb * sizeof(struct tl_bucket);
+	h.nsparse = b->nsparse;
+	uint64_t msg_at = h.off_sparse + b->nsparse * sizeof(int64_t);
 	size_t cap = (size_t)msg_at;
 
 	snprintf(tmpname, sizeof(tmpname), "%s.tmp", out);
@@ -444,6 +452,12 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 		lane_lod(&b->lanes[i], b->rec,
 			 (struct tl_bucket *)(map + h.off_lod) + b->lanes[i].lod, tmin, tmax);
 	memcpy(map + h.off_lanes, b->lanes, b->nlanes * sizeof(struct tl_lane));
+	/* every TL_SPARSE-th start: a search touches two pages of records, not
+	 * twenty spread over the file */
+	for (size_t i = 0; i < b->nlanes; i++)
+		for (uint64_t k = 0; k * TL_SPARSE < b->lanes[i].count; k++)
+			((int64_t *)(map + h.off_sparse))[b->lanes[i].sparse + k] =
+				b->rec[b->lanes[i].first + k * TL_SPARSE].start;
 	const struct mgr_causality *clc = mgr_events_causality(me);
 
 	if (clc)
@@ -536,6 +550,7 @@ struct tl_map {
 	const struct tl_bucket *lod;
 	const struct tl_msg *msend, *mrecv;
 	const char *str;
+	const int64_t *sparse;
 };
 
 static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
@@ -557,6 +572,8 @@ static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot map %s: %s", path, strerror(errno));
 		return -1;
 	}
+	/* a request reads a few pages here and there: no read-ahead */
+	madvise(m->p, m->size, MADV_RANDOM);
 	m->h = (const struct tl_head *)m->p;
 	const struct tl_head *h = m->h;
 	uint64_t nb = 0;
@@ -565,7 +582,7 @@ static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 	    h->off_lanes != sizeof(*h) || h->nlanes > TL_LANES_MAX ||
 	    h->off_rec != h->off_lanes + h->nlanes * sizeof(struct tl_lane) ||
 	    h->nrec > UINT32_MAX || h->off_lod != h->off_rec + h->nrec * sizeof(struct tl_rec) ||
-	    h->off_msend < h->off_lod || h->nmsg > UINT32_MAX ||
+	    h->off_msend < h->off_lod || h->nmsg > UINT32_MAX || h->off_sparse < h->off_lod ||
 	    h->off_mrecv != h->off_msend + h->nmsg * sizeof(struct tl_msg) ||
 	    h->off_str != h->off_mrecv + h->nmsg * sizeof(struct tl_msg) ||
 	    h->off_str + h->strlen != h->size ||
@@ -577,27 +594,31 @@ static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 	m->msend = (const struct tl_msg *)(m->p + h->off_msend);
 	m->mrecv = (const struct tl_msg *)(m->p + h->off_mrecv);
 	m->str = (const char *)(m->p + h->off_str);
-	for (uint64_t i = 0, first = 0; i < h->nlanes; i++) {
+	for (uint64_t i = 0, first = 0, sp = 0; i < h->nlanes; i++) {
 		const struct tl_lane *l = &m->lanes[i];
 		uint64_t n = 0;
 
 		for (uint32_t k = 0, w = l->b0; k < l->levels; k++, w /= 4)
 			n += w;
 		if (l->first != first || l->lod != nb || l->b0 > TL_B0_MAX || !l->b0 ||
-		    l->levels > 12)
+		    l->levels > 12 || l->sparse != sp)
 			goto bad;
+		sp += (l->count + TL_SPARSE - 1) / TL_SPARSE;
 		first += l->count;
 		nb += n;
 		if (first > h->nrec)
 			goto bad;
 	}
-	if (h->off_lod + nb * sizeof(struct tl_bucket) != h->off_msend)
+	if (h->off_sparse != h->off_lod + nb * sizeof(struct tl_bucket) ||
+	    h->nsparse > h->nrec ||
+	    h->off_sparse + h->nsparse * sizeof(int64_t) != h->off_msend)
 		goto bad;
+	m->sparse = (const int64_t *)(m->p + h->off_sparse);
 	return 0;
 bad:
 	munmap(m->p, m->size);
-	snprintf(why, whylen, "the timeline index %s is damaged (delete it)", path);
-	return -1;
+	snprintf(why, whylen, "the timeline index %s is damaged or of another version", path);
+	return -3;
 }
 
 static void tl_close(struct tl_map *m)
@@ -605,10 +626,23 @@ static void tl_close(struct tl_map *m)
 	munmap(m->p, m->size);
 }
 
-/* First record of lane l starting at or after t. */
+/* First record of lane l starting at or after t: the sparse index gives the
+ * block, then a search within it. */
 static uint64_t lower(const struct tl_map *m, const struct tl_lane *l, int64_t t)
 {
-	uint64_t lo = 0, hi = l->count;
+	const int64_t *sp = m->sparse + l->sparse;
+	uint64_t lo = 0, hi = (l->count + TL_SPARSE - 1) / TL_SPARSE;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (sp[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	hi = lo * TL_SPARSE < l->count ? lo * TL_SPARSE : l->count;
+	lo = lo ? (lo - 1) * TL_SPARSE + 1 : 0;
 
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -821,8 +855,10 @@ int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
 		snprintf(why, whylen, "w must be 1 to %d pixels", TL_W_MAX);
 		return -2;
 	}
-	if (tl_open(path, &m, why, whylen))
-		return -1;
+	int rc = tl_open(path, &m, why, whylen);
+
+	if (rc)
+		return rc;
 	if (t0 < m.h->tmin)
 		t0 = m.h->tmin;
 	if (t1 > m.h->tmax)
@@ -866,9 +902,10 @@ int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b, char *why,
 		 size_t whylen)
 {
 	struct tl_map m;
+	int rc = tl_open(path, &m, why, whylen);
 
-	if (tl_open(path, &m, why, whylen))
-		return -1;
+	if (rc)
+		return rc;
 	if (i >= m.h->nrec) {
 		snprintf(why, whylen, "no event %" PRIu64 " (the index has %" PRIu64 ")",
 			 i, m.h->nrec);

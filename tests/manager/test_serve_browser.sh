@@ -4,7 +4,8 @@
 # with no console message and no error shown; the job page's figures are
 # exactly those of `tapestry report --xml`; the timeline shows the window a
 # zoom asks for, with fewer events; the live tree shows real collectors; the
-# launch page shows the plan. Screenshots are kept in
+# launch page shows the plan, and a click on Launch (through the DevTools
+# protocol, serve_cdp.py) lands on the new job's page with no error. Screenshots are kept in
 # $top_builddir/tests/manager/serve-*.png. Skips (77) without chromium.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -112,6 +113,13 @@ check "tree: with their names" grep -q "collector $tag-leaf" "$work/tree.html"
 page launch "#/launch/io.xml" 1400
 check "launch: the plan is shown valid" grep -q 'class="ok">the plan is valid' "$work/launch.html"
 check "launch: with the collector plan" grep -q "collectors.plan" "$work/launch.html"
+
+# a launch from the page: click, follow, land on the new job's page
+job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/#/launch/io.xml" \
+	"$shots/serve-launched.png" 180 2>"$work/cdp.err")
+check "launch from the page lands on the new job's page ($job)" [ "${job#\#/job/io-}" != "$job" ]
+[ -s "$work/cdp.err" ] && cat "$work/cdp.err"
+check "  ...a job directory made by that launch" [ -d "$jobs/${job#\#/job/}/segments" ]
 
 echo "screenshots: $shots/serve-*.png"
 exit $fail

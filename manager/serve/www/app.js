@@ -68,10 +68,16 @@ async function api(path, opts) {
 }
 const sleep = ms => new Promise(res => setTimeout(res, ms));
 /* retry while the server answers 202 (building), as long as the page is current */
+let lastMs = 0;            /* time of the last request until() made */
 async function until(path, gen, opts) {
   for (let k = 0; ; k++) {
+    const t = performance.now();
     const r = await api(path, opts);
-    if (!r || r.pending === undefined) return r;
+    lastMs = performance.now() - t;
+    if (!r || r.pending === undefined) {
+      if (gen === pageGen) $('#busy').textContent = '';
+      return r;
+    }
     if (gen !== pageGen) return null;
     $('#busy').textContent = (r.pending.state || 'working') + '…';
     await sleep(k < 10 ? 300 : 1000);
@@ -347,11 +353,10 @@ async function fetchWindow(st) {
   const seq = ++st.seq;
   let url = st.base + '/timeline?w=' + w;
   if (st.t0 !== null) url += '&t0=' + Math.floor(st.t0) + '&t1=' + Math.ceil(st.t1);
-  const t = performance.now();
   const d = await until(url, st.gen);
   if (!d || seq !== st.seq || st.gen !== pageGen) return null;
   st.data = d; st.w = w; st.t0 = d.t0; st.t1 = d.t1; st.tmin = d.tmin; st.tmax = d.tmax;
-  st.ms = performance.now() - t;
+  st.ms = lastMs;
   $('#busy').textContent = '';
   drawTimeline(st);
   return d;

@@ -268,167 +268,197 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_add(a->drain_timer, &tv);
 }
 
-int main(int argc, char **argv)
-{
+/* Everything the command line sets; cfg points into the rest. */
+struct options {
 	struct col_config cfg;
-	struct app a = {0};
-	struct event *sig[3] = {NULL};
-	static const int signo[3] = {SIGTERM, SIGINT, SIGHUP};
 	char secret[SECRET_MAX];
-	const char *log_file = NULL;
-	int print_port = 0, opt, rc;
-	uint64_t v;
-	static uint32_t filter[PROTO_EV__COUNT];
+	const char *log_file;
+	int print_port;
+	unsigned drain_ms;
+	uint32_t filter[PROTO_EV__COUNT];
+};
 
-	col_config_default(&cfg);
-	a.drain_ms = 30000;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case O_LISTEN: cfg.listen = optarg; break;
-		case O_PARENT: cfg.parent = optarg; break;
-		case O_OUTPUT: cfg.output = optarg; break;
-		case O_NAME: cfg.name = optarg; break;
-		case O_SPILL: cfg.spill_dir = optarg; break;
-		case O_LOGFILE: log_file = optarg; break;
-		case O_PRINT: print_port = 1; break;
-		case O_TLSCERT: cfg.tls_cert = optarg; break;
-		case O_TLSKEY: cfg.tls_key = optarg; break;
-		case O_TLSCA: cfg.tls_ca = optarg; break;
-		case O_TLSLISTEN: cfg.tls_listen = optarg; break;
-		case O_SECRET:
-			if (read_secret(optarg, secret, sizeof(secret),
-					&cfg.secretlen)) {
-				fprintf(stderr, "tapestry-collector: cannot read "
-					"secret file %s\n", optarg);
-				return 2;
-			}
-			cfg.secret = secret;
-			break;
-		case O_LOGLEVEL:
-			if ((col_log_level = col_log_parse(optarg)) < 0)
-				goto bad;
-			break;
-		case O_NODE:
-			if (parse_u64(optarg, &cfg.node_id))
-				goto bad;
-			break;
-		case O_FBYTES: case O_FREC: case O_ZSTD: case O_QUOTA:
-		case O_MEM: case O_CROUNDS:
-			if (parse_u64(optarg, &v))
-				goto bad;
-			if (opt == O_FBYTES)
-				cfg.flush_bytes = v;
-			else if (opt == O_FREC)
-				cfg.flush_records = v > UINT32_MAX ? UINT32_MAX :
-						    (uint32_t)v;
-			else if (opt == O_ZSTD) {
-				if (v > 19)
-					goto bad;
-				cfg.zstd_level = (int)v;
-			} else if (opt == O_QUOTA)
-				cfg.spill_quota = v;
-			else if (opt == O_MEM)
-				cfg.mem_cap = v;
-			else {
-				if (v > PROTO_CLOCK_MAX)
-					goto bad;
-				cfg.clock_rounds = (unsigned)v;
-			}
-			break;
-		case O_FMS:
-			if (parse_u64(optarg, &v) || v > 3600000)
-				goto bad;
-			cfg.flush_ms = (unsigned)v;
-			break;
-		case O_CPERIOD:
-			if (parse_ms(optarg, &cfg.clock_period_ms))
-				goto bad;
-			break;
-		case O_SPERIOD:
-			if (parse_ms(optarg, &cfg.stats_period_ms))
-				goto bad;
-			break;
-		case O_HS:
-			if (parse_ms(optarg, &cfg.handshake_ms) ||
-			    !cfg.handshake_ms)
-				goto bad;
-			break;
-		case O_DRAIN:
-			if (parse_ms(optarg, &a.drain_ms))
-				goto bad;
-			break;
-		case O_DROP: case O_SAMPLE:
-			if (parse_filter(optarg, opt == O_SAMPLE, filter))
-				goto bad;
-			cfg.filter = filter;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			fputs(usage_text, stderr);
-			return 2;
-		}
-		continue;
-bad:
-		fprintf(stderr, "tapestry-collector: bad value for --%s: %s\n",
-			opt_name(opt), optarg);
-		return 2;
+/* A count or size option's value v into o: 0, or -1 when out of its range. */
+static int set_count(struct options *o, int opt, uint64_t v)
+{
+	struct col_config *cfg = &o->cfg;
+
+	switch (opt) {
+	case O_FBYTES: cfg->flush_bytes = v; break;
+	case O_FREC: cfg->flush_records = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; break;
+	case O_ZSTD:
+		if (v > 19)
+			return -1;
+		cfg->zstd_level = (int)v;
+		break;
+	case O_QUOTA: cfg->spill_quota = v; break;
+	case O_MEM: cfg->mem_cap = v; break;
+	default:	/* O_CROUNDS */
+		if (v > PROTO_CLOCK_MAX)
+			return -1;
+		cfg->clock_rounds = (unsigned)v;
+		break;
 	}
-	if (optind < argc || (!cfg.parent == !cfg.output)) {
+	return 0;
+}
+
+/* One option with its argument into o: 0, -1 for a bad value, or 1 when
+ * the secret file cannot be read (said here). */
+static int set_option(struct options *o, int opt, char *arg)
+{
+	struct col_config *cfg = &o->cfg;
+	uint64_t v;
+
+	switch (opt) {
+	case O_LISTEN: cfg->listen = arg; break;
+	case O_PARENT: cfg->parent = arg; break;
+	case O_OUTPUT: cfg->output = arg; break;
+	case O_NAME: cfg->name = arg; break;
+	case O_SPILL: cfg->spill_dir = arg; break;
+	case O_LOGFILE: o->log_file = arg; break;
+	case O_PRINT: o->print_port = 1; break;
+	case O_TLSCERT: cfg->tls_cert = arg; break;
+	case O_TLSKEY: cfg->tls_key = arg; break;
+	case O_TLSCA: cfg->tls_ca = arg; break;
+	case O_TLSLISTEN: cfg->tls_listen = arg; break;
+	case O_SECRET:
+		if (read_secret(arg, o->secret, sizeof(o->secret), &cfg->secretlen)) {
+			fprintf(stderr, "tapestry-collector: cannot read "
+				"secret file %s\n", arg);
+			return 1;
+		}
+		cfg->secret = o->secret;
+		break;
+	case O_LOGLEVEL:
+		return (col_log_level = col_log_parse(arg)) < 0 ? -1 : 0;
+	case O_NODE:
+		return parse_u64(arg, &cfg->node_id) ? -1 : 0;
+	case O_FBYTES: case O_FREC: case O_ZSTD: case O_QUOTA:
+	case O_MEM: case O_CROUNDS:
+		return parse_u64(arg, &v) ? -1 : set_count(o, opt, v);
+	case O_FMS:
+		if (parse_u64(arg, &v) || v > 3600000)
+			return -1;
+		cfg->flush_ms = (unsigned)v;
+		break;
+	case O_CPERIOD: return parse_ms(arg, &cfg->clock_period_ms);
+	case O_SPERIOD: return parse_ms(arg, &cfg->stats_period_ms);
+	case O_HS:
+		return parse_ms(arg, &cfg->handshake_ms) || !cfg->handshake_ms ? -1 : 0;
+	case O_DRAIN: return parse_ms(arg, &o->drain_ms);
+	case O_DROP: case O_SAMPLE:
+		if (parse_filter(arg, opt == O_SAMPLE, o->filter))
+			return -1;
+		cfg->filter = o->filter;
+		break;
+	}
+	return 0;
+}
+
+/* What the options say together, and the environment: 0, or 2 after a
+ * message. */
+static int check_options(const struct options *o, int extra_args)
+{
+	const struct col_config *cfg = &o->cfg;
+	double ppm;
+
+	if (extra_args || (!cfg->parent == !cfg->output)) {
 		fprintf(stderr, "tapestry-collector: give exactly one of "
 			"--parent or --output (see --help)\n");
 		return 2;
 	}
-	if (cfg.filter && cfg.output) {
+	if (cfg->filter && cfg->output) {
 		fprintf(stderr, "tapestry-collector: --drop and --sample apply on "
 			"node and gateway collectors, not with --output\n");
 		return 2;
 	}
-	if ((cfg.tls_cert || cfg.tls_key || cfg.tls_ca || cfg.tls_listen) &&
-	    !(cfg.tls_cert && cfg.tls_key && cfg.tls_ca)) {
+	if ((cfg->tls_cert || cfg->tls_key || cfg->tls_ca || cfg->tls_listen) &&
+	    !(cfg->tls_cert && cfg->tls_key && cfg->tls_ca)) {
 		fprintf(stderr, "tapestry-collector: TLS needs all of --tls-cert, "
 			"--tls-key and --tls-ca\n");
 		return 2;
 	}
-	{
-		double ppm;
+	if (proto_drift_ppm(getenv("TAPESTRY_CLOCK_DRIFT_PPM"), &ppm)) {
+		fprintf(stderr, "tapestry-collector: TAPESTRY_CLOCK_DRIFT_PPM='%s': "
+			"want a number from -100000 to 100000\n",
+			getenv("TAPESTRY_CLOCK_DRIFT_PPM"));
+		return 2;
+	}
+	return 0;
+}
 
-		if (proto_drift_ppm(getenv("TAPESTRY_CLOCK_DRIFT_PPM"), &ppm)) {
-			fprintf(stderr, "tapestry-collector: TAPESTRY_CLOCK_DRIFT_PPM='%s': "
-				"want a number from -100000 to 100000\n",
-				getenv("TAPESTRY_CLOCK_DRIFT_PPM"));
+/* Parse the command line into o: -1 to go on, else the exit status
+ * (0 after --help, 2 after a message). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int opt, rc;
+
+	col_config_default(&o->cfg);
+	o->drain_ms = 30000;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (opt == '?' || opt == ':') {
+			fputs(usage_text, stderr);
+			return 2;
+		}
+		if ((rc = set_option(o, opt, optarg)) > 0)
+			return 2;
+		if (rc < 0) {
+			fprintf(stderr, "tapestry-collector: bad value for --%s: %s\n",
+				opt_name(opt), optarg);
 			return 2;
 		}
 	}
-	if (log_file && col_log_open(log_file)) {
-		fprintf(stderr, "tapestry-collector: cannot open %s\n", log_file);
+	rc = check_options(o, optind < argc);
+	return rc ? rc : -1;
+}
+
+/* --print-port: the ports the kernel chose, on stdout. */
+static void print_ports(const struct col_config *cfg, struct col *col)
+{
+	const char *colon = strrchr(cfg->listen, ':');
+	int hostlen = colon ? (int)(colon - cfg->listen) : 0;
+
+	printf("listening %.*s:%u\n", hostlen, cfg->listen, col_port(col));
+	if (cfg->tls_listen) {
+		colon = strrchr(cfg->tls_listen, ':');
+		hostlen = colon ? (int)(colon - cfg->tls_listen) : 0;
+		printf("listening-tls %.*s:%u\n", hostlen, cfg->tls_listen,
+		       col_tls_port(col));
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static struct options o;
+	struct app a = {0};
+	struct event *sig[3] = {NULL};
+	static const int signo[3] = {SIGTERM, SIGINT, SIGHUP};
+	int rc;
+
+	if ((rc = parse_options(argc, argv, &o)) >= 0)
+		return rc;
+	a.drain_ms = o.drain_ms;
+	if (o.log_file && col_log_open(o.log_file)) {
+		fprintf(stderr, "tapestry-collector: cannot open %s\n", o.log_file);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	a.base = event_base_new();
 	if (!a.base)
 		return 1;
-	a.col = col_new(a.base, &cfg, &rc);
+	a.col = col_new(a.base, &o.cfg, &rc);
 	if (!a.col) {
 		col_err("cannot start: %s", proto_strerror(rc));
 		event_base_free(a.base);
 		return 1;
 	}
-	if (print_port) {
-		const char *colon = strrchr(cfg.listen, ':');
-		int hostlen = colon ? (int)(colon - cfg.listen) : 0;
-
-		printf("listening %.*s:%u\n", hostlen, cfg.listen,
-		       col_port(a.col));
-		if (cfg.tls_listen) {
-			colon = strrchr(cfg.tls_listen, ':');
-			hostlen = colon ? (int)(colon - cfg.tls_listen) : 0;
-			printf("listening-tls %.*s:%u\n", hostlen,
-			       cfg.tls_listen, col_tls_port(a.col));
-		}
-		fflush(stdout);
-	}
+	if (o.print_port)
+		print_ports(&o.cfg, a.col);
 	a.drain_timer = evtimer_new(a.base, drain_timeout_cb, &a);
 	for (int i = 0; i < 3; i++) {
 		sig[i] = evsignal_new(a.base, signo[i], signal_cb, &a);

@@ -20,6 +20,11 @@ int mgr_cmd_replay(int argc, char **argv);
 int mgr_cmd_rank_exec(int argc, char **argv);
 int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
 
+/* The report of the job directory dir (manager/export/report.c), as text or
+ * XML, to out: the exit status of `tapestry report` (0, or 1 after a
+ * message). launch prints it after a job. */
+int mgr_report(const char *dir, int xml, FILE *out);
+
 /* Print "tapestry: " + message to stderr. */
 void mgr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

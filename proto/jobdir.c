@@ -964,208 +964,244 @@ static int rescan_segment(struct proto_jobdir_w *w, struct fbuf *b, int fd,
 	return 0;
 }
 
-/* APPEND on an existing job: cut the torn tail of the last segment,
- * repair the index, index what it misses, pick where writing resumes. */
-static int recover(struct proto_jobdir_w *w, const struct seglist *l)
+/* What recover's steps hand each other. */
+struct recovery {
+	struct fbuf b;		/* frame buffer of the scans */
+	int have_last;		/* the job has a segment */
+	uint32_t last;		/* its last segment, open on last_fd */
+	int last_fd;
+	uint64_t last_end;	/* valid end of the last segment */
+	uint64_t kept;		/* index entries kept */
+	uint32_t rseg;		/* with kept: where the last kept entry ends */
+	uint64_t roff;
+};
+
+/* Step 1, the last segment: find its valid end, cut a torn tail. */
+static int recover_last_segment(struct proto_jobdir_w *w, struct recovery *r)
 {
-	struct fbuf b = {0};
+	struct stat st;
+	char *path;
+	int rc, why;
+
+	path = seg_path(w->dir, r->last);
+	if (!path)
+		return PROTO_E_NOMEM;
+	r->last_fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	free(path);
+	if (r->last_fd < 0 || fstat(r->last_fd, &st) < 0)
+		return PROTO_E_IO;
+	rc = seg_read_check(r->last_fd, r->last);
+	if (rc < 0 && rc != PROTO_E_IO) {
+		rec_note(w, "segment %06u: bad header (%s), left as is",
+			 r->last, proto_strerror(rc));
+		w->rec.new_segment = 1;
+		r->last_end = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (rc)
+		return rc;
+
+	uint64_t end = (uint64_t)st.st_size;
+
+	/* The scan only measures here; indexing comes in step 3 once the
+	 * index is trimmed. */
+	r->last_end = SEG_HDR;
+	while (r->last_end < end) {
+		struct proto_frame f;
+		size_t flen;
+
+		rc = frame_at(&r->b, r->last_fd, r->last_end, end, &f, &flen, &why);
+		if (rc)
+			return rc;
+		if (why)
+			break;
+		r->last_end += flen;
+	}
+	if (r->last_end < end && why == PROTO_E_TRUNCATED) {
+		if (ftruncate(r->last_fd, (off_t)r->last_end) < 0)
+			return PROTO_E_IO;
+		w->rec.truncated_bytes = end - r->last_end;
+		rec_note(w, "segment %06u: torn tail of %llu bytes at offset %llu cut",
+			 r->last, (unsigned long long)(end - r->last_end),
+			 (unsigned long long)r->last_end);
+	} else if (r->last_end < end) {
+		rec_note(w, "segment %06u: corrupt frame at offset %llu (%s), left as is",
+			 r->last, (unsigned long long)r->last_end, proto_strerror(why));
+		w->rec.new_segment = 1;
+		r->last_end = end;
+	}
+	return 0;
+}
+
+/* Of an index whose header is intact (size bytes of entries), how many
+ * entries at its start are intact, in order and inside the valid data
+ * (r->kept), and where the last of them ends (r->rseg, r->roff). */
+static int count_intact(struct proto_jobdir_w *w, struct recovery *r, uint64_t size)
+{
+	struct proto_jobdir_index_entry prev = {0}, x;
+	uint8_t e[IDX_ENTRY];
+	size_t got;
+	int rc;
+
+	for (; r->kept < size / IDX_ENTRY; r->kept++) {
+		rc = pread_full(w->idx_fd, e, IDX_ENTRY, IDX_HDR + r->kept * IDX_ENTRY, &got);
+		if (rc)
+			return rc;
+		if (got < IDX_ENTRY || idx_parse(e, &x))
+			break;
+		if (r->kept && (x.segment < prev.segment ||
+				(x.segment == prev.segment &&
+				 x.offset < prev.offset + prev.length)))
+			break;
+		if (!r->have_last || x.segment > r->last || x.offset < SEG_HDR ||
+		    x.length <= PROTO_FRAME_HDR ||
+		    (x.segment == r->last && x.offset + x.length > r->last_end))
+			break;
+		prev = x;
+	}
+	if (r->kept) {
+		r->rseg = prev.segment;
+		r->roff = prev.offset + prev.length;
+	}
+	return 0;
+}
+
+/* Step 2, the index: keep the entries that are intact, in order and inside
+ * the valid data; drop the rest. */
+static int recover_index(struct proto_jobdir_w *w, struct recovery *r)
+{
 	uint8_t h[IDX_HDR];
-	uint64_t last_end = 0;	/* valid end of the last segment */
-	uint32_t last = 0, rseg = 0;
-	uint64_t roff = SEG_HDR, nent = 0, kept = 0;
+	uint64_t nent;
 	struct stat st;
 	size_t got;
-	int rc, last_fd = -1, have_last = l->count > 0;
+	int rc;
 
-	/* 1. the last segment: find its valid end, cut a torn tail */
-	if (have_last) {
-		char *path;
-		int why;
-
-		last = l->n[l->count - 1];
-		path = seg_path(w->dir, last);
-		if (!path)
-			return PROTO_E_NOMEM;
-		last_fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
-		free(path);
-		if (last_fd < 0 || fstat(last_fd, &st) < 0) {
-			rc = PROTO_E_IO;
-			goto out;
-		}
-		rc = seg_read_check(last_fd, last);
-		if (rc < 0 && rc != PROTO_E_IO) {
-			rec_note(w, "segment %06u: bad header (%s), left as is",
-				 last, proto_strerror(rc));
-			w->rec.new_segment = 1;
-			last_end = (uint64_t)st.st_size;
-		} else if (rc) {
-			goto out;
-		} else {
-			uint64_t end = (uint64_t)st.st_size;
-
-			/* The scan only measures here; indexing comes in
-			 * step 3 once the index is trimmed. */
-			last_end = SEG_HDR;
-			while (last_end < end) {
-				struct proto_frame f;
-				size_t flen;
-
-				rc = frame_at(&b, last_fd, last_end, end, &f,
-					      &flen, &why);
-				if (rc)
-					goto out;
-				if (why)
-					break;
-				last_end += flen;
-			}
-			if (last_end < end && why == PROTO_E_TRUNCATED) {
-				if (ftruncate(last_fd, (off_t)last_end) < 0) {
-					rc = PROTO_E_IO;
-					goto out;
-				}
-				w->rec.truncated_bytes = end - last_end;
-				rec_note(w, "segment %06u: torn tail of %llu "
-					 "bytes at offset %llu cut", last,
-					 (unsigned long long)(end - last_end),
-					 (unsigned long long)last_end);
-			} else if (last_end < end) {
-				rec_note(w, "segment %06u: corrupt frame at "
-					 "offset %llu (%s), left as is", last,
-					 (unsigned long long)last_end,
-					 proto_strerror(why));
-				w->rec.new_segment = 1;
-				last_end = end;
-			}
-		}
-	}
-
-	/* 2. the index: keep the entries that are intact, in order and
-	 * inside the valid data; drop the rest */
-	if (fstat(w->idx_fd, &st) < 0) {
-		rc = PROTO_E_IO;
-		goto out;
-	}
+	if (fstat(w->idx_fd, &st) < 0)
+		return PROTO_E_IO;
 	rc = pread_full(w->idx_fd, h, IDX_HDR, 0, &got);
 	if (rc)
-		goto out;
+		return rc;
 	if (idx_check(h, got) != 0) {
 		if (st.st_size > 0)
 			rec_note(w, "index header bad, index rebuilt");
 		nent = st.st_size > IDX_HDR
-			? ((uint64_t)st.st_size - IDX_HDR + IDX_ENTRY - 1) /
-				  IDX_ENTRY
+			? ((uint64_t)st.st_size - IDX_HDR + IDX_ENTRY - 1) / IDX_ENTRY
 			: 0;
 		idx_header(h);
 		if (ftruncate(w->idx_fd, 0) < 0 ||
-		    pwrite(w->idx_fd, h, IDX_HDR, 0) != IDX_HDR) {
-			rc = PROTO_E_IO;
-			goto out;
-		}
+		    pwrite(w->idx_fd, h, IDX_HDR, 0) != IDX_HDR)
+			return PROTO_E_IO;
 	} else {
 		uint64_t size = (uint64_t)st.st_size - IDX_HDR;
-		struct proto_jobdir_index_entry prev = {0}, x;
-		uint8_t e[IDX_ENTRY];
 
 		nent = (size + IDX_ENTRY - 1) / IDX_ENTRY;
-		for (; kept < size / IDX_ENTRY; kept++) {
-			rc = pread_full(w->idx_fd, e, IDX_ENTRY,
-					IDX_HDR + kept * IDX_ENTRY, &got);
-			if (rc)
-				goto out;
-			if (got < IDX_ENTRY || idx_parse(e, &x))
-				break;
-			if (kept && (x.segment < prev.segment ||
-				     (x.segment == prev.segment &&
-				      x.offset < prev.offset + prev.length)))
-				break;
-			if (!have_last || x.segment > last ||
-			    x.offset < SEG_HDR || x.length <= PROTO_FRAME_HDR ||
-			    (x.segment == last &&
-			     x.offset + x.length > last_end))
-				break;
-			prev = x;
-		}
-		if (kept) {
-			rseg = prev.segment;
-			roff = prev.offset + prev.length;
-		}
+		if ((rc = count_intact(w, r, size)))
+			return rc;
 	}
-	if (ftruncate(w->idx_fd, (off_t)(IDX_HDR + kept * IDX_ENTRY)) < 0) {
-		rc = PROTO_E_IO;
-		goto out;
-	}
-	w->idx_size = IDX_HDR + kept * IDX_ENTRY;
-	w->rec.index_dropped = nent - kept;
-	if (lseek(w->idx_fd, 0, SEEK_END) < 0) {
-		rc = PROTO_E_IO;
-		goto out;
-	}
+	if (ftruncate(w->idx_fd, (off_t)(IDX_HDR + r->kept * IDX_ENTRY)) < 0)
+		return PROTO_E_IO;
+	w->idx_size = IDX_HDR + r->kept * IDX_ENTRY;
+	w->rec.index_dropped = nent - r->kept;
+	if (lseek(w->idx_fd, 0, SEEK_END) < 0)
+		return PROTO_E_IO;
+	return 0;
+}
 
-	/* 3. index the BATCH frames after the last kept entry */
-	for (size_t i = 0; i < l->count && have_last; i++) {
+/* Step 3 for one segment s: index its BATCH frames from offset from. */
+static int reindex_segment(struct proto_jobdir_w *w, struct recovery *r,
+			   uint32_t s, uint64_t from)
+{
+	uint64_t end, valid;
+	struct stat st;
+	int fd, why, own = 0, rc;
+
+	if (s == r->last) {
+		fd = r->last_fd;
+		end = r->last_end;
+	} else {
+		char *path = seg_path(w->dir, s);
+
+		if (!path)
+			return PROTO_E_NOMEM;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		free(path);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return PROTO_E_IO;
+		}
+		own = 1;
+		end = (uint64_t)st.st_size;
+	}
+	rc = seg_read_check(fd, s);
+	if (rc == 0)
+		rc = rescan_segment(w, &r->b, fd, s, from, end, &valid, &why);
+	else if (rc != PROTO_E_IO)
+		rc = 0;	/* a bad header: nothing to index there */
+	if (own)
+		close(fd);
+	return rc;
+}
+
+/* Step 3: index the BATCH frames after the last kept entry. */
+static int reindex_tail(struct proto_jobdir_w *w, const struct seglist *l,
+			struct recovery *r)
+{
+	int rc;
+
+	for (size_t i = 0; i < l->count && r->have_last; i++) {
 		uint32_t s = l->n[i];
-		uint64_t from = SEG_HDR, end, valid;
-		int fd, why, own = 0;
 
-		if (s < rseg)
+		if (s < r->rseg)
 			continue;
-		if (s == rseg && kept)
-			from = roff;
-		if (s == last) {
-			fd = last_fd;
-			end = last_end;
-		} else {
-			char *path = seg_path(w->dir, s);
-
-			if (!path) {
-				rc = PROTO_E_NOMEM;
-				goto out;
-			}
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			free(path);
-			if (fd < 0 || fstat(fd, &st) < 0) {
-				if (fd >= 0)
-					close(fd);
-				rc = PROTO_E_IO;
-				goto out;
-			}
-			own = 1;
-			end = (uint64_t)st.st_size;
-		}
-		rc = seg_read_check(fd, s);
-		if (rc == 0)
-			rc = rescan_segment(w, &b, fd, s, from, end, &valid,
-					    &why);
-		else if (rc != PROTO_E_IO)
-			rc = 0;	/* a bad header: nothing to index there */
-		if (own)
-			close(fd);
+		rc = reindex_segment(w, r, s, s == r->rseg && r->kept ? r->roff : SEG_HDR);
 		if (rc)
-			goto out;
+			return rc;
 	}
 	if (w->rec.index_dropped || w->rec.index_added)
 		rec_note(w, "index: %llu entries dropped, %llu added",
 			 (unsigned long long)w->rec.index_dropped,
 			 (unsigned long long)w->rec.index_added);
+	return 0;
+}
 
-	/* 4. where writing resumes */
-	if (have_last && !w->rec.new_segment) {
-		w->seg_fd = last_fd;
-		last_fd = -1;
-		w->seg_no = last;
-		w->seg_size = last_end;
-	} else if (have_last) {
-		if (last == SEG_NUMBER_MAX) {
-			rc = PROTO_E_FULL;
-			goto out;
-		}
-		w->seg_no = last + 1;
+/* Step 4: where writing resumes; the last segment's fd passes to w when
+ * writing goes on in it. */
+static int resume_point(struct proto_jobdir_w *w, struct recovery *r)
+{
+	if (r->have_last && !w->rec.new_segment) {
+		w->seg_fd = r->last_fd;
+		r->last_fd = -1;
+		w->seg_no = r->last;
+		w->seg_size = r->last_end;
+	} else if (r->have_last) {
+		if (r->last == SEG_NUMBER_MAX)
+			return PROTO_E_FULL;
+		w->seg_no = r->last + 1;
 	}
-	rc = 0;
-out:
-	if (last_fd >= 0)
-		close(last_fd);
-	free(b.p);
+	return 0;
+}
+
+/* APPEND on an existing job: cut the torn tail of the last segment,
+ * repair the index, index what it misses, pick where writing resumes. */
+static int recover(struct proto_jobdir_w *w, const struct seglist *l)
+{
+	struct recovery r = {.have_last = l->count > 0, .last_fd = -1, .roff = SEG_HDR};
+	int rc = 0;
+
+	if (r.have_last) {
+		r.last = l->n[l->count - 1];
+		rc = recover_last_segment(w, &r);
+	}
+	if (!rc)
+		rc = recover_index(w, &r);
+	if (!rc)
+		rc = reindex_tail(w, l, &r);
+	if (!rc)
+		rc = resume_point(w, &r);
+	if (r.last_fd >= 0)
+		close(r.last_fd);
+	free(r.b.p);
 	return rc;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/error.h"
 #include "proto/num.h"
 
 int proto_parse_long(const char *s, long lo, long hi, long *out)
@@ -13,12 +14,12 @@ int proto_parse_long(const char *s, long lo, long hi, long *out)
 	long v;
 
 	if (!s)
-		return -1;
+		return PROTO_E_ARG;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi ||
 	    *s == ' ' || *s == '\t' || *s == '\n')
-		return -1;
+		return PROTO_E_ARG;
 	*out = v;
 	return 0;
 }
@@ -30,11 +31,11 @@ int proto_parse_size(const char *s, int base, uint64_t *out)
 	int shift = 0;
 
 	if (!s || *s < '0' || *s > '9')		/* no blank, no sign */
-		return -1;
+		return PROTO_E_ARG;
 	errno = 0;
 	v = strtoull(s, &end, base);
 	if (errno || end == s)
-		return -1;
+		return PROTO_E_ARG;
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
 	case 'm': case 'M': shift = 20; end++; break;
@@ -46,7 +47,7 @@ int proto_parse_size(const char *s, int base, uint64_t *out)
 	else if (!strcmp(end, "B"))
 		end++;
 	if (*end || v > (UINT64_MAX >> shift))
-		return -1;
+		return PROTO_E_ARG;
 	*out = (uint64_t)v << shift;
 	return 0;
 }

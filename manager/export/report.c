@@ -2,8 +2,10 @@
  * manager/export/report.c - `tapestry report`: what a job directory holds.
  *
  * Streams (one per traced process) with their host, pid, rank and losses;
- * events per type and per rank; what the reader had to skip. Text by
- * default, XML with --xml (for scripts).
+ * events per type and per rank; what the reader had to skip; the collectors'
+ * last statistics; the clock, perturbation and causality figures of the
+ * post-processing. Gathered once into a struct report (report_gather), then
+ * printed from it as text (default) or XML (--xml, for scripts).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -107,7 +109,188 @@ static void help(FILE *out)
 	      out);
 }
 
-static void xml_attr(FILE *out, const char *s)
+/* The test of one communication model on the receives whose message came
+ * late ([004] 6.3: mgr_perturb_model_check). */
+#define CHECK_SHOWN 4
+struct model_test {
+	const char *what, *label;	/* XML name, text label */
+	double lat, npb;		/* the model: latency, ns per byte */
+	size_t n, rejected;		/* sizes tested (may exceed CHECK_SHOWN) */
+	struct mgr_model_check c[CHECK_SHOWN];
+};
+
+/* Everything the report prints, gathered once. */
+struct report {
+	const char *dir;
+	struct proto_trace *t;
+	struct mgr_events *me;			/* NULL: post-processing failed */
+	const struct mgr_post *post;		/* these four: NULL with me */
+	const struct mgr_perturb_stats *ps;
+	const struct mgr_causality_stats *cs;
+	const struct mgr_comms_stats *cms;
+	/* the span of the program's own events, traced and corrected: over
+	 * the MPI ranks' streams when there are any (span_ranks; a launcher's
+	 * streams cover the whole job, uncorrected), else over every stream */
+	int64_t span_raw, span_cor;
+	int span_ranks;
+	struct model_test tests[2];		/* fitted, then ping-pong */
+	size_t ntests;
+	struct tally tally[PROTO_EV__COUNT];
+	int maxrank;				/* highest rank seen; -1: none */
+	struct nodes *nodes;			/* NULL when out of memory */
+	const struct proto_trace_stats *st;
+	const struct proto_jobdir_report *jr;	/* NULL: nothing skipped */
+	size_t ns;				/* streams */
+	uint64_t lost, gaps;			/* over every stream */
+};
+
+/* The spans of the traced and corrected events (struct report). */
+static void gather_span(struct report *r)
+{
+	struct mgr_event ev;
+	int64_t r0[2] = {INT64_MAX, INT64_MAX}, r1[2] = {INT64_MIN, INT64_MIN};
+	int64_t c0[2] = {INT64_MAX, INT64_MAX}, c1[2] = {INT64_MIN, INT64_MIN};
+
+	while (mgr_events_next(r->me, &ev) == 1) {
+		const struct proto_ev_info *info = proto_ev_info(ev.ev->type);
+
+		if (!info || info->category == PROTO_CAT_TRACER)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			if (k == 1 && ev.stream->rank < 0)
+				continue;
+			if (ev.rstart < r0[k]) r0[k] = ev.rstart;
+			if (ev.rend > r1[k]) r1[k] = ev.rend;
+			if (ev.start < c0[k]) c0[k] = ev.start;
+			if (ev.end > c1[k]) c1[k] = ev.end;
+		}
+	}
+	int k = r1[1] > r0[1] ? 1 : 0;
+	r->span_ranks = k;
+	if (r1[k] > r0[k]) {
+		r->span_raw = r1[k] - r0[k];
+		r->span_cor = c1[k] - c0[k];
+	}
+}
+
+static void gather_test(struct report *r, const struct mgr_perturb *pert,
+			const char *what, const char *label, double lat, double npb)
+{
+	struct model_test *m = &r->tests[r->ntests++];
+
+	m->what = what;
+	m->label = label;
+	m->lat = lat;
+	m->npb = npb;
+	m->n = mgr_perturb_model_check(pert, lat, npb, m->c, CHECK_SHOWN, &m->rejected);
+}
+
+/* Both models' tests: the one fitted on the trace, and the launch's
+ * ping-pong figures when meta.xml has them. */
+static void gather_tests(struct report *r, const struct mgr_perturb *pert)
+{
+	const char *l = proto_trace_meta(r->t, "net_latency_ns");
+	const char *b = proto_trace_meta(r->t, "net_bandwidth_Bps");
+	double lat = l ? atof(l) : 0, bw = b ? atof(b) : 0;
+
+	if (!r->ps->model_points)
+		return;
+	gather_test(r, pert, "fitted", "fitted on the trace", r->ps->model_latency_ns,
+		    r->ps->model_ns_per_byte);
+	if (lat > 0 && bw > 0)
+		gather_test(r, pert, "pingpong", "the launch's ping-pong", lat, 1e9 / bw);
+}
+
+/* The post-processing's figures; a failure is said and the rest reported. */
+static void gather_post(struct report *r)
+{
+	int prc;
+
+	if (!(r->me = mgr_events_open(r->dir, &prc))) {
+		mgr_err("%s: post-processing failed (%s)", r->dir, proto_strerror(prc));
+		return;
+	}
+	const struct mgr_causality *clc = mgr_events_causality(r->me);
+	const struct mgr_perturb *pert = mgr_events_perturb(r->me);
+
+	r->post = mgr_events_post(r->me);
+	gather_span(r);
+	if (pert) {
+		r->ps = mgr_perturb_stats(pert);
+		gather_tests(r, pert);
+	}
+	if (clc) {
+		r->cs = mgr_causality_stats(clc);
+		r->cms = mgr_comms_stats(mgr_causality_comms(clc));
+	}
+}
+
+/* Events per type and rank, and the collectors' STATS, in one read. */
+static int gather_events(struct report *r)
+{
+	struct proto_trace_event te;
+	int rc;
+
+	r->maxrank = -1;
+	if ((r->nodes = calloc(1, sizeof(*r->nodes))) &&
+	    (r->nodes->msg = malloc(sizeof(*r->nodes->msg))))
+		proto_trace_on_frame(r->t, on_stats, r->nodes);
+	while ((rc = proto_trace_next(r->t, &te)) == 1) {
+		struct tally *ty = &r->tally[te.ev->type];
+		int k = te.stream->rank;
+
+		if (!ty->by_rank &&
+		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
+			mgr_err("out of memory");
+			return PROTO_E_NOMEM;
+		}
+		ty->total++;
+		if (k < 0 || k >= MAX_RANKS)
+			k = MAX_RANKS;
+		else if (k > r->maxrank)
+			r->maxrank = k;
+		ty->by_rank[k]++;
+	}
+	if (rc < 0)
+		mgr_err("%s: read error: %s", r->dir, proto_strerror(rc));
+	return rc;
+}
+
+static void report_free(struct report *r)
+{
+	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
+		free(r->tally[ty].by_rank);
+	proto_trace_close(r->t);
+	mgr_events_close(r->me);
+	if (r->nodes)
+		free(r->nodes->msg);
+	free(r->nodes);
+}
+
+/* Fill r from the job directory dir: 0, or -1 after a message (r is to be
+ * freed either way). */
+static int report_gather(struct report *r, const char *dir)
+{
+	memset(r, 0, sizeof(*r));
+	r->dir = dir;
+	if (!(r->t = mgr_trace_open(dir)))
+		return -1;
+	gather_post(r);
+	if (gather_events(r) < 0)
+		return -1;
+	r->st = proto_trace_stats(r->t);
+	r->jr = proto_trace_report(r->t);
+	r->ns = proto_trace_nstreams(r->t);
+	for (size_t i = 0; i < r->ns; i++) {
+		r->lost += proto_trace_stream(r->t, i)->lost_events;
+		r->gaps += proto_trace_stream(r->t, i)->gap_batches;
+	}
+	return 0;
+}
+
+/* ---- XML ------------------------------------------------------------------ */
+
+static void xml_text(FILE *out, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -124,69 +307,394 @@ static void xml_attr(FILE *out, const char *s)
 	}
 }
 
-/* The test of a communication model on the receives whose message came
- * late ([004] 6.3: mgr_perturb_model_check), as text or XML. */
-#define CHECK_SHOWN 4
-static void model_check(const struct mgr_perturb *pert, int xml, const char *what,
-			const char *label, double lat, double npb)
+/* One attribute, ` name="value"`, by the value's type. */
+static void attr_s(FILE *out, const char *name, const char *v)
 {
-	struct mgr_model_check c[CHECK_SHOWN];
-	size_t rejected;
-	size_t n = mgr_perturb_model_check(pert, lat, npb, c, CHECK_SHOWN, &rejected);
-	size_t shown = n < CHECK_SHOWN ? n : CHECK_SHOWN;
-	int accepted = !rejected;	/* over every size tested, shown or not */
-	if (xml) {
-		printf("  <model_check model=\"%s\" latency_ns=\"%.1f\" ns_per_byte=\"%.6f\""
-		       " sizes_tested=\"%zu\" accepted=\"%d\">\n", what, lat, npb, n,
-		       n ? accepted : 0);
-		for (size_t i = 0; i < shown; i++)
-			printf("    <size bytes=\"%" PRId64 "\" n=\"%" PRIu64 "\" model_ns=\"%.1f\""
-			       " error_mean_ns=\"%.1f\" error_sd_ns=\"%.1f\" t=\"%.3f\""
-			       " critical=\"%.3f\" accept=\"%d\" measured_min_ns=\"%.1f\""
-			       " measured_mean_ns=\"%.1f\" measured_max_ns=\"%.1f\"/>\n",
-			       c[i].bytes, c[i].n, c[i].model_ns, c[i].mean_ns, c[i].sd_ns, c[i].t,
-			       c[i].critical, c[i].accept, c[i].min_ns, c[i].avg_ns, c[i].max_ns);
-		printf("  </model_check>\n");
-		return;
-	}
-	printf("                 %s (%.0f ns + %.4f ns/byte): ", label, lat, npb);
-	if (!n) {
-		printf("no message size with %d late messages or more: not tested\n",
-		       MGR_CHECK_MIN);
-		return;
-	}
-	printf("%s\n", accepted ? "accepted" : "rejected");
-	for (size_t i = 0; i < shown; i++)
-		printf("                   %" PRId64 " B: %" PRIu64 " late messages, measured %.0f /"
-		       " %.0f / %.0f ns (min / mean / max), model %.0f ns; error %+.1f +- %.1f ns,"
-		       " t %+.2f (critical %.2f): %s\n", c[i].bytes, c[i].n, c[i].min_ns,
-		       c[i].avg_ns, c[i].max_ns, c[i].model_ns, c[i].mean_ns, c[i].sd_ns,
-		       c[i].t, c[i].critical, c[i].accept ? "ACCEPT" : "REJECT");
-	if (n > shown)
-		printf("                   (%zu more sizes tested, not shown: see --xml for the"
-		       " first %d)\n", n - shown, CHECK_SHOWN);
+	fprintf(out, " %s=\"", name);
+	xml_text(out, v);
+	fputc('"', out);
 }
 
-/* Both models' tests: the one fitted on the trace, and the launch's
- * ping-pong figures when meta.xml has them. */
-static void model_checks(const struct mgr_perturb *pert, struct proto_trace *t, int xml)
+static void attr_u(FILE *out, const char *name, uint64_t v)
 {
-	const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
-	const char *l = proto_trace_meta(t, "net_latency_ns");
-	const char *b = proto_trace_meta(t, "net_bandwidth_Bps");
-	double lat = l ? atof(l) : 0, bw = b ? atof(b) : 0;
+	fprintf(out, " %s=\"%" PRIu64 "\"", name, v);
+}
 
-	if (!ps->model_points)
+static void attr_i(FILE *out, const char *name, int64_t v)
+{
+	fprintf(out, " %s=\"%" PRId64 "\"", name, v);
+}
+
+static void attr_f(FILE *out, const char *name, int prec, double v)
+{
+	fprintf(out, " %s=\"%.*f\"", name, prec, v);
+}
+
+static void xml_streams(FILE *out, const struct report *r)
+{
+	for (size_t i = 0; i < r->ns; i++) {
+		const struct proto_stream *s = proto_trace_stream(r->t, i);
+
+		fprintf(out, "  <stream id=\"%016" PRIx64 "\"", s->id);
+		attr_i(out, "rank", s->rank);
+		attr_i(out, "pid", s->pid);
+		attr_s(out, "host", s->host);
+		attr_s(out, "exe", s->exe);
+		attr_u(out, "events", s->events);
+		attr_u(out, "batches", s->batches);
+		attr_u(out, "lost_events", s->lost_events);
+		attr_u(out, "gap_batches", s->gap_batches);
+		attr_i(out, "ended", s->ended);
+		if (volume_method(s))
+			attr_s(out, "compute_volumes", volume_method(s));
+		fputs("/>\n", out);
+	}
+}
+
+static void xml_events(FILE *out, const struct report *r)
+{
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+		const struct tally *y = &r->tally[ty];
+
+		if (!y->total)
+			continue;
+		fprintf(out, "  <events");
+		attr_s(out, "type", proto_ev_info(ty)->name);
+		attr_u(out, "count", y->total);
+		fputc('>', out);
+		for (int k = 0; k <= r->maxrank; k++)
+			if (y->by_rank[k])
+				fprintf(out, "<rank n=\"%d\" count=\"%" PRIu64 "\"/>", k,
+					y->by_rank[k]);
+		fputs("</events>\n", out);
+	}
+}
+
+static void xml_collectors(FILE *out, const struct report *r)
+{
+	for (size_t i = 0; r->nodes && i < r->nodes->count; i++) {
+		const struct node_stats *n = &r->nodes->n[i];
+
+		fprintf(out, "  <collector id=\"%016" PRIx64 "\"", n->id);
+		attr_s(out, "name", n->name);
+		attr_s(out, "role", n->role);
+		attr_u(out, "events_in", n->events_in);
+		attr_u(out, "drops", n->drops);
+		attr_u(out, "filtered", n->filtered);
+		attr_u(out, "spilled_bytes", n->spilled);
+		attr_u(out, "reconnects", n->reconnects);
+		attr_u(out, "rejected", n->rejected);
+		fputs("/>\n", out);
+	}
+}
+
+static void xml_tests(FILE *out, const struct report *r)
+{
+	for (size_t i = 0; i < r->ntests; i++) {
+		const struct model_test *m = &r->tests[i];
+		size_t shown = m->n < CHECK_SHOWN ? m->n : CHECK_SHOWN;
+
+		fprintf(out, "  <model_check");
+		attr_s(out, "model", m->what);
+		attr_f(out, "latency_ns", 1, m->lat);
+		attr_f(out, "ns_per_byte", 6, m->npb);
+		attr_u(out, "sizes_tested", m->n);
+		/* over every size tested, shown or not */
+		attr_i(out, "accepted", m->n && !m->rejected);
+		fputs(">\n", out);
+		for (size_t j = 0; j < shown; j++) {
+			const struct mgr_model_check *c = &m->c[j];
+
+			fprintf(out, "    <size");
+			attr_i(out, "bytes", c->bytes);
+			attr_u(out, "n", c->n);
+			attr_f(out, "model_ns", 1, c->model_ns);
+			attr_f(out, "error_mean_ns", 1, c->mean_ns);
+			attr_f(out, "error_sd_ns", 1, c->sd_ns);
+			attr_f(out, "t", 3, c->t);
+			attr_f(out, "critical", 3, c->critical);
+			attr_i(out, "accept", c->accept);
+			attr_f(out, "measured_min_ns", 1, c->min_ns);
+			attr_f(out, "measured_mean_ns", 1, c->avg_ns);
+			attr_f(out, "measured_max_ns", 1, c->max_ns);
+			fputs("/>\n", out);
+		}
+		fputs("  </model_check>\n", out);
+	}
+}
+
+static void xml_perturbation(FILE *out, const struct report *r)
+{
+	const struct mgr_perturb_stats *ps = r->ps;
+
+	fputs("  <perturbation", out);
+	attr_i(out, "span_traced_ns", r->span_raw);
+	attr_i(out, "span_corrected_ns", r->span_cor);
+	attr_i(out, "removed_ns", ps->removed_ns);
+	attr_f(out, "alpha_ns", 1, ps->alpha_ns);
+	attr_u(out, "receives", ps->receives);
+	attr_u(out, "receives_arrived", ps->receives_arrived);
+	attr_u(out, "receives_waited", ps->receives_waited);
+	attr_u(out, "receives_model", ps->receives_model);
+	attr_u(out, "receives_tail", ps->receives_tail);
+	attr_u(out, "collectives", ps->collectives);
+	attr_u(out, "collectives_sub", ps->collectives_sub);
+	attr_u(out, "collectives_tail", ps->collectives_tail);
+	attr_u(out, "measured_events", ps->measured_events);
+	attr_i(out, "measured_ns", ps->measured_ns);
+	attr_i(out, "probe_ns", ps->probe_ns);
+	attr_u(out, "cold_events", ps->cold_events);
+	attr_i(out, "cold_ns", ps->cold_ns);
+	attr_u(out, "model_points", ps->model_points);
+	attr_u(out, "model_kept", ps->model_kept);
+	attr_f(out, "model_latency_ns", 1, ps->model_latency_ns);
+	attr_f(out, "model_ns_per_byte", 4, ps->model_ns_per_byte);
+	attr_f(out, "model_resid_sd_ns", 1, ps->model_resid_sd_ns);
+	attr_f(out, "model_t", 2, ps->model_t_slope);
+	attr_u(out, "waits", ps->waits);
+	attr_i(out, "wait_ns", ps->wait_ns);
+	attr_u(out, "uncalibrated_streams", ps->uncalibrated_streams);
+	attr_u(out, "uncalibrated_events", ps->uncalibrated_events);
+	fputs("/>\n", out);
+	xml_tests(out, r);
+}
+
+static void xml_causality(FILE *out, const struct report *r)
+{
+	const struct mgr_causality_stats *cs = r->cs;
+
+	fputs("  <causality", out);
+	attr_u(out, "messages", cs->matched);
+	attr_u(out, "unmatched_sends", cs->unmatched_sends);
+	attr_u(out, "unmatched_receives", cs->unmatched_receives);
+	attr_u(out, "violations_before", cs->violations_before);
+	attr_u(out, "violations_after", cs->violations_after);
+	attr_u(out, "receives_moved", cs->jumps);
+	attr_i(out, "max_shift_ns", cs->max_shift_ns);
+	attr_i(out, "max_interval_change_ns", cs->max_interval_change_ns);
+	attr_i(out, "min_latency_ns", cs->min_latency_ns);
+	attr_u(out, "communicators_named", r->cms->named);
+	attr_u(out, "communicators_unnamed", r->cms->unnamed);
+	attr_u(out, "intercommunicators", r->cms->inter);
+	attr_u(out, "collectives", cs->collectives);
+	attr_u(out, "coll_violations_before", cs->coll_violations_before);
+	attr_u(out, "coll_violations_after", cs->coll_violations_after);
+	attr_u(out, "collectives_moved", cs->coll_moved);
+	fputs("/>\n", out);
+}
+
+static void report_xml(FILE *out, const struct report *r)
+{
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<report", out);
+	attr_s(out, "dir", r->dir);
+	attr_u(out, "events", r->st->events);
+	attr_u(out, "batches", r->st->batches);
+	attr_u(out, "streams", r->ns);
+	attr_u(out, "lost_events", r->lost);
+	attr_u(out, "gap_batches", r->gaps);
+	attr_u(out, "corrupt_batches", r->st->bad_batches);
+	attr_u(out, "duplicate_batches", r->st->dup_batches);
+	attr_u(out, "skipped_bytes", r->jr ? r->jr->skipped_bytes : 0);
+	fputs(">\n", out);
+	xml_streams(out, r);
+	xml_events(out, r);
+	if (r->post)
+		mgr_post_report(r->post, out, 1);
+	xml_collectors(out, r);
+	if (r->ps)
+		xml_perturbation(out, r);
+	if (r->cs)
+		xml_causality(out, r);
+	fputs("</report>\n", out);
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+static void text_streams(FILE *out, const struct report *r)
+{
+	fprintf(out, "\nstreams\n");
+	for (size_t i = 0; i < r->ns; i++) {
+		const struct proto_stream *s = proto_trace_stream(r->t, i);
+
+		fprintf(out, "  %016" PRIx64 "  host %s pid %" PRId64 " rank %d  %s\n",
+			s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
+			s->exe[0] ? s->exe : "?");
+		fprintf(out, "                    events %" PRIu64 ", lost %" PRIu64
+			", missing batches %" PRIu64 ", %s\n", s->events, s->lost_events,
+			s->gap_batches, s->ended ? "ended" : "no end seen");
+		if (volume_method(s))
+			fprintf(out, "                    computation volumes from %s\n",
+				volume_method(s));
+	}
+}
+
+static void text_events(FILE *out, const struct report *r)
+{
+	fprintf(out, "\nevents by type%s\n", r->maxrank >= 0 ? " (total, then per rank)" : "");
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+		const struct tally *y = &r->tally[ty];
+
+		if (!y->total)
+			continue;
+		fprintf(out, "  %-20s %12" PRIu64, proto_ev_info(ty)->name, y->total);
+		for (int k = 0; k <= r->maxrank && k < 16; k++)
+			fprintf(out, " %8" PRIu64, y->by_rank[k]);
+		fprintf(out, "\n");
+	}
+}
+
+static void text_collectors(FILE *out, const struct report *r)
+{
+	if (!r->nodes || !r->nodes->count)
 		return;
-	if (!xml)
-		printf("               model check ([004] 6.3): Student's t of the errors on the"
-		       " receives whose message came late,\n"
-		       "               per size with %d of them or more, 5 %% two-sided; the model"
-		       " is accepted if it is for every size\n", MGR_CHECK_MIN);
-	model_check(pert, xml, "fitted", "fitted on the trace", ps->model_latency_ns,
-		    ps->model_ns_per_byte);
-	if (lat > 0 && bw > 0)
-		model_check(pert, xml, "pingpong", "the launch's ping-pong", lat, 1e9 / bw);
+	fprintf(out, "\ncollectors (last report of each)\n");
+	for (size_t i = 0; i < r->nodes->count; i++) {
+		const struct node_stats *n = &r->nodes->n[i];
+
+		fprintf(out, "  %016" PRIx64 "  %-10s %-9s events in %" PRIu64
+			", dropped %" PRIu64 ", filtered %" PRIu64, n->id,
+			n->name[0] ? n->name : "?", n->role, n->events_in, n->drops,
+			n->filtered);
+		fprintf(out, ", spilled now %" PRIu64 " bytes, reconnects %" PRIu64
+			", rejected connections %" PRIu64 "\n", n->spilled, n->reconnects,
+			n->rejected);
+	}
+}
+
+static void text_tests(FILE *out, const struct report *r)
+{
+	if (!r->ntests)
+		return;
+	fprintf(out, "               model check ([004] 6.3): Student's t of the errors on the"
+		" receives whose message came late,\n"
+		"               per size with %d of them or more, 5 %% two-sided; the model"
+		" is accepted if it is for every size\n", MGR_CHECK_MIN);
+	for (size_t i = 0; i < r->ntests; i++) {
+		const struct model_test *m = &r->tests[i];
+		size_t shown = m->n < CHECK_SHOWN ? m->n : CHECK_SHOWN;
+
+		fprintf(out, "                 %s (%.0f ns + %.4f ns/byte): ", m->label,
+			m->lat, m->npb);
+		if (!m->n) {
+			fprintf(out, "no message size with %d late messages or more: not"
+				" tested\n", MGR_CHECK_MIN);
+			continue;
+		}
+		fprintf(out, "%s\n", m->rejected ? "rejected" : "accepted");
+		for (size_t j = 0; j < shown; j++) {
+			const struct mgr_model_check *c = &m->c[j];
+
+			fprintf(out, "                   %" PRId64 " B: %" PRIu64 " late messages,"
+				" measured %.0f / %.0f / %.0f ns (min / mean / max),",
+				c->bytes, c->n, c->min_ns, c->avg_ns, c->max_ns);
+			fprintf(out, " model %.0f ns; error %+.1f +- %.1f ns, t %+.2f (critical"
+				" %.2f): %s\n", c->model_ns, c->mean_ns, c->sd_ns, c->t,
+				c->critical, c->accept ? "ACCEPT" : "REJECT");
+		}
+		if (m->n > shown)
+			fprintf(out, "                   (%zu more sizes tested, not shown: see"
+				" --xml for the first %d)\n", m->n - shown, CHECK_SHOWN);
+	}
+}
+
+static void text_perturbation(FILE *out, const struct report *r)
+{
+	const struct mgr_perturb_stats *ps = r->ps;
+	int64_t raw = r->span_raw, cor = r->span_cor;
+
+	fprintf(out, "\nperturbation   %s %.6f s, corrected %.6f s (%.2f%% removed);"
+		" tracer cost %.1f ns per event, %" PRId64 " ns in all\n",
+		r->span_ranks ? "ranks' span" : "traced span", (double)raw / 1e9,
+		(double)cor / 1e9, raw ? 100.0 * (double)(raw - cor) / (double)raw : 0,
+		ps->alpha_ns, ps->removed_ns);
+	fprintf(out, "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %" PRIu64
+		" waited, %" PRIu64 " needed the model, %" PRIu64 " of them waited longer"
+		" than the model's tail),", ps->receives, ps->receives_arrived,
+		ps->receives_waited, ps->receives_model, ps->receives_tail);
+	fprintf(out, " %" PRIu64 " collectives (%" PRIu64 " on other communicators than"
+		" MPI_COMM_WORLD; %" PRIu64 " members took their group's median, in its"
+		" tail)\n", ps->collectives, ps->collectives_sub, ps->collectives_tail);
+	if (ps->measured_events || ps->probe_ns)
+		fprintf(out, "               MPI sensor's accounting measured around %" PRIu64
+			" MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns;"
+			" cold starts of %" PRIu64 " calls: %" PRId64 " ns\n",
+			ps->measured_events, ps->measured_ns, ps->probe_ns,
+			ps->cold_events, ps->cold_ns);
+	if (ps->waits)
+		fprintf(out, "               waits for room in the rings (post-mortem): %"
+			PRIu64 ", %" PRId64 " ns\n", ps->waits, ps->wait_ns);
+	if (ps->uncalibrated_streams)
+		fprintf(out, "               streams without a calibration (no tracer cost"
+			" removed): %" PRIu64 ", %" PRIu64 " events\n",
+			ps->uncalibrated_streams, ps->uncalibrated_events);
+	if (ps->model_points)
+		fprintf(out, "               communication model on %" PRIu64 " of %" PRIu64
+			" waiting receives (the tail beyond 3 robust sd left out):"
+			" latency %.0f ns, %.4f ns/byte, residual sd %.0f ns, Student t of"
+			" the size term %.2f\n", ps->model_kept, ps->model_points,
+			ps->model_latency_ns, ps->model_ns_per_byte,
+			ps->model_resid_sd_ns, ps->model_t_slope);
+	text_tests(out, r);
+}
+
+static void text_causality(FILE *out, const struct report *r)
+{
+	const struct mgr_causality_stats *cs = r->cs;
+
+	fprintf(out, "\ncausality      %" PRIu64 " messages matched (%" PRIu64 " sends, %"
+		PRIu64 " receives unmatched); violations %" PRIu64 " before repair, %"
+		PRIu64 " after;", cs->matched, cs->unmatched_sends, cs->unmatched_receives,
+		cs->violations_before, cs->violations_after);
+	fprintf(out, " %" PRIu64 " receives moved, largest shift %" PRId64 " ns, largest"
+		" change of a local interval %" PRId64 " ns\n", cs->jumps,
+		cs->max_shift_ns, cs->max_interval_change_ns);
+	fprintf(out, "               collectives: %" PRIu64 " (on MPI_COMM_WORLD and named"
+		" communicators); exits before an awaited entry %" PRIu64 " before"
+		" repair, %" PRIu64 " after; %" PRIu64 " exits moved\n", cs->collectives,
+		cs->coll_violations_before, cs->coll_violations_after, cs->coll_moved);
+	fprintf(out, "               communicators: %" PRIu64 " named job-wide (made by a"
+		" traced constructor; %" PRIu64 " of them intercommunicators), %" PRIu64
+		" not\n", r->cms->named, r->cms->inter, r->cms->unnamed);
+}
+
+static void report_text(FILE *out, const struct report *r)
+{
+	fprintf(out, "job directory  %s\n", r->dir);
+	fprintf(out, "events         %" PRIu64 " in %" PRIu64 " batches, %zu streams\n",
+		r->st->events, r->st->batches, r->ns);
+	fprintf(out, "losses         %" PRIu64 " events counted lost, %" PRIu64
+		" batches missing, %" PRIu64 " corrupt batches, %" PRIu64
+		" damaged bytes skipped\n", r->lost, r->gaps, r->st->bad_batches,
+		r->jr ? r->jr->skipped_bytes : 0);
+	if (r->jr && r->jr->first_problem[0])
+		fprintf(out, "               first problem: %s\n", r->jr->first_problem);
+	text_streams(out, r);
+	text_events(out, r);
+	text_collectors(out, r);
+	if (r->post)
+		mgr_post_report(r->post, out, 0);
+	if (r->ps)
+		text_perturbation(out, r);
+	if (r->cs)
+		text_causality(out, r);
+}
+
+int mgr_report(const char *dir, int xml, FILE *out)
+{
+	struct report *r = malloc(sizeof(*r));
+	int status = 1;
+
+	if (!r) {
+		mgr_err("out of memory");
+		return 1;
+	}
+	if (!report_gather(r, dir)) {
+		(xml ? report_xml : report_text)(out, r);
+		status = 0;
+	}
+	report_free(r);
+	free(r);
+	return status;
 }
 
 int mgr_cmd_report(int argc, char **argv)
@@ -196,10 +704,7 @@ int mgr_cmd_report(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int c, xml = 0, rc, maxrank = -1, status = 1;
-	struct tally tally[PROTO_EV__COUNT];
-	struct proto_trace *t;
-	struct proto_trace_event te;
+	int c, xml = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
@@ -214,293 +719,5 @@ int mgr_cmd_report(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
-	const char *dir = argv[optind];
-	if (!(t = mgr_trace_open(dir)))
-		return 1;
-	int prc;
-	/* the post-processing: clock tree, causality repair, perturbation */
-	struct mgr_events *me = mgr_events_open(dir, &prc);
-	if (!me)
-		mgr_err("%s: post-processing failed (%s)", dir, proto_strerror(prc));
-	const struct mgr_post *post = me ? mgr_events_post(me) : NULL;
-	const struct mgr_causality *clc = me ? mgr_events_causality(me) : NULL;
-	const struct mgr_perturb *pert = me ? mgr_events_perturb(me) : NULL;
-	/* the span of the program's own events, traced and corrected: over
-	 * the MPI ranks' streams when there are any (a launcher's streams
-	 * cover the whole job, uncorrected), else over every stream */
-	int64_t span_raw = 0, span_cor = 0;
-	int span_ranks = 0;
-	if (me) {
-		struct mgr_event ev;
-		int64_t r0[2] = {INT64_MAX, INT64_MAX}, r1[2] = {INT64_MIN, INT64_MIN};
-		int64_t c0[2] = {INT64_MAX, INT64_MAX}, c1[2] = {INT64_MIN, INT64_MIN};
-
-		while (mgr_events_next(me, &ev) == 1) {
-			const struct proto_ev_info *info = proto_ev_info(ev.ev->type);
-
-			if (!info || info->category == PROTO_CAT_TRACER)
-				continue;
-			for (int k = 0; k < 2; k++) {
-				if (k == 1 && ev.stream->rank < 0)
-					continue;
-				if (ev.rstart < r0[k]) r0[k] = ev.rstart;
-				if (ev.rend > r1[k]) r1[k] = ev.rend;
-				if (ev.start < c0[k]) c0[k] = ev.start;
-				if (ev.end > c1[k]) c1[k] = ev.end;
-			}
-		}
-		int k = r1[1] > r0[1] ? 1 : 0;
-		span_ranks = k;
-		if (r1[k] > r0[k]) {
-			span_raw = r1[k] - r0[k];
-			span_cor = c1[k] - c0[k];
-		}
-	}
-	const struct mgr_causality_stats *cs = clc ? mgr_causality_stats(clc) : NULL;
-	const struct mgr_comms_stats *cms = clc ? mgr_comms_stats(mgr_causality_comms(clc)) : NULL;
-	memset(tally, 0, sizeof(tally));
-	struct nodes *nodes = calloc(1, sizeof(*nodes));
-	if (nodes && (nodes->msg = malloc(sizeof(*nodes->msg))))
-		proto_trace_on_frame(t, on_stats, nodes);
-	while ((rc = proto_trace_next(t, &te)) == 1) {
-		struct tally *ty = &tally[te.ev->type];
-		int r = te.stream->rank;
-
-		if (!ty->by_rank &&
-		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
-			mgr_err("out of memory");
-			goto out;
-		}
-		ty->total++;
-		if (r < 0 || r >= MAX_RANKS)
-			r = MAX_RANKS;
-		else if (r > maxrank)
-			maxrank = r;
-		ty->by_rank[r]++;
-	}
-	if (rc < 0) {
-		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
-		goto out;
-	}
-
-	const struct proto_trace_stats *st = proto_trace_stats(t);
-	const struct proto_jobdir_report *jr = proto_trace_report(t);
-	size_t ns = proto_trace_nstreams(t);
-	uint64_t lost = 0, gaps = 0;
-
-	for (size_t i = 0; i < ns; i++) {
-		lost += proto_trace_stream(t, i)->lost_events;
-		gaps += proto_trace_stream(t, i)->gap_batches;
-	}
-	if (xml) {
-		printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<report dir=\"");
-		xml_attr(stdout, dir);
-		printf("\" events=\"%" PRIu64 "\" batches=\"%" PRIu64
-		       "\" streams=\"%zu\" lost_events=\"%" PRIu64
-		       "\" gap_batches=\"%" PRIu64 "\" corrupt_batches=\"%" PRIu64
-		       "\" duplicate_batches=\"%" PRIu64 "\" skipped_bytes=\"%" PRIu64
-		       "\">\n",
-		       st->events, st->batches, ns, lost, gaps, st->bad_batches,
-		       st->dup_batches, jr ? jr->skipped_bytes : 0);
-		for (size_t i = 0; i < ns; i++) {
-			const struct proto_stream *s = proto_trace_stream(t, i);
-
-			printf("  <stream id=\"%016" PRIx64 "\" rank=\"%d\" pid=\"%" PRId64
-			       "\" host=\"", s->id, s->rank, s->pid);
-			xml_attr(stdout, s->host);
-			printf("\" exe=\"");
-			xml_attr(stdout, s->exe);
-			printf("\" events=\"%" PRIu64 "\" batches=\"%" PRIu64
-			       "\" lost_events=\"%" PRIu64 "\" gap_batches=\"%" PRIu64
-			       "\" ended=\"%d\"", s->events, s->batches,
-			       s->lost_events, s->gap_batches, s->ended);
-			if (volume_method(s))
-				printf(" compute_volumes=\"%s\"", volume_method(s));
-			printf("/>\n");
-		}
-		for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
-			if (!tally[ty].total)
-				continue;
-			printf("  <events type=\"%s\" count=\"%" PRIu64 "\">",
-			       proto_ev_info(ty)->name, tally[ty].total);
-			for (int r = 0; r <= maxrank; r++)
-				if (tally[ty].by_rank[r])
-					printf("<rank n=\"%d\" count=\"%" PRIu64 "\"/>", r,
-					       tally[ty].by_rank[r]);
-			printf("</events>\n");
-		}
-		if (post)
-			mgr_post_report(post, stdout, 1);
-		for (size_t i = 0; nodes && i < nodes->count; i++) {
-			const struct node_stats *n = &nodes->n[i];
-
-			printf("  <collector id=\"%016" PRIx64 "\" name=\"", n->id);
-			xml_attr(stdout, n->name);
-			printf("\" role=\"");
-			xml_attr(stdout, n->role);
-			printf("\" events_in=\"%" PRIu64 "\" drops=\"%" PRIu64 "\" filtered=\"%"
-			       PRIu64 "\" spilled_bytes=\"%" PRIu64 "\" reconnects=\"%" PRIu64
-			       "\" rejected=\"%" PRIu64 "\"/>\n", n->events_in, n->drops,
-			       n->filtered, n->spilled, n->reconnects, n->rejected);
-		}
-		if (pert) {
-			const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
-			printf("  <perturbation span_traced_ns=\"%" PRId64 "\" span_corrected_ns=\"%" PRId64
-			       "\" removed_ns=\"%" PRId64 "\" alpha_ns=\"%.1f\" receives=\"%" PRIu64
-			       "\" receives_arrived=\"%" PRIu64 "\" receives_waited=\"%" PRIu64
-			       "\" receives_model=\"%" PRIu64 "\" receives_tail=\"%" PRIu64
-			       "\" collectives=\"%" PRIu64
-			       "\" collectives_sub=\"%" PRIu64 "\" collectives_tail=\"%" PRIu64
-			       "\" measured_events=\"%" PRIu64 "\" measured_ns=\"%" PRId64
-			       "\" probe_ns=\"%" PRId64 "\" cold_events=\"%" PRIu64
-			       "\" cold_ns=\"%" PRId64 "\" model_points=\"%" PRIu64
-			       "\" model_kept=\"%" PRIu64 "\" model_latency_ns=\"%.1f\""
-			       " model_ns_per_byte=\"%.4f\" model_resid_sd_ns=\"%.1f\" model_t=\"%.2f\""
-			       " waits=\"%" PRIu64 "\" wait_ns=\"%" PRId64 "\" uncalibrated_streams=\"%"
-			       PRIu64 "\" uncalibrated_events=\"%" PRIu64 "\"/>\n",
-			       span_raw, span_cor, ps->removed_ns, ps->alpha_ns, ps->receives,
-			       ps->receives_arrived, ps->receives_waited, ps->receives_model,
-			       ps->receives_tail, ps->collectives, ps->collectives_sub,
-			       ps->collectives_tail, ps->measured_events,
-			       ps->measured_ns,
-			       ps->probe_ns, ps->cold_events, ps->cold_ns, ps->model_points,
-			       ps->model_kept, ps->model_latency_ns,
-			       ps->model_ns_per_byte, ps->model_resid_sd_ns, ps->model_t_slope,
-			       ps->waits, ps->wait_ns, ps->uncalibrated_streams,
-			       ps->uncalibrated_events);
-			model_checks(pert, t, 1);
-		}
-		if (cs)
-			printf("  <causality messages=\"%" PRIu64 "\" unmatched_sends=\"%" PRIu64
-			       "\" unmatched_receives=\"%" PRIu64 "\" violations_before=\"%" PRIu64
-			       "\" violations_after=\"%" PRIu64 "\" receives_moved=\"%" PRIu64
-			       "\" max_shift_ns=\"%" PRId64 "\" max_interval_change_ns=\"%" PRId64
-			       "\" min_latency_ns=\"%" PRId64 "\" communicators_named=\"%" PRIu64
-			       "\" communicators_unnamed=\"%" PRIu64 "\" intercommunicators=\"%"
-			       PRIu64 "\" collectives=\"%" PRIu64
-			       "\" coll_violations_before=\"%" PRIu64 "\" coll_violations_after=\"%"
-			       PRIu64 "\" collectives_moved=\"%" PRIu64 "\"/>\n", cs->matched,
-			       cs->unmatched_sends, cs->unmatched_receives,
-			       cs->violations_before, cs->violations_after, cs->jumps,
-			       cs->max_shift_ns, cs->max_interval_change_ns,
-			       cs->min_latency_ns, cms->named, cms->unnamed, cms->inter,
-			       cs->collectives,
-			       cs->coll_violations_before, cs->coll_violations_after,
-			       cs->coll_moved);
-		printf("</report>\n");
-	} else {
-		printf("job directory  %s\n", dir);
-		printf("events         %" PRIu64 " in %" PRIu64 " batches, %zu streams\n",
-		       st->events, st->batches, ns);
-		printf("losses         %" PRIu64 " events counted lost, %" PRIu64
-		       " batches missing, %" PRIu64 " corrupt batches, %" PRIu64
-		       " damaged bytes skipped\n", lost, gaps, st->bad_batches,
-		       jr ? jr->skipped_bytes : 0);
-		if (jr && jr->first_problem[0])
-			printf("               first problem: %s\n", jr->first_problem);
-		printf("\nstreams\n");
-		for (size_t i = 0; i < ns; i++) {
-			const struct proto_stream *s = proto_trace_stream(t, i);
-
-			printf("  %016" PRIx64 "  host %s pid %" PRId64 " rank %d  %s\n"
-			       "                    events %" PRIu64 ", lost %" PRIu64
-			       ", missing batches %" PRIu64 ", %s\n",
-			       s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
-			       s->exe[0] ? s->exe : "?", s->events, s->lost_events,
-			       s->gap_batches, s->ended ? "ended" : "no end seen");
-			if (volume_method(s))
-				printf("                    computation volumes from %s\n",
-				       volume_method(s));
-		}
-		printf("\nevents by type%s\n", maxrank >= 0 ? " (total, then per rank)" : "");
-		for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
-			if (!tally[ty].total)
-				continue;
-			printf("  %-20s %12" PRIu64, proto_ev_info(ty)->name,
-			       tally[ty].total);
-			for (int r = 0; r <= maxrank && r < 16; r++)
-				printf(" %8" PRIu64, tally[ty].by_rank[r]);
-			printf("\n");
-		}
-		if (nodes && nodes->count) {
-			printf("\ncollectors (last report of each)\n");
-			for (size_t i = 0; i < nodes->count; i++) {
-				const struct node_stats *n = &nodes->n[i];
-
-				printf("  %016" PRIx64 "  %-10s %-9s events in %" PRIu64
-				       ", dropped %" PRIu64 ", filtered %" PRIu64
-				       ", spilled now %" PRIu64 " bytes, reconnects %" PRIu64
-				       ", rejected connections %" PRIu64 "\n", n->id,
-				       n->name[0] ? n->name : "?", n->role, n->events_in,
-				       n->drops, n->filtered, n->spilled, n->reconnects,
-				       n->rejected);
-			}
-		}
-		if (post)
-			mgr_post_report(post, stdout, 0);
-		if (pert) {
-			const struct mgr_perturb_stats *ps = mgr_perturb_stats(pert);
-			printf("\nperturbation   %s %.6f s, corrected %.6f s (%.2f%% removed);"
-			       " tracer cost %.1f ns per event, %" PRId64 " ns in all\n"
-			       "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %" PRIu64
-			       " waited, %" PRIu64 " needed the model, %" PRIu64 " of them waited"
-			       " longer than the model's tail), %" PRIu64 " collectives (%"
-			       PRIu64 " on other communicators than MPI_COMM_WORLD; %" PRIu64
-			       " members took their group's median, in its tail)\n",
-			       span_ranks ? "ranks' span" : "traced span",
-			       (double)span_raw / 1e9, (double)span_cor / 1e9,
-			       span_raw ? 100.0 * (double)(span_raw - span_cor) / (double)span_raw : 0,
-			       ps->alpha_ns, ps->removed_ns, ps->receives, ps->receives_arrived,
-			       ps->receives_waited, ps->receives_model, ps->receives_tail,
-			       ps->collectives, ps->collectives_sub, ps->collectives_tail);
-			if (ps->measured_events || ps->probe_ns)
-				printf("               MPI sensor's accounting measured around %" PRIu64
-				       " MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns;"
-				       " cold starts of %" PRIu64 " calls: %" PRId64 " ns\n",
-				       ps->measured_events, ps->measured_ns, ps->probe_ns,
-				       ps->cold_events, ps->cold_ns);
-			if (ps->waits)
-				printf("               waits for room in the rings (post-mortem): %" PRIu64
-				       ", %" PRId64 " ns\n", ps->waits, ps->wait_ns);
-			if (ps->uncalibrated_streams)
-				printf("               streams without a calibration (no tracer cost"
-				       " removed): %" PRIu64 ", %" PRIu64 " events\n",
-				       ps->uncalibrated_streams, ps->uncalibrated_events);
-			if (ps->model_points)
-				printf("               communication model on %" PRIu64 " of %" PRIu64
-				       " waiting receives (the tail beyond 3 robust sd left out):"
-				       " latency %.0f ns, %.4f ns/byte, residual sd %.0f ns, Student t of"
-				       " the size term %.2f\n", ps->model_kept, ps->model_points,
-				       ps->model_latency_ns, ps->model_ns_per_byte,
-				       ps->model_resid_sd_ns, ps->model_t_slope);
-			model_checks(pert, t, 0);
-		}
-		if (cs)
-			printf("\ncausality      %" PRIu64 " messages matched (%" PRIu64
-			       " sends, %" PRIu64 " receives unmatched); violations %" PRIu64
-			       " before repair, %" PRIu64 " after; %" PRIu64
-			       " receives moved, largest shift %" PRId64
-			       " ns, largest change of a local interval %" PRId64 " ns\n"
-			       "               collectives: %" PRIu64 " (on MPI_COMM_WORLD and named"
-			       " communicators); exits before an awaited entry %" PRIu64
-			       " before repair, %" PRIu64 " after; %" PRIu64 " exits moved\n"
-			       "               communicators: %" PRIu64 " named job-wide (made by"
-			       " a traced constructor; %" PRIu64 " of them intercommunicators),"
-			       " %" PRIu64 " not\n",
-			       cs->matched, cs->unmatched_sends, cs->unmatched_receives,
-			       cs->violations_before, cs->violations_after, cs->jumps,
-			       cs->max_shift_ns, cs->max_interval_change_ns, cs->collectives,
-			       cs->coll_violations_before, cs->coll_violations_after,
-			       cs->coll_moved, cms->named, cms->inter, cms->unnamed);
-	}
-	status = 0;
-out:
-	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
-		free(tally[ty].by_rank);
-	proto_trace_close(t);
-	mgr_events_close(me);
-	if (nodes)
-		free(nodes->msg);
-	free(nodes);
-	return status;
+	return mgr_report(argv[optind], xml, stdout);
 }

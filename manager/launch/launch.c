@@ -863,7 +863,18 @@ static int copy_file(const char *from, const char *to)
 	return rc;
 }
 
-int mgr_cmd_launch(int argc, char **argv)
+/* What the command line asks of launch. */
+struct launch_opts {
+	const char *dir, *desc;		/* job directory, job description */
+	char defdir[64];		/* dir when -o is not given */
+	int start_ms;
+	int keep_going, pingpong;
+	struct mgr_live_opts live;	/* live.outdir: --live-ti */
+};
+
+/* Parse the command line: -1 to go on, else the exit status (0 after
+ * --help, 2 after a message). */
+static int launch_options(int argc, char **argv, struct launch_opts *o)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -875,35 +886,29 @@ int mgr_cmd_launch(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	static struct launch L;
-	struct mgr_live_opts live_o = {.drain_s = 60};
-	struct mgr_child live;
-	char defdir[64], listen[300], path[PATH_MAX + 64];
-	const char *dir = NULL;
-	int c, status = 1, keep_going = 0, app_ran = 0, pingpong = 1;
-	long v;
 	struct stat sb;
+	int c;
+	long v;
 
-	memset(&L, 0, sizeof(L));
-	L.start_ms = 20000;
-	mgr_child_init(&L.root, "root receiver");
-	mgr_child_init(&live, "live feed");
+	o->start_ms = 20000;
+	o->pingpong = 1;
+	o->live.drain_s = 60;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': dir = optarg; break;
+		case 'o': o->dir = optarg; break;
 		case 't':
 			if (proto_parse_long(optarg, 1, 86400, &v)) {
 				mgr_err("--start-timeout takes a number of seconds "
 					"from 1 to 86400, not '%s'", optarg);
 				return 2;
 			}
-			L.start_ms = (int)v * 1000;
+			o->start_ms = (int)v * 1000;
 			break;
-		case 'k': keep_going = 1; break;
-		case 'L': live_o.outdir = optarg; L.live = 1; break;
-		case 'F': live_o.fifo = 1; break;
-		case 'P': pingpong = 0; break;
+		case 'k': o->keep_going = 1; break;
+		case 'L': o->live.outdir = optarg; break;
+		case 'F': o->live.fifo = 1; break;
+		case 'P': o->pingpong = 0; break;
 		case 'h': launch_help(stdout); return 0;
 		default: launch_help(stderr); return 2;
 		}
@@ -912,78 +917,94 @@ int mgr_cmd_launch(int argc, char **argv)
 		launch_help(stderr);
 		return 2;
 	}
-	if (!dir) {
-		snprintf(defdir, sizeof(defdir), "tapestry-job-%d", (int)getpid());
-		dir = defdir;
+	o->desc = argv[optind];
+	if (!o->dir) {
+		snprintf(o->defdir, sizeof(o->defdir), "tapestry-job-%d", (int)getpid());
+		o->dir = o->defdir;
 	}
-	L.dir = dir;
-	if (stat(dir, &sb) == 0) {
-		mgr_err("%s already exists: choose a new job directory with -o", dir);
+	if (stat(o->dir, &sb) == 0) {
+		mgr_err("%s already exists: choose a new job directory with -o", o->dir);
 		return 2;
 	}
-	if (!(L.jd = load(argv[optind], 1))) {
-		mgr_err("%s is not a valid job description: nothing launched",
-			argv[optind]);
-		return 1;
-	}
-	struct mgr_jobdesc *jd = L.jd;
+	return -1;
+}
 
-	if (!realpath("/proc/self/exe", L.self))
-		snprintf(L.self, sizeof(L.self), "%s", TAPESTRY_BINDIR "/tapestry");
-	L.collector = mgr_find_collector();
-	L.lib = mgr_find_sensor(jd->sensors & MGR_SENSOR_MPI ?
-				mgr_jd_mpi_name(jd->mpi) : NULL);
-	if (!L.collector || access(L.collector, X_OK) != 0) {
+/* This binary, the collector and the sensor library: 0, or -1 after a
+ * message. */
+static int find_programs(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+
+	if (!realpath("/proc/self/exe", L->self))
+		snprintf(L->self, sizeof(L->self), "%s", TAPESTRY_BINDIR "/tapestry");
+	L->collector = mgr_find_collector();
+	L->lib = mgr_find_sensor(jd->sensors & MGR_SENSOR_MPI ?
+				 mgr_jd_mpi_name(jd->mpi) : NULL);
+	if (!L->collector || access(L->collector, X_OK) != 0) {
 		mgr_err("collector not found at %s: nothing launched",
-			L.collector ? L.collector : "?");
-		goto out;
+			L->collector ? L->collector : "?");
+		return -1;
 	}
-	if (!L.lib || access(L.lib, R_OK) != 0) {
+	if (!L->lib || access(L->lib, R_OK) != 0) {
 		mgr_err("sensor library not found at %s: nothing launched",
-			L.lib ? L.lib : "?");
-		goto out;
+			L->lib ? L->lib : "?");
+		return -1;
 	}
-	/* Per-job credentials in DIR/creds: a certificate authority, a key and
-	 * certificate per collector host and for the manager, and a secret,
-	 * used when the description names none. Edges of the tree that cross
-	 * hosts run TLS with them; every connection proves the secret. */
-	if (mkdir(dir, 0755) < 0) {
-		mgr_err("cannot create %s: %m", dir);
-		goto out;
-	}
-	snprintf(L.creds, sizeof(L.creds), "%s/creds", dir);
-	{
-		const char *names[MGR_JD_MAX_COLLECTORS];
-		int nn = 0;
+	return 0;
+}
 
-		for (int i = 0; i < jd->ncollectors; i++) {
-			const char *hn = jd->host[jd->col[i].host].name;
-			int dup = 0;
+/* Per-job credentials in DIR/creds: a certificate authority, a key and
+ * certificate per collector host and for the manager, and a secret, used
+ * when the description names none. Edges of the tree that cross hosts run
+ * TLS with them; every connection proves the secret. Creates DIR: 0, or -1
+ * after a message with DIR removed again. */
+static int make_credentials(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *names[MGR_JD_MAX_COLLECTORS];
+	int nn = 0;
 
-			for (int k = 0; k < nn; k++)
-				dup |= !strcmp(names[k], hn);
-			if (!dup && strcmp(hn, MGR_CA_MANAGER))
-				names[nn++] = hn;
-		}
-		if (mgr_ca_generate(L.creds, names, nn, 30) != 0) {
-			mgr_err("cannot make the job's credentials in %s: nothing "
-				"launched", L.creds);
-			nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-			goto out;
-		}
+	if (mkdir(L->dir, 0755) < 0) {
+		mgr_err("cannot create %s: %m", L->dir);
+		return -1;
 	}
+	snprintf(L->creds, sizeof(L->creds), "%s/creds", L->dir);
+	for (int i = 0; i < jd->ncollectors; i++) {
+		const char *hn = jd->host[jd->col[i].host].name;
+		int dup = 0;
+
+		for (int k = 0; k < nn; k++)
+			dup |= !strcmp(names[k], hn);
+		if (!dup && strcmp(hn, MGR_CA_MANAGER))
+			names[nn++] = hn;
+	}
+	if (mgr_ca_generate(L->creds, names, nn, 30) != 0) {
+		mgr_err("cannot make the job's credentials in %s: nothing "
+			"launched", L->creds);
+		nftw(L->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		return -1;
+	}
+	return 0;
+}
+
+/* The job's secret (the description's file, else DIR/creds') and the
+ * application's mpirun: 0, or -1 (after a message but out of memory). */
+static int check_secret_mpirun(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+
 	if (!jd->secret_file) {
 		char sp[PATH_MAX + 16];
 
-		snprintf(sp, sizeof(sp), "%s/%s", L.creds, MGR_CA_SECRET);
+		snprintf(sp, sizeof(sp), "%s/%s", L->creds, MGR_CA_SECRET);
 		if (!(jd->secret_file = strdup(sp)))
-			goto stop;
+			return -1;
 	}
 	if (jd->secret_file &&
-	    mgr_read_secret(jd->secret_file, L.secret, sizeof(L.secret), &L.secretlen)) {
+	    mgr_read_secret(jd->secret_file, L->secret, sizeof(L->secret), &L->secretlen)) {
 		mgr_err("cannot read the secret file %s: nothing launched",
 			jd->secret_file);
-		goto stop;
+		return -1;
 	}
 	if (jd->mpi != MGR_MPI_NONE) {
 		const char *mpirun = jd->mpi == MGR_MPI_OPENMPI ? "mpirun.openmpi" :
@@ -995,14 +1016,23 @@ int mgr_cmd_launch(int argc, char **argv)
 		if (system(cmd) != 0) {
 			mgr_err("%s not found (application mpi=\"%s\"): nothing "
 				"launched", mpirun, mgr_jd_mpi_name(jd->mpi));
-			goto stop;
+			return -1;
 		}
 	}
+	return 0;
+}
 
-	/* the root receiver creates the job directory */
+/* The root receiver, which creates the job directory, then DIR/logs and
+ * DIR/plan (with a copy of the description desc): 0, or -1 after a
+ * message. */
+static int start_root(struct launch *L, const char *desc)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	char listen[300], path[PATH_MAX + 64];
+
 	snprintf(listen, sizeof(listen), "%s:%d", jd->manager_address, jd->manager_port);
-	const char *root_argv[24] = {L.collector, "--listen", listen, "--print-port",
-				     "--output", dir, "--stats-period", "1s"};
+	const char *root_argv[24] = {L->collector, "--listen", listen, "--print-port",
+				     "--output", L->dir, "--stats-period", "1s"};
 	int rn = 8;
 	char root_tls[3][PATH_MAX + 64], root_tls_listen[300];
 
@@ -1010,87 +1040,104 @@ int mgr_cmd_launch(int argc, char **argv)
 		root_argv[rn++] = "--secret-file";
 		root_argv[rn++] = jd->secret_file;
 	}
-	if (remote_child(&L, -1)) {
+	if (remote_child(L, -1)) {
 		/* collectors of other hosts reach the manager over TLS */
-		tls_words(&L, MGR_CA_MANAGER, root_tls, root_argv, &rn);
+		tls_words(L, MGR_CA_MANAGER, root_tls, root_argv, &rn);
 		snprintf(root_tls_listen, sizeof(root_tls_listen), "%s:0",
 			 jd->manager_address);
 		root_argv[rn++] = "--tls-listen";
 		root_argv[rn++] = root_tls_listen;
-		L.root.tls_wanted = 1;
+		L->root.tls_wanted = 1;
 	}
 	root_argv[rn] = NULL;
-	if (mgr_spawn_listener(root_argv, &L.root, L.start_ms, 0, -1) < 0) {
+	if (mgr_spawn_listener(root_argv, &L->root, L->start_ms, 0, -1) < 0) {
 		mgr_err("the root receiver did not start on %s (see its messages "
 			"above)", listen);
-		goto stop;
+		return -1;
 	}
-	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L.root.addr, dir);
-	snprintf(L.logdir, sizeof(L.logdir), "%s/logs", dir);
-	snprintf(path, sizeof(path), "%s/plan", dir);
-	if (mkdir(L.logdir, 0755) < 0 || mgr_jobdesc_plan(argv[optind], path)) {
-		mgr_err("cannot write the plan and logs into %s", dir);
-		goto stop;
+	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L->root.addr, L->dir);
+	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
+	snprintf(path, sizeof(path), "%s/plan", L->dir);
+	if (mkdir(L->logdir, 0755) < 0 || mgr_jobdesc_plan(desc, path)) {
+		mgr_err("cannot write the plan and logs into %s", L->dir);
+		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/plan/job.xml", dir);
-	if (copy_file(argv[optind], path))
+	snprintf(path, sizeof(path), "%s/plan/job.xml", L->dir);
+	if (copy_file(desc, path))
 		mgr_err("warning: cannot copy the description to %s", path);
-	if (live_o.outdir) {
-		/* the live feed follows the job directory beside the job */
-		live_o.jobdir = dir;
-		live_o.np = jd->processes;
-		fflush(NULL);
-		if ((live.pid = fork()) == 0)
-			_exit(mgr_live_run(&live_o));
-		if (live.pid < 0) {
-			mgr_err("cannot start the live feed: %m");
-			goto stop;
-		}
+	return 0;
+}
+
+/* --live-ti: the live feed, a child following the job directory beside
+ * the job: 0, or -1 after a message. */
+static int start_live(struct launch *L, struct mgr_live_opts *o, struct mgr_child *live)
+{
+	o->jobdir = L->dir;
+	o->np = L->jd->processes;
+	fflush(NULL);
+	if ((live->pid = fork()) == 0)
+		_exit(mgr_live_run(o));
+	if (live->pid < 0) {
+		mgr_err("cannot start the live feed: %m");
+		return -1;
 	}
+	return 0;
+}
+
+/* Every collector, parents first, then the network ping-pong before an
+ * MPI application: 0, or -1 when a collector did not start. */
+static int start_tree(struct launch *L, int pingpong)
+{
+	struct mgr_jobdesc *jd = L->jd;
 
 	for (int i = 0; i < jd->ncollectors; i++)
-		L.order[i] = i;
-	qsort_r(L.order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
+		L->order[i] = i;
+	qsort_r(L->order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
 	for (int k = 0; k < jd->ncollectors; k++)
-		if (start_collector(&L, L.order[k]))
-			goto stop;
-
+		if (start_collector(L, L->order[k]))
+			return -1;
 	if (jd->mpi != MGR_MPI_NONE && pingpong) {
-		calibrate(&L);
+		calibrate(L);
 	} else if (jd->mpi != MGR_MPI_NONE) {
-		mgr_netcal_skip(&L.nc, "skipped (--no-pingpong)");
+		mgr_netcal_skip(&L->nc, "skipped (--no-pingpong)");
 		fprintf(stderr, "tapestry: network ping-pong skipped (--no-pingpong): "
 			"the SimGrid platform will use default latency and "
 			"bandwidth\n");
 	}
-	app_ran = 1;
-	int app = jd->mpi == MGR_MPI_NONE ? run_direct(&L) : run_mpi(&L);
+	return 0;
+}
+
+/* After the application (exit status app): drain the tree, end the live
+ * feed, write the outputs and print the report. The command's exit
+ * status. */
+static int finish(struct launch *L, const struct launch_opts *o,
+		  struct mgr_child *live, int app)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	int export_failed = 0, status;
 
 	fprintf(stderr, "tapestry: application exited with status %d; draining "
 		"the collectors\n", app);
-	if (stop_tree(&L, DRAIN_TIMEOUT_MS)) {
+	if (stop_tree(L, DRAIN_TIMEOUT_MS)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
-			"may be incomplete (tapestry report says what it holds)", dir);
-		status = 1;
-		goto out;
+			"may be incomplete (tapestry report says what it holds)", L->dir);
+		return 1;
 	}
-	fprintf(stderr, "tapestry: job directory %s written\n", dir);
+	fprintf(stderr, "tapestry: job directory %s written\n", L->dir);
 	if (jd->mpi != MGR_MPI_NONE)
-		mgr_netcal_save(dir, &L.nc);	/* a failure: the export's defaults */
+		mgr_netcal_save(L->dir, &L->nc);	/* a failure: the export's defaults */
 	/* the live feed ends by itself once every rank has ended; SIGTERM
 	 * makes it flush and stop when it does not */
-	for (long long t0 = mgr_now_ms(); live.pid > 0 && !mgr_child_exited(&live) &&
+	for (long long t0 = mgr_now_ms(); live->pid > 0 && !mgr_child_exited(live) &&
 	     mgr_now_ms() - t0 < 10000;)
 		usleep(20000);
-	if (live.pid > 0 && mgr_child_stop(&live, (live_o.drain_s + 5) * 1000))
+	if (live->pid > 0 && mgr_child_stop(live, (o->live.drain_s + 5) * 1000))
 		mgr_err("the live feed did not end cleanly: %s may be incomplete",
-			live_o.outdir);
-	int export_failed = 0;
-
+			o->live.outdir);
 	for (int i = 0; i < jd->noutputs; i++) {
 		struct mgr_export_stats st = {0};
 
-		if (mgr_export(jd->output[i], dir, NULL, &st)) {
+		if (mgr_export(jd->output[i], L->dir, NULL, &st)) {
 			export_failed = 1;
 			continue;
 		}
@@ -1098,26 +1145,63 @@ int mgr_cmd_launch(int argc, char **argv)
 			jd->output[i], st.events);
 	}
 	fflush(stdout);
-	char *rep[] = {(char *)"report", (char *)dir, NULL};
-
-	mgr_cmd_report(2, rep);
-	status = keep_going ? 0 : app;
+	mgr_report(L->dir, 0, stdout);
+	status = o->keep_going ? 0 : app;
 	if (!status && export_failed)
 		status = 1;
+	return status;
+}
+
+/* The phases of a launch, in order: options, description, programs,
+ * credentials (DIR created), secret and mpirun, root receiver, live feed,
+ * collectors and ping-pong, application, then finish. A failure before the
+ * application stops what was started and removes DIR. */
+int mgr_cmd_launch(int argc, char **argv)
+{
+	struct launch_opts o = {0};
+	struct launch *L;
+	struct mgr_child live;
+	int status = 1, app_ran = 0, rc;
+
+	if ((rc = launch_options(argc, argv, &o)) >= 0)
+		return rc;
+	if (!(L = calloc(1, sizeof(*L)))) {
+		mgr_err("out of memory");
+		return 1;
+	}
+	L->dir = o.dir;
+	L->start_ms = o.start_ms;
+	L->live = o.live.outdir != NULL;
+	mgr_child_init(&L->root, "root receiver");
+	mgr_child_init(&live, "live feed");
+	if (!(L->jd = load(o.desc, 1))) {
+		mgr_err("%s is not a valid job description: nothing launched", o.desc);
+		free(L);
+		return 1;
+	}
+	if (find_programs(L) || make_credentials(L))
+		goto out;
+	if (check_secret_mpirun(L) || start_root(L, o.desc) ||
+	    (o.live.outdir && start_live(L, &o.live, &live)) ||
+	    start_tree(L, o.pingpong))
+		goto stop;
+	app_ran = 1;
+	status = finish(L, &o, &live, L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L));
 	goto out;
 stop:
-	stop_tree(&L, 5000);
-	if (!app_ran && dir) {
+	stop_tree(L, 5000);
+	if (!app_ran) {
 		/* nothing was traced: do not leave a job directory behind */
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		nftw(L->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		mgr_err("launch failed before the application started: every "
-			"collector was stopped, %s removed", dir);
+			"collector was stopped, %s removed", L->dir);
 	}
 out:
-	stop_tree(&L, 5000);
+	stop_tree(L, 5000);
 	mgr_child_stop(&live, 5000);
-	mgr_jobdesc_free(L.jd);
-	free(L.collector);
-	free(L.lib);
+	mgr_jobdesc_free(L->jd);
+	free(L->collector);
+	free(L->lib);
+	free(L);
 	return status;
 }

@@ -89,6 +89,76 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 	mgr_netcal_run(argv, mpi, log, MGR_NETCAL_TIMEOUT_MS, nc);
 }
 
+/* The root receiver writing dir and a node collector under it, both on
+ * loopback with ports the kernel picks; nodeaddr gets the node's address.
+ * 0, or -1 after a message. */
+static int start_collectors(const char *collector, const char *dir, const char *secret,
+			    struct mgr_child *root, struct mgr_child *node,
+			    char *nodeaddr, size_t len)
+{
+	char rootaddr[64];
+	const char *root_argv[] = {collector, "--listen", "127.0.0.1:0", "--print-port",
+			     "--output", dir, NULL, NULL, NULL};
+	if (secret) {
+		root_argv[6] = "--secret-file";
+		root_argv[7] = secret;
+	}
+	if (mgr_spawn_listener(root_argv, root, START_TIMEOUT_MS, 0, -1) < 0) {
+		mgr_err("the root receiver did not start (see its messages above)");
+		return -1;
+	}
+	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", root->port);
+	const char *node_argv[] = {collector, "--listen", "127.0.0.1:0", "--print-port",
+			     "--parent", rootaddr, NULL, NULL, NULL};
+	if (secret) {
+		node_argv[6] = "--secret-file";
+		node_argv[7] = secret;
+	}
+	if (mgr_spawn_listener(node_argv, node, START_TIMEOUT_MS, 0, -1) < 0) {
+		mgr_err("the node collector did not start (see its messages above)");
+		return -1;
+	}
+	snprintf(nodeaddr, len, "127.0.0.1:%d", node->port);
+	return 0;
+}
+
+/* Run argv[0] with the sensor library lib preloaded, sending to the node
+ * collector at nodeaddr, and wait for it: its exit status (128 + signal
+ * when killed), or -1 after a message when it cannot be forked. */
+static int run_program(char **argv, const char *lib, const char *nodeaddr,
+		       const char *sensors, const char *secret)
+{
+	pid_t app = fork();
+	if (app < 0) {
+		mgr_err("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (app == 0) {
+		const char *old = getenv("LD_PRELOAD");
+		char *pre = NULL;
+
+		if (old && *old && asprintf(&pre, "%s:%s", lib, old) > 0)
+			setenv("LD_PRELOAD", pre, 1);
+		else
+			setenv("LD_PRELOAD", lib, 1);
+		setenv("TAPESTRY_COLLECTOR", nodeaddr, 1);
+		setenv("TAPESTRY_SENSORS", sensors, 1);
+		if (secret)
+			setenv("TAPESTRY_SECRET_FILE", secret, 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "tapestry: cannot execute %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	int ast = 0;
+	while (waitpid(app, &ast, 0) < 0 && errno == EINTR)
+		;
+	int app_status = WIFEXITED(ast) ? WEXITSTATUS(ast) : 128 + WTERMSIG(ast);
+	if (WIFEXITED(ast) && WEXITSTATUS(ast) == 127)
+		mgr_err("%s could not be started", argv[0]);
+	return app_status;
+}
+
 int mgr_cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -102,7 +172,7 @@ int mgr_cmd_run(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *dir = NULL, *sensors = "libc,mem", *mpi = NULL, *secret = NULL;
-	char defdir[64], rootaddr[64], nodeaddr[64], *collector = NULL, *lib = NULL;
+	char defdir[64], nodeaddr[64], *collector = NULL, *lib = NULL;
 	struct mgr_child root, node;
 	int c, status = 1, keep_going = 0, pingpong = 1, is_mpirun;
 	struct mgr_netcal nc;
@@ -156,63 +226,18 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	const char *root_argv[] = {collector, "--listen", "127.0.0.1:0", "--print-port",
-			     "--output", dir, NULL, NULL, NULL};
-	if (secret) {
-		root_argv[6] = "--secret-file";
-		root_argv[7] = secret;
-	}
-	if (mgr_spawn_listener(root_argv, &root, START_TIMEOUT_MS, 0, -1) < 0) {
-		mgr_err("the root receiver did not start (see its messages above)");
+	if (start_collectors(collector, dir, secret, &root, &node, nodeaddr,
+			     sizeof(nodeaddr)))
 		goto out;
-	}
-	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", root.port);
-	const char *node_argv[] = {collector, "--listen", "127.0.0.1:0", "--print-port",
-			     "--parent", rootaddr, NULL, NULL, NULL};
-	if (secret) {
-		node_argv[6] = "--secret-file";
-		node_argv[7] = secret;
-	}
-	if (mgr_spawn_listener(node_argv, &node, START_TIMEOUT_MS, 0, -1) < 0) {
-		mgr_err("the node collector did not start (see its messages above)");
-		goto out;
-	}
-	snprintf(nodeaddr, sizeof(nodeaddr), "127.0.0.1:%d", node.port);
 	is_mpirun = is_mpirun_name(argv[optind]);
 	if (is_mpirun && pingpong)
 		calibrate(dir, argv[optind], mpi, &nc);
 	else if (is_mpirun)
 		mgr_netcal_skip(&nc, "skipped (--no-pingpong)");
 
-	pid_t app = fork();
-	if (app < 0) {
-		mgr_err("fork: %s", strerror(errno));
+	int app_status = run_program(argv + optind, lib, nodeaddr, sensors, secret);
+	if (app_status < 0)
 		goto out;
-	}
-	if (app == 0) {
-		const char *old = getenv("LD_PRELOAD");
-		char *pre = NULL;
-
-		if (old && *old && asprintf(&pre, "%s:%s", lib, old) > 0)
-			setenv("LD_PRELOAD", pre, 1);
-		else
-			setenv("LD_PRELOAD", lib, 1);
-		setenv("TAPESTRY_COLLECTOR", nodeaddr, 1);
-		setenv("TAPESTRY_SENSORS", sensors, 1);
-		if (secret)
-			setenv("TAPESTRY_SECRET_FILE", secret, 1);
-		execvp(argv[optind], argv + optind);
-		fprintf(stderr, "tapestry: cannot execute %s: %s\n", argv[optind],
-			strerror(errno));
-		_exit(127);
-	}
-	int ast = 0;
-	while (waitpid(app, &ast, 0) < 0 && errno == EINTR)
-		;
-	int app_status = WIFEXITED(ast) ? WEXITSTATUS(ast) : 128 + WTERMSIG(ast);
-	if (WIFEXITED(ast) && WEXITSTATUS(ast) == 127) {
-		mgr_err("%s could not be started", argv[optind]);
-	}
 	int drained = mgr_child_stop(&node, DRAIN_TIMEOUT_MS);
 	drained |= mgr_child_stop(&root, DRAIN_TIMEOUT_MS);
 	if (drained) {

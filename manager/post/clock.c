@@ -58,26 +58,14 @@ static double median_of(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
-		  size_t n, enum mgr_clock_pinger pinger,
-		  struct mgr_clock_fit *f)
+/* The midpoints of each sample (reference x, node y, centred on f->x0) and
+ * its round trip, into p; impossible samples dropped. Returns how many. */
+static size_t midpoints(const struct proto_clock_sample *s, const uint32_t *phase,
+			size_t n, enum mgr_clock_pinger pinger,
+			const struct mgr_clock_fit *f, struct point *p)
 {
-	struct point *p = NULL;
-	double *tmp = NULL;
 	size_t m = 0;
-	int rc = PROTO_E_NOMEM;
 
-	mgr_clock_identity(f);
-	f->n_total = n;
-	if (n == 0) {
-		f->warn = MGR_CLOCK_WARN_FEW;
-		return PROTO_E_ARG;
-	}
-	p = calloc(n, sizeof(*p));
-	tmp = calloc(n, sizeof(*tmp));
-	if (!p || !tmp)
-		goto out;
-	f->x0 = pinger == MGR_CLOCK_REF_PINGS ? s[0].s : s[0].rj;
 	for (size_t i = 0; i < n; i++) {
 		/* ref_a/ref_b: the reference's two stamps, node_a/node_b the node's,
 		 * in the order they happened on each clock */
@@ -107,15 +95,25 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 		p[m].phase = phase ? (phase[i] < 2 ? phase[i] : 2) : 0;
 		m++;
 	}
-	/* per phase: keep the quarter of the round trips that are the
-	 * shortest (at least MGR_CLOCK_KEEP_MIN; ties at the bound kept) */
+	return m;
+}
+
+/* The outlier filter: per phase, keep the quarter of the round trips that
+ * are the shortest (at least MGR_CLOCK_KEEP_MIN; ties at the bound kept),
+ * moved to the front of p. Sets the phase count, the round-trip figures and
+ * the ONE_PHASE warning (with_phases: phases were given). tmp: m doubles.
+ * Returns how many are kept. */
+static size_t keep_shortest(struct point *p, size_t m, int with_phases,
+			    double *tmp, struct mgr_clock_fit *f)
+{
 	uint32_t phases[3] = {0};
+	size_t keep = 0;
+
 	for (size_t i = 0; i < m; i++)
 		phases[p[i].phase] = 1;
 	f->nphases = phases[0] + phases[1] + phases[2];
-	if (phase && !phases[2])
+	if (with_phases && !phases[2])
 		f->warn |= MGR_CLOCK_WARN_ONE_PHASE;
-	size_t keep = 0;
 	for (uint32_t ph = 0; ph < 3; ph++) {
 		size_t k = 0;
 		for (size_t i = 0; i < m; i++)
@@ -141,13 +139,15 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 		f->rtt_median_ns = median_of(tmp, m);
 		f->rtt_min_ns = tmp[0];
 	}
-	f->n_used = keep;
-	if (keep < 2) {
-		f->warn |= MGR_CLOCK_WARN_FEW;
-		rc = PROTO_E_ARG;
-		goto out;
-	}
+	return keep;
+}
+
+/* Ordinary least squares of y on x over p[0 .. keep) (keep >= 2): slope,
+ * offset and, with more than two points, their 95 % intervals. */
+static void fit_line(const struct point *p, size_t keep, struct mgr_clock_fit *f)
+{
 	double mx = 0, my = 0, sxx = 0, sxy = 0, rss = 0;
+
 	for (size_t i = 0; i < keep; i++) {
 		mx += p[i].x;
 		my += p[i].y;
@@ -174,24 +174,28 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 	} else {
 		f->warn |= MGR_CLOCK_WARN_FEW;
 	}
-	/* A drift the samples cannot tell from 1 (|B - 1| within its own 95 %
-	 * interval, e.g. a short run sampled only at its start) is not
-	 * extrapolated: fit the offset alone, with the slope fixed at 1. */
-	if (keep > 2 && fabs(f->slope - 1.0) <= f->slope_ci) {
-		double sum = 0, rss1 = 0;
+}
 
-		for (size_t i = 0; i < keep; i++)
-			sum += p[i].y - p[i].x;
-		f->slope = 1.0;
-		f->offset_ns = sum / (double)keep;
-		for (size_t i = 0; i < keep; i++) {
-			double r = p[i].y - p[i].x - f->offset_ns;
-			rss1 += r * r;
-		}
-		f->offset_ci_ns = t975(keep - 1) *
-				  sqrt(rss1 / (double)(keep - 1) / (double)keep);
-		f->warn |= MGR_CLOCK_WARN_NO_DRIFT;
+/* The offset alone over p[0 .. keep) (keep > 2), the slope fixed at 1. */
+static void fit_offset(const struct point *p, size_t keep, struct mgr_clock_fit *f)
+{
+	double sum = 0, rss1 = 0;
+
+	for (size_t i = 0; i < keep; i++)
+		sum += p[i].y - p[i].x;
+	f->slope = 1.0;
+	f->offset_ns = sum / (double)keep;
+	for (size_t i = 0; i < keep; i++) {
+		double r = p[i].y - p[i].x - f->offset_ns;
+		rss1 += r * r;
 	}
+	f->offset_ci_ns = t975(keep - 1) * sqrt(rss1 / (double)(keep - 1) / (double)keep);
+	f->warn |= MGR_CLOCK_WARN_NO_DRIFT;
+}
+
+/* The offset's relative error and the warnings it calls for. */
+static void judge(struct mgr_clock_fit *f)
+{
 	if (f->offset_ns != 0)
 		f->offset_err = f->offset_ci_ns / fabs(f->offset_ns);
 	/* the thesis's rule of thumb is about offsets of tenths of seconds:
@@ -203,6 +207,43 @@ int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
 		else if (f->offset_err > 0.01)
 			f->warn |= MGR_CLOCK_WARN_ADJUSTED;
 	}
+}
+
+int mgr_clock_fit(const struct proto_clock_sample *s, const uint32_t *phase,
+		  size_t n, enum mgr_clock_pinger pinger,
+		  struct mgr_clock_fit *f)
+{
+	struct point *p = NULL;
+	double *tmp = NULL;
+	size_t keep;
+	int rc = PROTO_E_NOMEM;
+
+	mgr_clock_identity(f);
+	f->n_total = n;
+	if (n == 0) {
+		f->warn = MGR_CLOCK_WARN_FEW;
+		return PROTO_E_ARG;
+	}
+	p = calloc(n, sizeof(*p));
+	tmp = calloc(n, sizeof(*tmp));
+	if (!p || !tmp)
+		goto out;
+	f->x0 = pinger == MGR_CLOCK_REF_PINGS ? s[0].s : s[0].rj;
+	keep = keep_shortest(p, midpoints(s, phase, n, pinger, f, p), phase != NULL,
+			     tmp, f);
+	f->n_used = keep;
+	if (keep < 2) {
+		f->warn |= MGR_CLOCK_WARN_FEW;
+		rc = PROTO_E_ARG;
+		goto out;
+	}
+	fit_line(p, keep, f);
+	/* A drift the samples cannot tell from 1 (|B - 1| within its own 95 %
+	 * interval, e.g. a short run sampled only at its start) is not
+	 * extrapolated: fit the offset alone, with the slope fixed at 1. */
+	if (keep > 2 && fabs(f->slope - 1.0) <= f->slope_ci)
+		fit_offset(p, keep, f);
+	judge(f);
 	rc = 0;
 out:
 	free(p);

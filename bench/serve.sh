@@ -7,8 +7,9 @@
 #   - "first paint": the wall time of the requests a job page makes before it
 #     draws (page, script, sheet, job, report.xml, the whole-job timeline at
 #     1200 pixels), caches made; HTTP on loopback, not a browser's paint;
-#   - zoom requests: the time_total of curl for 20 windows at each zoom level
-#     (1/1 .. 1/10^6 of the job, at random places), median and max;
+#   - zoom requests: 20 windows at each zoom level (1/1 .. 1/10^6 of the job,
+#     at random places, 1200 pixels): the server's time (its Server-Timing
+#     header) and curl's time_total, median and max;
 #   - the server's memory (VmRSS, RssAnon, VmHWM of the serve process) after
 #     the requests, for the large job and for the baseline.
 #
@@ -33,6 +34,7 @@ if [ -z "$work" ]; then
 	work=$(mktemp -d /var/tmp/tapestry-bench-serve.XXXXXX)
 	trap 'kill "$SP" 2>/dev/null; rm -rf "$work"' EXIT
 fi
+med() { cut -f"$1" "$work/zoom" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 kb() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$2/status" 2>/dev/null; }
 mkdir -p "$work/jobs"
 "$gen" "$work/jobs/big" "$ranks" "$n" >/dev/null || exit 1
@@ -70,10 +72,14 @@ for job in small big; do
 			span=$(( (tmax - tmin) / z ))
 			[ "$span" -lt 2 ] && span=2
 			a=$(( tmin + (RANDOM * 32768 + RANDOM) % (tmax - tmin - span + 1) ))
-			curl -s -o /dev/null -w '%{time_total}\n' \
-				"$U/api/jobs/$job/timeline?w=1200&t0=$a&t1=$((a + span))"
-		done | sort -n | awk -v j="$job" -v z="$z" '{v[NR]=$1} END {
-			printf "%-6s zoom 1/%-8s median %6.1f ms  max %6.1f ms\n", j, z, 1000*v[int((NR+1)/2)], 1000*v[NR] }'
+			curl -s -o /dev/null -D - -w 'total %{time_total}\n' \
+				"$U/api/jobs/$job/timeline?w=1200&t0=$a&t1=$((a + span))" |
+				tr -d '\r' | sed -n 's/^Server-Timing: index;dur=//p; s/^total //p' |
+				paste - -
+		done >"$work/zoom"
+		printf '%-6s zoom 1/%-8s server median %6.1f ms max %6.1f ms; with transfer median %6.1f ms max %6.1f ms\n' \
+			"$job" "$z" $(med 1) $(cut -f1 "$work/zoom" | sort -n | tail -1) \
+			"$(echo "$(med 2) * 1000" | bc)" "$(echo "$(cut -f2 "$work/zoom" | sort -n | tail -1) * 1000" | bc)"
 	done
 	printf '%-6s server memory: VmRSS %s kB, RssAnon %s kB, VmHWM %s kB\n' "$job" \
 		"$(kb VmRSS "$SP")" "$(kb RssAnon "$SP")" "$(kb VmHWM "$SP")"

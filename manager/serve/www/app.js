@@ -128,7 +128,7 @@ async function jobsPage() {
       const losses = j.lost_events === null ? '—' : (j.lost_events + (j.gap_batches ? ' + ' + j.gap_batches + ' batches' : ''));
       const tr = el('tr', {'data-job': j.name},
         `<td><a href="#/job/${encodeURIComponent(j.name)}">${esc(j.name)}</a></td><td>${esc(j.date)}</td>` +
-        `<td>${esc(j.application || '—')}</td><td class="n">${j.report === 'ready' ? j.ranks : '—'}</td>` +
+        `<td>${esc(j.application || '—')}</td><td class="n">${j.report === 'ready' && j.ranks ? j.ranks : '—'}</td>` +
         `<td class="n">${j.streams === null ? '—' : j.streams}</td>` +
         `<td class="n" data-k="events">${j.events === null ? '(' + j.records + ' records)' : j.events}</td>` +
         `<td class="n">${losses}</td><td class="n">${fmtNs(j.duration_ns)}</td>` +

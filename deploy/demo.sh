@@ -4,7 +4,8 @@
 # Installs and builds what is missing (deploy/setup.sh), compiles the
 # example programs, then runs `tapestry launch` on deploy/examples/ring.xml:
 # a root receiver, a gateway collector and a node collector start on
-# 127.0.0.1, a 4-rank C MPI ring runs under Open MPI with the sensors
+# 127.0.0.1, a C MPI ring of 4 ranks (or one per core on a smaller machine)
+# runs under Open MPI with the sensors
 # preloaded, the tree drains leaves first, the CSV output is written and
 # the report printed. When SimGrid is installed and `tapestry replay` works,
 # the trace is replayed and the simulated time printed.
@@ -17,8 +18,16 @@ T="$b/manager/tapestry"
 work=$(mktemp -d /tmp/tapestry-demo.XXXXXX)
 echo "demo: working in $work"
 
-# the description names its executable relative to itself: put both here
-cp "$top/deploy/examples/ring.xml" "$work/ring.xml"
+# the description names its executable relative to itself: put both here.
+# It asks for 4 ranks on 4 slots; on a machine with fewer cores the ring
+# gets one rank per core (2 at least), so that no rank busy-polls on a core
+# another one needs.
+cores=$(nproc)
+np=4
+[ "$cores" -lt 4 ] && np=$cores
+[ "$np" -lt 2 ] && np=2
+sed -e "s/slots=\"4\"/slots=\"$np\"/" -e "s/processes=\"4\"/processes=\"$np\"/" \
+	"$top/deploy/examples/ring.xml" > "$work/ring.xml"
 mpicc.openmpi -O2 -o "$work/ring" "$top/deploy/examples/ring.c"
 
 echo "== tapestry plan ring.xml (what launch derives from the description)"

@@ -22,6 +22,7 @@ static const struct {
 	{"export", mgr_cmd_export, "convert a job directory (csv, SimGrid, OTF2, Paje, Chrome JSON ...)"},
 	{"report", mgr_cmd_report, "summarise a job directory"},
 	{"rank-exec", mgr_cmd_rank_exec, "(internal) start one MPI rank of a launched job"},
+	{"host-exec", mgr_cmd_host_exec, "(internal) mpirun's agent to a host behind a template launcher"},
 	{"replay", mgr_cmd_replay, "replay a job's time-independent trace in SimGrid"},
 	{"live-ti", mgr_cmd_live_ti, "follow a job directory being written: each rank's SimGrid actions as they come"},
 	{"serve", mgr_cmd_serve, "the web page: job browser with report and timeline, live tree, launch"},
@@ -39,7 +40,7 @@ static void usage(FILE *out)
  * the program's, and uses none of the manager's settings; help is help. */
 static int needs_env(int argc, char **argv)
 {
-	return strcmp(argv[1], "rank-exec") &&
+	return strcmp(argv[1], "rank-exec") && strcmp(argv[1], "host-exec") &&
 	       !(argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")));
 }
 

@@ -18,6 +18,7 @@ int mgr_cmd_export(int argc, char **argv);
 int mgr_cmd_report(int argc, char **argv);
 int mgr_cmd_replay(int argc, char **argv);
 int mgr_cmd_rank_exec(int argc, char **argv);
+int mgr_cmd_host_exec(int argc, char **argv);
 int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
 
 /* The report of the job directory dir (manager/export/report.c), as text or

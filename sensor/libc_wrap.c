@@ -10,8 +10,10 @@
  * restore errno, return the real result untouched. CUSTOM bodies follow
  * the same steps by hand.
  *
- * The application may not close (or dup2 over) the runtime's own fds: it
- * gets EBADF as if they were not open.
+ * A program that closes (or dup2s onto) one of the runtime's own
+ * descriptors gets what it would get untraced: the runtime's descriptor is
+ * moved out of the way first (sn_own_evict, rt_fd.c), then the real call
+ * runs.
  */
 #include "config.h"
 
@@ -20,6 +22,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -637,14 +640,10 @@ SN_EXPORT int close(int fd)
 
 	call_begin(&c, sn_real.close != NULL);
 	p = sn_fd_path(fd);
-	if (SN_UNLIKELY(sn_sender_fd_is_own(fd))) {
-		errno = EBADF;
-		r = -1;
-	} else {
-		r = sn_real.close(fd);
-		if (r == 0)
-			sn_fd_set(fd, 0);
-	}
+	sn_own_evict(fd, fd);
+	r = sn_real.close(fd);
+	if (r == 0)
+		sn_fd_set(fd, 0);
 	call_end(&c);
 	if (c.on)
 		rec(&c, PROTO_EV_CLOSE, r < 0, fd, r, p, ERR_IF(&c, r < 0), 0, 0);
@@ -660,19 +659,83 @@ SN_EXPORT int dup2(int fd, int fd2)
 
 	call_begin(&c, sn_real.dup2 != NULL);
 	p = sn_fd_path(fd);
-	if (SN_UNLIKELY(fd != fd2 && sn_sender_fd_is_own(fd2))) {
-		errno = EBADF;
-		r = -1;
-	} else {
-		r = sn_real.dup2(fd, fd2);
-		if (r >= 0)
-			sn_fd_set(r, p);
-	}
+	if (fd != fd2)
+		sn_own_evict(fd2, fd2);
+	r = sn_real.dup2(fd, fd2);
+	if (r >= 0)
+		sn_fd_set(r, p);
 	call_end(&c);
 	if (c.on)
 		rec(&c, PROTO_EV_DUP2, r < 0, fd, fd2, r, p, ERR_IF(&c, r < 0), 0);
 	call_done(&c);
 	return r;
+}
+
+/* dup3 is recorded as DUP2 (the flags are not kept). */
+SN_EXPORT int dup3(int fd, int fd2, int flags)
+{
+	struct sn_call c;
+	int64_t p;
+	int r;
+
+	call_begin(&c, sn_real.dup3 != NULL);
+	p = sn_fd_path(fd);
+	if (fd != fd2)
+		sn_own_evict(fd2, fd2);
+	if (sn_real.dup3) {
+		r = sn_real.dup3(fd, fd2, flags);
+	} else {
+		errno = ENOSYS;
+		r = -1;
+	}
+	if (r >= 0)
+		sn_fd_set(r, p);
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_DUP2, r < 0, fd, fd2, r, p, ERR_IF(&c, r < 0), 0);
+	call_done(&c);
+	return r;
+}
+
+/* Forget the paths of the descriptors in [lo, hi] (closed). */
+static void forget_range(unsigned lo, unsigned hi)
+{
+	for (unsigned fd = lo; fd <= hi && fd < SN_FD_MAX; fd++)
+		if (sn_fd_path((int)fd))
+			sn_fd_set((int)fd, 0);
+}
+
+/* close_range and closefrom close many descriptors at once (daemons, the
+ * children of process managers): not recorded (no event type), but the
+ * runtime's own descriptors are moved or dropped first. */
+SN_EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
+{
+	int r;
+
+	if (SN_UNLIKELY(!sn_real.close_range))
+		sn_libc_resolve();
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		sn_own_evict(lo, hi);
+	if (!sn_real.close_range) {
+		errno = ENOSYS;
+		return -1;
+	}
+	r = sn_real.close_range(lo, hi, flags);
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		forget_range(lo, hi);
+	return r;
+}
+
+SN_EXPORT void closefrom(int lo)
+{
+	if (SN_UNLIKELY(!sn_real.closefrom))
+		sn_libc_resolve();
+	if (lo < 0)
+		lo = 0;
+	sn_own_evict(lo, INT_MAX);
+	if (sn_real.closefrom)
+		sn_real.closefrom(lo);
+	forget_range((unsigned)lo, UINT_MAX);
 }
 
 SN_EXPORT int fclose(FILE *f)

@@ -241,7 +241,6 @@ SN_HIDDEN int sn_sender_is_self(void);
 SN_HIDDEN int sn_sender_running(void);
 SN_HIDDEN void sn_sender_atfork_child(void);
 SN_HIDDEN void sn_sender_stop(void);
-SN_HIDDEN int sn_sender_fd_is_own(int fd);
 /* Ask the sender to ship what is buffered; reason: -1 plain flush, 0 exit
  * (BYE normal), 1 fatal signal (BYE signal), 2 exec (BYE exec). Waits at
  * most timeout_ms. Async-signal-safe except for the first call's lazy
@@ -251,6 +250,35 @@ SN_HIDDEN void sn_sender_calibrate(int timeout_ms);
 /* Resume after a failed exec: new stream, reconnect. */
 SN_HIDDEN void sn_sender_resume(void);
 SN_HIDDEN void sn_sender_meta_changed(void);
+
+/* rt_fd.c: the runtime's own descriptors (socket, eventfd, stat file),
+ * one slot each. All async-signal-safe, lock-free. */
+enum { SN_OWN_SOCK, SN_OWN_EVENT, SN_OWN_STAT, SN_OWN_N };
+/* fd (the caller's, just made) moved high and close-on-exec: the new
+ * number, or fd itself when it cannot be moved. For descriptors the runtime
+ * holds a while (created at the lowest free number, they would take the
+ * numbers the program is about to get). */
+SN_HIDDEN int sn_own_high(int fd);
+/* Publish fd (which the caller just made) in slot, first moved high and
+ * close-on-exec when it can be. Returns the number now published. */
+SN_HIDDEN int sn_own_adopt(int slot, int fd);
+/* Begin a use of slot's descriptor: returns it, or -1 when the slot is
+ * empty or was dropped; every get is paired with sn_own_put(slot, phase)
+ * once the system calls on it are done (the number stays valid until). */
+SN_HIDDEN int sn_own_get(int slot, unsigned *phase);
+SN_HIDDEN void sn_own_put(int slot, unsigned phase);
+/* The number published now, for poll() only (it may be stale at once). */
+SN_HIDDEN int sn_own_peek(int slot);
+/* The owner closes slot's descriptor (waiting for its users); the slot is
+ * empty after. */
+SN_HIDDEN void sn_own_close(int slot);
+/* The program is about to close or replace every descriptor in [lo, hi]:
+ * move the runtime's out of the range (or drop them when no number is
+ * free above it), so the program's call succeeds as it would untraced.
+ * Called by the close/dup2/dup3/close_range/closefrom wrappers. */
+SN_HIDDEN void sn_own_evict(long lo, long hi);
+/* A forked child: close the parent's descriptors, empty the slots. */
+SN_HIDDEN void sn_own_atfork_child(void);
 
 /* rt_init.c (sn_init is in sensor.h) */
 SN_HIDDEN uint64_t sn_stream_id(void);

@@ -22,8 +22,14 @@
  * events with durations, MEM_SAMPLE every TAPESTRY_MEM_PERIOD_MS.
  *
  * Everything here runs on the sender thread except sn_sender_kick(),
- * sn_sender_flush(), sn_sender_fd_is_own() and the fork/resume requests,
- * which only touch atomics and the eventfd.
+ * sn_sender_flush() and the fork/resume requests, which only touch
+ * atomics and the eventfd.
+ *
+ * Descriptors: the socket, the eventfd and /proc/self/stat live in
+ * rt_fd.c's slots; every system call on one runs between sn_own_get() and
+ * sn_own_put(), since the program may close or dup2 onto the number at any
+ * time (the slot then moves or is dropped). A dropped socket is a broken
+ * connection; a dropped eventfd or stat file is made again.
  */
 #include "config.h"
 
@@ -96,7 +102,6 @@ static struct {
 	uint64_t last_drain;	/* the last drain (mono ns) */
 	uint64_t loss_sent, loss_first_seq;
 	uint64_t minflt, majflt;
-	int statfd;
 	uint8_t nonce[PROTO_NONCE];
 	/* what the reader saw */
 	int got_challenge, got_welcome, got_error;
@@ -105,12 +110,9 @@ static struct {
 	struct proto_pong pong;
 	int got_pong;
 	uint64_t ping_id;
-} S = {.sock = -1, .statfd = -1, .seq_next = 1};
+} S = {.sock = -1, .seq_next = 1};
 
 static _Atomic int running;
-static _Atomic int efd = -1;
-static _Atomic int sock_pub = -1;
-static _Atomic int stat_pub = -1;
 static _Atomic uint64_t flush_req, flush_done;
 static _Atomic int flush_reason = -1;
 static _Atomic int stop_req, resume_req, meta_dirty, calib_req;
@@ -122,20 +124,16 @@ static uint64_t mono(void)
 	return sn_now_vdso();
 }
 
-static void raw_close(int fd)
-{
-	if (fd >= 0)
-		syscall(SYS_close, fd);
-}
-
 /* Wake the sender. Async-signal-safe (one eventfd write). */
 void sn_sender_kick(void)
 {
 	uint64_t one = 1;
-	int fd = atomic_load_explicit(&efd, memory_order_relaxed);
+	unsigned ph;
+	int fd = sn_own_get(SN_OWN_EVENT, &ph);
 
 	if (fd >= 0)
 		syscall(SYS_write, fd, &one, sizeof(one));
+	sn_own_put(SN_OWN_EVENT, ph);
 }
 
 /* 1 while the sender thread runs. Async-signal-safe. */
@@ -150,15 +148,6 @@ int sn_sender_is_self(void)
 	return atomic_load(&running) && S.tid == gettid();
 }
 
-/* 1 when fd is one the runtime owns (socket, eventfd, /proc/self/stat):
- * the close wrapper refuses to close those. */
-int sn_sender_fd_is_own(int fd)
-{
-	return fd >= 0 && (fd == atomic_load(&sock_pub) ||
-			   fd == atomic_load(&efd) ||
-			   fd == atomic_load(&stat_pub));
-}
-
 /* ---- frames out ---------------------------------------------------------- */
 
 static void disconnect(const char *why)
@@ -166,12 +155,31 @@ static void disconnect(const char *why)
 	if (S.sock < 0)
 		return;
 	SN_INFO("disconnected: %s", why);
-	atomic_store(&sock_pub, -1);
-	raw_close(S.sock);
+	sn_own_close(SN_OWN_SOCK);
 	S.sock = -1;
 	S.sent_upto = S.acked;
 	S.rlen = 0;
 	S.next_connect = mono() + S.backoff_ms * 1000000ull;
+}
+
+/* One send(2) or recv(2) on the socket slot; -1 with EBADF when the
+ * program closed it and no number was left to move it to. */
+static ssize_t sock_io(int out, void *buf, size_t len)
+{
+	unsigned ph;
+	int fd = sn_own_get(SN_OWN_SOCK, &ph);
+	ssize_t r;
+
+	if (fd < 0) {
+		errno = EBADF;
+		r = -1;
+	} else if (out) {
+		r = send(fd, buf, len, MSG_NOSIGNAL);
+	} else {
+		r = recv(fd, buf, len, MSG_DONTWAIT);
+	}
+	sn_own_put(SN_OWN_SOCK, ph);
+	return r;
 }
 
 static int send_all(const void *buf, size_t len)
@@ -179,7 +187,7 @@ static int send_all(const void *buf, size_t len)
 	const uint8_t *p = buf;
 
 	while (len > 0) {
-		ssize_t r = send(S.sock, p, len, MSG_NOSIGNAL);
+		ssize_t r = sock_io(1, (void *)p, len);
 
 		if (r < 0) {
 			if (errno == EINTR)
@@ -261,19 +269,22 @@ static void dispatch(const struct proto_msg *m)
  * connection is broken (it is then closed). */
 static int pump(int timeout_ms)
 {
-	struct pollfd p = {.fd = S.sock, .events = POLLIN};
+	struct pollfd p = {.fd = sn_own_peek(SN_OWN_SOCK), .events = POLLIN};
 	int r;
 
 	if (S.sock < 0)
 		return PROTO_E_CLOSED;
+	if (p.fd < 0) {
+		disconnect("socket closed by the program");
+		return PROTO_E_CLOSED;
+	}
 	r = poll(&p, 1, timeout_ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : PROTO_E_IO;
 	if (r == 0)
 		return 0;
 	for (;;) {
-		ssize_t n = recv(S.sock, S.rbuf + S.rlen, RBUF - S.rlen,
-				 MSG_DONTWAIT);
+		ssize_t n = sock_io(0, S.rbuf + S.rlen, RBUF - S.rlen);
 
 		if (n == 0) {
 			disconnect("closed by the collector");
@@ -331,11 +342,32 @@ static int wait_for(int *flag, uint64_t deadline)
 
 /* ---- connection ---------------------------------------------------------- */
 
+/* Connect fd (non-blocking) to a within 1 s, then make it blocking with a
+ * 3 s send timeout. 1 when connected. */
+static int connect_one(int fd, const struct addrinfo *a)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	struct timeval tv = {.tv_sec = 3};
+	int err = 0, one = 1;
+	socklen_t el = sizeof(err);
+
+	if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS)
+		return 0;
+	if (poll(&p, 1, 1000) != 1)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err)
+		return 0;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return 1;
+}
+
+/* A connected socket, published in the socket slot; its number or -1. */
 static int dial(void)
 {
 	struct addrinfo hints = {0}, *res = NULL;
-	int fd = -1, one = 1;
-	struct timeval tv = {.tv_sec = 3};
+	int fd = -1;
 
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -343,29 +375,20 @@ static int dial(void)
 	if (getaddrinfo(sn_cfg.host, sn_cfg.port, &hints, &res) != 0 || !res)
 		return -1;
 	for (struct addrinfo *a = res; a; a = a->ai_next) {
-		struct pollfd p;
-		int err = 0;
-		socklen_t el = sizeof(err);
+		unsigned ph;
+		int ok;
 
 		fd = socket(a->ai_family,
 			    a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0)
 			continue;
-		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 &&
-		    errno != EINPROGRESS)
-			goto next;
-		p.fd = fd;
-		p.events = POLLOUT;
-		if (poll(&p, 1, 1000) != 1)
-			goto next;
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err)
-			goto next;
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		break;
-next:
-		raw_close(fd);
+		sn_own_adopt(SN_OWN_SOCK, fd);
+		fd = sn_own_get(SN_OWN_SOCK, &ph);
+		ok = fd >= 0 && connect_one(fd, a);
+		sn_own_put(SN_OWN_SOCK, ph);
+		if (ok)
+			break;
+		sn_own_close(SN_OWN_SOCK);
 		fd = -1;
 	}
 	freeaddrinfo(res);
@@ -529,7 +552,6 @@ static int try_connect(void)
 	rc = handshake();
 	if (rc)
 		goto fail_sock;
-	atomic_store(&sock_pub, S.sock);
 	S.backoff_ms = 50;
 	SN_INFO("connected to %s:%s", sn_cfg.host, sn_cfg.port);
 	send_meta();
@@ -544,7 +566,7 @@ static int try_connect(void)
 	return S.sock >= 0 ? 0 : PROTO_E_CLOSED;
 
 fail_sock:
-	raw_close(S.sock);
+	sn_own_close(SN_OWN_SOCK);
 	S.sock = -1;
 fail:
 	if (!S.warned) {
@@ -660,17 +682,20 @@ static void mem_sample(void)
 	char buf[1024], *p;
 	unsigned long long minflt = 0, majflt = 0, vsize = 0;
 	long long rss = 0;
-	ssize_t n;
+	ssize_t n = -1;
 	uint64_t t;
+	unsigned ph;
+	int fd;
 
-	if (S.statfd < 0) {
-		S.statfd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-		if (S.statfd < 0)
-			return;
-		atomic_store(&stat_pub, S.statfd);
-	}
+	if (sn_own_peek(SN_OWN_STAT) < 0 &&
+	    sn_own_adopt(SN_OWN_STAT, open("/proc/self/stat",
+					   O_RDONLY | O_CLOEXEC)) < 0)
+		return;
 	t = sn_now_fast();
-	n = pread(S.statfd, buf, sizeof(buf) - 1, 0);
+	fd = sn_own_get(SN_OWN_STAT, &ph);
+	if (fd >= 0)
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+	sn_own_put(SN_OWN_STAT, ph);
 	if (n <= 0)
 		return;
 	buf[n] = 0;
@@ -769,6 +794,19 @@ static void new_stream(void)
 	S.next_connect = 0;
 }
 
+/* The eventfd's number, made again when the program closed it and no
+ * number was left to move it to (-1 when that fails: the loop then wakes
+ * on its period only). */
+static int own_event_fd(void)
+{
+	int fd = sn_own_peek(SN_OWN_EVENT);
+
+	if (fd < 0)
+		fd = sn_own_adopt(SN_OWN_EVENT,
+				  eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	return fd;
+}
+
 static void *sender_main(void *arg)
 {
 	(void)arg;
@@ -783,11 +821,14 @@ static void *sender_main(void *arg)
 		try_connect();
 	while (!atomic_load(&stop_req)) {
 		struct pollfd p[2] = {
-			{.fd = atomic_load(&efd), .events = POLLIN},
-			{.fd = S.sock, .events = POLLIN},
+			{.fd = own_event_fd(), .events = POLLIN},
+			{.fd = sn_own_peek(SN_OWN_SOCK), .events = POLLIN},
 		};
 		uint64_t now = mono(), due = S.next_drain;
 		int kicked = 0, full = 0, wait_ms;
+
+		if (S.sock >= 0 && p[1].fd < 0)
+			disconnect("socket closed by the program");
 
 		if (sn_cfg.postmortem || S.ended)	/* no periodic drain */
 			due = now + DRAIN_PERIOD_MS * 1000000ull;
@@ -801,9 +842,12 @@ static void *sender_main(void *arg)
 		if (poll(p, S.sock >= 0 ? 2 : 1, wait_ms) > 0 &&
 		    (p[0].revents & POLLIN)) {
 			uint64_t v;
+			unsigned ph;
+			int fd = sn_own_get(SN_OWN_EVENT, &ph);
 
-			if (syscall(SYS_read, p[0].fd, &v, sizeof(v)) < 0)
+			if (fd >= 0 && syscall(SYS_read, fd, &v, sizeof(v)) < 0)
 				v = 0;
+			sn_own_put(SN_OWN_EVENT, ph);
 			kicked = full = 1;
 		}
 		if (S.sock >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -877,7 +921,7 @@ int sn_sender_start(void)
 {
 	sigset_t all, old;
 	pthread_attr_t at;
-	int rc = PROTO_E_NOMEM, fd;
+	int rc = PROTO_E_NOMEM;
 
 	if (atomic_load(&running))
 		return 0;
@@ -902,10 +946,8 @@ int sn_sender_start(void)
 	S.keep_limit = (size_t)(sn_cfg.budget / 4);
 	if (S.keep_limit < (1u << 20))
 		S.keep_limit = 1u << 20;
-	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fd < 0)
+	if (own_event_fd() < 0)
 		return PROTO_E_IO;
-	atomic_store(&efd, fd);
 	atomic_store(&stop_req, 0);
 	atomic_store(&running, 1);
 	sigfillset(&all);
@@ -917,8 +959,7 @@ int sn_sender_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		atomic_store(&running, 0);
-		atomic_store(&efd, -1);
-		raw_close(fd);
+		sn_own_close(SN_OWN_EVENT);
 		return PROTO_E_IO;
 	}
 	return 0;
@@ -1018,12 +1059,7 @@ void sn_sender_stop(void)
  * using it when the fork happened). sn_sender_start() makes a new one. */
 void sn_sender_atfork_child(void)
 {
-	raw_close(S.sock);
-	raw_close(atomic_load(&efd));
-	raw_close(S.statfd);
-	atomic_store(&sock_pub, -1);
-	atomic_store(&stat_pub, -1);
-	atomic_store(&efd, -1);
+	sn_own_atfork_child();
 	atomic_store(&running, 0);
 	atomic_store(&flush_req, 0);
 	atomic_store(&flush_done, 0);
@@ -1033,7 +1069,6 @@ void sn_sender_atfork_child(void)
 	atomic_store(&meta_dirty, 0);
 	atomic_store(&calib_req, CAL_NONE);
 	S.sock = -1;
-	S.statfd = -1;
 	S.head = S.tail = NULL;
 	S.kept_bytes = 0;
 	S.ev = NULL;

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <libgen.h>
+#include <netdb.h>
+#include <arpa/inet.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -191,6 +193,13 @@ static int find_collector(const struct mgr_jobdesc *jd, const char *name)
 static const struct mgr_jd_launcher builtin_local = {
 	.name = (char *)"local", .type = MGR_LAUNCH_LOCAL,
 };
+/* A host of a Slurm allocation: a step of its own on that node, sharing
+ * the allocation's resources with the others (--overlap) */
+static const struct mgr_jd_launcher builtin_slurm = {
+	.name = (char *)"slurm", .type = MGR_LAUNCH_TEMPLATE,
+	.command = (char *)"exec srun --overlap --nodes=1 --ntasks=1 "
+		   "--nodelist={host} --kill-on-bad-exit=1 {command}",
+};
 static const struct mgr_jd_launcher builtin_ssh = {
 	.name = (char *)"ssh", .type = MGR_LAUNCH_SSH,
 };
@@ -217,6 +226,7 @@ static void load_launchers(struct ctx *x, xmlNodePtr sec)
 		l->identity = attr(n, "identity");
 		l->options = attr(n, "options");
 		l->collector_path = attr(n, "collector-path");
+		l->tapestry_path = attr(n, "tapestry-path");
 		l->port = attr_int(x, n, "port", 0, 0, 65535);
 		l->type = !type ? MGR_LAUNCH_LOCAL :
 			  !strcmp(type, "ssh") ? MGR_LAUNCH_SSH :
@@ -258,10 +268,164 @@ static const struct mgr_jd_launcher *find_launcher(const struct mgr_jobdesc *jd,
 	return NULL;
 }
 
-static void load_hosts(struct ctx *x, xmlNodePtr sec)
+/* SLURM_TASKS_PER_NODE ("2(x3),1") into slots[], at most max; the count
+ * of nodes it describes, or -1 when it does not read. */
+static int slurm_tasks(const char *s, int slots[], int max)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		long v = strtol(s, &end, 10), rep = 1;
+
+		if (end == s || v < 0 || v > MGR_JD_MAX_SLOTS)
+			return -1;
+		s = end;
+		if (!strncmp(s, "(x", 2)) {
+			rep = strtol(s + 2, &end, 10);
+			if (end == s + 2 || *end != ')' || rep < 1)
+				return -1;
+			s = end + 1;
+		}
+		while (rep-- > 0) {
+			if (n == max)
+				return -1;
+			slots[n++] = (int)v;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
+}
+
+/* The numeric address of host name (the collectors listen on numbers), or
+ * a copy of name when it does not resolve. malloc'd. */
+static char *numeric(const char *name)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res = NULL;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (getaddrinfo(name, NULL, &hints, &res) || !res ||
+	    getnameinfo(res->ai_addr, res->ai_addrlen, buf, sizeof(buf), NULL, 0,
+			NI_NUMERICHOST)) {
+		if (res)
+			freeaddrinfo(res);
+		return strdup(name);
+	}
+	freeaddrinfo(res);
+	return strdup(buf);
+}
+
+/* <hosts from="slurm"/>: the nodes of the allocation this runs in
+ * (scontrol show hostnames SLURM_JOB_NODELIST) with their slots
+ * (SLURM_TASKS_PER_NODE), each reached by an srun step. */
+static void load_slurm_hosts(struct ctx *x, int line)
+{
+	struct mgr_jobdesc *jd = x->jd;
+	const char *list = getenv("SLURM_JOB_NODELIST");
+	const char *tasks = getenv("SLURM_TASKS_PER_NODE");
+	static int slots[MGR_JD_MAX_HOSTS];
+	char cmd[4096], q[2048] = "", name[256];
+	int nslots;
+	FILE *p;
+
+	jd->from_slurm = 1;
+	x->bad_slots = 1;	/* until the allocation is read: said here */
+	if (!list || !*list || !tasks || !*tasks) {
+		problem(x, line, "<hosts from=\"slurm\"/>: not inside a Slurm "
+			"allocation (SLURM_JOB_NODELIST is not set): run tapestry "
+			"under salloc or sbatch");
+		return;
+	}
+	nslots = slurm_tasks(tasks, slots, MGR_JD_MAX_HOSTS);
+	if (nslots < 0) {
+		problem(x, line, "<hosts from=\"slurm\"/>: cannot read "
+			"SLURM_TASKS_PER_NODE='%s'", tasks);
+		return;
+	}
+	if (mgr_shell_quote(q, sizeof(q), list)) {
+		problem(x, line, "<hosts from=\"slurm\"/>: SLURM_JOB_NODELIST "
+			"is too long");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "scontrol show hostnames %s 2>&1", q);
+	if (!(p = popen(cmd, "r"))) {
+		problem(x, line, "<hosts from=\"slurm\"/>: cannot run scontrol");
+		return;
+	}
+	while (fgets(name, sizeof(name), p)) {
+		struct mgr_jd_host *h = &jd->host[jd->nhosts];
+
+		name[strcspn(name, "\r\n")] = 0;
+		if (!*name)
+			continue;
+		if (jd->nhosts == MGR_JD_MAX_HOSTS || jd->nhosts >= nslots ||
+		    strchr(name, ' ')) {
+			problem(x, line, "<hosts from=\"slurm\"/>: scontrol "
+				"show hostnames '%s' said '%s' (%d nodes in "
+				"SLURM_TASKS_PER_NODE='%s')", list, name, nslots,
+				tasks);
+			break;
+		}
+		h->name = strdup(name);
+		h->address = numeric(name);
+		h->site = strdup("slurm");
+		h->slots = slots[jd->nhosts];
+		h->line = line;
+		h->node = -1;
+		h->launcher = &builtin_slurm;
+		jd->total_slots += h->slots;
+		jd->nhosts++;
+	}
+	if (pclose(p) != 0 && !x->nerr)
+		problem(x, line, "<hosts from=\"slurm\"/>: scontrol show "
+			"hostnames '%s' failed", list);
+	else if (!x->nerr && jd->nhosts != nslots)
+		problem(x, line, "<hosts from=\"slurm\"/>: %d nodes in "
+			"SLURM_JOB_NODELIST='%s' but %d in SLURM_TASKS_PER_NODE="
+			"'%s'", jd->nhosts, list, nslots, tasks);
+	else if (!x->nerr)
+		x->bad_slots = 0;
+}
+
+/* No <collectors> with <hosts from="slurm"/>: a node collector on every
+ * node, the first node's the root of the tree. */
+static void slurm_collectors(struct ctx *x)
 {
 	struct mgr_jobdesc *jd = x->jd;
 
+	for (int h = 0; h < jd->nhosts && h < MGR_JD_MAX_COLLECTORS; h++) {
+		struct mgr_jd_collector *c = &jd->col[jd->ncollectors];
+		char name[300];
+
+		snprintf(name, sizeof(name), "node-%s", jd->host[h].name);
+		c->name = strdup(name);
+		c->host = h;
+		c->parent = h == 0 ? -1 : 0;
+		c->depth = h == 0 ? 0 : 1;
+		c->line = jd->host[h].line;
+		jd->ncollectors++;
+	}
+	jd->root = jd->ncollectors ? 0 : -1;
+}
+
+static void load_hosts(struct ctx *x, xmlNodePtr sec)
+{
+	struct mgr_jobdesc *jd = x->jd;
+	char *from = sec ? attr(sec, "from") : NULL;
+
+	if (from) {
+		if (!strcmp(from, "slurm"))
+			load_slurm_hosts(x, line_of(sec));
+		else
+			problem(x, line_of(sec), "<hosts from=\"%s\"/>: only "
+				"slurm is known", from);
+		free(from);
+		return;
+	}
 	for (xmlNodePtr n = sec ? sec->children : NULL; n; n = n->next) {
 		if (!is(n, "host"))
 			continue;
@@ -517,6 +681,13 @@ static void load_application(struct ctx *x, xmlNodePtr n, int check_files)
 			jd->mode == MGR_MODE_FOLDING ?
 			" (folding places several processes per slot, but "
 			"needs slots to fold onto)" : "");
+	else if (jd->from_slurm && jd->mode != MGR_MODE_FOLDING &&
+		 jd->processes > jd->total_slots)
+		problem(x, line, "application: %d processes but the Slurm "
+			"allocation has %d slots (SLURM_TASKS_PER_NODE=%s): "
+			"allocate at least %d tasks (salloc -n %d)", jd->processes,
+			jd->total_slots, getenv("SLURM_TASKS_PER_NODE"),
+			jd->processes, jd->processes);
 	else if (jd->mode != MGR_MODE_FOLDING && jd->processes > jd->total_slots)
 		problem(x, line, "application: %d processes but only %d slots "
 			"declared: add slots or use mode=\"folding\"",
@@ -719,9 +890,21 @@ struct mgr_jobdesc *mgr_jobdesc_load(const char *path, const char *schema_path,
 		x.jd->manager_address = attr(n, "address");
 		x.jd->manager_port = attr_int(&x, n, "port", 0, 0, 65535);
 	}
+	if (!x.jd->manager_address && x.jd->from_slurm) {
+		char self[256] = "";	/* the allocation's nodes reach us here */
+
+		gethostname(self, sizeof(self) - 1);
+		x.jd->manager_address = numeric(*self ? self : "127.0.0.1");
+	}
 	if (!x.jd->manager_address)
 		x.jd->manager_address = strdup("127.0.0.1");
-	load_collectors(&x, child(root, "collectors"));
+	if ((n = child(root, "collectors")))
+		load_collectors(&x, n);
+	else if (x.jd->from_slurm)
+		slurm_collectors(&x);
+	else
+		problem(&x, line_of(root), "no <collectors>: give the collector "
+			"tree (only <hosts from=\"slurm\"/> makes one per node)");
 	if (!x.nerr)
 		assign_nodes(&x);
 	load_application(&x, child(root, "application"), check_files);
@@ -768,6 +951,7 @@ void mgr_jobdesc_free(struct mgr_jobdesc *jd)
 		free(l->identity);
 		free(l->options);
 		free(l->collector_path);
+		free(l->tapestry_path);
 	}
 	for (int i = 0; i < jd->nargs; i++)
 		free(jd->arg[i]);
@@ -827,7 +1011,49 @@ static const struct {
 	{"xsl/job-collectors.xsl", "collectors.plan"},
 };
 
-int mgr_jobdesc_plan(const char *path, const char *dir)
+/* <hosts from="slurm"/> in doc replaced by the hosts jd found in the
+ * allocation, and the collectors made for them, so that the stylesheets
+ * see an ordinary description. */
+static void expand_slurm(xmlDocPtr doc, const struct mgr_jobdesc *jd)
+{
+	xmlNodePtr root = xmlDocGetRootElement(doc), hosts = child(root, "hosts");
+	xmlNodePtr cols = child(root, "collectors");
+	char num[16];
+
+	if (!hosts)
+		return;
+	xmlUnsetProp(hosts, (const xmlChar *)"from");
+	for (int h = 0; h < jd->nhosts; h++) {
+		xmlNodePtr n = xmlNewChild(hosts, NULL, (const xmlChar *)"host", NULL);
+
+		snprintf(num, sizeof(num), "%d", jd->host[h].slots);
+		xmlNewProp(n, (const xmlChar *)"name", (const xmlChar *)jd->host[h].name);
+		/* the MPI's host files name the allocation's nodes as Slurm
+		 * does (an address is not "in the allocation" for mpirun) */
+		xmlNewProp(n, (const xmlChar *)"address",
+			   (const xmlChar *)jd->host[h].name);
+		xmlNewProp(n, (const xmlChar *)"slots", (const xmlChar *)num);
+		xmlNewProp(n, (const xmlChar *)"site", (const xmlChar *)jd->host[h].site);
+	}
+	if (cols)
+		return;
+	cols = xmlNewNode(NULL, (const xmlChar *)"collectors");
+	xmlAddNextSibling(hosts, cols);
+	for (int i = 0; i < jd->ncollectors; i++) {
+		const struct mgr_jd_collector *c = &jd->col[i];
+		xmlNodePtr n = xmlNewChild(cols, NULL, (const xmlChar *)"collector", NULL);
+
+		xmlNewProp(n, (const xmlChar *)"name", (const xmlChar *)c->name);
+		xmlNewProp(n, (const xmlChar *)"host",
+			   (const xmlChar *)jd->host[c->host].name);
+		if (c->parent >= 0)
+			xmlNewProp(n, (const xmlChar *)"parent",
+				   (const xmlChar *)jd->col[c->parent].name);
+	}
+}
+
+int mgr_jobdesc_plan(const char *path, const char *dir,
+		     const struct mgr_jobdesc *jd)
 {
 	xmlDocPtr doc = NULL;
 	int rc = -1;
@@ -841,6 +1067,8 @@ int mgr_jobdesc_plan(const char *path, const char *dir)
 		mgr_err("%s: cannot parse", path);
 		return -1;
 	}
+	if (jd && jd->from_slurm)
+		expand_slurm(doc, jd);
 	for (size_t i = 0; i < sizeof(plan_sheets) / sizeof(plan_sheets[0]); i++) {
 		char *sp = mgr_find_data(plan_sheets[i].sheet), out[PATH_MAX], tmp[PATH_MAX + 8];
 		xsltStylesheetPtr st = sp ? xsltParseStylesheetFile((const xmlChar *)sp) : NULL;

@@ -33,6 +33,7 @@ struct mgr_jd_launcher {
 	enum mgr_jd_launcher_type type;
 	char *command;		/* template: "... {host} {address} {command}" */
 	char *user, *identity, *collector_path;	/* ssh; collector_path: all */
+	char *tapestry_path;	/* `tapestry` on those hosts (rank-exec), or NULL */
 	int port;		/* ssh port, 0: default */
 	char *options;		/* ssh: extra options, split on blanks */
 	int line;
@@ -69,6 +70,7 @@ struct mgr_jobdesc {
 	char *path;			/* the file loaded */
 	char *name;			/* job name */
 	int nhosts, ncollectors, nlaunchers;
+	int from_slurm;			/* <hosts from="slurm"/>: the allocation's */
 	struct mgr_jd_host host[MGR_JD_MAX_HOSTS];
 	struct mgr_jd_collector col[MGR_JD_MAX_COLLECTORS];
 	struct mgr_jd_launcher launcher[MGR_JD_MAX_LAUNCHERS];
@@ -125,8 +127,12 @@ int mgr_jd_rank_host(const struct mgr_jobdesc *jd, int r);
  * results into dir (created if missing): hostfile.openmpi,
  * machinefile.mpich, platform.xml, hostfile.simgrid, deployment.xml,
  * collectors.plan (stylesheets found with mgr_find_data()). Each file is
- * written under a temporary name and renamed. 0, or -1 with a message. */
-int mgr_jobdesc_plan(const char *path, const char *dir);
+ * written under a temporary name and renamed. jd: the description as
+ * loaded, for what the file does not say (<hosts from="slurm"/>: the
+ * allocation's hosts and the collectors made for them), or NULL. 0, or -1
+ * with a message. */
+int mgr_jobdesc_plan(const char *path, const char *dir,
+		     const struct mgr_jobdesc *jd);
 
 /* The commands working from a description (manager/launch/launch.c, status.c). */
 int mgr_cmd_plan(int argc, char **argv);

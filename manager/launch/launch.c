@@ -30,6 +30,7 @@
 #include "manager/launch/jobdesc.h"
 #include "manager/export/live.h"
 #include "manager/mgr.h"
+#include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
 #include "proto/msg.h"
@@ -48,6 +49,14 @@ static const char wrapper[] =
 	"trap stop TERM HUP INT; read x; stop; r=0; "
 	"while kill -0 $p 2>/dev/null; do wait $p; r=$?; done; exit $r";
 
+/* The phases `launch --times` reports (bench/launch_overhead.sh). */
+enum { PH_SETUP, PH_COLLECTORS, PH_PINGPONG, PH_APP, PH_DRAIN, PH_EXPORTS,
+       PH_REPORT, PH_N };
+static const char *const ph_name[PH_N] = {
+	"set-up", "collectors up", "ping-pong", "application",
+	"drain", "post-processing and exports", "report",
+};
+
 struct launch {
 	struct mgr_jobdesc *jd;
 	const char *dir;
@@ -65,6 +74,8 @@ struct launch {
 	char colname[MGR_JD_MAX_COLLECTORS][96];
 	char logdir[PATH_MAX];
 	struct mgr_netcal nc;			/* network ping-pong before the app */
+	int cores[MGR_JD_MAX_HOSTS];		/* 0 not asked yet, -1 unknown */
+	long long mark[PH_N + 1];		/* when each phase began (ms) */
 };
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -100,6 +111,8 @@ static struct mgr_jobdesc *load(const char *path, int check)
 	return jd;
 }
 
+static int oversubscribed(struct launch *L, char *buf, size_t cap, int remote);
+
 int mgr_cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -129,8 +142,20 @@ int mgr_cmd_plan(int argc, char **argv)
 		mgr_err("%s is not a valid job description", argv[optind]);
 		return 1;
 	}
+	if (jd->mpi != MGR_MPI_NONE) {
+		static struct launch L;
+		char over[1024];
+
+		memset(&L, 0, sizeof(L));
+		L.jd = jd;
+		if (oversubscribed(&L, over, sizeof(over), 0))
+			fprintf(stderr, "tapestry: oversubscribed (%s): launch runs %s "
+				"in its yielding mode\n", over,
+				mgr_jd_mpi_name(jd->mpi));
+	}
+	c = mgr_jobdesc_plan(argv[optind], dir, jd);
 	mgr_jobdesc_free(jd);
-	if (mgr_jobdesc_plan(argv[optind], dir))
+	if (c)
 		return 1;
 	fprintf(stderr, "tapestry: plan written to %s\n", dir);
 	return 0;
@@ -545,12 +570,186 @@ static int wait_pid(pid_t pid)
 
 /* mpirun with the plan's hostfile; the sensor settings reach every rank
  * through -x NAME=VALUE (Open MPI) or -genv NAME VALUE (MPICH). */
+/* Cores of host h, asked once: this machine's by sched_getaffinity,
+ * another's by `nproc` through its launcher (with remote); 0 when
+ * unknown. */
+static int host_cores(struct launch *L, int h, int remote)
+{
+	const struct mgr_jd_host *host = &L->jd->host[h];
+	const char *words[] = {"nproc", NULL};
+	const char *argv[ARGV_MAX];
+	static char store[CMD_MAX];
+
+	if (!L->cores[h]) {
+		if (host->launcher->type == MGR_LAUNCH_LOCAL)
+			L->cores[h] = mgr_local_cores();
+		else if (!remote)
+			return 0;
+		else if (!through_launcher(host, words, argv, store, sizeof(store)))
+			L->cores[h] = mgr_cores_run(argv);
+		if (!L->cores[h])
+			L->cores[h] = -1;
+	}
+	return L->cores[h] > 0 ? L->cores[h] : 0;
+}
+
+/* Hosts given more ranks than they have cores, in one line into buf
+ * ("localhost: 4 ranks on 2 cores"); the count of such hosts. remote: ask
+ * the hosts reached through a launcher too. */
+static int oversubscribed(struct launch *L, char *buf, size_t cap, int remote)
+{
+	static int ranks[MGR_JD_MAX_HOSTS];
+	const struct mgr_jobdesc *jd = L->jd;
+	int any = 0;
+	size_t len = 0;
+
+	memset(ranks, 0, sizeof(ranks));
+	buf[0] = 0;
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		if (h >= 0)
+			ranks[h]++;
+	}
+	for (int h = 0; h < jd->nhosts; h++) {
+		int c = ranks[h] ? host_cores(L, h, remote) : 0;
+
+		if (!c || ranks[h] <= c)
+			continue;
+		if (len < cap)
+			len += (size_t)snprintf(buf + len, cap - len, "%s%s: %d ranks on "
+						"%d cores", any ? ", " : "",
+						jd->host[h].name, ranks[h], c);
+		any++;
+	}
+	return any;
+}
+
+/* Append TAPESTRY_NODE_COLLECTORS=HOST=ADDR:PORT,... (the node collector
+ * of every host a rank runs on) to env (NULL-terminated, room for max):
+ * how rank-exec finds its host's collector without the plan directory. */
+static int add_node_map(struct launch *L, char *env[], int max)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	static char seen[MGR_JD_MAX_HOSTS];
+	char *map = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&map, &len);
+	int n = 0, first = 1;
+
+	if (!f)
+		return -1;
+	memset(seen, 0, sizeof(seen));
+	fputs("TAPESTRY_NODE_COLLECTORS=", f);
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		if (h < 0 || seen[h])
+			continue;
+		seen[h] = 1;
+		fprintf(f, "%s%s=%s", first ? "" : ",", jd->host[h].name,
+			node_addr(L, h));
+		first = 0;
+	}
+	if (fclose(f) != 0) {
+		free(map);
+		return -1;
+	}
+	while (n < max - 1 && env[n])
+		n++;
+	if (n >= max - 1) {
+		free(map);
+		return -1;
+	}
+	env[n] = map;
+	env[n + 1] = NULL;
+	return 0;
+}
+
+/* When a host the ranks run on is behind a template launcher, mpirun must
+ * reach it the same way: DIR/plan/host-launchers ("HOST<TAB>TEMPLATE", by
+ * name and by address) and DIR/plan/host-exec, a script running `tapestry
+ * host-exec` on it, given to mpirun as its remote-shell agent. The script's
+ * path into agent ("" when no rank host needs it). 0, or -1 (said). */
+static int write_agent(struct launch *L, char *agent, size_t cap)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	char map[PATH_MAX + 64], tpl[CMD_MAX];
+	int any = 0;
+	FILE *f;
+
+	agent[0] = 0;
+	for (int r = 0; r < jd->processes && !any; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+
+		any = h >= 0 && jd->host[h].launcher->type == MGR_LAUNCH_TEMPLATE;
+	}
+	if (!any)
+		return 0;
+	snprintf(map, sizeof(map), "%s/plan/host-launchers", L->dir);
+	if (!(f = fopen(map, "w")))
+		goto fail;
+	for (int h = 0; h < jd->nhosts; h++) {
+		const struct mgr_jd_host *host = &jd->host[h];
+
+		if (host->launcher->type == MGR_LAUNCH_SSH)
+			continue;	/* host-exec uses ssh for what it lacks */
+		if (host->launcher->type == MGR_LAUNCH_LOCAL)
+			snprintf(tpl, sizeof(tpl), "{command}");
+		else if (expand(host->launcher->command, host, "{command}", tpl,
+				sizeof(tpl)))
+			continue;
+		fprintf(f, "%s\t%s\n%s\t%s\n", host->name, tpl, host->address, tpl);
+	}
+	if (fclose(f) != 0)
+		goto fail;
+	snprintf(agent, cap, "%s/plan/host-exec", L->dir);
+	if (!(f = fopen(agent, "w")))
+		goto fail;
+	fprintf(f, "#!/bin/sh\n# mpirun's way to the job's hosts (tapestry launch)\n"
+		"exec '%s' host-exec '%s' \"$@\"\n", L->self, map);
+	if (fclose(f) != 0 || chmod(agent, 0755) != 0)
+		goto fail;
+	return 0;
+fail:
+	mgr_err("cannot write mpirun's agent into %s/plan: %s", L->dir,
+		strerror(errno));
+	return -1;
+}
+
+/* `tapestry` on the ranks' hosts: their launchers' tapestry-path, else
+ * this binary's path; NULL (said) when their launchers disagree, as mpirun
+ * runs one command line on every host. */
+static const char *rank_tapestry(const struct launch *L)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	const char *path = NULL;
+
+	for (int r = 0; r < jd->processes; r++) {
+		int h = mgr_jd_rank_host(jd, r);
+		const char *p = h >= 0 ? jd->host[h].launcher->tapestry_path : NULL;
+
+		if (!p)
+			p = L->self;
+		if (path && strcmp(path, p)) {
+			mgr_err("the ranks' hosts have `tapestry` at %s and at %s "
+				"(launchers' tapestry-path): mpirun runs one command "
+				"on all of them; give them one path", path, p);
+			return NULL;
+		}
+		path = p;
+	}
+	return path ? path : L->self;
+}
+
 static int run_mpi(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
 	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
 	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
 	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
+	char agent[PATH_MAX + 64];
+	const char *self;
 	int n = 0, ne, rc = 1;
 	pid_t pid;
 
@@ -577,6 +776,9 @@ static int run_mpi(struct launch *L)
 		goto out;
 	}
 	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
+	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8) ||
+	    write_agent(L, agent, sizeof(agent)))
+		goto out;
 	{
 		char *pre = NULL;
 
@@ -589,6 +791,12 @@ static int run_mpi(struct launch *L)
 			env[i] = env[i + 1];
 	}
 	snprintf(np, sizeof(np), "%d", jd->processes);
+	char over[1024];
+	int yield = oversubscribed(L, over, sizeof(over), 1) > 0;
+
+	if (yield)
+		fprintf(stderr, "tapestry: oversubscribed (%s): %s runs in its "
+			"yielding mode\n", over, mgr_jd_mpi_name(jd->mpi));
 	if (jd->mpi == MGR_MPI_OPENMPI) {
 		snprintf(hostfile, sizeof(hostfile), "%s/plan/hostfile.openmpi", L->dir);
 		argv[n++] = "mpirun.openmpi";
@@ -596,8 +804,18 @@ static int run_mpi(struct launch *L)
 		argv[n++] = hostfile;
 		argv[n++] = "-np";
 		argv[n++] = np;
-		if (jd->processes > jd->total_slots)
+		if (jd->processes > jd->total_slots || yield)
 			argv[n++] = "--oversubscribe";
+		if (yield) {
+			argv[n++] = "--mca";
+			argv[n++] = "mpi_yield_when_idle";
+			argv[n++] = "1";
+		}
+		if (agent[0]) {
+			argv[n++] = "--mca";
+			argv[n++] = "plm_rsh_agent";
+			argv[n++] = agent;
+		}
 		if (jd->workdir) {
 			argv[n++] = "--wdir";
 			argv[n++] = jd->workdir;
@@ -613,6 +831,17 @@ static int run_mpi(struct launch *L)
 		argv[n++] = hostfile;
 		argv[n++] = "-np";
 		argv[n++] = np;
+		if (yield) {
+			argv[n++] = "-genv";
+			argv[n++] = "MPIR_CVAR_POLLS_BEFORE_YIELD";
+			argv[n++] = "1";
+		}
+		if (agent[0]) {
+			argv[n++] = "-launcher";
+			argv[n++] = "ssh";
+			argv[n++] = "-launcher-exec";
+			argv[n++] = agent;
+		}
 		if (jd->workdir) {
 			argv[n++] = "-wdir";
 			argv[n++] = jd->workdir;
@@ -628,7 +857,9 @@ static int run_mpi(struct launch *L)
 			argv[n++] = eq + 1;
 		}
 	}
-	argv[n++] = L->self;
+	if (!(self = rank_tapestry(L)))
+		goto out;
+	argv[n++] = self;
 	argv[n++] = "rank-exec";
 	argv[n++] = mapfile;
 	argv[n++] = "--";
@@ -656,9 +887,11 @@ out:
  * environment, not traced. A failure leaves the defaults to the export. */
 static void calibrate(struct launch *L)
 {
+	/* in a Slurm allocation, mpirun knows the nodes by their names */
+#define HN(h) (jd->from_slurm ? jd->host[h].name : jd->host[h].address)
 	struct mgr_jobdesc *jd = L->jd;
 	const char *argv[MGR_NETCAL_ARGV_MAX];
-	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64];
+	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64], agent[PATH_MAX + 64];
 	char *env[MGR_JD_MAX_ENV + 1] = {NULL};
 	int h0 = mgr_jd_rank_host(jd, 0), h1 = h0, n = 0;
 	FILE *f;
@@ -677,16 +910,16 @@ static void calibrate(struct launch *L)
 	}
 	if (jd->mpi == MGR_MPI_OPENMPI) {
 		if (h0 == h1)
-			fprintf(f, "%s slots=2\n", jd->host[h0].address);
+			fprintf(f, "%s slots=2\n", HN(h0));
 		else
-			fprintf(f, "%s slots=1\n%s slots=1\n", jd->host[h0].address,
-				jd->host[h1].address);
+			fprintf(f, "%s slots=1\n%s slots=1\n", HN(h0),
+				HN(h1));
 	} else {
 		if (h0 == h1)
-			fprintf(f, "%s:2\n", jd->host[h0].address);
+			fprintf(f, "%s:2\n", HN(h0));
 		else
-			fprintf(f, "%s:1\n%s:1\n", jd->host[h0].address,
-				jd->host[h1].address);
+			fprintf(f, "%s:1\n%s:1\n", HN(h0),
+				HN(h1));
 	}
 	if (fclose(f) != 0) {
 		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
@@ -717,11 +950,23 @@ static void calibrate(struct launch *L)
 			argv[n++] = jd->env[i].value;
 		}
 	}
+	if (write_agent(L, agent, sizeof(agent)) == 0 && agent[0]) {
+		argv[n++] = jd->mpi == MGR_MPI_OPENMPI ? "--mca" : "-launcher";
+		argv[n++] = jd->mpi == MGR_MPI_OPENMPI ? "plm_rsh_agent" : "ssh";
+		if (jd->mpi != MGR_MPI_OPENMPI)
+			argv[n++] = "-launcher-exec";
+		argv[n++] = agent;
+	}
 	argv[n++] = "-np";
 	argv[n++] = "2";
 	argv[n] = NULL;
-	mgr_netcal_run(argv, mgr_jd_mpi_name(jd->mpi), logpath,
-		       MGR_NETCAL_TIMEOUT_MS, &L->nc);
+	if (mgr_netcal_run(argv, mgr_jd_mpi_name(jd->mpi), logpath,
+			   MGR_NETCAL_TIMEOUT_MS, &L->nc) == 0) {
+		char brief[512];
+
+		mgr_netcal_brief(&L->nc, brief, sizeof(brief));
+		fprintf(stderr, "tapestry: network %s\n", brief);
+	}
 	free_env(env);
 }
 
@@ -801,6 +1046,17 @@ static int run_direct(struct launch *L)
 
 /* ---- launch ----------------------------------------------------------------- */
 
+/* One line: the seconds each phase took (--times). */
+static void print_times(const struct launch *L)
+{
+	fputs("tapestry: times:", stderr);
+	for (int i = 0; i < PH_N; i++)
+		fprintf(stderr, "%s %s %.3f s", i ? "," : "", ph_name[i],
+			(double)(L->mark[i + 1] - L->mark[i]) / 1e3);
+	fprintf(stderr, ", total %.3f s\n",
+		(double)(L->mark[PH_N] - L->mark[PH_SETUP]) / 1e3);
+}
+
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
 {
 	return remove(p);
@@ -829,6 +1085,10 @@ static void launch_help(FILE *out)
 	      "                         application (by default an MPI ping-pong between\n"
 	      "                         two of its hosts gives the SimGrid platform its\n"
 	      "                         latency and bandwidth; logs/pingpong.log)\n"
+	      "  --times                at the end, one line with the seconds each phase\n"
+	      "                         took (set-up, collectors up, ping-pong,\n"
+	      "                         application, drain, post-processing and\n"
+	      "                         exports, report)\n"
 	      "  Exit status: the application's, 1 when launching or collection\n"
 	      "  failed (everything started is stopped), 2 on a usage error.\n",
 	      out);
@@ -868,7 +1128,7 @@ struct launch_opts {
 	const char *dir, *desc;		/* job directory, job description */
 	char defdir[64];		/* dir when -o is not given */
 	int start_ms;
-	int keep_going, pingpong;
+	int keep_going, pingpong, times;
 	struct mgr_live_opts live;	/* live.outdir: --live-ti */
 };
 
@@ -883,6 +1143,7 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		{"live-ti", required_argument, NULL, 'L'},
 		{"live-fifo", no_argument, NULL, 'F'},
 		{"no-pingpong", no_argument, NULL, 'P'},
+		{"times", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -909,6 +1170,7 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		case 'L': o->live.outdir = optarg; break;
 		case 'F': o->live.fifo = 1; break;
 		case 'P': o->pingpong = 0; break;
+		case 'T': o->times = 1; break;
 		case 'h': launch_help(stdout); return 0;
 		default: launch_help(stderr); return 2;
 		}
@@ -1018,6 +1280,15 @@ static int check_secret_mpirun(struct launch *L)
 				"launched", mpirun, mgr_jd_mpi_name(jd->mpi));
 			return -1;
 		}
+		const char *says = mgr_mpi_version(mpirun);
+
+		if (!says || strcmp(says, mgr_jd_mpi_name(jd->mpi))) {
+			mgr_err("%s is not %s's launcher (its --version names %s; "
+				"application mpi=\"%s\"): nothing launched", mpirun,
+				jd->mpi == MGR_MPI_OPENMPI ? "Open MPI" : "MPICH",
+				says ? says : "no MPI", mgr_jd_mpi_name(jd->mpi));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -1058,7 +1329,7 @@ static int start_root(struct launch *L, const char *desc)
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L->root.addr, L->dir);
 	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
 	snprintf(path, sizeof(path), "%s/plan", L->dir);
-	if (mkdir(L->logdir, 0755) < 0 || mgr_jobdesc_plan(desc, path)) {
+	if (mkdir(L->logdir, 0755) < 0 || mgr_jobdesc_plan(desc, path, jd)) {
 		mgr_err("cannot write the plan and logs into %s", L->dir);
 		return -1;
 	}
@@ -1090,12 +1361,14 @@ static int start_tree(struct launch *L, int pingpong)
 {
 	struct mgr_jobdesc *jd = L->jd;
 
+	L->mark[PH_COLLECTORS] = mgr_now_ms();
 	for (int i = 0; i < jd->ncollectors; i++)
 		L->order[i] = i;
 	qsort_r(L->order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
 	for (int k = 0; k < jd->ncollectors; k++)
 		if (start_collector(L, L->order[k]))
 			return -1;
+	L->mark[PH_PINGPONG] = mgr_now_ms();
 	if (jd->mpi != MGR_MPI_NONE && pingpong) {
 		calibrate(L);
 	} else if (jd->mpi != MGR_MPI_NONE) {
@@ -1118,6 +1391,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 
 	fprintf(stderr, "tapestry: application exited with status %d; draining "
 		"the collectors\n", app);
+	L->mark[PH_DRAIN] = mgr_now_ms();
 	if (stop_tree(L, DRAIN_TIMEOUT_MS)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
 			"may be incomplete (tapestry report says what it holds)", L->dir);
@@ -1134,6 +1408,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	if (live->pid > 0 && mgr_child_stop(live, (o->live.drain_s + 5) * 1000))
 		mgr_err("the live feed did not end cleanly: %s may be incomplete",
 			o->live.outdir);
+	L->mark[PH_EXPORTS] = mgr_now_ms();
 	for (int i = 0; i < jd->noutputs; i++) {
 		struct mgr_export_stats st = {0};
 
@@ -1145,7 +1420,11 @@ static int finish(struct launch *L, const struct launch_opts *o,
 			jd->output[i], st.events);
 	}
 	fflush(stdout);
+	L->mark[PH_REPORT] = mgr_now_ms();
 	mgr_report(L->dir, 0, stdout);
+	L->mark[PH_N] = mgr_now_ms();
+	if (o->times)
+		print_times(L);
 	status = o->keep_going ? 0 : app;
 	if (!status && export_failed)
 		status = 1;
@@ -1174,6 +1453,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	L->live = o.live.outdir != NULL;
 	mgr_child_init(&L->root, "root receiver");
 	mgr_child_init(&live, "live feed");
+	L->mark[PH_SETUP] = mgr_now_ms();
 	if (!(L->jd = load(o.desc, 1))) {
 		mgr_err("%s is not a valid job description: nothing launched", o.desc);
 		free(L);
@@ -1186,6 +1466,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	    start_tree(L, o.pingpong))
 		goto stop;
 	app_ran = 1;
+	L->mark[PH_APP] = mgr_now_ms();
 	status = finish(L, &o, &live, L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L));
 	goto out;
 stop:

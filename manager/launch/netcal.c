@@ -182,12 +182,10 @@ int mgr_netcal_run(const char *const mpirun_argv[], const char *flavour,
 		goto fail;
 	}
 	nc->ok = 1;
+	snprintf(nc->flavour, sizeof(nc->flavour), "%s", flavour);
 	snprintf(nc->note, sizeof(nc->note), "MPI ping-pong (%s) between %s "
 		 "before the application: one-way latency median of 1-byte "
 		 "round trips / 2, bandwidth of 4 MiB messages", flavour, nc->hosts);
-	fprintf(stderr, "tapestry: network ping-pong (%s, %s): one-way latency "
-		"%.3g us (min %.3g us), bandwidth %.3g GB/s\n", flavour, nc->hosts,
-		nc->lat_ns / 1e3, nc->lat_min_ns / 1e3, nc->bw_Bps / 1e9);
 	free(prog);
 	return 0;
 fail:
@@ -195,6 +193,16 @@ fail:
 		"default latency and bandwidth", nc->note);
 	free(prog);
 	return -1;
+}
+
+void mgr_netcal_brief(const struct mgr_netcal *nc, char *buf, size_t cap)
+{
+	if (nc->ok)
+		snprintf(buf, cap, "ping-pong (%s, %s): one-way latency %.3g us "
+			 "(min %.3g us), bandwidth %.3g GB/s", nc->flavour, nc->hosts,
+			 nc->lat_ns / 1e3, nc->lat_min_ns / 1e3, nc->bw_Bps / 1e9);
+	else
+		snprintf(buf, cap, "ping-pong %s", nc->note);
 }
 
 int mgr_netcal_save(const char *dir, const struct mgr_netcal *nc)

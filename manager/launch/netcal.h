@@ -8,6 +8,8 @@
 #ifndef TAPESTRY_MANAGER_NETCAL_H
 #define TAPESTRY_MANAGER_NETCAL_H
 
+#include <stddef.h>
+
 #define MGR_NETCAL_TIMEOUT_MS 60000
 #define MGR_NETCAL_ARGV_MAX 512
 
@@ -17,6 +19,7 @@ struct mgr_netcal {
 	double lat_min_ns;	/* the same, minimum */
 	double bw_Bps;		/* end to end, from the large messages */
 	char hosts[256];	/* "A B": where ranks 0 and 1 ran */
+	char flavour[16];	/* the MPI it ran with */
 	char bw_factor[1024];	/* SMPI's piecewise bandwidth factor, "" if none */
 	char note[512];		/* how it was measured, or why it was not */
 };
@@ -44,5 +47,9 @@ void mgr_netcal_skip(struct mgr_netcal *nc, const char *fmt, ...)
  * measured. dir must be a finished job directory (its writer gone).
  * Returns 0 or a negative PROTO_E_* code (a message is printed). */
 int mgr_netcal_save(const char *dir, const struct mgr_netcal *nc);
+
+/* The measure in one line for the terminal ("ping-pong (FLAVOUR, A B):
+ * one-way latency ..."), or why there is none. */
+void mgr_netcal_brief(const struct mgr_netcal *nc, char *buf, size_t cap);
 
 #endif

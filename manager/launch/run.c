@@ -6,7 +6,8 @@
  * runs PROGRAM with the sensor preloaded and pointed at the node collector,
  * then drains the tree (SIGTERM: each collector forwards what it holds and
  * waits for the acknowledgements before it exits) and prints the summary.
- * When PROGRAM is an mpirun (or mpiexec), the network is measured first
+ * When PROGRAM is an MPI launcher (mpiguess.c; its MPI sensor is then on
+ * by default), the network is measured first
  * with the MPI ping-pong run by that mpirun on two local processes
  * (manager/launch/netcal.c), for the SimGrid platform export.
  * Everything started is stopped on every path out.
@@ -14,8 +15,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,8 +27,11 @@
 #include <unistd.h>
 
 #include "manager/mgr.h"
+#include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
+#include "manager/launch/summary.h"
 #include "manager/launch/spawn.h"
+#include "proto/error.h"
 
 #define START_TIMEOUT_MS 10000
 #define DRAIN_TIMEOUT_MS 60000
@@ -38,9 +44,12 @@ static void help(FILE *out)
 	      "  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
 	      "  the job directory DIR (default: ./tapestry-job-PID).\n"
 	      "  -o, --output DIR      job directory to create (must not exist)\n"
-	      "  --sensors LIST        libc,mpi,mem (default libc,mem; mpi adds the MPI sensor)\n"
-	      "  --mpi FLAVOUR         openmpi or mpich: which MPI sensor (default: detected\n"
-	      "                        from PROGRAM, or mpirun's installation)\n"
+	      "  --sensors LIST        libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
+	      "                        is an MPI launcher (mpirun, mpiexec, srun...) or\n"
+	      "                        links an MPI library)\n"
+	      "  --mpi FLAVOUR         openmpi or mpich: which MPI sensor (default: told by\n"
+	      "                        PROGRAM's name and links, its libraries, a launcher's\n"
+	      "                        --version)\n"
 	      "  --secret-file F       job secret the sensors must prove (default: none)\n"
 	      "  --keep-going          do not fail when PROGRAM exits non-zero\n"
 	      "  --no-pingpong         when PROGRAM is mpirun/mpiexec, do not measure the\n"
@@ -51,13 +60,38 @@ static void help(FILE *out)
 	      out);
 }
 
-/* Is prog an mpirun or mpiexec? */
-static int is_mpirun_name(const char *prog)
+/* The sensors and the MPI flavour for the program argv[0]: --sensors
+ * when given (*sensors non-NULL), else libc,mem, plus mpi when the program
+ * is an MPI launcher or links an MPI library; the flavour from --mpi, else
+ * guessed (g). 0, or 2 (a usage error, said) when the MPI sensor is wanted
+ * and no step told the flavour. */
+static int choose_sensors(char *const argv[], const char **sensors,
+			  const char **mpi, struct mgr_mpi_guess *g)
+{
+	int want_mpi;
+
+	mgr_mpi_guess(argv[0], argv + 1, g);
+	if (!*sensors)
+		*sensors = g->launcher || g->links_mpi ? "libc,mpi,mem" : "libc,mem";
+	want_mpi = strstr(*sensors, "mpi") != NULL;
+	if (!want_mpi || *mpi)
+		return 0;
+	if (!(*mpi = g->flavour)) {
+		mgr_err("cannot tell which MPI %s uses (tried: %s): give --mpi "
+			"openmpi|mpich, or --sensors libc,mem to trace it without "
+			"the MPI sensor", argv[0], g->tried);
+		return 2;
+	}
+	return 0;
+}
+
+/* A launcher the ping-pong can run with (mpirun -np 2: not srun). */
+static int pingpong_launcher(const char *prog, const struct mgr_mpi_guess *g)
 {
 	const char *base = strrchr(prog, '/');
 
 	base = base ? base + 1 : prog;
-	return !strncmp(base, "mpirun", 6) || !strncmp(base, "mpiexec", 7);
+	return g->launcher && strncmp(base, "srun", 4) != 0;
 }
 
 /* The ping-pong with PROGRAM's mpirun (flavour mpi, else detected), two
@@ -68,7 +102,7 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 	char logdir[PATH_MAX], log[PATH_MAX + 32];
 	const char *argv[] = {mpirun, "-np", "2", NULL, NULL};
 
-	if (!mpi && !(mpi = mgr_detect_mpi(mpirun))) {
+	if (!mpi) {
 		mgr_netcal_skip(nc, "failed: cannot tell which MPI %s is "
 				"(give --mpi)", mpirun);
 		mgr_err("warning: network ping-pong %s: the SimGrid platform "
@@ -89,46 +123,102 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 	mgr_netcal_run(argv, mpi, log, MGR_NETCAL_TIMEOUT_MS, nc);
 }
 
-/* The root receiver writing dir and a node collector under it, both on
- * loopback with ports the kernel picks; nodeaddr gets the node's address.
- * 0, or -1 after a message. */
-static int start_collectors(const char *collector, const char *dir, const char *secret,
-			    struct mgr_child *root, struct mgr_child *node,
-			    char *nodeaddr, size_t len)
+/* Everything one `tapestry run` holds, released by run_free(). */
+struct run {
+	const char *dir, *sensors, *mpi, *secret;
+	char **prog;			/* PROGRAM ARGS..., NULL-terminated */
+	int keep_going, pingpong, verbose, launcher;
+	char *collector, *lib;
+	struct mgr_child root, node;
+	pid_t tee[2];			/* -v: the tee of each collector's log */
+	char nodeaddr[64];
+	struct mgr_netcal nc;
+	struct mgr_mpi_guess guess;
+	char defdir[64];
+};
+
+/* The file a collector's stderr goes to: DIR/logs/collector-NAME.log, and
+ * with -v also the terminal (through a tee whose pid is *tee). The
+ * descriptor to hand to mgr_spawn_listener (closed by the caller after),
+ * or -1. */
+static int log_fd(const struct run *R, const char *name, pid_t *tee)
 {
-	char rootaddr[64];
-	const char *root_argv[] = {collector, "--listen", "127.0.0.1:0", "--print-port",
-			     "--output", dir, NULL, NULL, NULL};
-	if (secret) {
-		root_argv[6] = "--secret-file";
-		root_argv[7] = secret;
+	char path[PATH_MAX];
+	int fd, p[2];
+
+	snprintf(path, sizeof(path), "%s/logs/collector-%s.log", R->dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0 || !R->verbose)
+		return fd;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return fd;
+	*tee = fork();
+	if (*tee == 0) {
+		dup2(p[0], STDIN_FILENO);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execlp("tee", "tee", "-a", path, (char *)NULL);
+		_exit(127);
 	}
-	if (mgr_spawn_listener(root_argv, root, START_TIMEOUT_MS, 0, -1) < 0) {
-		mgr_err("the root receiver did not start (see its messages above)");
+	close(p[0]);
+	close(fd);
+	if (*tee < 0) {
+		close(p[1]);
 		return -1;
 	}
-	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", root->port);
-	const char *node_argv[] = {collector, "--listen", "127.0.0.1:0", "--print-port",
-			     "--parent", rootaddr, NULL, NULL, NULL};
-	if (secret) {
-		node_argv[6] = "--secret-file";
-		node_argv[7] = secret;
-	}
-	if (mgr_spawn_listener(node_argv, node, START_TIMEOUT_MS, 0, -1) < 0) {
-		mgr_err("the node collector did not start (see its messages above)");
+	return p[1];
+}
+
+/* Start the root receiver writing DIR and the node collector below it,
+ * their messages into DIR/logs. 0, or -1 (said). */
+static int start_collectors(struct run *R)
+{
+	char logs[PATH_MAX], rootaddr[64];
+	const char *root_argv[] = {R->collector, "--listen", "127.0.0.1:0",
+				   "--print-port", "--output", R->dir, NULL, NULL,
+				   NULL};
+	const char *node_argv[] = {R->collector, "--listen", "127.0.0.1:0",
+				   "--print-port", "--parent", rootaddr, NULL, NULL,
+				   NULL};
+	int fd, rc;
+
+	snprintf(logs, sizeof(logs), "%s/logs", R->dir);
+	if (mkdir(R->dir, 0755) < 0 || mkdir(logs, 0755) < 0) {
+		mgr_err("cannot create %s: %s", logs, strerror(errno));
 		return -1;
 	}
-	snprintf(nodeaddr, len, "127.0.0.1:%d", node->port);
+	if (R->secret) {
+		root_argv[6] = node_argv[6] = "--secret-file";
+		root_argv[7] = node_argv[7] = R->secret;
+	}
+	fd = log_fd(R, "root", &R->tee[0]);
+	rc = mgr_spawn_listener(root_argv, &R->root, START_TIMEOUT_MS, 0, fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		mgr_err("the root receiver did not start (its messages: %s/"
+			"collector-root.log)", logs);
+		return -1;
+	}
+	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", R->root.port);
+	fd = log_fd(R, "node", &R->tee[1]);
+	rc = mgr_spawn_listener(node_argv, &R->node, START_TIMEOUT_MS, 0, fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		mgr_err("the node collector did not start (its messages: %s/"
+			"collector-node.log)", logs);
+		return -1;
+	}
+	snprintf(R->nodeaddr, sizeof(R->nodeaddr), "127.0.0.1:%d", R->node.port);
 	return 0;
 }
 
-/* Run argv[0] with the sensor library lib preloaded, sending to the node
- * collector at nodeaddr, and wait for it: its exit status (128 + signal
- * when killed), or -1 after a message when it cannot be forked. */
-static int run_program(char **argv, const char *lib, const char *nodeaddr,
-		       const char *sensors, const char *secret)
+/* Run PROGRAM with the sensor preloaded; its exit status as a shell says. */
+static int run_program(struct run *R)
 {
+	int ast = 0;
 	pid_t app = fork();
+
 	if (app < 0) {
 		mgr_err("fork: %s", strerror(errno));
 		return -1;
@@ -137,29 +227,40 @@ static int run_program(char **argv, const char *lib, const char *nodeaddr,
 		const char *old = getenv("LD_PRELOAD");
 		char *pre = NULL;
 
-		if (old && *old && asprintf(&pre, "%s:%s", lib, old) > 0)
+		if (old && *old && asprintf(&pre, "%s:%s", R->lib, old) > 0)
 			setenv("LD_PRELOAD", pre, 1);
 		else
-			setenv("LD_PRELOAD", lib, 1);
-		setenv("TAPESTRY_COLLECTOR", nodeaddr, 1);
-		setenv("TAPESTRY_SENSORS", sensors, 1);
-		if (secret)
-			setenv("TAPESTRY_SECRET_FILE", secret, 1);
-		execvp(argv[0], argv);
-		fprintf(stderr, "tapestry: cannot execute %s: %s\n", argv[0],
+			setenv("LD_PRELOAD", R->lib, 1);
+		setenv("TAPESTRY_COLLECTOR", R->nodeaddr, 1);
+		setenv("TAPESTRY_SENSORS", R->sensors, 1);
+		if (R->secret)
+			setenv("TAPESTRY_SECRET_FILE", R->secret, 1);
+		execvp(R->prog[0], R->prog);
+		fprintf(stderr, "tapestry: cannot execute %s: %s\n", R->prog[0],
 			strerror(errno));
 		_exit(127);
 	}
-	int ast = 0;
 	while (waitpid(app, &ast, 0) < 0 && errno == EINTR)
 		;
-	int app_status = WIFEXITED(ast) ? WEXITSTATUS(ast) : 128 + WTERMSIG(ast);
 	if (WIFEXITED(ast) && WEXITSTATUS(ast) == 127)
-		mgr_err("%s could not be started", argv[0]);
-	return app_status;
+		mgr_err("%s could not be started", R->prog[0]);
+	return mgr_wait_code(ast);
 }
 
-int mgr_cmd_run(int argc, char **argv)
+static void run_free(struct run *R)
+{
+	mgr_child_stop(&R->node, 5000);
+	mgr_child_stop(&R->root, 5000);
+	for (int i = 0; i < 2; i++)
+		if (R->tee[i] > 0)
+			while (waitpid(R->tee[i], NULL, 0) < 0 && errno == EINTR)
+				;
+	free(R->collector);
+	free(R->lib);
+}
+
+/* Options into R; 0, or the exit status of a usage error or --help + 10. */
+static int parse(struct run *R, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -168,27 +269,24 @@ int mgr_cmd_run(int argc, char **argv)
 		{"secret-file", required_argument, NULL, 'S'},
 		{"keep-going", no_argument, NULL, 'k'},
 		{"no-pingpong", no_argument, NULL, 'P'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *dir = NULL, *sensors = "libc,mem", *mpi = NULL, *secret = NULL;
-	char defdir[64], nodeaddr[64], *collector = NULL, *lib = NULL;
-	struct mgr_child root, node;
-	int c, status = 1, keep_going = 0, pingpong = 1, is_mpirun;
-	struct mgr_netcal nc;
+	struct stat sb;
+	int c;
 
-	mgr_child_init(&root, "root receiver");
-	mgr_child_init(&node, "node collector");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': dir = optarg; break;
-		case 's': sensors = optarg; break;
-		case 'm': mpi = optarg; break;
-		case 'S': secret = optarg; break;
-		case 'k': keep_going = 1; break;
-		case 'P': pingpong = 0; break;
-		case 'h': help(stdout); return 0;
+		case 'o': R->dir = optarg; break;
+		case 's': R->sensors = optarg; break;
+		case 'm': R->mpi = optarg; break;
+		case 'S': R->secret = optarg; break;
+		case 'k': R->keep_going = 1; break;
+		case 'P': R->pingpong = 0; break;
+		case 'v': R->verbose = 1; break;
+		case 'h': help(stdout); return 10;
 		default: help(stderr); return 2;
 		}
 	}
@@ -196,66 +294,116 @@ int mgr_cmd_run(int argc, char **argv)
 		mgr_err("run needs a PROGRAM to trace (tapestry run -- PROGRAM ARGS)");
 		return 2;
 	}
-	if (!dir) {
-		snprintf(defdir, sizeof(defdir), "tapestry-job-%d", (int)getpid());
-		dir = defdir;
+	R->prog = argv + optind;
+	if (!R->dir) {
+		snprintf(R->defdir, sizeof(R->defdir), "tapestry-job-%d",
+			 (int)getpid());
+		R->dir = R->defdir;
 	}
-	struct stat sb;
-	if (stat(dir, &sb) == 0) {
-		mgr_err("%s already exists: choose a new job directory with -o", dir);
+	if (stat(R->dir, &sb) == 0) {
+		mgr_err("%s already exists: choose a new job directory with -o",
+			R->dir);
 		return 2;
 	}
-	if (mpi && strcmp(mpi, "openmpi") && strcmp(mpi, "mpich")) {
-		mgr_err("--mpi takes openmpi or mpich, not '%s'", mpi);
+	if (R->mpi && strcmp(R->mpi, "openmpi") && strcmp(R->mpi, "mpich")) {
+		mgr_err("--mpi takes openmpi or mpich, not '%s'", R->mpi);
 		return 2;
 	}
-	if (strstr(sensors, "mpi") && !mpi && !(mpi = mgr_detect_mpi(argv[optind]))) {
-		mgr_err("cannot tell which MPI %s uses: give --mpi openmpi|mpich",
-			argv[optind]);
-		return 2;
-	}
+	return choose_sensors(R->prog, &R->sensors, &R->mpi, &R->guess);
+}
 
-	collector = mgr_find_collector();
-	lib = mgr_find_sensor(strstr(sensors, "mpi") ? mpi : NULL);
-	if (!collector || access(collector, X_OK) != 0) {
-		mgr_err("collector not found at %s", collector ? collector : "?");
-		goto out;
+/* The components: the collector and the sensor library. 0 or -1 (said). */
+static int find_parts(struct run *R)
+{
+	R->collector = mgr_find_collector();
+	R->lib = mgr_find_sensor(strstr(R->sensors, "mpi") ? R->mpi : NULL);
+	if (!R->collector || access(R->collector, X_OK) != 0) {
+		mgr_err("collector not found at %s", R->collector ? R->collector : "?");
+		return -1;
 	}
-	if (!lib || access(lib, R_OK) != 0) {
-		mgr_err("sensor library not found at %s", lib ? lib : "?");
-		goto out;
+	if (!R->lib || access(R->lib, R_OK) != 0) {
+		mgr_err("sensor library not found at %s", R->lib ? R->lib : "?");
+		return -1;
 	}
+	return 0;
+}
 
-	if (start_collectors(collector, dir, secret, &root, &node, nodeaddr,
-			     sizeof(nodeaddr)))
+/* More ranks asked of this host than it has cores: say so in one line and
+ * put the MPI in its yielding mode (the environment the launcher and the
+ * ranks inherit; a setting the user made is kept). */
+static void oversubscribe(const struct run *R)
+{
+	const char *const *env = mgr_yield_env(R->mpi);
+	long n = R->guess.launcher ? mgr_ranks_asked(R->prog + 1) : 0;
+	int cores = mgr_local_cores();
+
+	if (n <= cores || !env)
+		return;
+	fprintf(stderr, "tapestry: %ld ranks on %d cores here: oversubscribed, "
+		"%s set to yield the processor when idle\n", n, cores, R->mpi);
+	for (int i = 0; env[i]; i++) {
+		char name[128];
+		size_t len = strcspn(env[i], "=");
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, env[i]);
+		setenv(name, env[i] + len + 1, 0);
+	}
+}
+
+/* The job directory is written: read it once and say what it holds. */
+static void summarize(struct run *R)
+{
+	struct mgr_summary sum;
+	char net[512] = "";
+	int rc;
+
+	if (R->launcher)
+		mgr_netcal_brief(&R->nc, net, sizeof(net));
+	rc = mgr_summary_read(R->dir, &sum);
+	if (rc) {
+		mgr_err("%s: cannot read the trace back (%s): tapestry report says "
+			"what it holds", R->dir, proto_strerror(rc));
+		return;
+	}
+	mgr_summary_print(R->dir, &sum, net, stderr);
+}
+
+int mgr_cmd_run(int argc, char **argv)
+{
+	struct run R = {.pingpong = 1, .tee = {-1, -1}};
+	int status = 1, app_status, rc;
+
+	mgr_child_init(&R.root, "root receiver");
+	mgr_child_init(&R.node, "node collector");
+	rc = parse(&R, argc, argv);
+	if (rc)
+		return rc == 10 ? 0 : rc;
+	if (find_parts(&R) || start_collectors(&R))
 		goto out;
-	is_mpirun = is_mpirun_name(argv[optind]);
-	if (is_mpirun && pingpong)
-		calibrate(dir, argv[optind], mpi, &nc);
-	else if (is_mpirun)
-		mgr_netcal_skip(&nc, "skipped (--no-pingpong)");
-
-	int app_status = run_program(argv + optind, lib, nodeaddr, sensors, secret);
+	R.launcher = pingpong_launcher(R.prog[0], &R.guess);
+	if (R.launcher && R.pingpong)
+		calibrate(R.dir, R.prog[0], R.mpi, &R.nc);
+	else if (R.launcher)
+		mgr_netcal_skip(&R.nc, "skipped (--no-pingpong)");
+	oversubscribe(&R);
+	fprintf(stderr, "tapestry: tracing %s into %s (sensors %s%s%s; "
+		"collectors up, logs in %s/logs)\n", R.prog[0], R.dir, R.sensors,
+		strstr(R.sensors, "mpi") ? ", " : "",
+		strstr(R.sensors, "mpi") ? R.mpi : "", R.dir);
+	app_status = run_program(&R);
 	if (app_status < 0)
 		goto out;
-	int drained = mgr_child_stop(&node, DRAIN_TIMEOUT_MS);
-	drained |= mgr_child_stop(&root, DRAIN_TIMEOUT_MS);
-	if (drained) {
+	if (mgr_child_stop(&R.node, DRAIN_TIMEOUT_MS) |
+	    mgr_child_stop(&R.root, DRAIN_TIMEOUT_MS)) {
 		mgr_err("collection did not finish cleanly: the job directory %s may "
-			"be incomplete (tapestry report says what it holds)", dir);
-		status = 1;
+			"be incomplete (tapestry report says what it holds)", R.dir);
 		goto out;
 	}
-	fprintf(stderr, "tapestry: job directory %s written\n", dir);
-	if (is_mpirun)
-		mgr_netcal_save(dir, &nc);	/* a failure: the export's defaults */
-	status = app_status;
-	if (keep_going)
-		status = 0;
+	if (R.launcher)
+		mgr_netcal_save(R.dir, &R.nc);	/* a failure: the export's defaults */
+	summarize(&R);
+	status = R.keep_going ? 0 : app_status;
 out:
-	mgr_child_stop(&node, 5000);
-	mgr_child_stop(&root, 5000);
-	free(collector);
-	free(lib);
+	run_free(&R);
 	return status;
 }

@@ -221,31 +221,6 @@ int mgr_child_close(struct mgr_child *c, int timeout_ms)
 	return wait_child(c, timeout_ms, 0);
 }
 
-const char *mgr_detect_mpi(const char *prog)
-{
-	char cmd[4096], line[1024], q[2048] = "";
-	const char *flavour = NULL;
-	FILE *p;
-
-	if (mgr_shell_quote(q, sizeof(q), prog))
-		return NULL;
-	snprintf(cmd, sizeof(cmd),
-		 "p=$(command -v %s); f=$(readlink -f \"$p\"); "
-		 "echo \"$f\"; ldd \"$f\" 2>/dev/null", q);
-	if (!(p = popen(cmd, "r")))
-		return NULL;
-	while (!flavour && fgets(line, sizeof(line), p)) {
-		if (strstr(line, "openmpi") || strstr(line, "libmpi.so"))
-			flavour = "openmpi";
-		else if (strstr(line, "mpich") || strstr(line, "hydra"))
-			flavour = "mpich";
-	}
-	while (fgets(line, sizeof(line), p))
-		;
-	pclose(p);
-	return flavour;
-}
-
 /* First of the build-tree candidates (relative to the binary's directory)
  * that exists, as an absolute path; NULL when none does. */
 static char *build_tree(const char *const rel[])

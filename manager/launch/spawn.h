@@ -64,8 +64,23 @@ int mgr_child_exited(struct mgr_child *c);
 /* Exit status of a wait status the way a shell reports it (128 + signal). */
 int mgr_wait_code(int status);
 
-/* Which MPI sensor fits prog: "openmpi", "mpich" or NULL. */
-const char *mgr_detect_mpi(const char *prog);
+/* What mgr_mpi_guess() found out about a program (mpiguess.c). */
+struct mgr_mpi_guess {
+	int launcher;		/* named like an MPI launcher (or a link to one) */
+	int links_mpi;		/* links an MPI library */
+	const char *flavour;	/* "openmpi", "mpich", or NULL: nothing told */
+	char tried[1024];	/* the steps taken, for a message */
+};
+
+/* Is prog (args: its arguments, NULL-terminated, or NULL) an MPI launcher
+ * or an MPI program, and which MPI: from its name and the links on its
+ * way, the libraries it links, a launcher's --version, the launched
+ * program's libraries. 0, or -1 when prog is not found (g->tried says). */
+int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g);
+
+/* The MPI ("openmpi", "mpich") a launcher's `prog --version` names (found
+ * on PATH, 5 s at most), or NULL. */
+const char *mgr_mpi_version(const char *prog);
 
 /* Path of tapestry-collector (TAPESTRY_COLLECTOR_BIN, build tree, installed).
  * malloc'd, or NULL. */

@@ -303,6 +303,40 @@ void mgr_post_report(const struct mgr_post *p, FILE *out, int xml)
 		fprintf(out, "  no clock samples in this job: times are the raw host clocks\n");
 }
 
+void mgr_post_quality(const struct mgr_post *p, char *buf, size_t cap)
+{
+	size_t fitted = 0, same = 0, warned = 0;
+	double worst = 0;
+	const char *first = NULL;
+
+	for (size_t i = 0; p && i < p->n; i++) {
+		const struct edge *e = &p->e[i];
+
+		if (e->same) {
+			same++;
+			continue;
+		}
+		fitted++;
+		if (e->path.offset_ci_ns > worst)
+			worst = e->path.offset_ci_ns;
+		if (e->fit.warn & ~(unsigned)MGR_CLOCK_WARN_NO_DRIFT) {
+			if (!warned++)
+				first = warn_text(e->fit.warn);
+		}
+	}
+	if (!p || p->n == 0)
+		snprintf(buf, cap, "no clock samples: times are the raw host clocks");
+	else if (fitted == 0)
+		snprintf(buf, cap, "one clock for all %zu links: no correction needed",
+			 same);
+	else if (warned)
+		snprintf(buf, cap, "%zu links fitted, within %.0f ns (95%%); %zu "
+			 "with a warning (%s)", fitted, worst, warned, first);
+	else
+		snprintf(buf, cap, "%zu links fitted, within %.0f ns (95%%)%s",
+			 fitted, worst, same ? ", the others share a clock" : "");
+}
+
 void mgr_post_free(struct mgr_post *p)
 {
 	if (!p)

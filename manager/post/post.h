@@ -40,6 +40,10 @@ const struct mgr_clock_fit *mgr_post_stream_fit(const struct mgr_post *p,
 /* Print the clock quality of every edge and stream (text or XML elements). */
 void mgr_post_report(const struct mgr_post *p, FILE *out, int xml);
 
+/* The clock quality in one line (links fitted, the widest +-95% offset
+ * interval against the root, the first warning) into buf. p may be NULL. */
+void mgr_post_quality(const struct mgr_post *p, char *buf, size_t cap);
+
 /* Free p; NULL is a no-op. */
 void mgr_post_free(struct mgr_post *p);
 

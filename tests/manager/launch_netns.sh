@@ -58,7 +58,7 @@ cat >"$work/job.xml" <<EOF
     <host name="$nsb" address="10.213.0.3" slots="1" site="b" launcher="netns"/>
   </hosts>
   <launchers>
-    <launcher name="netns" type="template" command="ip netns exec {host} {command}"/>
+    <launcher name="netns" type="template" command="ip netns exec {host} {command}" tapestry-path="$T"/>
   </launchers>
   <collectors>
     <collector name="$tag-top" host="front"/>
@@ -92,4 +92,37 @@ check "  ...the secret is private" [ "$(stat -c %a "$work/job/creds/secret" 2>/d
 n_tls=$(grep -c "connected from .* over TLS" "$work/job/logs/collector-$tag-top.log" 2>/dev/null)
 check "  ...both sites reached the top collector over TLS (got ${n_tls:-0})" [ "${n_tls:-0}" -ge 2 ]
 check "  ...no collector left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:1}' >/dev/null"
+
+# MPI ranks in both namespaces: mpirun reaches them through the same
+# template launcher (tapestry host-exec as its remote shell), and each rank
+# finds its own namespace's node collector from the environment mpirun
+# passes (TAPESTRY_NODE_COLLECTORS, matched to the namespace's address), not
+# from the plan directory
+map="$nsa=10.213.0.2:1,$nsb=10.213.0.3:2"
+got_a=$(ip netns exec "$nsa" env TAPESTRY_NODE_COLLECTORS="$map" "$T" rank-exec /nonexistent -- printenv TAPESTRY_COLLECTOR)
+got_b=$(ip netns exec "$nsb" env TAPESTRY_NODE_COLLECTORS="$map" "$T" rank-exec /nonexistent -- printenv TAPESTRY_COLLECTOR)
+check "rank-exec in site a takes a's collector without a map file ($got_a)" [ "$got_a" = 10.213.0.2:1 ]
+check "rank-exec in site b takes b's collector without a map file ($got_b)" [ "$got_b" = 10.213.0.3:2 ]
+if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v mpicc.openmpi >/dev/null; then
+	mpicc.openmpi -O1 -o "$work/ring" "$top_srcdir/deploy/examples/ring.c" || exit 99
+	sed -e 's|<application executable="/bin/dd" processes="2" mode="scattering">|<application executable="ring" processes="2" mode="scattering" mpi="openmpi">|' \
+	    -e '/<argument>/d' -e 's|</application>|<argument>20</argument></application>|' \
+	    -e 's|<sensors><sensor name="libc"/></sensors>|<sensors><sensor name="libc"/><sensor name="mpi"/></sensors>|' \
+	    -e "s/$tag-/${tag}m-/g" "$work/job.xml" >"$work/mpi.xml"
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		timeout 300 "$T" launch -o "$work/job-mpi" "$work/mpi.xml" >"$work/mpi.out" 2>"$work/mpi.err"
+	rc=$?
+	check "MPI ring across the two namespaces exits 0 ($rc)" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || { tail -n 20 "$work/mpi.err"; tail -n 5 "$work/job-mpi/logs/"* 2>/dev/null; }
+	s=$(awk -F, '$3=="MPI_Send"' "$work/job-mpi/trace.csv" 2>/dev/null | wc -l)
+	check "  ...40 MPI_Send from the 2 ranks (got $s)" [ "$s" = 40 ]
+	for x in a b; do
+		check "  ...site $x's rank streamed to site $x's collector" \
+			grep -q "sensor .* connected from 10.213.0.$([ $x = a ] && echo 2 || echo 3):" \
+			"$work/job-mpi/logs/collector-${tag}m-$x.log"
+	done
+	check "  ...no collector left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:1}m' >/dev/null"
+else
+	echo "skip the MPI ring across namespaces (no Open MPI sensor)"
+fi
 exit $fail

@@ -92,6 +92,29 @@ if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v 
 	[ "$rc" = 0 ] || tail -n 20 "$work/ring.err"
 	check "  ...80 MPI_Send from 4 ranks" grep -Eq '^  MPI_Send +80 +20 +20 +20 +20' "$work/ring.out"
 	check "  ...no collector left" none_left
+	# 4 ranks on a host with fewer cores: said in one line, by plan too,
+	# and Open MPI runs in its yielding mode
+	cores=$(nproc)
+	"$T" plan -o "$work/plan-ring" "$work/ring.xml" 2>"$work/plan-ring.err"
+	if [ "$cores" -lt 4 ]; then
+		want="oversubscribed (localhost: 4 ranks on $cores cores): "
+		check "  ...oversubscription said once" [ "$(grep -c "$want" "$work/ring.err")" = 1 ]
+		check "  ...and by plan" grep -q "$want" "$work/plan-ring.err"
+		check "  ...Open MPI told to yield" grep -q "$want.*openmpi runs in its yielding mode" "$work/ring.err"
+	else
+		check "  ...no oversubscription said" bash -c "! grep -q oversubscribed '$work/ring.err' '$work/plan-ring.err'"
+	fi
+	# bad input: the description says Open MPI, the mpirun.openmpi found
+	# first is another MPI's launcher: one line, nothing started
+	mkdir -p "$work/fakebin"
+	printf '#!/bin/sh\necho "HYDRA build details:"\necho "    Version: 4.0.2"\n' >"$work/fakebin/mpirun.openmpi"
+	chmod +x "$work/fakebin/mpirun.openmpi"
+	PATH="$work/fakebin:$PATH" timeout 120 "$T" launch -o "$work/job-fake" "$work/ring.xml" >/dev/null 2>"$work/fake.err"
+	rc=$?
+	check "a launcher that is not Open MPI's: launch fails ($rc)" [ "$rc" = 1 ]
+	check "  ...in one line saying so" [ "$(grep -c "mpirun.openmpi is not Open MPI's launcher (its --version names mpich" "$work/fake.err")" = 1 ]
+	check "  ...no job directory left" [ ! -e "$work/job-fake" ]
+	check "  ...no collector left" none_left
 else
 	echo "skip the Open MPI ring (no MPI sensor built)"
 fi

@@ -1,0 +1,140 @@
+/*
+ * manager/launch/summary.c - what `tapestry run` says once the job
+ * directory is written: one read of the trace (a live progress line while
+ * it runs, on a terminal only), then a few lines: events, losses and the
+ * clock quality, what was written, the commands to try next.
+ *
+ * The data is gathered once (mgr_summary_read), then printed
+ * (mgr_summary_print).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "manager/mgr.h"
+#include "manager/launch/summary.h"
+#include "manager/post/post.h"
+#include "proto/error.h"
+#include "proto/jobdir.h"
+#include "proto/trace.h"
+
+#define PROGRESS_EVERY 65536	/* events between clock reads */
+#define PROGRESS_MS 200		/* between two progress lines */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Events the index announces (0 when there is no readable index). */
+static uint64_t index_total(const char *dir)
+{
+	struct proto_jobdir_index_entry e;
+	struct proto_jobdir_r *r;
+	uint64_t total = 0;
+	int rc;
+
+	if (!(r = proto_jobdir_open(dir, &rc)))
+		return 0;
+	for (uint64_t i = 0; proto_jobdir_index_get(r, i, &e) == 1; i++)
+		total += e.nrecords;
+	proto_jobdir_close_r(r);
+	return total;
+}
+
+/* "1.2M" style counts for the progress line. */
+static void human(char *buf, size_t cap, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, cap, "%.1fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, cap, "%.1fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, cap, "%.0fk", v / 1e3);
+	else
+		snprintf(buf, cap, "%.0f", v);
+}
+
+static void progress(uint64_t done, uint64_t total, double t0)
+{
+	char a[16], b[16], r[16];
+	double dt = now_s() - t0, rate = dt > 0 ? (double)done / dt : 0;
+
+	human(a, sizeof(a), (double)done);
+	human(b, sizeof(b), (double)total);
+	human(r, sizeof(r), rate);
+	fprintf(stderr, "\rtapestry: reading the trace: %s of %s events, %s/s",
+		a, b, r);
+	if (rate > 0 && total > done)
+		fprintf(stderr, ", %.0f s left", (double)(total - done) / rate);
+	fputs("\033[K", stderr);
+	fflush(stderr);
+}
+
+int mgr_summary_read(const char *dir, struct mgr_summary *s)
+{
+	struct proto_trace_event te;
+	struct proto_trace *t;
+	struct mgr_post *post;
+	int tty = isatty(STDERR_FILENO), rc, shown = 0;
+	double t0 = now_s(), last = t0 - 1;	/* the first one at once */
+	uint64_t total = tty ? index_total(dir) : 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!(t = proto_trace_open(dir, &rc)))
+		return rc;
+	while ((rc = proto_trace_next(t, &te)) == 1) {
+		s->events++;
+		if (!tty || total == 0 || s->events % PROGRESS_EVERY)
+			continue;
+		if (now_s() - last >= PROGRESS_MS / 1e3) {
+			last = now_s();
+			progress(s->events, total, t0);
+			shown = 1;
+		}
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+	s->streams = proto_trace_nstreams(t);
+	for (size_t i = 0; i < s->streams; i++) {
+		const struct proto_stream *st = proto_trace_stream(t, i);
+
+		s->lost += st->lost_events;
+		s->gaps += st->gap_batches;
+		s->ranks += st->rank >= 0;
+	}
+	s->corrupt = proto_trace_stats(t)->bad_batches;
+	proto_trace_close(t);
+	if (rc < 0)
+		return rc;
+	post = mgr_post_build(dir, &rc);
+	mgr_post_quality(post, s->clock, sizeof(s->clock));
+	mgr_post_free(post);
+	return 0;
+}
+
+void mgr_summary_print(const char *dir, const struct mgr_summary *s,
+		       const char *network, FILE *out)
+{
+	fprintf(out, "tapestry: %" PRIu64 " events from %zu processes", s->events,
+		s->streams);
+	if (s->ranks)
+		fprintf(out, " (%zu MPI ranks)", s->ranks);
+	if (s->lost || s->gaps || s->corrupt)
+		fprintf(out, ", %" PRIu64 " lost, %" PRIu64 " batches missing, %"
+			PRIu64 " corrupt", s->lost, s->gaps, s->corrupt);
+	else
+		fputs(", none lost", out);
+	fprintf(out, "; clock: %s\n", s->clock);
+	if (network && *network)
+		fprintf(out, "tapestry: network: %s\n", network);
+	fprintf(out, "tapestry: job directory %s written (collector logs in "
+		"%s/logs)\n", dir, dir);
+	fprintf(out, "tapestry: next: tapestry report %s; tapestry export -f "
+		"chrome -o trace.json %s\n", dir, dir);
+}

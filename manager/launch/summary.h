@@ -1,0 +1,29 @@
+/*
+ * manager/launch/summary.h - the few lines `tapestry run` prints once the
+ * job directory is written (manager/launch/summary.c).
+ */
+#ifndef TAPESTRY_MGR_SUMMARY_H
+#define TAPESTRY_MGR_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct mgr_summary {
+	uint64_t events, lost, gaps, corrupt;
+	size_t streams, ranks;
+	char clock[256];	/* the clock quality in one line */
+};
+
+/* Read the job directory dir once and fill s: events, streams, ranks,
+ * losses, the clock quality. While it reads, a progress line (events read
+ * of the index's total, rate, time left) is rewritten on stderr when stderr
+ * is a terminal, and erased at the end. 0 or a negative proto code. */
+int mgr_summary_read(const char *dir, struct mgr_summary *s);
+
+/* Print s: events and losses with the clock quality, the network measure
+ * (network: one line, or NULL), the job directory and its logs, the next
+ * commands to try. */
+void mgr_summary_print(const char *dir, const struct mgr_summary *s,
+		       const char *network, FILE *out);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * sensor/rt_fd.c - the runtime's own descriptors, kept out of the program's
+ * way.
+ *
+ * The runtime owns a few descriptors (the collector socket, the sender's
+ * eventfd, /proc/self/stat). Each lives in a slot; it is moved high
+ * (F_DUPFD_CLOEXEC at or above a base well clear of the numbers programs
+ * use) and is close-on-exec. A program may still close it or dup2 onto it
+ * (a daemon closing every descriptor above 2, MPICH's proxy rearranging
+ * its low descriptors in a forked child): the wrapper first evicts the
+ * slot (its file moves to another free number, or the slot is dropped
+ * when there is none outside the range being closed), then the program's
+ * call runs and succeeds as it would untraced. The sender notices a
+ * dropped slot and makes a new descriptor (reconnects, a new eventfd).
+ *
+ * Safety: every system call on a slot's descriptor runs between
+ * sn_own_get() and sn_own_put(), which count users in one of two phases.
+ * An eviction publishes the new number, then waits until each phase in
+ * turn has no user (flipping new users to the other one): after that
+ * nobody can still hold the old number, so the program may reuse it. The owner's own close
+ * (sn_own_take) marks the slot "closing" first, so an eviction racing
+ * with it waits instead of letting the program's new descriptor be closed
+ * by the runtime. Everything here is atomics and raw system calls:
+ * async-signal-safe, no lock, usable in a forked child.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sensor/rt.h"
+
+/* Descriptors go at or above this (or half the soft RLIMIT_NOFILE when
+ * that is lower): far above what programs number by hand (shells use 10
+ * and up, 255), below select()'s 1024 irrelevant to us (we poll). */
+#define OWN_BASE 700
+/* An eviction waits at most this long for the users of the old number
+ * (the longest is a blocking send, bounded by SO_SNDTIMEO = 3 s). */
+#define EVICT_WAIT_NS (4000000000ll)
+
+struct own_slot {
+	/* >= 0 the descriptor; -1 none; <= CLOSING(fd) being closed by the
+	 * runtime (sn_own_take) */
+	_Atomic int fd;
+	_Atomic unsigned phase;
+	_Atomic int users[2];
+};
+
+#define CLOSING(fd) (-3 - (fd))
+
+static struct own_slot slots[SN_OWN_N] = {
+	[0 ... SN_OWN_N - 1] = {.fd = -1},
+};
+static _Atomic int own_base = -1;
+
+static void raw_close(int fd)
+{
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+static void pause_us(long us)
+{
+	struct timespec ts = {0, us * 1000};
+
+	syscall(SYS_nanosleep, &ts, NULL);
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static int base(void)
+{
+	int b = atomic_load(&own_base);
+	struct rlimit rl;
+
+	if (b >= 0)
+		return b;
+	b = OWN_BASE;
+	if (syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < (rlim_t)b)
+		b = (int)(rl.rlim_cur / 2);
+	if (b < 3)
+		b = 3;
+	atomic_store(&own_base, b);
+	return b;
+}
+
+/* A close-on-exec copy of fd at or above min, or -1. */
+static int dup_at(int fd, long min)
+{
+	if (min > INT_MAX)
+		return -1;
+	return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (int)min);
+}
+
+/* Wait until every user that started before now has finished: each
+ * phase in turn is flipped away (new users count in the other) and
+ * waited for until it reads zero. */
+static void quiesce(struct own_slot *s)
+{
+	long long dl = now_ns() + EVICT_WAIT_NS;
+
+	for (int round = 0; round < 2; round++) {
+		unsigned old = atomic_fetch_xor(&s->phase, 1u) & 1u;
+
+		/* past the deadline a user is stuck (a signal handler on
+		 * its own thread): proceed rather than hang */
+		while (atomic_load(&s->users[old]) > 0 && now_ns() < dl)
+			pause_us(50);
+	}
+}
+
+/* See rt.h. */
+int sn_own_high(int fd)
+{
+	int hi;
+
+	if (fd < 0 || fd >= base())
+		return fd;
+	hi = dup_at(fd, base());
+	if (hi < 0)
+		return fd;
+	raw_close(fd);
+	return hi;
+}
+
+/* See rt.h. */
+int sn_own_adopt(int slot, int fd)
+{
+	if (fd < 0)
+		return -1;
+	fd = sn_own_high(fd);
+	atomic_store(&slots[slot].fd, fd);
+	return fd;
+}
+
+/* See rt.h. */
+int sn_own_get(int slot, unsigned *phase)
+{
+	struct own_slot *s = &slots[slot];
+	unsigned p = atomic_load(&s->phase) & 1u;
+	int fd;
+
+	atomic_fetch_add(&s->users[p], 1);
+	*phase = p;
+	fd = atomic_load(&s->fd);
+	return fd >= 0 ? fd : -1;
+}
+
+/* See rt.h. */
+void sn_own_put(int slot, unsigned phase)
+{
+	atomic_fetch_sub(&slots[slot].users[phase & 1u], 1);
+}
+
+/* See rt.h. */
+int sn_own_peek(int slot)
+{
+	int fd = atomic_load(&slots[slot].fd);
+
+	return fd >= 0 ? fd : -1;
+}
+
+/* See rt.h. */
+void sn_own_close(int slot)
+{
+	struct own_slot *s = &slots[slot];
+	int fd = atomic_load(&s->fd);
+
+	while (fd >= 0 && !atomic_compare_exchange_weak(&s->fd, &fd,
+							CLOSING(fd)))
+		;
+	if (fd < 0)
+		return;		/* already dropped by an eviction */
+	quiesce(s);
+	raw_close(fd);
+	atomic_store(&s->fd, -1);
+}
+
+/* A copy of fd outside [lo, hi], or -1. The lowest free number at or
+ * above the base first: a program closing every descriptor in a loop has
+ * usually passed it already, so the runtime's moves at most once or twice
+ * instead of running ahead of the loop to the limit. */
+static int dest(int fd, long lo, long hi)
+{
+	int nfd = dup_at(fd, base());
+
+	if (nfd >= 0 && nfd >= lo && nfd <= hi) {
+		raw_close(nfd);
+		nfd = dup_at(fd, hi + 1);
+	}
+	return nfd;
+}
+
+/* Evict one slot whose descriptor lies in [lo, hi]. */
+static void evict_slot(struct own_slot *s, long lo, long hi)
+{
+	for (;;) {
+		int fd = atomic_load(&s->fd), nfd;
+
+		if (fd <= CLOSING(0)) {	/* the runtime is closing it */
+			if (CLOSING(fd) < lo || CLOSING(fd) > hi)
+				return;
+			pause_us(20);
+			continue;
+		}
+		if (fd < lo || fd > hi)
+			return;
+		nfd = dest(fd, lo, hi);
+		if (atomic_compare_exchange_strong(&s->fd, &fd, nfd)) {
+			quiesce(s);
+			return;	/* the program's call closes the old one */
+		}
+		raw_close(nfd);
+	}
+}
+
+/* See rt.h. */
+void sn_own_evict(long lo, long hi)
+{
+	int any = 0;
+
+	for (int i = 0; i < SN_OWN_N; i++) {
+		int fd = atomic_load(&slots[i].fd);
+
+		if (fd <= CLOSING(0))
+			fd = CLOSING(fd);
+		if (fd >= lo && fd <= hi)
+			any = 1;
+	}
+	/* a vfork child shares our memory but not our descriptor table:
+	 * what it closes is its own copy, the slots stay the parent's */
+	if (!any || sn_in_vfork_child())
+		return;
+	for (int i = 0; i < SN_OWN_N; i++)
+		evict_slot(&slots[i], lo, hi);
+}
+
+/* See rt.h. */
+void sn_own_atfork_child(void)
+{
+	for (int i = 0; i < SN_OWN_N; i++) {
+		int fd = atomic_load(&slots[i].fd);
+
+		if (fd <= CLOSING(0))
+			fd = CLOSING(fd);
+		raw_close(fd);
+		atomic_store(&slots[i].fd, -1);
+		atomic_store(&slots[i].users[0], 0);
+		atomic_store(&slots[i].users[1], 0);
+	}
+}

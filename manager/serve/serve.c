@@ -46,28 +46,6 @@ extern const struct srv_asset srv_assets[];	/* manager/serve/assets.c */
 
 static struct srv *g_srv;	/* for the signal callbacks */
 
-void srv_json_str(struct evbuffer *b, const char *s)
-{
-	if (!s) {
-		evbuffer_add(b, "null", 4);
-		return;
-	}
-	evbuffer_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			evbuffer_add_printf(b, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			evbuffer_add_printf(b, "\\u%04x", c);
-		else if (c == '<')	/* never "</script" inside a page */
-			evbuffer_add(b, "\\u003c", 6);
-		else
-			evbuffer_add(b, s, 1);
-	}
-	evbuffer_add(b, "\"", 1);
-}
-
 static void common_headers(struct evhttp_request *req, const char *type)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);

@@ -269,12 +269,17 @@ void srv_jobs_list(struct srv *s, struct evhttp_request *req)
 		srv_error(req, 500, "cannot read %s: %s", s->jobs, strerror(errno));
 		goto out;
 	}
-	while ((de = readdir(d)) && n < LIST_MAX)
-		if (!job_dir(s, de->d_name, dir, sizeof(dir)) &&
-		    !(names[n] = strdup(de->d_name)))
+	int truncated = 0;
+
+	while ((de = readdir(d))) {
+		if (job_dir(s, de->d_name, dir, sizeof(dir)))
+			continue;
+		if (n == LIST_MAX || !(names[n] = strdup(de->d_name))) {
+			truncated = 1;
 			break;
-		else if (names[n])
-			n++;
+		}
+		n++;
+	}
 	qsort(names, n, sizeof(char *), cmp_str);
 	evbuffer_add_printf(b, "{\"jobs\":[");
 	for (size_t i = 0; i < n; i++) {
@@ -283,7 +288,7 @@ void srv_jobs_list(struct srv *s, struct evhttp_request *req)
 			evbuffer_add(b, ",", 1);
 		job_json(s, b, names[i], dir);
 	}
-	evbuffer_add_printf(b, "],\"truncated\":%s}\n", de ? "true" : "false");
+	evbuffer_add_printf(b, "],\"truncated\":%s}\n", truncated ? "true" : "false");
 	srv_reply(req, 200, "application/json", b);
 out:
 	for (size_t i = 0; names && i < n; i++)

@@ -90,6 +90,16 @@ ev=$(python3 -c "import xml.etree.ElementTree as E; print(E.parse('$work/report.
 check "the list's events equal the report's ($ev)" [ "$(json "$work/jobs.json" 'd["jobs"][0]["events"]')" = "$ev" ]
 check "the list names the application" grep -q '"application":"[^"]*iodemo"' "$work/jobs.json"
 
+# a job directory the report cannot read: 500 with the report's message
+mkdir -p "$work/jobs/broken"	# an index but no segments: not readable
+printf 'not an index' >"$work/jobs/broken/index"
+c=$(poll "$U/api/jobs/broken/report.xml" "$work/broken.json")
+check "a report that fails: 500 ($c)" [ "$c" = 500 ]
+check "  ...with tapestry report's message" grep -q "tapestry report failed (exit 1): tapestry: " "$work/broken.json"
+check "  ...and the list says failed" grep -q '"name":"broken",[^}]*"report":"failed"' <(curl -s "$U/api/jobs")
+check "HEAD of the list: 200, no body" [ "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$U/api/jobs")" = "200 0" ]
+rm -rf "$work/jobs/broken"
+
 # 3. the timeline
 check "timeline answers (after indexing)" [ "$(poll "$U/api/jobs/run1/timeline?w=800" "$work/tl.json")" = 200 ]
 want=$(python3 - "$work/report.xml" <<'EOF'

@@ -207,6 +207,10 @@ void col_stats_msg(struct col *c, struct proto_msg *m)
 	if (!c->root)
 		kv(mt, "parent", "%016" PRIx64, c->parent_id);
 	kv(mt, "time_ns", "%" PRIu64, col_now_ns());
+	if (!c->root && c->clock_rtt_ns) {
+		kv(mt, "clock_offset_ns", "%" PRId64, c->clock_offset_ns);
+		kv(mt, "clock_rtt_ns", "%" PRIu64, c->clock_rtt_ns);
+	}
 	kv(mt, "children", "%" PRIu64, st.children);
 	kv(mt, "streams", "%" PRIu64, st.streams);
 	kv(mt, "events_per_s", "%.0f", c->ev_rate);

@@ -230,6 +230,10 @@ struct col {
 	struct sockaddr_storage parent_sa;
 	int parent_salen;
 	struct col_clock clock;
+	/* the last clock round's sample of least round trip (STATS): the
+	 * parent's clock minus ours, and that round trip; rtt 0: none yet */
+	int64_t clock_offset_ns;
+	uint64_t clock_rtt_ns;
 	struct event *clock_timer;
 	struct proto_codec *codec;
 	struct proto_event *scratch_ev;	/* recompression and filtering */

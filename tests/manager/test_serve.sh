@@ -189,6 +189,13 @@ check "  ...the leaf under the root" \
 	[ "$(json "$work/tree.json" '[n["stats"].get("parent") for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0] == [n["id"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-root'"][0]')" = True ]
 check "  ...fresh, with their figures" \
 	[ "$(json "$work/tree.json" 'all(not n["stale"] and "events_per_s" in n["stats"] and "drops" in n["stats"] for n in d["nodes"])')" = True ]
+for _ in $(seq 50); do
+	[ "$(json "$work/tree.json" '[n["stats"].get("clock_rtt_ns") is not None for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ] && break
+	sleep 0.2
+	curl -s "$U2/api/tree" >"$work/tree.json"
+done
+check "  ...the leaf with its clock against the root (offset, round trip)" \
+	[ "$(json "$work/tree.json" '[int(n["stats"]["clock_rtt_ns"]) > 0 and "clock_offset_ns" in n["stats"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ]
 kill "$leafpid"; wait "$leafpid" 2>/dev/null
 for _ in $(seq 100); do
 	curl -s "$U2/api/tree" >"$work/tree.json"

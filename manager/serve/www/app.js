@@ -583,6 +583,8 @@ function renderTree(box, d, only) {
         `<span>children <b>${esc(s.children)}</b></span>` +
         `<span>unacked frames <b>${esc(s.unacked_frames)}</b></span>` +
         `<span>clock drift <b>${esc(s.clock_drift_ppm)} ppm</b></span>` +
+        (s.clock_offset_ns !== undefined ? `<span>clock vs parent <b data-k="clock_offset_ns">${fmtNs(Number(s.clock_offset_ns))}</b> ` +
+          `(round trip ${fmtNs(Number(s.clock_rtt_ns))})</span>` : '') +
         (s.stored_batches !== undefined ? `<span>stored batches <b>${esc(s.stored_batches)}</b></span>` : '') +
         '</div></div>';
       const k = kids(n.id);

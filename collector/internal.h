@@ -154,6 +154,9 @@ struct col_conn {
 	char peer[64];
 	uint64_t serial;
 	int tls;			/* accepted on the TLS listener */
+	uint32_t pid;			/* from the HELLO (STATS stream_list) */
+	int32_t rank;
+	char host[64];
 };
 
 /* Per-stream state (both modes). */
@@ -165,6 +168,7 @@ struct col_stream {
 	uint64_t lost;			/* root: batches missing */
 	int bye;
 	uint64_t bye_seq;		/* BYE's last_seq */
+	uint64_t events;		/* in its batches received here */
 };
 
 enum col_up_state {

@@ -196,6 +196,19 @@ for _ in $(seq 50); do
 done
 check "  ...the leaf with its clock against the root (offset, round trip)" \
 	[ "$(json "$work/tree.json" '[int(n["stats"]["clock_rtt_ns"]) > 0 and "clock_offset_ns" in n["stats"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ]
+# a traced process connected to the leaf: its stream under the leaf
+laddr=$(awk '{print $2}' "$work/leaf.port")
+LD_PRELOAD="$top_builddir/sensor/.libs/libtapestry-sensor.so" TAPESTRY_COLLECTOR="$laddr" \
+	sh -c 'sleep 4' & tpid=$!
+pids+=($tpid)
+for _ in $(seq 50); do
+	curl -s "$U2/api/tree" >"$work/tree.json"
+	grep -q ",-1,$tpid," "$work/tree.json" && break
+	sleep 0.2
+done
+check "  ...the leaf lists the stream of a traced process connected to it (pid $tpid)" \
+	[ "$(json "$work/tree.json" '[",-1,'$tpid'," in n["stats"].get("stream_list", "") for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ]
+wait "$tpid"
 kill "$leafpid"; wait "$leafpid" 2>/dev/null
 for _ in $(seq 100); do
 	curl -s "$U2/api/tree" >"$work/tree.json"

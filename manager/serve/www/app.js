@@ -586,7 +586,7 @@ function renderTree(box, d, only) {
         (s.clock_offset_ns !== undefined ? `<span>clock vs parent <b data-k="clock_offset_ns">${fmtNs(Number(s.clock_offset_ns))}</b> ` +
           `(round trip ${fmtNs(Number(s.clock_rtt_ns))})</span>` : '') +
         (s.stored_batches !== undefined ? `<span>stored batches <b>${esc(s.stored_batches)}</b></span>` : '') +
-        '</div></div>';
+        '</div>' + streamList(s.stream_list) + '</div>';
       const k = kids(n.id);
       if (k.length) li += '<ul>' + k.map(render).join('') + '</ul>';
       return li + '</li>';
@@ -596,6 +596,19 @@ function renderTree(box, d, only) {
   });
   if (!h) h = '<p class="mut">No collector tree to show: start tapestry serve with --collector ADDR:PORT, or launch a job.</p>';
   box.innerHTML = h;
+}
+
+/* "ID,HOST,RANK,PID,EVENTS;...[;+N]" (the collector's STATS stream_list) */
+function streamList(v) {
+  if (!v) return '';
+  let more = '';
+  const rows = v.split(';').filter(x => {
+    if (x.startsWith('+')) { more = `<tr><td colspan="4" class="mut">and ${esc(x.slice(1))} more</td></tr>`; return false; }
+    return x.length > 0;
+  }).map(x => x.split(','));
+  return '<table class="streams"><tr><th>stream</th><th>host</th><th class="n">rank</th><th class="n">pid</th><th class="n">events</th></tr>' +
+    rows.map(r => `<tr data-stream="${esc(r[0])}"><td>${esc(r[0])}</td><td>${esc(r[1])}</td><td class="n">${esc(r[2])}</td>` +
+      `<td class="n">${esc(r[3])}</td><td class="n">${esc(r[4])}</td></tr>`).join('') + more + '</table>';
 }
 
 /* ---- launch -------------------------------------------------------------------- */

@@ -572,6 +572,70 @@ int col_drain(struct col *c, void (*done)(struct col *, int rc, void *arg),
 
 /* ---- life -------------------------------------------------------------- */
 
+/* A node or gateway collector's own parts: event filter, codec, spill,
+ * parent address, clock timer; then it starts connecting upward. 0, or a
+ * negative PROTO_E_* (a bad spill directory or parent address said). */
+static int forwarder_init(struct col *c)
+{
+	const struct col_config *cfg = &c->cfg;
+	struct timeval tv;
+	int rc;
+
+	if (cfg->filter) {
+		c->filter = malloc(PROTO_EV__COUNT * sizeof(*c->filter));
+		c->filter_seen = calloc(PROTO_EV__COUNT, sizeof(*c->filter_seen));
+		if (!c->filter || !c->filter_seen)
+			return PROTO_E_NOMEM;
+		memcpy(c->filter, cfg->filter,
+		       PROTO_EV__COUNT * sizeof(*c->filter));
+	}
+	if (cfg->zstd_level > 0 || cfg->filter) {
+		/* filtering re-encodes: at least level 1 then */
+		c->codec = proto_codec_new(cfg->zstd_level > 0 ?
+					   cfg->zstd_level : 1);
+		if (!c->codec)
+			return PROTO_E_NOMEM;
+	}
+	if (cfg->spill_dir) {
+		size_t fmax = cfg->mem_cap / 8;
+
+		if (fmax > (8u << 20))
+			fmax = 8u << 20;
+		if (fmax < (64u << 10))
+			fmax = 64u << 10;
+		c->spill = col_spill_open(cfg->spill_dir,
+					  cfg->spill_quota, fmax, &rc);
+		if (!c->spill) {
+			col_err("spill directory %s: %s",
+				cfg->spill_dir, proto_strerror(rc));
+			return rc;
+		}
+		if (!col_spill_empty(c->spill))
+			col_info("spill %s: %" PRIu64 " bytes left by "
+				 "an earlier run, forwarded first",
+				 cfg->spill_dir,
+				 col_spill_bytes(c->spill));
+	}
+	if (cfg->parent) {
+		int len = sizeof(c->parent_sa);
+
+		if (col_parse_addr(cfg->parent, &c->parent_sa, &len) ||
+		    (c->parent_sa.ss_family == AF_INET &&
+		     !((struct sockaddr_in *)&c->parent_sa)->sin_port)) {
+			col_err("bad parent address %s", cfg->parent);
+			return PROTO_E_ARG;
+		}
+		c->parent_salen = len;
+	}
+	if (cfg->clock_period_ms) {
+		tv.tv_sec = cfg->clock_period_ms / 1000;
+		tv.tv_usec = (cfg->clock_period_ms % 1000) * 1000;
+		event_add(c->clock_timer, &tv);
+	}
+	col_up_start(c);
+	return 0;
+}
+
 struct col *col_new(struct event_base *base, const struct col_config *cfg,
 		    int *rc)
 {
@@ -633,64 +697,8 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 				proto_strerror(*rc));
 			goto fail;
 		}
-	} else {
-		if (cfg->filter) {
-			c->filter = malloc(PROTO_EV__COUNT * sizeof(*c->filter));
-			c->filter_seen = calloc(PROTO_EV__COUNT, sizeof(*c->filter_seen));
-			if (!c->filter || !c->filter_seen) {
-				*rc = PROTO_E_NOMEM;
-				goto fail;
-			}
-			memcpy(c->filter, cfg->filter,
-			       PROTO_EV__COUNT * sizeof(*c->filter));
-		}
-		if (cfg->zstd_level > 0 || cfg->filter) {
-			/* filtering re-encodes: at least level 1 then */
-			c->codec = proto_codec_new(cfg->zstd_level > 0 ?
-						   cfg->zstd_level : 1);
-			if (!c->codec) {
-				*rc = PROTO_E_NOMEM;
-				goto fail;
-			}
-		}
-		if (cfg->spill_dir) {
-			size_t fmax = cfg->mem_cap / 8;
-
-			if (fmax > (8u << 20))
-				fmax = 8u << 20;
-			if (fmax < (64u << 10))
-				fmax = 64u << 10;
-			c->spill = col_spill_open(cfg->spill_dir,
-						  cfg->spill_quota, fmax, rc);
-			if (!c->spill) {
-				col_err("spill directory %s: %s",
-					cfg->spill_dir, proto_strerror(*rc));
-				goto fail;
-			}
-			if (!col_spill_empty(c->spill))
-				col_info("spill %s: %" PRIu64 " bytes left by "
-					 "an earlier run, forwarded first",
-					 cfg->spill_dir,
-					 col_spill_bytes(c->spill));
-		}
-		if (cfg->parent) {
-			int len = sizeof(c->parent_sa);
-
-			if (col_parse_addr(cfg->parent, &c->parent_sa, &len) ||
-			    (c->parent_sa.ss_family == AF_INET &&
-			     !((struct sockaddr_in *)&c->parent_sa)->sin_port)) {
-				col_err("bad parent address %s", cfg->parent);
-				*rc = PROTO_E_ARG;
-				goto fail;
-			}
-			c->parent_salen = len;
-		}
-		if (cfg->clock_period_ms) {
-			tv.tv_sec = cfg->clock_period_ms / 1000;
-			tv.tv_usec = (cfg->clock_period_ms % 1000) * 1000;
-			event_add(c->clock_timer, &tv);
-		}
-		col_up_start(c);
+	} else if ((*rc = forwarder_init(c))) {
+		goto fail;
 	}
 	if (cfg->stats_period_ms) {
 		tv.tv_sec = cfg->stats_period_ms / 1000;

@@ -33,16 +33,37 @@
 
 static void up_connect(struct col *c);
 
+/* Free the upward connection, if any, and mark the link down. While it is
+ * freed, up_tearing tells ref_cleanup that the frames it still held were
+ * not written out. */
+static void close_up(struct col *c)
+{
+	if (c->up) {
+		c->up_tearing = 1;
+		bufferevent_free(c->up);
+		c->up_tearing = 0;
+		c->up = NULL;
+	}
+	c->up_state = UP_DOWN;
+}
+
 /* ---- queue helpers ---------------------------------------------------- */
+
+/* Append f to the list head .. tail (linked by next). */
+static void push_tail(struct col_frame **head, struct col_frame **tail,
+		      struct col_frame *f)
+{
+	f->next = NULL;
+	if (*tail)
+		(*tail)->next = f;
+	else
+		*head = f;
+	*tail = f;
+}
 
 static void q_push(struct col *c, struct col_frame *f)
 {
-	f->next = NULL;
-	if (c->q_tail)
-		c->q_tail->next = f;
-	else
-		c->q_head = f;
-	c->q_tail = f;
+	push_tail(&c->q_head, &c->q_tail, f);
 	c->q_bytes += f->len;
 	c->q_records += f->nrecords;
 }
@@ -64,12 +85,7 @@ static struct col_frame *q_pop(struct col *c)
 
 static void t_push(struct col *c, struct col_frame *f)
 {
-	f->next = NULL;
-	if (c->t_tail)
-		c->t_tail->next = f;
-	else
-		c->t_head = f;
-	c->t_tail = f;
+	push_tail(&c->t_head, &c->t_tail, f);
 }
 
 static void ua_unlink(struct col *c, struct col_frame *f)
@@ -498,13 +514,7 @@ static void up_fail(struct col *c, const char *why)
 	else
 		col_info("parent %s: %s", c->cfg.parent ? c->cfg.parent :
 			 "(hook)", why);
-	if (c->up) {
-		c->up_tearing = 1;
-		bufferevent_free(c->up);
-		c->up_tearing = 0;
-		c->up = NULL;
-	}
-	c->up_state = UP_DOWN;
+	close_up(c);
 	c->clock.outstanding = 0;
 	if ((c->clock.rounds_left && c->clock.phase == 2) || c->clock.end_rounds)
 		c->drain_clock_done = 1;
@@ -862,13 +872,7 @@ void col_up_stop(struct col *c)
 {
 	struct col_frame *f;
 
-	if (c->up) {
-		c->up_tearing = 1;
-		bufferevent_free(c->up);
-		c->up_tearing = 0;
-		c->up = NULL;
-	}
-	c->up_state = UP_DOWN;
+	close_up(c);
 	requeue(c);
 	while ((f = q_pop(c)))
 		col_frame_unref(f);

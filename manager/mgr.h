@@ -47,9 +47,10 @@ struct proto_trace *mgr_trace_open(const char *dir);
 int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
 		     int64_t def);
 
-/* The manager's settings from the environment (README: TAPESTRY_MIN_LATENCY_NS,
- * TAPESTRY_NO_CORRECTION, TAPESTRY_PERTURB_INDIRECT, TAPESTRY_VIZ_RUN_MAX,
- * TAPESTRY_SPILL_BYTES, and TAPESTRY_CLOCK_DRIFT_PPM for what it starts),
+/* The manager's settings from the environment (docs/ARCHITECTURE.md,
+ * "Environment": TAPESTRY_MIN_LATENCY_NS, TAPESTRY_NO_CORRECTION,
+ * TAPESTRY_PERTURB_INDIRECT, TAPESTRY_VIZ_RUN_MAX, TAPESTRY_SPILL_BYTES, and
+ * TAPESTRY_CLOCK_DRIFT_PPM for what it starts),
  * checked before a command runs (not rank-exec, not --help): 0, or -1 after
  * a message for each value not understood. */
 int mgr_env_check(void);

@@ -74,3 +74,67 @@ const char *proto_cat_name(unsigned cat)
 					    "proc"};
 	return cat < sizeof(names) / sizeof(names[0]) ? names[cat] : NULL;
 }
+
+unsigned proto_ev_base(unsigned type)
+{
+	switch (type) {
+	case PROTO_EV_MPI_BSEND:
+	case PROTO_EV_MPI_SSEND:
+	case PROTO_EV_MPI_RSEND:
+		return PROTO_EV_MPI_SEND;
+	case PROTO_EV_MPI_IBSEND:
+	case PROTO_EV_MPI_ISSEND:
+	case PROTO_EV_MPI_IRSEND:
+		return PROTO_EV_MPI_ISEND;
+	case PROTO_EV_MPI_SENDRECV_REPLACE:
+		return PROTO_EV_MPI_SENDRECV;
+	case PROTO_EV_MPI_MRECV:
+		return PROTO_EV_MPI_RECV;
+	case PROTO_EV_MPI_IMRECV:
+		return PROTO_EV_MPI_IRECV;
+	case PROTO_EV_MPI_MPROBE:
+		return PROTO_EV_MPI_PROBE;
+	case PROTO_EV_MPI_IMPROBE:
+		return PROTO_EV_MPI_IPROBE;
+	case PROTO_EV_MPI_TESTANY:
+		return PROTO_EV_MPI_WAITANY;
+	default:
+		return type;
+	}
+}
+
+unsigned proto_ev_done_stride(unsigned type)
+{
+	switch (type) {
+	case PROTO_EV_MPI_WAITALL:
+		return 4;
+	case PROTO_EV_MPI_WAITSOME:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:
+		return 5;
+	default:
+		return 0;
+	}
+}
+
+int proto_ev_done(unsigned type, const int64_t *arr, size_t n, size_t i,
+		  struct proto_done *d)
+{
+	unsigned k = proto_ev_done_stride(type);
+
+	if (!k || !arr || i >= n / k)
+		return -1;
+	arr += i * k;
+	d->req = arr[0];
+	d->peer = arr[1];
+	if (k == 4) {
+		d->tag = -1;
+		d->bytes = arr[2];
+		d->index = (int64_t)i;
+	} else {
+		d->tag = arr[2];
+		d->bytes = arr[3];
+		d->index = arr[4];
+	}
+	return 0;
+}

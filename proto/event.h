@@ -53,6 +53,10 @@ static inline void proto_ev_set_args(struct proto_event *e, int64_t a0,
 #define PROTO_EVF_FAILED 0x0001u	/* the call returned an error */
 #define PROTO_EVF_HASARRAY 0x0002u	/* ARRAY records follow in this thread */
 #define PROTO_EVF_INSTANT 0x0004u	/* no duration (t_end == t_start) */
+/* A run of identical calls that found nothing (MPI_Test, MPI_Iprobe ...
+ * returning false), folded into one record from the first one's start to
+ * the last one's end; an ARRAY of 1 value follows: the number of calls. */
+#define PROTO_EVF_FOLDED 0x0008u
 
 /* STRING records: t_start = string id (> 0), t_end = byte offset of this
  * chunk in the string, flags = chunk length (1..48), arg[] = the bytes.
@@ -101,6 +105,34 @@ int proto_ev_arg(unsigned type, enum proto_field f);
 
 /* 1 when type is an MPI collective (MPI_Barrier .. MPI_Exscan), else 0. */
 int proto_ev_collective(unsigned type);
+
+/* The call an MPI event's type is a variant of, for the readers that
+ * match and replay: the send modes give MPI_SEND / MPI_ISEND,
+ * MPI_Sendrecv_replace MPI_SENDRECV, MPI_Mrecv / MPI_Imrecv MPI_RECV /
+ * MPI_IRECV (same peer, tag, comm, bytes), MPI_Mprobe / MPI_Improbe
+ * MPI_PROBE / MPI_IPROBE, MPI_Testany MPI_WAITANY (same arguments; req 0:
+ * nothing completed). Every other type is its own base. */
+unsigned proto_ev_base(unsigned type);
+
+/* A request an MPI completion event's ARRAY says completed. */
+struct proto_done {
+	int64_t req;		/* the request's id (0: unknown) */
+	int64_t peer;		/* actual source of a receive, else the peer */
+	int64_t tag;		/* actual tag (-1: not recorded, MPI_Waitall) */
+	int64_t bytes;		/* actual bytes of a receive, else asked for */
+	int64_t index;		/* position in the call's array (-1: not recorded) */
+};
+
+/* Values per completed request in the ARRAY of an event of this type: 4
+ * for MPI_Waitall (req, peer, bytes, arrived), 5 for MPI_Waitsome,
+ * MPI_Testall and MPI_Testsome (req, peer, tag, bytes, index); 0 when the
+ * type has no such ARRAY. */
+unsigned proto_ev_done_stride(unsigned type);
+
+/* Decode the i-th completed request of an event of type from its ARRAY
+ * (arr, n values) into *d: 0, or -1 when there is no such entry. */
+int proto_ev_done(unsigned type, const int64_t *arr, size_t n, size_t i,
+		  struct proto_done *d);
 
 /* Name of a field ("bytes"), or NULL. */
 const char *proto_field_name(unsigned f);

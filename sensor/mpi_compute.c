@@ -64,6 +64,9 @@ struct compute_tls {
 	uint64_t t_cpu;		/* the call's end, just before that read (method 0) */
 	uint64_t ins_exit;
 	uint64_t d_end;		/* the deferred stretch's end (MPI entry) */
+	int hold;		/* mw_compute_hold: the next event is kept */
+	int held;		/* ... and it is in 'kept' */
+	struct proto_event kept;
 };
 
 static TLS struct compute_tls ctls;
@@ -282,10 +285,12 @@ int mw_compute_method(void)
 static void compute_event(uint64_t t0, uint64_t t1, uint64_t cpu_ns,
 			  int64_t volume, int m)
 {
-	struct proto_event *e = sn_slot();
+	struct proto_event *e = ctls.hold ? &ctls.kept : sn_slot();
 
 	if (!e)
 		return;
+	if (ctls.hold)
+		ctls.held = 1;
 	e->t_start = t0;
 	e->t_end = t1;
 	e->type = PROTO_EV_COMPUTE;
@@ -294,7 +299,29 @@ static void compute_event(uint64_t t0, uint64_t t1, uint64_t cpu_ns,
 	 * a reader after the events it applies to */
 	proto_ev_set_args(e, (int64_t)cpu_ns, volume, m, (int64_t)(flop_rate + 0.5),
 			  m == 1 ? (int64_t)(instr_rate + 0.5) : 0, 0);
-	sn_commit(e);
+	if (e != &ctls.kept)
+		sn_commit(e);
+}
+
+void mw_compute_hold(void)
+{
+	ctls.hold = 1;
+	ctls.held = 0;
+}
+
+void mw_compute_release(int emit)
+{
+	struct proto_event *e;
+
+	if (emit && ctls.held && (e = sn_slot())) {
+		uint32_t tid = e->tid;
+
+		*e = ctls.kept;
+		e->tid = tid;
+		sn_commit(e);
+	}
+	ctls.hold = 0;
+	ctls.held = 0;
 }
 
 static int64_t cpu_volume(uint64_t cpu_ns)

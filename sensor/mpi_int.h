@@ -40,6 +40,63 @@ SN_HIDDEN int64_t *mw_call_array(struct mw_call *c, size_t *n);
 /* Release what mw_call_array() allocated. */
 SN_HIDDEN void mw_call_done(struct mw_call *c);
 
+/* Requests (mpi_req.c). Peers as recorded: world ranks, or these. */
+#define MW_PEER_ANY (-1)
+#define MW_PEER_NULL (-2)
+#define MW_PEER_UNKNOWN (-3)
+#define MW_PEER_CANCELLED (-4)	/* a completed request that was cancelled */
+
+/* What a request is: kind MW_REQ_SEND (any send mode), MW_REQ_RECV, or
+ * MW_REQ_COLL (a nonblocking constructor's: no peer, no bytes). */
+enum { MW_REQ_SEND = 1, MW_REQ_RECV = 2, MW_REQ_COLL = 3 };
+
+struct mw_req {
+	int64_t id;		/* the sensor's id of this (activation of the) request */
+	int64_t bytes;		/* asked for */
+	int64_t comm;		/* communicator id */
+	uint64_t commkey;	/* its handle, to translate the actual source */
+	uint64_t where;		/* address of the MPI_Request variable at start */
+	int32_t peer;		/* world rank asked for */
+	int32_t tag;
+	int32_t kind;
+	int32_t persistent;	/* made by a *_init call: kept between activations */
+	int32_t active;		/* started and not completed */
+};
+
+/* What mw_req_take() does with the record it finds. */
+enum {
+	MW_REQ_COMPLETE,	/* completed: removed (persistent: made inactive) */
+	MW_REQ_PEEK,		/* left as it is */
+	MW_REQ_START,		/* a persistent request started: new id, active */
+	MW_REQ_FREE		/* MPI_Request_free: removed, persistent or not */
+};
+
+/* Create / release the request table (after MPI_Init / at MPI_Finalize). */
+SN_HIDDEN void mw_req_init(void);
+SN_HIDDEN void mw_req_fini(void);
+
+/* A fresh id (for a request whose record is not kept). Thread-safe. */
+SN_HIDDEN int64_t mw_req_new_id(void);
+
+/* Live records (tests, diagnostics). */
+SN_HIDDEN size_t mw_req_count(void);
+
+#ifdef MPI_VERSION
+/* Bind a new id to request r, started through the variable where (NULL:
+ * unknown), with what q says (id taken from q for a persistent request's
+ * record, else fresh). Returns the id, also when the table is full and
+ * the record cannot be kept. Thread-safe. */
+SN_HIDDEN int64_t mw_req_start(MPI_Request r, const MPI_Request *where,
+			       const struct mw_req *q);
+
+/* The record a call on r (through the variable where) means, copied to
+ * *out, then op done to it. 1 if found; else 0 and *out zero with peer
+ * MW_PEER_NULL (r is MPI_REQUEST_NULL or an inactive persistent request:
+ * it completes at once, empty) or MW_PEER_UNKNOWN (never seen). */
+SN_HIDDEN int mw_req_take(MPI_Request r, const MPI_Request *where, int op,
+			  struct mw_req *out);
+#endif
+
 /* Computation between MPI calls (mpi_compute.c). */
 
 /* Calibrate the flop rate (or take TAPESTRY_FLOP_RATE), probe
@@ -57,6 +114,13 @@ SN_HIDDEN void mw_compute_enter(uint64_t now);
 /* At an MPI call's exit (t1: its end stamp), before its record: method 0
  * reads the CPU time and emits the COMPUTE event the entry left. */
 SN_HIDDEN void mw_compute_exit(uint64_t t1);
+
+/* The COMPUTE event mw_compute_enter or mw_compute_exit would write next
+ * is kept instead (a poll that may be folded: sensor/mpi_wrap.c), until
+ * mw_compute_release: emit 1 writes it, 0 drops it (its stretch is then
+ * inside the folded record). This thread only. */
+SN_HIDDEN void mw_compute_hold(void);
+SN_HIDDEN void mw_compute_release(int emit);
 
 /* After the call's record: method 1's reads; the next stretch starts. */
 SN_HIDDEN void mw_compute_open(void);

@@ -20,8 +20,8 @@
  *  - communicators: handle -> id (0 world, 1 self, 2.. in creation order),
  *    size, own rank and the world rank of every member, so peers are
  *    recorded as world ranks;
- *  - requests: handle -> sequential id and what the isend/irecv asked
- *    for, removed when the request completes (handles are reused).
+ *  - requests (mpi_req.c): an id of the sensor's own per request, bound
+ *    to its handle until it completes (handles are shared and reused).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -44,10 +44,9 @@ _Static_assert(sizeof(MPI_Comm) <= sizeof(uint64_t), "MPI_Comm handle");
 _Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "MPI_Request handle");
 
 #define COMM_TAB_MAX 65536u
-#define REQ_TAB_MAX (1u << 20)
-#define PEER_ANY (-1)
-#define PEER_NULL (-2)
-#define PEER_UNKNOWN (-3)
+#define PEER_ANY MW_PEER_ANY
+#define PEER_NULL MW_PEER_NULL
+#define PEER_UNKNOWN MW_PEER_UNKNOWN
 #define SMALL_REQS 32
 
 /* ---- next functions: resolved at load, PMPI_ until then ---------------- */
@@ -95,19 +94,6 @@ struct comm_rec {
 	int *world;		/* world rank of member i; NULL: identity */
 };
 
-/* REQ_COLL: a nonblocking constructor's (no peer, no bytes) */
-enum { REQ_SEND = 1, REQ_RECV = 2, REQ_COLL = 3 };
-
-struct req_rec {
-	int64_t id;
-	int64_t bytes;
-	int64_t comm;		/* communicator id */
-	uint64_t commkey;	/* its handle, to translate the actual source */
-	int32_t peer;		/* world rank asked for */
-	int32_t tag;
-	int32_t kind;
-};
-
 static volatile int mw_state = ST_BEFORE;
 static int mpi_on = -1;		/* sn_enabled("mpi"), read at first call */
 static int world_rank = -1, world_size;
@@ -116,23 +102,11 @@ static pthread_mutex_t comm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mw_tab *comm_tab;
 static int64_t comm_next = 2;
 
-static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mw_tab *req_tab;
-static int64_t req_next = 1;
-
 static uint64_t comm_key(MPI_Comm c)
 {
 	uint64_t k = 0;
 
 	memcpy(&k, &c, sizeof(c));
-	return k;
-}
-
-static uint64_t req_key(MPI_Request r)
-{
-	uint64_t k = 0;
-
-	memcpy(&k, &r, sizeof(r));
 	return k;
 }
 
@@ -448,10 +422,7 @@ static void tables_init(void)
 		comm_fill(r, MPI_COMM_SELF);
 	}
 	pthread_mutex_unlock(&comm_lock);
-	pthread_mutex_lock(&req_lock);
-	if (!req_tab)
-		req_tab = mw_tab_new(sizeof(struct req_rec), 64, REQ_TAB_MAX);
-	pthread_mutex_unlock(&req_lock);
+	mw_req_init();
 }
 
 static void tables_free(void)
@@ -461,84 +432,35 @@ static void tables_free(void)
 	mw_tab_free(comm_tab);
 	comm_tab = NULL;
 	pthread_mutex_unlock(&comm_lock);
-	pthread_mutex_lock(&req_lock);
-	mw_tab_free(req_tab);
-	req_tab = NULL;
-	pthread_mutex_unlock(&req_lock);
-}
-
-/* ---- requests ---------------------------------------------------------- */
-
-/* Give the request just started a sequential id and remember what it
- * asked for. The id is returned even when the table is full (the wait
- * then records req 0). */
-static int64_t req_started(MPI_Request r, int kind, MPI_Comm comm,
-			   int64_t commid, int64_t peer, int tag, int64_t bytes)
-{
-	struct req_rec *q;
-	int64_t id;
-
-	pthread_mutex_lock(&req_lock);
-	id = req_next++;
-	q = r != MPI_REQUEST_NULL ? mw_tab_put(req_tab, req_key(r), NULL) : NULL;
-	if (q) {
-		q->id = id;
-		q->kind = kind;
-		q->comm = commid;
-		q->commkey = comm_key(comm);
-		q->peer = (int32_t)peer;
-		q->tag = tag;
-		q->bytes = bytes;
-	}
-	pthread_mutex_unlock(&req_lock);
-	return id;
-}
-
-/* Copy the record of r into *out; remove it when take. 1 if found. */
-static int req_find(MPI_Request r, struct req_rec *out, int take)
-{
-	struct req_rec *q;
-	int found = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->peer = PEER_NULL;
-	if (r == MPI_REQUEST_NULL)
-		return 0;
-	pthread_mutex_lock(&req_lock);
-	q = mw_tab_get(req_tab, req_key(r));
-	if (q) {
-		*out = *q;
-		found = 1;
-		if (take)
-			mw_tab_del(req_tab, req_key(r));
-	}
-	pthread_mutex_unlock(&req_lock);
-	if (!found)
-		out->peer = PEER_UNKNOWN;
-	return found;
+	mw_req_fini();
 }
 
 /* ---- helpers ----------------------------------------------------------- */
 
+/* count elements of t in bytes: the type's size (the data, not its
+ * extent), in 64 bits (a derived type may pass 2 GiB at a count of 1). */
 static int64_t type_bytes(MPI_Datatype t, int64_t count)
 {
-	int sz = 0;
+	MPI_Count sz = 0;
 
 	if (t == MPI_DATATYPE_NULL || count <= 0)
 		return 0;
-	if (PMPI_Type_size(t, &sz) != MPI_SUCCESS || sz < 0)
+	if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS || sz < 0 ||
+	    sz == MPI_UNDEFINED)
 		return 0;
-	return count * sz;
+	return count * (int64_t)sz;
 }
 
+/* Bytes a status says were received, in 64 bits: MPI_Get_count's int
+ * is MPI_UNDEFINED past 2 GiB. */
 static int64_t status_bytes(const MPI_Status *st)
 {
-	int n = 0;
+	MPI_Count n = 0;
 
-	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS ||
+	if (PMPI_Get_elements_x(st, MPI_BYTE, &n) != MPI_SUCCESS ||
 	    n == MPI_UNDEFINED || n < 0)
 		return 0;
-	return n;
+	return (int64_t)n;
 }
 
 static int64_t counts_sum(const int *counts, int n)
@@ -601,18 +523,134 @@ static int64_t req_done(MPI_Request r)
 }
 
 /* What a completed request did: peer (actual source for receives), tag,
- * bytes (received for receives). */
-static void req_outcome(const struct req_rec *q, const MPI_Status *st,
+ * bytes (received for receives); peer MW_PEER_CANCELLED and bytes 0 when
+ * it was cancelled. */
+static void req_outcome(const struct mw_req *q, const MPI_Status *st,
 			int64_t *peer, int64_t *tag, int64_t *bytes)
 {
+	int cancelled = 0;
+
 	*peer = q->peer;
 	*tag = q->tag;
 	*bytes = q->bytes;
-	if (q->kind == REQ_RECV && st) {
+	/* to or from MPI_PROC_NULL: nothing moved (and some MPIs leave the
+	 * status of such a request unwritten) */
+	if (q->peer == PEER_NULL) {
+		*bytes = 0;
+		return;
+	}
+	if (q->id && st && PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS &&
+	    cancelled) {
+		*peer = MW_PEER_CANCELLED;
+		*bytes = 0;
+		return;
+	}
+	if (q->kind == MW_REQ_RECV && st) {
 		*peer = key_to_world(q->commkey, st->MPI_SOURCE);
 		*tag = st->MPI_TAG;
 		*bytes = status_bytes(st);
 	}
+}
+
+/* ---- polls that found nothing: folded --------------------------------- */
+
+/* A busy-wait on MPI_Test (or Iprobe, Testany, Testsome, Testall,
+ * Request_get_status) would write two records an iteration, the call's and
+ * the COMPUTE event of the loop around it. A run of consecutive calls that
+ * all found nothing is kept in this thread's fold instead: one record with
+ * the first call's type and arguments, from its start to the last call's
+ * end, flagged PROTO_EVF_FOLDED with an ARRAY of 1 value, the number of
+ * calls (a run of 1 is an ordinary record). A run may mix polls: hpcc's
+ * RandomAccess alternates MPI_Test and MPI_Testany on other requests
+ * (380,000 of each in a 3-second run), and a failed poll changes nothing
+ * a reader needs. The COMPUTE stretches inside the run
+ * are dropped (the record covers them); the one after it is kept back
+ * (mw_compute_hold) until the next call says whether the run goes on. The
+ * fold is written at the thread's next MPI call that does not continue it
+ * (MPI_Finalize at the latest). */
+struct mw_fold {
+	int on;
+	uint16_t type;
+	uint64_t t0, t1;
+	int64_t arg[PROTO_EV_NARGS];
+	int64_t n;
+};
+
+static __thread struct mw_fold mw_fold_tls __attribute__((tls_model("initial-exec")));
+/* set while the wrapper calibrates itself on MPI_Iprobe: no folding */
+static __thread int mw_no_fold __attribute__((tls_model("initial-exec")));
+
+/* Did the call c (which returned rc) poll and find nothing? */
+static int poll_failed(const struct mw_call *c, int rc)
+{
+	if (rc != MPI_SUCCESS || c->narr || mw_no_fold)
+		return 0;
+	switch (c->type) {
+	case PROTO_EV_MPI_TEST:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:	/* outcount 0 */
+	case PROTO_EV_MPI_REQUEST_GET_STATUS:
+		return c->arg[1] == 0;
+	case PROTO_EV_MPI_IPROBE:
+		return c->arg[4] == 0;
+	case PROTO_EV_MPI_TESTANY:
+		return c->arg[2] == 0 && c->arg[1] < 0;
+	default:
+		return 0;
+	}
+}
+
+/* Write the fold's record (before anything the thread writes after it). */
+static void fold_flush(struct mw_fold *f)
+{
+	struct proto_event *e;
+
+	if (!f->on)
+		return;
+	f->on = 0;
+	if (!(e = sn_slot()))
+		return;
+	e->t_start = f->t0;
+	e->t_end = f->t1;
+	e->type = f->type;
+	e->flags = f->n > 1 ? PROTO_EVF_FOLDED | PROTO_EVF_HASARRAY : 0;
+	memcpy(e->arg, f->arg, sizeof(e->arg));
+	sn_commit(e);
+	if (f->n > 1)
+		sn_array(&f->n, 1);
+}
+
+/* At a traced call's exit (t1: its end): 1 when the call joined or began
+ * the fold and writes no record of its own; 0 when it is recorded as
+ * usual, after the fold's record and the COMPUTE event kept back. */
+static int fold_call(struct mw_call *c, int rc, uint64_t t1)
+{
+	struct mw_fold *f = &mw_fold_tls;
+	int failed = poll_failed(c, rc);
+
+	if (f->on && failed) {
+		mw_compute_exit(t1);
+		mw_compute_release(0);
+		f->t1 = t1;
+		f->n++;
+		return 1;
+	}
+	if (f->on) {
+		fold_flush(f);
+		mw_compute_exit(t1);
+		mw_compute_release(1);
+	} else {
+		mw_compute_exit(t1);
+	}
+	if (!failed)
+		return 0;
+	f->on = 1;
+	f->type = c->type;
+	f->t0 = c->t0;
+	f->t1 = t1;
+	f->n = 1;
+	memcpy(f->arg, c->arg, sizeof(f->arg));
+	return 1;
 }
 
 /* ---- prologue / epilogue ----------------------------------------------- */
@@ -641,7 +679,11 @@ static void mw_begin(struct mw_call *c, unsigned type)
 		}
 		c->on = 1;
 		/* the accounting's reads before the call's own stamp: their
-		 * cost falls between the events (see calibrate_accounting) */
+		 * cost falls between the events (see calibrate_accounting);
+		 * after a poll that found nothing, its COMPUTE event is kept
+		 * back until this call's outcome (fold_call) */
+		if (mw_fold_tls.on)
+			mw_compute_hold();
 		mw_compute_enter(sn_now());
 		mw_t_ret = 0;
 		c->t0 = sn_now();
@@ -664,9 +706,8 @@ static void mw_end(struct mw_call *c, int rc)
 		if (c->narr)
 			c->flags |= PROTO_EVF_HASARRAY;
 		/* the CPU-time read, and a COMPUTE event that waited for it,
-		 * before the call's record */
-		mw_compute_exit(t1);
-		e = sn_slot();
+		 * before the call's record (and a fold's, before both) */
+		e = fold_call(c, rc, t1) ? NULL : sn_slot();
 		if (e) {
 			e->t_start = c->t0;
 			e->t_end = t1;
@@ -783,8 +824,10 @@ static void calibrate_wrapper(void)
 		return;
 	done = 1;
 	c0 = sn_now();
+	mw_no_fold = 1;
 	cost[0] = wrapper_cost(0, &n[0]);
 	cost[1] = wrapper_cost(1, &n[1]);
+	mw_no_fold = 0;
 	c1 = sn_now();
 	if (!sn_enter())
 		return;
@@ -876,15 +919,46 @@ static int do_Comm_rank(struct mw_call *c, MPI_Comm comm, int *rank)
 	return rc;
 }
 
+/* A communicator of all the world's ranks in another order: its
+ * constructor's event (c) gets an ARRAY of the world rank of each of its
+ * ranks, so that a replay on MPI_COMM_WORLD can put its counts and roots
+ * in world order. Nothing for the world's order or fewer ranks. */
+static void made_order(struct mw_call *c, const struct made *m, MPI_Comm nc)
+{
+	struct comm_rec *r;
+	int64_t *arr;
+	size_t n;
+	int ident = 1;
+
+	if (!c || !c->on || m->id < 0 || world_size <= 0 || m->size != world_size)
+		return;
+	pthread_mutex_lock(&comm_lock);
+	r = mw_tab_get(comm_tab, comm_key(nc));
+	for (int i = 0; r && r->world && i < r->size && ident; i++)
+		ident = r->world[i] == i;
+	if (r && r->world && !ident) {
+		n = (size_t)r->size;
+		if ((arr = mw_call_array(c, &n)) && n == (size_t)r->size)
+			for (size_t i = 0; i < n; i++)
+				arr[i] = r->world[i];
+		else
+			mw_call_done(c);
+	}
+	pthread_mutex_unlock(&comm_lock);
+}
+
 /* The communicator a constructor on comm that returned rc made
- * (registered; like: see comm_created), and its parent's id. */
-static struct made made_of(MPI_Comm comm, int rc, const MPI_Comm *newcomm,
-			   MPI_Comm like)
+ * (registered; like: see comm_created), and its parent's id; c (NULL:
+ * none) gets its order (made_order). */
+static struct made made_of(struct mw_call *c, MPI_Comm comm, int rc,
+			   const MPI_Comm *newcomm, MPI_Comm like)
 {
 	struct made m = {-1, -1, 0, -1, -1, -1};
 
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
 		m = comm_created(*newcomm, like);
+		made_order(c, &m, *newcomm);
+	}
 	m.parent = comm_lookup(comm, 0, NULL, NULL, NULL);
 	return m;
 }
@@ -894,7 +968,7 @@ static struct made made_of(MPI_Comm comm, int rc, const MPI_Comm *newcomm,
  * MPI_Dist_graph_create). */
 static void made_args(struct mw_call *c, MPI_Comm comm, int rc, const MPI_Comm *newcomm)
 {
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, m.myrank, 0);
 }
@@ -903,7 +977,7 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 			 MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split(comm, color, key, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, color, key, m.id, m.size, m.myrank);
 	return rc;
@@ -912,7 +986,7 @@ static int do_Comm_split(struct mw_call *c, MPI_Comm comm, int color, int key,
 /* A dup's record (MPI_Comm_dup, MPI_Comm_dup_with_info). */
 static int dup_args(struct mw_call *c, MPI_Comm comm, int rc, MPI_Comm *newcomm)
 {
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.myrank, 0, 0);
 	return rc;
@@ -936,7 +1010,7 @@ static int do_Comm_split_type(struct mw_call *c, MPI_Comm comm, int split_type,
 			      int key, MPI_Info info, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_split_type(comm, split_type, key, info, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, split_type, m.id, m.size, m.leader, m.myrank);
 	return rc;
@@ -947,7 +1021,7 @@ static int do_Cart_create(struct mw_call *c, MPI_Comm comm, int ndims,
 			  MPI_Comm *newcomm)
 {
 	int rc = next_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, ndims, m.myrank);
 	return rc;
@@ -970,11 +1044,16 @@ static int do_Comm_idup(struct mw_call *c, MPI_Comm comm, MPI_Comm *newcomm,
 			MPI_Request *req)
 {
 	int rc = next_Comm_idup(comm, newcomm, req);
-	struct made m = made_of(comm, rc, newcomm, comm);
+	struct made m = made_of(c, comm, rc, newcomm, comm);
 	int64_t rid = 0;
 
-	if (rc == MPI_SUCCESS)
-		rid = req_started(*req, REQ_COLL, comm, m.parent, PEER_NULL, 0, 0);
+	if (rc == MPI_SUCCESS) {
+		struct mw_req q = {.kind = MW_REQ_COLL, .comm = m.parent,
+				   .commkey = comm_key(comm),
+				   .peer = PEER_NULL, .active = 1};
+
+		rid = mw_req_start(*req, req, &q);
+	}
 	set_args(c, m.parent, m.id, m.size, m.myrank, rid, 0);
 	return rc;
 }
@@ -984,7 +1063,7 @@ static int do_Graph_create(struct mw_call *c, MPI_Comm comm, int nnodes,
 			   MPI_Comm *newcomm)
 {
 	int rc = next_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, m.id, m.size, m.leader, nnodes, m.myrank);
 	return rc;
@@ -1027,7 +1106,7 @@ static int do_Comm_create_group(struct mw_call *c, MPI_Comm comm,
 				MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	int rc = next_Comm_create_group(comm, group, tag, newcomm), n = 0;
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 	int64_t key = -1;
 	int *w;
 
@@ -1082,7 +1161,7 @@ static int do_Intercomm_create(struct mw_call *c, MPI_Comm local_comm,
 {
 	int rc = next_Intercomm_create(local_comm, local_leader, peer_comm,
 				       remote_leader, tag, newcomm);
-	struct made m = made_of(local_comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(NULL, local_comm, rc, newcomm, MPI_COMM_NULL);
 	size_t n = 1;
 	int64_t *arr;
 
@@ -1097,7 +1176,7 @@ static int do_Intercomm_merge(struct mw_call *c, MPI_Comm comm, int high,
 			      MPI_Comm *newcomm)
 {
 	int rc = next_Intercomm_merge(comm, high, newcomm);
-	struct made m = made_of(comm, rc, newcomm, MPI_COMM_NULL);
+	struct made m = made_of(c, comm, rc, newcomm, MPI_COMM_NULL);
 
 	set_args(c, m.parent, high, m.id, m.size, m.key, m.myrank);
 	return rc;
@@ -1188,101 +1267,6 @@ static int do_Recv(struct mw_call *c, void *buf, int count, MPI_Datatype type,
 	return rc;
 }
 
-static int isend_common(struct mw_call *c, int rc, int count,
-			MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-			MPI_Request *req)
-{
-	int64_t peer, id = comm_lookup(comm, dest, &peer, NULL, NULL);
-	int64_t bytes = type_bytes(type, count), rid = 0;
-
-	if (rc == MPI_SUCCESS)
-		rid = req_started(*req, REQ_SEND, comm, id, peer, tag, bytes);
-	set_args(c, peer, tag, id, bytes, rid, 0);
-	return rc;
-}
-
-static int do_Isend(struct mw_call *c, const void *buf, int count,
-		    MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		    MPI_Request *req)
-{
-	int rc = next_Isend(buf, count, type, dest, tag, comm, req);
-
-	return isend_common(c, rc, count, type, dest, tag, comm, req);
-}
-
-static int do_Issend(struct mw_call *c, const void *buf, int count,
-		     MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		     MPI_Request *req)
-{
-	int rc = next_Issend(buf, count, type, dest, tag, comm, req);
-
-	return isend_common(c, rc, count, type, dest, tag, comm, req);
-}
-
-static int do_Irecv(struct mw_call *c, void *buf, int count,
-		    MPI_Datatype type, int source, int tag, MPI_Comm comm,
-		    MPI_Request *req)
-{
-	int rc = next_Irecv(buf, count, type, source, tag, comm, req);
-	int64_t peer, id = comm_lookup(comm, source, &peer, NULL, NULL);
-	int64_t bytes = type_bytes(type, count), rid = 0;
-
-	if (rc == MPI_SUCCESS)
-		rid = req_started(*req, REQ_RECV, comm, id, peer, tag, bytes);
-	set_args(c, peer, tag, id, bytes, rid, 0);
-	return rc;
-}
-
-static int do_Sendrecv(struct mw_call *c, const void *sbuf, int scount,
-		       MPI_Datatype stype, int dest, int stag, void *rbuf,
-		       int rcount, MPI_Datatype rtype, int source, int rtag,
-		       MPI_Comm comm, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, probe = 0, *arr, peer, src, id, rbytes;
-	size_t n = 3;
-	int rc;
-
-	if (c->on)
-		arrived = probe_arrived(source, rtag, comm, &probe);
-	rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
-			   rtype, source, rtag, comm, st);
-	id = comm_lookup(comm, dest, &peer, NULL, NULL);
-	/* the receive half's tag (actual), arrived flag and probe time ride
-	 * in an ARRAY: the six arguments are taken */
-	if (c->on && (arr = mw_call_array(c, &n)) && n == 3) {
-		arr[0] = rc == MPI_SUCCESS ? st->MPI_TAG : rtag;
-		arr[1] = arrived;
-		arr[2] = probe;
-	}
-	if (rc == MPI_SUCCESS) {
-		comm_lookup(comm, st->MPI_SOURCE, &src, NULL, NULL);
-		rbytes = status_bytes(st);
-	} else {
-		comm_lookup(comm, source, &src, NULL, NULL);
-		rbytes = type_bytes(rtype, rcount);
-	}
-	set_args(c, peer, stag, id, type_bytes(stype, scount), src, rbytes);
-	return rc;
-}
-
-static int do_Wait(struct mw_call *c, MPI_Request *req, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
-	struct req_rec q;
-	int64_t arrived = 0, peer, tag, bytes;
-	int rc;
-
-	if (c->on)
-		arrived = req_done(r);
-	rc = next_Wait(req, st);
-	req_find(r, &q, rc == MPI_SUCCESS);
-	req_outcome(&q, rc == MPI_SUCCESS ? st : NULL, &peer, &tag, &bytes);
-	set_args(c, q.id, peer, tag, q.id ? q.comm : -1, bytes, arrived);
-	return rc;
-}
-
 /* Copy n request handles into small or an allocation (NULL: failed). */
 static MPI_Request *reqs_copy(const MPI_Request *src, int n,
 			      MPI_Request *small)
@@ -1300,23 +1284,455 @@ static MPI_Request *reqs_copy(const MPI_Request *src, int n,
 	return dst;
 }
 
+/* A request just started by a send or receive that returned rc: its id,
+ * bound to *req, and the event's peer, tag, comm, bytes, req. persistent:
+ * made by a *_init call (inactive until MPI_Start). */
+static int req_args(struct mw_call *c, int rc, int kind, int persistent,
+		    int count, MPI_Datatype type, int rank, int tag,
+		    MPI_Comm comm, MPI_Request *req)
+{
+	int64_t peer, id = comm_lookup(comm, rank, &peer, NULL, NULL);
+	int64_t bytes = type_bytes(type, count), rid = 0;
+
+	if (rc == MPI_SUCCESS && req) {
+		struct mw_req q = {.kind = kind, .comm = id,
+				   .commkey = comm_key(comm),
+				   .peer = (int32_t)peer, .tag = tag,
+				   .bytes = bytes, .persistent = persistent,
+				   .active = !persistent};
+
+		rid = mw_req_start(*req, req, &q);
+	}
+	set_args(c, peer, tag, id, bytes, rid, 0);
+	return rc;
+}
+
+static int do_Isend(struct mw_call *c, const void *buf, int count,
+		    MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+		    MPI_Request *req)
+{
+	int rc = next_Isend(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
+}
+
+static int do_Issend(struct mw_call *c, const void *buf, int count,
+		     MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+		     MPI_Request *req)
+{
+	int rc = next_Issend(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
+}
+
+static int do_Ibsend(struct mw_call *c, const void *buf, int count,
+		     MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+		     MPI_Request *req)
+{
+	int rc = next_Ibsend(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
+}
+
+static int do_Irsend(struct mw_call *c, const void *buf, int count,
+		     MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+		     MPI_Request *req)
+{
+	int rc = next_Irsend(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
+}
+
+static int do_Irecv(struct mw_call *c, void *buf, int count,
+		    MPI_Datatype type, int source, int tag, MPI_Comm comm,
+		    MPI_Request *req)
+{
+	int rc = next_Irecv(buf, count, type, source, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_RECV, 0, count, type, source, tag, comm,
+			req);
+}
+
+/* ---- persistent requests ----------------------------------------------- */
+
+static int do_Send_init(struct mw_call *c, const void *buf, int count,
+			MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+			MPI_Request *req)
+{
+	int rc = next_Send_init(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
+}
+
+static int do_Bsend_init(struct mw_call *c, const void *buf, int count,
+			 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+			 MPI_Request *req)
+{
+	int rc = next_Bsend_init(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
+}
+
+static int do_Ssend_init(struct mw_call *c, const void *buf, int count,
+			 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+			 MPI_Request *req)
+{
+	int rc = next_Ssend_init(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
+}
+
+static int do_Rsend_init(struct mw_call *c, const void *buf, int count,
+			 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+			 MPI_Request *req)
+{
+	int rc = next_Rsend_init(buf, count, type, dest, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
+}
+
+static int do_Recv_init(struct mw_call *c, void *buf, int count,
+			MPI_Datatype type, int source, int tag, MPI_Comm comm,
+			MPI_Request *req)
+{
+	int rc = next_Recv_init(buf, count, type, source, tag, comm, req);
+
+	return req_args(c, rc, MW_REQ_RECV, 1, count, type, source, tag, comm,
+			req);
+}
+
+/* Each activation of a persistent request gets an id of its own: req,
+ * peer, tag, comm, bytes, kind. */
+static int do_Start(struct mw_call *c, MPI_Request *req)
+{
+	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+	int rc = next_Start(req);
+	struct mw_req q;
+
+	if (rc == MPI_SUCCESS && mw_req_take(r, req, MW_REQ_START, &q))
+		set_args(c, q.id, q.peer, q.tag, q.comm, q.bytes, q.kind);
+	else
+		set_args(c, 0, PEER_UNKNOWN, 0, -1, 0, 0);
+	return rc;
+}
+
+/* count + ARRAY of 5 per request: req, peer, tag, bytes, kind. */
+static int do_Startall(struct mw_call *c, int count, MPI_Request reqs[])
+{
+	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs, count, small);
+	size_t n = count > 0 ? (size_t)count * 5 : 0;
+	int rc = next_Startall(count, reqs);
+	int64_t *arr = c->on && saved ? mw_call_array(c, &n) : NULL;
+	struct mw_req q;
+
+	for (size_t i = 0; saved && i < (size_t)count; i++) {
+		int ok = rc == MPI_SUCCESS &&
+			mw_req_take(saved[i], &reqs[i], MW_REQ_START, &q);
+
+		if (arr && i < n / 5) {
+			arr[i * 5] = ok ? q.id : 0;
+			arr[i * 5 + 1] = ok ? q.peer : PEER_UNKNOWN;
+			arr[i * 5 + 2] = ok ? q.tag : 0;
+			arr[i * 5 + 3] = ok ? q.bytes : 0;
+			arr[i * 5 + 4] = ok ? q.kind : 0;
+		}
+	}
+	if (arr)
+		c->narr = n / 5 * 5;
+	set_args(c, count, 0, 0, 0, 0, 0);
+	if (saved != small)
+		free(saved);
+	return rc;
+}
+
+/* ---- receives of matched messages ------------------------------------- */
+
+/* Messages matched by MPI_Mprobe / MPI_Improbe and not yet received:
+ * their communicator, to translate the actual source at MPI_Mrecv (a
+ * message handle does not tell it), and what the probe saw. A small ring:
+ * a matched message is received soon, by the thread that probed. */
+#define MSG_RING 256
+struct msg_rec {
+	uint64_t key;		/* the MPI_Message handle, 0: free */
+	uint64_t commkey;
+	int64_t comm, peer, tag, bytes;
+};
+static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct msg_rec msg_ring[MSG_RING];
+static unsigned msg_next;
+
+static uint64_t msg_key(MPI_Message m)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, &m, sizeof(m));
+	return k;
+}
+
+static void msg_matched(MPI_Message m, MPI_Comm comm, int64_t comm_id,
+			int64_t peer, int64_t tag, int64_t bytes)
+{
+	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
+		return;
+	pthread_mutex_lock(&msg_lock);
+	msg_ring[msg_next % MSG_RING] = (struct msg_rec){msg_key(m),
+		comm_key(comm), comm_id, peer, tag, bytes};
+	msg_next++;
+	pthread_mutex_unlock(&msg_lock);
+}
+
+/* The record of m, removed; 0 if unknown (*out then says so). */
+static int msg_take(MPI_Message m, struct msg_rec *out)
+{
+	int found = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->comm = -1;
+	out->peer = m == MPI_MESSAGE_NO_PROC ? PEER_NULL : PEER_UNKNOWN;
+	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
+		return 0;
+	pthread_mutex_lock(&msg_lock);
+	for (unsigned i = 0; i < MSG_RING && !found; i++) {
+		struct msg_rec *r = &msg_ring[(msg_next - 1 - i) % MSG_RING];
+
+		if (r->key == msg_key(m) && r->key) {
+			*out = *r;
+			r->key = 0;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&msg_lock);
+	return found;
+}
+
+/* A probe's event: peer, tag, comm, bytes from the status when it
+ * matched, else as asked; result (Iprobe, Improbe) in a4. */
+static void probe_args(struct mw_call *c, int rc, int matched, int source,
+		       int tag, MPI_Comm comm, const MPI_Status *st,
+		       int64_t result, MPI_Message *msg)
+{
+	int64_t peer, id;
+
+	if (rc == MPI_SUCCESS && matched) {
+		id = comm_lookup(comm, st->MPI_SOURCE, &peer, NULL, NULL);
+		set_args(c, peer, st->MPI_TAG, id, status_bytes(st), result, 0);
+		if (msg)
+			msg_matched(*msg, comm, id, peer, st->MPI_TAG,
+				    status_bytes(st));
+	} else {
+		id = comm_lookup(comm, source, &peer, NULL, NULL);
+		set_args(c, peer, tag, id, 0, 0, 0);
+	}
+}
+
+static int do_Mprobe(struct mw_call *c, int source, int tag, MPI_Comm comm,
+		     MPI_Message *msg, MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	int rc = next_Mprobe(source, tag, comm, msg, st);
+
+	probe_args(c, rc, 1, source, tag, comm, st, 0, msg);
+	return rc;
+}
+
+static int do_Improbe(struct mw_call *c, int source, int tag, MPI_Comm comm,
+		      int *flag, MPI_Message *msg, MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	int rc = next_Improbe(source, tag, comm, flag, msg, st);
+	int matched = rc == MPI_SUCCESS && flag && *flag;
+
+	probe_args(c, rc, matched, source, tag, comm, st, matched, msg);
+	return rc;
+}
+
+/* peer, tag, comm, bytes of the message received (the probe's when the
+ * call failed). */
+static int do_Mrecv(struct mw_call *c, void *buf, int count,
+		    MPI_Datatype type, MPI_Message *msg, MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	MPI_Message m = msg ? *msg : MPI_MESSAGE_NULL;
+	int rc = next_Mrecv(buf, count, type, msg, st);
+	struct msg_rec r;
+
+	msg_take(m, &r);
+	if (rc == MPI_SUCCESS && r.peer != PEER_NULL)
+		set_args(c, key_to_world(r.commkey, st->MPI_SOURCE),
+			 st->MPI_TAG, r.comm, status_bytes(st), 0, 0);
+	else
+		set_args(c, r.peer, r.tag, r.comm, r.bytes, 0, 0);
+	return rc;
+}
+
+/* The request of a matched receive: peer and tag are the probe's. */
+static int do_Imrecv(struct mw_call *c, void *buf, int count,
+		     MPI_Datatype type, MPI_Message *msg, MPI_Request *req)
+{
+	MPI_Message m = msg ? *msg : MPI_MESSAGE_NULL;
+	int rc = next_Imrecv(buf, count, type, msg, req);
+	struct msg_rec r;
+	int64_t rid = 0;
+
+	msg_take(m, &r);
+	if (rc == MPI_SUCCESS && req) {
+		struct mw_req q = {.kind = MW_REQ_RECV, .comm = r.comm,
+				   .commkey = r.commkey,
+				   .peer = (int32_t)r.peer,
+				   .tag = (int32_t)r.tag, .bytes = r.bytes,
+				   .active = 1};
+
+		rid = mw_req_start(*req, req, &q);
+	}
+	set_args(c, r.peer, r.tag, r.comm, r.bytes, rid, 0);
+	return rc;
+}
+
+/* ---- exchanges --------------------------------------------------------- */
+
+/* The event of a sendrecv (the receive half's actual source, tag and
+ * bytes from st when rc succeeded): peer, tag, comm, bytes, src, rbytes +
+ * ARRAY of 3: receive tag, arrived, probe_ns (the six arguments are
+ * taken). */
+static void sendrecv_args(struct mw_call *c, int rc, int64_t sbytes, int dest,
+			  int stag, int source, int rtag, int64_t rmax,
+			  MPI_Comm comm, const MPI_Status *st,
+			  int64_t arrived, int64_t probe)
+{
+	int64_t *arr, peer, src, id;
+	size_t n = 3;
+
+	id = comm_lookup(comm, dest, &peer, NULL, NULL);
+	if (c->on && (arr = mw_call_array(c, &n)) && n == 3) {
+		arr[0] = rc == MPI_SUCCESS ? st->MPI_TAG : rtag;
+		arr[1] = arrived;
+		arr[2] = probe;
+	}
+	if (rc == MPI_SUCCESS) {
+		comm_lookup(comm, st->MPI_SOURCE, &src, NULL, NULL);
+		set_args(c, peer, stag, id, sbytes, src, status_bytes(st));
+	} else {
+		comm_lookup(comm, source, &src, NULL, NULL);
+		set_args(c, peer, stag, id, sbytes, src, rmax);
+	}
+}
+
+static int do_Sendrecv(struct mw_call *c, const void *sbuf, int scount,
+		       MPI_Datatype stype, int dest, int stag, void *rbuf,
+		       int rcount, MPI_Datatype rtype, int source, int rtag,
+		       MPI_Comm comm, MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	int64_t arrived = 0, probe = 0;
+	int rc;
+
+	if (c->on)
+		arrived = probe_arrived(source, rtag, comm, &probe);
+	rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
+			   rtype, source, rtag, comm, st);
+	sendrecv_args(c, rc, type_bytes(stype, scount), dest, stag, source,
+		      rtag, type_bytes(rtype, rcount), comm, st, arrived, probe);
+	return rc;
+}
+
+static int do_Sendrecv_replace(struct mw_call *c, void *buf, int count,
+			       MPI_Datatype type, int dest, int stag,
+			       int source, int rtag, MPI_Comm comm,
+			       MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	int64_t arrived = 0, probe = 0, bytes = type_bytes(type, count);
+	int rc;
+
+	if (c->on)
+		arrived = probe_arrived(source, rtag, comm, &probe);
+	rc = next_Sendrecv_replace(buf, count, type, dest, stag, source, rtag,
+				   comm, st);
+	sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm, st,
+		      arrived, probe);
+	return rc;
+}
+
+/* ---- completions ------------------------------------------------------- */
+
+/* Statuses to pass for n requests: the application's, or small or an
+ * allocation when it passed MPI_STATUSES_IGNORE (the wrapper reads source,
+ * tag and count). MPI_STATUSES_IGNORE when that failed. */
+static MPI_Status *statuses_for(MPI_Status *app, int n, MPI_Status *small)
+{
+	MPI_Status *st;
+
+	if (app != MPI_STATUSES_IGNORE || n <= 0)
+		return app;
+	st = n <= SMALL_REQS ? small : malloc((size_t)n * sizeof(*st));
+	return st ? st : MPI_STATUSES_IGNORE;
+}
+
+static void statuses_done(MPI_Status *st, MPI_Status *app, MPI_Status *small)
+{
+	if (st != app && st != small && st != MPI_STATUSES_IGNORE)
+		free(st);
+}
+
+/* The request saved[i] (the application's reqs[i]) completed with status
+ * st (NULL: not known): its record taken, into the 5 values of d (req,
+ * peer, tag, bytes, index i). */
+static void done_entry(int64_t *d, MPI_Request saved, MPI_Request *where,
+		       const MPI_Status *st, int i)
+{
+	struct mw_req q;
+	int64_t peer, tag, bytes;
+
+	mw_req_take(saved, where, MW_REQ_COMPLETE, &q);
+	req_outcome(&q, st, &peer, &tag, &bytes);
+	if (!d)
+		return;
+	d[0] = q.id;
+	d[1] = peer;
+	d[2] = tag;
+	d[3] = bytes;
+	d[4] = i;
+}
+
+static int do_Wait(struct mw_call *c, MPI_Request *req, MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+	struct mw_req q;
+	int64_t arrived = 0, peer, tag, bytes;
+	int rc;
+
+	if (c->on)
+		arrived = req_done(r);
+	rc = next_Wait(req, st);
+	mw_req_take(r, req, rc == MPI_SUCCESS ? MW_REQ_COMPLETE : MW_REQ_PEEK,
+		    &q);
+	req_outcome(&q, rc == MPI_SUCCESS ? st : NULL, &peer, &tag, &bytes);
+	set_args(c, q.id, peer, tag, q.id ? q.comm : -1, bytes, arrived);
+	return rc;
+}
+
+/* Did request i of a multiple completion that returned rc complete? */
+static int done_in(int rc, const MPI_Status *st, int i)
+{
+	if (rc == MPI_SUCCESS)
+		return 1;
+	return rc == MPI_ERR_IN_STATUS && st != MPI_STATUSES_IGNORE &&
+		st[i].MPI_ERROR != MPI_ERR_PENDING;
+}
+
 static int do_Waitall(struct mw_call *c, int count, MPI_Request reqs_in[],
 		      MPI_Status statuses[])
 {
 	MPI_Request small[SMALL_REQS], *saved;
-	MPI_Status sst[SMALL_REQS], *st = statuses;
+	MPI_Status sst[SMALL_REQS], *st;
 	int64_t *arr, peer, tag, bytes;
 	size_t n = count > 0 ? (size_t)count * 4 : 0, i, m;
-	struct req_rec q;
+	struct mw_req q;
 	int rc;
 
 	saved = reqs_copy(reqs_in, count, small);
-	if (statuses == MPI_STATUSES_IGNORE && saved) {
-		st = count <= SMALL_REQS ? sst :
-			malloc((size_t)count * sizeof(MPI_Status));
-		if (!st)
-			st = MPI_STATUSES_IGNORE;
-	}
+	st = saved ? statuses_for(statuses, count, sst) : statuses;
 	arr = c->on && saved ? mw_call_array(c, &n) : NULL;
 	m = arr ? n / 4 : 0;
 	/* arrived flags first, into the array's fourth column */
@@ -1324,12 +1740,12 @@ static int do_Waitall(struct mw_call *c, int count, MPI_Request reqs_in[],
 		arr[i * 4 + 3] = req_done(saved[i]);
 	rc = next_Waitall(count, reqs_in, st);
 	for (i = 0; saved && i < (size_t)count; i++) {
-		int completed = rc == MPI_SUCCESS ||
-			reqs_in[i] == MPI_REQUEST_NULL;
+		int completed = done_in(rc, st, (int)i);
 		const MPI_Status *si = st != MPI_STATUSES_IGNORE &&
 			completed ? &st[i] : NULL;
 
-		req_find(saved[i], &q, completed);
+		mw_req_take(saved[i], &reqs_in[i],
+			    completed ? MW_REQ_COMPLETE : MW_REQ_PEEK, &q);
 		req_outcome(&q, si, &peer, &tag, &bytes);
 		if (i < m) {
 			arr[i * 4] = q.id;
@@ -1340,11 +1756,114 @@ static int do_Waitall(struct mw_call *c, int count, MPI_Request reqs_in[],
 	if (m)
 		c->narr = m * 4;
 	set_args(c, count, 0, 0, 0, 0, 0);
-	if (st != statuses && st != sst && st != MPI_STATUSES_IGNORE)
-		free(st);
+	statuses_done(st, statuses, sst);
 	if (saved != small)
 		free(saved);
 	return rc;
+}
+
+/* The completions of Waitsome / Testsome / Testall: count, result (the
+ * number completed; -1: MPI_UNDEFINED, none active) + ARRAY of 5 per
+ * completed request (done_entry). idx: the completed positions (NULL:
+ * all count of them). */
+static void some_args(struct mw_call *c, int rc, int count, int done,
+		      const int *idx, const MPI_Request *saved,
+		      MPI_Request *reqs, const MPI_Status *st)
+{
+	size_t n = done > 0 ? (size_t)done * 5 : 0;
+	int64_t *arr = NULL;
+
+	if (rc == MPI_SUCCESS && done > 0 && saved && c->on)
+		arr = mw_call_array(c, &n);
+	for (int k = 0; rc == MPI_SUCCESS && saved && k < done; k++) {
+		int i = idx ? idx[k] : k;
+
+		if (i < 0 || i >= count)
+			continue;
+		done_entry(arr && (size_t)k < n / 5 ? arr + k * 5 : NULL,
+			   saved[i], &reqs[i],
+			   st != MPI_STATUSES_IGNORE ? &st[idx ? k : i] : NULL,
+			   i);
+	}
+	if (arr)
+		c->narr = n / 5 * 5;
+	set_args(c, count, rc == MPI_SUCCESS ? done : -1, 0, 0, 0, 0);
+}
+
+static int do_Waitsome(struct mw_call *c, int count, MPI_Request reqs[],
+		       int *outcount, int indices[], MPI_Status statuses[])
+{
+	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs, count, small);
+	MPI_Status sst[SMALL_REQS];
+	MPI_Status *st = saved ? statuses_for(statuses, count, sst) : statuses;
+	int rc = next_Waitsome(count, reqs, outcount, indices, st);
+	int done = rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ?
+		*outcount : 0;
+
+	some_args(c, rc, count, done, indices, saved, reqs, st);
+	if (rc == MPI_SUCCESS && *outcount == MPI_UNDEFINED)
+		c->arg[1] = -1;
+	statuses_done(st, statuses, sst);
+	if (saved != small)
+		free(saved);
+	return rc;
+}
+
+static int do_Testsome(struct mw_call *c, int count, MPI_Request reqs[],
+		       int *outcount, int indices[], MPI_Status statuses[])
+{
+	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs, count, small);
+	MPI_Status sst[SMALL_REQS];
+	MPI_Status *st = saved ? statuses_for(statuses, count, sst) : statuses;
+	int rc = next_Testsome(count, reqs, outcount, indices, st);
+	int done = rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ?
+		*outcount : 0;
+
+	some_args(c, rc, count, done, indices, saved, reqs, st);
+	if (rc == MPI_SUCCESS && *outcount == MPI_UNDEFINED)
+		c->arg[1] = -1;
+	statuses_done(st, statuses, sst);
+	if (saved != small)
+		free(saved);
+	return rc;
+}
+
+/* result: the flag; when set, every request completed (ARRAY as
+ * Waitsome's, indices 0 .. count-1). */
+static int do_Testall(struct mw_call *c, int count, MPI_Request reqs[],
+		      int *flag, MPI_Status statuses[])
+{
+	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs, count, small);
+	MPI_Status sst[SMALL_REQS];
+	MPI_Status *st = saved ? statuses_for(statuses, count, sst) : statuses;
+	int rc = next_Testall(count, reqs, flag, st);
+	int all = rc == MPI_SUCCESS && flag && *flag;
+
+	some_args(c, rc, count, all ? count : 0, NULL, saved, reqs, st);
+	c->arg[1] = all;
+	statuses_done(st, statuses, sst);
+	if (saved != small)
+		free(saved);
+	return rc;
+}
+
+/* Waitany and Testany: count, index (-1: none), req (0: none completed),
+ * peer, tag, bytes. */
+static void any_args(struct mw_call *c, int rc, int count, int done,
+		     int index, const MPI_Request *saved, MPI_Request *reqs,
+		     const MPI_Status *st)
+{
+	struct mw_req q;
+	int64_t peer = PEER_NULL, tag = 0, bytes = 0, rid = 0;
+
+	if (rc == MPI_SUCCESS && done && saved && index != MPI_UNDEFINED &&
+	    index >= 0 && index < count) {
+		mw_req_take(saved[index], &reqs[index], MW_REQ_COMPLETE, &q);
+		req_outcome(&q, st, &peer, &tag, &bytes);
+		rid = q.id;
+	}
+	set_args(c, count, rc == MPI_SUCCESS && done &&
+		 index != MPI_UNDEFINED ? index : -1, rid, peer, tag, bytes);
 }
 
 static int do_Waitany(struct mw_call *c, int count, MPI_Request reqs_in[],
@@ -1352,18 +1871,24 @@ static int do_Waitany(struct mw_call *c, int count, MPI_Request reqs_in[],
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
 	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs_in, count, small);
-	struct req_rec q;
-	int64_t peer = PEER_NULL, tag = 0, bytes = 0, rid = 0;
 	int rc = next_Waitany(count, reqs_in, index, st);
 
-	if (rc == MPI_SUCCESS && saved && *index != MPI_UNDEFINED &&
-	    *index >= 0 && *index < count) {
-		req_find(saved[*index], &q, 1);
-		req_outcome(&q, st, &peer, &tag, &bytes);
-		rid = q.id;
-	}
-	set_args(c, count, rc == MPI_SUCCESS ? *index : -1, rid, peer, tag,
-		 bytes);
+	any_args(c, rc, count, 1, rc == MPI_SUCCESS ? *index : MPI_UNDEFINED,
+		 saved, reqs_in, st);
+	if (saved != small)
+		free(saved);
+	return rc;
+}
+
+static int do_Testany(struct mw_call *c, int count, MPI_Request reqs[],
+		      int *index, int *flag, MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs, count, small);
+	int rc = next_Testany(count, reqs, index, flag, st);
+
+	any_args(c, rc, count, rc == MPI_SUCCESS && *flag,
+		 rc == MPI_SUCCESS ? *index : MPI_UNDEFINED, saved, reqs, st);
 	if (saved != small)
 		free(saved);
 	return rc;
@@ -1374,14 +1899,65 @@ static int do_Test(struct mw_call *c, MPI_Request *req, int *flag,
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
 	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
-	struct req_rec q;
+	struct mw_req q;
 	int64_t peer, tag, bytes;
 	int rc = next_Test(req, flag, st), done = rc == MPI_SUCCESS && *flag;
 
-	req_find(r, &q, done);
+	mw_req_take(r, req, done ? MW_REQ_COMPLETE : MW_REQ_PEEK, &q);
 	req_outcome(&q, done ? st : NULL, &peer, &tag, &bytes);
 	set_args(c, q.id, rc == MPI_SUCCESS ? *flag : 0, peer, tag,
 		 q.id ? q.comm : -1, bytes);
+	return rc;
+}
+
+/* Like Test, without completing: req, result, peer, tag, comm, bytes. */
+static int do_Request_get_status(struct mw_call *c, MPI_Request r, int *flag,
+				 MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	int rc = next_Request_get_status(r, flag, st);
+	int done = rc == MPI_SUCCESS && *flag;
+	struct mw_req q;
+	int64_t peer, tag, bytes;
+
+	mw_req_take(r, NULL, MW_REQ_PEEK, &q);
+	req_outcome(&q, done ? st : NULL, &peer, &tag, &bytes);
+	set_args(c, q.id, rc == MPI_SUCCESS ? *flag : 0, peer, tag,
+		 q.id ? q.comm : -1, bytes);
+	return rc;
+}
+
+/* req, kind: the request stays until a completion or a free takes it. */
+static int do_Cancel(struct mw_call *c, MPI_Request *req)
+{
+	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+	int rc = next_Cancel(req);
+	struct mw_req q;
+
+	mw_req_take(r, req, MW_REQ_PEEK, &q);
+	set_args(c, q.id, q.kind, 0, 0, 0, 0);
+	return rc;
+}
+
+/* req, kind: the request is gone for the application (an active one
+ * completes unseen). */
+static int do_Request_free(struct mw_call *c, MPI_Request *req)
+{
+	MPI_Request r = req ? *req : MPI_REQUEST_NULL;
+	int rc = next_Request_free(req);
+	struct mw_req q;
+
+	mw_req_take(r, req, rc == MPI_SUCCESS ? MW_REQ_FREE : MW_REQ_PEEK, &q);
+	set_args(c, q.id, q.kind, 0, 0, 0, 0);
+	return rc;
+}
+
+static int do_Test_cancelled(struct mw_call *c, const MPI_Status *status,
+			     int *flag)
+{
+	int rc = next_Test_cancelled(status, flag);
+
+	set_args(c, rc == MPI_SUCCESS && flag ? *flag : 0, 0, 0, 0, 0, 0);
 	return rc;
 }
 
@@ -1390,15 +1966,8 @@ static int do_Probe(struct mw_call *c, int source, int tag, MPI_Comm comm,
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
 	int rc = next_Probe(source, tag, comm, st);
-	int64_t peer, id;
 
-	if (rc == MPI_SUCCESS) {
-		id = comm_lookup(comm, st->MPI_SOURCE, &peer, NULL, NULL);
-		set_args(c, peer, st->MPI_TAG, id, status_bytes(st), 0, 0);
-	} else {
-		id = comm_lookup(comm, source, &peer, NULL, NULL);
-		set_args(c, peer, tag, id, 0, 0, 0);
-	}
+	probe_args(c, rc, 1, source, tag, comm, st, 0, NULL);
 	return rc;
 }
 
@@ -1407,15 +1976,9 @@ static int do_Iprobe(struct mw_call *c, int source, int tag, MPI_Comm comm,
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
 	int rc = next_Iprobe(source, tag, comm, flag, st);
-	int64_t peer, id;
+	int matched = rc == MPI_SUCCESS && flag && *flag;
 
-	if (rc == MPI_SUCCESS && *flag) {
-		id = comm_lookup(comm, st->MPI_SOURCE, &peer, NULL, NULL);
-		set_args(c, peer, st->MPI_TAG, id, status_bytes(st), 1, 0);
-	} else {
-		id = comm_lookup(comm, source, &peer, NULL, NULL);
-		set_args(c, peer, tag, id, 0, 0, 0);
-	}
+	probe_args(c, rc, matched, source, tag, comm, st, matched, NULL);
 	return rc;
 }
 

@@ -18,15 +18,14 @@
 #include "manager/mgr.h"
 #include "proto/error.h"
 
-#define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
-
 /* process, then time, then read order */
 static int cmp_task(const struct viz_pt *x, const struct viz_pt *y)
 {
-	CMP(x->loc, y->loc);
-	CMP(x->t, y->t);
-	CMP(x->seq, y->seq);
-	return 0;
+	int c;
+
+	if ((c = MGR_CMP(x->loc, y->loc)) || (c = MGR_CMP(x->t, y->t)))
+		return c;
+	return MGR_CMP(x->seq, y->seq);
 }
 
 static int fill(const char *dir, const struct viz_scan *s, struct viz_sort *so,
@@ -121,14 +120,7 @@ int mgr_export_moca(const char *dir, const char *path, struct mgr_export_stats *
 		prev = p.t;
 		st->written++;
 	}
-	if (rc < 0) {
-		mgr_err("reading sorted samples: %s", proto_strerror(rc));
-		rc = -1;
-	}
-	if (fclose(out) != 0 && rc == 0) {
-		mgr_err("%s: write failed: %m", path);
-		rc = -1;
-	}
+	rc = mgr_viz_write_end(out, path, "samples", rc);
 done:
 	mgr_viz_sort_free(so);
 	mgr_viz_scan_free(&s);

@@ -30,13 +30,12 @@ int mgr_export_otf2(const char *dir, const char *out, struct mgr_export_stats *s
 
 #include <otf2/otf2.h>
 
-#define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
-
 /* location first, then the time order of mgr_viz_cmp_time */
 static int cmp_loc(const struct viz_pt *x, const struct viz_pt *y)
 {
-	CMP(x->loc, y->loc);
-	return mgr_viz_cmp_time(x, y);
+	int c = MGR_CMP(x->loc, y->loc);
+
+	return c ? c : mgr_viz_cmp_time(x, y);
 }
 
 static OTF2_FlushType pre_flush(void *user, OTF2_FileType ft,
@@ -155,11 +154,12 @@ static int cmp_member(const void *pa, const void *pb)
 	const struct viz_member *a = pa, *b = pb;
 	int32_t ra = member_scan->procs[a->proc].rank, rb = member_scan->procs[b->proc].rank;
 
-	CMP(a->name, b->name);
-	CMP(a->side, b->side);
-	CMP(a->myrank, b->myrank);
-	CMP(ra, rb);
-	return 0;
+	int c;
+
+	if ((c = MGR_CMP(a->name, b->name)) || (c = MGR_CMP(a->side, b->side)) ||
+	    (c = MGR_CMP(a->myrank, b->myrank)))
+		return c;
+	return MGR_CMP(ra, rb);
 }
 
 /* Define the communicators the collectives used: each named one over its

@@ -165,14 +165,7 @@ int mgr_export_paje(const char *dir, const char *path, struct mgr_export_stats *
 		}
 		st->written++;
 	}
-	if (rc < 0) {
-		mgr_err("reading sorted events: %s", proto_strerror(rc));
-		rc = -1;
-	}
-	if (fclose(out) != 0 && rc == 0) {
-		mgr_err("%s: write failed: %m", path);
-		rc = -1;
-	}
+	rc = mgr_viz_write_end(out, path, "events", rc);
 done:
 	mgr_viz_sort_free(so);
 	mgr_viz_scan_free(&s);

@@ -50,18 +50,30 @@
 
 #define PEER_ANY (-1)
 #define PEER_NULL (-2)
+#define PEER_CANCELLED (-4)	/* a completion of a cancelled request */
 
 #define D_SMPI MGR_TI_SMPI
 #define D_2011 MGR_TI_2011
 
+/* SMPI's replay stores a request under its key (src, dst, tag) only when
+ * no request is stored under that key yet, and a wait pops the one stored:
+ * the exporter follows which of its requests the replay holds (stored),
+ * so that it never writes a wait the replay has nothing for (SimGrid
+ * aborts: "action wait not preceded by any irecv or isend"). */
 struct ti_req {
 	int64_t id;
 	int src, dst, tag;	/* the replay's key of the request */
+	long off, len;		/* its isend/irecv line in the file (-1: unknown) */
+	uint64_t seq;		/* order of posting */
+	int stored;		/* the replay holds it under its key */
+	int ghost;		/* freed by the program, still stored in the replay */
 };
 
 struct ti_comm {
 	int64_t id;
 	int64_t size;
+	int32_t *world;		/* world rank of each rank, NULL: the world's order */
+	int32_t *rank;		/* its inverse: rank of each world rank */
 };
 
 struct ti_rank {
@@ -72,6 +84,8 @@ struct ti_rank {
 	int inited, finalized;
 	struct ti_req *req;
 	size_t nreq, capreq;
+	size_t nghost;		/* ghosts among the nreq */
+	uint64_t seq;		/* requests posted */
 	struct ti_comm *comm;
 	size_t ncomm, capcomm;
 	double instr_rate;	/* META instruction_rate, 0 if none */
@@ -97,6 +111,34 @@ struct mgr_ti {
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
 	uint64_t skip_failed;	/* calls that returned an error */
 	uint64_t clamped;	/* counts over INT_MAX */
+	uint64_t mapped[PROTO_EV__COUNT];	/* calls written as others */
+	uint64_t cancelled;	/* cancelled requests whose line was blanked */
+	uint64_t skip_key;	/* waits the replay's keyed store cannot serve */
+	uint64_t cancel_kept;	/* ... whose line could not be (live feed) */
+};
+
+/* What SMPI's replay cannot run, and what is written instead (one warning
+ * line per kind at the end; docs/modules/export-simgrid.md). */
+static const struct {
+	unsigned type;
+	const char *as;
+} ti_maps[] = {
+	{PROTO_EV_MPI_BSEND, "isend never waited (a send would block where MPI_Bsend returns)"},
+	{PROTO_EV_MPI_SSEND, "send"},
+	{PROTO_EV_MPI_RSEND, "send"},
+	{PROTO_EV_MPI_IBSEND, "isend"},
+	{PROTO_EV_MPI_ISSEND, "isend"},
+	{PROTO_EV_MPI_IRSEND, "isend"},
+	{PROTO_EV_MPI_SENDRECV_REPLACE, "sendRecv (or isend, recv, wait)"},
+	{PROTO_EV_MPI_START, "isend or irecv"},
+	{PROTO_EV_MPI_STARTALL, "isend or irecv per request"},
+	{PROTO_EV_MPI_MRECV, "recv"},
+	{PROTO_EV_MPI_IMRECV, "irecv"},
+	{PROTO_EV_MPI_TESTANY, "wait of the request it completed"},
+	{PROTO_EV_MPI_WAITSOME, "a wait per request it completed"},
+	{PROTO_EV_MPI_TESTSOME, "a wait per request it completed"},
+	{PROTO_EV_MPI_TESTALL, "a wait per request it completed"},
+	{PROTO_EV_MPI_REQUEST_FREE, "nothing (the replay waits for the request at its end)"},
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -227,7 +269,7 @@ act(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *fmt, ...)
 	x->actions++;
 }
 
-static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
+static int req_put(struct ti_rank *t, const struct ti_req *q)
 {
 	if (t->nreq == t->capreq) {
 		size_t cap = t->capreq ? t->capreq * 2 : 16;
@@ -243,17 +285,48 @@ static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
 		t->req = n;
 		t->capreq = cap;
 	}
-	t->req[t->nreq++] = (struct ti_req){id, src, dst, tag};
+	t->req[t->nreq++] = *q;
+	t->nghost += q->ghost != 0;
 	return 0;
+}
+
+/* Index of the request the replay holds under key (src, dst, tag), -1. */
+static ssize_t key_stored(const struct ti_rank *t, int src, int dst, int tag)
+{
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].stored && t->req[i].src == src &&
+		    t->req[i].dst == dst && t->req[i].tag == tag)
+			return (ssize_t)i;
+	return -1;
+}
+
+static void req_drop(struct ti_rank *t, size_t i)
+{
+	t->nghost -= t->req[i].ghost != 0;
+	t->req[i] = t->req[--t->nreq];
+}
+
+static int req_add_at(struct ti_rank *t, int64_t id, int src, int dst, int tag,
+		      long off, long len)
+{
+	struct ti_req q = {id, src, dst, tag, off, len, t->seq++,
+			   key_stored(t, src, dst, tag) < 0, 0};
+
+	return req_put(t, &q);
+}
+
+static int req_add(struct ti_rank *t, int64_t id, int src, int dst, int tag)
+{
+	return req_add_at(t, id, src, dst, tag, -1, -1);
 }
 
 /* Remove request id into *out; 0 if found, -1 if not. */
 static int req_take(struct ti_rank *t, int64_t id, struct ti_req *out)
 {
 	for (size_t i = 0; i < t->nreq; i++)
-		if (t->req[i].id == id) {
+		if (t->req[i].id == id && !t->req[i].ghost) {
 			*out = t->req[i];
-			t->req[i] = t->req[--t->nreq];
+			req_drop(t, i);
 			return 0;
 		}
 	return -1;
@@ -262,9 +335,15 @@ static int req_take(struct ti_rank *t, int64_t id, struct ti_req *out)
 static int req_has(const struct ti_rank *t, int64_t id)
 {
 	for (size_t i = 0; i < t->nreq; i++)
-		if (t->req[i].id == id)
+		if (t->req[i].id == id && !t->req[i].ghost)
 			return 1;
 	return 0;
+}
+
+/* Requests the program has outstanding (not the ghosts). */
+static size_t req_live(const struct ti_rank *t)
+{
+	return t->nreq - t->nghost;
 }
 
 static int comm_add(struct ti_rank *t, int64_t id, int64_t size)
@@ -282,15 +361,70 @@ static int comm_add(struct ti_rank *t, int64_t id, int64_t size)
 		t->comm = n;
 		t->capcomm = cap;
 	}
-	t->comm[t->ncomm++] = (struct ti_comm){id, size};
+	t->comm[t->ncomm++] = (struct ti_comm){id, size, NULL, NULL};
 	return 0;
 }
 
-/* Remember the communicator a constructor's event made, with its size. */
-static int comm_made(struct ti_rank *t, const struct proto_event *ev)
+/* The communicator me made, in another order than the world's when its
+ * ARRAY says so (the world rank of each of its ranks: the sensor writes it
+ * for a communicator of every rank, the only kind the replay runs
+ * collectives on). 0, or -1 out of memory. */
+static int comm_order(struct ti_rank *t, const struct proto_trace_event *me)
 {
-	return comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
-			ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]);
+	struct ti_comm *c = t->ncomm ? &t->comm[t->ncomm - 1] : NULL;
+	int ni = proto_ev_arg(me->ev->type, PROTO_F_newcomm);
+	size_t n = me->narray;
+
+	if (!c || ni < 0 || c->id != me->ev->arg[ni] || !me->array ||
+	    n == 0 || (int64_t)n != c->size || n > INT32_MAX)
+		return 0;
+	if (!(c->world = malloc(n * sizeof(int32_t))) ||
+	    !(c->rank = malloc(n * sizeof(int32_t)))) {
+		free(c->world);
+		c->world = NULL;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		c->rank[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		int64_t w = me->array[i];
+
+		if (w < 0 || (uint64_t)w >= n || c->rank[w] >= 0) {
+			/* not a permutation: taken as the world's order */
+			free(c->world);
+			free(c->rank);
+			c->world = c->rank = NULL;
+			return 0;
+		}
+		c->world[i] = (int32_t)w;
+		c->rank[w] = (int32_t)i;
+	}
+	return 0;
+}
+
+static const struct ti_comm *comm_find(const struct ti_rank *t, int64_t id)
+{
+	for (size_t i = t->ncomm; i-- > 0;)
+		if (t->comm[i].id == id)
+			return &t->comm[i];
+	return NULL;
+}
+
+/* A root (a rank of c) as a world rank. */
+static int64_t root_of(const struct ti_comm *c, int64_t root)
+{
+	return c && c->world && root >= 0 && root < c->size ? c->world[root] : root;
+}
+
+/* Remember the communicator a constructor's event made, with its size. */
+static int comm_made(struct ti_rank *t, const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+
+	if (comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
+		     ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]))
+		return -1;
+	return comm_order(t, me);
 }
 
 /* SMPI's replay runs every collective on MPI_COMM_WORLD: a communicator
@@ -314,28 +448,174 @@ static void completed(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id
 		x->skip_req++;
 		return;
 	}
-	if (x->d == D_SMPI)
-		act(x, r, t, "wait %d %d %d", q.src, q.dst, q.tag);
-	else
+	if (x->d != D_SMPI) {
 		act(x, r, t, "wait");
+		return;
+	}
+	if (!q.stored) {
+		/* the replay's wait pops the request it holds under the key */
+		ssize_t k = key_stored(t, q.src, q.dst, q.tag);
+
+		if (k < 0) {
+			x->skip_key++;
+			return;
+		}
+		if (t->req[k].ghost)
+			req_drop(t, (size_t)k);
+		else
+			t->req[k].stored = 0;
+	}
+	act(x, r, t, "wait %d %d %d", q.src, q.dst, q.tag);
+}
+
+/* q (taken) was stored but its line is gone: the replay stores the next
+ * request posted under its key instead. */
+static void req_unpost(struct ti_rank *t, const struct ti_req *q)
+{
+	ssize_t k = -1;
+
+	if (!q->stored)
+		return;
+	for (size_t i = 0; i < t->nreq; i++) {
+		const struct ti_req *o = &t->req[i];
+
+		if (!o->stored && o->src == q->src && o->dst == q->dst &&
+		    o->tag == q->tag && o->seq > q->seq &&
+		    (k < 0 || o->seq < t->req[k].seq))
+			k = (ssize_t)i;
+	}
+	if (k >= 0)
+		t->req[k].stored = 1;
+}
+
+/* The request id was cancelled: the replay must neither post it (a
+ * receive no one sends to is waited for at the replay's end, for ever) nor
+ * wait for it. Its isend/irecv line is overwritten in place, same length,
+ * by a compute of 0 flops ("R compute 00..0"); where the stream cannot
+ * seek (the live feed's pipes) or the line is unknown it stays, counted. */
+static void cancelled(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
+{
+	char buf[160];
+	struct ti_req q;
+	long end;
+	int n;
+
+	if (req_take(t, id, &q) != 0) {
+		x->skip_req++;
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), x->d == D_SMPI ? "%d compute " : "p%d compute ", r);
+	if (q.off < 0 || n <= 0 || q.len < n + 2 || q.len > (long)sizeof(buf) ||
+	    (end = ftell(t->f)) < 0 || fseek(t->f, q.off, SEEK_SET) != 0) {
+		x->cancel_kept++;
+		return;
+	}
+	memset(buf + n, '0', (size_t)(q.len - 1 - n));
+	buf[q.len - 1] = '\n';
+	if (fwrite(buf, 1, (size_t)q.len, t->f) == (size_t)q.len) {
+		x->cancelled++;
+		req_unpost(t, &q);
+	} else {
+		x->cancel_kept++;
+	}
+	fseek(t->f, end, SEEK_SET);
+}
+
+/* A completion as the sensor recorded it (peer: the actual one, or
+ * PEER_CANCELLED): a wait, or the cancellation's blanking. */
+static void done_one(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
+		     int64_t peer)
+{
+	if (peer == PEER_CANCELLED)
+		cancelled(x, r, t, id);
+	else
+		completed(x, r, t, id);
+}
+
+/* An isend or irecv line, and its request remembered with the line's
+ * place in the file (for a cancellation). */
+static int post(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *what,
+		int64_t peer, int64_t tag, int64_t bytes, int64_t id, int src,
+		int dst, int ktag)
+{
+	long off, end;
+
+	flush_compute(x, r, t, 0);
+	off = ftell(t->f);
+	act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64, what, peer, tag, clamp_int(x, bytes));
+	end = off >= 0 ? ftell(t->f) : -1;
+	return req_add_at(t, id, src, dst, ktag, off, end >= off ? end - off : -1);
+}
+
+/* A request started (kind 1: a send, 2: a receive): isend / irecv in
+ * SMPI's terms; nothing to or from MPI_PROC_NULL. */
+static int start(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
+		 int64_t peer, int64_t tag, int64_t bytes, int64_t kind)
+{
+	int64_t p, tg;
+
+	if (kind == 1)
+		return peer < 0 ? 0 : post(x, r, t, "isend", peer, tag, bytes, id, r,
+					   (int)peer, (int)tag);
+	if (kind != 2 || peer == PEER_NULL || peer < PEER_ANY)
+		return 0;
+	p = peer == PEER_ANY ? SMPI_ANY_SOURCE : peer;
+	tg = tag < 0 ? SMPI_ANY_TAG : tag;
+	return post(x, r, t, "irecv", p, tg, bytes, id,
+		    peer == PEER_ANY ? SMPI_ANY_SOURCE - 1 : (int)peer, r, (int)tg);
 }
 
 /* Per-rank byte counts of a v-collective: the ARRAY if it has n values at
  * offset off, else total / n each (the sensor keeps the array at the root
- * only for gatherv/scatterv). */
+ * only for gatherv/scatterv); in world rank order (cm: the collective's
+ * communicator, whose ranks may be in another order). */
 static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace_event *me,
-		   size_t off, int64_t total)
+		   size_t off, int64_t total, const struct ti_comm *cm)
 {
 	int64_t n = t->world;
 
 	for (int64_t i = 0; i < n; i++) {
-		int64_t v;
+		/* in world order: the ARRAY is in the communicator's */
+		int64_t k = cm && cm->rank && cm->size == n ? cm->rank[i] : i, v;
 
 		if (me->array && me->narray >= off + (size_t)n)
-			v = me->array[off + (size_t)i];
+			v = me->array[off + (size_t)k];
 		else
 			v = total > 0 ? total / n : 0;
 		fprintf(t->f, " %" PRId64, clamp_int(x, v));
+	}
+}
+
+/* MPI_Waitall in SMPI's terms: its cancelled requests blanked first; then
+ * `waitall N` when it completes every request outstanding, else one wait
+ * per request (a subset of them); all outstanding ones when the sensor
+ * lost the list. */
+static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me)
+{
+	const int64_t *a = me->ev->arg;
+	size_t n = me->array ? me->narray / 4 : 0, known = 0;
+	struct proto_done d;
+
+	for (size_t i = 0; !proto_ev_done(me->ev->type, me->array, me->narray, i, &d); i++)
+		if (d.peer == PEER_CANCELLED)
+			cancelled(x, r, t, d.req);
+	for (size_t i = 0; i < n; i++)
+		known += req_has(t, me->array[i * 4]);
+	if (a[0] > 0 && n < (size_t)a[0]) {
+		/* the sensor lost the request list: all of them */
+		if (req_live(t))
+			act(x, r, t, "waitall %zu", req_live(t));
+		t->nreq = t->nghost = 0;
+	} else if (known && known == req_live(t)) {
+		/* (the replay's waitall waits for every request it holds) */
+		act(x, r, t, "waitall %zu", known);
+		t->nreq = t->nghost = 0;
+	} else {
+		/* a subset of what is outstanding: one wait each */
+		for (size_t i = 0; i < n; i++)
+			if (req_has(t, me->array[i * 4]))
+				completed(x, r, t, me->array[i * 4]);
 	}
 }
 
@@ -346,16 +626,18 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
-	int64_t peer, tag;
+	const struct ti_comm *cm = NULL;
 
-	/* the replayer runs collectives on the whole world only */
+	/* the replayer runs collectives on the whole world only (cm: a
+	 * communicator of every rank, perhaps in another order) */
 	if (proto_ev_collective(ev->type)) {
 		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
 
 		if (ci >= 0 && !comm_is_world(t, a[ci]))
 			goto subcomm;
+		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
 	}
-	switch (ev->type) {
+	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_INIT:
 		if (!t->inited)
 			act(x, r, t, "init");
@@ -370,13 +652,13 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		act(x, r, t, "comm_size %" PRId64, a[1]);
 		break;
 	case PROTO_EV_MPI_COMM_SPLIT:
-		if (comm_add(t, a[3], a[4]))
+		if (comm_made(t, me))
 			return -1;
 		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
 		break;
 	case PROTO_EV_MPI_COMM_DUP:
 	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
-		if (comm_add(t, a[1], a[2]))
+		if (comm_made(t, me))
 			return -1;
 		act(x, r, t, "comm_dup");
 		break;
@@ -390,45 +672,71 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
 	case PROTO_EV_MPI_COMM_CREATE_GROUP:
 	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		if (comm_made(t, ev))
+		if (comm_made(t, me))
 			return -1;
 		break;
-	case PROTO_EV_MPI_SEND:
-		if (a[0] >= 0)
-			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], a[3]);
+	case PROTO_EV_MPI_SEND:	/* every blocking mode */
+		if (a[0] < 0)
+			break;
+		if (ev->type != PROTO_EV_MPI_SEND)
+			x->mapped[ev->type]++;
+		/* buffered: an isend no one waits for (the replay waits for
+		 * it at its end); its send would block where MPI_Bsend
+		 * returns, and legal programs deadlock */
+		act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64,
+		    ev->type == PROTO_EV_MPI_BSEND ? "isend" : "send",
+		    a[0], a[1], clamp_int(x, a[3]));
 		break;
-	case PROTO_EV_MPI_RECV:
+	case PROTO_EV_MPI_RECV:		/* and Mrecv */
 		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
 			break;
+		if (ev->type != PROTO_EV_MPI_RECV)
+			x->mapped[ev->type]++;
 		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
 		    a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0],
-		    a[1] < 0 ? SMPI_ANY_TAG : a[1], a[3]);
+		    a[1] < 0 ? SMPI_ANY_TAG : a[1], clamp_int(x, a[3]));
 		break;
-	case PROTO_EV_MPI_ISEND:
-		if (a[0] < 0)
-			break;	/* to MPI_PROC_NULL: no request to wait for */
-		act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
-		    a[0], a[1], a[3]);
-		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
-	case PROTO_EV_MPI_IRECV:
-		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
+	case PROTO_EV_MPI_ISEND:	/* every nonblocking mode */
+	case PROTO_EV_MPI_IRECV:	/* and Imrecv */
+		if (ev->type != PROTO_EV_MPI_ISEND && ev->type != PROTO_EV_MPI_IRECV)
+			x->mapped[ev->type]++;
+		return start(x, r, t, a[4], a[0], a[1], a[3],
+			     proto_ev_base(ev->type) == PROTO_EV_MPI_ISEND ? 1 : 2);
+	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
+		x->mapped[ev->type]++;
+		return start(x, r, t, a[0], a[1], a[2], a[4], a[5]);
+	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
+		x->mapped[ev->type]++;
+		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
+			const int64_t *q = me->array + i;
+
+			if (start(x, r, t, q[0], q[1], q[2], q[3], q[4]))
+				return -1;
+		}
+		break;
+	case PROTO_EV_MPI_REQUEST_FREE: {	/* the replay waits for it at its end */
+		struct ti_req q;
+
+		if (req_take(t, a[0], &q) != 0)
 			break;
-		peer = a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0];
-		tag = a[1] < 0 ? SMPI_ANY_TAG : a[1];
-		act(x, r, t, "irecv %" PRId64 " %" PRId64 " %" PRId64,
-		    peer, tag, a[3]);
-		return req_add(t, a[4], a[0] == PEER_ANY ? SMPI_ANY_SOURCE - 1 :
-			       (int)a[0], r, (int)tag);
-	case PROTO_EV_MPI_SENDRECV:
+		x->mapped[ev->type]++;
+		if (q.stored) {	/* and holds its key until then */
+			q.ghost = 1;
+			return req_put(t, &q);
+		}
+		break;
+	}
+	case PROTO_EV_MPI_SENDRECV:	/* and Sendrecv_replace */
 		if (a[0] < 0 && a[4] < 0)
 			break;
+		if (ev->type != PROTO_EV_MPI_SENDRECV)
+			x->mapped[ev->type]++;
 		if (a[4] < 0) {
 			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], a[3]);
+			    a[0], a[1], clamp_int(x, a[3]));
 		} else if (a[0] < 0) {
 			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], a[5]);
+			    a[4], a[1], clamp_int(x, a[5]));
 		} else if (a[1] == 0) {
 			/* the replay's sendRecv uses tag 0 on both sides */
 			act(x, r, t, "sendRecv %" PRId64 " %" PRId64 " %" PRId64
@@ -438,50 +746,50 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			/* other tags: the same exchange spelled out (the
 			 * receive tag is taken equal to the send tag) */
 			act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], a[3]);
+			    a[0], a[1], clamp_int(x, a[3]));
 			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], a[5]);
+			    a[4], a[1], clamp_int(x, a[5]));
 			act(x, r, t, "wait %d %" PRId64 " %" PRId64, r, a[0], a[1]);
 		}
 		break;
 	case PROTO_EV_MPI_WAIT:
-		completed(x, r, t, a[0]);
+		done_one(x, r, t, a[0], a[1]);
 		break;
-	case PROTO_EV_MPI_WAITANY:
-		if (a[2] > 0)
-			completed(x, r, t, a[2]);
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none done) */
+		if (a[2] <= 0)
+			break;
+		if (ev->type != PROTO_EV_MPI_WAITANY)
+			x->mapped[ev->type]++;
+		done_one(x, r, t, a[2], a[3]);
 		break;
 	case PROTO_EV_MPI_TEST: {
 		struct ti_req q;
 
 		if (a[1]) {	/* done: the program went on after completion */
-			completed(x, r, t, a[0]);
+			done_one(x, r, t, a[0], a[2]);
 		} else if (req_take(t, a[0], &q) == 0) {
-			act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
-			req_add(t, q.id, q.src, q.dst, q.tag);
+			/* the replay tests the request it holds under the key
+			 * and keeps it */
+			if (q.stored || key_stored(t, q.src, q.dst, q.tag) >= 0)
+				act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
+			return req_put(t, &q);
 		} else {
 			x->skip_req++;
 		}
 		break;
 	}
-	case PROTO_EV_MPI_WAITALL: {
-		size_t n = me->array ? me->narray / 4 : 0, known = 0;
+	case PROTO_EV_MPI_WAITALL:
+		waitall(x, r, t, me);
+		break;
+	case PROTO_EV_MPI_WAITSOME:	/* one wait per request completed */
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		struct proto_done d;
 
-		for (size_t i = 0; i < n; i++)
-			known += req_has(t, me->array[i * 4]);
-		if (a[0] > 0 && n < (size_t)a[0]) {
-			/* the sensor lost the request list: all of them */
-			if (t->nreq)
-				act(x, r, t, "waitall %zu", t->nreq);
-			t->nreq = 0;
-		} else if (known && known == t->nreq) {
-			act(x, r, t, "waitall %zu", known);
-			t->nreq = 0;
-		} else {
-			/* a subset of what is outstanding: one wait each */
-			for (size_t i = 0; i < n; i++)
-				if (req_has(t, me->array[i * 4]))
-					completed(x, r, t, me->array[i * 4]);
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++) {
+			if (i == 0)
+				x->mapped[ev->type]++;
+			done_one(x, r, t, d.req, d.peer);
 		}
 		break;
 	}
@@ -489,21 +797,22 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		act(x, r, t, "barrier");
 		break;
 	case PROTO_EV_MPI_BCAST:
-		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], a[1]);
+		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], root_of(cm, a[1]));
 		break;
 	case PROTO_EV_MPI_REDUCE:
-		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]), a[1]);
+		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]),
+		    root_of(cm, a[1]));
 		break;
 	case PROTO_EV_MPI_ALLREDUCE:
 		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, a[0]));
 		break;
 	case PROTO_EV_MPI_GATHER:
 		act(x, r, t, "gather %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), a[2]);
+		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), root_of(cm, a[2]));
 		break;
 	case PROTO_EV_MPI_SCATTER:
 		act(x, r, t, "scatter %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), a[2]);
+		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), root_of(cm, a[2]));
 		break;
 	case PROTO_EV_MPI_ALLGATHER:
 		act(x, r, t, "allgather %" PRId64 " %" PRId64,
@@ -516,37 +825,38 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_GATHERV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1]);
-		fprintf(t->f, " %" PRId64 "\n", a[2]);
+		counts(x, t, me, 0, a[1], cm);
+		fprintf(t->f, " %" PRId64 "\n", root_of(cm, a[2]));
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_SCATTERV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d scatterv", r);
-		counts(x, t, me, 0, a[0]);
-		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, a[1]), a[2]);
+		counts(x, t, me, 0, a[0], cm);
+		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, a[1]),
+			root_of(cm, a[2]));
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_ALLGATHERV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1]);
+		counts(x, t, me, 0, a[1], cm);
 		fputc('\n', t->f);
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[0]);
+		counts(x, t, me, 0, a[0], cm);
 		fprintf(t->f, " %" PRId64, clamp_int(x, a[1]));
-		counts(x, t, me, (size_t)t->world, a[1]);
+		counts(x, t, me, (size_t)t->world, a[1], cm);
 		fputc('\n', t->f);
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_REDUCE_SCATTER:
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d reducescatter", r);
-		counts(x, t, me, 0, a[0]);
+		counts(x, t, me, 0, a[0], cm);
 		fputs(" 0\n", t->f);
 		x->actions++;
 		break;
@@ -575,7 +885,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	int64_t comm = -1;
 	const char *coll = NULL;
 
-	switch (ev->type) {
+	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_INIT:
 		t->inited = 1;
 		break;
@@ -587,7 +897,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		act(x, r, t, "comm_size %" PRId64, a[1]);
 		break;
 	case PROTO_EV_MPI_COMM_SPLIT:
-		return comm_add(t, a[3], a[4]);
+		return comm_made(t, me);
 	case PROTO_EV_MPI_COMM_DUP:
 	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:
 	case PROTO_EV_MPI_COMM_CREATE:
@@ -600,7 +910,7 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
 	case PROTO_EV_MPI_COMM_CREATE_GROUP:
 	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		return comm_made(t, ev);
+		return comm_made(t, me);
 	case PROTO_EV_MPI_SEND:
 		if (a[0] >= 0)
 			act(x, r, t, "send p%" PRId64 " %" PRId64, a[0], a[3]);
@@ -614,6 +924,41 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			break;
 		act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
 		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
+	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
+		if (a[1] < 0)
+			break;
+		act(x, r, t, "%s p%" PRId64 " %" PRId64,
+		    a[5] == 1 ? "Isend" : "Irecv", a[1], a[4]);
+		return req_add(t, a[0], a[5] == 1 ? r : (int)a[1],
+			       a[5] == 1 ? (int)a[1] : r, (int)a[2]);
+	case PROTO_EV_MPI_STARTALL:
+		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
+			const int64_t *q = me->array + i;
+
+			if (q[1] < 0)
+				continue;
+			act(x, r, t, "%s p%" PRId64 " %" PRId64,
+			    q[4] == 1 ? "Isend" : "Irecv", q[1], q[3]);
+			if (req_add(t, q[0], q[4] == 1 ? r : (int)q[1],
+				    q[4] == 1 ? (int)q[1] : r, (int)q[2]))
+				return -1;
+		}
+		break;
+	case PROTO_EV_MPI_REQUEST_FREE: {
+		struct ti_req q;
+
+		req_take(t, a[0], &q);
+		break;
+	}
+	case PROTO_EV_MPI_WAITSOME:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		struct proto_done d;
+
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++)
+			done_one(x, r, t, d.req, d.peer);
+		break;
+	}
 	case PROTO_EV_MPI_IRECV:
 		if (a[0] < 0) {	/* no wildcard in this dialect */
 			if (a[0] == PEER_ANY)
@@ -631,15 +976,15 @@ static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			act(x, r, t, "wait");
 		break;
 	case PROTO_EV_MPI_WAIT:
-		completed(x, r, t, a[0]);
+		done_one(x, r, t, a[0], a[1]);
 		break;
-	case PROTO_EV_MPI_WAITANY:
+	case PROTO_EV_MPI_WAITANY:	/* and Testany */
 		if (a[2] > 0)
-			completed(x, r, t, a[2]);
+			done_one(x, r, t, a[2], a[3]);
 		break;
 	case PROTO_EV_MPI_TEST:
 		if (a[1])
-			completed(x, r, t, a[0]);
+			done_one(x, r, t, a[0], a[2]);
 		break;
 	case PROTO_EV_MPI_WAITALL: {
 		size_t n = me->array ? me->narray / 4 : 0;
@@ -896,9 +1241,9 @@ void mgr_ti_end(struct mgr_ti *x)
 				act(x, (int32_t)r, t, "finalize");
 			t->finalized = 1;
 		}
-		if (t->nreq)
+		if (req_live(t))
 			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
-				"never completed", r, t->nreq);
+				"never completed", r, req_live(t));
 	}
 	if (x->skip_comm)
 		mgr_err("warning: %" PRIu64 " collectives on communicators "
@@ -917,6 +1262,24 @@ void mgr_ti_end(struct mgr_ti *x)
 	if (x->clamped)
 		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
 			"clamped (the replay parses them as int)", x->clamped, INT_MAX);
+	for (size_t i = 0; x->d == D_SMPI && i < sizeof(ti_maps) / sizeof(ti_maps[0]); i++)
+		if (x->mapped[ti_maps[i].type])
+			mgr_err("warning: %" PRIu64 " %s written as %s (SMPI's "
+				"replay has no %s)", x->mapped[ti_maps[i].type],
+				proto_ev_info(ti_maps[i].type)->name, ti_maps[i].as,
+				proto_ev_info(ti_maps[i].type)->name);
+	if (x->cancelled)
+		mgr_err("warning: %" PRIu64 " cancelled requests: their isend/irecv "
+			"lines became compute 0 and they are not waited for",
+			x->cancelled);
+	if (x->skip_key)
+		mgr_err("warning: %" PRIu64 " waits dropped: the replay holds one "
+			"request per (source, destination, tag) and another one "
+			"under the same key was waited for first", x->skip_key);
+	if (x->cancel_kept)
+		mgr_err("warning: %" PRIu64 " cancelled requests keep their "
+			"isend/irecv line (a stream that cannot seek): the replay "
+			"may wait for them for ever", x->cancel_kept);
 }
 
 int mgr_ti_free(struct mgr_ti *x)
@@ -933,6 +1296,10 @@ int mgr_ti_free(struct mgr_ti *x)
 			rc = -1;
 		}
 		free(t->req);
+		for (size_t i = 0; i < t->ncomm; i++) {
+			free(t->comm[i].world);
+			free(t->comm[i].rank);
+		}
 		free(t->comm);
 	}
 	free(x->rank);

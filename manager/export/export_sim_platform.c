@@ -234,6 +234,54 @@ static struct pf_stream *stream_of(struct pf_stream **v, size_t *n,
 	return &(*v)[(*n)++];
 }
 
+/* Each MPI stream of sv[0 .. ns) at its rank: *rk (world entries, every
+ * rank with its stream), *world. 0, or -1 after a message. */
+static int place_ranks(const char *dir, struct pf_stream *sv, size_t ns,
+		       struct pf_rank **rkp, int64_t *worldp)
+{
+	struct pf_rank *rk;
+	int64_t world = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		if (sv[i].s->rank >= 0)
+			sv[i].rank = sv[i].s->rank;
+		if (!sv[i].world)
+			sv[i].world = strtoll(proto_stream_meta(sv[i].s, "size") ?
+					      proto_stream_meta(sv[i].s, "size") : "0",
+					      NULL, 10);
+		if (sv[i].mpi && sv[i].rank >= 0 && sv[i].world > world)
+			world = sv[i].world;
+	}
+	if (world <= 0) {
+		mgr_err("%s: no MPI ranks in this trace (was it taken with "
+			"--sensors mpi?)", dir);
+		return -1;
+	}
+	if (world > PF_RANKS_MAX) {
+		mgr_err("%s: %" PRId64 " ranks: at most %d", dir, world, PF_RANKS_MAX);
+		return -1;
+	}
+	if (!(rk = *rkp = calloc((size_t)world, sizeof(*rk))))
+		return -1;
+	for (size_t i = 0; i < ns; i++) {
+		if (!sv[i].mpi || sv[i].rank < 0 || sv[i].rank >= world)
+			continue;
+		if (rk[sv[i].rank].st) {
+			mgr_err("%s: two processes claim MPI rank %d", dir, sv[i].rank);
+			return -1;
+		}
+		rk[sv[i].rank].st = &sv[i];
+	}
+	for (int64_t r = 0; r < world; r++)
+		if (!rk[r].st) {
+			mgr_err("%s: MPI rank %" PRId64 " of %" PRId64
+				" has no events", dir, r, world);
+			return -1;
+		}
+	*worldp = world;
+	return 0;
+}
+
 int mgr_export_simgrid_platform(const char *dir, const char *out,
 				struct mgr_export_stats *st)
 {
@@ -289,42 +337,8 @@ int mgr_export_simgrid_platform(const char *dir, const char *out,
 		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
 		goto fail;
 	}
-	for (size_t i = 0; i < ns; i++) {
-		if (sv[i].s->rank >= 0)
-			sv[i].rank = sv[i].s->rank;
-		if (!sv[i].world)
-			sv[i].world = strtoll(proto_stream_meta(sv[i].s, "size") ?
-					      proto_stream_meta(sv[i].s, "size") : "0",
-					      NULL, 10);
-		if (sv[i].mpi && sv[i].rank >= 0 && sv[i].world > world)
-			world = sv[i].world;
-	}
-	if (world <= 0) {
-		mgr_err("%s: no MPI ranks in this trace (was it taken with "
-			"--sensors mpi?)", dir);
+	if (place_ranks(dir, sv, ns, &rk, &world))
 		goto fail;
-	}
-	if (world > PF_RANKS_MAX) {
-		mgr_err("%s: %" PRId64 " ranks: at most %d", dir, world, PF_RANKS_MAX);
-		goto fail;
-	}
-	if (!(rk = calloc((size_t)world, sizeof(*rk))))
-		goto fail;
-	for (size_t i = 0; i < ns; i++) {
-		if (!sv[i].mpi || sv[i].rank < 0 || sv[i].rank >= world)
-			continue;
-		if (rk[sv[i].rank].st) {
-			mgr_err("%s: two processes claim MPI rank %d", dir, sv[i].rank);
-			goto fail;
-		}
-		rk[sv[i].rank].st = &sv[i];
-	}
-	for (int64_t r = 0; r < world; r++)
-		if (!rk[r].st) {
-			mgr_err("%s: MPI rank %" PRId64 " of %" PRId64
-				" has no events", dir, r, world);
-			goto fail;
-		}
 	if (mkdir(out, 0777) != 0) {
 		mgr_err("%s: cannot create: %m", out);
 		goto fail;

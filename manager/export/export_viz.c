@@ -1,8 +1,9 @@
 /*
- * manager/export/export_viz.c - the machinery the viewer exports share: a bounded
- * hash map, the first pass over a job (processes, threads, hosts, counts,
- * message channels), MPI message matching, the external sort that puts the
- * points of events in time order with bounded memory, and the progress line.
+ * manager/export/export_viz.c - MPI message matching and the first pass over
+ * a job (processes, threads, hosts, counts, message channels) that the
+ * viewer exports share. The rest of their machinery (export_viz.h):
+ * viz_map.c (bounded hash map), viz_points.c (the points of each event),
+ * viz_sort.c (external sort), viz_progress.c (progress line).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,112 +17,6 @@
 #include "manager/mgr.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"
-
-/* ---- bounded hash map ------------------------------------------------------- */
-
-struct viz_slot {
-	uint64_t a, b;
-	uint32_t v;
-	uint32_t used;
-};
-
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	x ^= x >> 31;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 29;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 32);
-}
-
-void mgr_viz_map_init(struct viz_map *m, size_t max)
-{
-	memset(m, 0, sizeof(*m));
-	m->max = max;
-}
-
-void mgr_viz_map_clear(struct viz_map *m)
-{
-	free(m->slot);
-	m->slot = NULL;
-	m->cap = m->n = 0;
-}
-
-static size_t map_find(const struct viz_map *m, uint64_t a, uint64_t b)
-{
-	size_t i = mix(a, b) & (m->cap - 1);
-
-	while (m->slot[i].used && (m->slot[i].a != a || m->slot[i].b != b))
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-int64_t mgr_viz_map_get(const struct viz_map *m, uint64_t a, uint64_t b)
-{
-	size_t i;
-
-	if (!m->cap)
-		return -1;
-	i = map_find(m, a, b);
-	return m->slot[i].used ? (int64_t)m->slot[i].v : -1;
-}
-
-static int map_grow(struct viz_map *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct viz_slot *old = m->slot, *ns = calloc(ncap, sizeof(*ns));
-	size_t ocap = m->cap;
-
-	if (!ns)
-		return PROTO_E_NOMEM;
-	m->slot = ns;
-	m->cap = ncap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].used)
-			m->slot[map_find(m, old[i].a, old[i].b)] = old[i];
-	free(old);
-	return 0;
-}
-
-int mgr_viz_map_put(struct viz_map *m, uint64_t a, uint64_t b, uint32_t v)
-{
-	size_t i;
-	int rc;
-
-	if ((m->n + 1) * 2 > m->cap && (rc = map_grow(m)) != 0)
-		return rc;
-	i = map_find(m, a, b);
-	if (!m->slot[i].used) {
-		if (m->n >= m->max)
-			return PROTO_E_FULL;
-		m->n++;
-	}
-	m->slot[i] = (struct viz_slot){a, b, v, 1};
-	return 0;
-}
-
-void mgr_viz_map_del(struct viz_map *m, uint64_t a, uint64_t b)
-{
-	size_t i, j, k, mask = m->cap - 1;
-
-	if (!m->cap)
-		return;
-	i = map_find(m, a, b);
-	if (!m->slot[i].used)
-		return;
-	/* backward-shift deletion keeps every probe chain unbroken */
-	for (j = (i + 1) & mask; m->slot[j].used; j = (j + 1) & mask) {
-		k = mix(m->slot[j].a, m->slot[j].b) & mask;
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			m->slot[i] = m->slot[j];
-			i = j;
-		}
-	}
-	m->slot[i].used = 0;
-	m->n--;
-}
 
 /* ---- MPI matching -------------------------------------------------------------- */
 
@@ -344,14 +239,28 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 	if (ev->flags & PROTO_EVF_FAILED)
 		return;
 	memset(&ep, 0, sizeof(ep));
-	switch (ev->type) {
+	/* every send mode a send, Mrecv a recv ... (proto_ev_base) */
+	unsigned base = proto_ev_base(ev->type);
+	switch (base) {
+	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
+		ep.kind = ev->arg[5] == 1 ? VIZ_EP_ISEND : VIZ_EP_IRECV_POST;
+		ep.peer = ev->arg[1];
+		ep.tag = ev->arg[2];
+		ep.comm = me->comm;
+		ep.bytes = ev->arg[4];
+		ep.req = ev->arg[0];
+		req_post(m, proc, &ep);
+		if (ep.kind == VIZ_EP_ISEND)
+			ep_link(m, s, proc, &ep);
+		cb(arg, &ep);
+		return;
 	case PROTO_EV_MPI_SEND:
 	case PROTO_EV_MPI_ISEND:
 	case PROTO_EV_MPI_IRECV:
 	case PROTO_EV_MPI_RECV:
-		ep.kind = ev->type == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
-			ev->type == PROTO_EV_MPI_ISEND ? VIZ_EP_ISEND :
-			ev->type == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
+		ep.kind = base == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
+			base == PROTO_EV_MPI_ISEND ? VIZ_EP_ISEND :
+			base == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
 		ep.peer = arg_of(ev, PROTO_F_peer);
 		ep.tag = arg_of(ev, PROTO_F_tag);
 		ep.comm = me->comm;
@@ -397,19 +306,26 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 		cb(arg, &ep);
 		return;
 	case PROTO_EV_MPI_WAITALL:
-		/* array: (req, peer, bytes, arrived) per request */
-		for (size_t i = 0; me->array && i + 4 <= me->narray; i += 4) {
+	case PROTO_EV_MPI_WAITSOME:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		/* array: the completed requests (proto_ev_done) */
+		struct proto_done d;
+
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray,
+						  i, &d); i++) {
 			memset(&ep, 0, sizeof(ep));
-			ep.peer = me->array[i + 1];
-			ep.bytes = me->array[i + 2];
-			ep.tag = INT64_MIN;
-			if (!req_done(m, proc, me->array[i], &ep))
+			ep.peer = d.peer;
+			ep.bytes = d.bytes;
+			ep.tag = d.tag >= 0 ? d.tag : INT64_MIN;
+			if (!req_done(m, proc, d.req, &ep))
 				continue;
 			if (ep.kind == VIZ_EP_IRECV_DONE)
 				ep_link(m, s, proc, &ep);
 			cb(arg, &ep);
 		}
 		return;
+	}
 	default:
 		return;
 	}
@@ -753,495 +669,4 @@ const char *mgr_viz_ev_name(unsigned type)
 	const struct proto_ev_info *info = proto_ev_info(type);
 
 	return info ? info->name : "unknown";
-}
-
-/* ---- points of an event ------------------------------------------------------------- */
-
-static int is_start_side(int kind)
-{
-	return kind == VIZ_EP_SEND || kind == VIZ_EP_ISEND || kind == VIZ_EP_IRECV_POST;
-}
-
-/* An event's arguments, its communicator's id replaced by the job-wide
- * name (the exporters tell communicators apart by it). */
-static void event_args(int64_t *a, const struct mgr_event *me)
-{
-	int ci = proto_ev_arg(me->ev->type, PROTO_F_comm);
-
-	memcpy(a, me->ev->arg, sizeof(me->ev->arg));
-	if (ci >= 0 && me->comm != INT64_MIN)
-		a[ci] = me->comm;
-}
-
-int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
-		      const struct mgr_event *me, const struct viz_ep *eps,
-		      size_t neps, int with_eps, int with_links)
-{
-	const struct proto_event *ev = me->ev;
-	int instant = me->end <= me->start;
-	struct viz_pt p;
-	int rc;
-
-	memset(&p, 0, sizeof(p));
-	p.loc = loc;
-	p.type = ev->type;
-	p.flags = ev->flags;
-	p.start = me->start;
-	p.end = me->end < me->start ? me->start : me->end;
-	if (ev->type == PROTO_EV_MEM_SAMPLE) {
-		p.t = me->start;
-		p.cls = 1;
-		p.nest = -p.end;
-		p.seq = (int64_t)seq;
-		p.kind = VIZ_PT_SAMPLE;
-		memcpy(p.a, ev->arg, sizeof(p.a));
-		return mgr_viz_sort_add(s, &p);
-	}
-	/* enter side: outer events (later end) first; leave side: inner ones
-	 * (later start) first. Inside one event: enter (sub 0), end points in
-	 * order (1 + 2i, their link 2 + 2i), leave (UINT16_MAX); so the order
-	 * is total and the sort's result does not depend on how it ran. */
-	if (neps > (UINT16_MAX - 3) / 2)
-		neps = (UINT16_MAX - 3) / 2;
-	p.t = p.start;
-	p.cls = 1;
-	p.nest = -p.end;
-	p.seq = (int64_t)seq;
-	p.kind = VIZ_PT_ENTER;
-	p.sub = 0;
-	event_args(p.a, me);
-	if ((rc = mgr_viz_sort_add(s, &p)) != 0)
-		return rc;
-	for (size_t i = 0; i < neps; i++) {
-		const struct viz_ep *ep = &eps[i];
-		int start_side = is_start_side(ep->kind);
-
-		if (start_side || instant) {
-			p.t = p.start;
-			p.cls = 1;
-			p.nest = -p.end;
-			p.seq = (int64_t)seq;
-		} else {
-			p.t = p.end;
-			p.cls = 0;
-			p.nest = -p.start;
-			p.seq = -(int64_t)seq;
-		}
-		p.sub = (uint16_t)(1 + 2 * i);
-		if (with_eps) {
-			p.kind = VIZ_PT_EP;
-			p.a[0] = ep->kind;
-			p.a[1] = ep->peer;
-			p.a[2] = ep->comm;
-			p.a[3] = ep->tag;
-			p.a[4] = ep->bytes;
-			p.a[5] = ep->req;
-			if ((rc = mgr_viz_sort_add(s, &p)) != 0)
-				return rc;
-		}
-		if (with_links && ep->linked) {
-			p.sub++;
-			p.kind = VIZ_PT_LINK;
-			p.a[0] = ep->sproc;
-			p.a[1] = ep->rproc;
-			p.a[2] = ep->comm;
-			p.a[3] = ep->tag;
-			p.a[4] = (int64_t)ep->ord;
-			p.a[5] = start_side;
-			if ((rc = mgr_viz_sort_add(s, &p)) != 0)
-				return rc;
-		}
-	}
-	if (instant) {
-		p.t = p.start;
-		p.cls = 1;
-		p.nest = -p.end;
-		p.seq = (int64_t)seq;
-	} else {
-		p.t = p.end;
-		p.cls = 0;
-		p.nest = -p.start;
-		p.seq = -(int64_t)seq;
-	}
-	p.sub = UINT16_MAX;
-	p.kind = VIZ_PT_LEAVE;
-	event_args(p.a, me);
-	return mgr_viz_sort_add(s, &p);
-}
-
-/* End points of the current event, collected for mgr_viz_add_event. */
-struct eps {
-	struct viz_ep *v;
-	size_t n, cap;
-	int full;
-};
-
-static void on_ep(void *arg, const struct viz_ep *ep)
-{
-	struct eps *e = arg;
-
-	if (e->n == e->cap) {
-		/* Waitall: at most PROTO_TRACE_ARRAY_MAX / 4 end points */
-		size_t cap = e->cap ? e->cap * 2 : 16;
-		struct viz_ep *nv = cap <= PROTO_TRACE_ARRAY_MAX ?
-			realloc(e->v, cap * sizeof(*nv)) : NULL;
-
-		if (!nv) {
-			e->full = 1;
-			return;
-		}
-		e->v = nv;
-		e->cap = cap;
-	}
-	e->v[e->n++] = *ep;
-}
-
-int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
-		      int with_eps, int with_links, const char *what,
-		      struct mgr_export_stats *st)
-{
-	struct viz_progress pg;
-	struct mgr_events *e;
-	struct mgr_event me;
-	struct eps eps = {0};
-	uint64_t seq = 0;
-	int rc;
-
-	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		return -1;
-	}
-	mgr_viz_progress_init(&pg, what, s->events);
-	while ((rc = mgr_events_next(e, &me)) == 1) {
-		uint32_t t = mgr_viz_thread_of(s, &me);
-
-		mgr_viz_progress_tick(&pg);
-		st->events++;
-		if (t == UINT32_MAX)
-			continue;
-		eps.n = 0;
-		mgr_viz_match_event(s->match, s, s->threads[t].proc, &me, on_ep, &eps);
-		rc = mgr_viz_add_event(so, t, ++seq, &me, eps.v, eps.n, with_eps,
-				       with_links);
-		if (rc != 0)
-			break;
-	}
-	mgr_viz_progress_end(&pg);
-	free(eps.v);
-	mgr_events_close(e);
-	if (rc < 0) {
-		mgr_err("%s: %s while sorting events", dir, proto_strerror(rc));
-		return -1;
-	}
-	if ((rc = mgr_viz_sort_finish(so)) != 0) {
-		mgr_err("sorting events: %s", proto_strerror(rc));
-		return -1;
-	}
-	return 0;
-}
-
-#define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
-
-int mgr_viz_cmp_time(const struct viz_pt *x, const struct viz_pt *y)
-{
-	CMP(x->t, y->t);
-	CMP(x->loc, y->loc);
-	CMP(x->cls, y->cls);
-	CMP(x->nest, y->nest);
-	CMP(x->seq, y->seq);
-	CMP(x->sub, y->sub);
-	return 0;
-}
-
-/* ---- external sort --------------------------------------------------------------------- */
-
-struct run {
-	FILE *f;
-	int level;
-};
-
-struct src {
-	FILE *f;			/* a spilled run, or */
-	const struct viz_pt *mem;	/* the in-memory tail */
-	size_t pos, n;
-	struct viz_pt cur;
-};
-
-struct viz_sort {
-	viz_pt_cmp cmp;
-	struct viz_pt *buf;
-	size_t n, cap;
-	struct run *runs;
-	size_t nruns;
-	uint64_t spilled;
-	/* reading */
-	struct src *srcs;
-	size_t *heap, nheap;
-	int err;
-};
-
-static int qcmp(const void *a, const void *b, void *arg)
-{
-	return ((viz_pt_cmp)arg)(a, b);
-}
-
-struct viz_sort *mgr_viz_sort_new(size_t run_max, viz_pt_cmp cmp)
-{
-	struct viz_sort *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	s->cmp = cmp;
-	if (!run_max) {
-		const char *env = getenv("TAPESTRY_VIZ_RUN_MAX");
-
-		run_max = env && atol(env) > 0 ? (size_t)atol(env) : VIZ_RUN_MAX;
-		if (run_max < 16)
-			run_max = 16;
-	}
-	s->cap = run_max;
-	s->buf = malloc(s->cap * sizeof(*s->buf));
-	/* runs: at most VIZ_FANIN - 1 per level, 2^64 points need < 12 levels */
-	s->runs = calloc(VIZ_FANIN * 12, sizeof(*s->runs));
-	if (!s->buf || !s->runs) {
-		mgr_viz_sort_free(s);
-		return NULL;
-	}
-	return s;
-}
-
-static int src_next(struct src *r, struct viz_pt *out)
-{
-	if (r->mem) {
-		if (r->pos >= r->n)
-			return 0;
-		*out = r->mem[r->pos++];
-		return 1;
-	}
-	if (fread(out, sizeof(*out), 1, r->f) == 1)
-		return 1;
-	return ferror(r->f) ? PROTO_E_IO : 0;
-}
-
-static int heap_less(struct viz_sort *s, size_t a, size_t b)
-{
-	return s->cmp(&s->srcs[s->heap[a]].cur, &s->srcs[s->heap[b]].cur) < 0;
-}
-
-static void heap_down(struct viz_sort *s, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i, t;
-
-		if (l < s->nheap && heap_less(s, l, m))
-			m = l;
-		if (r < s->nheap && heap_less(s, r, m))
-			m = r;
-		if (m == i)
-			return;
-		t = s->heap[i];
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
-		i = m;
-	}
-}
-
-/* Start merging srcs[0..n): fill the heap. */
-static int heap_start(struct viz_sort *s, size_t n)
-{
-	s->nheap = 0;
-	for (size_t i = 0; i < n; i++) {
-		int rc = src_next(&s->srcs[i], &s->srcs[i].cur);
-
-		if (rc < 0)
-			return rc;
-		if (rc == 1)
-			s->heap[s->nheap++] = i;
-	}
-	for (size_t i = s->nheap; i-- > 0;)
-		heap_down(s, i);
-	return 0;
-}
-
-static int heap_pop(struct viz_sort *s, struct viz_pt *out)
-{
-	struct src *r;
-	int rc;
-
-	if (!s->nheap)
-		return 0;
-	r = &s->srcs[s->heap[0]];
-	*out = r->cur;
-	rc = src_next(r, &r->cur);
-	if (rc < 0)
-		return rc;
-	if (rc == 0)
-		s->heap[0] = s->heap[--s->nheap];
-	heap_down(s, 0);
-	return 1;
-}
-
-static int alloc_merge(struct viz_sort *s, size_t n)
-{
-	free(s->srcs);
-	free(s->heap);
-	s->srcs = calloc(n ? n : 1, sizeof(*s->srcs));
-	s->heap = calloc(n ? n : 1, sizeof(*s->heap));
-	return s->srcs && s->heap ? 0 : PROTO_E_NOMEM;
-}
-
-/* Merge the runs [from, nruns) into one new run of level `level`. */
-static int merge_tail(struct viz_sort *s, size_t from, int level)
-{
-	size_t n = s->nruns - from;
-	struct viz_pt p;
-	FILE *out;
-	int rc;
-
-	if ((rc = alloc_merge(s, n)) != 0)
-		return rc;
-	if (!(out = tmpfile()))
-		return PROTO_E_IO;
-	for (size_t i = 0; i < n; i++)
-		s->srcs[i].f = s->runs[from + i].f;
-	if ((rc = heap_start(s, n)) != 0)
-		goto fail;
-	while ((rc = heap_pop(s, &p)) == 1)
-		if (fwrite(&p, sizeof(p), 1, out) != 1) {
-			rc = PROTO_E_IO;
-			goto fail;
-		}
-	if (rc < 0 || fflush(out) != 0)
-		goto fail;
-	rewind(out);
-	for (size_t i = from; i < s->nruns; i++)
-		fclose(s->runs[i].f);
-	s->nruns = from;
-	s->runs[s->nruns++] = (struct run){out, level};
-	return 0;
-fail:
-	fclose(out);
-	return rc < 0 ? rc : PROTO_E_IO;
-}
-
-static int spill(struct viz_sort *s)
-{
-	FILE *f;
-	int rc, level = 0;
-
-	qsort_r(s->buf, s->n, sizeof(*s->buf), qcmp, (void *)s->cmp);
-	if (!(f = tmpfile()))
-		return PROTO_E_IO;
-	if (fwrite(s->buf, sizeof(*s->buf), s->n, f) != s->n || fflush(f) != 0) {
-		fclose(f);
-		return PROTO_E_IO;
-	}
-	rewind(f);
-	s->spilled += s->n;
-	s->n = 0;
-	s->runs[s->nruns++] = (struct run){f, 0};
-	/* VIZ_FANIN runs of one level become one run of the next: at most
-	 * VIZ_FANIN - 1 runs per level stay open */
-	for (;;) {
-		size_t k = 0;
-
-		while (k < s->nruns && s->runs[s->nruns - 1 - k].level == level)
-			k++;
-		if (k < VIZ_FANIN)
-			return 0;
-		if ((rc = merge_tail(s, s->nruns - k, level + 1)) != 0)
-			return rc;
-		level++;
-	}
-}
-
-int mgr_viz_sort_add(struct viz_sort *s, const struct viz_pt *p)
-{
-	int rc;
-
-	if (s->n == s->cap && (rc = spill(s)) != 0)
-		return rc;
-	s->buf[s->n++] = *p;
-	return 0;
-}
-
-int mgr_viz_sort_finish(struct viz_sort *s)
-{
-	int rc;
-
-	qsort_r(s->buf, s->n, sizeof(*s->buf), qcmp, (void *)s->cmp);
-	if ((rc = alloc_merge(s, s->nruns + 1)) != 0)
-		return rc;
-	for (size_t i = 0; i < s->nruns; i++)
-		s->srcs[i].f = s->runs[i].f;
-	s->srcs[s->nruns].mem = s->buf;
-	s->srcs[s->nruns].n = s->n;
-	return heap_start(s, s->nruns + 1);
-}
-
-int mgr_viz_sort_next(struct viz_sort *s, struct viz_pt *out)
-{
-	return heap_pop(s, out);
-}
-
-uint64_t mgr_viz_sort_runs(const struct viz_sort *s)
-{
-	return s->nruns;
-}
-
-void mgr_viz_sort_free(struct viz_sort *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->nruns; i++)
-		fclose(s->runs[i].f);
-	free(s->runs);
-	free(s->buf);
-	free(s->srcs);
-	free(s->heap);
-	free(s);
-}
-
-/* ---- progress ------------------------------------------------------------------------------ */
-
-void mgr_viz_progress_init(struct viz_progress *p, const char *what,
-			   uint64_t total)
-{
-	memset(p, 0, sizeof(*p));
-	p->what = what;
-	p->total = total;
-	p->on = isatty(STDERR_FILENO);
-	p->last = time(NULL);
-}
-
-static void progress_show(struct viz_progress *p)
-{
-	if (p->total)
-		fprintf(stderr, "\rtapestry: %s: %" PRIu64 " events (%3u%%)", p->what,
-			p->done, (unsigned)(p->done >= p->total ? 100 :
-					    p->done * 100 / p->total));
-	else
-		fprintf(stderr, "\rtapestry: %s: %" PRIu64 " events", p->what, p->done);
-}
-
-void mgr_viz_progress_tick(struct viz_progress *p)
-{
-	time_t now;
-
-	p->done++;
-	if (!p->on || (p->done & 0xffff))
-		return;
-	now = time(NULL);
-	if (now == p->last)
-		return;
-	p->last = now;
-	progress_show(p);
-}
-
-void mgr_viz_progress_end(struct viz_progress *p)
-{
-	if (!p->on || p->done < 0x10000)
-		return;
-	progress_show(p);
-	fputc('\n', stderr);
 }

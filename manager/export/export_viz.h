@@ -1,8 +1,11 @@
 /*
  * manager/export/export_viz.h - what the viewer exports (chrome, paje, otf2, moca)
- * share: the first pass over a job (processes, threads, hosts, counts), MPI
- * message matching, a bounded-memory external sort that puts points of
- * events in time order, and the progress line. Internal to manager/export_*.
+ * share: a bounded hash map (viz_map.c); the first pass over a job
+ * (processes, threads, hosts, counts) and MPI message matching
+ * (export_viz.c); the points of each event (viz_points.c); a bounded-memory
+ * external sort that puts the points in time order (viz_sort.c); and the
+ * progress line (viz_progress.c).
+ * Internal to manager/export/.
  *
  * Every table here has a maximum; what does not fit is counted and left out
  * of the export (never a crash, never unbounded memory). The mapping of each
@@ -24,6 +27,10 @@
 #define VIZ_REQS_MAX (1u << 20)		/* outstanding non-blocking requests */
 #define VIZ_COMMS_MAX 256		/* communicator names told apart (otf2) */
 #define VIZ_MEMBERS_MAX (1u << 20)	/* members of named communicators */
+
+/* Three-way comparison of two numbers: -1, 0 or 1. No hidden return: a
+ * comparator chains them, if ((c = MGR_CMP(a, b)) || (c = ...)) return c; */
+#define MGR_CMP(x, y) (((x) > (y)) - ((x) < (y)))
 
 /* ---- a bounded hash map: 128-bit key -> 32-bit value ---------------------- */
 
@@ -204,6 +211,10 @@ int mgr_viz_sort_finish(struct viz_sort *s);
 int mgr_viz_sort_next(struct viz_sort *s, struct viz_pt *out);
 uint64_t mgr_viz_sort_runs(const struct viz_sort *s);
 void mgr_viz_sort_free(struct viz_sort *s);
+/* The end of an output written from the sorted points: rc is the last
+ * mgr_viz_sort_next's (< 0: said as "reading sorted WHAT: ..."); out is
+ * closed, a failure said for path. rc when all went well, else -1. */
+int mgr_viz_write_end(FILE *out, const char *path, const char *what, int rc);
 
 /* Pass 2: read dir again and add the points of every event to so (end
  * points with with_eps, linked messages with with_links), then finish the

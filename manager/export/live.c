@@ -464,17 +464,13 @@ static int read_some(struct live *L, struct mgr_ti *x, struct proto_trace *t,
 	return n > 0;
 }
 
-int mgr_live_run(const struct mgr_live_opts *o)
+/* Signals (TERM and INT stop, PIPE ignored) and the output directory,
+ * which must not hold a list yet: 0, or -1 after a message. */
+static int live_prepare(const struct mgr_live_opts *o)
 {
-	struct live L = {.o = o};
-	struct proto_trace *t = NULL;
-	struct mgr_ti *x = NULL;
 	struct sigaction sa;
 	char path[PATH_MAX];
-	double last_note = 0, stalled_since = -1;
-	int rc, status = 1, waiting_note = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &L.t0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
@@ -485,24 +481,28 @@ int mgr_live_run(const struct mgr_live_opts *o)
 
 	if (mkdir(o->outdir, 0777) != 0 && errno != EEXIST) {
 		mgr_err("%s: cannot create: %m", o->outdir);
-		return 1;
+		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/list", o->outdir);
 	if (access(path, F_OK) == 0) {
 		mgr_err("%s already exists: give live-ti a new output directory", path);
-		return 1;
+		return -1;
 	}
-	if (!(x = mgr_ti_new(MGR_TI_SMPI, open_rank, &L))) {
-		mgr_err("out of memory");
-		return 1;
-	}
-	if (o->np > 0 && outputs_create(&L, o->np))
-		goto out;
+	return 0;
+}
+
+/* Follow the job directory (opened into *tp once it appears) until every
+ * rank is done or a signal stops it: 0, or -1 after a message. */
+static int follow(struct live *L, struct mgr_ti *x, struct proto_trace **tp)
+{
+	const struct mgr_live_opts *o = L->o;
+	double last_note = 0, stalled_since = -1;
+	int rc, waiting_note = 0;
 
 	while (!stop_sig) {
 		int got = 0;
 
-		if (!t && !(t = proto_trace_open_flags(o->jobdir, PROTO_TRACE_FOLLOW, &rc))) {
+		if (!*tp && !(*tp = proto_trace_open_flags(o->jobdir, PROTO_TRACE_FOLLOW, &rc))) {
 			struct stat st;
 
 			if (rc == PROTO_E_NOTFOUND && stat(o->jobdir, &st) == 0 &&
@@ -511,7 +511,7 @@ int mgr_live_run(const struct mgr_live_opts *o)
 			if (rc != PROTO_E_NOTFOUND) {
 				mgr_err("%s: cannot follow: %s", o->jobdir,
 					proto_strerror(rc));
-				goto out;
+				return -1;
 			}
 			if (!waiting_note++ && o->verbose)
 				fprintf(stderr, "tapestry: live-ti: waiting for "
@@ -519,81 +519,108 @@ int mgr_live_run(const struct mgr_live_opts *o)
 			nap();
 			continue;
 		}
-		if (!backlogged(&L)) {
-			if ((got = read_some(&L, x, t, 0)) < 0)
-				goto out;
+		if (!backlogged(L)) {
+			if ((got = read_some(L, x, *tp, 0)) < 0)
+				return -1;
 			stalled_since = -1;
 		} else if (stalled_since < 0) {
-			stalled_since = since(&L);
-		} else if (since(&L) - stalled_since > LIVE_STALL_S) {
+			stalled_since = since(L);
+		} else if (since(L) - stalled_since > LIVE_STALL_S) {
 			mgr_err("warning: a pipe's reader is more than %u MiB "
 				"behind: reading paused until it catches up (a "
 				"simulator waiting for another rank would wait "
 				"for ever)", LIVE_BUF_HIGH >> 20);
-			stalled_since = since(&L) + 1e9;	/* once */
+			stalled_since = since(L) + 1e9;	/* once */
 		}
-		if (!L.np && mgr_ti_world(x) > 0 &&
-		    outputs_create(&L, mgr_ti_world(x)))
-			goto out;
+		if (!L->np && mgr_ti_world(x) > 0 &&
+		    outputs_create(L, mgr_ti_world(x)))
+			return -1;
 		if (mgr_ti_flush(x))
-			goto out;
-		got |= drain_all(&L) > 0;
-		int64_t np = L.np ? L.np : mgr_ti_world(x);
-		int64_t done = np ? ranks_done(&L, x, t, np) : 0;
+			return -1;
+		got |= drain_all(L) > 0;
+		int64_t np = L->np ? L->np : mgr_ti_world(x);
+		int64_t done = np ? ranks_done(L, x, *tp, np) : 0;
 
-		if (o->verbose && since(&L) - last_note >= 1) {
+		if (o->verbose && since(L) - last_note >= 1) {
 			uint64_t rd, tot;
 
-			read_so_far(&L, &rd, &tot);
+			read_so_far(L, &rd, &tot);
 			fprintf(stderr, "tapestry: live-ti: +%.3f s: %" PRIu64
 				" actions, %" PRId64 "/%" PRId64 " ranks done, %"
-				PRIu64 " of %" PRIu64 " bytes read\n", since(&L),
+				PRIu64 " of %" PRIu64 " bytes read\n", since(L),
 				mgr_ti_actions(x), done, np, rd, tot);
-			last_note = since(&L);
+			last_note = since(L);
 		}
 		if (np && done == np)
 			break;
 		if (!got)
 			nap();
 	}
+	return 0;
+}
+
+/* After following: what is left, the end of every rank's file and the
+ * closing line: 0, or -1 after a message. */
+static int live_end(struct live *L, struct mgr_ti *x, struct proto_trace *t)
+{
+	const struct mgr_live_opts *o = L->o;
+
 	if (t) {
 		/* what is stored now, then the events held for their array */
 		proto_trace_finish(t);
-		if (read_some(&L, x, t, 1) < 0)
-			goto out;
+		if (read_some(L, x, t, 1) < 0)
+			return -1;
 	}
-	if (!L.np && mgr_ti_world(x) > 0 && outputs_create(&L, mgr_ti_world(x)))
-		goto out;
-	if (!L.np) {
+	if (!L->np && mgr_ti_world(x) > 0 && outputs_create(L, mgr_ti_world(x)))
+		return -1;
+	if (!L->np) {
 		mgr_err("%s: no MPI rank seen%s: nothing written", o->jobdir,
 			stop_sig ? " before the stop" : "");
-		goto out;
+		return -1;
 	}
 	if (!mgr_ti_mpi_events(x)) {
 		/* the list exists: its readers still get their end of file */
 		mgr_err("%s: no MPI rank seen%s: the files stay empty", o->jobdir,
 			stop_sig ? " before the stop" : "");
-		finish_outputs(&L);
-		goto out;
+		finish_outputs(L);
+		return -1;
 	}
-	for (int64_t r = 0; r < L.np; r++)
+	for (int64_t r = 0; r < L->np; r++)
 		if (!mgr_ti_rank_state(x, (int32_t)r, NULL))
 			mgr_err("warning: rank %" PRId64 " has no events: its "
 				"file stays empty (a replay would deadlock)", r);
 	mgr_ti_end(x);
-	if (mgr_ti_flush(x))
-		goto out;
-	if (finish_outputs(&L))
-		goto out;
-	status = 0;
+	if (mgr_ti_flush(x) || finish_outputs(L))
+		return -1;
 	fprintf(stderr, "tapestry: live-ti: %" PRIu64 " actions of %" PRId64
-		" ranks written to %s in %.3f s%s", mgr_ti_actions(x), L.np,
-		o->outdir, since(&L), stop_sig ? " (stopped by a signal)" : "");
-	if (L.first_done && o->fifo)
+		" ranks written to %s in %.3f s%s", mgr_ti_actions(x), L->np,
+		o->outdir, since(L), stop_sig ? " (stopped by a signal)" : "");
+	if (L->first_done && o->fifo)
 		fprintf(stderr, "; when the first rank ended (+%.3f s) the "
 			"reader had taken %" PRIu64 " of %" PRIu64 " bytes",
-			L.first_done_at, L.first_done_read, L.first_done_total);
+			L->first_done_at, L->first_done_read, L->first_done_total);
 	fputc('\n', stderr);
+	return 0;
+}
+
+int mgr_live_run(const struct mgr_live_opts *o)
+{
+	struct live L = {.o = o};
+	struct proto_trace *t = NULL;
+	struct mgr_ti *x = NULL;
+	int status = 1;
+
+	clock_gettime(CLOCK_MONOTONIC, &L.t0);
+	if (live_prepare(o))
+		return 1;
+	if (!(x = mgr_ti_new(MGR_TI_SMPI, open_rank, &L))) {
+		mgr_err("out of memory");
+		return 1;
+	}
+	if ((o->np > 0 && outputs_create(&L, o->np)) || follow(&L, x, &t) ||
+	    live_end(&L, x, t))
+		goto out;
+	status = 0;
 out:
 	if (mgr_ti_free(x) != 0)
 		status = 1;

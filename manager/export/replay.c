@@ -256,6 +256,112 @@ static int parse_log(const char *log, double *simtime, int show_tail)
 	return found ? 0 : -1;
 }
 
+/* The files of one replay, freed by replay_free. */
+struct replay {
+	const char *dir;		/* the job directory */
+	char *smpirun, *base, *real;	/* real: base's absolute path */
+	char *ti, *pf, *log, *listpath;	/* the exports, smpirun's log */
+	char *platform, *hostfile, *job;
+	double speed;
+	long ranks;
+	char bwfac[1024];
+};
+
+static void replay_free(struct replay *R)
+{
+	free(R->smpirun);
+	free(R->base);
+	free(R->real);
+	free(R->ti);
+	free(R->pf);
+	free(R->log);
+	free(R->platform);
+	free(R->hostfile);
+	free(R->job);
+	free(R->listpath);
+}
+
+/* The output folder (output, else DIR/replay) and the paths in it: 0, or
+ * -1 (after a message but out of memory). */
+static int replay_paths(struct replay *R, const char *output, int user_pf)
+{
+	if (output ? !(R->base = strdup(output)) :
+	    asprintf(&R->base, "%s/replay", R->dir) < 0)
+		return -1;
+	if (mkdir(R->base, 0777) != 0 && errno != EEXIST) {
+		mgr_err("%s: cannot create: %m", R->base);
+		return -1;
+	}
+	if (!(R->real = realpath(R->base, NULL))) {
+		mgr_err("%s: %m", R->base);
+		return -1;
+	}
+	if (asprintf(&R->ti, "%s/simgrid-ti", R->real) < 0 ||
+	    asprintf(&R->pf, "%s/simgrid-platform", R->real) < 0 ||
+	    asprintf(&R->log, "%s/smpirun.log", R->real) < 0 ||
+	    asprintf(&R->listpath, "%s/list", R->ti) < 0)
+		return -1;
+	if (!user_pf && (asprintf(&R->platform, "%s/platform.xml", R->pf) < 0 ||
+			 asprintf(&R->hostfile, "%s/hostfile", R->pf) < 0 ||
+			 asprintf(&R->job, "%s/job.xml", R->pf) < 0))
+		return -1;
+	return 0;
+}
+
+/* --platform: the trace's ranks, which the user's hostfile must place
+ * each of: 0, or -1 after a message. */
+static int fit_user_platform(struct replay *R)
+{
+	long hosts = count_lines(R->hostfile), pr;
+
+	if ((R->ranks = count_lines(R->listpath)) <= 0) {
+		mgr_err("%s: no ranks in the exported trace", R->listpath);
+		return -1;
+	}
+	if (hosts < R->ranks) {
+		mgr_err("%s names %ld hosts, the trace of %s has %ld ranks: "
+			"the platform does not fit this job", R->hostfile,
+			hosts < 0 ? 0 : hosts, R->dir, R->ranks);
+		return -1;
+	}
+	/* smpi/host-speed only silences SMPI's benchmarking note (replay
+	 * benchmarks nothing): any speed does */
+	if (!R->job || read_job(R->job, &pr, &R->speed, R->bwfac, sizeof(R->bwfac)) != 0)
+		R->speed = 1e9;
+	fprintf(stderr, "tapestry: replaying on the platform %s with the "
+		"hosts of %s\n", R->platform, R->hostfile);
+	return 0;
+}
+
+/* smpirun -replay in the exported trace's folder: its exit status. */
+static int run_smpirun(struct replay *R)
+{
+	char np[32], speed_cfg[64], bwf_cfg[1100];
+
+	snprintf(np, sizeof(np), "%ld", R->ranks);
+	snprintf(speed_cfg, sizeof(speed_cfg), "--cfg=smpi/host-speed:%.6gf", R->speed);
+	/* the bandwidth factor per message size the launch's ping-pong
+	 * measured (job.xml), else 1 for every size */
+	snprintf(bwf_cfg, sizeof(bwf_cfg), "--cfg=smpi/bw-factor:%s", R->bwfac);
+	/* lat factor 1 and the measured bw factors: the platform's figures
+	 * are measured ones, not nominal ones SMPI's default factors would
+	 * correct */
+	char o_np[] = "-np", o_pf[] = "-platform", o_hf[] = "-hostfile";
+	char o_rp[] = "-replay", list[] = "list";
+	char *bwf = bwf_cfg;
+	char latf[] = "--cfg=smpi/lat-factor:0:1";
+	char *args[] = {
+		R->smpirun, o_np, np, o_pf, R->platform, o_hf, R->hostfile,
+		o_rp, list, speed_cfg, bwf, latf, NULL,
+	};
+
+	fprintf(stderr, "tapestry: replaying %ld ranks: %s -np %s "
+		"-platform %s -hostfile %s -replay list %s %s (in %s)\n",
+		R->ranks, R->smpirun, np, R->platform, R->hostfile, speed_cfg,
+		bwf_cfg, R->ti);
+	return run(args, R->ti, R->log);
+}
+
 int mgr_cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -264,15 +370,11 @@ int mgr_cmd_replay(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	char *smpirun = NULL, *base = NULL, *ti = NULL, *pf = NULL, *log = NULL;
-	char *platform = NULL, *hostfile = NULL, *job = NULL, *real = NULL;
-	char np[32], speed_cfg[64], bwfac[1024] = "0:1", bwf_cfg[1100];
-	const char *dir, *output = NULL, *user_pf = NULL;
-	char *listpath = NULL;
+	struct replay R = {.bwfac = "0:1"};
+	const char *output = NULL, *user_pf = NULL;
 	struct mgr_export_stats st;
 	struct stat sb;
-	double speed = 0, simtime = 0;
-	long ranks = 0;
+	double simtime = 0;
 	int c, rc = 1, status;
 
 	optind = 1;
@@ -289,109 +391,40 @@ int mgr_cmd_replay(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
-	dir = argv[optind];
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		mgr_err("%s: not a job directory", dir);
+	R.dir = argv[optind];
+	if (stat(R.dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		mgr_err("%s: not a job directory", R.dir);
 		return 1;
 	}
-	if (user_pf && user_platform(user_pf, &platform, &hostfile, &job) != 0)
-		return 1;
-	if (!(smpirun = find_smpirun())) {
+	if (user_pf && user_platform(user_pf, &R.platform, &R.hostfile, &R.job) != 0)
+		goto done;
+	if (!(R.smpirun = find_smpirun())) {
 		mgr_err("SimGrid is not installed (smpirun not found; on Debian: "
 			"apt-get install libsimgrid-dev): cannot replay");
-		return 1;
-	}
-	if (output ? !(base = strdup(output)) :
-	    asprintf(&base, "%s/replay", dir) < 0)
-		goto done;
-	if (mkdir(base, 0777) != 0 && errno != EEXIST) {
-		mgr_err("%s: cannot create: %m", base);
 		goto done;
 	}
-	if (!(real = realpath(base, NULL))) {
-		mgr_err("%s: %m", base);
+	if (replay_paths(&R, output, user_pf != NULL))
+		goto done;
+	if (mgr_export("simgrid-ti", R.dir, R.ti, &st) != 0 ||
+	    (!user_pf && mgr_export("simgrid-platform", R.dir, R.pf, &st) != 0))
+		goto done;
+	if (!user_pf &&
+	    read_job(R.job, &R.ranks, &R.speed, R.bwfac, sizeof(R.bwfac)) != 0) {
+		mgr_err("%s: unreadable platform description", R.job);
 		goto done;
 	}
-	if (asprintf(&ti, "%s/simgrid-ti", real) < 0 ||
-	    asprintf(&pf, "%s/simgrid-platform", real) < 0 ||
-	    asprintf(&log, "%s/smpirun.log", real) < 0 ||
-	    asprintf(&listpath, "%s/list", ti) < 0)
+	if (user_pf && fit_user_platform(&R))
 		goto done;
-	if (!user_pf && (asprintf(&platform, "%s/platform.xml", pf) < 0 ||
-			 asprintf(&hostfile, "%s/hostfile", pf) < 0 ||
-			 asprintf(&job, "%s/job.xml", pf) < 0))
-		goto done;
-	if (mgr_export("simgrid-ti", dir, ti, &st) != 0 ||
-	    (!user_pf && mgr_export("simgrid-platform", dir, pf, &st) != 0))
-		goto done;
-	if (!user_pf && read_job(job, &ranks, &speed, bwfac, sizeof(bwfac)) != 0) {
-		mgr_err("%s: unreadable platform description", job);
-		goto done;
-	}
-	if (user_pf) {
-		/* the trace's ranks; the hostfile must place each of them */
-		long hosts = count_lines(hostfile);
-
-		if ((ranks = count_lines(listpath)) <= 0) {
-			mgr_err("%s: no ranks in the exported trace", listpath);
-			goto done;
-		}
-		if (hosts < ranks) {
-			mgr_err("%s names %ld hosts, the trace of %s has %ld ranks: "
-				"the platform does not fit this job", hostfile,
-				hosts < 0 ? 0 : hosts, dir, ranks);
-			goto done;
-		}
-		/* smpi/host-speed only silences SMPI's benchmarking note
-		 * (replay benchmarks nothing): any speed does */
-		long pr;
-
-		if (!job || read_job(job, &pr, &speed, bwfac, sizeof(bwfac)) != 0)
-			speed = 1e9;
-		fprintf(stderr, "tapestry: replaying on the platform %s with the "
-			"hosts of %s\n", platform, hostfile);
-	}
-	snprintf(np, sizeof(np), "%ld", ranks);
-	snprintf(speed_cfg, sizeof(speed_cfg), "--cfg=smpi/host-speed:%.6gf", speed);
-	/* the bandwidth factor per message size the launch's ping-pong
-	 * measured (job.xml), else 1 for every size */
-	snprintf(bwf_cfg, sizeof(bwf_cfg), "--cfg=smpi/bw-factor:%s", bwfac);
-	{
-		/* lat factor 1 and the measured bw factors: the platform's
-		 * figures are measured ones, not nominal ones SMPI's default
-		 * factors would correct */
-		char o_np[] = "-np", o_pf[] = "-platform", o_hf[] = "-hostfile";
-		char o_rp[] = "-replay", list[] = "list";
-		char *bwf = bwf_cfg;
-		char latf[] = "--cfg=smpi/lat-factor:0:1";
-		char *args[] = {
-			smpirun, o_np, np, o_pf, platform, o_hf, hostfile,
-			o_rp, list, speed_cfg, bwf, latf, NULL,
-		};
-
-		fprintf(stderr, "tapestry: replaying %ld ranks: %s -np %s "
-			"-platform %s -hostfile %s -replay list %s %s (in %s)\n",
-			ranks, smpirun, np, platform, hostfile, speed_cfg, bwf_cfg, ti);
-		status = run(args, ti, log);
-	}
-	if (status != 0 || parse_log(log, &simtime, 0) != 0) {
+	status = run_smpirun(&R);
+	if (status != 0 || parse_log(R.log, &simtime, 0) != 0) {
 		mgr_err("replay failed (smpirun exit status %d); last lines of %s:",
-			status, log);
-		parse_log(log, &simtime, 1);
+			status, R.log);
+		parse_log(R.log, &simtime, 1);
 		goto done;
 	}
 	printf("simulated time: %.9g s\n", simtime);
 	rc = 0;
 done:
-	free(smpirun);
-	free(base);
-	free(real);
-	free(ti);
-	free(pf);
-	free(log);
-	free(platform);
-	free(hostfile);
-	free(job);
-	free(listpath);
+	replay_free(&R);
 	return rc;
 }

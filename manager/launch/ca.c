@@ -259,6 +259,25 @@ static int write_secret(struct written *w, const char *dir)
 	return finish(f, path, ok);
 }
 
+/* A new key (*key) and its certificate for cn (*x), signed by ca_key, or
+ * self-signed when ca is NULL; what_key and what_cert name them in a
+ * failure's message. 0, or -1 after it (what was made is left in *key and
+ * *x for the caller to free). */
+static int key_and_cert(const char *what_key, const char *what_cert,
+			const char *cn, const char *san, X509 *ca, EVP_PKEY *ca_key,
+			int days, EVP_PKEY **key, X509 **x)
+{
+	if (!(*key = new_key())) {
+		ossl_err(what_key);
+		return -1;
+	}
+	if (!(*x = make_cert(*key, cn, san, ca, ca_key, days))) {
+		ossl_err(what_cert);
+		return -1;
+	}
+	return 0;
+}
+
 int mgr_ca_generate(const char *dir, const char *const *hosts, int nhosts,
 		    int days)
 {
@@ -306,17 +325,8 @@ int mgr_ca_generate(const char *dir, const char *const *hosts, int nhosts,
 	}
 	snprintf(cn, sizeof(cn), "tapestry job CA %02x%02x%02x%02x%02x%02x%02x%02x",
 		 id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7]);
-	ca_key = new_key();
-	if (!ca_key) {
-		ossl_err("CA key");
-		goto out;
-	}
-	ca = make_cert(ca_key, cn, NULL, NULL, NULL, days);
-	if (!ca) {
-		ossl_err("CA certificate");
-		goto out;
-	}
-	if (write_pair(&w, dir, "ca", ca_key, ca))
+	if (key_and_cert("CA key", "CA certificate", cn, NULL, NULL, NULL, days,
+			 &ca_key, &ca) || write_pair(&w, dir, "ca", ca_key, ca))
 		goto out;
 	for (int i = -1; i < nhosts; i++) {
 		const char *h = i < 0 ? MGR_CA_MANAGER : hosts[i];
@@ -327,17 +337,8 @@ int mgr_ca_generate(const char *dir, const char *const *hosts, int nhosts,
 			snprintf(san, sizeof(san), "IP:%s", h);
 		else
 			snprintf(san, sizeof(san), "DNS:%s", h);
-		key = new_key();
-		if (!key) {
-			ossl_err("key");
-			goto out;
-		}
-		x = make_cert(key, h, san, ca, ca_key, days);
-		if (!x) {
-			ossl_err(h);
-			goto out;
-		}
-		if (write_pair(&w, dir, h, key, x))
+		if (key_and_cert("key", h, h, san, ca, ca_key, days, &key, &x) ||
+		    write_pair(&w, dir, h, key, x))
 			goto out;
 		X509_free(x);
 		EVP_PKEY_free(key);

@@ -470,90 +470,59 @@ static void load_hosts(struct ctx *x, xmlNodePtr sec)
 	}
 }
 
-static void load_collectors(struct ctx *x, xmlNodePtr sec)
+/* One <collector> element n into jd->col[jd->ncollectors] (its parent's
+ * name, malloc'd, into *parent). */
+static void read_collector(struct ctx *x, xmlNodePtr n, char **parent)
 {
 	struct mgr_jobdesc *jd = x->jd;
-	char *parents[MGR_JD_MAX_COLLECTORS] = {NULL};
+	struct mgr_jd_collector *c = &jd->col[jd->ncollectors];
+	char *host = attr(n, "host");
 
-	for (xmlNodePtr n = sec ? sec->children : NULL; n; n = n->next) {
-		if (!is(n, "collector"))
+	c->name = attr(n, "name");
+	if (!c->name)
+		c->name = strdup("?");
+	c->line = line_of(n);
+	c->port = attr_int(x, n, "port", 0, 0, 65535);
+	c->parent = -1;
+	*parent = attr(n, "parent");
+	c->host = host ? find_host(jd, host) : -1;
+	if (c->host < 0)
+		problem(x, c->line, "collector '%s': unknown host '%s' "
+			"(not in <hosts>)", c->name, host ? host : "");
+	free(host);
+	int dup = find_collector(jd, c->name);
+
+	if (dup >= 0)
+		problem(x, c->line, "collector '%s' is already defined "
+			"on line %d", c->name, jd->col[dup].line);
+	for (xmlNodePtr o = n->children; o; o = o->next) {
+		if (!is(o, "option"))
 			continue;
-		if (jd->ncollectors == MGR_JD_MAX_COLLECTORS) {
-			problem(x, line_of(n), "more than %d collectors",
-				MGR_JD_MAX_COLLECTORS);
+		if (c->nopts == MGR_JD_MAX_OPTS) {
+			problem(x, line_of(o), "more than %d options",
+				MGR_JD_MAX_OPTS);
 			break;
 		}
-		struct mgr_jd_collector *c = &jd->col[jd->ncollectors];
-		char *host = attr(n, "host");
-
-		c->name = attr(n, "name");
-		if (!c->name)
-			c->name = strdup("?");
-		c->line = line_of(n);
-		c->port = attr_int(x, n, "port", 0, 0, 65535);
-		c->parent = -1;
-		parents[jd->ncollectors] = attr(n, "parent");
-		c->host = host ? find_host(jd, host) : -1;
-		if (c->host < 0)
-			problem(x, c->line, "collector '%s': unknown host '%s' "
-				"(not in <hosts>)", c->name, host ? host : "");
-		free(host);
-		int dup = find_collector(jd, c->name);
-
-		if (dup >= 0)
-			problem(x, c->line, "collector '%s' is already defined "
-				"on line %d", c->name, jd->col[dup].line);
-		for (xmlNodePtr o = n->children; o; o = o->next) {
-			if (!is(o, "option"))
-				continue;
-			if (c->nopts == MGR_JD_MAX_OPTS) {
-				problem(x, line_of(o), "more than %d options",
-					MGR_JD_MAX_OPTS);
-				break;
-			}
-			c->opt[c->nopts].name = attr(o, "name");
-			c->opt[c->nopts].value = attr(o, "value");
-			if (!c->opt[c->nopts].name || !c->opt[c->nopts].value) {
-				free(c->opt[c->nopts].name);
-				free(c->opt[c->nopts].value);
-				continue;
-			}
-			c->nopts++;
+		c->opt[c->nopts].name = attr(o, "name");
+		c->opt[c->nopts].value = attr(o, "value");
+		if (!c->opt[c->nopts].name || !c->opt[c->nopts].value) {
+			free(c->opt[c->nopts].name);
+			free(c->opt[c->nopts].value);
+			continue;
 		}
-		jd->ncollectors++;
+		c->nopts++;
 	}
-	/* parents, by name, once every collector is known */
-	for (int i = 0; i < jd->ncollectors; i++) {
-		struct mgr_jd_collector *c = &jd->col[i];
+	jd->ncollectors++;
+}
 
-		if (!parents[i])
-			continue;
-		c->parent = find_collector(jd, parents[i]);
-		if (c->parent < 0)
-			problem(x, c->line, "collector '%s': unknown parent '%s'",
-				c->name, parents[i]);
-		else if (c->parent == i)
-			problem(x, c->line, "collector '%s' is its own parent "
-				"(a cycle in the collector tree)", c->name);
-	}
-	/* exactly one root */
-	int roots = 0;
-
-	jd->root = -1;
-	for (int i = 0; i < jd->ncollectors; i++) {
-		if (parents[i])
-			continue;
-		if (roots++)
-			problem(x, jd->col[i].line, "collector '%s' is a second "
-				"root of the tree (the root is '%s', line %d): "
-				"give it a parent", jd->col[i].name,
-				jd->col[jd->root].name, jd->col[jd->root].line);
-		else
-			jd->root = i;
-	}
-	/* cycles: from each collector, the walk up must reach the root */
+/* Each collector's depth; the first cycle met is a problem, named from its
+ * first member. */
+static void check_cycles(struct ctx *x)
+{
+	struct mgr_jobdesc *jd = x->jd;
 	int cycle_said = 0;
 
+	/* from each collector, the walk up must reach the root */
 	for (int i = 0; i < jd->ncollectors; i++) {
 		int at = i, steps = 0;
 
@@ -585,6 +554,53 @@ static void load_collectors(struct ctx *x, xmlNodePtr sec)
 				"tree: %s", names);
 		cycle_said = 1;
 	}
+}
+
+static void load_collectors(struct ctx *x, xmlNodePtr sec)
+{
+	struct mgr_jobdesc *jd = x->jd;
+	char *parents[MGR_JD_MAX_COLLECTORS] = {NULL};
+
+	for (xmlNodePtr n = sec ? sec->children : NULL; n; n = n->next) {
+		if (!is(n, "collector"))
+			continue;
+		if (jd->ncollectors == MGR_JD_MAX_COLLECTORS) {
+			problem(x, line_of(n), "more than %d collectors",
+				MGR_JD_MAX_COLLECTORS);
+			break;
+		}
+		read_collector(x, n, &parents[jd->ncollectors]);
+	}
+	/* parents, by name, once every collector is known */
+	for (int i = 0; i < jd->ncollectors; i++) {
+		struct mgr_jd_collector *c = &jd->col[i];
+
+		if (!parents[i])
+			continue;
+		c->parent = find_collector(jd, parents[i]);
+		if (c->parent < 0)
+			problem(x, c->line, "collector '%s': unknown parent '%s'",
+				c->name, parents[i]);
+		else if (c->parent == i)
+			problem(x, c->line, "collector '%s' is its own parent "
+				"(a cycle in the collector tree)", c->name);
+	}
+	/* exactly one root */
+	int roots = 0;
+
+	jd->root = -1;
+	for (int i = 0; i < jd->ncollectors; i++) {
+		if (parents[i])
+			continue;
+		if (roots++)
+			problem(x, jd->col[i].line, "collector '%s' is a second "
+				"root of the tree (the root is '%s', line %d): "
+				"give it a parent", jd->col[i].name,
+				jd->col[jd->root].name, jd->col[jd->root].line);
+		else
+			jd->root = i;
+	}
+	check_cycles(x);
 	if (roots == 0 && jd->ncollectors > 0 && !x->nerr)
 		problem(x, line_of(sec), "the collector tree has no root "
 			"(every collector has a parent)");

@@ -58,22 +58,32 @@ int mgr_child_exited(struct mgr_child *c)
 	return 0;
 }
 
-/* Parse "listening HOST:PORT\n" out of buf; 1 when found. */
-static int parse_listening(struct mgr_child *c, const char *buf)
+/* The rest of the line of buf that starts with tag, into out (cap bytes,
+ * truncated): 1 when the whole line is there, else 0 and out untouched. */
+static int line_after(const char *buf, const char *tag, char *out, size_t cap)
 {
-	const char *l = strstr(buf, "listening ");
+	const char *l = strstr(buf, tag);
 	const char *nl = l ? strchr(l, '\n') : NULL;
-	const char *colon;
 	size_t n;
 
 	if (!nl)
 		return 0;
-	l += strlen("listening ");
+	l += strlen(tag);
 	n = (size_t)(nl - l);
-	if (n >= sizeof(c->addr))
-		n = sizeof(c->addr) - 1;
-	memcpy(c->addr, l, n);
-	c->addr[n] = '\0';
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, l, n);
+	out[n] = '\0';
+	return 1;
+}
+
+/* Parse "listening HOST:PORT\n" out of buf; 1 when found. */
+static int parse_listening(struct mgr_child *c, const char *buf)
+{
+	const char *colon;
+
+	if (!line_after(buf, "listening ", c->addr, sizeof(c->addr)))
+		return 0;
 	colon = strrchr(c->addr, ':');
 	c->port = colon ? atoi(colon + 1) : 0;
 	return c->port > 0;
@@ -82,19 +92,8 @@ static int parse_listening(struct mgr_child *c, const char *buf)
 /* Parse "listening-tls HOST:PORT\n" out of buf into c->tls_addr. */
 static int parse_listening_tls(struct mgr_child *c, const char *buf)
 {
-	const char *l = strstr(buf, "listening-tls ");
-	const char *nl = l ? strchr(l, '\n') : NULL;
-	size_t n;
-
-	if (!nl)
-		return 0;
-	l += strlen("listening-tls ");
-	n = (size_t)(nl - l);
-	if (n >= sizeof(c->tls_addr))
-		n = sizeof(c->tls_addr) - 1;
-	memcpy(c->tls_addr, l, n);
-	c->tls_addr[n] = '\0';
-	return strrchr(c->tls_addr, ':') != NULL;
+	return line_after(buf, "listening-tls ", c->tls_addr, sizeof(c->tls_addr)) &&
+	       strrchr(c->tls_addr, ':') != NULL;
 }
 
 int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,

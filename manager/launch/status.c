@@ -148,6 +148,19 @@ static int read_msg(struct reader *r, struct proto_msg *m)
 	}
 }
 
+/* Send m and read the answer into m: 0 when it is of type want, 1 when
+ * it is an ERROR, else a negative PROTO_E_* (PROTO_E_STATE: another type). */
+static int exchange(struct reader *r, struct proto_msg *m, int want)
+{
+	int rc;
+
+	if ((rc = send_msg(r->fd, m)) || (rc = read_msg(r, m)))
+		return rc;
+	if (m->type == PROTO_MSG_ERROR)
+		return 1;
+	return m->type == want ? 0 : PROTO_E_STATE;
+}
+
 int mgr_status_query(const char *addr, const void *secret, size_t secretlen,
 		     int timeout_ms,
 		     void (*cb)(const struct proto_meta *, void *), void *arg,
@@ -178,16 +191,10 @@ int mgr_status_query(const char *addr, const void *secret, size_t secretlen,
 	gethostname(m->u.hello.host, PROTO_HOST_MAX);
 	m->u.hello.host[PROTO_HOST_MAX] = '\0';
 	snprintf(m->u.hello.name, sizeof(m->u.hello.name), "tapestry-status");
-	if ((rc = send_msg(r.fd, m)))
-		goto fail_proto;
-	if ((rc = read_msg(&r, m)))
-		goto fail_proto;
-	if (m->type == PROTO_MSG_ERROR)
+	if ((rc = exchange(&r, m, PROTO_MSG_CHALLENGE)) > 0)
 		goto fail_error;
-	if (m->type != PROTO_MSG_CHALLENGE) {
-		rc = PROTO_E_STATE;
+	if (rc)
 		goto fail_proto;
-	}
 	memcpy(snonce, m->u.challenge.nonce, PROTO_NONCE);
 	if ((m->u.challenge.flags & PROTO_AUTH_REQUIRED) && !secretlen) {
 		snprintf(why, whylen, "%s wants a job secret: give --secret-file", addr);
@@ -198,14 +205,10 @@ int mgr_status_query(const char *addr, const void *secret, size_t secretlen,
 	m->type = PROTO_MSG_AUTH;
 	proto_auth_proof(PROTO_AUTH_CLIENT, secret, secretlen, snonce, cnonce, id,
 			 m->u.auth.mac);
-	if ((rc = send_msg(r.fd, m)) || (rc = read_msg(&r, m)))
-		goto fail_proto;
-	if (m->type == PROTO_MSG_ERROR)
+	if ((rc = exchange(&r, m, PROTO_MSG_WELCOME)) > 0)
 		goto fail_error;
-	if (m->type != PROTO_MSG_WELCOME) {
-		rc = PROTO_E_STATE;
+	if (rc)
 		goto fail_proto;
-	}
 	proto_auth_proof(PROTO_AUTH_SERVER, secret, secretlen, snonce, cnonce, id, want);
 	if (!proto_auth_equal(want, m->u.welcome.mac)) {
 		snprintf(why, whylen, "%s: the collector's proof is wrong (another "

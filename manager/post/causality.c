@@ -200,6 +200,22 @@ static int add_coll(struct mgr_causality *c, uint32_t si, const struct proto_eve
 	return 0;
 }
 
+/* A receive request posted (irecv, imrecv, a started recv_init): its tag
+ * and communicator, for the completion that names only the request. */
+static void recv_posted(struct mgr_causality *c, uint64_t stream, int64_t req,
+			int64_t tag, int64_t comm)
+{
+	struct reqent *r = req_slot(c, stream, (uint64_t)req, 1);
+
+	if (!r) {
+		if (!c->error)
+			c->error = PROTO_E_NOMEM;
+		return;
+	}
+	r->tag = tag;
+	r->comm = comm;
+}
+
 static void on_event(struct mgr_causality *c, const struct proto_trace_event *te,
 		     uint64_t order)
 {
@@ -239,22 +255,33 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 	}
 	if (ev->flags & PROTO_EVF_FAILED)
 		return;
-	switch (ev->type) {
+	/* every send mode is a send, Mrecv a recv ... (proto_ev_base) */
+	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_SEND:		/* peer tag comm bytes */
 	case PROTO_EV_MPI_ISEND:	/* peer tag comm bytes req */
 		add_end(c, 1, si, a[0], comm, a[1], t0, t1, order);
 		break;
-	case PROTO_EV_MPI_IRECV: {	/* peer tag comm bytes req */
-		struct reqent *r = req_slot(c, s->id, (uint64_t)a[4], 1);
-		if (!r) {
-			if (!c->error)
-				c->error = PROTO_E_NOMEM;
-			return;
-		}
-		r->tag = a[1];
-		r->comm = comm;
+	case PROTO_EV_MPI_IRECV:	/* peer tag comm bytes req */
+		recv_posted(c, s->id, a[4], a[1], comm);
 		break;
-	}
+	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
+		if (a[5] == 1)
+			add_end(c, 1, si, a[1], comm, a[2], t0, t1, order);
+		else
+			recv_posted(c, s->id, a[0], a[2], comm);
+		break;
+	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
+		for (size_t i = 0; te->array && i + 5 <= te->narray; i += 5) {
+			const int64_t *q = te->array + i;
+			/* the sensor's ARRAY has no communicator: the world's */
+			int64_t w = mgr_comms_name(c->comms, s->id, 0);
+
+			if (q[4] == 1)
+				add_end(c, 1, si, q[1], w, q[2], t0, t1, order);
+			else
+				recv_posted(c, s->id, q[0], q[2], w);
+		}
+		break;
 	case PROTO_EV_MPI_RECV:		/* peer tag comm bytes arrived */
 		add_end(c, 0, si, a[0], comm, a[1], t0, t1, order);
 		break;
@@ -285,13 +312,22 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 		break;
 	}
 	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
-		for (size_t i = 0; i + 3 < te->narray + 0 && te->array; i += 4) {
-			struct reqent *r = req_slot(c, s->id, (uint64_t)te->array[i], 0);
+	case PROTO_EV_MPI_WAITSOME:	/* ARRAY: (req, peer, tag, bytes, index) */
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		struct proto_done d;
+
+		for (size_t i = 0; !proto_ev_done(ev->type, te->array, te->narray,
+						  i, &d); i++) {
+			struct reqent *r = req_slot(c, s->id, (uint64_t)d.req, 0);
+			int64_t tag = d.tag >= 0 ? d.tag : r ? r->tag : -1;
+
 			if (r)
-				add_end(c, 0, si, te->array[i + 1], r->comm,
-					r->tag >= 0 ? r->tag : TAG_ANY, t0, t1, order);
+				add_end(c, 0, si, d.peer, r->comm,
+					tag >= 0 ? tag : TAG_ANY, t0, t1, order);
 		}
 		break;
+	}
 	default:
 		break;
 	}

@@ -512,9 +512,20 @@ static int pending_requests(struct mgr_perturb *p, const struct proto_trace_even
 {
 	const int64_t *a = te->ev->arg;
 
-	switch (te->ev->type) {
-	case PROTO_EV_MPI_ISEND:
+	switch (proto_ev_base(te->ev->type)) {
+	case PROTO_EV_MPI_ISEND:	/* every mode */
 		return pend_put(p, stream, a[proto_ev_arg(PROTO_EV_MPI_ISEND, PROTO_F_req)], rec);
+	case PROTO_EV_MPI_START:	/* a persistent send's activation */
+		return a[5] == 1 ? pend_put(p, stream, a[0], rec) : 0;
+	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
+		for (size_t i = 0; te->array && i + 5 <= te->narray; i += 5) {
+			int rc = te->array[i + 4] == 1 ?
+				pend_put(p, stream, te->array[i], rec) : 0;
+
+			if (rc)
+				return rc;
+		}
+		break;
 	case PROTO_EV_MPI_WAIT:
 		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAIT, PROTO_F_req)], rec);
 		break;
@@ -522,12 +533,22 @@ static int pending_requests(struct mgr_perturb *p, const struct proto_trace_even
 		if (a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_result)])
 			pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_req)], rec);
 		break;
-	case PROTO_EV_MPI_WAITANY:
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none) */
 		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAITANY, PROTO_F_req)], rec);
 		break;
 	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
-		for (size_t i = 0; te->array && i + 3 < te->narray; i += 4)
-			pend_done(p, stream, te->array[i], rec);
+	case PROTO_EV_MPI_WAITSOME:	/* ARRAY: (req, peer, tag, bytes, index) */
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME: {
+		struct proto_done d;
+
+		for (size_t i = 0; !proto_ev_done(te->ev->type, te->array,
+						  te->narray, i, &d); i++)
+			pend_done(p, stream, d.req, rec);
+		break;
+	}
+	case PROTO_EV_MPI_REQUEST_FREE:
+		pend_done(p, stream, a[0], rec);
 		break;
 	default:
 		break;
@@ -542,7 +563,7 @@ static int64_t event_probe(const struct proto_trace_event *te)
 	const struct proto_event *ev = te->ev;
 	int a = proto_ev_arg(ev->type, PROTO_F_probe_ns);
 
-	if (ev->type == PROTO_EV_MPI_SENDRECV)
+	if (proto_ev_base(ev->type) == PROTO_EV_MPI_SENDRECV)
 		return te->array && te->narray >= 3 && te->array[2] > 0 ? te->array[2] : 0;
 	return a >= 0 && ev->arg[a] > 0 ? ev->arg[a] : 0;
 }
@@ -551,10 +572,10 @@ static int64_t event_probe(const struct proto_trace_event *te)
  * but MPI_Comm_rank and MPI_Comm_size): after the sensor's reads (above all
  * a counter read that traps to the hypervisor) its code runs that much
  * slower than the wrapper's calibration on MPI_Comm_rank says: the
- * stream's MPI_Iprobe calibration less its MPI_Comm_rank one (19 ns here
- * with the trapping counter, about 0 with CPU time; an MPI_Iprobe loop
- * kept 43 ns a call before, 23 after: bench/call_residual.sh). Taken off
- * the call's start, as the tracer's
+ * stream's MPI_Iprobe calibration less its MPI_Comm_rank one (tens of ns
+ * with a counter that traps, about 0 with CPU time: bench/call_residual.sh
+ * measures what is left; bench/RESULTS.md). Taken off the call's start, as
+ * the tracer's
  * work before it; not where the sensor's arrived probe ran first (MPI_Recv,
  * MPI_Sendrecv): the probe took the cold start, removed as probe_ns. At
  * most the call's duration. */
@@ -567,6 +588,52 @@ static int64_t cold_start(const struct sinfo *si, const struct proto_trace_event
 	if (!c || t == PROTO_EV_MPI_COMM_RANK || t == PROTO_EV_MPI_COMM_SIZE || event_probe(te))
 		return 0;
 	return c < t1 - t0 ? c : t1 > t0 ? t1 - t0 : 0;
+}
+
+/* A CALIB event's figures into its stream's costs. */
+static void note_calibration(struct sinfo *si, const struct proto_event *ev)
+{
+	/* the lowest of a stream's calibrations (the sensor's at start-up
+	 * and at exit): other work only ever slows one down */
+	if (ev->arg[0] == 0 && (!si->have_cost || calib_ps(ev) < si->cost)) {
+		si->cost = calib_ps(ev);
+		si->have_cost = 1;
+	}
+	if (ev->arg[0] == PROTO_EV_COMPUTE)
+		si->cost_mpi = cost_ns(ev->arg[1]);
+	if (ev->arg[0] == PROTO_EV_MPI_INIT)
+		si->cost_out = calib_ps(ev);
+	if (ev->arg[0] == PROTO_EV_FWRITE &&
+	    (si->cost_stdio < 0 || calib_ps(ev) < si->cost_stdio))
+		si->cost_stdio = calib_ps(ev);
+	if (ev->arg[0] == PROTO_EV_MPI_IPROBE)
+		si->cost_prog = calib_ps(ev);
+}
+
+/* A FLUSH (not a wait) or SEND of the sensor: where a batch ends and how
+ * long its making took, into the stream's bend and bpre. 0, or a negative
+ * PROTO_E_*. */
+static int add_batch_end(struct sinfo *si, const struct proto_event *ev,
+			 int64_t t0, int64_t t1)
+{
+	int rc;
+
+	if ((rc = mgr_big_grow((void **)&si->bend, &si->capend, si->nb + 1,
+			       sizeof(*si->bend))) ||
+	    (rc = mgr_big_grow((void **)&si->bpre, &si->cappre, si->nb + 2,
+			       sizeof(*si->bpre))))
+		return rc;
+	/* durations ride in bpre until the prefix sums are made: the thread's
+	 * CPU time when the event has it (its wall time also counts the
+	 * moments it waited for a core), else the wall time */
+	int c = proto_ev_arg(ev->type, PROTO_F_cpu_ns);
+	int64_t d = t1 > t0 ? t1 - t0 : 0;
+	if (c >= 0 && ev->arg[c] > 0 && ev->arg[c] < d)
+		d = ev->arg[c];
+	si->bend[si->nb] = t1;
+	si->bpre[si->nb] = d;
+	si->nb++;
+	return 0;
 }
 
 static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
@@ -587,22 +654,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	}
 	if (ev->type == PROTO_EV_COMPUTE)
 		p->s[f->sidx].has_compute = 1;
-	/* the lowest of a stream's calibrations (the sensor's at start-up
-	 * and at exit): other work only ever slows one down */
-	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == 0 &&
-	    (!p->s[f->sidx].have_cost || calib_ps(ev) < p->s[f->sidx].cost)) {
-		p->s[f->sidx].cost = calib_ps(ev);
-		p->s[f->sidx].have_cost = 1;
-	}
-	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_COMPUTE)
-		p->s[f->sidx].cost_mpi = cost_ns(ev->arg[1]);
-	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_MPI_INIT)
-		p->s[f->sidx].cost_out = calib_ps(ev);
-	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_FWRITE &&
-	    (p->s[f->sidx].cost_stdio < 0 || calib_ps(ev) < p->s[f->sidx].cost_stdio))
-		p->s[f->sidx].cost_stdio = calib_ps(ev);
-	if (ev->type == PROTO_EV_CALIB && ev->arg[0] == PROTO_EV_MPI_IPROBE)
-		p->s[f->sidx].cost_prog = calib_ps(ev);
+	if (ev->type == PROTO_EV_CALIB)
+		note_calibration(&p->s[f->sidx], ev);
 	const struct proto_ev_info *info = proto_ev_info(ev->type);
 	int64_t cold = 0;
 	if (is_mpi(ev) && f->a.prev_comp) {	/* measured */
@@ -641,7 +694,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		int a = proto_ev_arg(ev->type, PROTO_F_arrived);
 		r->arrived = a >= 0 && ev->arg[a] > 0;
 		r->probe = event_probe(te);
-		if (ev->type == PROTO_EV_MPI_SENDRECV && te->array &&
+		if (proto_ev_base(ev->type) == PROTO_EV_MPI_SENDRECV && te->array &&
 		    te->narray >= 3)	/* rtag, arrived, probe_ns */
 			r->arrived = te->array[1] > 0;
 		if (r->probe > t1 - t0)
@@ -679,26 +732,10 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 	if (acc_after(p, &f->a, ev, t0, t1))
 		f->a.pend_cold = cold;
 	if ((ev->type == PROTO_EV_FLUSH && !is_wait(ev)) || ev->type == PROTO_EV_SEND) {
-		struct sinfo *si = &p->s[f->sidx];
-		int rc;
+		int rc = add_batch_end(&p->s[f->sidx], ev, t0, t1);
 
-		if ((rc = mgr_big_grow((void **)&si->bend, &si->capend, si->nb + 1,
-				       sizeof(*si->bend))) ||
-		    (rc = mgr_big_grow((void **)&si->bpre, &si->cappre, si->nb + 2,
-				       sizeof(*si->bpre)))) {
+		if (rc)
 			p->error = rc;
-			return;
-		}
-		/* durations ride in bpre until the prefix sums are made: the
-		 * thread's CPU time when the event has it (its wall time also
-		 * counts the moments it waited for a core), else the wall time */
-		int c = proto_ev_arg(ev->type, PROTO_F_cpu_ns);
-		int64_t d = t1 > t0 ? t1 - t0 : 0;
-		if (c >= 0 && ev->arg[c] > 0 && ev->arg[c] < d)
-			d = ev->arg[c];
-		si->bend[si->nb] = t1;
-		si->bpre[si->nb] = d;
-		si->nb++;
 	}
 }
 
@@ -1161,8 +1198,8 @@ static int cmp_ctail(const void *a, const void *b)
  * for, its after, is what it keeps once corrected; but in the tail of its
  * group's (beyond 3 robust sd of the median, as the communication model:
  * a member off the CPU inside the call, the tracer's threads running, which
- * the COMPUTE events' stolen time does not see; 2.5 ms against 0.4 in the
- * halo's allreduce) it takes the group's median. */
+ * the COMPUTE events' stolen time does not see) it takes the group's
+ * median. */
 static int collective_tails(struct mgr_perturb *p, size_t n)
 {
 	int rc;

@@ -1,76 +1,33 @@
 /*
- * manager/post/perturb.h - removing the tracer's own perturbation ([004] ch. 4).
+ * manager/post/perturb.h - removing the tracer's own perturbation ([004]
+ * ch. 4): each event's times as if the tracer had not run.
  *
- * Flows are threads (stream, tid). Each event e of a flow costs the traced
- * program alpha(e): the stream's calibrated cost per wrapped call (CALIB
- * evtype 0, measured by the sensor at start-up and again at exit: the
- * lower counts) for every libc/MPI/process
- * event (buffered stdio calls: their own, CALIB evtype FWRITE, measured
- * around real fwrite calls), plus the whole duration of FLUSH events (the
- * tracer working in the application's thread; one without records is the
- * thread's wait for room in its ring, post-mortem mode: removed as it is,
- * but for the main thread in busy mode, where the sender's busy time
- * charged to it covers the wait). Between base events a flow's corrected times are
- *     t_a(e) = tb_a + (t(e) - tb) - acc,   acc = sum of alpha since the base.
- * The MPI sensor's accounting around MPI calls (CPU-time and counter reads,
- * the COMPUTE and MPI records) is measured, not calibrated: an MPI event
- * right after a COMPUTE event has nothing but that work in the gap from the
- * COMPUTE end to its start and from its end to the next COMPUTE start, and
- * both gaps are removed as they are. MPI events without a COMPUTE before
- * them (MPI_Init; traces without COMPUTE events) count the calibrated
- * accounting cost (CALIB evtype COMPUTE) instead; the last one's exit gap
- * half of it. A measured MPI event also counts the wrapper's work outside
- * its gaps (CALIB evtype MPI_INIT), no more than the COMPUTE event after it
- * lasted; one that runs the progress engine (all but MPI_Comm_rank and
- * MPI_Comm_size) its cold start, taken off its start: the MPI_Iprobe
- * calibration (CALIB evtype MPI_IPROBE) less the MPI_Comm_rank one, at
- * most its duration, but not where the sensor's arrived probe ran first
- * (MPI_Recv, MPI_Sendrecv), which took it. The arrived probe inside a receive (probe_ns) is removed
- * from its own time. The indirect part, TAPESTRY_PERTURB_INDIRECT: stolen
- * (the thread's off-CPU time in COMPUTE intervals, but for its waits for
- * room, which count whole: whatever took the CPU, the sender, the
- * collectors, the other ranks' tracers), busy (for the main thread, the
- * busy time of the tracer's own threads, FLUSH and SEND events: on a host
- * without a spare core they take the CPU from the application), auto (the
- * default: stolen for streams with COMPUTE events, busy for the others),
- * or 0 (the tracer has cores of its own).
- * A message leaves at its send's start (an MPI_Sendrecv's: after its
- * arrived probe), but an MPI_Isend's when the receive ended after the
- * sender entered the call that completed the request (MPI_Wait, Waitany,
- * Waitall, a Test that found it done): a message beyond the eager limit
- * waits for its sender's progress, and the tracer's work between the
- * Isend and that call is no transit. Departures count for the rules below
- * and the model's points.
- * Receives and collectives become base events:
- *  - a receive whose message had already arrived ("arrived" flag: MPI_Iprobe
- *    before blocking; but not a message that left in its sender's wait, as
- *    above: the probe saw a rendezvous's header, its data moved later) and
- *    whose receiver is not more perturbed than the sender keeps its copy
- *    time: t_a(ER) = t_a(SR) + (t(ER) - t(SR));
- *  - a receive that waited (ready, its probe done, before its message left:
- *    one ready after it found the message on its way, and its t(ER) - t(S)
- *    holds its own lateness), whose receiver is more perturbed than the
- *    sender, still waits: t_a(ER) = t_a(S) + (t(ER) - t(S)), unless that
- *    transit is in the model's tail (beyond 3 robust sd, for a size up to the
- *    largest the fit kept: a rank off the CPU
- *    inside its call while the message waited, which the stolen time of
- *    the COMPUTE events does not see), where the model gives it;
- *  - any other receive uses the communication model fitted on the trace's
- *    own waiting receives (latency + bytes / bandwidth; least squares
- *    without the points beyond 3 robust sd of the median: a descheduled
- *    rank's millisecond waits), counted as "model", never longer after its
- *    send than in the traced run, and takes at least the median own time
- *    of the receives that found their message there or on its way;
- *  - a collective member ends at the latest corrected entry of the members
- *    it waits for plus what it took after their latest traced entry (the
- *    median of its group, same call, size, root or not and bytes, where
- *    that is in the group's tail beyond 3 robust sd: a member off the CPU
- *    inside the call) (a barrier model where everyone waits for everyone;
- *    bcast and scatter wait for the root, the root of reduce and gather for
- *    the others, scan and exscan for the lower ranks: manager/post/comms.h): on
- *    MPI_COMM_WORLD
- *    and on every communicator with a job-wide name; on the others it is a
- *    plain event.
+ * The rules, each in full in docs/modules/manager-post.md ("perturb.c"):
+ * - Flows are threads (stream, tid). Between two base events a flow's
+ *   corrected times are its traced ones less the tracer's cost since the
+ *   base: t_a(e) = tb_a + (t(e) - tb) - acc.
+ * - An event's cost is calibrated (CALIB records: per wrapped call, per
+ *   buffered stdio call; of a stream's calibrations, the lowest) or, around
+ *   MPI calls, measured (the gaps between an MPI event and the COMPUTE
+ *   events around it, the wrapper's work outside them, a cold start); add
+ *   the tracer's work in the thread (FLUSH, waits for room in its ring),
+ *   the sensor's arrived probe inside a receive, and the indirect part
+ *   TAPESTRY_PERTURB_INDIRECT chooses: stolen (the thread's time off the
+ *   CPU), busy (the tracer threads' CPU time), auto (stolen with COMPUTE
+ *   events, else busy) or 0.
+ * - A message leaves at its send's start; an MPI_Isend's, at the sender's
+ *   call that completed the request when the receive ended after it began.
+ * - Receives and collective members are base events, placed from their
+ *   partners' corrected times (Maillet's rules): a receive whose message
+ *   had arrived keeps its own time after the send; one that waited, its
+ *   receiver more perturbed than the sender, keeps its transit; any other
+ *   takes the communication model fitted on the trace's own waiting
+ *   receives (latency + bytes / bandwidth, its tail left out). A member of
+ *   a collective on MPI_COMM_WORLD or a named communicator ends at the
+ *   latest corrected entry of the members it waits for (comms.h) plus what
+ *   it took after their latest traced entry. A transit or a member's time
+ *   in its group's tail (beyond 3 robust sd) takes the model, or the
+ *   group's median.
  * Times in and out are global (post) and causality-repaired (causality).
  */
 #ifndef TAPESTRY_MGR_PERTURB_H

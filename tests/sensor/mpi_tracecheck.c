@@ -1,21 +1,30 @@
 /*
  * tests/sensor/mpi_tracecheck.c - checks the MPI events of a job directory.
  *
- *   mpi_tracecheck [-v] [-d] DIR NPROCS [NAME[=COUNT] ...]
+ *   mpi_tracecheck [-v] [-d] [-a] DIR NPROCS [NAME[=COUNT] ...]
  *
  * Reads DIR with proto/trace and checks that:
  *  - exactly NPROCS processes ran MPI_Init (ranks 0..NPROCS-1, from the
  *    MPI_Init event) and MPI_Finalize, none lost events;
  *  - every NAME (an event name such as MPI_Send) occurs on every rank, and
  *    exactly COUNT times per rank when COUNT is given;
- *  - every message sent (MPI_Send, MPI_Isend, the send half of
- *    MPI_Sendrecv) is matched by exactly one receive (MPI_Recv, the
- *    completion of an irecv by MPI_Wait, MPI_Waitany, MPI_Test or
- *    MPI_Waitall's ARRAY, the receive half of MPI_Sendrecv) with the same
+ *  - every message sent by a call that did not fail (every send mode, blocking or not, a persistent
+ *    send's MPI_Start, the send half of MPI_Sendrecv(_replace)) is matched
+ *    by exactly one receive (MPI_Recv, MPI_Mrecv, the completion of an
+ *    irecv, imrecv or started recv_init by MPI_Wait, MPI_Waitany,
+ *    MPI_Test, MPI_Testany or the ARRAY of MPI_Waitall, MPI_Waitsome,
+ *    MPI_Testall, MPI_Testsome, the receive half of MPI_Sendrecv) with the same
  *    source and destination world ranks, communicator (its job-wide name
  *    from manager/post/comms: the ranks' local ids for one communicator may
  *    differ), tag (where the receive knows it) and bytes, and no receive
  *    is left over;
+ *  - polls that found nothing (MPI_Test, MPI_Iprobe ... false) are folded:
+ *    no such record on the main thread directly follows another, and a
+ *    folded record (PROTO_EVF_FOLDED) carries its count of calls (an ARRAY
+ *    of 1 value, at least 2);
+ *  - no request (an id of a rank) is completed twice; with -a, every
+ *    request started is completed or freed exactly once, and none is
+ *    completed as unknown (req 0, peer -3);
  *  - every v-collective at its root carries its ARRAY of per-rank bytes;
  *  - COMPUTE events carry a method (0 or 1) and a positive flop rate, a CPU
  *    time within their wall time (1 us + 1 %: the stored stamps went through
@@ -51,6 +60,7 @@ struct req {
 	uint64_t stream;
 	int64_t id, comm, tag;
 	int recv;
+	int done;		/* completions (or frees) seen */
 };
 
 struct rankinfo {
@@ -62,6 +72,9 @@ struct rankinfo {
 	int after_compute;	/* main thread: the last event was a COMPUTE */
 	uint64_t compute_end;
 	uint64_t mpi_end;	/* the last MPI event's end on the main thread */
+	struct proto_event last_poll;	/* main thread: the last MPI event, if a
+					 * poll that found nothing */
+	int polls, folded;	/* such records; folded ones among them */
 };
 
 static struct msg sends[MAX_MSGS], recvs[MAX_MSGS];
@@ -71,6 +84,7 @@ static size_t nreqs;
 static struct rankinfo ranks[MAX_RANKS];
 static int failures;
 static struct mgr_comms *comms;
+static int all_done;		/* -a */
 
 #define FAIL(...) do { fprintf(stderr, "mpi_tracecheck: " __VA_ARGS__); \
 	fputc('\n', stderr); failures++; } while (0)
@@ -108,15 +122,25 @@ static struct req *find_req(uint64_t stream, int64_t id)
 	return NULL;
 }
 
-/* A receive completing request id of stream (rank me). */
+/* A completion of request id of stream (rank me): counted; a receive's
+ * message recorded (not a cancelled one's). */
 static void req_recv(uint64_t stream, int me, int64_t id, int64_t peer,
 		     int64_t tag, int64_t bytes)
 {
 	struct req *q = find_req(stream, id);
 
-	if (id <= 0 || !q || !q->recv)
+	if (id <= 0 || !q) {
+		if (all_done && peer == -3)
+			FAIL("rank %d: a completion of an unknown request", me);
 		return;
-	add_msg(recvs, &nrecvs, peer, me, mgr_comms_name(comms, stream, q->comm),
+	}
+	if (++q->done > 1)
+		FAIL("rank %d: request %lld completed %d times", me,
+		     (long long)id, q->done);
+	if (!q->recv || peer == -4)
+		return;
+	add_msg(recvs, &nrecvs, peer, me,
+		q->comm >= 0 ? mgr_comms_name(comms, stream, q->comm) : -1,
 		tag, bytes);
 }
 
@@ -134,6 +158,16 @@ static void dump(int rank, const struct proto_trace_event *te)
 			printf(" %lld", (long long)te->array[i]);
 	}
 	printf("\n");
+}
+
+static void add_req(uint64_t stream, int64_t id, int64_t comm, int64_t tag,
+		    int recv)
+{
+	if (nreqs >= MAX_REQS) {
+		FAIL("more than %d requests", MAX_REQS);
+		return;
+	}
+	reqs[nreqs++] = (struct req){ stream, id, comm, tag, recv, 0 };
 }
 
 /* First pass: which stream is which rank, and the requests. */
@@ -162,15 +196,20 @@ static int pass1(const char *dir)
 				FAIL("rank %d initialised twice", r);
 			ranks[r].seen = 1;
 			ranks[r].stream = te.stream->id;
-		} else if ((e->type == PROTO_EV_MPI_ISEND ||
-			    e->type == PROTO_EV_MPI_IRECV) && e->arg[4] > 0) {
-			if (nreqs >= MAX_REQS) {
-				FAIL("more than %d requests", MAX_REQS);
-				continue;
-			}
-			reqs[nreqs++] = (struct req){ te.stream->id, e->arg[4],
-				e->arg[2], e->arg[1],
-				e->type == PROTO_EV_MPI_IRECV };
+		} else if ((proto_ev_base(e->type) == PROTO_EV_MPI_ISEND ||
+			    proto_ev_base(e->type) == PROTO_EV_MPI_IRECV) &&
+			   e->arg[4] > 0) {
+			add_req(te.stream->id, e->arg[4], e->arg[2], e->arg[1],
+				proto_ev_base(e->type) == PROTO_EV_MPI_IRECV);
+		} else if (e->type == PROTO_EV_MPI_START && e->arg[0] > 0) {
+			add_req(te.stream->id, e->arg[0], e->arg[3], e->arg[2],
+				e->arg[5] == 2);
+		} else if (e->type == PROTO_EV_MPI_STARTALL) {
+			for (size_t i = 0; i + 5 <= te.narray; i += 5)
+				if (te.array[i] > 0)
+					add_req(te.stream->id, te.array[i], 0,
+						te.array[i + 2],
+						te.array[i + 4] == 2);
 		}
 	}
 	proto_trace_close(t);
@@ -206,6 +245,51 @@ static void check_compute(int me, const struct proto_event *e)
 	    a[0] > 0)
 		FAIL("rank %d: COMPUTE volume %lld for %lld ns at %lld flop/s",
 		     me, (long long)a[1], (long long)a[0], (long long)a[3]);
+}
+
+/* Did e poll and find nothing (the sensor's folding rule)? */
+static int poll_failed(const struct proto_event *e)
+{
+	if (e->flags & PROTO_EVF_FAILED)
+		return 0;
+	switch (e->type) {
+	case PROTO_EV_MPI_TEST:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:
+	case PROTO_EV_MPI_REQUEST_GET_STATUS:
+		return e->arg[1] == 0;
+	case PROTO_EV_MPI_IPROBE:
+		return e->arg[4] == 0;
+	case PROTO_EV_MPI_TESTANY:
+		return e->arg[2] == 0 && e->arg[1] < 0;
+	default:
+		return 0;
+	}
+}
+
+/* The main thread's polls that found nothing: folded. */
+static void check_fold(int me, const struct proto_trace_event *te)
+{
+	const struct proto_event *e = te->ev;
+	struct rankinfo *r = &ranks[me];
+	int failed = poll_failed(e);
+
+	if (proto_ev_info(e->type)->category != PROTO_CAT_MPI)
+		return;
+	if (e->flags & PROTO_EVF_FOLDED) {
+		r->folded++;
+		if (te->narray != 1 || te->array[0] < 2)
+			FAIL("rank %d: a folded %s without its count", me,
+			     proto_ev_info(e->type)->name);
+	}
+	if (failed && r->last_poll.type)
+		FAIL("rank %d: %s then %s that found nothing, not folded", me,
+		     proto_ev_info(r->last_poll.type)->name,
+		     proto_ev_info(e->type)->name);
+	r->polls += failed;
+	memset(&r->last_poll, 0, sizeof(r->last_poll));
+	if (failed)
+		r->last_poll = *e;
 }
 
 /* The main thread's COMPUTE events between its MPI events. */
@@ -268,18 +352,42 @@ static int pass2(const char *dir, int verbose_dump)
 				     PROTO_CAT_MPI ||
 				     e->type == PROTO_EV_COMPUTE))
 			dump(me, &te);
-		switch (e->type) {
+		/* a failed call moved nothing (its request: none) */
+		switch (e->flags & PROTO_EVF_FAILED ? PROTO_EV__INVALID :
+			proto_ev_base(e->type)) {
 		case PROTO_EV_MPI_SEND:
 		case PROTO_EV_MPI_ISEND:
 			add_msg(sends, &nsends, me, a[0], comm, a[1], a[3]);
 			break;
+		case PROTO_EV_MPI_START:
+			if (a[5] == 1)
+				add_msg(sends, &nsends, me, a[1], comm, a[2], a[4]);
+			break;
+		case PROTO_EV_MPI_STARTALL:
+			/* (the test programs start on MPI_COMM_WORLD) */
+			for (i = 0; i + 5 <= te.narray; i += 5)
+				if (te.array[i + 4] == 1)
+					add_msg(sends, &nsends, me,
+						te.array[i + 1],
+						mgr_comms_name(comms, s, 0),
+						te.array[i + 2], te.array[i + 3]);
+			break;
+		case PROTO_EV_MPI_REQUEST_FREE: {
+			/* an active request's end (an inactive persistent
+			 * one's was its completion) */
+			struct req *q = find_req(s, a[0]);
+
+			if (q && !q->done)
+				q->done = 1;
+			break;
+		}
 		case PROTO_EV_MPI_RECV:
 			add_msg(recvs, &nrecvs, a[0], me, comm, a[1], a[3]);
 			if (a[4] != 0 && a[4] != 1)
 				FAIL("rank %d: MPI_Recv arrived %lld", me,
 				     (long long)a[4]);
 			break;
-		case PROTO_EV_MPI_SENDRECV:
+		case PROTO_EV_MPI_SENDRECV:	/* and _replace */
 			add_msg(sends, &nsends, me, a[0], comm, a[1], a[3]);
 			add_msg(recvs, &nrecvs, a[4], me, comm, -1, a[5]);
 			break;
@@ -287,15 +395,31 @@ static int pass2(const char *dir, int verbose_dump)
 			req_recv(s, me, a[0], a[1], a[2], a[4]);
 			break;
 		case PROTO_EV_MPI_WAITANY:
-			req_recv(s, me, a[2], a[3], a[4], a[5]);
+			if (a[1] >= 0)
+				req_recv(s, me, a[2], a[3], a[4], a[5]);
 			break;
+		case PROTO_EV_MPI_WAITSOME:
+		case PROTO_EV_MPI_TESTALL:
+		case PROTO_EV_MPI_TESTSOME: {
+			struct proto_done d;
+
+			for (i = 0; !proto_ev_done(e->type, te.array,
+						   te.narray, i, &d); i++)
+				req_recv(s, me, d.req, d.peer, d.tag, d.bytes);
+			if (a[1] > 0 && i != (size_t)(e->type ==
+					PROTO_EV_MPI_TESTALL ? a[0] : a[1]))
+				FAIL("rank %d: %s of %lld with %zu completions",
+				     me, proto_ev_info(e->type)->name,
+				     (long long)a[1], i);
+			break;
+		}
 		case PROTO_EV_MPI_TEST:
 			if (a[1])
 				req_recv(s, me, a[0], a[2], a[3], a[5]);
 			break;
 		case PROTO_EV_MPI_WAITALL:
-			if (!(e->flags & PROTO_EVF_HASARRAY) ||
-			    te.narray != (size_t)a[0] * 4) {
+			if (a[0] > 0 && (!(e->flags & PROTO_EVF_HASARRAY) ||
+					 te.narray != (size_t)a[0] * 4)) {
 				FAIL("rank %d: MPI_Waitall of %lld without its "
 				     "ARRAY (%zu values)", me, (long long)a[0],
 				     te.narray);
@@ -304,10 +428,8 @@ static int pass2(const char *dir, int verbose_dump)
 			for (i = 0; i < te.narray; i += 4) {
 				struct req *q = find_req(s, te.array[i]);
 
-				if (q && q->recv)
-					req_recv(s, me, te.array[i],
-						 te.array[i + 1], q->tag,
-						 te.array[i + 2]);
+				req_recv(s, me, te.array[i], te.array[i + 1],
+					 q ? q->tag : 0, te.array[i + 2]);
 			}
 			break;
 		case PROTO_EV_MPI_GATHERV:
@@ -331,8 +453,10 @@ static int pass2(const char *dir, int verbose_dump)
 		default:
 			break;
 		}
-		if (e->tid == 0)
+		if (e->tid == 0) {
 			check_order(me, e);
+			check_fold(me, &te);
+		}
 	}
 	for (i = 0; i < proto_trace_nstreams(t); i++) {
 		const struct proto_stream *st = proto_trace_stream(t, i);
@@ -395,13 +519,15 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else if (!strcmp(argv[1], "-d"))
 			dumpev = 1;
+		else if (!strcmp(argv[1], "-a"))
+			all_done = 1;
 		else
 			break;
 		argv++;
 		argc--;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: mpi_tracecheck [-v] [-d] DIR NPROCS "
+		fprintf(stderr, "usage: mpi_tracecheck [-v] [-d] [-a] DIR NPROCS "
 			"[NAME[=COUNT] ...]\n");
 		return 2;
 	}
@@ -461,6 +587,11 @@ int main(int argc, char **argv)
 		}
 	}
 	match();
+	for (size_t k = 0; all_done && k < nreqs; k++)
+		if (reqs[k].done != 1)
+			FAIL("rank %d: request %lld completed %d times",
+			     stream_rank(reqs[k].stream), (long long)reqs[k].id,
+			     reqs[k].done);
 	if (verbose || failures)
 		fprintf(stderr, "mpi_tracecheck: %d ranks, %zu sends, %zu "
 			"receives, %d failures\n", nprocs, nsends, nrecvs,

@@ -1,0 +1,194 @@
+/*
+ * tests/collector/rig.c - see rig.h.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "proto/auth.h"
+#include "proto/codec.h"
+#include "tests/collector/rig.h"
+
+struct proto_msg msg;	/* large: not on the stack */
+
+void spin(struct event_base *b)
+{
+	for (int i = 0; i < 20; i++)
+		event_base_loop(b, EVLOOP_NONBLOCK);
+}
+
+void send_m(struct bufferevent *bev, const struct proto_msg *m)
+{
+	cr_assert_eq(col_send_msg(bev, m), 0);
+}
+
+/* Next message on bev's input: 1 with msg filled, 0 when none. */
+int recv_m(struct bufferevent *bev)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t hdr[PROTO_FRAME_HDR], *p;
+	struct proto_frame f;
+	size_t need, used;
+	int rc;
+
+	if (evbuffer_copyout(in, hdr, sizeof(hdr)) < (ev_ssize_t)sizeof(hdr))
+		return 0;
+	rc = proto_frame_decode(hdr, sizeof(hdr), 0, &f, &need);
+	if (rc == 0)
+		need = PROTO_FRAME_HDR;
+	cr_assert(rc == 0 || rc == PROTO_E_TRUNCATED);
+	if (evbuffer_get_length(in) < need)
+		return 0;
+	p = evbuffer_pullup(in, (ev_ssize_t)need);
+	cr_assert_eq(proto_frame_decode(p, need, 0, &f, &used), 0);
+	cr_assert_eq(proto_msg_decode(&f, &msg), 0);
+	evbuffer_drain(in, need);
+	return 1;
+}
+
+
+void rig_up(struct rig *r, int root)
+{
+	int rc;
+
+	col_log_level = COL_LOG_ERROR;
+	r->base = event_base_new();
+	cr_assert_not_null(r->base);
+	strcpy(r->dir, "/tmp/col-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(r->dir));
+	snprintf(r->job, sizeof(r->job), "%s/job", r->dir);
+	col_config_default(&r->cfg);
+	r->cfg.listen = "";
+	r->cfg.stats_period_ms = 0;
+	r->cfg.clock_period_ms = 0;
+	r->cfg.handshake_ms = 60000;
+	r->cfg.node_id = 0x1234;
+	if (root)
+		r->cfg.output = r->job;
+	r->col = col_new(r->base, &r->cfg, &rc);
+	cr_assert_not_null(r->col, "col_new: %s", proto_strerror(rc));
+}
+
+void rm_tree(const char *path)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	cr_assert_eq(system(cmd), 0);
+}
+
+void rig_down(struct rig *r)
+{
+	col_free(r->col);
+	event_base_free(r->base);
+	rm_tree(r->dir);
+}
+
+/* A child connection: returns the test's end. */
+struct bufferevent *child(struct rig *r)
+{
+	struct bufferevent *p[2];
+
+	cr_assert_eq(bufferevent_pair_new(r->base, BEV_OPT_DEFER_CALLBACKS, p), 0);
+	cr_assert_not_null(col_conn_attach(r->col, p[0], "pair"));
+	bufferevent_enable(p[1], EV_READ | EV_WRITE);
+	return p[1];
+}
+
+uint8_t cnonce[PROTO_NONCE] = {1, 2, 3};
+
+void hello(struct bufferevent *t, uint8_t role, uint64_t id)
+{
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PROTO_MSG_HELLO;
+	msg.u.hello.role = role;
+	msg.u.hello.id = id;
+	msg.u.hello.rank = -1;
+	memcpy(msg.u.hello.nonce, cnonce, PROTO_NONCE);
+	strcpy(msg.u.hello.host, "h");
+	strcpy(msg.u.hello.name, "n");
+	send_m(t, &msg);
+}
+
+/* Full handshake with secret key; returns 1 when WELCOME came. */
+int handshake(struct rig *r, struct bufferevent *t, uint64_t id,
+		     const char *key)
+{
+	uint8_t snonce[PROTO_NONCE], want[PROTO_MAC];
+
+	hello(t, PROTO_ROLE_SENSOR, id);
+	spin(r->base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_CHALLENGE);
+	memcpy(snonce, msg.u.challenge.nonce, PROTO_NONCE);
+	msg.type = PROTO_MSG_AUTH;
+	proto_auth_proof(PROTO_AUTH_CLIENT, key, strlen(key), snonce, cnonce,
+			 id, msg.u.auth.mac);
+	send_m(t, &msg);
+	spin(r->base);
+	if (!recv_m(t) || msg.type != PROTO_MSG_WELCOME)
+		return 0;
+	proto_auth_proof(PROTO_AUTH_SERVER, key, strlen(key), snonce, cnonce,
+			 id, want);
+	cr_assert(proto_auth_equal(want, msg.u.welcome.mac));
+	cr_assert_eq(msg.u.welcome.node_id, 0x1234);
+	return 1;
+}
+
+size_t nconns(struct rig *r)
+{
+	size_t n = 0;
+
+	for (struct col_conn *cn = r->col->conns; cn; cn = cn->next)
+		n++;
+	return n;
+}
+
+void send_batch(struct bufferevent *t, uint64_t stream, uint64_t seq,
+		       uint32_t n)
+{
+	static struct proto_event ev[64];
+	static uint8_t data[8192];
+	struct proto_codec *c = proto_codec_new(0);
+	size_t len;
+
+	cr_assert(n <= 64);
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&ev[i], 0, sizeof(ev[i]));
+		ev[i].t_start = seq * 100 + i;
+		ev[i].t_end = ev[i].t_start;
+		ev[i].type = 1;
+	}
+	cr_assert_eq(proto_codec_encode(c, ev, n, data, sizeof(data), &len), 0);
+	proto_codec_free(c);
+	msg.type = PROTO_MSG_BATCH;
+	msg.u.batch.stream = stream;
+	msg.u.batch.seq = seq;
+	msg.u.batch.nrecords = n;
+	msg.u.batch.flags = 0;
+	msg.u.batch.data = data;
+	msg.u.batch.datalen = (uint32_t)len;
+	send_m(t, &msg);
+}
+
+void roundtrip(struct rig *r, struct bufferevent *to, struct bufferevent *from, int want)
+{
+	send_m(to, &msg);
+	spin(r->base);
+	cr_assert_eq(recv_m(from), 1);
+	cr_assert_eq(msg.type, want);
+}
+
+void expect_error(struct rig *r, struct bufferevent *t, int code)
+{
+	spin(r->base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, code);
+}

@@ -1,0 +1,245 @@
+/*
+ * tests/collector/test_up.c - collector/up.c: flush thresholds, acknowledgements down the
+ * tree, reconnection, spilling while the parent is away.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "proto/auth.h"
+#include "tests/collector/rig.h"
+
+static struct bufferevent *parent_end;
+
+static struct bufferevent *connector(struct col *c, void *arg)
+{
+	struct bufferevent *p[2];
+	struct event_base *b = arg;
+
+	cr_assert_eq(bufferevent_pair_new(b, BEV_OPT_DEFER_CALLBACKS, p), 0);
+	parent_end = p[1];
+	bufferevent_enable(p[1], EV_READ | EV_WRITE);
+	return p[0];
+}
+
+/* Play the parent's side of the handshake. */
+static void parent_accept(struct rig *r)
+{
+	uint8_t snonce[PROTO_NONCE] = {9, 9}, cn[PROTO_NONCE];
+	uint64_t id;
+
+	spin(r->base);
+	cr_assert_eq(recv_m(parent_end), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_HELLO);
+	cr_assert_eq(msg.u.hello.role, PROTO_ROLE_COLLECTOR);
+	id = msg.u.hello.id;
+	memcpy(cn, msg.u.hello.nonce, PROTO_NONCE);
+	msg.type = PROTO_MSG_CHALLENGE;
+	msg.u.challenge.flags = 0;
+	memcpy(msg.u.challenge.nonce, snonce, PROTO_NONCE);
+	roundtrip(r, parent_end, parent_end, PROTO_MSG_AUTH);
+	msg.type = PROTO_MSG_WELCOME;
+	msg.u.welcome.flags = 0;
+	msg.u.welcome.node_id = 0x99;
+	proto_auth_proof(PROTO_AUTH_SERVER, "", 0, snonce, cn, id,
+			 msg.u.welcome.mac);
+	send_m(parent_end, &msg);
+	spin(r->base);
+}
+
+/* Count BATCH frames waiting at the parent; answer PINGs. */
+static int parent_batches(struct rig *r, uint64_t *last_seq)
+{
+	int n = 0;
+
+	spin(r->base);
+	while (recv_m(parent_end)) {
+		if (msg.type == PROTO_MSG_PING) {
+			uint64_t id = msg.u.ping.id, ts = msg.u.ping.t_send;
+
+			msg.type = PROTO_MSG_PONG;
+			msg.u.pong.id = id;
+			msg.u.pong.t_orig = ts;
+			msg.u.pong.t_recv = msg.u.pong.t_send = ts + 1;
+			send_m(parent_end, &msg);
+			spin(r->base);
+			continue;
+		}
+		if (msg.type == PROTO_MSG_BATCH) {
+			n++;
+			if (last_seq)
+				*last_seq = msg.u.batch.seq;
+		}
+	}
+	return n;
+}
+
+static void forwarder(struct rig *r, uint32_t flush_records)
+{
+	int rc;
+
+	rig_up(r, 0);
+	col_free(r->col);
+	r->cfg.flush_records = flush_records;
+	r->cfg.flush_bytes = 1u << 30;
+	r->cfg.flush_ms = 3600000;
+	r->cfg.clock_rounds = 2;
+	r->col = col_new(r->base, &r->cfg, &rc);
+	cr_assert_not_null(r->col);
+	col_set_up_connector(r->col, connector, r->base);
+	parent_accept(r);
+}
+
+Test(up, flush_threshold_records)
+{
+	struct rig r;
+	struct bufferevent *t;
+	uint64_t last = 0;
+
+	forwarder(&r, 10);
+	t = child(&r);
+	cr_assert(handshake(&r, t, 7, ""));
+	send_batch(t, 7, 1, 4);
+	send_batch(t, 7, 2, 4);
+	spin(r.base);
+	cr_assert_eq(parent_batches(&r, NULL), 0, "under the threshold");
+	send_batch(t, 7, 3, 4);	/* 12 records >= 10 */
+	spin(r.base);
+	cr_assert_eq(parent_batches(&r, &last), 3);
+	cr_assert_eq(last, 3);
+	/* BYE forwards at once whatever the thresholds. */
+	send_batch(t, 7, 4, 1);
+	msg.type = PROTO_MSG_BYE;
+	msg.u.bye.stream = 7;
+	msg.u.bye.last_seq = 4;
+	msg.u.bye.reason = 0;
+	send_m(t, &msg);
+	spin(r.base);
+	cr_assert_eq(parent_batches(&r, &last), 1);
+	bufferevent_free(t);
+	rig_down(&r);
+}
+
+Test(up, ack_travels_down_and_releases)
+{
+	struct rig r;
+	struct bufferevent *t;
+	struct col_stats st;
+
+	forwarder(&r, 1);
+	t = child(&r);
+	cr_assert(handshake(&r, t, 7, ""));
+	send_batch(t, 7, 1, 4);
+	send_batch(t, 7, 2, 4);
+	spin(r.base);
+	cr_assert_eq(parent_batches(&r, NULL), 2);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.unacked_frames, 2);
+	msg.type = PROTO_MSG_ACK;
+	msg.u.ack.stream = 7;
+	msg.u.ack.seq = 2;
+	roundtrip(&r, parent_end, t, PROTO_MSG_ACK);
+	cr_assert_eq(msg.u.ack.seq, 2);
+	/* The queued CLOCK left with the flush; it is released once read. */
+	parent_batches(&r, NULL);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.unacked_frames, 0);
+	bufferevent_free(t);
+	rig_down(&r);
+}
+
+Test(up, reconnect_resends_unacked_in_order)
+{
+	struct rig r;
+	struct bufferevent *t;
+	uint64_t seqs[8];
+	int n = 0;
+	struct col_stats st;
+
+	forwarder(&r, 1);
+	t = child(&r);
+	cr_assert(handshake(&r, t, 7, ""));
+	for (uint64_t s = 1; s <= 3; s++)
+		send_batch(t, 7, s, 2);
+	spin(r.base);
+	cr_assert_eq(parent_batches(&r, NULL), 3);
+	msg.type = PROTO_MSG_ACK;
+	msg.u.ack.stream = 7;
+	msg.u.ack.seq = 1;
+	send_m(parent_end, &msg);
+	spin(r.base);
+	/* The parent dies: EOF on the collector's end. */
+	bufferevent_flush(parent_end, EV_WRITE, BEV_FINISHED);
+	bufferevent_free(parent_end);
+	spin(r.base);
+	usleep(120000);	/* past the first backoff */
+	spin(r.base);
+	parent_accept(&r);
+	spin(r.base);
+	while (recv_m(parent_end))
+		if (msg.type == PROTO_MSG_BATCH)
+			seqs[n++] = msg.u.batch.seq;
+	cr_assert_eq(n, 2);
+	cr_assert_eq(seqs[0], 2);
+	cr_assert_eq(seqs[1], 3);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.reconnects, 1);
+	bufferevent_free(t);
+	rig_down(&r);
+}
+
+
+Test(up, forwarder_spills_when_parent_down_then_catches_up)
+{
+	struct rig r;
+	struct bufferevent *t;
+	struct col_stats st;
+	char sdir[160];
+	uint64_t last = 0;
+	int rc, n;
+
+	rig_up(&r, 0);
+	col_free(r.col);
+	snprintf(sdir, sizeof(sdir), "%s/spill", r.dir);
+	r.cfg.spill_dir = sdir;
+	r.cfg.mem_cap = 2048;	/* a few batches */
+	r.cfg.flush_ms = 0;
+	r.cfg.clock_rounds = 0;
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	t = child(&r);
+	cr_assert(handshake(&r, t, 7, ""));
+	for (uint64_t s = 1; s <= 40; s++)
+		send_batch(t, 7, s, 8);
+	spin(r.base);
+	col_get_stats(r.col, &st);
+	cr_assert_gt(st.spilled_bytes, 0);
+	cr_assert_eq(st.frames_up, 0);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	n = 0;
+	for (int round = 0; round < 100 && n < 40; round++) {
+		int k = parent_batches(&r, &last);
+
+		n += k;
+		if (k) {
+			msg.type = PROTO_MSG_ACK;
+			msg.u.ack.stream = 7;
+			msg.u.ack.seq = last;
+			send_m(parent_end, &msg);
+		}
+		spin(r.base);
+	}
+	cr_assert_eq(n, 40);
+	cr_assert_eq(last, 40);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.spilled_bytes, 0);
+	bufferevent_free(t);
+	rig_down(&r);
+}

@@ -63,6 +63,35 @@ int proto_ev_collective(unsigned type)
 	return type >= PROTO_EV_MPI_BARRIER && type <= PROTO_EV_MPI_EXSCAN;
 }
 
+/* MPI-IO is one run of events.def, MPI_File_open first: file management
+ * (open .. set_view), then reads and writes, blocking, nonblocking, split. */
+_Static_assert(PROTO_EV_MPI_FILE_WRITE_ORDERED_END - PROTO_EV_MPI_FILE_OPEN == 40,
+	       "MPI-IO must stay one run of events.def");
+
+int proto_ev_mpiio(unsigned type)
+{
+	const char *n;
+
+	if (type < PROTO_EV_MPI_FILE_OPEN || type > PROTO_EV_MPI_FILE_WRITE_ORDERED_END)
+		return PROTO_IO_NOT;
+	if (type <= PROTO_EV_MPI_FILE_SET_VIEW)
+		return PROTO_IO_FILE;
+	/* "MPI_File_read...", "MPI_File_iwrite..." */
+	n = catalogue[type].name + sizeof("MPI_File_") - 1;
+	if (*n == 'i')
+		n++;
+	return *n == 'r' ? PROTO_IO_READ : PROTO_IO_WRITE;
+}
+
+/* One-sided is one run of events.def, MPI_Win_create first. */
+_Static_assert(PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE == 27,
+	       "one-sided must stay one run of events.def");
+
+int proto_ev_rma(unsigned type)
+{
+	return type >= PROTO_EV_MPI_WIN_CREATE && type <= PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL;
+}
+
 const char *proto_field_name(unsigned f)
 {
 	return f < PROTO_F__COUNT ? field_names[f] : NULL;

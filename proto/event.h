@@ -133,6 +133,16 @@ unsigned proto_ev_done_stride(unsigned type);
  * (arr, n values) into *d: 0, or -1 when there is no such entry. */
 int proto_ev_done(unsigned type, const int64_t *arr, size_t n, size_t i,
 		  struct proto_done *d);
+/* What an MPI-IO event type does: PROTO_IO_NOT (not MPI-IO),
+ * PROTO_IO_FILE (open, close, delete, set_size, preallocate, sync,
+ * set_view), PROTO_IO_READ or PROTO_IO_WRITE (every data access form;
+ * the nonblocking ones have a req argument, the split collectives' _begin
+ * neither req nor result). */
+enum { PROTO_IO_NOT = 0, PROTO_IO_FILE = 1, PROTO_IO_READ = 2, PROTO_IO_WRITE = 3 };
+int proto_ev_mpiio(unsigned type);
+
+/* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes). */
+int proto_ev_rma(unsigned type);
 
 /* Name of a field ("bytes"), or NULL. */
 const char *proto_field_name(unsigned f);

@@ -447,7 +447,32 @@ void lc##_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *peer, \
 }
 F_ISEND(mpi_isend, MPI_ISEND, isend, MPI_Isend)
 F_ISEND(mpi_issend, MPI_ISSEND, issend, MPI_Issend)
+F_ISEND(mpi_ibsend, MPI_IBSEND, ibsend, MPI_Ibsend)
+F_ISEND(mpi_irsend, MPI_IRSEND, irsend, MPI_Irsend)
 F_ISEND(mpi_irecv, MPI_IRECV, irecv, MPI_Irecv)
+/* the persistent requests' constructors have the same arguments */
+F_ISEND(mpi_send_init, MPI_SEND_INIT, send_init, MPI_Send_init)
+F_ISEND(mpi_bsend_init, MPI_BSEND_INIT, bsend_init, MPI_Bsend_init)
+F_ISEND(mpi_ssend_init, MPI_SSEND_INIT, ssend_init, MPI_Ssend_init)
+F_ISEND(mpi_rsend_init, MPI_RSEND_INIT, rsend_init, MPI_Rsend_init)
+F_ISEND(mpi_recv_init, MPI_RECV_INIT, recv_init, MPI_Recv_init)
+
+/* A call on one request that may change its handle (MPI_Start keeps it,
+ * MPI_Request_free and MPI_Cancel set or keep it). */
+#define F_REQ1(lc, UC, short, Cname) \
+FDECL(lc, UC, short, (MPI_Fint *req, MPI_Fint *ierr)) \
+void lc##_(MPI_Fint *req, MPI_Fint *ierr) \
+{ \
+	MPI_Request r = PMPI_Request_f2c(*req); \
+	int rc = Cname(&r); \
+\
+	if (rc == MPI_SUCCESS) \
+		*req = PMPI_Request_c2f(r); \
+	set_ierr(ierr, rc); \
+}
+F_REQ1(mpi_start, MPI_START, start, MPI_Start)
+F_REQ1(mpi_request_free, MPI_REQUEST_FREE, request_free, MPI_Request_free)
+F_REQ1(mpi_cancel, MPI_CANCEL, cancel, MPI_Cancel)
 
 FDECL(mpi_recv, MPI_RECV, recv,
       (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source,
@@ -580,6 +605,259 @@ void mpi_test_(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status,
 			*req = PMPI_Request_c2f(r);
 			status_out(rc, st, status);
 		}
+	}
+	set_ierr(ierr, rc);
+}
+
+/* Copy back the n handles the C call may have changed; free cr. */
+static void reqs_back(MPI_Fint *reqs, MPI_Request *cr, int n,
+		      const MPI_Request *small)
+{
+	for (int i = 0; i < n; i++)
+		reqs[i] = PMPI_Request_c2f(cr[i]);
+	if (cr != small)
+		free(cr);
+}
+
+FDECL(mpi_startall, MPI_STARTALL, startall,
+      (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *ierr))
+void mpi_startall_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *ierr)
+{
+	MPI_Request small[SMALL], *cr = reqs_f2c(reqs, *count, small);
+	int rc;
+
+	if (!cr) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	rc = MPI_Startall(*count, cr);
+	reqs_back(reqs, cr, *count, small);
+	set_ierr(ierr, rc);
+}
+
+/* Waitsome and Testsome: 1-based indices, a status per completion. */
+static void some_f(int (*fn)(int, MPI_Request[], int *, int[], MPI_Status[]),
+		   MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *outcount,
+		   MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+	MPI_Request small[SMALL], *cr;
+	MPI_Status ssmall[SMALL], *cs = MPI_STATUSES_IGNORE;
+	int n = *count, out = 0, ismall[SMALL], *idx, rc;
+
+	cr = reqs_f2c(reqs, n, small);
+	idx = n > SMALL ? malloc((size_t)n * sizeof(int)) : ismall;
+	if (!statuses_ignored(statuses) && n > 0)
+		cs = n <= SMALL ? ssmall : malloc((size_t)n * sizeof(*cs));
+	if (!cr || !idx || !cs) {
+		rc = MPI_ERR_NO_MEM;
+		goto out;
+	}
+	rc = fn(n, cr, &out, idx, cs);
+	if (rc == MPI_SUCCESS) {
+		*outcount = out;
+		for (int k = 0; out != MPI_UNDEFINED && k < out; k++) {
+			indices[k] = idx[k] + 1;
+			if (cs != MPI_STATUSES_IGNORE)
+				PMPI_Status_c2f(&cs[k], &statuses[k * F_STATUS_SIZE]);
+		}
+	}
+out:
+	if (cr)
+		reqs_back(reqs, cr, n, small);
+	if (idx && idx != ismall)
+		free(idx);
+	if (cs && cs != MPI_STATUSES_IGNORE && cs != ssmall)
+		free(cs);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_waitsome, MPI_WAITSOME, waitsome,
+      (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *outcount, MPI_Fint *indices,
+       MPI_Fint *statuses, MPI_Fint *ierr))
+void mpi_waitsome_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *outcount,
+		   MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+	some_f(MPI_Waitsome, count, reqs, outcount, indices, statuses, ierr);
+}
+
+FDECL(mpi_testsome, MPI_TESTSOME, testsome,
+      (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *outcount, MPI_Fint *indices,
+       MPI_Fint *statuses, MPI_Fint *ierr))
+void mpi_testsome_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *outcount,
+		   MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+	some_f(MPI_Testsome, count, reqs, outcount, indices, statuses, ierr);
+}
+
+FDECL(mpi_testall, MPI_TESTALL, testall,
+      (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *flag, MPI_Fint *statuses,
+       MPI_Fint *ierr))
+void mpi_testall_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *flag,
+		  MPI_Fint *statuses, MPI_Fint *ierr)
+{
+	MPI_Request small[SMALL], *cr = reqs_f2c(reqs, *count, small);
+	MPI_Status ssmall[SMALL], *cs = MPI_STATUSES_IGNORE;
+	int n = *count, f = 0, rc;
+
+	if (cr && !statuses_ignored(statuses) && n > 0)
+		cs = n <= SMALL ? ssmall : malloc((size_t)n * sizeof(*cs));
+	if (!cr || !cs) {
+		if (cr)
+			reqs_back(reqs, cr, n, small);
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	rc = MPI_Testall(n, cr, &f, cs);
+	if (rc == MPI_SUCCESS) {
+		*flag = f ? F_TRUE : F_FALSE;
+		for (int i = 0; f && cs != MPI_STATUSES_IGNORE && i < n; i++)
+			PMPI_Status_c2f(&cs[i], &statuses[i * F_STATUS_SIZE]);
+	}
+	reqs_back(reqs, cr, n, small);
+	if (cs != MPI_STATUSES_IGNORE && cs != ssmall)
+		free(cs);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_testany, MPI_TESTANY, testany,
+      (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *flag,
+       MPI_Fint *status, MPI_Fint *ierr))
+void mpi_testany_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index,
+		  MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Request small[SMALL], *cr = reqs_f2c(reqs, *count, small);
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int n = *count, idx = MPI_UNDEFINED, f = 0, rc;
+
+	if (!cr) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	rc = MPI_Testany(n, cr, &idx, &f, st);
+	if (rc == MPI_SUCCESS) {
+		*flag = f ? F_TRUE : F_FALSE;
+		*index = idx >= 0 && idx < n ? idx + 1 : idx;
+		if (f)
+			status_out(rc, st, status);
+	}
+	reqs_back(reqs, cr, n, small);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_request_get_status, MPI_REQUEST_GET_STATUS, request_get_status,
+      (MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr))
+void mpi_request_get_status_(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status,
+			     MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int f = 0, rc = MPI_Request_get_status(PMPI_Request_f2c(*req), &f, st);
+
+	if (rc == MPI_SUCCESS) {
+		*flag = f ? F_TRUE : F_FALSE;
+		if (f)
+			status_out(rc, st, status);
+	}
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_test_cancelled, MPI_TEST_CANCELLED, test_cancelled,
+      (MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierr))
+void mpi_test_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierr)
+{
+	MPI_Status cs;
+	int f = 0, rc = PMPI_Status_f2c(status, &cs);
+
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Test_cancelled(&cs, &f);
+	if (rc == MPI_SUCCESS)
+		*flag = f ? F_TRUE : F_FALSE;
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, sendrecv_replace,
+      (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,
+       MPI_Fint *stag, MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm,
+       MPI_Fint *status, MPI_Fint *ierr))
+void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *type,
+			   MPI_Fint *dest, MPI_Fint *stag, MPI_Fint *source,
+			   MPI_Fint *rtag, MPI_Fint *comm, MPI_Fint *status,
+			   MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	int rc = MPI_Sendrecv_replace(fbuf(buf), *count, PMPI_Type_f2c(*type),
+				      *dest, *stag, *source, *rtag,
+				      PMPI_Comm_f2c(*comm), st);
+
+	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_mprobe, MPI_MPROBE, mprobe,
+      (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *msg,
+       MPI_Fint *status, MPI_Fint *ierr))
+void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+		 MPI_Fint *msg, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	MPI_Message m = MPI_MESSAGE_NULL;
+	int rc = MPI_Mprobe(*source, *tag, PMPI_Comm_f2c(*comm), &m, st);
+
+	if (rc == MPI_SUCCESS)
+		*msg = PMPI_Message_c2f(m);
+	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_improbe, MPI_IMPROBE, improbe,
+      (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag,
+       MPI_Fint *msg, MPI_Fint *status, MPI_Fint *ierr))
+void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+		  MPI_Fint *flag, MPI_Fint *msg, MPI_Fint *status,
+		  MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	MPI_Message m = MPI_MESSAGE_NULL;
+	int f = 0, rc = MPI_Improbe(*source, *tag, PMPI_Comm_f2c(*comm), &f, &m, st);
+
+	if (rc == MPI_SUCCESS) {
+		*flag = f ? F_TRUE : F_FALSE;
+		if (f) {
+			*msg = PMPI_Message_c2f(m);
+			status_out(rc, st, status);
+		}
+	}
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_mrecv, MPI_MRECV, mrecv,
+      (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *msg,
+       MPI_Fint *status, MPI_Fint *ierr))
+void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *msg,
+		MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status cs, *st = status_ignored(status) ? MPI_STATUS_IGNORE : &cs;
+	MPI_Message m = PMPI_Message_f2c(*msg);
+	int rc = MPI_Mrecv(fbuf(buf), *count, PMPI_Type_f2c(*type), &m, st);
+
+	if (rc == MPI_SUCCESS)
+		*msg = PMPI_Message_c2f(m);
+	status_out(rc, st, status);
+	set_ierr(ierr, rc);
+}
+
+FDECL(mpi_imrecv, MPI_IMRECV, imrecv,
+      (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *msg,
+       MPI_Fint *req, MPI_Fint *ierr))
+void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *msg,
+		 MPI_Fint *req, MPI_Fint *ierr)
+{
+	MPI_Message m = PMPI_Message_f2c(*msg);
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Imrecv(fbuf(buf), *count, PMPI_Type_f2c(*type), &m, &r);
+
+	if (rc == MPI_SUCCESS) {
+		*msg = PMPI_Message_c2f(m);
+		*req = PMPI_Request_c2f(r);
 	}
 	set_ierr(ierr, rc);
 }

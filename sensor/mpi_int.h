@@ -81,11 +81,16 @@ SN_HIDDEN int64_t mw_req_new_id(void);
 /* Live records (tests, diagnostics). */
 SN_HIDDEN size_t mw_req_count(void);
 
+/* Invariant check for tests: 0 when the table is sound (every slot holds
+ * 1..cap records, their sum is the live count, the hash table's own check
+ * holds), else PROTO_E_STATE. */
+SN_HIDDEN int mw_req_check(void);
+
 #ifdef MPI_VERSION
-/* Bind a new id to request r, started through the variable where (NULL:
- * unknown), with what q says (id taken from q for a persistent request's
- * record, else fresh). Returns the id, also when the table is full and
- * the record cannot be kept. Thread-safe. */
+/* Bind a fresh id to request r, started through the variable where
+ * (NULL: unknown), with what q says (q->id is ignored; persistent and
+ * active as q says). Returns the id, also when the table is full and the
+ * record cannot be kept. Thread-safe. */
 SN_HIDDEN int64_t mw_req_start(MPI_Request r, const MPI_Request *where,
 			       const struct mw_req *q);
 
@@ -95,6 +100,31 @@ SN_HIDDEN int64_t mw_req_start(MPI_Request r, const MPI_Request *where,
  * it completes at once, empty) or MW_PEER_UNKNOWN (never seen). */
 SN_HIDDEN int mw_req_take(MPI_Request r, const MPI_Request *where, int op,
 			  struct mw_req *out);
+#endif
+
+/* The common prologue and epilogue of every wrapper (mpi_wrap.c), shared
+ * by the wrapper files expanded from other tables (mpi_io.c, mpi_ext.c):
+ * mw_begin() opens the call's event of type (PROTO_EV__INVALID: none),
+ * mw_end() emits it with rc's outcome. */
+SN_HIDDEN void mw_begin(struct mw_call *c, unsigned type);
+SN_HIDDEN void mw_end(struct mw_call *c, int rc);
+
+/* The end of the last library call on this thread (set by every next_). */
+extern __thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
+
+/* 1 between MPI_Init and MPI_Finalize. */
+SN_HIDDEN int mw_running(void);
+
+#ifdef MPI_VERSION
+/* Communicator id of comm (-1: none) and the world rank of its rank
+ * 'rank' into *wrank (may be NULL; -3 when unknown). */
+SN_HIDDEN int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank);
+
+/* A request that is neither a send nor a receive (an MPI-IO or RMA one),
+ * just started through the variable *req: its sequential id, kept like a
+ * nonblocking constructor's so that its completion records the same id
+ * (peer -2, bytes as given); 0 when req is NULL. */
+SN_HIDDEN int64_t mw_req_other(const MPI_Request *req, int64_t bytes);
 #endif
 
 /* Computation between MPI calls (mpi_compute.c). */

@@ -23,6 +23,7 @@
 #include <mpi.h>
 #pragma GCC visibility pop
 
+#include "proto/error.h"
 #include "sensor/mpi_int.h"
 #include "sensor/mpi_table.h"
 
@@ -126,7 +127,7 @@ int64_t mw_req_start(MPI_Request r, const MPI_Request *where,
 	int64_t id;
 
 	pthread_mutex_lock(&req_lock);
-	id = q->persistent && q->id ? q->id : req_next++;
+	id = req_next++;
 	if (r == MPI_REQUEST_NULL || req_live >= REQ_LIVE_MAX)
 		goto out;
 	s = mw_tab_put(req_tab, req_key(r), NULL);
@@ -226,4 +227,29 @@ size_t mw_req_count(void)
 	n = req_live;
 	pthread_mutex_unlock(&req_lock);
 	return n;
+}
+
+static void slot_count(uint64_t key, void *val, void *arg)
+{
+	struct req_slot *s = val;
+	size_t *n = arg;
+
+	(void)key;
+	if (s->n == 0 || (s->cap == 0 && s->n > 1) || (s->cap && s->n > s->cap))
+		n[1]++;
+	n[0] += s->n;
+}
+
+int mw_req_check(void)
+{
+	size_t n[2] = {0, 0};
+	int rc;
+
+	pthread_mutex_lock(&req_lock);
+	mw_tab_each(req_tab, slot_count, n);
+	rc = mw_tab_check(req_tab);
+	if (req_tab && (rc || n[1] || n[0] != req_live))
+		rc = PROTO_E_STATE;
+	pthread_mutex_unlock(&req_lock);
+	return req_tab ? rc : 0;
 }

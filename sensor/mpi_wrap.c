@@ -56,7 +56,7 @@ _Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "MPI_Request handle");
  * lookups, arrays), which falls in the gap after it with the accounting
  * (the measured exit gap). Left in the event, it lengthened every message's
  * transit as the trace saw it: 550 ns where the program took 230. */
-static __thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
+__thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
 
 #define MPI_CALL(name, ev, params, args) \
 	static int (*ptr_##name) params = PMPI_##name; \
@@ -655,7 +655,7 @@ static int fold_call(struct mw_call *c, int rc, uint64_t t1)
 
 /* ---- prologue / epilogue ----------------------------------------------- */
 
-static void mw_begin(struct mw_call *c, unsigned type)
+void mw_begin(struct mw_call *c, unsigned type)
 {
 	int saved = errno;
 
@@ -693,7 +693,7 @@ static void mw_begin(struct mw_call *c, unsigned type)
 
 static void calibrate_wrapper(void);
 
-static void mw_end(struct mw_call *c, int rc)
+void mw_end(struct mw_call *c, int rc)
 {
 	struct proto_event *e;
 	uint64_t t1;
@@ -2196,6 +2196,26 @@ static int do_Exscan(struct mw_call *c, const void *sbuf, void *rbuf,
 	set_args(c, type_bytes(type, count),
 		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0, 0);
 	return rc;
+}
+
+/* ---- for the other wrapper files (mpi_io.c, mpi_ext.c) ------------------ */
+
+int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank)
+{
+	return comm_lookup(comm, rank, wrank, NULL, NULL);
+}
+
+int64_t mw_req_other(const MPI_Request *req, int64_t bytes)
+{
+	struct mw_req q = {.bytes = bytes, .comm = -1, .peer = MW_PEER_NULL,
+			   .kind = MW_REQ_COLL, .active = 1};
+
+	return req ? mw_req_start(*req, req, &q) : 0;
+}
+
+int mw_running(void)
+{
+	return mw_state == ST_RUNNING;
 }
 
 /* ---- the exported wrappers --------------------------------------------- */

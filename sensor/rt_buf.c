@@ -80,13 +80,18 @@ static void make_key(void)
 /* Ring size for a new thread: a sixteenth of the budget (at most
  * SN_RING_MAX_BYTES), and at most an eighth of what the rings may still
  * reserve, so that sizes shrink gradually when many threads live at once;
- * 0 when not even SN_RING_MIN records fit. */
+ * never less than SN_RING_MIN records, and 0 when those do not fit. */
 static uint64_t ring_bytes_for(uint64_t budget, uint64_t reserved)
 {
 	uint64_t limit = budget / 4 * 3;
 	uint64_t b = budget / 16;
 	uint64_t left = limit > reserved ? limit - reserved : 0;
 
+	/* a sixteenth of a small budget (the documented minimum, 1 MiB)
+	 * is less than SN_RING_MIN records: the first rings still get the
+	 * minimum while an eighth of what is left holds it */
+	if (b < SN_RING_MIN * sizeof(struct proto_event))
+		b = SN_RING_MIN * sizeof(struct proto_event);
 	if (b > SN_RING_MAX_BYTES)
 		b = SN_RING_MAX_BYTES;
 	if (b > left / 8)

@@ -30,6 +30,12 @@ int mgr_export_otf2(const char *dir, const char *out, struct mgr_export_stats *s
 
 #include <otf2/otf2.h>
 
+/* MPI_MODE_* of an MPI_File_open's flags (the same values in Open MPI and
+ * MPICH; the manager is built without MPI) */
+#define MPI_AMODE_CREATE 1
+#define MPI_AMODE_RDONLY 2
+#define MPI_AMODE_WRONLY 4
+
 /* location first, then the time order of mgr_viz_cmp_time */
 static int cmp_loc(const struct viz_pt *x, const struct viz_pt *y)
 {
@@ -95,8 +101,10 @@ static OTF2_RegionRole region_role(unsigned type)
 	}
 	if (type >= PROTO_EV_MPI_SEND && type <= PROTO_EV_MPI_IPROBE)
 		return OTF2_REGION_ROLE_POINT2POINT;
-	if (info && info->category == PROTO_CAT_LIBC)
+	if ((info && info->category == PROTO_CAT_LIBC) || proto_ev_mpiio(type))
 		return OTF2_REGION_ROLE_FILE_IO;
+	if (proto_ev_rma(type))
+		return OTF2_REGION_ROLE_RMA;
 	return OTF2_REGION_ROLE_FUNCTION;
 }
 
@@ -111,14 +119,52 @@ static OTF2_Paradigm paradigm(unsigned type)
 	}
 }
 
+/* MPI-IO: an I/O handle per file a process opened (its index is the
+ * OTF2 IoHandle ref), an IoRegularFile per path (index: IoFile ref), and
+ * the nonblocking operations issued and not completed yet. */
+#define IO_MAX 65536u
+#define IO_SPLIT (1ull << 61)	/* matching ids: split collectives */
+#define IO_NB (1ull << 62)	/* nonblocking (| req) */
+
+struct io_handle {
+	uint32_t proc;		/* process index (viz_scan) */
+	int64_t file;		/* the sensor's file id in that process */
+	uint32_t path;		/* index in paths */
+};
+
+struct io_pending {
+	uint32_t loc;
+	int64_t req;
+	uint32_t handle;
+};
+
+/* A one-sided operation not completed yet: completed at its window's next
+ * synchronisation on that location (fence, complete, unlock(_all),
+ * flush(_all, _local, _local_all), free). */
+struct rma_pending {
+	uint32_t loc, win;
+	int64_t peer;
+	uint64_t match;
+};
+
 struct otf2 {
 	OTF2_Archive *ar;
 	const struct viz_scan *s;
 	uint64_t *nev;		/* events written per location */
-	uint32_t region[128];	/* event type -> region id (dense from 0) */
+	uint32_t region[PROTO_EV__COUNT];	/* event type -> region id (dense from 0) */
 	uint32_t strings;	/* next string id */
 	OTF2_GlobalDefWriter *g;
 	int err;
+	struct io_handle *io;
+	size_t nio;
+	char **paths;
+	size_t npaths;
+	struct io_pending *pend;
+	size_t npend, cappend;
+	struct io_handle *win;	/* windows: proc, id (file) -> RmaWin ref */
+	size_t nwin;
+	struct rma_pending *rpend;
+	size_t nrpend, caprpend;
 };
 
 static uint32_t str(struct otf2 *o, const char *s)
@@ -234,6 +280,369 @@ static void write_comms(struct otf2 *o, uint64_t *members)
 	}
 }
 
+/* ---- MPI-IO ----------------------------------------------------------------- */
+
+/* Index of path in o->paths, added if new; UINT32_MAX out of memory. */
+static uint32_t io_path(struct otf2 *o, const char *path)
+{
+	char **n;
+
+	for (size_t i = 0; i < o->npaths; i++)
+		if (!strcmp(o->paths[i], path))
+			return (uint32_t)i;
+	if (o->npaths >= IO_MAX ||
+	    !(n = realloc(o->paths, (o->npaths + 1) * sizeof(*n))))
+		return UINT32_MAX;
+	o->paths = n;
+	if (!(n[o->npaths] = strdup(path)))
+		return UINT32_MAX;
+	return (uint32_t)o->npaths++;
+}
+
+/* ---- one-sided ------------------------------------------------------------ */
+
+static int rma_made(unsigned type)
+{
+	return type == PROTO_EV_MPI_WIN_CREATE || type == PROTO_EV_MPI_WIN_ALLOCATE ||
+	       type == PROTO_EV_MPI_WIN_ALLOCATE_SHARED ||
+	       type == PROTO_EV_MPI_WIN_CREATE_DYNAMIC;
+}
+
+/* Remember window id of stream's process (its index is its RmaWin ref):
+ * 0, or PROTO_E_NOMEM. */
+static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
+{
+	int64_t proc = mgr_viz_map_get(&o->s->procmap, stream, 0);
+	struct io_handle *n;
+
+	if (proc < 0 || o->nwin >= IO_MAX)
+		return 0;
+	if (!(n = realloc(o->win, (o->nwin + 1) * sizeof(*n))))
+		return PROTO_E_NOMEM;
+	o->win = n;
+	n[o->nwin++] = (struct io_handle){(uint32_t)proc, id, 0};
+	return 0;
+}
+
+static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
+{
+	uint32_t proc = o->s->threads[loc].proc;
+
+	for (size_t i = o->nwin; i-- > 0;)
+		if (o->win[i].proc == proc && o->win[i].file == id)
+			return (uint32_t)i;
+	return UINT32_MAX;
+}
+
+static void rma_pend(struct otf2 *o, uint32_t loc, uint32_t win, int64_t peer,
+		     uint64_t match)
+{
+	if (o->nrpend == o->caprpend) {
+		size_t cap = o->caprpend ? o->caprpend * 2 : 16;
+		struct rma_pending *n = cap <= IO_MAX ?
+			realloc(o->rpend, cap * sizeof(*n)) : NULL;
+
+		if (!n)
+			return;		/* its completion is not written */
+		o->rpend = n;
+		o->caprpend = cap;
+	}
+	o->rpend[o->nrpend++] = (struct rma_pending){loc, win, peer, match};
+}
+
+/* Complete the pending operations of win on loc (to peer only, if >= 0). */
+static void rma_complete(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
+			 uint32_t loc, uint32_t win, int64_t peer)
+{
+	for (size_t i = 0; i < o->nrpend;) {
+		struct rma_pending *q = &o->rpend[i];
+
+		if (q->loc == loc && q->win == win && (peer < 0 || q->peer == peer)) {
+			OK(OTF2_EvtWriter_RmaOpCompleteBlocking(w, NULL, t, win, q->match));
+			*q = o->rpend[--o->nrpend];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* The RMA records of a one-sided point, at its leave: RmaWinCreate after
+ * a constructor, RmaWinDestroy at MPI_Win_free; RmaPut, RmaGet, RmaAtomic
+ * (accumulate, fetch-and-accumulate, compare-and-swap) per operation with
+ * a target (matching id: the event number; the target's world rank, the
+ * windows being defined on MPI_COMM_WORLD), completed
+ * (RmaOpCompleteBlocking) at the window's next synchronisation. */
+static void rma_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		      OTF2_TimeStamp t)
+{
+	uint64_t match = (uint64_t)(p->seq < 0 ? -p->seq : p->seq);
+	int64_t peer = p->a[1], bytes = p->a[2] < 0 ? 0 : p->a[2];
+	uint32_t win;
+
+	if (p->kind != VIZ_PT_LEAVE || (p->flags & PROTO_EVF_FAILED) ||
+	    (win = win_ref(o, p->loc, p->a[0])) == UINT32_MAX)
+		return;
+	if (rma_made(p->type)) {
+		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
+		return;
+	}
+	switch (p->type) {
+	case PROTO_EV_MPI_WIN_FREE:
+		rma_complete(o, w, t, p->loc, win, -1);
+		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
+		return;
+	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
+	case PROTO_EV_MPI_WIN_UNLOCK_ALL: case PROTO_EV_MPI_WIN_FLUSH_ALL:
+	case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
+		rma_complete(o, w, t, p->loc, win, -1);
+		return;
+	case PROTO_EV_MPI_WIN_UNLOCK: case PROTO_EV_MPI_WIN_FLUSH:
+	case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
+		if (peer >= 0)
+			rma_complete(o, w, t, p->loc, win, peer);
+		return;
+	}
+	if (peer < 0 || peer > o->s->max_rank)
+		return;		/* MPI_PROC_NULL, unknown: nothing moved */
+	switch (p->type) {
+	case PROTO_EV_MPI_PUT: case PROTO_EV_MPI_RPUT:
+		OK(OTF2_EvtWriter_RmaPut(w, NULL, t, win, (uint32_t)peer, (uint64_t)bytes, match));
+		break;
+	case PROTO_EV_MPI_GET: case PROTO_EV_MPI_RGET:
+		OK(OTF2_EvtWriter_RmaGet(w, NULL, t, win, (uint32_t)peer, (uint64_t)bytes, match));
+		break;
+	case PROTO_EV_MPI_ACCUMULATE: case PROTO_EV_MPI_RACCUMULATE:
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_ACCUMULATE, (uint64_t)bytes, 0, match));
+		break;
+	case PROTO_EV_MPI_GET_ACCUMULATE: case PROTO_EV_MPI_RGET_ACCUMULATE: {
+		int ri = proto_ev_arg(p->type, PROTO_F_rbytes);
+
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE, (uint64_t)bytes,
+			(uint64_t)(p->a[ri] < 0 ? 0 : p->a[ri]), match));
+		break;
+	}
+	case PROTO_EV_MPI_FETCH_AND_OP:
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE, (uint64_t)bytes,
+			(uint64_t)bytes, match));
+		break;
+	case PROTO_EV_MPI_COMPARE_AND_SWAP:
+		OK(OTF2_EvtWriter_RmaAtomic(w, NULL, t, win, (uint32_t)peer,
+			OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP, 2 * (uint64_t)bytes,
+			(uint64_t)bytes, match));
+		break;
+	default:
+		return;
+	}
+	rma_pend(o, p->loc, win, peer, match);
+}
+
+/* Pass over dir for the files each process opened (MPI_File_open events
+ * that worked): their paths are string ids of the opening thread, which
+ * the sorted points no longer carry. 0, or -1 with a message. */
+static int io_scan(struct otf2 *o, const char *dir)
+{
+	struct proto_trace_event te;
+	struct proto_trace *t;
+	int rc;
+
+	if (!o->s->by_type[PROTO_EV_MPI_FILE_OPEN] && !o->s->by_type[PROTO_EV_MPI_WIN_CREATE] &&
+	    !o->s->by_type[PROTO_EV_MPI_WIN_ALLOCATE] &&
+	    !o->s->by_type[PROTO_EV_MPI_WIN_ALLOCATE_SHARED] &&
+	    !o->s->by_type[PROTO_EV_MPI_WIN_CREATE_DYNAMIC])
+		return 0;
+	if (!(t = proto_trace_open(dir, &rc))) {
+		mgr_err("%s: %s", dir, proto_strerror(rc));
+		return -1;
+	}
+	while ((rc = proto_trace_next(t, &te)) == 1) {
+		const struct proto_event *ev = te.ev;
+		struct io_handle *n;
+		const char *path;
+		int64_t proc;
+
+		if ((ev->flags & PROTO_EVF_FAILED) || ev->arg[0] <= 0)
+			continue;
+		if (rma_made(ev->type)) {
+			if ((rc = win_add(o, te.stream->id, ev->arg[0])) < 0)
+				break;
+			continue;
+		}
+		if (ev->type != PROTO_EV_MPI_FILE_OPEN || o->nio >= IO_MAX)
+			continue;
+		proc = mgr_viz_map_get(&o->s->procmap, te.stream->id, 0);
+		path = proto_trace_string(t, te.stream->id, ev->tid, ev->arg[1]);
+		if (proc < 0)
+			continue;
+		if (!(n = realloc(o->io, (o->nio + 1) * sizeof(*n)))) {
+			rc = PROTO_E_NOMEM;
+			break;
+		}
+		o->io = n;
+		n[o->nio].proc = (uint32_t)proc;
+		n[o->nio].file = ev->arg[0];
+		n[o->nio].path = io_path(o, path ? path : "?");
+		if (n[o->nio].path == UINT32_MAX) {
+			rc = PROTO_E_NOMEM;
+			break;
+		}
+		o->nio++;
+	}
+	proto_trace_close(t);
+	if (rc < 0) {
+		mgr_err("%s: reading the MPI-IO files: %s", dir, proto_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* The IoHandle of file id 'file' of the process of location loc (the
+ * latest open of that id), UINT32_MAX when unknown. */
+static uint32_t io_handle(const struct otf2 *o, uint32_t loc, int64_t file)
+{
+	uint32_t proc = o->s->threads[loc].proc;
+
+	for (size_t i = o->nio; i-- > 0;)
+		if (o->io[i].proc == proc && o->io[i].file == file)
+			return (uint32_t)i;
+	return UINT32_MAX;
+}
+
+static void io_pend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t h)
+{
+	if (o->npend == o->cappend) {
+		size_t cap = o->cappend ? o->cappend * 2 : 16;
+		struct io_pending *n = cap <= IO_MAX ?
+			realloc(o->pend, cap * sizeof(*n)) : NULL;
+
+		if (!n)
+			return;		/* its completion is not written */
+		o->pend = n;
+		o->cappend = cap;
+	}
+	o->pend[o->npend++] = (struct io_pending){loc, req, h};
+}
+
+/* A completion (wait, test) of request req on loc: the I/O operation it
+ * completes, if it is one (removed from the pending list). */
+static int io_unpend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t *h)
+{
+	for (size_t i = 0; req > 0 && i < o->npend; i++)
+		if (o->pend[i].loc == loc && o->pend[i].req == req) {
+			*h = o->pend[i].handle;
+			o->pend[i] = o->pend[--o->npend];
+			return 1;
+		}
+	return 0;
+}
+
+/* The I/O records of an MPI-IO point, or of a wait completing an MPI-IO
+ * request: handle created at a successful open's leave, destroyed at a
+ * close's; an operation begun at a read/write/sync's enter and completed
+ * at its leave, or issued there (nonblocking: completed at the leave of
+ * the MPI_Wait, MPI_Test or MPI_Waitany that completed it; a split
+ * collective: at its _end's leave). Matching ids: the event number, the
+ * request | IO_NB, the file id | IO_SPLIT. */
+static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		     OTF2_TimeStamp t)
+{
+	int io = proto_ev_mpiio(p->type), ri, resi, enter = p->kind == VIZ_PT_ENTER;
+	uint64_t match = (uint64_t)(p->seq < 0 ? -p->seq : p->seq);
+	int failed = (p->flags & PROTO_EVF_FAILED) != 0;
+	const char *name = proto_ev_info(p->type)->name;
+	uint32_t h;
+
+	if (io == PROTO_IO_NOT) {
+		int bi = proto_ev_arg(p->type, PROTO_F_bytes);
+		int64_t req;
+
+		if (enter || failed || !o->npend || bi < 0 ||
+		    (p->type != PROTO_EV_MPI_WAIT && p->type != PROTO_EV_MPI_WAITANY &&
+		     (p->type != PROTO_EV_MPI_TEST || !p->a[1])))
+			return;
+		req = p->a[proto_ev_arg(p->type, PROTO_F_req)];
+		if (io_unpend(o, p->loc, req, &h))
+			OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
+				p->a[bi] > 0 ? (uint64_t)p->a[bi] : 0, IO_NB | (uint64_t)req));
+		return;
+	}
+	if (p->type == PROTO_EV_MPI_FILE_DELETE ||
+	    (h = io_handle(o, p->loc, p->a[0])) == UINT32_MAX)
+		return;
+	ri = proto_ev_arg(p->type, PROTO_F_req);
+	resi = proto_ev_arg(p->type, PROTO_F_result);
+	if (ri >= 0)
+		match = IO_NB | (uint64_t)p->a[ri];
+	else if (strstr(name, "_begin") || strstr(name, "_end"))
+		match = IO_SPLIT | (uint64_t)p->a[0];
+	if (p->type == PROTO_EV_MPI_FILE_OPEN) {
+		if (!enter && !failed)
+			OK(OTF2_EvtWriter_IoCreateHandle(w, NULL, t, h,
+				(p->a[3] & MPI_AMODE_RDONLY) ? OTF2_IO_ACCESS_MODE_READ_ONLY :
+				(p->a[3] & MPI_AMODE_WRONLY) ? OTF2_IO_ACCESS_MODE_WRITE_ONLY :
+				OTF2_IO_ACCESS_MODE_READ_WRITE,
+				(p->a[3] & MPI_AMODE_CREATE) ? OTF2_IO_CREATION_FLAG_CREATE :
+				OTF2_IO_CREATION_FLAG_NONE, OTF2_IO_STATUS_FLAG_NONE));
+		return;
+	}
+	if (p->type == PROTO_EV_MPI_FILE_CLOSE) {
+		if (!enter && !failed)
+			OK(OTF2_EvtWriter_IoDestroyHandle(w, NULL, t, h));
+		return;
+	}
+	if (io == PROTO_IO_FILE && p->type != PROTO_EV_MPI_FILE_SYNC)
+		return;	/* set_size, preallocate, set_view: the region only */
+	if (enter) {
+		if (!strstr(name, "_end"))
+			OK(OTF2_EvtWriter_IoOperationBegin(w, NULL, t, h,
+				io == PROTO_IO_READ ? OTF2_IO_OPERATION_MODE_READ :
+				io == PROTO_IO_WRITE ? OTF2_IO_OPERATION_MODE_WRITE :
+				OTF2_IO_OPERATION_MODE_FLUSH,
+				(ri >= 0 ? OTF2_IO_OPERATION_FLAG_NON_BLOCKING : 0) |
+				(p->a[4] && io != PROTO_IO_FILE ? OTF2_IO_OPERATION_FLAG_COLLECTIVE : 0),
+				io == PROTO_IO_FILE || p->a[3] < 0 ? 0 : (uint64_t)p->a[3], match));
+		return;
+	}
+	if (failed)
+		OK(OTF2_EvtWriter_IoOperationCancelled(w, NULL, t, h, match));
+	else if (ri >= 0 || strstr(name, "_begin")) {
+		OK(OTF2_EvtWriter_IoOperationIssued(w, NULL, t, h, match));
+		if (ri >= 0)
+			io_pend(o, p->loc, p->a[ri], h);
+	} else
+		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
+			resi >= 0 && p->a[resi] > 0 ? (uint64_t)p->a[resi] : 0, match));
+}
+
+/* The definitions of the MPI-IO paradigm, files and handles. */
+static void io_defs(struct otf2 *o)
+{
+	uint32_t mpiio;
+
+	if (!o->nio)
+		return;
+	mpiio = str(o, "MPI-IO");
+	OK(OTF2_GlobalDefWriter_WriteIoParadigm(o->g, 0, mpiio, mpiio,
+		OTF2_IO_PARADIGM_CLASS_PARALLEL, OTF2_IO_PARADIGM_FLAG_NONE, 0,
+		NULL, NULL, NULL));
+	for (size_t i = 0; i < o->npaths; i++)
+		OK(OTF2_GlobalDefWriter_WriteIoRegularFile(o->g, (uint32_t)i,
+			str(o, o->paths[i]), 0));
+	for (size_t i = 0; i < o->nio; i++) {
+		const struct viz_proc *pr = &o->s->procs[o->io[i].proc];
+		char name[64];
+
+		snprintf(name, sizeof(name), "MPI_File %" PRId64 " of %s %" PRId64,
+			 o->io[i].file, pr->rank >= 0 ? "rank" : "pid",
+			 pr->rank >= 0 ? (int64_t)pr->rank : pr->pid);
+		OK(OTF2_GlobalDefWriter_WriteIoHandle(o->g, (uint32_t)i, str(o, name),
+			o->io[i].path, 0, OTF2_IO_HANDLE_FLAG_NONE,
+			OTF2_UNDEFINED_COMM, OTF2_UNDEFINED_IO_HANDLE));
+	}
+}
+
 static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p)
 {
 	const struct viz_scan *s = o->s;
@@ -245,11 +654,17 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 	OK(OTF2_EvtWriter_GetNumberOfEvents(w, &before));
 	switch (p->kind) {
 	case VIZ_PT_ENTER:
-		OK(OTF2_EvtWriter_Enter(w, NULL, t, o->region[p->type & 127]));
+		OK(OTF2_EvtWriter_Enter(w, NULL, t, o->region[p->type < PROTO_EV__COUNT ? p->type : 0]));
 		if (coll)
 			OK(OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t));
+		if (o->nio)
+			io_point(o, w, p, t);
 		break;
 	case VIZ_PT_LEAVE:
+		if (o->nio)
+			io_point(o, w, p, t);
+		if (o->nwin && proto_ev_rma(p->type))
+			rma_point(o, w, p, t);
 		if (coll) {
 			struct proto_event ev = {.type = p->type};
 
@@ -264,7 +679,7 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 				(uint64_t)(bytes < 0 ? 0 : bytes),
 				(uint64_t)(rbytes < 0 ? 0 : rbytes)));
 		}
-		OK(OTF2_EvtWriter_Leave(w, NULL, t, o->region[p->type & 127]));
+		OK(OTF2_EvtWriter_Leave(w, NULL, t, o->region[p->type < PROTO_EV__COUNT ? p->type : 0]));
 		break;
 	case VIZ_PT_EP: {
 		int64_t peer = p->a[1], tag = p->a[3], bytes = p->a[4] < 0 ? 0 : p->a[4];
@@ -335,7 +750,7 @@ static void write_defs(struct otf2 *o)
 		(uint64_t)s->t_end + 1, OTF2_UNDEFINED_TIMESTAMP));
 	empty = str(o, "");
 	(void)empty;
-	for (unsigned ty = 1; ty < 128; ty++) {
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
 		uint32_t name;
 
 		if (!s->by_type[ty] || ty == PROTO_EV_MEM_SAMPLE)
@@ -419,6 +834,18 @@ static void write_defs(struct otf2 *o)
 			OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
 		write_comms(o, members);
 	}
+	io_defs(o);
+	/* windows on MPI_COMM_WORLD: their targets are world ranks */
+	for (size_t i = 0; i < o->nwin; i++) {
+		const struct viz_proc *pr = &s->procs[o->win[i].proc];
+		char name[64];
+
+		snprintf(name, sizeof(name), "window %" PRId64 " of %s %" PRId64,
+			 o->win[i].file, pr->rank >= 0 ? "rank" : "pid",
+			 pr->rank >= 0 ? (int64_t)pr->rank : pr->pid);
+		OK(OTF2_GlobalDefWriter_WriteRmaWin(o->g, (uint32_t)i, str(o, name), 0,
+			OTF2_RMA_WIN_FLAG_NONE));
+	}
 done:
 	free(members);
 	free(host_node);
@@ -447,10 +874,10 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 		mgr_err("out of memory");
 		goto done;
 	}
-	for (unsigned ty = 1, n = 0; ty < 128; ty++)
+	for (unsigned ty = 1, n = 0; ty < PROTO_EV__COUNT; ty++)
 		if (s.by_type[ty] && ty != PROTO_EV_MEM_SAMPLE)
 			o->region[ty] = n++;
-	if (mgr_viz_fill_sort(dir, &s, so, 1, 0, "otf2", st) != 0)
+	if (io_scan(o, dir) != 0 || mgr_viz_fill_sort(dir, &s, so, 1, 0, "otf2", st) != 0)
 		goto done;
 	if (mkdir(path, 0777) != 0) {
 		mgr_err("%s: cannot create: %m", path);
@@ -510,6 +937,13 @@ done:
 		rc = -1;
 	}
 	mgr_viz_sort_free(so);
+	for (size_t i = 0; i < o->npaths; i++)
+		free(o->paths[i]);
+	free(o->paths);
+	free(o->io);
+	free(o->pend);
+	free(o->win);
+	free(o->rpend);
 	free(o->nev);
 	mgr_viz_scan_free(&s);
 	return rc;

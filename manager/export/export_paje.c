@@ -84,7 +84,7 @@ static void write_defs(FILE *out, const struct viz_scan *s)
 	      "2 V_RSS CT_P \"Resident memory (bytes)\" \"0.2 0.8 0.2\"\n"
 	      "3 L 0 CT_T CT_T \"MPI message\"\n"
 	      "4 msg L \"message\" \"1 1 1\"\n", out);
-	for (unsigned ty = 1; ty < 128; ty++) {
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
 		if (!s->by_type[ty] || ty == PROTO_EV_MEM_SAMPLE)
 			continue;
 		fprintf(out, "4 e%u ST ", ty);

@@ -89,6 +89,10 @@ struct ti_rank {
 	struct ti_comm *comm;
 	size_t ncomm, capcomm;
 	double instr_rate;	/* META instruction_rate, 0 if none */
+	double flop_rate;	/* of the last COMPUTE event, 0 before one */
+	int64_t *ioreq;		/* MPI-IO and one-sided requests not
+				 * completed yet (one-sided: negated) */
+	size_t nioreq, capioreq;
 };
 
 struct ti_stream {
@@ -115,6 +119,12 @@ struct mgr_ti {
 	uint64_t cancelled;	/* cancelled requests whose line was blanked */
 	uint64_t skip_key;	/* waits the replay's keyed store cannot serve */
 	uint64_t cancel_kept;	/* ... whose line could not be (live feed) */
+	uint64_t io_calls;	/* MPI-IO calls and waits: sleeps (computes) */
+	uint64_t io_ns;		/* their measured time */
+	/* one-sided calls by type (from MPI_Win_create), and the completions
+	 * of their requests (last slot): sleeps (computes) */
+	uint64_t rma_calls[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
+	uint64_t rma_ns[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
 };
 
 /* What SMPI's replay cannot run, and what is written instead (one warning
@@ -140,6 +150,8 @@ static const struct {
 	{PROTO_EV_MPI_TESTALL, "a wait per request it completed"},
 	{PROTO_EV_MPI_REQUEST_FREE, "nothing (the replay waits for the request at its end)"},
 };
+
+#define RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -619,62 +631,121 @@ static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	}
 }
 
-/* ---- the two dialects --------------------------------------------------- */
+/* ---- MPI-IO: time, not actions ------------------------------------------- */
 
-static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		      const struct proto_trace_event *me)
+/* The replay has no file I/O and no one-sided communication: an MPI-IO or
+ * one-sided call, and a completion that waited only for such requests,
+ * become a sleep of the call's measured duration (SMPI's "sleep SECONDS");
+ * the 2011 dialect has no sleep, so there it is computation at the rank's
+ * flop rate. Counted for the warning lines: kind 0 MPI-IO, else 1 + the
+ * one-sided kind (RMA_KINDS - 1: completions of one-sided requests). */
+static void io_time(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_event *ev, int kind)
+{
+	uint64_t ns = ev->t_end > ev->t_start ? ev->t_end - ev->t_start : 0;
+
+	if (kind == 0) {
+		x->io_calls++;
+		x->io_ns += ns;
+	} else {
+		x->rma_calls[kind - 1]++;
+		x->rma_ns[kind - 1] += ns;
+	}
+	if (x->d == D_SMPI)
+		act(x, r, t, "sleep %.9f", (double)ns * 1e-9);
+	else
+		t->pending += (double)ns * 1e-9 * t->flop_rate;
+}
+
+static int ioreq_add(struct ti_rank *t, int64_t id)
+{
+	if (t->nioreq == t->capioreq) {
+		size_t cap = t->capioreq ? t->capioreq * 2 : 8;
+		int64_t *n;
+
+		if (cap > TI_REQS_MAX)
+			return 0;	/* forgotten: its wait counts as unknown */
+		if (!(n = realloc(t->ioreq, cap * sizeof(*n))))
+			return -1;
+		t->ioreq = n;
+		t->capioreq = cap;
+	}
+	t->ioreq[t->nioreq++] = id;
+	return 0;
+}
+
+/* Remove request id: 1 if it was an MPI-IO one, 2 a one-sided one
+ * (stored negated), else 0. */
+static int ioreq_take(struct ti_rank *t, int64_t id)
+{
+	for (size_t i = 0; id > 0 && i < t->nioreq; i++)
+		if (t->ioreq[i] == id || t->ioreq[i] == -id) {
+			int k = t->ioreq[i] < 0 ? 2 : 1;
+
+			t->ioreq[i] = t->ioreq[--t->nioreq];
+			return k;
+		}
+	return 0;
+}
+
+/* An MPI-IO event (time; its request remembered), or a completion of
+ * MPI-IO requests: 1 when handled here (nothing left for the dialect; a
+ * Waitall that also completed other requests goes on to it without its
+ * MPI-IO ones), 0 otherwise, -1 out of memory. */
+static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
 	const int64_t *a = ev->arg;
-	const struct ti_comm *cm = NULL;
+	int ri, rma = proto_ev_rma(ev->type), k = 0;
 
-	/* the replayer runs collectives on the whole world only (cm: a
-	 * communicator of every rank, perhaps in another order) */
-	if (proto_ev_collective(ev->type)) {
-		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
-
-		if (ci >= 0 && !comm_is_world(t, a[ci]))
-			goto subcomm;
-		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
+	if (rma || proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
+		io_time(x, r, t, ev, rma ? 1 + (int)(ev->type - PROTO_EV_MPI_WIN_CREATE) : 0);
+		ri = proto_ev_arg(ev->type, PROTO_F_req);
+		return ri >= 0 && a[ri] > 0 && ioreq_add(t, rma ? -a[ri] : a[ri]) ? -1 : 1;
 	}
+	if (!t->nioreq)
+		return 0;
+	switch (ev->type) {
+	case PROTO_EV_MPI_WAIT:
+		k = ioreq_take(t, a[0]);
+		break;
+	case PROTO_EV_MPI_TEST:
+		k = a[1] ? ioreq_take(t, a[0]) : 0;
+		break;
+	case PROTO_EV_MPI_WAITANY:
+		k = ioreq_take(t, a[2]);
+		break;
+	case PROTO_EV_MPI_WAITALL: {
+		size_t n = me->array ? me->narray / 4 : 0, io = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if ((k = ioreq_take(t, me->array[i * 4])))
+				io++;
+		if (!io || io < n)
+			return 0;
+		break;
+	}
+	default:
+		return 0;
+	}
+	if (!k)
+		return 0;
+	io_time(x, r, t, ev, k == 1 ? 0 : RMA_KINDS);
+	return 1;
+}
+
+/* ---- the two dialects --------------------------------------------------- */
+
+/* Point to point and requests in SMPI's dialect (the table in
+ * docs/modules/export-simgrid.md): 0, or -1 out of memory. */
+static int smpi_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	const int64_t *a = ev->arg;
+
 	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_INIT:
-		if (!t->inited)
-			act(x, r, t, "init");
-		t->inited = 1;
-		break;
-	case PROTO_EV_MPI_FINALIZE:
-		flush_compute(x, r, t, 1);
-		act(x, r, t, "finalize");
-		t->finalized = 1;
-		break;
-	case PROTO_EV_MPI_COMM_SIZE:
-		act(x, r, t, "comm_size %" PRId64, a[1]);
-		break;
-	case PROTO_EV_MPI_COMM_SPLIT:
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
-		break;
-	case PROTO_EV_MPI_COMM_DUP:
-	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_dup");
-		break;
-	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
-	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
-	case PROTO_EV_MPI_CART_SUB:
-	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
-	case PROTO_EV_MPI_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
-	case PROTO_EV_MPI_COMM_CREATE_GROUP:
-	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		if (comm_made(t, me))
-			return -1;
-		break;
 	case PROTO_EV_MPI_SEND:	/* every blocking mode */
 		if (a[0] < 0)
 			break;
@@ -793,6 +864,66 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		}
 		break;
 	}
+	default:	/* Comm_rank, Probe, Iprobe, Cancel ...: no replay action */
+		break;
+	}
+	return 0;
+}
+
+static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	const int64_t *a = ev->arg;
+	const struct ti_comm *cm = NULL;
+
+	/* the replayer runs collectives on the whole world only (cm: a
+	 * communicator of every rank, perhaps in another order) */
+	if (proto_ev_collective(ev->type)) {
+		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
+
+		if (ci >= 0 && !comm_is_world(t, a[ci]))
+			goto subcomm;
+		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
+	}
+	switch (proto_ev_base(ev->type)) {
+	case PROTO_EV_MPI_INIT:
+		if (!t->inited)
+			act(x, r, t, "init");
+		t->inited = 1;
+		break;
+	case PROTO_EV_MPI_FINALIZE:
+		flush_compute(x, r, t, 1);
+		act(x, r, t, "finalize");
+		t->finalized = 1;
+		break;
+	case PROTO_EV_MPI_COMM_SIZE:
+		act(x, r, t, "comm_size %" PRId64, a[1]);
+		break;
+	case PROTO_EV_MPI_COMM_SPLIT:
+		if (comm_made(t, me))
+			return -1;
+		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
+		break;
+	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
+		if (comm_made(t, me))
+			return -1;
+		act(x, r, t, "comm_dup");
+		break;
+	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
+	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
+	case PROTO_EV_MPI_CART_SUB:
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
+		if (comm_made(t, me))
+			return -1;
+		break;
 	case PROTO_EV_MPI_BARRIER:
 		act(x, r, t, "barrier");
 		break;
@@ -866,8 +997,8 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan",
 		    clamp_int(x, a[0]));
 		break;
-	default:	/* Comm_rank, Probe, Iprobe: no replay action */
-		break;
+	default:	/* point to point, or nothing (Comm_rank, Probe ...) */
+		return smpi_p2p(x, r, t, me);
 	}
 	return 0;
 subcomm:
@@ -1097,6 +1228,8 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 		if ((size_t)r < x->nrank && x->rank[r].f && !x->rank[r].finalized &&
 		    x->rank[r].stream == me->stream->id)
 			x->rank[r].pending += compute_flops(&x->rank[r], me->ev);
+		if ((size_t)r < x->nrank && me->ev->arg[3] > 0)
+			x->rank[r].flop_rate = (double)me->ev->arg[3];
 		return 0;
 	}
 	x->mpi_events++;
@@ -1118,6 +1251,12 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 	if (me->ev->flags & PROTO_EVF_FAILED) {
 		x->skip_failed++;
 		return 0;
+	}
+	switch (io_event(x, r, t, me)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
 	}
 	if (x->d == D_SMPI)
 		return smpi_event(x, r, t, me);
@@ -1259,6 +1398,23 @@ void mgr_ti_end(struct mgr_ti *x)
 	if (x->skip_failed)
 		mgr_err("warning: %" PRIu64 " MPI calls that failed were skipped",
 			x->skip_failed);
+	if (x->io_calls)
+		mgr_err("warning: %" PRIu64 " MPI-IO calls and completions of their "
+			"requests replayed as %s of their measured duration (%.6f s in "
+			"all): the replay has no file I/O", x->io_calls,
+			x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
+			(double)x->io_ns * 1e-9);
+	for (int k = 0; k < RMA_KINDS; k++)
+		if (x->rma_calls[k])
+			mgr_err("warning: %" PRIu64 " %s%s replayed as %s of their measured "
+				"duration (%.6f s in all): the replay has no one-sided "
+				"communication", x->rma_calls[k],
+				k < RMA_KINDS - 1 ?
+				proto_ev_info(PROTO_EV_MPI_WIN_CREATE + (unsigned)k)->name :
+				"completions of one-sided requests",
+				k < RMA_KINDS - 1 ? " calls" : "",
+				x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
+				(double)x->rma_ns[k] * 1e-9);
 	if (x->clamped)
 		mgr_err("warning: %" PRIu64 " counts above %d bytes were "
 			"clamped (the replay parses them as int)", x->clamped, INT_MAX);
@@ -1300,6 +1456,7 @@ int mgr_ti_free(struct mgr_ti *x)
 			free(t->comm[i].world);
 			free(t->comm[i].rank);
 		}
+		free(t->ioreq);
 		free(t->comm);
 	}
 	free(x->rank);

@@ -580,7 +580,7 @@ int mgr_viz_scan(const char *dir, struct viz_scan *s)
 			break;
 		}
 		s->events++;
-		if (me.ev->type < 128)
+		if (me.ev->type < PROTO_EV__COUNT)
 			s->by_type[me.ev->type]++;
 		if (th < 0) {
 			s->dropped_threads++;

@@ -90,7 +90,7 @@ struct viz_scan {
 	struct viz_map procmap;		/* (stream id, 0) -> proc */
 	struct viz_map threadmap;	/* (proc, tid) -> thread */
 	uint64_t events;
-	uint64_t by_type[128];
+	uint64_t by_type[PROTO_EV__COUNT];	/* events per type */
 	int64_t t_end;			/* largest end, ns from the job start */
 	int32_t max_rank;		/* -1: no MPI ranks */
 	uint32_t *rank_proc;		/* rank -> proc (UINT32_MAX: none) */

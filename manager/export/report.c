@@ -26,6 +26,8 @@
 struct tally {
 	uint64_t total;
 	uint64_t *by_rank;	/* MAX_RANKS + 1 (last: no rank or over max) */
+	uint64_t bytes;		/* sum of the bytes argument of the calls that
+				 * worked (see data_moved) */
 };
 
 #define MAX_NODES 1024
@@ -142,6 +144,10 @@ struct report {
 	const struct proto_jobdir_report *jr;	/* NULL: nothing skipped */
 	size_t ns;				/* streams */
 	uint64_t lost, gaps;			/* over every stream */
+	/* streams without their end (no BYE: the process was killed, as
+	 * MPI_Abort's launcher kills the other ranks): they lost what they had
+	 * not sent yet, counted as such rather than as no loss */
+	uint64_t cut;
 };
 
 /* The spans of the traced and corrected events (struct report). */
@@ -245,6 +251,9 @@ static int gather_events(struct report *r)
 			return PROTO_E_NOMEM;
 		}
 		ty->total++;
+		int bi = proto_ev_arg(te.ev->type, PROTO_F_bytes);
+		if (bi >= 0 && !(te.ev->flags & PROTO_EVF_FAILED) && te.ev->arg[bi] > 0)
+			ty->bytes += (uint64_t)te.ev->arg[bi];
 		if (k < 0 || k >= MAX_RANKS)
 			k = MAX_RANKS;
 		else if (k > r->maxrank)
@@ -284,8 +293,76 @@ static int report_gather(struct report *r, const char *dir)
 	for (size_t i = 0; i < r->ns; i++) {
 		r->lost += proto_trace_stream(r->t, i)->lost_events;
 		r->gaps += proto_trace_stream(r->t, i)->gap_batches;
+		r->cut += !proto_trace_stream(r->t, i)->ended;
 	}
 	return 0;
+}
+
+/* ---- data moved by MPI-IO and one-sided calls ------------------------------ */
+
+/* From the tally: calls and bytes asked for, per kind (MPI-IO: a split
+ * collective's bytes counted once, at its _end; one-sided: put, get, the
+ * accumulates and atomics). */
+enum { DM_READ, DM_WRITE, DM_PUT, DM_GET, DM_ACC, DM_KINDS };
+
+static int dm_kind(unsigned ty)
+{
+	const char *n = proto_ev_info(ty)->name;
+
+	switch (proto_ev_mpiio(ty)) {
+	case PROTO_IO_READ:
+		return strstr(n, "_begin") ? -1 : DM_READ;
+	case PROTO_IO_WRITE:
+		return strstr(n, "_begin") ? -1 : DM_WRITE;
+	}
+	switch (ty) {
+	case PROTO_EV_MPI_PUT: case PROTO_EV_MPI_RPUT:
+		return DM_PUT;
+	case PROTO_EV_MPI_GET: case PROTO_EV_MPI_RGET:
+		return DM_GET;
+	case PROTO_EV_MPI_ACCUMULATE: case PROTO_EV_MPI_RACCUMULATE:
+	case PROTO_EV_MPI_GET_ACCUMULATE: case PROTO_EV_MPI_RGET_ACCUMULATE:
+	case PROTO_EV_MPI_FETCH_AND_OP: case PROTO_EV_MPI_COMPARE_AND_SWAP:
+		return DM_ACC;
+	}
+	return -1;
+}
+
+/* Printed as text or as the <data> element; nothing when no call moved
+ * data this way. */
+static void data_moved(FILE *out, const struct report *r, int xml)
+{
+	static const char *const nm[DM_KINDS] = {"mpiio_read", "mpiio_write", "rma_put",
+						 "rma_get", "rma_acc"};
+	uint64_t calls[DM_KINDS] = {0}, bytes[DM_KINDS] = {0}, any = 0;
+	char name[32];
+	int k;
+
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++)
+		if (r->tally[ty].total && (k = dm_kind(ty)) >= 0) {
+			calls[k] += r->tally[ty].total;
+			bytes[k] += r->tally[ty].bytes;
+			any += r->tally[ty].total;
+		}
+	if (!any)
+		return;
+	if (xml) {
+		fputs("  <data", out);
+		for (k = 0; k < DM_KINDS; k++) {
+			snprintf(name, sizeof(name), "%s_calls", nm[k]);
+			fprintf(out, " %s=\"%" PRIu64 "\"", name, calls[k]);
+			snprintf(name, sizeof(name), "%s_bytes", nm[k]);
+			fprintf(out, " %s=\"%" PRIu64 "\"", name, bytes[k]);
+		}
+		fputs("/>\n", out);
+		return;
+	}
+	fprintf(out, "\ndata moved     MPI-IO: %" PRIu64 " reads, %" PRIu64 " bytes; %" PRIu64
+		" writes, %" PRIu64 " bytes\n               one-sided: %" PRIu64 " puts, %"
+		PRIu64 " bytes; %" PRIu64 " gets, %" PRIu64 " bytes; %" PRIu64
+		" accumulates and atomics, %" PRIu64 " bytes\n", calls[DM_READ],
+		bytes[DM_READ], calls[DM_WRITE], bytes[DM_WRITE], calls[DM_PUT], bytes[DM_PUT],
+		calls[DM_GET], bytes[DM_GET], calls[DM_ACC], bytes[DM_ACC]);
 }
 
 /* ---- XML ------------------------------------------------------------------ */
@@ -495,9 +572,11 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "corrupt_batches", r->st->bad_batches);
 	attr_u(out, "duplicate_batches", r->st->dup_batches);
 	attr_u(out, "skipped_bytes", r->jr ? r->jr->skipped_bytes : 0);
+	attr_u(out, "streams_cut", r->cut);
 	fputs(">\n", out);
 	xml_streams(out, r);
 	xml_events(out, r);
+	data_moved(out, r, 1);
 	if (r->post)
 		mgr_post_report(r->post, out, 1);
 	xml_collectors(out, r);
@@ -664,12 +743,17 @@ static void report_text(FILE *out, const struct report *r)
 		r->st->events, r->st->batches, r->ns);
 	fprintf(out, "losses         %" PRIu64 " events counted lost, %" PRIu64
 		" batches missing, %" PRIu64 " corrupt batches, %" PRIu64
-		" damaged bytes skipped\n", r->lost, r->gaps, r->st->bad_batches,
+		" damaged bytes skipped", r->lost, r->gaps, r->st->bad_batches,
 		r->jr ? r->jr->skipped_bytes : 0);
+	if (r->cut)
+		fprintf(out, ", %" PRIu64 " streams cut short (no end seen: what they had"
+			" not sent yet is lost, how much is not known)", r->cut);
+	fputc('\n', out);
 	if (r->jr && r->jr->first_problem[0])
 		fprintf(out, "               first problem: %s\n", r->jr->first_problem);
 	text_streams(out, r);
 	text_events(out, r);
+	data_moved(out, r, 0);
 	text_collectors(out, r);
 	if (r->post)
 		mgr_post_report(r->post, out, 0);

@@ -392,7 +392,8 @@ static void load_slurm_hosts(struct ctx *x, int line)
 }
 
 /* No <collectors> with <hosts from="slurm"/>: a node collector on every
- * node, the first node's the root of the tree. */
+ * node, each directly under the manager's root receiver, all started in
+ * one srun step (launch.c); jd->root names the first. */
 static void slurm_collectors(struct ctx *x)
 {
 	struct mgr_jobdesc *jd = x->jd;
@@ -404,12 +405,13 @@ static void slurm_collectors(struct ctx *x)
 		snprintf(name, sizeof(name), "node-%s", jd->host[h].name);
 		c->name = strdup(name);
 		c->host = h;
-		c->parent = h == 0 ? -1 : 0;
-		c->depth = h == 0 ? 0 : 1;
+		c->parent = -1;
+		c->depth = 0;
 		c->line = jd->host[h].line;
 		jd->ncollectors++;
 	}
 	jd->root = jd->ncollectors ? 0 : -1;
+	jd->slurm_step = jd->ncollectors > 0;
 }
 
 static void load_hosts(struct ctx *x, xmlNodePtr sec)

@@ -71,6 +71,7 @@ struct mgr_jobdesc {
 	char *name;			/* job name */
 	int nhosts, ncollectors, nlaunchers;
 	int from_slurm;			/* <hosts from="slurm"/>: the allocation's */
+	int slurm_step;			/* its node collectors: one srun step */
 	struct mgr_jd_host host[MGR_JD_MAX_HOSTS];
 	struct mgr_jd_collector col[MGR_JD_MAX_COLLECTORS];
 	struct mgr_jd_launcher launcher[MGR_JD_MAX_LAUNCHERS];

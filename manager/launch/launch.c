@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,7 @@ struct launch {
 	struct mgr_netcal nc;			/* network ping-pong before the app */
 	int cores[MGR_JD_MAX_HOSTS];		/* 0 not asked yet, -1 unknown */
 	long long mark[PH_N + 1];		/* when each phase began (ms) */
+	int step_out;				/* the srun step's stdout, or -1 */
 };
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -351,6 +353,27 @@ static void tls_words(const struct launch *L, const char *name,
 	words[(*n)++] = buf[2];
 }
 
+/* Wait (L->start_ms at most) until the collector at addr, run by ch, has
+ * its parent's WELCOME: 1, 0 when it answers without it, -1 when it does
+ * not answer (why says) or ch exited. */
+static int wait_parent(struct launch *L, struct mgr_child *ch, const char *addr,
+		       char *why, size_t cap)
+{
+	long long deadline = mgr_now_ms() + L->start_ms;
+	struct up_check u = {.up = -1};
+
+	while (mgr_now_ms() < deadline) {
+		u.up = -1;
+		if (mgr_status_query(addr, L->secret, L->secretlen, 2000,
+				     check_parent, &u, why, cap) == 0 && u.up > 0)
+			break;
+		if (mgr_child_exited(ch))
+			break;
+		usleep(100000);
+	}
+	return u.up;
+}
+
 static int start_collector(struct launch *L, int i)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -421,27 +444,16 @@ static int start_collector(struct launch *L, int i)
 				L->start_ms / 1000);
 		goto out;
 	}
-	/* up once it has its parent's WELCOME */
-	long long deadline = mgr_now_ms() + L->start_ms;
-	struct up_check u = {.up = -1};
+	int up = wait_parent(L, ch, ch->addr, why, sizeof(why));
 
-	while (mgr_now_ms() < deadline) {
-		u.up = -1;
-		if (mgr_status_query(ch->addr, L->secret, L->secretlen, 2000,
-				     check_parent, &u, why, sizeof(why)) == 0 && u.up > 0)
-			break;
-		if (mgr_child_exited(ch))
-			break;
-		usleep(100000);
-	}
-	if (u.up > 0) {
+	if (up > 0) {
 		fprintf(stderr, "tapestry: %s up at %s (parent %s)\n", L->colname[i],
 			ch->addr, c->parent < 0 ? "manager" : jd->col[c->parent].name);
 		rc = 0;
 	} else if (ch->pid < 0) {
 		mgr_err("%s exited before connecting to its parent at %s",
 			L->colname[i], parent);
-	} else if (u.up == 0) {
+	} else if (up == 0) {
 		mgr_err("%s is running at %s but did not connect to its parent "
 			"%s (%s) within %d s", L->colname[i], ch->addr,
 			c->parent < 0 ? "manager" : jd->col[c->parent].name,
@@ -742,29 +754,21 @@ static const char *rank_tapestry(const struct launch *L)
 	return path ? path : L->self;
 }
 
-static int run_mpi(struct launch *L)
+/* Each rank streams to the node collector of its host: mpirun starts
+ * `tapestry rank-exec MAP -- PROGRAM` (rankexec.c), which finds it in
+ * TAPESTRY_NODE_COLLECTORS or, when several hosts share a machine, its
+ * rank's line in MAP (rank -> collector, from the plan's placement), sets
+ * TAPESTRY_COLLECTOR and the preload, and executes the program. MAP is
+ * DIR/plan/rank-collectors, its path into mapfile. 0, or -1 (said). */
+static int write_rank_map(struct launch *L, char *mapfile, size_t cap)
 {
-	struct mgr_jobdesc *jd = L->jd;
-	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
-	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
-	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
-	char agent[PATH_MAX + 64];
-	const char *self;
-	int n = 0, ne, rc = 1;
-	pid_t pid;
+	const struct mgr_jobdesc *jd = L->jd;
+	FILE *mf;
 
-	if ((ne = sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env,
-			     MGR_JD_MAX_ENV + 8)) < 0)
-		goto out;
-	/* Each rank streams to the node collector of its host: mpirun starts
-	 * `tapestry rank-exec MAP -- PROGRAM`, which looks its rank up in MAP
-	 * (rank -> collector, from the plan's placement), sets
-	 * TAPESTRY_COLLECTOR and the preload, and executes the program. */
-	snprintf(mapfile, sizeof(mapfile), "%s/plan/rank-collectors", L->dir);
-	FILE *mf = fopen(mapfile, "w");
-	if (!mf) {
+	snprintf(mapfile, cap, "%s/plan/rank-collectors", L->dir);
+	if (!(mf = fopen(mapfile, "w"))) {
 		mgr_err("%s: %s", mapfile, strerror(errno));
-		goto out;
+		return -1;
 	}
 	for (int r = 0; r < jd->processes; r++) {
 		int h = mgr_jd_rank_host(jd, r);
@@ -773,23 +777,50 @@ static int run_mpi(struct launch *L)
 	}
 	if (fclose(mf) != 0) {
 		mgr_err("%s: %s", mapfile, strerror(errno));
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* The environment mpirun passes to the ranks, into env (room for max,
+ * NULL-terminated, freed by free_env): the sensors' settings with the
+ * preload as TAPESTRY_RANK_PRELOAD (rank-exec itself is not traced), no
+ * TAPESTRY_COLLECTOR (rank-exec sets it), TAPESTRY_NODE_COLLECTORS.
+ * 0, or -1. */
+static int rank_env(struct launch *L, char *env[], int max)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	char *pre = NULL;
+
+	if (sensor_env(L, jd->root >= 0 ? jd->col[jd->root].host : 0, env, max) < 0 ||
+	    add_node_map(L, env, max))
+		return -1;
 	/* env[0] is LD_PRELOAD=..., env[1] TAPESTRY_COLLECTOR=... (sensor_env) */
-	if (add_node_map(L, env, MGR_JD_MAX_ENV + 8) ||
+	if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
+		return -1;
+	free(env[0]);
+	env[0] = pre;
+	free(env[1]);
+	for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
+		env[i] = env[i + 1];
+	return 0;
+}
+
+static int run_mpi(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
+	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
+	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
+	char agent[PATH_MAX + 64];
+	const char *self;
+	int n = 0, rc = 1;
+	pid_t pid;
+
+	if (write_rank_map(L, mapfile, sizeof(mapfile)) ||
+	    rank_env(L, env, MGR_JD_MAX_ENV + 8) ||
 	    write_agent(L, agent, sizeof(agent)))
 		goto out;
-	{
-		char *pre = NULL;
-
-		if (asprintf(&pre, "TAPESTRY_RANK_PRELOAD=%s", env[0] + strlen("LD_PRELOAD=")) < 0)
-			goto out;
-		free(env[0]);
-		env[0] = pre;
-		free(env[1]);
-		for (int i = 1; env[i]; i++)	/* drop TAPESTRY_COLLECTOR */
-			env[i] = env[i + 1];
-	}
 	snprintf(np, sizeof(np), "%d", jd->processes);
 	char over[1024];
 	int yield = oversubscribed(L, over, sizeof(over), 1) > 0;
@@ -1355,6 +1386,143 @@ static int start_live(struct launch *L, struct mgr_live_opts *o, struct mgr_chil
 	return 0;
 }
 
+/* Read "K: listening ADDR:PORT" lines (srun --label) from fd until every
+ * one of the n tasks said one, or the deadline: task K's port into
+ * ports[K]. The number of tasks heard from. */
+static int read_step_ports(int fd, int n, int ports[], long long deadline)
+{
+	char buf[8192];
+	size_t len = 0;
+	int got = 0;
+
+	while (got < n && mgr_now_ms() < deadline) {
+		struct pollfd p = {fd, POLLIN, 0};
+		char *nl;
+		ssize_t r;
+
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		r = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = 0;
+		while ((nl = strchr(buf, '\n'))) {
+			int k, port;
+
+			*nl = 0;
+			if (sscanf(buf, "%d: listening %*[^:]:%d", &k, &port) == 2 &&
+			    k >= 0 && k < n && !ports[k]) {
+				ports[k] = port;
+				got++;
+			}
+			len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, len + 1);
+		}
+		if (len == sizeof(buf) - 1)
+			len = 0;
+	}
+	return got;
+}
+
+/* <hosts from="slurm"/> without <collectors>: the node collector of every
+ * node (jobdesc.c: each directly under the root receiver) in one srun
+ * step, one task per node (task K on the K-th node of the allocation),
+ * stdin to every task (closing it drains them all), each task's messages
+ * into DIR/logs/collector-node-NODE.log. Each listens on every address of
+ * its node; its "listening" line gives its port. 0, or -1 (said). */
+static int start_slurm_step(struct launch *L)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	struct mgr_child *ch = &L->col[0];
+	static char nodes[32], ntasks[32], errpat[PATH_MAX + 64];
+	/* per task: its node's name in --name and in its TLS files */
+	static const char script[] =
+		"w=$1; c=$2; t=$3; shift 3; if [ -n \"$t\" ]; then set -- \"$@\" "
+		"--tls-cert \"$t/$SLURMD_NODENAME.crt\" --tls-key "
+		"\"$t/$SLURMD_NODENAME.key\" --tls-ca \"$t/ca.crt\"; fi; "
+		"exec /bin/sh -c \"$w\" wrapper \"$c\" --listen 0.0.0.0:0 "
+		"--print-port --name \"node-$SLURMD_NODENAME\" --stats-period 1s \"$@\"";
+	const char *argv[ARGV_MAX];
+	char why[512] = "";
+	int n = 0, in[2], out[2], tls = remote_child(L, -1), ports[MGR_JD_MAX_COLLECTORS] = {0};
+
+	snprintf(nodes, sizeof(nodes), "--nodes=%d", jd->ncollectors);
+	snprintf(ntasks, sizeof(ntasks), "--ntasks=%d", jd->ncollectors);
+	snprintf(errpat, sizeof(errpat), "--error=%s/collector-node-%%N.log", L->logdir);
+	const char *head[] = {"srun", "--overlap", nodes, ntasks, "--ntasks-per-node=1",
+			      "--input=all", "--label", "--kill-on-bad-exit=1", errpat,
+			      "/bin/sh", "-c", script, "tapestry-slurm-node", wrapper,
+			      L->collector, tls ? L->creds : "",
+			      "--parent", tls ? L->root.tls_addr : L->root.addr, NULL};
+	for (int i = 0; head[i]; i++)
+		argv[n++] = head[i];
+	if (jd->secret_file) {
+		argv[n++] = "--secret-file";
+		argv[n++] = jd->secret_file;
+	}
+	argv[n] = NULL;
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	mgr_child_init(ch, "the node collectors' srun step");
+	snprintf(L->colname[0], sizeof(L->colname[0]), "the node collectors' srun step");
+	ch->what = L->colname[0];
+	if ((ch->pid = fork()) == 0) {
+		setpgid(0, 0);
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		unsetenv("LD_PRELOAD");
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	if (ch->pid < 0) {
+		close(in[1]);
+		close(out[0]);
+		return -1;
+	}
+	setpgid(ch->pid, ch->pid);
+	ch->group = 1;
+	ch->in_fd = in[1];
+	L->order[0] = 0;
+	L->started = 1;
+	L->step_out = out[0];
+	int got = read_step_ports(out[0], jd->ncollectors, ports,
+				  mgr_now_ms() + L->start_ms);
+	if (got < jd->ncollectors) {
+		mgr_err("srun started %d of the %d node collectors within %d s "
+			"(their messages: %s/collector-node-*.log)", got,
+			jd->ncollectors, L->start_ms / 1000, L->logdir);
+		return -1;
+	}
+	for (int k = 0; k < jd->ncollectors; k++) {
+		const struct mgr_jd_host *h = &jd->host[jd->col[k].host];
+
+		if (k)
+			mgr_child_init(&L->col[k], L->colname[k]);
+		snprintf(L->col[k].addr, sizeof(L->col[k].addr), "%s:%d", h->address,
+			 ports[k]);
+		L->col[k].port = ports[k];
+		if (wait_parent(L, ch, L->col[k].addr, why, sizeof(why)) <= 0) {
+			mgr_err("collector '%s' on %s at %s did not connect to the "
+				"manager within %d s (%s; its messages: %s/collector-"
+				"node-%s.log)", jd->col[k].name, h->name, L->col[k].addr,
+				L->start_ms / 1000, why[0] ? why : "no answer",
+				L->logdir, h->name);
+			return -1;
+		}
+		fprintf(stderr, "tapestry: collector '%s' on %s up at %s (srun step, "
+			"parent manager)\n", jd->col[k].name, h->name, L->col[k].addr);
+	}
+	return 0;
+}
+
 /* Every collector, parents first, then the network ping-pong before an
  * MPI application: 0, or -1 when a collector did not start. */
 static int start_tree(struct launch *L, int pingpong)
@@ -1365,9 +1533,14 @@ static int start_tree(struct launch *L, int pingpong)
 	for (int i = 0; i < jd->ncollectors; i++)
 		L->order[i] = i;
 	qsort_r(L->order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
-	for (int k = 0; k < jd->ncollectors; k++)
-		if (start_collector(L, L->order[k]))
+	if (jd->slurm_step) {
+		if (start_slurm_step(L))
 			return -1;
+	} else {
+		for (int k = 0; k < jd->ncollectors; k++)
+			if (start_collector(L, L->order[k]))
+				return -1;
+	}
 	L->mark[PH_PINGPONG] = mgr_now_ms();
 	if (jd->mpi != MGR_MPI_NONE && pingpong) {
 		calibrate(L);
@@ -1449,6 +1622,7 @@ int mgr_cmd_launch(int argc, char **argv)
 		return 1;
 	}
 	L->dir = o.dir;
+	L->step_out = -1;
 	L->start_ms = o.start_ms;
 	L->live = o.live.outdir != NULL;
 	mgr_child_init(&L->root, "root receiver");
@@ -1480,6 +1654,8 @@ stop:
 out:
 	stop_tree(L, 5000);
 	mgr_child_stop(&live, 5000);
+	if (L->step_out >= 0)
+		close(L->step_out);
 	mgr_jobdesc_free(L->jd);
 	free(L->collector);
 	free(L->lib);

@@ -38,12 +38,14 @@
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry run [-o DIR] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
+	fputs("usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
 	      "                    -- PROGRAM [ARGS...]\n"
 	      "  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
 	      "  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
 	      "  the job directory DIR (default: ./tapestry-job-PID).\n"
 	      "  -o, --output DIR      job directory to create (must not exist)\n"
+	      "  -v, --verbose         show the collectors' messages too (always kept in\n"
+	      "                        DIR/logs)\n"
 	      "  --sensors LIST        libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
 	      "                        is an MPI launcher (mpirun, mpiexec, srun...) or\n"
 	      "                        links an MPI library)\n"
@@ -52,10 +54,12 @@ static void help(FILE *out)
 	      "                        --version)\n"
 	      "  --secret-file F       job secret the sensors must prove (default: none)\n"
 	      "  --keep-going          do not fail when PROGRAM exits non-zero\n"
-	      "  --no-pingpong         when PROGRAM is mpirun/mpiexec, do not measure the\n"
+	      "  --no-pingpong         when PROGRAM is an MPI launcher, do not measure the\n"
 	      "                        network first (by default: an MPI ping-pong of two\n"
-	      "                        processes with that mpirun, for the SimGrid\n"
+	      "                        processes with that launcher, for the SimGrid\n"
 	      "                        platform; DIR/logs/pingpong.log)\n"
+	      "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
+	      "  mode (one line says so).\n"
 	      "  Exit status: PROGRAM's (or 1 when tracing failed).\n",
 	      out);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/manager/launch_netns.sh - the template launcher with `ip netns exec`:
 # two network namespaces are two sites, each joined by a veth pair to a
-# bridge in the root namespace (10.213.0.0/24, addresses on the test's own
+# bridge in the root namespace (10.X.Y.0/24 picked from the test's pid, so
+# that runs side by side do not meet; addresses on the test's own
 # links only); site b's uplink is limited by tc tbf to 10 mbit/s. A top
 # collector runs in the root namespace, a site collector in each namespace,
 # one traced process per site; every event reaches the job directory.
@@ -13,6 +14,7 @@ T="$top_builddir/manager/tapestry"
 [ "$(id -u)" = 0 ] || { echo "skip: not root"; exit 77; }
 command -v ip >/dev/null || { echo "skip: no ip"; exit 77; }
 n=$$
+net="10.$((100 + n % 100)).$(((n / 100) % 250))"	# this run's /24
 nsa="tpa$n" nsb="tpb$n" br="tbr$n"
 tag="tn$n"
 work=$(mktemp -d /tmp/tapestry-test-netns.XXXXXX)
@@ -31,7 +33,7 @@ check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 set -e
 ip netns add "$nsb"
 ip link add "$br" type bridge
-ip addr add 10.213.0.1/24 dev "$br"
+ip addr add $net.1/24 dev "$br"
 ip link set "$br" up
 i=2
 for s in a b; do
@@ -40,22 +42,22 @@ for s in a b; do
 	ip link set "v$s$n" master "$br" up
 	ip link set "e$s$n" netns "$ns"
 	ip -n "$ns" link set lo up
-	ip -n "$ns" addr add "10.213.0.$i/24" dev "e$s$n"
+	ip -n "$ns" addr add "$net.$i/24" dev "e$s$n"
 	ip -n "$ns" link set "e$s$n" up
 	i=$((i + 1))
 done
 # site b's uplink: 10 mbit/s
 ip netns exec "$nsb" tc qdisc add dev "eb$n" root tbf rate 10mbit burst 32kbit latency 50ms
 set +e
-for i in $(seq 30); do ip netns exec "$nsb" ping -c1 -W1 10.213.0.1 >/dev/null 2>&1 && break; sleep 0.2; done
+for i in $(seq 30); do ip netns exec "$nsb" ping -c1 -W1 $net.1 >/dev/null 2>&1 && break; sleep 0.2; done
 
 cat >"$work/job.xml" <<EOF
 <?xml version="1.0"?>
 <job name="netns">
   <hosts>
-    <host name="front" address="10.213.0.1" site="front"/>
-    <host name="$nsa" address="10.213.0.2" slots="1" site="a" launcher="netns"/>
-    <host name="$nsb" address="10.213.0.3" slots="1" site="b" launcher="netns"/>
+    <host name="front" address="$net.1" site="front"/>
+    <host name="$nsa" address="$net.2" slots="1" site="a" launcher="netns"/>
+    <host name="$nsb" address="$net.3" slots="1" site="b" launcher="netns"/>
   </hosts>
   <launchers>
     <launcher name="netns" type="template" command="ip netns exec {host} {command}" tapestry-path="$T"/>
@@ -79,8 +81,8 @@ timeout 300 "$T" launch -o "$work/job" "$work/job.xml" >"$work/out" 2>"$work/err
 rc=$?
 check "launch through ip netns exec exits 0 ($rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || { cat "$work/err"; tail -n 5 "$work/job/logs/"* 2>/dev/null; }
-check "  ...site a's collector came up in its namespace" grep -q "collector '$tag-a' on $nsa up at 10.213.0.2:" "$work/err"
-check "  ...site b's collector came up behind the 10 mbit link" grep -q "collector '$tag-b' on $nsb up at 10.213.0.3:" "$work/err"
+check "  ...site a's collector came up in its namespace" grep -q "collector '$tag-a' on $nsa up at $net.2:" "$work/err"
+check "  ...site b's collector came up behind the 10 mbit link" grep -q "collector '$tag-b' on $nsb up at $net.3:" "$work/err"
 w=$(awk -F, '$3=="write" && $6==1024' "$work/job/trace.csv" 2>/dev/null | wc -l)
 check "  ...all 40000 writes of both sites arrived (got $w)" [ "$w" = 40000 ]
 r=$(awk -F, '$3=="read" && $6==1024' "$work/job/trace.csv" 2>/dev/null | wc -l)
@@ -98,11 +100,11 @@ check "  ...no collector left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:
 # finds its own namespace's node collector from the environment mpirun
 # passes (TAPESTRY_NODE_COLLECTORS, matched to the namespace's address), not
 # from the plan directory
-map="$nsa=10.213.0.2:1,$nsb=10.213.0.3:2"
+map="$nsa=$net.2:1,$nsb=$net.3:2"
 got_a=$(ip netns exec "$nsa" env TAPESTRY_NODE_COLLECTORS="$map" "$T" rank-exec /nonexistent -- printenv TAPESTRY_COLLECTOR)
 got_b=$(ip netns exec "$nsb" env TAPESTRY_NODE_COLLECTORS="$map" "$T" rank-exec /nonexistent -- printenv TAPESTRY_COLLECTOR)
-check "rank-exec in site a takes a's collector without a map file ($got_a)" [ "$got_a" = 10.213.0.2:1 ]
-check "rank-exec in site b takes b's collector without a map file ($got_b)" [ "$got_b" = 10.213.0.3:2 ]
+check "rank-exec in site a takes a's collector without a map file ($got_a)" [ "$got_a" = $net.2:1 ]
+check "rank-exec in site b takes b's collector without a map file ($got_b)" [ "$got_b" = $net.3:2 ]
 if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v mpicc.openmpi >/dev/null; then
 	mpicc.openmpi -O1 -o "$work/ring" "$top_srcdir/deploy/examples/ring.c" || exit 99
 	sed -e 's|<application executable="/bin/dd" processes="2" mode="scattering">|<application executable="ring" processes="2" mode="scattering" mpi="openmpi">|' \
@@ -118,7 +120,7 @@ if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v 
 	check "  ...40 MPI_Send from the 2 ranks (got $s)" [ "$s" = 40 ]
 	for x in a b; do
 		check "  ...site $x's rank streamed to site $x's collector" \
-			grep -q "sensor .* connected from 10.213.0.$([ $x = a ] && echo 2 || echo 3):" \
+			grep -q "sensor .* connected from $net.$([ $x = a ] && echo 2 || echo 3):" \
 			"$work/job-mpi/logs/collector-${tag}m-$x.log"
 	done
 	check "  ...no collector left" bash -c "! pgrep -f -- '--name [${tag:0:1}]${tag:1}m' >/dev/null"

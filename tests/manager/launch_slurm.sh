@@ -106,7 +106,9 @@ timeout 300 salloc -n 2 "$T" launch -o "$W/job" "$W/ring-slurm.xml" >"$W/l.out" 
 rc=$?
 check "salloc -n 2 tapestry launch exits 0 ($rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || tail -n 20 "$W/l.err"
-check "  ...the node collector on the allocation's node" grep -q "collector 'node-$node' on $node up" "$W/l.err"
+check "  ...the node collector on the allocation's node, in one srun step" \
+	grep -q "collector 'node-$node' on $node up at .* (srun step, parent manager)" "$W/l.err"
+check "  ...its messages in DIR/logs" grep -q "listening" "$W/job/logs/collector-node-$node.log"
 check "  ...the ring ran on 2 ranks" grep -q "ring: 100 rounds on 2 ranks" "$W/l.out" "$W/l.err"
 n=$(awk -F, '$3=="MPI_Send"' "$W/job/trace.csv" 2>/dev/null | wc -l)
 check "  ...200 MPI_Send traced (got $n)" [ "$n" = 200 ]

@@ -82,6 +82,17 @@ if [ -e /etc/alternatives/mpirun ] && [ -x "$top_builddir/tests/sensor/mpi_ring_
 	check "  ...as Open MPI with the MPI sensor" grep -q "sensors libc,mpi,mem, openmpi;" "$work/alt.err"
 fi
 
+# a program that links MPI, run without a launcher (a singleton): the MPI
+# sensor is on, the flavour from its libraries
+if command -v mpicc.mpich >/dev/null; then
+	printf '#include <mpi.h>\n#include <stdio.h>\nint main(int c, char **v) { int r; MPI_Init(&c, &v);\n MPI_Comm_rank(MPI_COMM_WORLD, &r); printf("rank %%d\\n", r); MPI_Finalize(); return 0; }\n' >"$work/single.c"
+	mpicc.mpich -o "$work/single" "$work/single.c" || exit 99
+	timeout 120 "$T" run -o "$work/single.job" -- "$work/single" >"$work/single.out" 2>"$work/single.err"
+	check "an MPI program alone runs traced" [ $? = 0 ]
+	check "  ...with the MPICH sensor, told by its libraries" grep -q "sensors libc,mpi,mem, mpich;" "$work/single.err"
+	check "  ...its rank traced" grep -q "(1 MPI ranks)" "$work/single.err"
+fi
+
 # bad input: a launcher whose flavour nothing tells, one clear line naming
 # what was tried; --sensors still overrides; nothing left running
 printf '#!/bin/sh\necho "some launcher 1.0"\nshift 2; exec "$@"\n' > "$work/mpirun"

@@ -22,6 +22,9 @@
 #    order, zero counts, a derived datatype (size 16, extent 28): replayed.
 #  - mpi_bad: bad arguments under MPI_ERRORS_RETURN and every sentinel:
 #    the wrapper returns the library's error class, nothing crashes.
+#  - mpi_reqs.f90: persistent requests, Ibsend/Irsend, the completions,
+#    matched probes, cancel from Fortran (mpif.h), compiled with the
+#    flavour's mpif90: the same checks.
 # Every traced run's output must equal the untraced run's. Exit 77 when the
 # flavour, the sensor, the collector or SimGrid (smpicc, smpirun) is
 # missing. Run from the top build directory (make check does).
@@ -31,10 +34,10 @@ NP=4
 . ./tests/sensor/mpi_env.sh || exit 99
 
 case $flavour in
-ompi)	mpirun=$MPIRUN_OMPI; lib=$MPI_PKGLIB_OMPI
+ompi)	mpirun=$MPIRUN_OMPI; lib=$MPI_PKGLIB_OMPI; f90=$MPIF90_OMPI
 	OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ;;
-mpich)	mpirun=$MPIRUN_MPICH; lib=$MPI_PKGLIB_MPICH ;;
+mpich)	mpirun=$MPIRUN_MPICH; lib=$MPI_PKGLIB_MPICH; f90=$MPIF90_MPICH ;;
 *)	echo "mpi_reqs.sh: unknown flavour $flavour" >&2; exit 99 ;;
 esac
 skip() { echo "SKIP: $*"; exit 77; }
@@ -265,6 +268,28 @@ else
 	status=1
 fi
 echo "ok: $flavour bad"
+
+# the same calls from Fortran (mpif.h): Open MPI's Fortran layer calls
+# PMPI_ directly, so these go through sensor/mpi_fortran.c's bindings
+if [ -n "$f90" ] && [ -x "$f90" ]; then
+	"$f90" -o "$tmp/reqs_f" "$MPI_TOP_SRCDIR/tests/sensor/mpi_reqs.f90" \
+		> "$tmp/f90.log" 2>&1 || { cat "$tmp/f90.log"; exit 99; }
+	if trace $NP "$tmp/job-f" "$tmp/reqs_f"; then
+		"$check" -a "$tmp/job-f" $NP MPI_Send_init=1 MPI_Recv_init=1 \
+			MPI_Startall=3 MPI_Start=2 MPI_Request_free=2 MPI_Ibsend=1 \
+			MPI_Irsend=1 MPI_Waitsome MPI_Testsome MPI_Testany \
+			MPI_Testall MPI_Request_get_status MPI_Mprobe=1 MPI_Mrecv=1 \
+			MPI_Sendrecv_replace=1 MPI_Cancel=1 MPI_Test_cancelled=1 || {
+			echo "FAIL: $flavour Fortran: trace check"; status=1; }
+		export_replay "$tmp/job-f" "$tmp/plat" || status=1
+	else
+		status=1
+	fi
+	echo "ok: $flavour Fortran"
+else
+	echo "FAIL: no Fortran compiler for $flavour"
+	status=1
+fi
 
 # the comparison with smpirun -trace-ti
 if trace $NP "$tmp/job-p2pcmp" "$B/tests/sensor/mpi_p2pcmp_$flavour"; then

@@ -5,10 +5,13 @@
 # dup2-ing files onto them in a forked child or a new image (as MPICH's
 # proxy does before it execs a rank). The traced output must be the
 # untraced one, byte for byte, and the events written after the
-# rearrangement must still reach the collector, each exactly once.
+# rearrangement must still reach the collector, each exactly once, also
+# while writer threads keep the sender busy (busy).
 . "$srcdir/tests/sensor/lib.sh"
 FDS=$B/tests/sensor/prog_fds
-MODES="closeall closerange closefrom lowfork lowexec"
+MODES="closeall closerange closefrom lowfork lowexec busy"
+# every event counted exactly (busy: 80,000 writes under a busy sender)
+export TAPESTRY_RING_FULL=wait
 start_collectors job
 for m in $MODES; do
 	mkdir "$T/u-$m" "$T/t-$m" || fail mkdir
@@ -38,4 +41,6 @@ for m in lowfork lowexec; do
 	expect "$m: dup2 onto 0-2" \
 		"$(grep " name=dup2 " "$T/dump" | grep -c "path=$T/t-$m/low\.")" 3
 done
+expect "busy: writes while the runtime's descriptors moved" \
+	"$(grep " name=write " "$T/dump" | grep " bytes=17 " | grep -c "path=$T/t-busy/busy-")" 80000
 expect "drops" "$(grep '^total ' "$T/dump" | grep -vc ' dropped=0 ')" 0

@@ -45,3 +45,17 @@ grep -q 'key=ring_full value=wait' "$T/job3.dump" || fail "ring_full not in META
 waits=$(grep -c ' name=flush .* records=0 ' "$T/job3.dump")
 [ "$waits" -gt 0 ] || fail "stream burst: no wait recorded"
 echo "ok: stream burst, waiting ($waits waits)"
+
+# The documented minimum budget, 1 MiB: a sixteenth of it is less than
+# the smallest ring (SN_RING_MIN records), and every thread once got no
+# ring at all, so that every event counted as dropped. Each thread gets
+# the smallest ring; waiting when it is full, nothing is lost.
+N=24000
+start_collectors job4
+TAPESTRY_BUFFER_BYTES=1M TAPESTRY_RING_FULL=wait traced "$PROG" write $N "$T" \
+	> /dev/null || fail "job4 run"
+stop_collectors
+dump "$T/job4" "$T/job4.dump"
+expect "1 MiB budget: write events" "$(count "$T/job4.dump" " name=write ")" $((N + 1))
+grep -q '^total .* dropped=0 .* bye=1$' "$T/job4.dump" || fail "1 MiB budget: drops or no BYE"
+echo "ok: the 1 MiB budget"

@@ -19,6 +19,10 @@
  * lowexec    closes 0, 1 and 2 and executes itself as lowchild (the same
  *            steps as lowfork's child, in a new image whose sensor started
  *            with 0-2 closed).
+ * busy       4 threads write LINES * 200 times each to DIR/busy-T.out while
+ *            the main thread closes every descriptor from 100 up, 50 times,
+ *            then close_range(100, ~0U) 20 times: the runtime's descriptors
+ *            move (or are made again) under a sender that is busy.
  */
 #include "config.h"
 
@@ -27,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,6 +124,49 @@ static int lowchild(void)
 	return ok != LINES;
 }
 
+static void *busy_writer(void *arg)
+{
+	char path[4096];
+	int fd, ok = 0;
+
+	snprintf(path, sizeof(path), "%s/busy-%ld.out", dir, (long)arg);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	for (int i = 0; fd >= 0 && i < LINES * 200; i++)
+		ok += write(fd, "0123456789abcdef\n", 17) == 17;
+	if (fd >= 0)
+		close(fd);
+	return (void *)(long)ok;
+}
+
+static int busy(void)
+{
+	pthread_t t[4];
+	struct rlimit rl;
+	long lim, total = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur > 4096)
+		rl.rlim_cur = 4096;
+	lim = (long)rl.rlim_cur;
+	for (long i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, busy_writer, (void *)i))
+			return 1;
+	for (int r = 0; r < 50; r++)
+		for (long fd = 100; fd < lim; fd++)
+			close((int)fd);		/* the writers' are below 100 */
+	for (int r = 0; r < 20; r++) {
+		close_range(100, ~0U, 0);
+		usleep(5000);
+	}
+	for (int i = 0; i < 4; i++) {
+		void *ok;
+
+		pthread_join(t[i], &ok);
+		total += (long)ok;
+	}
+	printf("busy: %ld writes of %d\n", total, 4 * LINES * 200);
+	return total != 4 * LINES * 200;
+}
+
 static int closelow(void)
 {
 	if (dup2(1, SAVED) != SAVED)
@@ -186,6 +234,8 @@ int main(int argc, char **argv)
 		return lowexec(argv[0]);
 	if (!strcmp(argv[1], "lowchild"))
 		return lowchild();
+	if (!strcmp(argv[1], "busy"))
+		return busy();
 	fprintf(stderr, "prog_fds: unknown mode %s\n", argv[1]);
 	return 2;
 }

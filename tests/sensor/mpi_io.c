@@ -1,0 +1,343 @@
+/*
+ * tests/sensor/mpi_io.c - MPI-IO through every form the sensor wraps.
+ *
+ *   mpi_io FILE EXPECT
+ *
+ * On any number of ranks (the tests use 4): writes FILE with explicit
+ * offsets, the individual file pointer (through a view), nonblocking and
+ * split collective calls, reads it back with the same forms, then uses the
+ * shared file pointer (ordered and not), reopens the file read-only, and
+ * deletes it. Every int written holds its own position in the file
+ * (byte offset / 4), so any read can be checked. Each rank writes to
+ * EXPECT.RANK one line per MPI-IO call it made, in order:
+ *
+ *   NAME field=value ...
+ *
+ * with what the program knows of the call (the file's id, its path, the
+ * absolute byte offset, bytes asked for, whether collective, bytes
+ * transferred; "req=+" for a request id the next MPI_Wait must repeat,
+ * "failed=1" for a call that must fail), which the test compares with the
+ * trace. stdout (rank 0) is deterministic: the error classes of the bad
+ * calls and "mpi_io: ok", or what went wrong.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#define B 100			/* ints per access */
+#define BY (B * 4)		/* bytes per access */
+
+static int rank, size, bad;
+static FILE *ex;
+static const char *path;
+static int buf[B];
+
+/* buf holds the ints of the file's bytes [off, off + BY) */
+static void fill(long long off)
+{
+	for (int i = 0; i < B; i++)
+		buf[i] = (int)(off / 4 + i);
+}
+
+static void check(const char *what, long long off)
+{
+	for (int i = 0; i < B; i++)
+		if (buf[i] != (int)(off / 4 + i)) {
+			printf("rank %d: %s at %lld: int %d is %d, want %lld\n",
+			       rank, what, off, i, buf[i], off / 4 + i);
+			bad = 1;
+			return;
+		}
+}
+
+/* One expectation line: a data access on file id f. */
+static void ex_rw(const char *name, int f, long long off, long long bytes,
+		  int coll, const char *last)
+{
+	fprintf(ex, "%s file=%d path=%s offset=%lld bytes=%lld coll=%d %s\n",
+		name, f, path, off, bytes, coll, last);
+}
+
+static void ex_done(const char *name, int f, long long off, int coll)
+{
+	ex_rw(name, f, off, BY, coll, "result=400");
+}
+
+static void ok(int rc, const char *what)
+{
+	if (rc != MPI_SUCCESS) {
+		printf("rank %d: %s failed (%d)\n", rank, what, rc);
+		bad = 1;
+	}
+}
+
+/* Writes: explicit offsets [0, 2n) blocks, then through the view at
+ * disp = 2n blocks: individual pointer, nonblocking, split collective. */
+static void writes(MPI_File fh)
+{
+	long long n = size, disp = 2 * n * BY, off;
+	MPI_Request req;
+	MPI_Status st;
+
+	off = rank * BY;
+	fill(off);
+	ok(MPI_File_write_at(fh, off, buf, B, MPI_INT, &st), "write_at");
+	ex_done("MPI_File_write_at", 1, off, 0);
+	off = (n + rank) * BY;
+	fill(off);
+	ok(MPI_File_write_at_all(fh, off, buf, B, MPI_INT, MPI_STATUS_IGNORE),
+	   "write_at_all");
+	ex_done("MPI_File_write_at_all", 1, off, 1);
+	ok(MPI_File_set_view(fh, disp, MPI_INT, MPI_INT, "native", MPI_INFO_NULL),
+	   "set_view");
+	fprintf(ex, "MPI_File_set_view file=1 path=%s disp=%lld etype=4 ftype=4 coll=1\n",
+		path, disp);
+	/* offsets in the view are in ints */
+	MPI_File_seek(fh, rank * B, MPI_SEEK_SET);
+	off = disp + rank * BY;
+	fill(off);
+	ok(MPI_File_write(fh, buf, B, MPI_INT, &st), "write");
+	ex_done("MPI_File_write", 1, off, 0);
+	MPI_File_seek(fh, (n + rank) * B, MPI_SEEK_SET);
+	off = disp + (n + rank) * BY;
+	fill(off);
+	ok(MPI_File_write_all(fh, buf, B, MPI_INT, &st), "write_all");
+	ex_done("MPI_File_write_all", 1, off, 1);
+	off = disp + (2 * n + rank) * BY;
+	fill(off);
+	ok(MPI_File_iwrite_at(fh, (2 * n + rank) * B, buf, B, MPI_INT, &req),
+	   "iwrite_at");
+	ex_rw("MPI_File_iwrite_at", 1, off, BY, 0, "req=+");
+	ok(MPI_Wait(&req, &st), "wait");
+	MPI_File_seek(fh, (3 * n + rank) * B, MPI_SEEK_SET);
+	off = disp + (3 * n + rank) * BY;
+	fill(off);
+	ok(MPI_File_iwrite_all(fh, buf, B, MPI_INT, &req), "iwrite_all");
+	ex_rw("MPI_File_iwrite_all", 1, off, BY, 1, "req=+");
+	ok(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+	MPI_File_seek(fh, (4 * n + rank) * B, MPI_SEEK_SET);
+	off = disp + (4 * n + rank) * BY;
+	fill(off);
+	ok(MPI_File_write_all_begin(fh, buf, B, MPI_INT), "write_all_begin");
+	ex_rw("MPI_File_write_all_begin", 1, off, BY, 1, "");
+	ok(MPI_File_write_all_end(fh, buf, &st), "write_all_end");
+	ex_done("MPI_File_write_all_end", 1, off, 1);
+	off = disp + (5 * n + rank) * BY;
+	fill(off);
+	ok(MPI_File_write_at_all_begin(fh, (5 * n + rank) * B, buf, B, MPI_INT),
+	   "write_at_all_begin");
+	ex_rw("MPI_File_write_at_all_begin", 1, off, BY, 1, "");
+	ok(MPI_File_write_at_all_end(fh, buf, &st), "write_at_all_end");
+	ex_done("MPI_File_write_at_all_end", 1, off, 1);
+	ok(MPI_File_sync(fh), "sync");
+	fprintf(ex, "MPI_File_sync file=1 path=%s coll=1\n", path);
+}
+
+/* The same blocks read back with the read forms. */
+static void reads(MPI_File fh)
+{
+	long long n = size, disp = 2 * n * BY, off;
+	MPI_Request req;
+	MPI_Status st;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	off = disp + rank * BY;
+	ok(MPI_File_read_at(fh, rank * B, buf, B, MPI_INT, &st), "read_at");
+	check("read_at", off);
+	ex_done("MPI_File_read_at", 1, off, 0);
+	off = disp + (n + rank) * BY;
+	ok(MPI_File_read_at_all(fh, (n + rank) * B, buf, B, MPI_INT,
+				MPI_STATUS_IGNORE), "read_at_all");
+	check("read_at_all", off);
+	ex_done("MPI_File_read_at_all", 1, off, 1);
+	MPI_File_seek(fh, (2 * n + rank) * B, MPI_SEEK_SET);
+	off = disp + (2 * n + rank) * BY;
+	ok(MPI_File_read(fh, buf, B, MPI_INT, &st), "read");
+	check("read", off);
+	ex_done("MPI_File_read", 1, off, 0);
+	MPI_File_seek(fh, (3 * n + rank) * B, MPI_SEEK_SET);
+	off = disp + (3 * n + rank) * BY;
+	ok(MPI_File_read_all(fh, buf, B, MPI_INT, &st), "read_all");
+	check("read_all", off);
+	ex_done("MPI_File_read_all", 1, off, 1);
+	off = disp + (4 * n + rank) * BY;
+	ok(MPI_File_iread_at(fh, (4 * n + rank) * B, buf, B, MPI_INT, &req),
+	   "iread_at");
+	ex_rw("MPI_File_iread_at", 1, off, BY, 0, "req=+");
+	ok(MPI_Wait(&req, &st), "wait");
+	check("iread_at", off);
+	MPI_File_seek(fh, (5 * n + rank) * B, MPI_SEEK_SET);
+	off = disp + (5 * n + rank) * BY;
+	ok(MPI_File_iread(fh, buf, B, MPI_INT, &req), "iread");
+	ex_rw("MPI_File_iread", 1, off, BY, 0, "req=+");
+	ok(MPI_Wait(&req, &st), "wait");
+	check("iread", off);
+	off = disp + rank * BY;
+	ok(MPI_File_iread_at_all(fh, rank * B, buf, B, MPI_INT, &req),
+	   "iread_at_all");
+	ex_rw("MPI_File_iread_at_all", 1, off, BY, 1, "req=+");
+	ok(MPI_Wait(&req, &st), "wait");
+	check("iread_at_all", off);
+	MPI_File_seek(fh, (n + rank) * B, MPI_SEEK_SET);
+	off = disp + (n + rank) * BY;
+	ok(MPI_File_read_all_begin(fh, buf, B, MPI_INT), "read_all_begin");
+	ex_rw("MPI_File_read_all_begin", 1, off, BY, 1, "");
+	ok(MPI_File_read_all_end(fh, buf, &st), "read_all_end");
+	check("read_all_end", off);
+	ex_done("MPI_File_read_all_end", 1, off, 1);
+	off = disp + (2 * n + rank) * BY;
+	ok(MPI_File_read_at_all_begin(fh, (2 * n + rank) * B, buf, B, MPI_INT),
+	   "read_at_all_begin");
+	ex_rw("MPI_File_read_at_all_begin", 1, off, BY, 1, "");
+	ok(MPI_File_read_at_all_end(fh, buf, MPI_STATUS_IGNORE), "read_at_all_end");
+	check("read_at_all_end", off);
+	ex_done("MPI_File_read_at_all_end", 1, off, 1);
+	/* zero count: nothing asked, nothing moved */
+	ok(MPI_File_write_at(fh, 0, buf, 0, MPI_INT, MPI_STATUS_IGNORE), "write_at 0");
+	ex_rw("MPI_File_write_at", 1, disp, 0, 0, "result=0");
+	/* past the end: 0 bytes transferred */
+	ok(MPI_File_read_at(fh, 1000 * n * B, buf, B, MPI_INT, &st), "read_at eof");
+	ex_rw("MPI_File_read_at", 1, disp + 1000 * n * BY, BY, 0, "result=0");
+}
+
+/* The shared file pointer (offsets unknown to the sensor: -1): ordered
+ * writes from the view's start, read back in order, then one ordered split
+ * pair and the non-collective forms past them. */
+static void shared(MPI_File fh)
+{
+	long long n = size, disp = 2 * n * BY, off;
+	MPI_Request req;
+	MPI_Status st;
+
+	ok(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET), "seek_shared");
+	off = disp + rank * BY;
+	fill(off);
+	ok(MPI_File_write_ordered(fh, buf, B, MPI_INT, &st), "write_ordered");
+	ex_done("MPI_File_write_ordered", 1, -1, 1);
+	ok(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET), "seek_shared");
+	ok(MPI_File_read_ordered(fh, buf, B, MPI_INT, &st), "read_ordered");
+	check("read_ordered", off);
+	ex_done("MPI_File_read_ordered", 1, -1, 1);
+	off = disp + (n + rank) * BY;
+	fill(off);
+	ok(MPI_File_write_ordered_begin(fh, buf, B, MPI_INT), "write_ordered_begin");
+	ex_rw("MPI_File_write_ordered_begin", 1, -1, BY, 1, "");
+	ok(MPI_File_write_ordered_end(fh, buf, &st), "write_ordered_end");
+	ex_done("MPI_File_write_ordered_end", 1, -1, 1);
+	ok(MPI_File_seek_shared(fh, n * B, MPI_SEEK_SET), "seek_shared");
+	ok(MPI_File_read_ordered_begin(fh, buf, B, MPI_INT), "read_ordered_begin");
+	ex_rw("MPI_File_read_ordered_begin", 1, -1, BY, 1, "");
+	ok(MPI_File_read_ordered_end(fh, buf, &st), "read_ordered_end");
+	check("read_ordered_end", off);
+	ex_done("MPI_File_read_ordered_end", 1, -1, 1);
+	/* each rank's block lands somewhere in [2n, 3n) blocks: contents
+	 * are the same whoever writes first */
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < B; i++)
+		buf[i] = -1;
+	ok(MPI_File_write_shared(fh, buf, B, MPI_INT, &st), "write_shared");
+	ex_done("MPI_File_write_shared", 1, -1, 0);
+	ok(MPI_File_iwrite_shared(fh, buf, B, MPI_INT, &req), "iwrite_shared");
+	ex_rw("MPI_File_iwrite_shared", 1, -1, BY, 0, "req=+");
+	ok(MPI_Wait(&req, &st), "wait");
+	MPI_Barrier(MPI_COMM_WORLD);
+	ok(MPI_File_seek_shared(fh, 2 * n * B, MPI_SEEK_SET), "seek_shared");
+	ok(MPI_File_read_shared(fh, buf, B, MPI_INT, &st), "read_shared");
+	ex_done("MPI_File_read_shared", 1, -1, 0);
+	ok(MPI_File_iread_shared(fh, buf, B, MPI_INT, &req), "iread_shared");
+	ex_rw("MPI_File_iread_shared", 1, -1, BY, 0, "req=+");
+	ok(MPI_Wait(&req, &st), "wait");
+	for (int i = 0; i < B; i++)
+		if (buf[i] != -1) {
+			printf("rank %d: read_shared: int %d is %d\n", rank, i, buf[i]);
+			bad = 1;
+			break;
+		}
+}
+
+/* Calls that fail: the error class is the library's, the event failed. */
+static void errors(void)
+{
+	MPI_File nf = MPI_FILE_NULL;
+	MPI_Status st;
+	int rc, cls;
+
+	rc = MPI_File_read_at(MPI_FILE_NULL, 0, buf, B, MPI_INT, &st);
+	MPI_Error_class(rc, &cls);
+	if (rank == 0)
+		printf("read_at on MPI_FILE_NULL: class %d\n", cls);
+	/* a handle never opened: no id, no path */
+	fprintf(ex, "MPI_File_read_at file=0 path=0 offset=-1 bytes=%d coll=0 failed=1\n", BY);
+	rc = MPI_File_open(MPI_COMM_SELF, "/nonexistent-dir/x", MPI_MODE_RDONLY,
+			   MPI_INFO_NULL, &nf);
+	MPI_Error_class(rc, &cls);
+	if (rank == 0)
+		printf("open of a missing file: %s\n", rc != MPI_SUCCESS ? "failed" : "worked");
+	fprintf(ex, "MPI_File_open file=0 path=/nonexistent-dir/x comm=1 flags=%d coll=1 failed=1\n",
+		MPI_MODE_RDONLY);
+	if (rc == MPI_SUCCESS)
+		MPI_File_close(&nf);
+}
+
+int main(int argc, char **argv)
+{
+	int amode = MPI_MODE_CREATE | MPI_MODE_RDWR;
+	char name[4096];
+	MPI_File fh;
+	MPI_Status st;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc != 3) {
+		if (rank == 0)
+			fprintf(stderr, "usage: mpi_io FILE EXPECT\n");
+		MPI_Finalize();
+		return 2;
+	}
+	path = argv[1];
+	snprintf(name, sizeof(name), "%s.%d", argv[2], rank);
+	if (!(ex = fopen(name, "w"))) {
+		perror(name);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+	ok(MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh), "open");
+	fprintf(ex, "MPI_File_open file=1 path=%s comm=0 flags=%d coll=1\n", path, amode);
+	ok(MPI_File_set_size(fh, 0), "set_size");
+	fprintf(ex, "MPI_File_set_size file=1 path=%s fsize=0 coll=1\n", path);
+	ok(MPI_File_preallocate(fh, 8LL * size * BY), "preallocate");
+	fprintf(ex, "MPI_File_preallocate file=1 path=%s fsize=%lld coll=1\n", path,
+		8LL * size * BY);
+	writes(fh);
+	reads(fh);
+	shared(fh);
+	ok(MPI_File_close(&fh), "close");
+	fprintf(ex, "MPI_File_close file=1 path=%s coll=1\n", path);
+	/* a second open: id 2; the first blocks, explicit offsets, default view */
+	ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+	   "reopen");
+	fprintf(ex, "MPI_File_open file=2 path=%s comm=0 flags=%d coll=1\n", path,
+		MPI_MODE_RDONLY);
+	ok(MPI_File_read_at_all(fh, (long long)rank * BY, buf, B, MPI_INT, &st),
+	   "read_at_all 2");
+	check("read_at_all 2", (long long)rank * BY);
+	fprintf(ex, "MPI_File_read_at_all file=2 path=%s offset=%lld bytes=%d coll=1 result=%d\n",
+		path, (long long)rank * BY, BY, BY);
+	ok(MPI_File_close(&fh), "close 2");
+	fprintf(ex, "MPI_File_close file=2 path=%s coll=1\n", path);
+	errors();
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		ok(MPI_File_delete(path, MPI_INFO_NULL), "delete");
+		fprintf(ex, "MPI_File_delete path=%s\n", path);
+	}
+	fclose(ex);
+	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("mpi_io: %s\n", bad ? "FAILED" : "ok");
+	MPI_Finalize();
+	return bad;
+}

@@ -1,0 +1,211 @@
+# tests/sensor/mpi_io_exports.sh - sourced by mpi_io_run.sh: the exports
+# of the MPI-IO job ($job), checked against the program's expectations
+# ($tmp/expect.RANK). Uses $B, $tmp, $job, $flavour, $NP.
+#
+# - OTF2 (when built and otf2-print is there): one IoHandle per file a rank
+#   opened, one IoRegularFile; a handle created per open and destroyed per
+#   close; an IoOperationBegin per read, write and sync (not per _end), as
+#   many IoOperationComplete (the nonblocking ones at their MPI_Wait), an
+#   IoOperationIssued per nonblocking call and per split collective.
+# - Paje and Chrome: every MPI-IO call as a state / complete event, with
+#   the path (Chrome args).
+# - SimGrid time-independent trace: a sleep per MPI-IO call that worked and
+#   per MPI_Wait on an MPI-IO request, counted in one warning line; the
+#   replay runs (when smpirun is there).
+
+# sum_calls_bytes ERE: "CALLS BYTES" of the expectation lines whose name
+# matches ERE (calls: all of them; bytes: of those that did not fail)
+sum_calls_bytes() {
+	printf '%s\n' "$_ex" | awk -v re="$1" '$1 ~ re { n++
+		if ($0 !~ /failed=1/) for (i = 2; i <= NF; i++) if ($i ~ /^bytes=/) { sub(/^bytes=/, "", $i); b += $i } }
+		END { print n + 0, b + 0 }'
+}
+
+# report_data KIND...: "CALLS BYTES ..." of the report's <data> element
+report_data() {
+	"$B/manager/tapestry" report --xml "$job" 2> /dev/null > "$tmp/rep.xml"
+	_out=
+	for _k in "$@"; do
+		_c=$(sed -n "s/.*<data.* ${_k}_calls=\"\([0-9]*\)\".*/\1/p" "$tmp/rep.xml")
+		_b=$(sed -n "s/.*<data.* ${_k}_bytes=\"\([0-9]*\)\".*/\1/p" "$tmp/rep.xml")
+		_out="$_out $_c $_b"
+	done
+	echo $_out
+}
+
+mpi_io_exports() {
+	_bad=0
+	_ex=$(cat "$tmp"/expect.*)
+	_ops=$(printf '%s\n' "$_ex" | grep -E '^MPI_File_(i?(read|write)|sync)' |
+		grep -v -e '_end ' -e 'failed=1' | wc -l)
+	_nb=$(printf '%s\n' "$_ex" | grep -c 'req=+')
+	_split=$(printf '%s\n' "$_ex" | grep -c '^MPI_File_[a-z_]*_begin ')
+	_opens=$(printf '%s\n' "$_ex" | grep '^MPI_File_open ' | grep -vc 'failed=1')
+	_closes=$(printf '%s\n' "$_ex" | grep -c '^MPI_File_close ')
+	_worked=$(printf '%s\n' "$_ex" | grep -vc 'failed=1')
+	_all=$(printf '%s\n' "$_ex" | wc -l)
+
+	if command -v otf2-print > /dev/null &&
+		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
+		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+		_got=
+		for _r in IO_OPERATION_BEGIN IO_OPERATION_COMPLETE IO_OPERATION_ISSUED \
+			IO_CREATE_HANDLE IO_DESTROY_HANDLE; do
+			_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
+		done
+		_got="$_got $(grep -c '^IO_HANDLE ' "$tmp/o.defs") $(grep -c '^IO_REGULAR_FILE ' "$tmp/o.defs")"
+		_want=" $_ops $_ops $((_nb + _split)) $_opens $_closes $_opens 1"
+		if [ "$_got" != "$_want" ]; then
+			echo "FAIL: $flavour: OTF2 I/O records (begin complete issued create" \
+				"destroy handles files):$_got, want$_want"
+			_bad=1
+		fi
+		if grep -qi 'warning\|error' "$tmp/o.evts" "$tmp/o.defs"; then
+			echo "FAIL: $flavour: otf2-print complains"
+			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | head -n 5
+			_bad=1
+		fi
+	fi
+
+	"$B/manager/tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
+		echo "FAIL: $flavour: export chrome"; cat "$tmp/chrome.err"; return 1; }
+	_n=$(grep -o '"name":"MPI_File_[a-z_]*"' "$tmp/c.json" | wc -l)
+	_p=$(grep -o '"name":"MPI_File_[a-z_]*"[^}]*"path":"'"$tmp/data"'"' "$tmp/c.json" | wc -l)
+	_wp=$(printf '%s\n' "$_ex" | grep -c " path=$tmp/data\( \|$\)")
+	if [ "$_n.$_p" != "$_all.$_wp" ]; then
+		echo "FAIL: $flavour: Chrome: $_n MPI-IO events (want $_all), $_p with the" \
+			"data file's path (want $_wp)"
+		_bad=1
+	fi
+	"$B/manager/tapestry" export -f paje -o "$tmp/p.paje" "$job" 2> "$tmp/paje.err" || {
+		echo "FAIL: $flavour: export paje"; cat "$tmp/paje.err"; return 1; }
+	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
+		grep -q "\"$_name\"" "$tmp/p.paje" || {
+			echo "FAIL: $flavour: Paje: no $_name"; _bad=1; }
+	done
+
+	# the report: reads and writes, and their bytes (a split collective's
+	# once, at its _end)
+	_nobegin=$(printf '%s\n' "$_ex" | grep -v '_begin ')
+	_want="$(_ex=$_nobegin; sum_calls_bytes '^MPI_File_i?read')"
+	_want="$_want $(_ex=$_nobegin; sum_calls_bytes '^MPI_File_i?write')"
+	_got=$(report_data mpiio_read mpiio_write)
+	if [ "$_got" != "$_want" ]; then
+		echo "FAIL: $flavour: report: MPI-IO reads, bytes, writes, bytes: $_got, want $_want"
+		_bad=1
+	fi
+
+	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
+	_sl=$(cat "$tmp"/ti/rank_*.txt | grep -c '^[0-9]* sleep [0-9.]*$')
+	_warn=$(sed -n 's/.*warning: \([0-9]*\) MPI-IO calls and completions of their requests replayed as sleeps.*/\1/p' "$tmp/ti.err")
+	if [ "$_sl.$_warn" != "$((_worked + _nb)).$((_worked + _nb))" ]; then
+		echo "FAIL: $flavour: SimGrid: $_sl sleeps, warning counts '$_warn'," \
+			"want $((_worked + _nb)) (MPI-IO calls that worked and waits on their requests)"
+		cat "$tmp/ti.err"
+		_bad=1
+	fi
+	# the 2011 dialect has no sleep: computations, said in the same line
+	"$B/manager/tapestry" export -f simgrid-ti-2011 -o "$tmp/ti11" "$job" 2> "$tmp/ti11.err" || {
+		echo "FAIL: $flavour: export simgrid-ti-2011"; cat "$tmp/ti11.err"; return 1; }
+	grep -q "warning: $((_worked + _nb)) MPI-IO calls and completions of their requests replayed as computations" \
+		"$tmp/ti11.err" || {
+		echo "FAIL: $flavour: simgrid-ti-2011: no warning line for the MPI-IO calls"
+		cat "$tmp/ti11.err"; _bad=1; }
+	if grep -q 'requests never completed\|completions of requests not traced' "$tmp/ti.err"; then
+		echo "FAIL: $flavour: SimGrid: MPI-IO requests seen as p2p ones"
+		cat "$tmp/ti.err"
+		_bad=1
+	fi
+	if command -v smpirun > /dev/null; then
+		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
+			> "$tmp/replay.out" 2>&1
+		grep -q '^simulated time: ' "$tmp/replay.out" || {
+			echo "FAIL: $flavour: the replay of the MPI-IO job did not run"
+			tail -n 20 "$tmp/replay.out"
+			_bad=1; }
+	fi
+	return $_bad
+}
+
+# mpi_rma_exports: the one-sided job. SimGrid: a sleep per call and per
+# MPI_Wait on a one-sided request, one warning line per kind with its
+# count; the report counts each kind; OTF2 RMA records; the replay runs.
+mpi_rma_exports() {
+	_bad=0
+	_ex=$(cat "$tmp"/expect.*)
+	# the group calls are local: no replay time; failed calls are skipped
+	_all=$(printf '%s\n' "$_ex" | grep -vi 'group' | grep -vc 'failed=1')
+	_nb=$(printf '%s\n' "$_ex" | grep -c 'req=+')
+	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
+	_sl=$(cat "$tmp"/ti/rank_*.txt | grep -c '^[0-9]* sleep [0-9.]*$')
+	if [ "$_sl" != $((_all + _nb)) ]; then
+		echo "FAIL: $flavour: SimGrid: $_sl sleeps, want $((_all + _nb))"
+		_bad=1
+	fi
+	"$B/manager/tapestry" report --xml "$job" > "$tmp/rep.xml" 2> "$tmp/rep.err" || {
+		echo "FAIL: $flavour: report"; cat "$tmp/rep.err"; return 1; }
+	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
+		_n=$(printf '%s\n' "$_ex" | grep -c "^$_name ")
+		_ok=$(printf '%s\n' "$_ex" | grep "^$_name " | grep -vc 'failed=1')
+		_w=$(sed -n "s/.*warning: \([0-9]*\) $_name calls replayed as sleeps.*/\1/p" "$tmp/ti.err")
+		_r=$(sed -n "s/.*<events type=\"$_name\" count=\"\([0-9]*\)\".*/\1/p" "$tmp/rep.xml")
+		if [ "$_w.$_r" != "$_ok.$_n" ]; then
+			echo "FAIL: $flavour: $_name: SimGrid warning counts '$_w' (want $_ok)," \
+				"report '$_r' (want $_n)"
+			_bad=1
+		fi
+	done
+	_want="$(sum_calls_bytes '^MPI_R?[Pp]ut$') $(sum_calls_bytes '^MPI_R?[Gg]et$')"
+	_want="$_want $(sum_calls_bytes '^MPI_(R?[Aa]ccumulate|R?[Gg]et_accumulate|Fetch_and_op|Compare_and_swap)$')"
+	_got=$(report_data rma_put rma_get rma_acc)
+	if [ "$_got" != "$_want" ]; then
+		echo "FAIL: $flavour: report: one-sided puts, bytes, gets, bytes, accumulates," \
+			"bytes: $_got, want $_want"
+		_bad=1
+	fi
+	_w=$(sed -n 's/.*warning: \([0-9]*\) completions of one-sided requests replayed.*/\1/p' "$tmp/ti.err")
+	[ "$_w" = "$_nb" ] || { echo "FAIL: $flavour: SimGrid: '$_w' completions of one-sided requests, want $_nb"; _bad=1; }
+	if grep -q 'requests never completed\|completions of requests not traced' "$tmp/ti.err"; then
+		echo "FAIL: $flavour: SimGrid: one-sided requests seen as p2p ones"
+		cat "$tmp/ti.err"
+		_bad=1
+	fi
+	# OTF2: an RmaWin per window a rank made, created and destroyed; an
+	# RmaPut / RmaGet / RmaAtomic per operation with a real target, each
+	# completed at a synchronisation
+	if command -v otf2-print > /dev/null &&
+		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
+		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+		_ops=$(printf '%s\n' "$_ex" | grep -v 'peer=-' | grep -E '^MPI_(R?put|R?get|R?accumulate|R?get_accumulate|Fetch_and_op|Compare_and_swap) ' -i)
+		_put=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Pp]ut ')
+		_get=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Gg]et ')
+		_at=$(printf '%s\n' "$_ops" | grep -vc '^MPI_R\{0,1\}[PpGg][ue]t ')
+		_mk=$(printf '%s\n' "$_ex" | grep -c '^MPI_Win_\(create\|allocate\)')
+		_fr=$(printf '%s\n' "$_ex" | grep -c '^MPI_Win_free ')
+		_got=
+		for _r in RMA_PUT RMA_GET RMA_ATOMIC RMA_OP_COMPLETE_BLOCKING RMA_WIN_CREATE \
+			RMA_WIN_DESTROY; do
+			_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
+		done
+		_got="$_got $(grep -c '^RMA_WIN ' "$tmp/o.defs")"
+		_want=" $_put $_get $_at $((_put + _get + _at)) $_mk $_fr $_mk"
+		if [ "$_got" != "$_want" ]; then
+			echo "FAIL: $flavour: OTF2 RMA records (put get atomic complete create" \
+				"destroy windows):$_got, want$_want"
+			_bad=1
+		fi
+	fi
+	if command -v smpirun > /dev/null; then
+		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
+			> "$tmp/replay.out" 2>&1
+		grep -q '^simulated time: ' "$tmp/replay.out" || {
+			echo "FAIL: $flavour: the replay of the one-sided job did not run"
+			tail -n 20 "$tmp/replay.out"
+			_bad=1; }
+	fi
+	return $_bad
+}

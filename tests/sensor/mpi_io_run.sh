@@ -1,0 +1,213 @@
+#!/bin/sh
+# tests/sensor/mpi_io_run.sh FLAVOUR [LANG [PROG]] - MPI-IO (PROG io, the
+# default) or one-sided communication and groups (PROG rma: mpi_rma.c or .f90; the
+# same comparison of its events with its expectations, then the SimGrid
+# export's sleeps and the report's counts, see mpi_rma_exports) under the
+# MPI sensor.
+#
+# FLAVOUR: ompi or mpich; LANG: c (default), f (mpi_io.f90, mpif.h) or f08
+# (mpi_io_f08.f90, the mpi_f08 module), compiled here with the flavour's
+# mpif90. Runs tests/sensor/mpi_io (every MPI-IO
+# form the sensor wraps, see mpi_io.c; the Fortran one fewer) on 4 ranks
+# untraced, then with the flavour's
+# sensor preloaded against a real tapestry-collector on 127.0.0.1 (port
+# chosen by the collector); the outputs must be equal. Then every MPI-IO
+# event of the trace (dump_trace) is compared, rank by rank and in order,
+# with the lines the program wrote of what it knows of each call (file id,
+# path, offset, bytes, collective, bytes transferred, failed), each
+# nonblocking one's request id must come back in an MPI_Wait, and
+# `tapestry export -f csv` must show the path and bytes of every one.
+# Then the exports: OTF2 I/O records, Paje and Chrome events, and the
+# SimGrid time-independent trace's sleeps (see mpi_io_exports below).
+# Exit 77 when the flavour or the sensor library is missing. Run from the
+# top build directory (make check does).
+set -u
+flavour=$1
+lang=${2:-c}
+prog=${3:-io}
+NP=4
+case $prog in
+io)	names='^MPI_File_' ;;
+rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
+*)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
+esac
+. ./tests/sensor/mpi_env.sh || exit 99
+
+case $flavour in
+ompi)	mpirun=$MPIRUN_OMPI; lib=$MPI_PKGLIB_OMPI; f90=$MPIF90_OMPI
+	OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ;;
+mpich)	mpirun=$MPIRUN_MPICH; lib=$MPI_PKGLIB_MPICH; f90=$MPIF90_MPICH ;;
+*)	echo "mpi_io_run.sh: unknown flavour $flavour" >&2; exit 99 ;;
+esac
+skip() { echo "SKIP: $*"; exit 77; }
+[ -n "$mpirun" ] && [ -x "$mpirun" ] || skip "no mpirun for $flavour"
+[ -f "$lib" ] || skip "no sensor library $lib"
+B=$MPI_TOP_BUILDDIR
+collector=$B/tapestry-collector
+exe=$B/tests/sensor/mpi_${prog}_$flavour
+[ -x "$collector" ] || skip "no tapestry-collector"
+if [ "$lang" = c ]; then
+	[ -x "$exe" ] || skip "no $exe"
+else
+	[ -n "$f90" ] && [ -x "$f90" ] || skip "no Fortran compiler for $flavour"
+fi
+
+tmp=$(mktemp -d /tmp/tapestry-mpiio-test.XXXXXX) || exit 99
+colpid=
+cleanup() {
+	if [ -n "$colpid" ]; then
+		kill "$colpid" 2>/dev/null
+		wait "$colpid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 99' INT TERM HUP
+if [ "$lang" != c ]; then
+	# f: mpif.h; f08: the mpi_f08 module (mpi_io_f08.f90)
+	src=$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90
+	[ "$lang" = f08 ] && src=$MPI_TOP_SRCDIR/tests/sensor/mpi_${prog}_f08.f90
+	exe=$tmp/mpi_${prog}_$lang
+	"$f90" -o "$exe" "$src" > "$tmp/f90.log" 2>&1 || {
+		cat "$tmp/f90.log"; exit 99; }
+	flavour="$flavour Fortran"
+fi
+
+# run_mpi OUT [PRELOAD COLLECTOR]: the program on NP ranks
+run_mpi() {
+	out=$1
+	if [ $# -ge 3 ]; then
+		if [ "${flavour% Fortran}" = ompi ]; then
+			set -- --oversubscribe -x LD_PRELOAD="$2" -x TAPESTRY_COLLECTOR="$3" \
+				-x TAPESTRY_RING_FULL=wait
+		else
+			set -- -env LD_PRELOAD "$2" -env TAPESTRY_COLLECTOR "$3" \
+				-env TAPESTRY_RING_FULL wait
+		fi
+	elif [ "${flavour% Fortran}" = ompi ]; then
+		set -- --oversubscribe
+	else
+		set --
+	fi
+	if [ $prog = io ]; then
+		set -- "$@" -np $NP "$exe" "$tmp/data" "$tmp/expect"
+	else
+		set -- "$@" -np $NP "$exe" "$tmp/expect"
+	fi
+	timeout 120 "$mpirun" "$@" > "$out" 2> "$out.err"
+}
+
+run_mpi "$tmp/plain.out" || {
+	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out" "$tmp/plain.out.err"
+	exit 1; }
+grep -q "^mpi_$prog: ok\$" "$tmp/plain.out" || {
+	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out"; exit 1; }
+
+job=$tmp/job
+mkdir "$job" || exit 99
+"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
+	> "$tmp/col.out" 2> "$tmp/col.err" &
+colpid=$!
+port=
+for i in $(seq 1 100); do
+	port=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$tmp/col.out" 2>/dev/null)
+	[ -n "$port" ] && break
+	kill -0 "$colpid" 2>/dev/null || break
+	sleep 0.1
+done
+[ -n "$port" ] || { echo "FAIL: collector did not start"; cat "$tmp/col.err"; exit 99; }
+rm -f "$tmp"/expect.*
+run_mpi "$tmp/traced.out" "$lib" "127.0.0.1:$port" || {
+	echo "FAIL: $flavour: mpi_$prog traced"; cat "$tmp/traced.out" "$tmp/traced.out.err"
+	exit 1; }
+kill -TERM "$colpid"
+wait "$colpid"
+colpid=
+status=0
+if ! cmp -s "$tmp/plain.out" "$tmp/traced.out"; then
+	echo "FAIL: $flavour: output changed by the sensor"
+	diff "$tmp/plain.out" "$tmp/traced.out"
+	status=1
+fi
+
+# The trace's MPI-IO events and waits, per rank: "rank name k=v ..."
+"$B/tests/sensor/dump_trace" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
+	echo "FAIL: $flavour: dump_trace"; cat "$tmp/dump.err"; exit 1; }
+awk -v names="$names" '$1 == "ev" {
+	s = $2; sub(/^stream=/, "", s)
+	name = $5; sub(/^name=/, "", name)
+	if (name == "MPI_Init") {
+		for (i = 6; i <= NF; i++) if ($i ~ /^rank=/) { r = $i; sub(/^rank=/, "", r); rank[s] = r }
+		next
+	}
+	if (name !~ names && name != "MPI_Wait") next
+	line = name
+	for (i = 8; i <= NF; i++) line = line " " $i
+	print (s in rank ? rank[s] : "?"), line
+}' "$tmp/dump" > "$tmp/io"
+
+# compare RANK: the rank's events with its expectations, in order
+compare() {
+	grep "^$1 " "$tmp/io" | cut -d' ' -f2- > "$tmp/got.$1"
+	awk -v rank="$1" -v flavour="$flavour" '
+	NR == FNR { if ($1 != "MPI_Wait") ev[++n] = $0; else wait[$0] = 1
+		    for (i = 2; i <= NF; i++) if ($1 == "MPI_Wait" && $i ~ /^req=/) waited[$i] = 1
+		    next }
+	{
+		k++
+		if (k > n) { printf "FAIL: %s rank %s: no event for: %s\n", flavour, rank, $0; bad = 1; next }
+		split(ev[k], g, " ")
+		delete have
+		for (i = 2; i in g; i++) { split(g[i], kv, "="); have[kv[1]] = kv[2] }
+		if (g[1] != $1) { printf "FAIL: %s rank %s event %d: %s, want %s\n", flavour, rank, k, ev[k], $0; bad = 1; next }
+		if (("failed" in have) && $0 !~ / failed=1/) { printf "FAIL: %s rank %s event %d failed: %s\n", flavour, rank, k, ev[k]; bad = 1 }
+		for (i = 2; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[2] == "+") {
+				if (!(have[kv[1]] > 0)) { printf "FAIL: %s rank %s event %d (%s): %s=%s, want > 0\n", flavour, rank, k, $1, kv[1], have[kv[1]]; bad = 1 }
+				else if (kv[1] == "req" && !(("req=" have["req"]) in waited)) { printf "FAIL: %s rank %s event %d (%s): req %s never waited for\n", flavour, rank, k, $1, have["req"]; bad = 1 }
+			} else if (have[kv[1]] != kv[2]) {
+				printf "FAIL: %s rank %s event %d (%s): %s=%s, want %s\n", flavour, rank, k, $1, kv[1], have[kv[1]], kv[2]; bad = 1
+			}
+		}
+	}
+	END { if (k < n) { printf "FAIL: %s rank %s: %d MPI-IO events more than expected\n", flavour, rank, n - k; bad = 1 }
+	      exit bad }' "$tmp/got.$1" "$tmp/expect.$1"
+}
+r=0
+while [ $r -lt $NP ]; do
+	[ -f "$tmp/expect.$r" ] || { echo "FAIL: $flavour: no expectations of rank $r"; exit 1; }
+	compare $r || status=1
+	r=$((r + 1))
+done
+nexp=$(cat "$tmp"/expect.* | wc -l)
+if [ $prog = rma ]; then
+	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
+	mpi_rma_exports || status=1
+	[ $status = 0 ] && echo "ok: $flavour mpi_rma ($nexp one-sided calls checked)"
+	exit $status
+fi
+
+# CSV: every MPI-IO event with its path, and its bytes (not for the
+# handle never opened, nor MPI_File_delete, which have none / no bytes)
+"$B/manager/tapestry" export -f csv -o "$tmp/job.csv" "$job" 2> "$tmp/csv.err" || {
+	echo "FAIL: $flavour: export csv"; cat "$tmp/csv.err"; exit 1; }
+ncsv=$(awk -F, -v p="$tmp/data" '$3 ~ /^MPI_File_/ && ($10 == p || $10 == "/nonexistent-dir/x")' "$tmp/job.csv" | wc -l)
+nnopath=$(awk -F, '$3 ~ /^MPI_File_/ && $10 == ""' "$tmp/job.csv" | wc -l)
+nbytes=$(awk -F, '$3 ~ /^MPI_File_(i?(read|write))/ && $6 == 400' "$tmp/job.csv" | wc -l)
+wbytes=$(cat "$tmp"/expect.* | grep -c 'bytes=400')
+wnopath=$(cat "$tmp"/expect.* | grep -c ' path=0 ')
+if [ "$ncsv.$nnopath" != "$((nexp - wnopath)).$wnopath" ] || [ "$nbytes" != "$wbytes" ]; then
+	echo "FAIL: $flavour: CSV: $ncsv MPI-IO rows with the path (want $((nexp - wnopath)))," \
+		"$nnopath without (want $wnopath), $nbytes of 400 bytes (want $wbytes)"
+	grep MPI_File_ "$tmp/job.csv" | head -n 20
+	status=1
+fi
+
+if [ -f "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh" ]; then
+	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
+	mpi_io_exports || status=1
+fi
+[ $status = 0 ] && echo "ok: $flavour mpi_io ($nexp MPI-IO calls checked)"
+exit $status

@@ -1,0 +1,3 @@
+#!/bin/sh
+# one-sided calls and groups from Fortran under the MPI sensor: ompi (see mpi_io_run.sh)
+exec "$(dirname "$0")/mpi_io_run.sh" ompi f rma

@@ -189,6 +189,43 @@ static void kv(struct proto_meta *mt, const char *k, const char *fmt, ...)
 	mt->n++;
 }
 
+/* The streams of the sensors connected here, "ID,HOST,RANK,PID,EVENTS;..."
+ * (events in their batches so far), as many as fit in one value, then
+ * "+N" for the others. */
+static void stream_list(struct col *c, struct proto_meta *mt)
+{
+	char *v;
+	size_t i = 0, used = 0, more = 0;
+	uint64_t key;
+	void *val;
+
+	if (mt->n >= PROTO_META_MAX)
+		return;
+	v = mt->kv[mt->n].value;
+	v[0] = '\0';
+	while (col_map_next(&c->streams, &i, &key, &val)) {
+		const struct col_stream *s = val;
+		char one[160];
+
+		if (!s->owner || s->owner->role != PROTO_ROLE_SENSOR)
+			continue;
+		int n = snprintf(one, sizeof(one), "%s%016" PRIx64 ",%s,%d,%u,%" PRIu64,
+				 used ? ";" : "", s->id, s->owner->host, s->owner->rank,
+				 s->owner->pid, s->events);
+
+		if (more || used + (size_t)n + 16 > PROTO_VALUE_MAX) {
+			more++;
+			continue;
+		}
+		memcpy(v + used, one, (size_t)n + 1);
+		used += (size_t)n;
+	}
+	if (more)
+		snprintf(v + used, PROTO_VALUE_MAX + 1 - used, "%s+%zu", used ? ";" : "", more);
+	snprintf(mt->kv[mt->n].key, sizeof(mt->kv[0].key), "stream_list");
+	mt->n++;
+}
+
 void col_stats_msg(struct col *c, struct proto_msg *m)
 {
 	struct col_stats st;
@@ -210,8 +247,13 @@ void col_stats_msg(struct col *c, struct proto_msg *m)
 	if (!c->root)
 		kv(mt, "parent", "%016" PRIx64, c->parent_id);
 	kv(mt, "time_ns", "%" PRIu64, col_now_ns());
+	if (!c->root && c->clock_rtt_ns) {
+		kv(mt, "clock_offset_ns", "%" PRId64, c->clock_offset_ns);
+		kv(mt, "clock_rtt_ns", "%" PRIu64, c->clock_rtt_ns);
+	}
 	kv(mt, "children", "%" PRIu64, st.children);
 	kv(mt, "streams", "%" PRIu64, st.streams);
+	stream_list(c, mt);
 	kv(mt, "events_per_s", "%.0f", c->ev_rate);
 	kv(mt, "bytes_per_s", "%.0f", c->byte_rate);
 	kv(mt, "events_in", "%" PRIu64, st.events_in);

@@ -623,6 +623,7 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 		if (f->type == PROTO_MSG_BATCH) {
 			c->st.batches_in++;
 			c->st.events_in += f->nrecords;
+			s->events += f->nrecords;
 		} else if (!s->bye) {
 			s->bye = 1;
 			s->bye_seq = f->seq;
@@ -660,6 +661,8 @@ static int on_frame(struct col_conn *cn, struct col_frame *f, uint64_t t_recv)
 		cn->role = m->u.hello.role;
 		cn->peer_id = m->u.hello.id;
 		cn->pid = m->u.hello.pid;
+		cn->rank = m->u.hello.rank;
+		snprintf(cn->host, sizeof(cn->host), "%.63s", m->u.hello.host);
 		memcpy(cn->client_nonce, m->u.hello.nonce, PROTO_NONCE);
 		rc = send_challenge(cn);
 		if (!rc)

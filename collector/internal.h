@@ -154,12 +154,14 @@ struct col_conn {
 	char peer[64];
 	uint64_t serial;
 	int tls;			/* accepted on the TLS listener */
-	uint32_t pid;			/* the HELLO's (as the peer says) */
+	uint32_t pid;			/* the HELLO's (as the peer says; STATS stream_list) */
 	uint32_t uid;			/* loopback peers: owner of the socket */
 	int has_uid;
 	size_t reserved;		/* bytes reserved for a large frame */
 	int mem_wait;			/* waiting for memory to read one */
 	int wait_logged;
+	int32_t rank;
+	char host[64];
 };
 
 /* Per-stream state (both modes). */
@@ -173,6 +175,7 @@ struct col_stream {
 	uint64_t lost;			/* root: batches missing */
 	int bye;
 	uint64_t bye_seq;		/* BYE's last_seq */
+	uint64_t events;		/* in its batches received here */
 };
 
 enum col_up_state {
@@ -242,6 +245,10 @@ struct col {
 	struct sockaddr_storage parent_sa;
 	int parent_salen;
 	struct col_clock clock;
+	/* the last clock round's sample of least round trip (STATS): the
+	 * parent's clock minus ours, and that round trip; rtt 0: none yet */
+	int64_t clock_offset_ns;
+	uint64_t clock_rtt_ns;
 	struct event *clock_timer;
 	struct proto_codec *codec;
 	struct proto_event *scratch_ev;	/* recompression and filtering */

@@ -566,6 +566,29 @@ void col_up_clock_round(struct col *c, uint32_t phase, unsigned rounds)
 	send_ping(c);
 }
 
+/* The offset of the round's sample of least round trip, for STATS: an
+ * indication (the manager fits every round, manager-post.md). */
+static void last_offset(struct col *c, const struct proto_clock *ck)
+{
+	uint64_t best = 0;
+
+	for (uint32_t i = 0; i < ck->n; i++) {
+		const struct proto_clock_sample *x = &ck->sample[i];
+
+		if (x->r < x->s || x->sj < x->rj || x->r - x->s < x->sj - x->rj)
+			continue;
+		uint64_t rtt = (x->r - x->s) - (x->sj - x->rj);
+
+		if (!best || rtt < best) {
+			best = rtt ? rtt : 1;
+			c->clock_offset_ns = (int64_t)(((double)x->rj - (double)x->s +
+							(double)x->sj - (double)x->r) / 2);
+		}
+	}
+	if (best)
+		c->clock_rtt_ns = best;
+}
+
 static void on_pong(struct col *c, const struct proto_pong *p)
 {
 	struct col_clock *k = &c->clock;
@@ -585,6 +608,7 @@ static void on_pong(struct col *c, const struct proto_pong *p)
 		return;
 	}
 	k->rounds_left = 0;
+	last_offset(c, &k->msg->u.clock);
 	{
 		struct col_frame *f;
 		int rc;

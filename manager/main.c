@@ -25,6 +25,7 @@ static const struct {
 	{"host-exec", mgr_cmd_host_exec, "(internal) mpirun's agent to a host behind a template launcher"},
 	{"replay", mgr_cmd_replay, "replay a job's time-independent trace in SimGrid"},
 	{"live-ti", mgr_cmd_live_ti, "follow a job directory being written: each rank's SimGrid actions as they come"},
+	{"serve", mgr_cmd_serve, "the web page: job browser with report and timeline, live tree, launch"},
 };
 
 static void usage(FILE *out)

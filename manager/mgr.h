@@ -19,6 +19,7 @@ int mgr_cmd_report(int argc, char **argv);
 int mgr_cmd_replay(int argc, char **argv);
 int mgr_cmd_rank_exec(int argc, char **argv);
 int mgr_cmd_host_exec(int argc, char **argv);
+int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
 
 /* The report of the job directory dir (manager/export/report.c), as text or
  * XML, to out: the exit status of `tapestry report` (0, or 1 after a

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# bench/serve.sh - `tapestry serve` on a large synthetic MPI job (bench/post_gen)
+# against a small one made the same way (the baseline), issue 24: prints
+#   - the one-off work per job: `tapestry report --xml` and the timeline index
+#     (each run by the server as a child; wall time until the first 200),
+#     and the index file's size;
+#   - "first paint": the wall time of the requests a job page makes before it
+#     draws (page, script, sheet, job, report.xml, the whole-job timeline at
+#     1200 pixels), caches made; HTTP on loopback, not a browser's paint;
+#   - zoom requests: 20 windows at each zoom level (1/1 .. 1/10^6 of the job,
+#     at random places, 1200 pixels): the server's time (its Server-Timing
+#     header) and curl's time_total, median and max;
+#   - the server's memory (VmRSS, RssAnon, VmHWM of the serve process) after
+#     the requests, for the large job and for the baseline.
+#
+#   bench/serve.sh [-n EVENTS] [-r RANKS] [-w WORKDIR] TAPESTRY
+#
+# defaults: 10000000 events, 8 ranks (baseline: EVENTS / 100); WORKDIR under
+# /var/tmp. post_gen from TAPESTRY's build directory (make bench) or $POST_GEN.
+set -u
+n=10000000 ranks=8 work=
+while getopts n:r:w: o; do
+	case $o in
+	n) n=$OPTARG ;; r) ranks=$OPTARG ;; w) work=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# = 1 ] || { echo "usage: $0 [-n N] [-r RANKS] [-w DIR] TAPESTRY" >&2; exit 2; }
+T=$(readlink -f "$1")
+gen=${POST_GEN:-"$(dirname "$(dirname "$T")")/bench/post_gen"}
+[ -x "$gen" ] || { echo "no $gen: run make bench" >&2; exit 2; }
+if [ -z "$work" ]; then
+	work=$(mktemp -d /var/tmp/tapestry-bench-serve.XXXXXX)
+	trap 'kill "$SP" 2>/dev/null; rm -rf "$work"' EXIT
+fi
+med() { cut -f"$1" "$work/zoom" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+kb() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$2/status" 2>/dev/null; }
+mkdir -p "$work/jobs"
+"$gen" "$work/jobs/big" "$ranks" "$n" >/dev/null || exit 1
+"$gen" "$work/jobs/small" "$ranks" $((n / 100)) >/dev/null || exit 1
+
+"$T" serve --listen 127.0.0.1:0 --jobs "$work/jobs" --descriptions "$work" \
+	>"$work/serve.out" 2>&1 & SP=$!
+for _ in $(seq 50); do grep -q serving "$work/serve.out" && break; sleep 0.1; done
+U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$work/serve.out")
+
+# wait200 URL: seconds until URL answers 200 (polling every 0.1 s)
+wait200() {
+	local t0=$EPOCHREALTIME
+	until [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = 200 ]; do sleep 0.1; done
+	echo "$EPOCHREALTIME - $t0" | bc
+}
+
+printf '# %s, %d ranks; baseline %d events\n' "$n" "$ranks" $((n / 100))
+for job in small big; do
+	r=$(wait200 "$U/api/jobs/$job/report.xml")
+	i=$(wait200 "$U/api/jobs/$job/timeline?w=1200")
+	ev=$(curl -s "$U/api/jobs/$job/timeline?w=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	sz=$(du -m "$work/jobs/$job/.tapestry-serve/timeline.idx" | cut -f1)
+	printf '%-6s report %.1f s, index %.1f s (%s MB, %s events on the timeline)\n' \
+		"$job" "$r" "$i" "$sz" "$ev"
+	t=0
+	for p in / /app.js /style.css "/api/jobs/$job" "/api/jobs/$job/report.xml" \
+		"/api/jobs/$job/timeline?w=1200"; do
+		t=$(echo "$t + $(curl -s -o /dev/null -w '%{time_total}' "$U$p")" | bc)
+	done
+	printf '%-6s first paint (6 requests) %.1f ms\n' "$job" "$(echo "$t * 1000" | bc)"
+	read -r tmin tmax <<<"$(curl -s "$U/api/jobs/$job/timeline?w=1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["tmin"], d["tmax"])')"
+	for z in 1 10 100 1000 10000 100000 1000000; do
+		for k in $(seq 20); do
+			span=$(( (tmax - tmin) / z ))
+			[ "$span" -lt 2 ] && span=2
+			a=$(( tmin + (RANDOM * 32768 + RANDOM) % (tmax - tmin - span + 1) ))
+			curl -s -o /dev/null -D - -w 'total %{time_total}\n' \
+				"$U/api/jobs/$job/timeline?w=1200&t0=$a&t1=$((a + span))" |
+				tr -d '\r' | sed -n 's/^Server-Timing: index;dur=//p; s/^total //p' |
+				paste - -
+		done >"$work/zoom"
+		printf '%-6s zoom 1/%-8s server median %6.1f ms max %6.1f ms; with transfer median %6.1f ms max %6.1f ms\n' \
+			"$job" "$z" $(med 1) $(cut -f1 "$work/zoom" | sort -n | tail -1) \
+			"$(echo "$(med 2) * 1000" | bc)" "$(echo "$(cut -f2 "$work/zoom" | sort -n | tail -1) * 1000" | bc)"
+	done
+	printf '%-6s server memory: VmRSS %s kB, RssAnon %s kB, VmHWM %s kB\n' "$job" \
+		"$(kb VmRSS "$SP")" "$(kb RssAnon "$SP")" "$(kb VmHWM "$SP")"
+done
+kill "$SP"
+wait "$SP" 2>/dev/null

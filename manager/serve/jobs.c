@@ -1,0 +1,645 @@
+/*
+ * manager/serve/jobs.c - the job browser: the job directories under --jobs,
+ * each job's report (the output of `tapestry report --xml`, cached), its
+ * timeline (tlindex.c) and its exports, listed and downloaded.
+ *
+ * What the server derives from a job lives in DIR/.tapestry-serve/ (report.xml,
+ * timeline.idx), rebuilt when DIR/index or DIR/meta.xml is newer. A name from
+ * the URL is one checked component (srv_name_ok); every file served is
+ * reached through components that are not symbolic links, and opened with
+ * O_NOFOLLOW.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "manager/serve/serve.h"
+
+#define CACHE ".tapestry-serve"
+#define LIST_MAX 2000		/* job directories listed */
+#define TREE_FILES_MAX 2000	/* files listed in a directory export */
+
+/* The exports `tapestry export` writes by default into the job directory
+ * (manager/export.c's default names). */
+static const struct { const char *format, *name; } exports[] = {
+	{"csv", "trace.csv"}, {"chrome", "trace.json"}, {"paje", "trace.paje"},
+	{"moca", "trace.moca"}, {"otf2", "otf2"}, {"simgrid-ti", "simgrid-ti"},
+	{"simgrid-ti-2011", "simgrid-ti-2011"}, {"simgrid-platform", "simgrid-platform"},
+};
+#define NEXPORTS (sizeof(exports) / sizeof(exports[0]))
+
+static int ts_after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
+}
+
+int srv_cache_fresh(const char *dir, const char *f)
+{
+	static const char *const data[] = {"index", "meta.xml"};
+	char p[4200];
+	struct stat sf, sd;
+
+	if (stat(f, &sf) < 0)
+		return 0;
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, data[i]);
+		if (stat(p, &sd) == 0 && !ts_after(&sf.st_mtim, &sd.st_mtim))
+			return 0;
+	}
+	return 1;
+}
+
+int srv_cache_dir(const char *dir, char *out, size_t cap)
+{
+	struct stat st;
+
+	snprintf(out, cap, "%s/" CACHE, dir);
+	if (mkdir(out, 0755) < 0 && errno != EEXIST)
+		return -1;
+	return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+/* s->jobs/name into out when it is a job directory (not a link): 0 or -1. */
+static int job_dir(const struct srv *s, const char *name, char *out, size_t cap)
+{
+	struct stat st;
+	char p[4200];
+
+	if (!srv_name_ok(name) || (size_t)snprintf(out, cap, "%s/%s", s->jobs, name) >= cap)
+		return -1;
+	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode))
+		return -1;
+	snprintf(p, sizeof(p), "%s/index", out);
+	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return 0;
+	snprintf(p, sizeof(p), "%s/segments", out);
+	return lstat(p, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+/* ---- what the list shows without reading the trace --------------------------- */
+
+struct summary {
+	uint64_t records, bytes, created_ns;
+	int have_report;
+	char events[24], streams[24], lost[24], gaps[24], duration[24], app[256];
+	int ranks;
+};
+
+static void index_records(const char *dir, struct summary *sm)
+{
+	char p[4200];
+	uint8_t e[40 * 256];
+	FILE *f;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/index", dir);
+	if (!(f = fopen(p, "rb")))
+		return;
+	if (fseek(f, 16, SEEK_SET) == 0)
+		while ((n = fread(e, 40, 256, f)) > 0)
+			for (size_t i = 0; i < n; i++) {
+				uint32_t r;
+
+				memcpy(&r, e + i * 40 + 32, 4);
+				sm->records += r;
+			}
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/segments/000000.tps", dir);
+	if ((f = fopen(p, "rb"))) {
+		if (fread(e, 1, 32, f) == 32)
+			memcpy(&sm->created_ns, e + 16, 8);
+		fclose(f);
+	}
+	DIR *d;
+	snprintf(p, sizeof(p), "%s/segments", dir);
+	if ((d = opendir(p))) {
+		struct dirent *de;
+		struct stat st;
+
+		while ((de = readdir(d)))
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode))
+				sm->bytes += (uint64_t)st.st_size;
+		closedir(d);
+	}
+}
+
+static void attr(xmlNode *n, const char *k, char *out, size_t cap)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)k);
+
+	if (v)
+		snprintf(out, cap, "%s", (const char *)v);
+	xmlFree(v);
+}
+
+/* Figures of a cached report.xml (the list's columns). */
+static void report_summary(const char *path, struct summary *sm)
+{
+	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
+				  XML_PARSE_NOERROR);
+	xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+	char rank[24];
+	long best_rank = -1, best_pid = 0;
+	unsigned char seen[4096 / 8] = {0};
+
+	if (!root)
+		goto out;
+	sm->have_report = 1;
+	attr(root, "events", sm->events, sizeof(sm->events));
+	attr(root, "streams", sm->streams, sizeof(sm->streams));
+	attr(root, "lost_events", sm->lost, sizeof(sm->lost));
+	attr(root, "gap_batches", sm->gaps, sizeof(sm->gaps));
+	for (xmlNode *n = root->children; n; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (!strcmp((const char *)n->name, "stream")) {
+			rank[0] = '\0';
+			attr(n, "rank", rank, sizeof(rank));
+			long r = atol(rank);
+
+			if (r >= 0 && r < 4096 && !(seen[r / 8] & (1 << (r % 8)))) {
+				seen[r / 8] |= (unsigned char)(1 << (r % 8));
+				sm->ranks++;
+			}
+			/* the application: rank 0's program, else the first process's
+			 * (the lowest pid) */
+			char pid[24] = "";
+
+			attr(n, "pid", pid, sizeof(pid));
+			long p = atol(pid);
+
+			if (!sm->app[0] || (r == 0 && best_rank != 0) ||
+			    (best_rank != 0 && r != 0 && p < best_pid)) {
+				attr(n, "exe", sm->app, sizeof(sm->app));
+				best_rank = r;
+				best_pid = p;
+			}
+		} else if (!strcmp((const char *)n->name, "perturbation")) {
+			attr(n, "span_corrected_ns", sm->duration, sizeof(sm->duration));
+		}
+	}
+out:
+	xmlFreeDoc(doc);
+}
+
+static void num_or_null(struct evbuffer *b, const char *k, const char *v)
+{
+	char *end;
+
+	evbuffer_add_printf(b, ",\"%s\":", k);
+	if (v[0] && (strtoull(v, &end, 10), !*end))
+		evbuffer_add_printf(b, "%s", v);
+	else
+		evbuffer_add(b, "null", 4);
+}
+
+static const char *report_state(struct srv *s, const char *dir, const char *cache)
+{
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_REPORT, dir);
+
+	if (cache[0] && srv_cache_fresh(dir, cache))
+		return "ready";
+	if (c && srv_child_running(c))
+		return "building";
+	if (c && c->status)
+		return "failed";
+	return "none";
+}
+
+static void job_json(struct srv *s, struct evbuffer *b, const char *name,
+		     const char *dir)
+{
+	struct summary sm;
+	char cache[4300], date[64] = "";
+	struct stat st;
+
+	memset(&sm, 0, sizeof(sm));
+	index_records(dir, &sm);
+	snprintf(cache, sizeof(cache), "%s/" CACHE "/report.xml", dir);
+	const char *state = report_state(s, dir, cache);
+
+	if (!strcmp(state, "ready"))
+		report_summary(cache, &sm);
+	time_t t = sm.created_ns ? (time_t)(sm.created_ns / 1000000000u) :
+		   (stat(dir, &st) == 0 ? st.st_mtime : 0);
+	struct tm tm;
+	if (t && gmtime_r(&t, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	evbuffer_add_printf(b, "{\"name\":");
+	srv_json_str(b, name);
+	evbuffer_add_printf(b, ",\"date\":\"%s\",\"records\":%" PRIu64 ",\"bytes\":%"
+			    PRIu64 ",\"report\":\"%s\"", date, sm.records, sm.bytes, state);
+	num_or_null(b, "events", sm.events);
+	num_or_null(b, "streams", sm.streams);
+	num_or_null(b, "lost_events", sm.lost);
+	num_or_null(b, "gap_batches", sm.gaps);
+	num_or_null(b, "duration_ns", sm.duration);
+	evbuffer_add_printf(b, ",\"ranks\":%d,\"application\":", sm.ranks);
+	srv_json_str(b, sm.have_report ? sm.app : NULL);
+	evbuffer_add(b, "}", 1);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void srv_jobs_list(struct srv *s, struct evhttp_request *req)
+{
+	DIR *d = opendir(s->jobs);
+	struct evbuffer *b = evbuffer_new();
+	char **names = calloc(LIST_MAX, sizeof(char *)), dir[4300];
+	size_t n = 0;
+	struct dirent *de;
+
+	if (!d || !b || !names) {
+		srv_error(req, 500, "cannot read %s: %s", s->jobs, strerror(errno));
+		goto out;
+	}
+	int truncated = 0;
+
+	while ((de = readdir(d))) {
+		if (job_dir(s, de->d_name, dir, sizeof(dir)))
+			continue;
+		if (n == LIST_MAX || !(names[n] = strdup(de->d_name))) {
+			truncated = 1;
+			break;
+		}
+		n++;
+	}
+	qsort(names, n, sizeof(char *), cmp_str);
+	evbuffer_add_printf(b, "{\"jobs\":[");
+	for (size_t i = 0; i < n; i++) {
+		job_dir(s, names[i], dir, sizeof(dir));
+		if (i)
+			evbuffer_add(b, ",", 1);
+		job_json(s, b, names[i], dir);
+	}
+	evbuffer_add_printf(b, "],\"truncated\":%s}\n", truncated ? "true" : "false");
+	srv_reply(req, 200, "application/json", b);
+out:
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	if (b)
+		evbuffer_free(b);
+	if (d)
+		closedir(d);
+}
+
+/* ---- exports ------------------------------------------------------------------- */
+
+/* The regular files under dir/rel (no links followed), as JSON strings. */
+static void list_tree(struct evbuffer *b, const char *dir, const char *rel, int *count,
+		      int depth)
+{
+	char p[4400], r[4400];
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	if (depth > 8 || !(d = opendir(p)))
+		return;
+	while ((de = readdir(d)) && *count < TREE_FILES_MAX) {
+		if (!srv_name_ok(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		snprintf(r, sizeof(r), "%s/%s", rel, de->d_name);
+		if (S_ISDIR(st.st_mode)) {
+			list_tree(b, dir, r, count, depth + 1);
+		} else if (S_ISREG(st.st_mode)) {
+			evbuffer_add_printf(b, "%s{\"path\":", (*count)++ ? "," : "");
+			srv_json_str(b, r);
+			evbuffer_add_printf(b, ",\"bytes\":%lld}", (long long)st.st_size);
+		}
+	}
+	closedir(d);
+}
+
+static void job_info(struct srv *s, struct evhttp_request *req, const char *name,
+		     const char *dir)
+{
+	struct evbuffer *b = evbuffer_new();
+	char p[4400];
+	struct stat st;
+
+	evbuffer_add_printf(b, "{\"job\":");
+	job_json(s, b, name, dir);
+	evbuffer_add_printf(b, ",\"exports\":[");
+	for (size_t i = 0; i < NEXPORTS; i++) {
+		struct srv_child *c;
+		const char *state = "none";
+		int count = 0;
+
+		snprintf(p, sizeof(p), "%s/%s", dir, exports[i].name);
+		snprintf(p + strlen(p), sizeof(p) - strlen(p), "#%s", exports[i].format);
+		if ((c = srv_child_find(s, SRV_CHILD_EXPORT, p)))
+			state = srv_child_running(c) ? "running" : c->status ? "failed" : "none";
+		snprintf(p, sizeof(p), "%s/%s", dir, exports[i].name);
+		int have = lstat(p, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+
+		evbuffer_add_printf(b, "%s{\"format\":\"%s\",\"name\":\"%s\",\"state\":\"%s\","
+				    "\"files\":[", i ? "," : "", exports[i].format,
+				    exports[i].name, have && strcmp(state, "running") ? "ready" : state);
+		if (have && S_ISREG(st.st_mode))
+			evbuffer_add_printf(b, "{\"path\":\"%s\",\"bytes\":%lld}",
+					    exports[i].name, (long long)st.st_size);
+		else if (have)
+			list_tree(b, dir, exports[i].name, &count, 0);
+		evbuffer_add(b, "]}", 2);
+	}
+	evbuffer_add_printf(b, "]}\n");
+	srv_reply(req, 200, "application/json", b);
+	evbuffer_free(b);
+}
+
+/* /files/REL: one file of an export, every component checked. */
+static void download(struct evhttp_request *req, const char *dir, const char *rel)
+{
+	char p[4400], comp[SRV_NAME_MAX + 1], disp[300];
+	const char *c = rel, *last = rel;
+	size_t i, used = (size_t)snprintf(p, sizeof(p), "%s", dir);
+	int fd, first = 1, listed = 0;
+	struct stat st;
+
+	while (*c) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+
+		if (n > SRV_NAME_MAX)
+			goto bad;
+		memcpy(comp, c, n);
+		comp[n] = '\0';
+		if (!srv_name_ok(comp) || used + n + 2 > sizeof(p))
+			goto bad;
+		for (i = 0; first && i < NEXPORTS; i++)
+			listed |= !strcmp(comp, exports[i].name);
+		if (first && !listed) {
+			srv_error(req, 404, "'%s' is not an export of this job", comp);
+			return;
+		}
+		first = 0;
+		used += (size_t)snprintf(p + used, sizeof(p) - used, "/%s", comp);
+		if (lstat(p, &st) < 0) {
+			srv_error(req, 404, "no file %s", rel);
+			return;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			srv_error(req, 403, "%s: links are not followed", rel);
+			return;
+		}
+		last = c;
+		c += n + (slash ? 1 : 0);
+		if (slash && !*c)
+			goto bad;
+	}
+	if (first)
+		goto bad;
+	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		srv_error(req, 404, "%s is not a file", rel);
+		return;
+	}
+	struct evbuffer *b = evbuffer_new();
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", last);
+	evhttp_add_header(h, "Content-Disposition", disp);
+	evbuffer_add_file(b, fd, 0, st.st_size);	/* owns fd */
+	srv_reply(req, 200, "application/octet-stream", b);
+	evbuffer_free(b);
+	return;
+bad:
+	srv_error(req, 400, "bad file path");
+}
+
+static void export_start(struct srv *s, struct evhttp_request *req, const char *dir)
+{
+	char fmt[32], key[4400], why[256];
+	size_t i;
+
+	if (srv_query(req, "format", fmt, sizeof(fmt))) {
+		srv_error(req, 400, "export needs ?format=");
+		return;
+	}
+	for (i = 0; i < NEXPORTS && strcmp(fmt, exports[i].format); i++)
+		;
+	if (i == NEXPORTS) {
+		srv_error(req, 400, "no export format '%s'", fmt);
+		return;
+	}
+	snprintf(key, sizeof(key), "%s/%s#%s", dir, exports[i].name, fmt);
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_EXPORT, key);
+
+	if (c && srv_child_running(c)) {
+		srv_error(req, 409, "that export is running");
+		return;
+	}
+	const char *argv[] = {"tapestry", "export", "-f", fmt, dir, NULL};
+
+	if (!srv_child_start(s, SRV_CHILD_EXPORT, key, argv, -1, why, sizeof(why))) {
+		srv_error(req, 500, "cannot start the export: %s", why);
+		return;
+	}
+	struct evbuffer *b = evbuffer_new();
+
+	evbuffer_add_printf(b, "{\"state\":\"running\"}\n");
+	srv_reply(req, 202, "application/json", b);
+	evbuffer_free(b);
+}
+
+/* ---- report and timeline: built by a child, then served from the cache ------- */
+
+static void rename_done(struct srv *s, struct srv_child *c)
+{
+	char tmp[4500], dst[4400];
+	const char *base = c->kind == SRV_CHILD_REPORT ? "report.xml" : "timeline.idx";
+
+	snprintf(dst, sizeof(dst), "%s/" CACHE "/%s", c->key, base);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
+	if (c->kind == SRV_CHILD_REPORT && c->status == 0 && rename(tmp, dst) < 0)
+		c->status = 1;
+	if (c->kind == SRV_CHILD_REPORT && c->status)
+		unlink(tmp);
+	s->reports_running--;
+}
+
+static void busy(struct evhttp_request *req, const char *state)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+	evbuffer_add_printf(b, "{\"state\":\"%s\"}\n", state);
+	srv_reply(req, 202, "application/json", b);
+	evbuffer_free(b);
+}
+
+/* 1 when the cache file of kind is fresh (path in out); else a reply (202
+ * while building, 500 when the build failed) has been sent: 0. */
+static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
+		  enum srv_child_kind kind, char *out, size_t cap)
+{
+	char cdir[4300], why[256], tmp[4500];
+	const char *base = kind == SRV_CHILD_REPORT ? "report.xml" : "timeline.idx";
+	struct srv_child *c = srv_child_find(s, kind, dir);
+
+	if (srv_cache_dir(dir, cdir, sizeof(cdir))) {
+		srv_error(req, 503, "cannot write the cache %s: %s", cdir, strerror(errno));
+		return 0;
+	}
+	snprintf(out, cap, "%s/%s", cdir, base);
+	if (c && srv_child_running(c)) {
+		busy(req, "building");
+		return 0;
+	}
+	if (srv_cache_fresh(dir, out))
+		return 1;
+	if (c && c->status) {
+		char retry[4];
+
+		if (srv_query(req, "retry", retry, sizeof(retry))) {
+			size_t n = c->outlen > 2000 ? 2000 : c->outlen;
+
+			srv_error(req, 500, "%s failed (exit %d): %.*s",
+				  kind == SRV_CHILD_REPORT ? "tapestry report" : "indexing",
+				  c->status, (int)n, c->out + c->outlen - n);
+			return 0;
+		}
+	}
+	if (s->reports_running > 0) {
+		busy(req, "queued");
+		return 0;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	int fd = -1;
+	const char *rep[] = {"tapestry", "report", "--xml", dir, NULL};
+	const char *idx[] = {"tapestry", "serve", "--build-index", dir, out, NULL};
+
+	if (kind == SRV_CHILD_REPORT &&
+	    (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		srv_error(req, 503, "cannot write %s: %s", tmp, strerror(errno));
+		return 0;
+	}
+	c = srv_child_start(s, kind, dir, kind == SRV_CHILD_REPORT ? rep : idx, fd,
+			    why, sizeof(why));
+	if (fd >= 0)
+		close(fd);
+	if (!c) {
+		srv_error(req, 500, "cannot start: %s", why);
+		return 0;
+	}
+	c->done = rename_done;
+	s->reports_running++;
+	busy(req, "building");
+	return 0;
+}
+
+static int64_t q_i64(struct evhttp_request *req, const char *k, int64_t def)
+{
+	char v[32], *end;
+	long long x;
+
+	if (srv_query(req, k, v, sizeof(v)))
+		return def;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	return errno || *end || end == v ? def : x;
+}
+
+static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
+		     int event)
+{
+	char path[4400], why[256];
+	struct evbuffer *b;
+	int rc;
+
+	if (!cached(s, req, dir, SRV_CHILD_INDEX, path, sizeof(path)))
+		return;
+	struct timespec a, z;
+	char timing[64];
+
+	b = evbuffer_new();
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (event)
+		rc = srv_tl_event(path, (uint64_t)q_i64(req, "i", -1), b, why, sizeof(why));
+	else
+		rc = srv_tl_query(path, q_i64(req, "t0", 0), q_i64(req, "t1", INT64_MAX),
+				  (int)q_i64(req, "w", 1000), b, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &z);
+	/* the time the answer took here, for the browser's tools and bench/serve.sh */
+	snprintf(timing, sizeof(timing), "index;dur=%.3f",
+		 (double)(z.tv_sec - a.tv_sec) * 1e3 + (double)(z.tv_nsec - a.tv_nsec) / 1e6);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Server-Timing", timing);
+	if (rc == -3 && unlink(path) == 0) {
+		evbuffer_free(b);
+		timeline(s, req, dir, event);	/* now stale: builds it again */
+		return;
+	}
+	if (rc)
+		srv_error(req, rc == -2 ? 400 : 500, "%s", why);
+	else
+		srv_reply(req, 200, "application/json", b);
+	evbuffer_free(b);
+}
+
+void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
+	     const char *rest)
+{
+	char dir[4300], path[4400];
+	int post = evhttp_request_get_command(req) == EVHTTP_REQ_POST;
+
+	if (job_dir(s, name, dir, sizeof(dir))) {
+		srv_error(req, 404, "no job directory '%s' under %s", name, s->jobs);
+		return;
+	}
+	if (post) {
+		if (!strcmp(rest, "/export"))
+			export_start(s, req, dir);
+		else
+			srv_error(req, 405, "no POST on this job URL");
+		return;
+	}
+	if (!*rest) {
+		job_info(s, req, name, dir);
+	} else if (!strcmp(rest, "/report.xml")) {
+		if (cached(s, req, dir, SRV_CHILD_REPORT, path, sizeof(path))) {
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			struct stat st;
+			struct evbuffer *b = evbuffer_new();
+
+			if (fd < 0 || fstat(fd, &st) < 0) {
+				if (fd >= 0)
+					close(fd);
+				srv_error(req, 500, "cannot read %s", path);
+			} else {
+				evbuffer_add_file(b, fd, 0, st.st_size);
+				srv_reply(req, 200, "application/xml", b);
+			}
+			evbuffer_free(b);
+		}
+	} else if (!strcmp(rest, "/timeline")) {
+		timeline(s, req, dir, 0);
+	} else if (!strcmp(rest, "/event")) {
+		timeline(s, req, dir, 1);
+	} else if (!strncmp(rest, "/files/", 7)) {
+		download(req, dir, rest + 7);
+	} else {
+		srv_error(req, 404, "no job URL %s", rest);
+	}
+}

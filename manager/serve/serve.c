@@ -1,0 +1,580 @@
+/*
+ * manager/serve/serve.c - `tapestry serve`: options, listening socket,
+ * security checks and the routing of every request.
+ *
+ * Security (docs/modules/manager-serve.md): loopback by default; any other
+ * address needs --secret-file, whose content every request must present as
+ * "Authorization: Bearer TOKEN" or the cookie /login sets. Without a token
+ * the Host header must name the loopback address (a page of another site
+ * cannot reach this server through DNS rebinding). POST needs the header
+ * "X-Tapestry: 1", which a cross-site form cannot send. Only GET, HEAD and
+ * POST; headers over 8 KiB, bodies over 1 MiB and idle connections (10 s)
+ * are refused by evhttp.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "manager/mgr.h"
+#include "manager/serve/serve.h"
+#include "manager/launch/spawn.h"
+
+#define SRV_HEADERS_MAX 8192
+#define SRV_BODY_MAX (1 << 20)
+#define SRV_TIMEOUT_S 10
+
+struct srv_asset {
+	const char *path, *type;
+	const unsigned char *data;
+	size_t len;
+};
+extern const struct srv_asset srv_assets[];	/* manager/serve/assets.c */
+
+
+static struct srv *g_srv;	/* for the signal callbacks */
+
+static void common_headers(struct evhttp_request *req, const char *type)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	evhttp_add_header(h, "Content-Type", type);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "X-Frame-Options", "DENY");
+	evhttp_add_header(h, "Content-Security-Policy",
+			  "default-src 'self'; img-src 'self' data:; "
+			  "style-src 'self'; script-src 'self'; frame-ancestors 'none'");
+}
+
+void srv_reply(struct evhttp_request *req, int code, const char *type,
+	       struct evbuffer *b)
+{
+	common_headers(req, type);
+	evhttp_send_reply(req, code, NULL, b);
+}
+
+static const char *reason(int code)
+{
+	switch (code) {
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Payload Too Large";
+	case 421: return "Misdirected Request";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return NULL;
+	}
+}
+
+void srv_error(struct evhttp_request *req, int code, const char *fmt, ...)
+{
+	struct evbuffer *b = evbuffer_new();
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!b) {
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	evbuffer_add_printf(b, "{\"error\":");
+	srv_json_str(b, msg);
+	evbuffer_add_printf(b, ",\"status\":%d}\n", code);
+	common_headers(req, "application/json");
+	evhttp_send_reply(req, code, reason(code), b);
+	evbuffer_free(b);
+}
+
+int srv_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (!s || s[0] == '.' || !s[0])
+		return 0;
+	for (; s[n]; n++) {
+		char c = s[n];
+
+		if (n >= SRV_NAME_MAX ||
+		    !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap)
+{
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	struct evkeyvalq kv;
+	const char *v;
+	int rc = -1;
+
+	if (!q || evhttp_parse_query_str(q, &kv) != 0)
+		return -1;
+	if ((v = evhttp_find_header(&kv, key)) && strlen(v) < cap) {
+		memcpy(out, v, strlen(v) + 1);
+		rc = 0;
+	}
+	evhttp_clear_headers(&kv);
+	return rc;
+}
+
+/* ---- security ---------------------------------------------------------------- */
+
+static int token_ok(const struct srv *s, const char *tok, size_t len)
+{
+	uint8_t diff = 0;
+
+	if (len != s->secretlen)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		diff |= (uint8_t)(tok[i] ^ s->secret[i]);
+	return diff == 0;
+}
+
+static int cookie_token(const struct srv *s, const char *cookie)
+{
+	static const char name[] = "tapestry_token=";
+
+	for (const char *p = cookie; p && *p;) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len > sizeof(name) - 1 && !strncmp(p, name, sizeof(name) - 1) &&
+		    token_ok(s, p + sizeof(name) - 1, len - (sizeof(name) - 1)))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+/* 0 when req may go on; else the reply is sent. */
+static int check_access(struct srv *s, struct evhttp_request *req, const char *path)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const char *auth = evhttp_find_header(in, "Authorization");
+	const char *host = evhttp_find_header(in, "Host");
+
+	if (s->secretlen) {
+		if (auth && !strncmp(auth, "Bearer ", 7) &&
+		    token_ok(s, auth + 7, strlen(auth + 7)))
+			return 0;
+		if (cookie_token(s, evhttp_find_header(in, "Cookie")))
+			return 0;
+		if (!strcmp(path, "/login"))
+			return 0;
+		srv_error(req, 401, "this server wants its token: open /login?token=TOKEN "
+			  "once, or send Authorization: Bearer TOKEN");
+		return -1;
+	}
+	for (int i = 0; i < 3; i++)
+		if (host && !strcmp(host, s->host_ok[i]))
+			return 0;
+	srv_error(req, 421, "Host '%s' is not this server's loopback address",
+		  host ? host : "");
+	return -1;
+}
+
+static void login(struct srv *s, struct evhttp_request *req)
+{
+	char tok[512], cookie[700];
+	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+
+	if (!s->secretlen) {
+		evhttp_add_header(out, "Location", "/");
+		evhttp_send_reply(req, 303, "See Other", NULL);
+		return;
+	}
+	if (srv_query(req, "token", tok, sizeof(tok)) || !token_ok(s, tok, strlen(tok))) {
+		srv_error(req, 401, "wrong or missing token");
+		return;
+	}
+	snprintf(cookie, sizeof(cookie), "tapestry_token=%s; HttpOnly; SameSite=Strict; "
+		 "Path=/", tok);
+	evhttp_add_header(out, "Set-Cookie", cookie);
+	evhttp_add_header(out, "Location", "/");
+	evhttp_send_reply(req, 303, "See Other", NULL);
+}
+
+/* ---- routing ----------------------------------------------------------------- */
+
+static void asset(struct evhttp_request *req, const char *path)
+{
+	if (!strcmp(path, "/"))
+		path = "/index.html";
+	for (const struct srv_asset *a = srv_assets; a->path; a++) {
+		if (strcmp(a->path, path))
+			continue;
+		struct evbuffer *b = evbuffer_new();
+
+		evbuffer_add_reference(b, a->data, a->len, NULL, NULL);
+		srv_reply(req, 200, a->type, b);
+		evbuffer_free(b);
+		return;
+	}
+	srv_error(req, 404, "no page %s", path);
+}
+
+static void tree(struct srv *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	srv_tree_json(s->tree, b);
+	srv_reply(req, 200, "application/json", b);
+	evbuffer_free(b);
+}
+
+/* "/api/jobs/NAME/rest": NAME into name (checked), rest points after it. */
+static int split(const char *p, char *name, const char **rest)
+{
+	const char *slash = strchr(p, '/');
+	size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+	if (n > SRV_NAME_MAX)
+		return -1;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	*rest = p + n;
+	return srv_name_ok(name) ? 0 : -1;
+}
+
+static void route(struct srv *s, struct evhttp_request *req, const char *path)
+{
+	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	int post = m == EVHTTP_REQ_POST;
+	char name[SRV_NAME_MAX + 1];
+	const char *rest;
+
+	if (post) {
+		const char *x = evhttp_find_header(evhttp_request_get_input_headers(req),
+						   "X-Tapestry");
+		if (!x || strcmp(x, "1")) {
+			srv_error(req, 403, "a POST needs the header X-Tapestry: 1");
+			return;
+		}
+	}
+	if (!strncmp(path, "/api/", 5)) {
+		const char *p = path + 5;
+
+		if (!strcmp(p, "jobs") && !post)
+			srv_jobs_list(s, req);
+		else if (!strncmp(p, "jobs/", 5))
+			split(p + 5, name, &rest) ? srv_error(req, 400, "bad job name")
+						  : srv_job(s, req, name, rest);
+		else if (!strcmp(p, "tree") && !post)
+			tree(s, req);
+		else if (!strcmp(p, "descriptions"))
+			srv_desc(s, req, NULL, "");
+		else if (!strncmp(p, "descriptions/", 13))
+			split(p + 13, name, &rest) ? srv_error(req, 400, "bad description name")
+						   : srv_desc(s, req, name, rest);
+		else if (!strncmp(p, "launches/", 9) && !post)
+			srv_launch_get(s, req, p + 9);
+		else
+			srv_error(req, post ? 405 : 404, "no API %s%s", path,
+				  post ? " for POST" : "");
+		return;
+	}
+	if (post)
+		srv_error(req, 405, "POST only goes to /api/");
+	else if (!strcmp(path, "/login"))
+		login(s, req);
+	else
+		asset(req, path);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct srv *s = arg;
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *path = u ? evhttp_uri_get_path(u) : NULL;
+
+	/* the raw path: every name we accept is plain, so no decoding at all, and
+	 * '%', "..", "//" and the like never reach the file system */
+	if (!path || path[0] != '/' || strstr(path, "..") || strchr(path, '%') ||
+	    strstr(path, "//") || strlen(path) > 1024) {
+		srv_error(req, 400, "bad path");
+		return;
+	}
+	if (check_access(s, req, path))
+		return;
+	route(s, req, path);
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+static void help(FILE *out)
+{
+	fputs("usage: tapestry serve [--listen ADDR:PORT] [--jobs DIR] [--descriptions DIR]\n"
+	      "                      [--secret-file F] [--collector ADDR:PORT]\n"
+	      "                      [--collector-secret-file F] [--allow-upload]\n"
+	      "  The web page of tapestry: the job directories under --jobs with\n"
+	      "  their report, timeline and exports; the live collector tree; the\n"
+	      "  job descriptions of --descriptions, their plan, and a launch.\n"
+	      "  --listen ADDR:PORT   where to listen (default 127.0.0.1:7480; port 0:\n"
+	      "                       any, printed). A non-loopback address needs\n"
+	      "                       --secret-file\n"
+	      "  --jobs DIR           job directories (default: .)\n"
+	      "  --descriptions DIR   job descriptions, *.xml (default: .)\n"
+	      "  --secret-file F      the token every request must present\n"
+	      "  --collector A:P      a collector tree to show (root or any collector);\n"
+	      "                       launches from the page add theirs\n"
+	      "  --collector-secret-file F   the collectors' job secret\n"
+	      "  --allow-upload       accept new descriptions from the page\n",
+	      out);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	if (sig == SIGCHLD) {
+		srv_child_reap(g_srv);
+		return;
+	}
+	event_base_loopexit(g_srv->base, NULL);
+}
+
+static int is_loopback(const char *addr)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET, addr, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, addr, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return 0;
+}
+
+/* ADDR:PORT or [ADDR]:PORT into addr and port. 0 or -1. */
+static int parse_listen(const char *s, char *addr, size_t cap, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	long p;
+	char *end;
+
+	if (!colon || (size_t)(colon - s) >= cap)
+		return -1;
+	memcpy(addr, s, (size_t)(colon - s));
+	addr[colon - s] = '\0';
+	if (addr[0] == '[') {
+		size_t n = strlen(addr);
+
+		if (n < 3 || addr[n - 1] != ']')
+			return -1;
+		memmove(addr, addr + 1, n - 2);
+		addr[n - 2] = '\0';
+	}
+	if (!strcmp(addr, "localhost"))
+		snprintf(addr, cap, "127.0.0.1");
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || p < 0 || p > 65535)
+		return -1;
+	*port = (int)p;
+	return 0;
+}
+
+struct opts {
+	const char *listen, *jobs, *descs, *secret_file, *col_secret;
+	const char *collectors[SRV_ROOTS_MAX];
+	int ncollectors;
+};
+
+static int parse_opts(int argc, char **argv, struct opts *o, struct srv *s)
+{
+	static const struct option lo[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"descriptions", required_argument, NULL, 'd'},
+		{"secret-file", required_argument, NULL, 'S'},
+		{"collector", required_argument, NULL, 'c'},
+		{"collector-secret-file", required_argument, NULL, 'C'},
+		{"allow-upload", no_argument, NULL, 'u'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l': o->listen = optarg; break;
+		case 'j': o->jobs = optarg; break;
+		case 'd': o->descs = optarg; break;
+		case 'S': o->secret_file = optarg; break;
+		case 'C': o->col_secret = optarg; break;
+		case 'u': s->allow_upload = 1; break;
+		case 'c':
+			if (o->ncollectors == SRV_ROOTS_MAX) {
+				mgr_err("at most %d --collector", SRV_ROOTS_MAX);
+				return 2;
+			}
+			o->collectors[o->ncollectors++] = optarg;
+			break;
+		case 'h': help(stdout); return 0;
+		default: help(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		mgr_err("serve takes no argument '%s'", argv[optind]);
+		help(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+/* Options checked and s filled: -1 to go on, else the exit status. */
+static int setup(int argc, char **argv, struct srv *s, struct opts *o,
+		 char *addr, size_t cap, int *port)
+{
+	int rc = parse_opts(argc, argv, o, s);
+
+	if (rc >= 0)
+		return rc;
+	if (parse_listen(o->listen, addr, cap, port)) {
+		mgr_err("--listen takes ADDR:PORT, not '%s'", o->listen);
+		return 2;
+	}
+	s->loopback = is_loopback(addr);
+	if (o->secret_file) {
+		if (mgr_read_secret(o->secret_file, s->secret, sizeof(s->secret),
+				    &s->secretlen) || !s->secretlen) {
+			mgr_err("cannot read a token from the secret file %s "
+				"(1 to %zu bytes)", o->secret_file, sizeof(s->secret) - 1);
+			return 2;
+		}
+		for (size_t i = 0; i < s->secretlen; i++)
+			if ((unsigned char)s->secret[i] <= ' ' || s->secret[i] == ';' ||
+			    (unsigned char)s->secret[i] >= 0x7f) {
+				mgr_err("the token in %s must be printable ASCII without "
+					"spaces or ';'", o->secret_file);
+				return 2;
+			}
+	}
+	if (!s->loopback && !s->secretlen) {
+		mgr_err("--listen %s is not a loopback address: give --secret-file "
+			"(TLS is not built in; put a TLS proxy in front if the network "
+			"is not trusted)", o->listen);
+		return 2;
+	}
+	if (!realpath(o->jobs, s->jobs)) {
+		mgr_err("--jobs %s: %s", o->jobs, strerror(errno));
+		return 2;
+	}
+	if (!realpath(o->descs, s->descs)) {
+		mgr_err("--descriptions %s: %s", o->descs, strerror(errno));
+		return 2;
+	}
+	return -1;
+}
+
+static int listen_on(struct srv *s, struct evhttp *http, const char *addr, int port)
+{
+	struct evhttp_bound_socket *h = evhttp_bind_socket_with_handle(http, addr,
+								       (uint16_t)port);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (!h) {
+		mgr_err("cannot listen on %s:%d: %s", addr, port, strerror(errno));
+		return -1;
+	}
+	if (getsockname(evhttp_bound_socket_get_fd(h), (struct sockaddr *)&ss, &sl) == 0)
+		port = ntohs(ss.ss_family == AF_INET6 ?
+			     ((struct sockaddr_in6 *)&ss)->sin6_port :
+			     ((struct sockaddr_in *)&ss)->sin_port);
+	int v6 = strchr(addr, ':') != NULL;
+
+	snprintf(s->host_ok[0], sizeof(s->host_ok[0]), v6 ? "[%s]:%d" : "%s:%d",
+		 addr, port);
+	snprintf(s->host_ok[1], sizeof(s->host_ok[1]), "localhost:%d", port);
+	snprintf(s->host_ok[2], sizeof(s->host_ok[2]), v6 ? "[::1]:%d" : "127.0.0.1:%d",
+		 port);
+	printf("tapestry: serving http://%s/ (jobs %s, descriptions %s)\n",
+	       s->host_ok[0], s->jobs, s->descs);
+	fflush(stdout);
+	return 0;
+}
+
+int mgr_cmd_serve(int argc, char **argv)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	struct opts o = {.listen = "127.0.0.1:7480", .jobs = ".", .descs = "."};
+	struct evhttp *http = NULL;
+	struct event *sig[3] = {NULL, NULL, NULL};
+	char addr[256], why[512];
+	int port = 0, status = 1;
+
+	if (argc >= 2 && !strcmp(argv[1], "--build-index")) {
+		/* internal: the child that indexes a job (tlindex.c) */
+		if (argc != 4)
+			return 2;
+		return srv_tl_build(argv[2], argv[3]) ? 1 : 0;
+	}
+	if (!s)
+		return 1;
+	if ((status = setup(argc, argv, s, &o, addr, sizeof(addr), &port)) >= 0) {
+		free(s);
+		return status;
+	}
+	status = 1;
+	s->self = "/proc/self/exe";
+	g_srv = s;
+	signal(SIGPIPE, SIG_IGN);
+	if (!(s->base = event_base_new()) || !(http = evhttp_new(s->base)))
+		goto out;
+	if (!(s->tree = srv_tree_new(o.col_secret, why, sizeof(why)))) {
+		mgr_err("%s", why);
+		goto out;
+	}
+	for (int i = 0; i < o.ncollectors; i++)
+		srv_tree_add(s->tree, o.collectors[i], "--collector");
+	evhttp_set_max_headers_size(http, SRV_HEADERS_MAX);
+	evhttp_set_max_body_size(http, SRV_BODY_MAX);
+	evhttp_set_timeout(http, SRV_TIMEOUT_S);
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST);
+	evhttp_set_gencb(http, on_request, s);
+	if (listen_on(s, http, addr, port))
+		goto out;
+	sig[0] = evsignal_new(s->base, SIGINT, on_signal, NULL);
+	sig[1] = evsignal_new(s->base, SIGTERM, on_signal, NULL);
+	sig[2] = evsignal_new(s->base, SIGCHLD, on_signal, NULL);
+	for (int i = 0; i < 3; i++)
+		if (!sig[i] || event_add(sig[i], NULL))
+			goto out;
+	event_base_dispatch(s->base);
+	status = 0;
+out:
+	srv_child_stop_all(s);
+	for (int i = 0; i < 3; i++)
+		if (sig[i])
+			event_free(sig[i]);
+	if (http)
+		evhttp_free(http);
+	srv_tree_free(s->tree);
+	if (s->base)
+		event_base_free(s->base);
+	free(s);
+	return status;
+}

@@ -1,0 +1,153 @@
+/*
+ * manager/serve/serve.h - `tapestry serve`: the web page of the management
+ * unit (docs/modules/manager-serve.md).
+ *
+ * One libevent loop answers HTTP (serve.c: options, security, routing,
+ * static pages compiled in), the job browser (jobs.c), the timeline index
+ * (tlindex.c) and launches (web_launch.c); long work runs in child processes
+ * of this binary (child.c) so the loop never blocks on a job; a thread polls
+ * the collector tree (tree.c). Every name taken from a URL is one path
+ * component checked by srv_name_ok before it touches the file system.
+ */
+#ifndef TAPESTRY_MGR_SERVE_H
+#define TAPESTRY_MGR_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct event_base;
+struct evhttp_request;
+struct evbuffer;
+
+#define SRV_NAME_MAX 200	/* a job or description name, bytes */
+#define SRV_OUT_MAX (256u << 10)	/* output of a child kept, bytes */
+#define SRV_ROOTS_MAX 16	/* collector trees polled */
+
+struct srv_child;
+struct srv_tree;
+
+struct srv {
+	struct event_base *base;
+	const char *self;		/* this binary (/proc/self/exe) */
+	char jobs[4096];		/* realpath of --jobs */
+	char descs[4096];		/* realpath of --descriptions */
+	char secret[512];		/* bearer token; "" when none */
+	size_t secretlen;
+	char host_ok[3][300];		/* Host headers accepted (loopback, no token) */
+	int allow_upload;
+	int loopback;
+	struct srv_child *children;	/* running and finished children */
+	struct srv_tree *tree;
+	int reports_running;		/* report/index children at once: 1 */
+};
+
+/* ---- serve.c: replies ------------------------------------------------------ */
+
+/* Reply code with a JSON {"error": msg} body. */
+void srv_error(struct evhttp_request *req, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Reply 200 (or code) with body b of the given content type. b is drained. */
+void srv_reply(struct evhttp_request *req, int code, const char *type,
+	       struct evbuffer *b);
+/* Append s to b as a JSON string (quotes included). NULL gives null. */
+void srv_json_str(struct evbuffer *b, const char *s);
+/* 1 when s is a name this server accepts as one path component: 1 to
+ * SRV_NAME_MAX bytes of [A-Za-z0-9._-], not starting with '.'. */
+int srv_name_ok(const char *s);
+/* The value of query key in req's URI, copied into out (cap bytes): 0, or -1
+ * when absent or too long. */
+int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap);
+
+/* ---- child.c: child processes of this binary ------------------------------- */
+
+enum srv_child_kind { SRV_CHILD_REPORT, SRV_CHILD_INDEX, SRV_CHILD_PLAN,
+		      SRV_CHILD_LAUNCH, SRV_CHILD_EXPORT };
+
+struct srv_child {
+	struct srv_child *next;
+	struct srv *srv;
+	enum srv_child_kind kind;
+	int id;				/* launches: the number in the URL */
+	char key[4096 + 64];		/* what it works on (a job or plan dir) */
+	char job[SRV_NAME_MAX + 1];	/* launches: the job directory's name */
+	char root[300];			/* launches: the root receiver, once said */
+	pid_t pid;
+	int fd;				/* its stderr (and stdout unless to a file) */
+	struct event *ev;
+	char *out;			/* the last SRV_OUT_MAX bytes of output */
+	size_t outlen;
+	uint64_t outbase;		/* bytes dropped before out[0] */
+	int eof, exited, status;	/* status: exit code, or 128+signal */
+	struct evbuffer *result;	/* plans: the answer, JSON (or NULL) */
+	char tmpdir[64];		/* plans: where it wrote (removed when done) */
+	void (*done)(struct srv *, struct srv_child *);
+};
+
+/* Start argv (argv[0] = this binary's command word list) as a child with its
+ * stdout into out_fd (-1: into the pipe with stderr). Returns the child,
+ * kept on s->children, or NULL with a message in why. */
+struct srv_child *srv_child_start(struct srv *s, enum srv_child_kind kind,
+				  const char *key, const char *const argv[], int out_fd,
+				  char *why, size_t whylen);
+/* The same, run in directory cwd (NULL: the server's). */
+struct srv_child *srv_child_start_in(struct srv *s, enum srv_child_kind kind,
+				     const char *key, const char *const argv[], int out_fd,
+				     const char *cwd, char *why, size_t whylen);
+/* The newest child of kind working on key, or NULL. */
+struct srv_child *srv_child_find(struct srv *s, enum srv_child_kind kind,
+				 const char *key);
+/* Launch number id, or NULL. */
+struct srv_child *srv_child_by_id(struct srv *s, int id);
+/* 1 while it runs (not exited or output not drained). */
+int srv_child_running(const struct srv_child *c);
+/* Reap exited children (SIGCHLD handler); finished report/plan children
+ * older than the newest of their key are freed. */
+void srv_child_reap(struct srv *s);
+/* Stop every running child (SIGTERM to each by pid) and free all. */
+void srv_child_stop_all(struct srv *s);
+
+/* ---- jobs.c: the job browser ----------------------------------------------- */
+
+void srv_jobs_list(struct srv *s, struct evhttp_request *req);
+/* /api/jobs/NAME[/what]: rest is what follows NAME ("" or "/report.xml" ...) */
+void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
+	     const char *rest);
+/* Cache directory of job dir (DIR/.tapestry-serve), created: 0 or -1. */
+int srv_cache_dir(const char *dir, char *out, size_t cap);
+/* 1 when cache file f is newer than the job's data (index and meta.xml). */
+int srv_cache_fresh(const char *dir, const char *f);
+
+/* ---- tlindex.c: the timeline index ----------------------------------------- */
+
+/* Build the timeline index of job dir into file out (written as out.tmp,
+ * renamed). 0, or -1 after a message on stderr. Runs in a child process:
+ * memory grows with the job's lanes and a 4-byte map per event. */
+int srv_tl_build(const char *dir, const char *out);
+/* Answer a timeline request from index file path: query t0, t1 (ns), w
+ * (pixels). Appends JSON to b: 0, or with why set -2 (a bad request), -3 (the
+ * index is damaged or of another version: build it again), -1 (else). */
+int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
+		 struct evbuffer *b, char *why, size_t whylen);
+/* The event record number i of the index as JSON (detail pane). */
+int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b,
+		 char *why, size_t whylen);
+
+/* ---- tree.c: the live collector tree --------------------------------------- */
+
+/* Start the polling thread (one query per second of every root added). */
+struct srv_tree *srv_tree_new(const char *secret_file, char *why, size_t whylen);
+/* Poll addr ("ADDR:PORT") too, from now on. 0 or -1 (full). */
+int srv_tree_add(struct srv_tree *t, const char *addr, const char *label);
+/* The tree as JSON into b. */
+void srv_tree_json(struct srv_tree *t, struct evbuffer *b);
+void srv_tree_free(struct srv_tree *t);
+
+/* ---- web_launch.c: descriptions, plans, launches --------------------------- */
+
+void srv_desc_list(struct srv *s, struct evhttp_request *req);
+void srv_desc(struct srv *s, struct evhttp_request *req, const char *name,
+	      const char *rest);
+void srv_launch_get(struct srv *s, struct evhttp_request *req, const char *id);
+
+#endif

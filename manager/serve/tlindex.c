@@ -1,0 +1,940 @@
+/*
+ * manager/serve/tlindex.c - the timeline index of a job: every event of the
+ * program (all but the tracer's own, compute kept) on the corrected global
+ * clock, by lane (one per stream and thread), with level-of-detail buckets
+ * and the matched MPI messages, in one file the server maps read-only.
+ *
+ * A request [t0, t1] at w pixels costs O(lanes * (log n + w)): a lane whose
+ * events in the window are few (<= 2w) is answered with the events
+ * themselves; else with per-pixel busy fractions per category summed from
+ * the coarsest level whose buckets are no wider than a pixel (four times
+ * coarser per level; level 0 has about one bucket per 8 events), or binned
+ * from the events when the window is narrower than level 0's buckets (then
+ * it holds about 8 w events). Messages come with a window whose lanes are
+ * all answered with events. The server's memory does not grow with the
+ * job: the file is mapped per request (docs/modules/manager-serve.md has the
+ * layout; it is a cache in host byte order, rebuilt when the job changes).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "manager/post/causality.h"
+#include "manager/post/events.h"
+#include "manager/serve/serve.h"
+#include "proto/error.h"
+#include "proto/event.h"
+
+#define TL_MAGIC "TPSTL02"
+#define TL_SPARSE 1024		/* records per entry of the sparse start index */
+#define TL_LANES_MAX 65536
+#define TL_B0_MAX (1u << 20)		/* level-0 buckets of a lane, at most */
+#define TL_STR_MAX (32u << 20)		/* bytes of distinct paths kept */
+#define TL_STR_SLOTS (1u << 18)
+#define TL_W_MAX 4096
+#define TL_MSGS_MAX 4000
+
+struct tl_head {
+	char magic[8];
+	uint64_t nlanes, nrec, nmsg, strlen;
+	int64_t tmin, tmax;
+	uint64_t off_lanes, off_rec, off_lod, off_msend, off_mrecv, off_str, size;
+	uint64_t off_sparse, nsparse;
+};
+
+struct tl_lane {
+	uint64_t stream, first, count, lod;	/* lod: first bucket */
+	uint64_t sparse;			/* first entry of the sparse index */
+	int64_t pid;
+	int32_t rank;
+	uint32_t tid, b0, levels;
+	char host[64], exe[124];
+};
+
+struct tl_rec {
+	int64_t start, end;
+	int64_t arg[6];
+	uint16_t type, flags;
+	uint32_t path;		/* offset + 1 in the strings, 0: none */
+	uint64_t pos;		/* yield position (the causality module's) */
+};
+
+struct tl_bucket {
+	float busy[4];		/* ns busy: MPI, I/O and libc, compute, process */
+	float mem;		/* largest memory sample (rss), 0: none */
+	uint32_t count;		/* events starting in it */
+};
+
+struct tl_msg {
+	uint32_t send, recv;	/* record numbers */
+};
+
+/* ---- building ------------------------------------------------------------------- */
+
+struct builder {
+	struct tl_lane *lanes;
+	uint32_t *slot;		/* hash (stream, tid) -> lane + 1 */
+	size_t nlanes;
+	uint32_t *posmap;	/* yield position -> record number */
+	uint64_t npos, cappos;
+	char *str;
+	size_t strlen;
+	uint32_t *sslot;	/* hash of strings -> offset + 1 */
+	struct tl_rec *rec;	/* the output's records (mapped) */
+	struct tl_msg *msg;
+	size_t nmsg, capmsg;
+	uint64_t nsparse;
+	int failed;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static long lane_of(struct builder *b, const struct proto_stream *st, uint32_t tid)
+{
+	uint64_t h = mix(st->id * 31 + tid) & (TL_LANES_MAX * 2 - 1);
+
+	for (;; h = (h + 1) & (TL_LANES_MAX * 2 - 1)) {
+		uint32_t v = b->slot[h];
+
+		if (!v)
+			break;
+		if (b->lanes[v - 1].stream == st->id && b->lanes[v - 1].tid == tid)
+			return v - 1;
+	}
+	if (b->nlanes == TL_LANES_MAX)
+		return -1;
+	struct tl_lane *l = &b->lanes[b->nlanes];
+
+	memset(l, 0, sizeof(*l));
+	l->stream = st->id;
+	l->tid = tid;
+	b->slot[h] = (uint32_t)++b->nlanes;
+	return (long)b->nlanes - 1;
+}
+
+static uint32_t intern(struct builder *b, const char *s)
+{
+	size_t n = strlen(s);
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	for (h &= TL_STR_SLOTS - 1;; h = (h + 1) & (TL_STR_SLOTS - 1)) {
+		uint32_t v = b->sslot[h];
+
+		if (!v)
+			break;
+		if (!strcmp(b->str + v - 1, s))
+			return v;
+	}
+	if (b->strlen + n + 1 > TL_STR_MAX || b->strlen > UINT32_MAX - 4097)
+		return 0;
+	char *ns = realloc(b->str, b->strlen + n + 1);
+
+	if (!ns)
+		return 0;
+	b->str = ns;
+	memcpy(b->str + b->strlen, s, n + 1);
+	b->sslot[h] = (uint32_t)b->strlen + 1;
+	b->strlen += n + 1;
+	return b->sslot[h];
+}
+
+static int kept(unsigned type)
+{
+	const struct proto_ev_info *in = proto_ev_info(type);
+
+	return in && (in->category != PROTO_CAT_TRACER || type == PROTO_EV_COMPUTE);
+}
+
+struct tmp_rec {
+	uint32_t lane;
+	struct tl_rec r;
+};
+
+/* Pass 1: every kept event into tmp (lane, record), in yield order. */
+static int pass_events(struct builder *b, struct mgr_events *me, FILE *tmp,
+		       uint64_t *nrec, int64_t *tmin, int64_t *tmax)
+{
+	struct mgr_event ev;
+	int rc;
+
+	*tmin = INT64_MAX;
+	*tmax = INT64_MIN;
+	while ((rc = mgr_events_next(me, &ev)) == 1) {
+		uint64_t pos = b->npos++;
+
+		if (pos == b->cappos) {
+			uint64_t nc = b->cappos ? b->cappos * 2 : 1u << 16;
+			uint32_t *np = realloc(b->posmap, nc * sizeof(uint32_t));
+
+			if (!np)
+				return PROTO_E_NOMEM;
+			b->posmap = np;
+			b->cappos = nc;
+		}
+		b->posmap[pos] = UINT32_MAX;
+		if (!kept(ev.ev->type))
+			continue;
+		long lane = lane_of(b, ev.stream, ev.ev->tid);
+
+		if (lane < 0 || *nrec >= UINT32_MAX - 1)
+			return PROTO_E_TOOBIG;
+		struct tl_lane *l = &b->lanes[lane];
+		struct tmp_rec t = {.lane = (uint32_t)lane};
+
+		if (!l->count++) {
+			l->rank = ev.stream->rank;
+			l->pid = ev.stream->pid;
+			const char *slash = strrchr(ev.stream->exe, '/');
+
+			snprintf(l->host, sizeof(l->host), "%.63s", ev.stream->host);
+			snprintf(l->exe, sizeof(l->exe), "%.123s", slash ? slash + 1 : ev.stream->exe);
+		}
+		t.r.start = ev.start;
+		t.r.end = ev.end < ev.start ? ev.start : ev.end;
+		memcpy(t.r.arg, ev.ev->arg, sizeof(t.r.arg));
+		t.r.type = ev.ev->type;
+		t.r.flags = ev.ev->flags;
+		t.r.path = ev.path ? intern(b, ev.path) : 0;
+		t.r.pos = pos;
+		if (fwrite(&t, sizeof(t), 1, tmp) != 1)
+			return PROTO_E_IO;
+		(*nrec)++;
+		if (t.r.start < *tmin)
+			*tmin = t.r.start;
+		if (t.r.end > *tmax)
+			*tmax = t.r.end;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static int cmp_lane(const void *a, const void *b)
+{
+	const struct tl_lane *x = a, *y = b;
+	int64_t rx = x->rank < 0 ? INT32_MAX : x->rank, ry = y->rank < 0 ? INT32_MAX : y->rank;
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct tl_rec *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start ? 1 :
+	       x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int category(unsigned type)
+{
+	const struct proto_ev_info *in = proto_ev_info(type);
+
+	if (type == PROTO_EV_COMPUTE)
+		return 2;
+	if (!in)
+		return 3;
+	return in->category == PROTO_CAT_MPI ? 0 : in->category == PROTO_CAT_LIBC ? 1 : 3;
+}
+
+/* Level-of-detail buckets of one lane over [tmin, tmax]. */
+static void lane_lod(const struct tl_lane *l, const struct tl_rec *rec,
+		     struct tl_bucket *bk, int64_t tmin, int64_t tmax)
+{
+	double bw = (double)(tmax - tmin + 1) / l->b0;
+
+	for (uint64_t i = 0; i < l->count; i++) {
+		const struct tl_rec *r = &rec[l->first + i];
+		uint64_t j0 = (uint64_t)((double)(r->start - tmin) / bw);
+
+		if (j0 >= l->b0)
+			j0 = l->b0 - 1;
+		bk[j0].count++;
+		if (r->type == PROTO_EV_MEM_SAMPLE) {
+			if ((float)r->arg[0] > bk[j0].mem)
+				bk[j0].mem = (float)r->arg[0];
+			continue;
+		}
+		int c = category(r->type);
+
+		for (uint64_t j = j0; j < l->b0; j++) {
+			double bs = tmin + j * bw, be = bs + bw;
+			double s = r->start > bs ? (double)r->start : bs;
+			double e = (double)r->end < be ? (double)r->end : be;
+
+			if (e > s)
+				bk[j].busy[c] += (float)(e - s);
+			if ((double)r->end <= be)
+				break;
+		}
+	}
+	/* level k + 1 from level k: four buckets into one */
+	struct tl_bucket *lo = bk;
+	for (uint32_t k = 1, n = l->b0; k < l->levels; k++, n /= 4) {
+		struct tl_bucket *hi = lo + n;
+
+		for (uint32_t j = 0; j < n / 4; j++) {
+			memset(&hi[j], 0, sizeof(hi[j]));
+			for (int q = 0; q < 4; q++) {
+				const struct tl_bucket *x = &lo[4 * j + (uint32_t)q];
+
+				for (int c = 0; c < 4; c++)
+					hi[j].busy[c] += x->busy[c];
+				hi[j].count += x->count;
+				if (x->mem > hi[j].mem)
+					hi[j].mem = x->mem;
+			}
+		}
+		lo = hi;
+	}
+}
+
+static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
+{
+	struct builder *b = arg;
+
+	if (b->failed || send_pos >= b->npos || recv_pos >= b->npos ||
+	    b->posmap[send_pos] == UINT32_MAX || b->posmap[recv_pos] == UINT32_MAX)
+		return;
+	if (b->nmsg == b->capmsg) {
+		size_t nc = b->capmsg ? b->capmsg * 2 : 4096;
+		struct tl_msg *nm = realloc(b->msg, nc * sizeof(*nm));
+
+		if (!nm) {
+			b->failed = 1;
+			return;
+		}
+		b->msg = nm;
+		b->capmsg = nc;
+	}
+	b->msg[b->nmsg].send = b->posmap[send_pos];
+	b->msg[b->nmsg++].recv = b->posmap[recv_pos];
+}
+
+static const struct tl_rec *g_sort_rec;	/* qsort has no argument: one build at a time */
+
+static int cmp_msg_send(const void *a, const void *b)
+{
+	int64_t x = g_sort_rec[((const struct tl_msg *)a)->send].start;
+	int64_t y = g_sort_rec[((const struct tl_msg *)b)->send].start;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_msg_recv(const void *a, const void *b)
+{
+	int64_t x = g_sort_rec[((const struct tl_msg *)a)->recv].start;
+	int64_t y = g_sort_rec[((const struct tl_msg *)b)->recv].start;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Pass 2: records into their lanes' places in the mapped output, lanes
+ * sorted by time, posmap pointing at the final places. */
+static int place(struct builder *b, FILE *tmp, uint32_t *perm, uint64_t nrec)
+{
+	uint64_t *cursor = calloc(b->nlanes, sizeof(uint64_t));
+	struct tmp_rec t;
+
+	if (!cursor)
+		return PROTO_E_NOMEM;
+	rewind(tmp);
+	for (uint64_t i = 0; i < nrec; i++) {
+		if (fread(&t, sizeof(t), 1, tmp) != 1) {
+			free(cursor);
+			return PROTO_E_IO;
+		}
+		uint32_t ln = perm[t.lane];
+		uint64_t at = b->lanes[ln].first + cursor[ln]++;
+
+		b->rec[at] = t.r;
+	}
+	free(cursor);
+	for (size_t ln = 0; ln < b->nlanes; ln++) {
+		struct tl_lane *l = &b->lanes[ln];
+		struct tl_rec *r = b->rec + l->first;
+		int sorted = 1;
+
+		for (uint64_t i = 1; i < l->count && sorted; i++)
+			sorted = cmp_rec(&r[i - 1], &r[i]) <= 0;
+		if (!sorted)
+			qsort(r, l->count, sizeof(*r), cmp_rec);
+		for (uint64_t i = 0; i < l->count; i++)
+			b->posmap[r[i].pos] = (uint32_t)(l->first + i);
+	}
+	return 0;
+}
+
+/* Lanes sorted for display; perm[old] = new. Offsets and LOD sizes set. */
+static int order_lanes(struct builder *b, uint32_t **perm, uint64_t *nbuckets)
+{
+	for (size_t i = 0; i < b->nlanes; i++)
+		b->lanes[i].first = i;	/* the old number, for perm */
+	qsort(b->lanes, b->nlanes, sizeof(*b->lanes), cmp_lane);
+	if (!(*perm = malloc((b->nlanes + 1) * sizeof(uint32_t))))
+		return PROTO_E_NOMEM;
+	uint64_t first = 0, lod = 0;
+
+	for (size_t i = 0; i < b->nlanes; i++) {
+		struct tl_lane *l = &b->lanes[i];
+		uint32_t b0 = 1, levels = 1;
+
+		(*perm)[l->first] = (uint32_t)i;
+		l->first = first;
+		first += l->count;
+		while (b0 < TL_B0_MAX && b0 < l->count / 8) {
+			b0 *= 4;
+			levels++;
+		}
+		l->b0 = b0;
+		l->levels = levels;
+		l->lod = lod;
+		l->sparse = b->nsparse;
+		b->nsparse += (l->count + TL_SPARSE - 1) / TL_SPARSE;
+		for (uint32_t n = b0; n; n /= 4)
+			lod += n;
+	}
+	*nbuckets = lod;
+	return 0;
+}
+
+static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
+		       const char *out, uint64_t nrec, int64_t tmin, int64_t tmax)
+{
+	uint32_t *perm = NULL;
+	uint64_t nb = 0;
+	int rc = order_lanes(b, &perm, &nb), fd = -1;
+	struct tl_head h = {TL_MAGIC, b->nlanes, nrec, 0, b->strlen, tmin, tmax, 0, 0, 0,
+			    0, 0, 0, 0};
+	char tmpname[4400];
+	uint8_t *map = MAP_FAILED;
+
+	if (rc)
+		goto out;
+	/* messages are known once records have their places: counted first */
+	h.off_lanes = sizeof(h);
+	h.off_rec = h.off_lanes + b->nlanes * sizeof(struct tl_lane);
+	h.off_lod = h.off_rec + nrec * sizeof(struct tl_rec);
+	h.off_sparse = h.off_lod + nb * sizeof(struct tl_bucket);
+	h.nsparse = b->nsparse;
+	uint64_t msg_at = h.off_sparse + b->nsparse * sizeof(int64_t);
+	size_t cap = (size_t)msg_at;
+
+	snprintf(tmpname, sizeof(tmpname), "%s.tmp", out);
+	rc = PROTO_E_IO;
+	if ((fd = open(tmpname, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
+	    ftruncate(fd, (off_t)cap) < 0 ||
+	    (map = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+		goto out;
+	b->rec = (struct tl_rec *)(map + h.off_rec);
+	if ((rc = place(b, tmp, perm, nrec)))
+		goto out;
+	for (size_t i = 0; i < b->nlanes; i++)
+		lane_lod(&b->lanes[i], b->rec,
+			 (struct tl_bucket *)(map + h.off_lod) + b->lanes[i].lod, tmin, tmax);
+	memcpy(map + h.off_lanes, b->lanes, b->nlanes * sizeof(struct tl_lane));
+	/* every TL_SPARSE-th start: a search touches two pages of records, not
+	 * twenty spread over the file */
+	for (size_t i = 0; i < b->nlanes; i++)
+		for (uint64_t k = 0; k * TL_SPARSE < b->lanes[i].count; k++)
+			((int64_t *)(map + h.off_sparse))[b->lanes[i].sparse + k] =
+				b->rec[b->lanes[i].first + k * TL_SPARSE].start;
+	const struct mgr_causality *clc = mgr_events_causality(me);
+
+	if (clc)
+		mgr_causality_foreach(clc, on_match, b);
+	rc = PROTO_E_NOMEM;
+	if (b->failed)
+		goto out;
+	h.nmsg = b->nmsg;
+	h.off_msend = msg_at;
+	h.off_mrecv = msg_at + b->nmsg * sizeof(struct tl_msg);
+	h.off_str = h.off_mrecv + b->nmsg * sizeof(struct tl_msg);
+	h.size = h.off_str + b->strlen;
+	g_sort_rec = b->rec;
+	rc = PROTO_E_IO;
+	qsort(b->msg, b->nmsg, sizeof(*b->msg), cmp_msg_send);
+	if (pwrite(fd, b->msg, b->nmsg * sizeof(*b->msg), (off_t)h.off_msend) !=
+	    (ssize_t)(b->nmsg * sizeof(*b->msg)))
+		goto out;
+	qsort(b->msg, b->nmsg, sizeof(*b->msg), cmp_msg_recv);
+	if (pwrite(fd, b->msg, b->nmsg * sizeof(*b->msg), (off_t)h.off_mrecv) !=
+	    (ssize_t)(b->nmsg * sizeof(*b->msg)) ||
+	    pwrite(fd, b->str, b->strlen, (off_t)h.off_str) != (ssize_t)b->strlen)
+		goto out;
+	memcpy(map, &h, sizeof(h));
+	if (msync(map, cap, MS_SYNC) < 0 || rename(tmpname, out) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (map != MAP_FAILED)
+		munmap(map, cap);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		unlink(tmpname);
+	free(perm);
+	return rc;
+}
+
+int srv_tl_build(const char *dir, const char *out)
+{
+	struct builder b;
+	struct mgr_events *me = NULL;
+	char tmpname[4400];
+	FILE *tmp = NULL;
+	uint64_t nrec = 0;
+	int64_t tmin = 0, tmax = 0;
+	int rc = PROTO_E_NOMEM;
+
+	memset(&b, 0, sizeof(b));
+	snprintf(tmpname, sizeof(tmpname), "%s.rec", out);
+	if (!(b.lanes = malloc(TL_LANES_MAX * sizeof(*b.lanes))) ||
+	    !(b.slot = calloc(TL_LANES_MAX * 2, sizeof(uint32_t))) ||
+	    !(b.sslot = calloc(TL_STR_SLOTS, sizeof(uint32_t))))
+		goto out;
+	if (!(me = mgr_events_open(dir, &rc)))
+		goto out;
+	if (!(tmp = fopen(tmpname, "w+"))) {
+		rc = PROTO_E_IO;
+		goto out;
+	}
+	unlink(tmpname);	/* gone with the process, whatever happens */
+	if ((rc = pass_events(&b, me, tmp, &nrec, &tmin, &tmax)))
+		goto out;
+	if (!nrec)
+		tmin = tmax = 0;
+	rc = write_index(&b, me, tmp, out, nrec, tmin, tmax);
+out:
+	if (rc)
+		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));
+	if (tmp)
+		fclose(tmp);
+	mgr_events_close(me);
+	free(b.lanes);
+	free(b.slot);
+	free(b.sslot);
+	free(b.str);
+	free(b.posmap);
+	free(b.msg);
+	return rc ? -1 : 0;
+}
+
+/* ---- querying --------------------------------------------------------------------- */
+
+struct tl_map {
+	uint8_t *p;
+	size_t size;
+	const struct tl_head *h;
+	const struct tl_lane *lanes;
+	const struct tl_rec *rec;
+	const struct tl_bucket *lod;
+	const struct tl_msg *msend, *mrecv;
+	const char *str;
+	const int64_t *sparse;
+};
+
+static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	memset(m, 0, sizeof(*m));
+	if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct tl_head)) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, whylen, "cannot read the timeline index %s", path);
+		return -1;
+	}
+	m->size = (size_t)st.st_size;
+	m->p = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m->p == MAP_FAILED) {
+		snprintf(why, whylen, "cannot map %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* a request reads a few pages here and there: no read-ahead */
+	madvise(m->p, m->size, MADV_RANDOM);
+	m->h = (const struct tl_head *)m->p;
+	const struct tl_head *h = m->h;
+	uint64_t nb = 0;
+
+	if (memcmp(h->magic, TL_MAGIC, 8) || h->size != m->size ||
+	    h->off_lanes != sizeof(*h) || h->nlanes > TL_LANES_MAX ||
+	    h->off_rec != h->off_lanes + h->nlanes * sizeof(struct tl_lane) ||
+	    h->nrec > UINT32_MAX || h->off_lod != h->off_rec + h->nrec * sizeof(struct tl_rec) ||
+	    h->off_msend < h->off_lod || h->nmsg > UINT32_MAX || h->off_sparse < h->off_lod ||
+	    h->off_mrecv != h->off_msend + h->nmsg * sizeof(struct tl_msg) ||
+	    h->off_str != h->off_mrecv + h->nmsg * sizeof(struct tl_msg) ||
+	    h->off_str + h->strlen != h->size ||
+	    (h->strlen && m->p[h->size - 1] != '\0'))
+		goto bad;
+	m->lanes = (const struct tl_lane *)(m->p + h->off_lanes);
+	m->rec = (const struct tl_rec *)(m->p + h->off_rec);
+	m->lod = (const struct tl_bucket *)(m->p + h->off_lod);
+	m->msend = (const struct tl_msg *)(m->p + h->off_msend);
+	m->mrecv = (const struct tl_msg *)(m->p + h->off_mrecv);
+	m->str = (const char *)(m->p + h->off_str);
+	for (uint64_t i = 0, first = 0, sp = 0; i < h->nlanes; i++) {
+		const struct tl_lane *l = &m->lanes[i];
+		uint64_t n = 0;
+
+		for (uint32_t k = 0, w = l->b0; k < l->levels; k++, w /= 4)
+			n += w;
+		if (l->first != first || l->lod != nb || l->b0 > TL_B0_MAX || !l->b0 ||
+		    l->levels > 12 || l->sparse != sp)
+			goto bad;
+		sp += (l->count + TL_SPARSE - 1) / TL_SPARSE;
+		first += l->count;
+		nb += n;
+		if (first > h->nrec)
+			goto bad;
+	}
+	if (h->off_sparse != h->off_lod + nb * sizeof(struct tl_bucket) ||
+	    h->nsparse > h->nrec ||
+	    h->off_sparse + h->nsparse * sizeof(int64_t) != h->off_msend)
+		goto bad;
+	m->sparse = (const int64_t *)(m->p + h->off_sparse);
+	return 0;
+bad:
+	munmap(m->p, m->size);
+	snprintf(why, whylen, "the timeline index %s is damaged or of another version", path);
+	return -3;
+}
+
+static void tl_close(struct tl_map *m)
+{
+	munmap(m->p, m->size);
+}
+
+/* First record of lane l starting at or after t: the sparse index gives the
+ * block, then a search within it. */
+static uint64_t lower(const struct tl_map *m, const struct tl_lane *l, int64_t t)
+{
+	const int64_t *sp = m->sparse + l->sparse;
+	uint64_t lo = 0, hi = (l->count + TL_SPARSE - 1) / TL_SPARSE;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (sp[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	hi = lo * TL_SPARSE < l->count ? lo * TL_SPARSE : l->count;
+	lo = lo ? (lo - 1) * TL_SPARSE + 1 : 0;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (m->rec[l->first + mid].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void lane_head(struct evbuffer *b, const struct tl_lane *l, size_t i)
+{
+	evbuffer_add_printf(b, "%s{\"lane\":%zu,\"stream\":\"%016" PRIx64 "\",\"rank\":%d,"
+			    "\"pid\":%" PRId64 ",\"tid\":%u,\"count\":%" PRIu64 ",\"host\":",
+			    i ? "," : "", i, l->stream, l->rank, l->pid, l->tid, l->count);
+	srv_json_str(b, l->host);
+	evbuffer_add_printf(b, ",\"exe\":");
+	srv_json_str(b, l->exe);
+}
+
+static void raw_events(struct evbuffer *b, const struct tl_map *m, uint64_t from,
+		       uint64_t to)
+{
+	int n = 0;
+
+	evbuffer_add_printf(b, ",\"mode\":\"events\",\"ev\":[");
+	for (uint64_t i = from; i < to; i++) {
+		const struct tl_rec *r = &m->rec[i];
+
+		if (r->type == PROTO_EV_MEM_SAMPLE)
+			continue;
+		evbuffer_add_printf(b, "%s[%" PRIu64 ",%" PRId64 ",%" PRId64 ",%u,%d]",
+				    n++ ? "," : "", i, r->start, r->end, r->type,
+				    category(r->type));
+	}
+	evbuffer_add_printf(b, "],\"mem\":[");
+	n = 0;
+	for (uint64_t i = from; i < to; i++)
+		if (m->rec[i].type == PROTO_EV_MEM_SAMPLE)
+			evbuffer_add_printf(b, "%s[%" PRId64 ",%" PRId64 "]", n++ ? "," : "",
+					    m->rec[i].start, m->rec[i].arg[0]);
+	evbuffer_add(b, "]", 1);
+}
+
+struct pixels {
+	double busy[TL_W_MAX][4];
+	double mem[TL_W_MAX];
+	uint32_t count[TL_W_MAX];
+};
+
+/* Spread busy ns of category c over [s, e] into the pixels. */
+static void spread(struct pixels *px, int w, double t0, double pw, double s, double e,
+		   int c, double busy)
+{
+	double len = e - s;
+	long p0 = (long)((s - t0) / pw), p1 = (long)((e - t0) / pw);
+
+	if (p1 < 0 || p0 >= w)
+		return;
+	for (long p = p0 < 0 ? 0 : p0; p <= p1 && p < w; p++) {
+		double ps = t0 + p * pw, pe = ps + pw;
+		double a = s > ps ? s : ps, z = e < pe ? e : pe;
+
+		if (len <= 0)
+			px->busy[p][c] += busy;
+		else if (z > a)
+			px->busy[p][c] += busy * (z - a) / len;
+	}
+}
+
+static void put_pixel(struct pixels *px, int w, double t0, double pw, double t,
+		      uint32_t count, float mem)
+{
+	long p = (long)((t - t0) / pw);
+
+	if (p < 0 || p >= w)
+		return;
+	px->count[p] += count;
+	if ((double)mem > px->mem[p])
+		px->mem[p] = (double)mem;
+}
+
+static void pixel_lane(struct evbuffer *b, const struct tl_map *m, const struct tl_lane *l,
+		       struct pixels *px, int64_t t0, int64_t t1, int w, uint64_t from,
+		       uint64_t to)
+{
+	double pw = (double)(t1 - t0) / w, span = (double)(m->h->tmax - m->h->tmin + 1);
+	double bw = span / l->b0;
+	int k = -1;
+
+	memset(px, 0, sizeof(*px));
+	for (uint32_t lv = 0; lv < l->levels && bw * (double)(1u << (2 * lv)) <= pw; lv++)
+		k = (int)lv;
+	if (k < 0) {
+		for (uint64_t i = from; i < to; i++) {
+			const struct tl_rec *r = &m->rec[i];
+
+			put_pixel(px, w, (double)t0, pw, (double)r->start, 1,
+				  r->type == PROTO_EV_MEM_SAMPLE ? (float)r->arg[0] : 0);
+			if (r->type != PROTO_EV_MEM_SAMPLE)
+				spread(px, w, (double)t0, pw, (double)r->start, (double)r->end,
+				       category(r->type), (double)(r->end - r->start));
+		}
+	} else {
+		const struct tl_bucket *bk = m->lod + l->lod;
+		uint32_t n = l->b0;
+
+		for (int lv = 0; lv < k; lv++) {
+			bk += n;
+			n /= 4;
+		}
+		double kw = span / n, tmin = (double)m->h->tmin;
+		long j0 = (long)(((double)t0 - tmin) / kw), j1 = (long)(((double)t1 - tmin) / kw);
+
+		for (long j = j0 < 0 ? 0 : j0; j <= j1 && j < (long)n; j++) {
+			double bs = tmin + (double)j * kw;
+
+			put_pixel(px, w, (double)t0, pw, bs, bk[j].count, bk[j].mem);
+			for (int c = 0; c < 4; c++)
+				if (bk[j].busy[c] > 0)
+					spread(px, w, (double)t0, pw, bs, bs + kw, c, bk[j].busy[c]);
+		}
+	}
+	evbuffer_add_printf(b, ",\"mode\":\"pixels\",\"px\":[");
+	for (int p = 0; p < w; p++)
+		for (int c = 0; c < 4; c++) {
+			double f = px->busy[p][c] / pw;
+
+			evbuffer_add_printf(b, "%s%d", p || c ? "," : "",
+					    (int)(1000 * (f > 1 ? 1 : f) + 0.5));
+		}
+	evbuffer_add_printf(b, "],\"pc\":[");
+	for (int p = 0; p < w; p++)
+		evbuffer_add_printf(b, "%s%u", p ? "," : "", px->count[p]);
+	evbuffer_add_printf(b, "],\"pm\":[");
+	for (int p = 0; p < w; p++)
+		evbuffer_add_printf(b, "%s%.0f", p ? "," : "", px->mem[p]);
+	evbuffer_add(b, "]", 1);
+}
+
+static size_t lane_at(const struct tl_map *m, uint64_t i)
+{
+	size_t lo = 0, hi = m->h->nlanes;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->lanes[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint64_t msg_lower(const struct tl_map *m, const struct tl_msg *arr, int recv,
+			  int64_t t)
+{
+	uint64_t lo = 0, hi = m->h->nmsg;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (m->rec[recv ? arr[mid].recv : arr[mid].send].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void messages(struct evbuffer *b, const struct tl_map *m, int64_t t0, int64_t t1)
+{
+	int n = 0, truncated = 0;
+
+	evbuffer_add_printf(b, ",\"msgs\":[");
+	for (int pass = 0; pass < 2 && !truncated; pass++) {
+		const struct tl_msg *arr = pass ? m->mrecv : m->msend;
+
+		for (uint64_t i = msg_lower(m, arr, pass, t0); i < m->h->nmsg; i++) {
+			const struct tl_rec *s = &m->rec[arr[i].send], *r = &m->rec[arr[i].recv];
+
+			if ((pass ? r : s)->start > t1)
+				break;
+			if (pass && s->start >= t0 && s->start <= t1)
+				continue;	/* given by the first pass */
+			if (n == TL_MSGS_MAX) {
+				truncated = 1;
+				break;
+			}
+			evbuffer_add_printf(b, "%s[%zu,%" PRId64 ",%" PRId64 ",%zu,%" PRId64 ",%"
+					    PRId64 "]", n++ ? "," : "", lane_at(m, arr[i].send),
+					    s->start, s->end, lane_at(m, arr[i].recv), r->start,
+					    r->end);
+		}
+	}
+	evbuffer_add_printf(b, "],\"msgs_truncated\":%s", truncated ? "true" : "false");
+}
+
+int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
+		 struct evbuffer *b, char *why, size_t whylen)
+{
+	struct tl_map m;
+	struct pixels *px;
+	int all_raw = 1;
+
+	if (w < 1 || w > TL_W_MAX) {
+		snprintf(why, whylen, "w must be 1 to %d pixels", TL_W_MAX);
+		return -2;
+	}
+	int rc = tl_open(path, &m, why, whylen);
+
+	if (rc)
+		return rc;
+	if (t0 < m.h->tmin)
+		t0 = m.h->tmin;
+	if (t1 > m.h->tmax)
+		t1 = m.h->tmax;
+	if (t1 <= t0)
+		t1 = t0 + 1;
+	if (!(px = malloc(sizeof(*px)))) {
+		tl_close(&m);
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	evbuffer_add_printf(b, "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"w\":%d,\"tmin\":%"
+			    PRId64 ",\"tmax\":%" PRId64 ",\"events\":%" PRIu64 ",\"messages\":%"
+			    PRIu64 ",\"lanes\":[", t0, t1, w, m.h->tmin, m.h->tmax, m.h->nrec,
+			    m.h->nmsg);
+	for (size_t i = 0; i < m.h->nlanes; i++) {
+		const struct tl_lane *l = &m.lanes[i];
+		uint64_t from = lower(&m, l, t0), to = lower(&m, l, t1 + 1);
+
+		if (from > 0 && m.rec[l->first + from - 1].end > t0)
+			from--;	/* the event under t0 */
+		lane_head(b, l, i);
+		if (to - from <= (uint64_t)(2 * w)) {
+			raw_events(b, &m, l->first + from, l->first + to);
+		} else {
+			all_raw = 0;
+			pixel_lane(b, &m, l, px, t0, t1, w, l->first + from, l->first + to);
+		}
+		evbuffer_add(b, "}", 1);
+	}
+	evbuffer_add(b, "]", 1);
+	if (all_raw)
+		messages(b, &m, t0, t1);
+	evbuffer_add(b, "}\n", 2);
+	free(px);
+	tl_close(&m);
+	return 0;
+}
+
+int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b, char *why,
+		 size_t whylen)
+{
+	struct tl_map m;
+	int rc = tl_open(path, &m, why, whylen);
+
+	if (rc)
+		return rc;
+	if (i >= m.h->nrec) {
+		snprintf(why, whylen, "no event %" PRIu64 " (the index has %" PRIu64 ")",
+			 i, m.h->nrec);
+		tl_close(&m);
+		return -2;
+	}
+	const struct tl_rec *r = &m.rec[i];
+	const struct proto_ev_info *in = proto_ev_info(r->type);
+	size_t ln = lane_at(&m, i);
+
+	evbuffer_add_printf(b, "{\"i\":%" PRIu64 ",\"lane\":%zu,\"rank\":%d,\"pid\":%" PRId64
+			    ",\"tid\":%u,\"name\":", i, ln, m.lanes[ln].rank, m.lanes[ln].pid,
+			    m.lanes[ln].tid);
+	srv_json_str(b, in ? in->name : "?");
+	evbuffer_add_printf(b, ",\"category\":");
+	srv_json_str(b, in ? proto_cat_name(in->category) : NULL);
+	evbuffer_add_printf(b, ",\"start\":%" PRId64 ",\"end\":%" PRId64 ",\"failed\":%s,"
+			    "\"args\":{", r->start, r->end,
+			    r->flags & PROTO_EVF_FAILED ? "true" : "false");
+	for (int k = 0, n = 0; in && k < PROTO_EV_NARGS; k++) {
+		const char *f = proto_field_name(in->field[k]);
+
+		if (!f || !strcmp(f, "none") || in->field[k] == PROTO_F_path)
+			continue;
+		evbuffer_add_printf(b, "%s\"%s\":%" PRId64, n++ ? "," : "", f, r->arg[k]);
+	}
+	evbuffer_add_printf(b, "},\"path\":");
+	srv_json_str(b, r->path && r->path <= m.h->strlen ? m.str + r->path - 1 : NULL);
+	evbuffer_add(b, "}\n", 2);
+	tl_close(&m);
+	return 0;
+}

@@ -1,0 +1,253 @@
+/*
+ * manager/serve/tree.c - the live collector tree: a thread that asks every
+ * known collector tree for its STATS once a second (the status client of
+ * manager/status.c, as `tapestry status` does) and keeps each collector's
+ * last report with the server's time at which the collector's own clock
+ * (its time_ns key) last moved. A collector whose report has not moved for
+ * SRV_STALE_S seconds, or whose tree does not answer, is stale.
+ *
+ * Lock order: t->mu only; the queries run without it.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+
+#include "manager/serve/serve.h"
+#include "manager/launch/spawn.h"
+#include "proto/msg.h"
+
+#define SRV_TREE_NODES 1024
+#define SRV_STALE_S 3.0
+#define SRV_KV_JSON 12288
+
+struct tnode {
+	int root;
+	uint64_t id;
+	char time_ns[32];
+	double moved;		/* server time (s) at which time_ns last changed */
+	char kv[SRV_KV_JSON];	/* the STATS keys as a JSON object */
+};
+
+struct troot {
+	char addr[300], label[64], error[512];
+	double ok;		/* last answer, server time (s); 0: never */
+};
+
+struct srv_tree {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop, started;
+	char secret[4096];
+	size_t secretlen;
+	struct troot roots[SRV_ROOTS_MAX];
+	int nroots;
+	struct tnode *nodes;
+	int nnodes;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* JSON object of m's keys into out (cap bytes); keys over the cap dropped. */
+static void kv_json(const struct proto_meta *m, char *out, size_t cap)
+{
+	struct evbuffer *b = evbuffer_new();
+	size_t n;
+
+	evbuffer_add(b, "{", 1);
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (i)
+			evbuffer_add(b, ",", 1);
+		srv_json_str(b, m->kv[i].key);
+		evbuffer_add(b, ":", 1);
+		srv_json_str(b, m->kv[i].value);
+		if (evbuffer_get_length(b) > cap - 2)
+			break;
+	}
+	evbuffer_add(b, "}", 1);
+	n = evbuffer_get_length(b);
+	if (n >= cap) {
+		snprintf(out, cap, "{}");
+	} else {
+		evbuffer_remove(b, out, n);
+		out[n] = '\0';
+	}
+	evbuffer_free(b);
+}
+
+struct batch {
+	struct srv_tree *t;
+	int root;
+	double now;
+};
+
+static void on_stats(const struct proto_meta *m, void *arg)
+{
+	struct batch *bt = arg;
+	struct srv_tree *t = bt->t;
+	const char *tn = proto_meta_get(m, "time_ns");
+	struct tnode *nd = NULL;
+
+	pthread_mutex_lock(&t->mu);
+	for (int i = 0; i < t->nnodes && !nd; i++)
+		if (t->nodes[i].root == bt->root && t->nodes[i].id == m->id)
+			nd = &t->nodes[i];
+	if (!nd && t->nnodes < SRV_TREE_NODES) {
+		nd = &t->nodes[t->nnodes++];
+		memset(nd, 0, sizeof(*nd));
+		nd->root = bt->root;
+		nd->id = m->id;
+	}
+	if (nd) {
+		if (!tn || strcmp(tn, nd->time_ns))
+			nd->moved = bt->now;
+		snprintf(nd->time_ns, sizeof(nd->time_ns), "%s", tn ? tn : "");
+		kv_json(m, nd->kv, sizeof(nd->kv));
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void *poll_loop(void *arg)
+{
+	struct srv_tree *t = arg;
+
+	pthread_mutex_lock(&t->mu);
+	while (!t->stop) {
+		for (int r = 0; r < t->nroots && !t->stop; r++) {
+			char addr[300], why[512];
+			struct batch bt = {t, r, now_s()};
+
+			snprintf(addr, sizeof(addr), "%s", t->roots[r].addr);
+			pthread_mutex_unlock(&t->mu);
+			int rc = mgr_status_query(addr, t->secret, t->secretlen, 900, on_stats,
+						  &bt, why, sizeof(why));
+			pthread_mutex_lock(&t->mu);
+			if (rc) {
+				snprintf(t->roots[r].error, sizeof(t->roots[r].error), "%s", why);
+			} else {
+				t->roots[r].error[0] = '\0';
+				t->roots[r].ok = now_s();
+			}
+		}
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+struct srv_tree *srv_tree_new(const char *secret_file, char *why, size_t whylen)
+{
+	struct srv_tree *t = calloc(1, sizeof(*t));
+
+	if (!t || !(t->nodes = calloc(SRV_TREE_NODES, sizeof(*t->nodes)))) {
+		free(t);
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	if (secret_file && mgr_read_secret(secret_file, t->secret, sizeof(t->secret),
+					   &t->secretlen)) {
+		snprintf(why, whylen, "cannot read the collectors' secret file %s", secret_file);
+		free(t->nodes);
+		free(t);
+		return NULL;
+	}
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	if (pthread_create(&t->th, NULL, poll_loop, t)) {
+		snprintf(why, whylen, "cannot start the tree thread");
+		free(t->nodes);
+		free(t);
+		return NULL;
+	}
+	t->started = 1;
+	return t;
+}
+
+int srv_tree_add(struct srv_tree *t, const char *addr, const char *label)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&t->mu);
+	for (int i = 0; i < t->nroots; i++)
+		if (!strcmp(t->roots[i].addr, addr)) {
+			snprintf(t->roots[i].label, sizeof(t->roots[i].label), "%s", label);
+			rc = 0;
+		}
+	if (rc && t->nroots < SRV_ROOTS_MAX) {
+		struct troot *r = &t->roots[t->nroots++];
+
+		memset(r, 0, sizeof(*r));
+		snprintf(r->addr, sizeof(r->addr), "%s", addr);
+		snprintf(r->label, sizeof(r->label), "%s", label);
+		snprintf(r->error, sizeof(r->error), "not asked yet");
+		rc = 0;
+		pthread_cond_signal(&t->cv);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+void srv_tree_json(struct srv_tree *t, struct evbuffer *b)
+{
+	double now = now_s();
+
+	pthread_mutex_lock(&t->mu);
+	evbuffer_add_printf(b, "{\"stale_after_s\":%.0f,\"roots\":[", SRV_STALE_S);
+	for (int i = 0; i < t->nroots; i++) {
+		const struct troot *r = &t->roots[i];
+
+		evbuffer_add_printf(b, "%s{\"addr\":", i ? "," : "");
+		srv_json_str(b, r->addr);
+		evbuffer_add_printf(b, ",\"label\":");
+		srv_json_str(b, r->label);
+		evbuffer_add_printf(b, ",\"error\":");
+		srv_json_str(b, r->error[0] ? r->error : NULL);
+		if (r->ok > 0)
+			evbuffer_add_printf(b, ",\"answered_s_ago\":%.1f}", now - r->ok);
+		else
+			evbuffer_add_printf(b, ",\"answered_s_ago\":null}");
+	}
+	evbuffer_add_printf(b, "],\"nodes\":[");
+	for (int i = 0; i < t->nnodes; i++) {
+		const struct tnode *n = &t->nodes[i];
+		double age = now - n->moved;
+
+		evbuffer_add_printf(b, "%s{\"root\":%d,\"id\":\"%016" PRIx64 "\",\"age_s\":%.1f,"
+				    "\"stale\":%s,\"stats\":%s}", i ? "," : "", n->root, n->id,
+				    age, age > SRV_STALE_S ? "true" : "false", n->kv);
+	}
+	evbuffer_add_printf(b, "]}\n");
+	pthread_mutex_unlock(&t->mu);
+}
+
+void srv_tree_free(struct srv_tree *t)
+{
+	if (!t)
+		return;
+	if (t->started) {
+		pthread_mutex_lock(&t->mu);
+		t->stop = 1;
+		pthread_cond_signal(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+		pthread_join(t->th, NULL);
+	}
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+	free(t->nodes);
+	free(t);
+}

@@ -1,0 +1,680 @@
+/* tapestry serve: the pages (job list, job report and timeline, live tree,
+ * launch). Plain JavaScript, no library; everything comes from this server. */
+'use strict';
+
+const $ = (sel, root) => (root || document).querySelector(sel);
+const main = () => $('#main');
+let pageGen = 0;          /* bumped on every navigation: stale timers stop */
+let errorCount = 0;
+
+function showError(msg) {
+  errorCount++;
+  document.body.dataset.errors = String(errorCount);
+  const e = $('#errors');
+  e.hidden = false;
+  e.textContent += msg + '\n';
+}
+window.addEventListener('error', ev => showError('script error: ' + ev.message));
+window.addEventListener('unhandledrejection', ev => showError('error: ' + (ev.reason && ev.reason.message || ev.reason)));
+
+function esc(s) {
+  return String(s === undefined || s === null ? '' : s).replace(/[&<>"']/g,
+    c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[c]));
+}
+function el(tag, attrs, html) {
+  const e = document.createElement(tag);
+  for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+  if (html !== undefined) e.innerHTML = html;
+  return e;
+}
+function fmtNs(ns) {
+  if (ns === null || ns === undefined || isNaN(ns)) return '—';
+  const a = Math.abs(ns);
+  if (a >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+  if (a >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
+  if (a >= 1e3) return (ns / 1e3).toFixed(2) + ' µs';
+  return Math.round(ns) + ' ns';
+}
+function fmtBytes(b) {
+  if (b === null || b === undefined) return '—';
+  const u = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  b = Number(b);
+  while (b >= 1000 && i < 4) { b /= 1000; i++; }
+  return (i ? b.toFixed(1) : b) + ' ' + u[i];
+}
+function fmtRate(v) {
+  v = Number(v || 0);
+  const u = ['', 'K', 'M', 'G'];
+  let i = 0;
+  while (v >= 1000 && i < 3) { v /= 1000; i++; }
+  return (i ? v.toFixed(1) : v.toFixed(0)) + u[i];
+}
+
+/* fetch JSON or text; a 202 answer is returned as {pending: body}. */
+async function api(path, opts) {
+  opts = opts || {};
+  const init = {method: opts.method || 'GET', headers: {}, credentials: 'same-origin'};
+  if (init.method === 'POST') { init.headers['X-Tapestry'] = '1'; init.body = opts.body || ''; }
+  const r = await fetch(path, init);
+  const text = await r.text();
+  if (r.status === 202) return {pending: text ? JSON.parse(text) : {}};
+  if (!r.ok) {
+    let msg = text;
+    try { msg = JSON.parse(text).error; } catch (e) { /* not JSON */ }
+    throw new Error(path + ': ' + r.status + ' ' + msg);
+  }
+  return opts.text ? text : JSON.parse(text);
+}
+const sleep = ms => new Promise(res => setTimeout(res, ms));
+/* retry while the server answers 202 (building), as long as the page is current */
+let lastMs = 0;            /* time of the last request until() made */
+async function until(path, gen, opts) {
+  for (let k = 0; ; k++) {
+    const t = performance.now();
+    const r = await api(path, opts);
+    lastMs = performance.now() - t;
+    if (!r || r.pending === undefined) {
+      if (gen === pageGen) $('#busy').textContent = '';
+      return r;
+    }
+    if (gen !== pageGen) return null;
+    $('#busy').textContent = (r.pending.state || 'working') + '…';
+    await sleep(k < 10 ? 300 : 1000);
+  }
+}
+
+/* ---- router ---------------------------------------------------------------- */
+
+function route() {
+  pageGen++;
+  $('#busy').textContent = '';
+  const h = location.hash || '#/jobs';
+  const [path, query] = h.slice(1).split('?');
+  const q = new URLSearchParams(query || '');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  for (const a of document.querySelectorAll('header nav a')) a.classList.remove('active');
+  const nav = {jobs: 'jobs', job: 'jobs', tree: 'tree', launch: 'launch', run: 'launch'}[parts[0]] || 'jobs';
+  $('#nav-' + nav).classList.add('active');
+  document.body.dataset.page = parts[0] || 'jobs';
+  document.body.dataset.ready = '0';
+  const done = () => { document.body.dataset.ready = '1'; };
+  const p = parts[0] === 'job' ? jobPage(parts[1], q) :
+    parts[0] === 'tree' ? treePage() :
+    parts[0] === 'launch' ? launchPage(parts[1]) :
+    parts[0] === 'run' ? runPage(parts[1]) : jobsPage();
+  p.then(done, e => { showError(e.message); done(); });
+}
+window.addEventListener('hashchange', route);
+window.addEventListener('DOMContentLoaded', route);
+
+/* ---- jobs ------------------------------------------------------------------ */
+
+async function jobsPage() {
+  const gen = pageGen;
+  main().innerHTML = '<h1>Jobs</h1><section><table id="jobs"><thead><tr><th>job</th><th>date</th>' +
+    '<th>application</th><th class="n">ranks</th><th class="n">streams</th><th class="n">events</th>' +
+    '<th class="n">losses</th><th class="n">duration</th><th class="n">size</th><th>report</th></tr></thead>' +
+    '<tbody></tbody></table></section>';
+  let asked = {};
+  for (;;) {
+    const d = await api('/api/jobs');
+    if (gen !== pageGen) return;
+    const tb = $('#jobs tbody');
+    tb.innerHTML = '';
+    if (!d.jobs.length) tb.innerHTML = '<tr><td colspan="10" class="mut">no job directory here</td></tr>';
+    let pending = null;
+    for (const j of d.jobs) {
+      const losses = j.lost_events === null ? '—' : (j.lost_events + (j.gap_batches ? ' + ' + j.gap_batches + ' batches' : ''));
+      const tr = el('tr', {'data-job': j.name},
+        `<td><a href="#/job/${encodeURIComponent(j.name)}">${esc(j.name)}</a></td><td>${esc(j.date)}</td>` +
+        `<td>${esc(j.application || '—')}</td><td class="n">${j.report === 'ready' && j.ranks ? j.ranks : '—'}</td>` +
+        `<td class="n">${j.streams === null ? '—' : j.streams}</td>` +
+        `<td class="n" data-k="events">${j.events === null ? '(' + j.records + ' records)' : j.events}</td>` +
+        `<td class="n">${losses}</td><td class="n">${fmtNs(j.duration_ns)}</td>` +
+        `<td class="n">${fmtBytes(j.bytes)}</td><td>${esc(j.report)}</td>`);
+      tb.appendChild(tr);
+      if ((j.report === 'none' || j.report === 'building') && !pending && !asked[j.name]) pending = j.name;
+    }
+    if (!pending) break;
+    /* reports are made one at a time by the server: ask for the next one */
+    asked[pending] = 1;
+    try { await until('/api/jobs/' + encodeURIComponent(pending) + '/report.xml', gen, {text: true}); }
+    catch (e) { /* shown as "failed" in the list */ }
+    if (gen !== pageGen) return;
+  }
+  $('#busy').textContent = '';
+}
+
+/* ---- one job ---------------------------------------------------------------- */
+
+function fig(k, v, xpath) {
+  return `<div class="fig"><div class="k">${esc(k)}</div><div class="v"${xpath ? ` data-x="${esc(xpath)}"` : ''}>${esc(v)}</div></div>`;
+}
+function attrs(node, names, xbase) {
+  return names.map(n => `<td class="n" data-x="${esc(xbase)}/@${n}">${esc(node.getAttribute(n))}</td>`).join('');
+}
+
+async function jobPage(name, q) {
+  const gen = pageGen;
+  const base = '/api/jobs/' + encodeURIComponent(name);
+  main().innerHTML = `<h1>${esc(name)}</h1><div id="job-figs"><section class="mut">report: asking…</section></div>` +
+    '<h2>Timeline</h2><section id="timeline"></section><div id="job-report"></div>' +
+    '<h2>Exports</h2><section id="exports"></section>';
+  const info = await api(base);
+  if (gen !== pageGen) return;
+  renderExports(base, info.exports);
+  const tl = startTimeline(base, gen, q);
+  const xml = await until(base + '/report.xml', gen, {text: true});
+  if (gen !== pageGen || xml === null) return;
+  renderReport(new DOMParser().parseFromString(xml, 'application/xml'));
+  await tl;
+}
+
+function renderReport(doc) {
+  const r = doc.documentElement;
+  const g = n => r.getAttribute(n);
+  let h = '<section><div class="figs">' +
+    fig('events', g('events'), '/report/@events') + fig('batches', g('batches'), '/report/@batches') +
+    fig('streams', g('streams'), '/report/@streams') + fig('lost events', g('lost_events'), '/report/@lost_events') +
+    fig('missing batches', g('gap_batches'), '/report/@gap_batches') +
+    fig('corrupt batches', g('corrupt_batches'), '/report/@corrupt_batches') +
+    fig('duplicate batches', g('duplicate_batches'), '/report/@duplicate_batches') +
+    fig('damaged bytes skipped', g('skipped_bytes'), '/report/@skipped_bytes') + '</div></section>';
+  $('#job-figs').innerHTML = h;
+  h = '';
+  const streams = [...r.getElementsByTagName('stream')];
+  h += '<h2>Streams</h2><section><table><tr><th>stream</th><th>host</th><th class="n">rank</th><th class="n">pid</th>' +
+    '<th>program</th><th class="n">events</th><th class="n">batches</th><th class="n">lost</th><th class="n">missing batches</th><th>end</th></tr>';
+  streams.forEach((s, i) => {
+    const x = `/report/stream[${i + 1}]`;
+    h += `<tr><td data-x="${x}/@id">${esc(s.getAttribute('id'))}</td><td>${esc(s.getAttribute('host'))}</td>` +
+      attrs(s, ['rank', 'pid'], x) + `<td>${esc(s.getAttribute('exe'))}</td>` +
+      attrs(s, ['events', 'batches', 'lost_events', 'gap_batches'], x) +
+      `<td>${s.getAttribute('ended') === '1' ? 'ended' : '<span class="err">no end seen</span>'}</td></tr>`;
+  });
+  h += '</table></section>';
+  h += eventsSection(r);
+  h += clockSection(r);
+  h += causalitySection(r);
+  h += perturbSection(r);
+  h += collectorSection(r);
+  $('#job-report').innerHTML = h;
+}
+
+function eventsSection(r) {
+  const ev = [...r.getElementsByTagName('events')];
+  if (!ev.length) return '';
+  const max = Math.max(...ev.map(e => Number(e.getAttribute('count'))));
+  const ranks = new Set();
+  ev.forEach(e => [...e.getElementsByTagName('rank')].forEach(k => ranks.add(Number(k.getAttribute('n')))));
+  const rl = [...ranks].sort((a, b) => a - b).slice(0, 64);
+  const rowH = 18, w = 420;
+  let svg = `<svg width="${w + 300}" height="${ev.length * rowH + 4}" role="img" aria-label="events per type">`;
+  ev.forEach((e, i) => {
+    const c = Number(e.getAttribute('count'));
+    const bw = max ? Math.max(1, Math.round(w * c / max)) : 0;
+    svg += `<text x="0" y="${i * rowH + 13}" font-size="12">${esc(e.getAttribute('type'))}</text>` +
+      `<rect class="bar" x="150" y="${i * rowH + 3}" width="${bw}" height="${rowH - 6}"></rect>` +
+      `<text x="${156 + bw}" y="${i * rowH + 13}" font-size="12" data-x="/report/events[${i + 1}]/@count">${c}</text>`;
+  });
+  svg += '</svg>';
+  let heat = '';
+  if (rl.length) {
+    let rmax = 1;
+    ev.forEach(e => [...e.getElementsByTagName('rank')].forEach(k => { rmax = Math.max(rmax, Number(k.getAttribute('count'))); }));
+    heat = '<h2>Events per type and rank</h2><section><table class="heat"><tr><th>type</th>' +
+      rl.map(k => `<th class="n">rank ${k}</th>`).join('') + '</tr>';
+    ev.forEach((e, i) => {
+      const by = {};
+      [...e.getElementsByTagName('rank')].forEach((k, j) => { by[k.getAttribute('n')] = [k.getAttribute('count'), j + 1]; });
+      heat += `<tr><td>${esc(e.getAttribute('type'))}</td>` + rl.map(k => {
+        const v = by[k];
+        if (!v) return '<td class="mut">0</td>';
+        return `<td data-heat="${Math.round(9 * Number(v[0]) / rmax)}" data-x="/report/events[${i + 1}]/rank[${v[1]}]/@count">${v[0]}</td>`;
+      }).join('') + '</tr>';
+    });
+    heat += '</table></section>';
+  }
+  return '<h2>Events per type</h2><section>' + svg + '</section>' + heat;
+}
+
+function clockSection(r) {
+  const cl = [...r.getElementsByTagName('clock')];
+  if (!cl.length) return '';
+  let h = '<h2>Clocks (every edge of the tree)</h2><section><table><tr><th>child</th><th>parent</th>' +
+    '<th class="n">offset ns</th><th class="n">± ns</th><th class="n">drift ppm</th><th class="n">± ppm</th>' +
+    '<th class="n">samples used</th><th class="n">min rtt ns</th><th class="n">depth</th><th>quality</th></tr>';
+  cl.forEach((c, i) => {
+    const x = `/report/clock[${i + 1}]`;
+    h += `<tr><td>${esc(c.getAttribute('child'))}</td><td>${esc(c.getAttribute('parent'))}</td>` +
+      attrs(c, ['offset_ns', 'offset_ci_ns', 'drift_ppm', 'drift_ci_ppm', 'used', 'rtt_min_ns', 'depth'], x) +
+      `<td>${esc(c.getAttribute('quality'))}</td></tr>`;
+  });
+  return h + '</table></section>';
+}
+
+function pairTable(node, x, rows) {
+  return '<table>' + rows.map(([label, a, b]) => `<tr><td>${esc(label)}</td>` +
+    `<td class="n" data-x="${x}/@${a}">${esc(node.getAttribute(a))}</td>` +
+    (b ? `<td class="n" data-x="${x}/@${b}">${esc(node.getAttribute(b))}</td>` : '<td></td>') + '</tr>').join('') + '</table>';
+}
+
+function causalitySection(r) {
+  const c = r.getElementsByTagName('causality')[0];
+  if (!c) return '';
+  return '<h2>Causality (before / after repair)</h2><section>' +
+    pairTable(c, '/report/causality', [
+      ['messages matched', 'messages'], ['unmatched sends / receives', 'unmatched_sends', 'unmatched_receives'],
+      ['message violations before / after', 'violations_before', 'violations_after'],
+      ['collective violations before / after', 'coll_violations_before', 'coll_violations_after'],
+      ['receives moved / collectives moved', 'receives_moved', 'collectives_moved'],
+      ['largest shift ns / largest interval change ns', 'max_shift_ns', 'max_interval_change_ns'],
+      ['collectives', 'collectives'], ['communicators named / unnamed', 'communicators_named', 'communicators_unnamed']]) +
+    '</section>';
+}
+
+function perturbSection(r) {
+  const p = r.getElementsByTagName('perturbation')[0];
+  if (!p) return '';
+  const raw = Number(p.getAttribute('span_traced_ns')), cor = Number(p.getAttribute('span_corrected_ns'));
+  const pct = raw ? (100 * (raw - cor) / raw).toFixed(2) : '0.00';
+  return '<h2>Perturbation removed</h2><section><div class="figs">' +
+    fig('span traced', fmtNs(raw)) + fig('span corrected', fmtNs(cor)) + fig('removed', pct + ' %') +
+    fig('tracer cost per event', p.getAttribute('alpha_ns') + ' ns') + '</div>' +
+    pairTable(p, '/report/perturbation', [
+      ['span traced / corrected ns', 'span_traced_ns', 'span_corrected_ns'], ['tracer time removed ns', 'removed_ns'],
+      ['receives / arrived', 'receives', 'receives_arrived'], ['receives waited / needed the model', 'receives_waited', 'receives_model'],
+      ['collectives / on sub-communicators', 'collectives', 'collectives_sub'],
+      ['model latency ns / ns per byte', 'model_latency_ns', 'model_ns_per_byte'],
+      ['uncalibrated streams / events', 'uncalibrated_streams', 'uncalibrated_events']]) + '</section>';
+}
+
+function collectorSection(r) {
+  const cs = [...r.getElementsByTagName('collector')];
+  if (!cs.length) return '';
+  let h = '<h2>Collectors (last report of each)</h2><section><table><tr><th>node</th><th>name</th><th>role</th>' +
+    '<th class="n">events in</th><th class="n">drops</th><th class="n">filtered</th><th class="n">spilled bytes</th>' +
+    '<th class="n">reconnects</th><th class="n">rejected</th></tr>';
+  cs.forEach((c, i) => {
+    h += `<tr><td>${esc(c.getAttribute('id'))}</td><td>${esc(c.getAttribute('name'))}</td><td>${esc(c.getAttribute('role'))}</td>` +
+      attrs(c, ['events_in', 'drops', 'filtered', 'spilled_bytes', 'reconnects', 'rejected'], `/report/collector[${i + 1}]`) + '</tr>';
+  });
+  return h + '</table></section>';
+}
+
+function renderExports(base, exps) {
+  const s = $('#exports');
+  let h = '<table><tr><th>format</th><th>state</th><th>files</th><th></th></tr>';
+  for (const e of exps) {
+    const files = e.files.map(f => `<a class="dl" href="${base}/files/${f.path.split('/').map(encodeURIComponent).join('/')}">${esc(f.path)}</a> <span class="mut">${fmtBytes(f.bytes)}</span>`).join('<br>');
+    h += `<tr><td>${esc(e.format)}</td><td>${esc(e.state)}</td><td>${files || '<span class="mut">—</span>'}</td>` +
+      `<td>${e.state === 'running' ? '' : `<button data-fmt="${esc(e.format)}">${e.state === 'ready' ? 'export again' : 'export'}</button>`}</td></tr>`;
+  }
+  s.innerHTML = h + '</table>';
+  for (const b of s.querySelectorAll('button[data-fmt]'))
+    b.addEventListener('click', async () => {
+      const gen = pageGen;
+      await api(base + '/export?format=' + encodeURIComponent(b.dataset.fmt), {method: 'POST'});
+      for (;;) {
+        await sleep(700);
+        if (gen !== pageGen) return;
+        const info = await api(base);
+        renderExports(base, info.exports);
+        if (!info.exports.some(x => x.state === 'running')) return;
+      }
+    });
+}
+
+/* ---- timeline ---------------------------------------------------------------- */
+
+const CAT_COLORS = ['#d9534f', '#3a7bd5', '#4caf50', '#9e9e9e'];
+const CAT_NAMES = ['MPI', 'I/O and libc', 'computation', 'process'];
+const LABEL_W = 170, LANE_H = 24, AXIS_H = 22;
+
+async function startTimeline(base, gen, q) {
+  const box = $('#timeline');
+  box.innerHTML = '<div class="tl-tools"><button id="tl-in">zoom in</button><button id="tl-out">zoom out</button>' +
+    '<button id="tl-reset">whole job</button><span class="legend">' +
+    CAT_NAMES.map((n, i) => `<span class="${['mpi', 'io', 'cmp', 'proc'][i]}"></span>${n}`).join('') +
+    '<span class="mem"></span>memory (rss)</span><span id="tl-status" class="mut">indexing…</span></div>' +
+    '<div class="tl-wrap"><canvas id="tl-canvas" height="120"></canvas></div><div id="tl-detail" class="card mut">' +
+    'Point at an event for its details; wheel or buttons to zoom, drag to pan, double-click for the whole job.</div>';
+  const st = {base, gen, t0: null, t1: null, data: null, seq: 0, tmin: 0, tmax: 1, detailCache: {}};
+  if (q.get('t0') && q.get('t1')) { st.t0 = Number(q.get('t0')); st.t1 = Number(q.get('t1')); }
+  const first = await fetchWindow(st);
+  if (!first || gen !== pageGen) return;
+  wireTimeline(st);
+}
+
+async function fetchWindow(st) {
+  const cv = $('#tl-canvas');
+  const w = Math.max(50, Math.min(4000, Math.floor(cv.clientWidth) - LABEL_W));
+  const seq = ++st.seq;
+  let url = st.base + '/timeline?w=' + w;
+  if (st.t0 !== null) url += '&t0=' + Math.floor(st.t0) + '&t1=' + Math.ceil(st.t1);
+  const d = await until(url, st.gen);
+  if (!d || seq !== st.seq || st.gen !== pageGen) return null;
+  st.data = d; st.w = w; st.t0 = d.t0; st.t1 = d.t1; st.tmin = d.tmin; st.tmax = d.tmax;
+  st.ms = lastMs;
+  $('#busy').textContent = '';
+  drawTimeline(st);
+  return d;
+}
+
+function drawTimeline(st) {
+  const d = st.data, cv = $('#tl-canvas');
+  const dpr = window.devicePixelRatio || 1;
+  const cssW = LABEL_W + st.w, cssH = AXIS_H + d.lanes.length * LANE_H + 4;
+  cv.width = cssW * dpr; cv.height = cssH * dpr;
+  cv.style.height = cssH + 'px'; cv.style.width = cssW + 'px';
+  const g = cv.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, cssW, cssH);
+  const span = d.t1 - d.t0, X = t => LABEL_W + (t - d.t0) * st.w / span;
+  /* axis */
+  g.fillStyle = '#687184'; g.font = '11px system-ui, sans-serif';
+  const step = niceStep(span / 8);
+  for (let t = Math.ceil(d.t0 / step) * step; t <= d.t1; t += step) {
+    const x = X(t);
+    g.fillRect(x, AXIS_H - 5, 1, 5);
+    g.fillText(fmtNs(t), x + 2, 12);
+  }
+  let events = 0, mode = 'events';
+  d.lanes.forEach((l, i) => {
+    const y = AXIS_H + i * LANE_H;
+    g.fillStyle = '#1d2330';
+    const label = (l.rank >= 0 ? 'rank ' + l.rank : l.exe + ' ' + l.pid) + (l.tid ? ' t' + l.tid : '');
+    g.fillText(label.slice(0, 26), 4, y + 15);
+  });
+  g.save();
+  g.beginPath(); g.rect(LABEL_W, 0, st.w, cssH); g.clip();
+  d.lanes.forEach((l, i) => {
+    const y = AXIS_H + i * LANE_H;
+    g.fillStyle = i % 2 ? '#fafbfc' : '#f1f3f6';
+    g.fillRect(LABEL_W, y, st.w, LANE_H);
+    if (l.mode === 'events') {
+      for (const e of l.ev) {
+        g.fillStyle = CAT_COLORS[e[4]] || '#999';
+        const x0 = X(e[1]), x1 = X(e[2]);
+        g.fillRect(x0, y + 3, Math.max(1, x1 - x0), LANE_H - 6);
+      }
+      events += l.ev.length;
+      memLine(g, l.mem.map(m => [X(m[0]), m[1]]), y);
+    } else {
+      mode = 'pixels';
+      for (let p = 0; p < st.w; p++) {
+        let yy = y + LANE_H - 2;
+        for (let c = 0; c < 4; c++) {
+          const f = l.px[p * 4 + c] / 1000;
+          if (f <= 0) continue;
+          const hgt = Math.max(1, f * (LANE_H - 4));
+          g.fillStyle = CAT_COLORS[c];
+          g.fillRect(LABEL_W + p, yy - hgt, 1, hgt);
+          yy -= hgt;
+        }
+      }
+      const pts = [];
+      l.pm.forEach((v, p) => { if (v > 0) pts.push([LABEL_W + p + 0.5, v]); });
+      memLine(g, pts, y);
+    }
+  });
+  /* messages, when the window is narrow enough to show each event */
+  const msgs = d.msgs || [];
+  g.strokeStyle = 'rgba(20,20,20,0.75)'; g.fillStyle = 'rgba(20,20,20,0.75)'; g.lineWidth = 1;
+  for (const m of msgs) {
+    const x0 = X(m[1]), y0 = AXIS_H + m[0] * LANE_H + LANE_H / 2;
+    const x1 = X(m[5]), y1 = AXIS_H + m[3] * LANE_H + LANE_H / 2;
+    g.beginPath(); g.moveTo(x0, y0); g.lineTo(x1, y1); g.stroke();
+    const a = Math.atan2(y1 - y0, x1 - x0);
+    g.beginPath(); g.moveTo(x1, y1);
+    g.lineTo(x1 - 7 * Math.cos(a - 0.4), y1 - 7 * Math.sin(a - 0.4));
+    g.lineTo(x1 - 7 * Math.cos(a + 0.4), y1 - 7 * Math.sin(a + 0.4));
+    g.fill();
+  }
+  g.restore();
+  const s = $('#tl-status');
+  s.dataset.t0 = d.t0; s.dataset.t1 = d.t1; s.dataset.mode = mode; s.dataset.drawn = events;
+  s.dataset.msgs = msgs.length; s.dataset.lanes = d.lanes.length;
+  s.textContent = `${fmtNs(d.t0)} – ${fmtNs(d.t1)} (${fmtNs(span)} shown of ${fmtNs(d.tmax - d.tmin)}), ` +
+    `${d.events} events in ${d.lanes.length} lanes, ` + (mode === 'events' ? `${events} drawn one by one, ${msgs.length} messages` :
+      'summarised per pixel (zoom in for single events and messages)') + `; answered in ${st.ms.toFixed(0)} ms`;
+}
+
+function memLine(g, pts, y) {
+  if (!pts.length) return;
+  const max = Math.max(...pts.map(p => p[1])) || 1;
+  g.strokeStyle = '#f0a030'; g.lineWidth = 1.5;
+  g.beginPath();
+  pts.forEach((p, k) => {
+    const yy = y + LANE_H - 3 - (p[1] / max) * (LANE_H - 6);
+    if (k) g.lineTo(p[0], yy); else g.moveTo(p[0], yy);
+  });
+  if (pts.length === 1) g.lineTo(pts[0][0] + 3, y + 3);
+  g.stroke();
+}
+
+function niceStep(x) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(x, 1))));
+  for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
+  return 10 * p;
+}
+
+function wireTimeline(st) {
+  const cv = $('#tl-canvas');
+  let timer = null;
+  const refetch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      history.replaceState(null, '', `#/job/${encodeURIComponent(st.base.split('/').pop())}?t0=${Math.floor(st.t0)}&t1=${Math.ceil(st.t1)}`);
+      fetchWindow(st).catch(e => showError(e.message));
+    }, 60);
+  };
+  const zoom = (factor, at) => {
+    const span = st.t1 - st.t0, c = at === undefined ? st.t0 + span / 2 : at;
+    let ns = Math.max(1000, Math.min(st.tmax - st.tmin, span * factor));
+    st.t0 = Math.max(st.tmin, c - (c - st.t0) * ns / span);
+    st.t1 = Math.min(st.tmax, st.t0 + ns);
+    refetch();
+  };
+  const timeAt = x => st.t0 + (x - LABEL_W) * (st.t1 - st.t0) / st.w;
+  $('#tl-in').addEventListener('click', () => zoom(0.5));
+  $('#tl-out').addEventListener('click', () => zoom(2));
+  $('#tl-reset').addEventListener('click', () => { st.t0 = st.tmin; st.t1 = st.tmax; refetch(); });
+  cv.addEventListener('dblclick', () => { st.t0 = st.tmin; st.t1 = st.tmax; refetch(); });
+  cv.addEventListener('wheel', ev => {
+    ev.preventDefault();
+    const r = cv.getBoundingClientRect();
+    zoom(ev.deltaY < 0 ? 0.8 : 1.25, timeAt(ev.clientX - r.left));
+  }, {passive: false});
+  let drag = null;
+  cv.addEventListener('mousedown', ev => { drag = {x: ev.clientX, t0: st.t0, t1: st.t1}; cv.style.cursor = 'grabbing'; });
+  window.addEventListener('mouseup', () => { if (drag) { drag = null; cv.style.cursor = 'grab'; } });
+  cv.addEventListener('mousemove', ev => {
+    const r = cv.getBoundingClientRect();
+    if (drag) {
+      const dt = (ev.clientX - drag.x) * (drag.t1 - drag.t0) / st.w;
+      const span = drag.t1 - drag.t0;
+      st.t0 = Math.max(st.tmin, Math.min(st.tmax - span, drag.t0 - dt));
+      st.t1 = st.t0 + span;
+      refetch();
+      return;
+    }
+    hover(st, ev.clientX - r.left, ev.clientY - r.top);
+  });
+}
+
+async function hover(st, x, y) {
+  const d = st.data;
+  if (!d || x < LABEL_W) return;
+  const lane = Math.floor((y - AXIS_H) / LANE_H);
+  const l = d.lanes[lane];
+  if (!l) return;
+  const box = $('#tl-detail');
+  const t = d.t0 + (x - LABEL_W) * (d.t1 - d.t0) / st.w;
+  const who = (l.rank >= 0 ? 'rank ' + l.rank + ', ' : '') + `${esc(l.exe)} pid ${l.pid} thread ${l.tid} on ${esc(l.host)}`;
+  if (l.mode === 'pixels') {
+    const p = Math.floor(x - LABEL_W);
+    const f = [0, 1, 2, 3].map(c => l.px[p * 4 + c] / 10);
+    box.innerHTML = `<b>${who}</b> around ${fmtNs(t)}: ${l.pc[p]} events in this pixel (${fmtNs((d.t1 - d.t0) / st.w)}); busy ` +
+      CAT_NAMES.map((n, c) => `${n} ${f[c].toFixed(1)} %`).join(', ') + (l.pm[p] ? `; memory ${fmtBytes(l.pm[p])}` : '');
+    return;
+  }
+  const tol = 3 * (d.t1 - d.t0) / st.w;
+  let best = null;
+  for (const e of l.ev) if (e[1] - tol <= t && t <= e[2] + tol) { best = e; if (e[1] <= t && t <= e[2]) break; }
+  if (!best) return;
+  if (box.dataset.i === String(best[0])) return;
+  box.dataset.i = best[0];
+  const ev = st.detailCache[best[0]] || (st.detailCache[best[0]] = await api(st.base + '/event?i=' + best[0]));
+  if (box.dataset.i !== String(ev.i)) return;
+  box.classList.remove('mut');
+  box.innerHTML = `<b>${esc(ev.name)}</b> (${esc(ev.category)}${ev.failed ? ', <span class="err">failed</span>' : ''}) — ${who}<table>` +
+    `<tr><td>start</td><td>${fmtNs(ev.start)}</td><td>end</td><td>${fmtNs(ev.end)}</td><td>duration</td><td>${fmtNs(ev.end - ev.start)}</td></tr>` +
+    `<tr><td>arguments</td><td colspan="5">${Object.entries(ev.args).map(([k, v]) => `${esc(k)} ${esc(v)}`).join(', ')}</td></tr>` +
+    (ev.path ? `<tr><td>path</td><td colspan="5">${esc(ev.path)}</td></tr>` : '') + '</table>';
+}
+
+/* ---- live tree ----------------------------------------------------------------- */
+
+async function treePage() {
+  const gen = pageGen;
+  main().innerHTML = '<h1>Live collector tree</h1><div id="tree" class="tree"></div>';
+  await treeLoop(gen, $('#tree'));
+}
+
+async function treeLoop(gen, box, only) {
+  for (;;) {
+    const d = await api('/api/tree');
+    if (gen !== pageGen) return;
+    renderTree(box, d, only);
+    document.body.dataset.ready = '1';
+    await sleep(1000);
+    if (gen !== pageGen) return;
+  }
+}
+
+function renderTree(box, d, only) {
+  let h = '';
+  d.roots.forEach((r, ri) => {
+    if (only && r.addr !== only) return;
+    h += `<section data-root="${esc(r.addr)}"><b>${esc(r.label)}</b> — ${esc(r.addr)} ` +
+      (r.error ? `<span class="err">${esc(r.error)}</span>` : `<span class="ok">answering</span>`);
+    const nodes = d.nodes.filter(n => n.root === ri);
+    const byId = {};
+    nodes.forEach(n => { byId[n.id] = n; });
+    const kids = id => nodes.filter(n => (n.stats.parent || null) === id);
+    const tops = nodes.filter(n => !n.stats.parent || !byId[n.stats.parent]);
+    const render = n => {
+      const s = n.stats;
+      let li = `<li><div class="node${n.stale ? ' stale' : ''}" data-node="${esc(n.id)}" data-stale="${n.stale}">` +
+        `<b>${esc(s.role === 'root' ? 'root' : 'collector')} ${esc(s.name)}</b> on ${esc(s.host)} <span class="mut">node ${esc(n.id)}</span>` +
+        (n.stale ? `<span class="stale-tag">STALE (no report for ${n.age_s.toFixed(0)} s)</span>` : '') +
+        (s.paused === '1' ? ' <span class="err">PAUSED (backpressure)</span>' : '') +
+        '<div class="kv">' +
+        `<span>events/s <b data-k="events_per_s">${fmtRate(s.events_per_s)}</b></span>` +
+        `<span>bytes/s <b>${fmtBytes(s.bytes_per_s)}</b></span>` +
+        `<span>events in <b data-k="events_in">${esc(s.events_in)}</b></span>` +
+        `<span>streams <b data-k="streams">${esc(s.streams)}</b></span>` +
+        `<span>buffered <b>${fmtBytes(s.buffered_bytes)}</b></span>` +
+        `<span>spilled <b>${fmtBytes(s.spilled_bytes)}</b></span>` +
+        `<span>drops <b data-k="drops">${esc(s.drops)}</b></span>` +
+        `<span>reconnects <b data-k="reconnects">${esc(s.reconnects)}</b></span>` +
+        `<span>children <b>${esc(s.children)}</b></span>` +
+        `<span>unacked frames <b>${esc(s.unacked_frames)}</b></span>` +
+        `<span>clock drift <b>${esc(s.clock_drift_ppm)} ppm</b></span>` +
+        (s.clock_offset_ns !== undefined ? `<span>clock vs parent <b data-k="clock_offset_ns">${fmtNs(Number(s.clock_offset_ns))}</b> ` +
+          `(round trip ${fmtNs(Number(s.clock_rtt_ns))})</span>` : '') +
+        (s.stored_batches !== undefined ? `<span>stored batches <b>${esc(s.stored_batches)}</b></span>` : '') +
+        '</div>' + streamList(s.stream_list) + '</div>';
+      const k = kids(n.id);
+      if (k.length) li += '<ul>' + k.map(render).join('') + '</ul>';
+      return li + '</li>';
+    };
+    h += nodes.length ? '<ul>' + tops.map(render).join('') + '</ul>' : '<p class="mut">no STATS yet</p>';
+    h += '</section>';
+  });
+  if (!h) h = '<p class="mut">No collector tree to show: start tapestry serve with --collector ADDR:PORT, or launch a job.</p>';
+  box.innerHTML = h;
+}
+
+/* "ID,HOST,RANK,PID,EVENTS;...[;+N]" (the collector's STATS stream_list) */
+function streamList(v) {
+  if (!v) return '';
+  let more = '';
+  const rows = v.split(';').filter(x => {
+    if (x.startsWith('+')) { more = `<tr><td colspan="4" class="mut">and ${esc(x.slice(1))} more</td></tr>`; return false; }
+    return x.length > 0;
+  }).map(x => x.split(','));
+  return '<table class="streams"><tr><th>stream</th><th>host</th><th class="n">rank</th><th class="n">pid</th><th class="n">events</th></tr>' +
+    rows.map(r => `<tr data-stream="${esc(r[0])}"><td>${esc(r[0])}</td><td>${esc(r[1])}</td><td class="n">${esc(r[2])}</td>` +
+      `<td class="n">${esc(r[3])}</td><td class="n">${esc(r[4])}</td></tr>`).join('') + more + '</table>';
+}
+
+/* ---- launch -------------------------------------------------------------------- */
+
+async function launchPage(sel) {
+  const gen = pageGen;
+  const d = await api('/api/descriptions');
+  if (gen !== pageGen) return;
+  main().innerHTML = '<h1>Launch</h1><div class="cols"><section class="desc-list" id="descs"></section>' +
+    '<div id="desc"><section class="mut">Pick a job description.</section></div></div>';
+  let h = d.descriptions.map(x => `<a href="#/launch/${encodeURIComponent(x.name)}" class="${x.name === sel ? 'sel' : ''}">${esc(x.name)}</a>`).join('');
+  if (!d.descriptions.length) h = '<p class="mut">no *.xml here</p>';
+  if (d.upload) h += '<h2>Upload</h2><input type="file" id="up" accept=".xml"><button id="up-go">upload</button>';
+  $('#descs').innerHTML = h;
+  if (d.upload) $('#up-go').addEventListener('click', async () => {
+    const f = $('#up').files[0];
+    if (!f) return;
+    await api('/api/descriptions?name=' + encodeURIComponent(f.name), {method: 'POST', body: await f.text()});
+    location.hash = '#/launch/' + encodeURIComponent(f.name);
+  });
+  if (!sel) return;
+  const base = '/api/descriptions/' + encodeURIComponent(sel);
+  const text = await api(base, {text: true});
+  if (gen !== pageGen) return;
+  $('#desc').innerHTML = `<section><h2>${esc(sel)}</h2><pre id="desc-text">${esc(text)}</pre>` +
+    '<button class="primary" id="go" disabled>Launch</button> <span id="plan-state" class="mut">planning…</span></section>' +
+    '<section id="plan"></section>';
+  await api(base + '/plan?run=1');
+  const p = await until(base + '/plan', gen);
+  if (!p || gen !== pageGen) return;
+  $('#plan-state').textContent = p.exit === 0 ? 'the plan is valid' : 'the description is invalid (tapestry plan exit ' + p.exit + ')';
+  $('#plan-state').className = p.exit === 0 ? 'ok' : 'err';
+  let ph = '<h2>tapestry plan</h2>' + (p.output ? `<pre id="plan-out">${esc(p.output)}</pre>` : '<p class="mut">no message</p>');
+  for (const [f, c] of Object.entries(p.files)) ph += `<h2>${esc(f)}</h2><pre>${esc(c)}</pre>`;
+  $('#plan').innerHTML = ph;
+  $('#go').disabled = p.exit !== 0;
+  $('#go').addEventListener('click', async () => {
+    $('#go').disabled = true;
+    const r = await api(base + '/launch', {method: 'POST'});
+    location.hash = '#/run/' + r.pending.id;
+  });
+}
+
+async function runPage(id) {
+  const gen = pageGen;
+  main().innerHTML = `<h1>Launch ${esc(id)}</h1><section><span id="run-state">starting…</span></section>` +
+    '<h2>Collector tree</h2><div id="run-tree" class="tree"><p class="mut">waiting for the root receiver…</p></div>' +
+    '<h2>Output</h2><pre id="run-out"></pre>';
+  let from = 0, treeOn = false;
+  for (;;) {
+    const r = await api('/api/launches/' + encodeURIComponent(id) + '?from=' + from);
+    if (gen !== pageGen) return;
+    const out = $('#run-out');
+    out.textContent += r.output;
+    out.scrollTop = out.scrollHeight;
+    from = r.next;
+    if (r.root && !treeOn) { treeOn = true; treeLoop(gen, $('#run-tree'), r.root).catch(e => showError(e.message)); }
+    const st = $('#run-state');
+    st.dataset.state = r.state;
+    st.innerHTML = `job <a href="#/job/${encodeURIComponent(r.job)}">${esc(r.job)}</a>: ` +
+      (r.state === 'running' ? 'running' : `finished, exit ${r.exit}`);
+    if (r.state === 'done') {
+      st.dataset.exit = r.exit;
+      if (r.exit === 0) { await sleep(1500); if (gen === pageGen) location.hash = '#/job/' + encodeURIComponent(r.job); }
+      return;
+    }
+    await sleep(700);
+  }
+}

@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# tests/manager/test_serve.sh - `tapestry serve`'s HTTP API against a real job
+# directory (`tapestry run` of deploy/examples/iodemo.c), a live tree of real
+# collectors and a real launch; then hostile HTTP input (traversal, links,
+# oversized headers and bodies, bad methods, missing CSRF header, wrong Host,
+# slow and idle clients): the server answers each with its status and keeps
+# serving the others. The pages in a browser: test_serve_browser.sh.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+C="$top_builddir/tapestry-collector"
+[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
+command -v curl >/dev/null || { echo "no curl"; exit 77; }
+work=$(mktemp -d /tmp/tapestry-test-serve.XXXXXX)
+tag="ts$$"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+. "$top_srcdir/tests/manager/lib.sh"
+
+# start_serve OUT ARGS...: tapestry serve on a free loopback port; sets U, SP
+start_serve() {
+	local out=$1
+	shift
+	"$T" serve --listen 127.0.0.1:0 "$@" >"$out" 2>"$out.err" & SP=$!
+	pids+=($SP)
+	for _ in $(seq 50); do grep -q serving "$out" && break; sleep 0.1; done
+	U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$out")
+}
+# code URL [CURL ARGS]: the HTTP status only
+code() { curl -s --path-as-is -o /dev/null -w '%{http_code}' "$@"; }
+# poll URL OUT: GET until the answer is not 202 (60 s at most); prints the status
+poll() {
+	local c
+	for _ in $(seq 300); do
+		c=$(curl -s -o "$2" -w '%{http_code}' "$1")
+		[ "$c" != 202 ] && { echo "$c"; return; }
+		sleep 0.2
+	done
+	echo timeout
+}
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+
+# 0. a job, descriptions, and the program they launch
+mkdir -p "$work/jobs" "$work/descs/io"
+cc -O1 -pthread -o "$work/descs/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
+timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" >/dev/null 2>"$work/run.err"
+check "tapestry run made the job" [ -d "$work/jobs/run1/segments" ]
+jobs=$(cd "$work/jobs" && pwd -P)
+"$T" report --xml "$jobs/run1" >"$work/report.xml"
+cat >"$work/descs/io.xml" <<EOF
+<?xml version="1.0"?>
+<job name="io">
+  <hosts><host name="localhost" address="127.0.0.1" slots="2"/></hosts>
+  <collectors>
+    <collector name="$tag-gw" host="localhost"/>
+    <collector name="$tag-node" host="localhost" parent="$tag-gw"/>
+  </collectors>
+  <application executable="iodemo" processes="1" workdir="io">
+    <argument>.</argument>
+  </application>
+</job>
+EOF
+cp "$top_srcdir/tests/manager/launch_bad/cycle.xml" "$work/descs/bad.xml"
+
+# 1. options
+"$T" serve --listen 0.0.0.0:0 --jobs "$work/jobs" 2>"$work/e1"
+check "a non-loopback --listen without --secret-file is refused (exit 2)" [ $? = 2 ]
+check "  ...saying why" grep -q "not a loopback address" "$work/e1"
+"$T" serve --listen nonsense 2>/dev/null
+check "a bad --listen is a usage error" [ $? = 2 ]
+"$T" serve --jobs "$work/none" 2>/dev/null
+check "a missing --jobs is a usage error" [ $? = 2 ]
+
+# 2. the job browser
+start_serve "$work/serve.out" --jobs "$work/jobs" --descriptions "$work/descs"
+check "serve prints its address" [ -n "$U" ]
+check "the page is served" grep -q '<script src="/app.js"' <(curl -s "$U/")
+check "its script and sheet too" [ "$(code "$U/app.js")$(code "$U/style.css")" = 200200 ]
+curl -s "$U/api/jobs" >"$work/jobs.json"
+check "the job list names run1" [ "$(json "$work/jobs.json" 'd["jobs"][0]["name"]')" = run1 ]
+check "report.xml is served (after 202s)" [ "$(poll "$U/api/jobs/run1/report.xml" "$work/got.xml")" = 200 ]
+check "  ...and is exactly tapestry report --xml" cmp "$work/report.xml" "$work/got.xml"
+curl -s "$U/api/jobs" >"$work/jobs.json"
+ev=$(python3 -c "import xml.etree.ElementTree as E; print(E.parse('$work/report.xml').getroot().get('events'))")
+check "the list's events equal the report's ($ev)" [ "$(json "$work/jobs.json" 'd["jobs"][0]["events"]')" = "$ev" ]
+check "the list names the application" grep -q '"application":"[^"]*iodemo"' "$work/jobs.json"
+
+# a job directory the report cannot read: 500 with the report's message
+mkdir -p "$work/jobs/broken"	# an index but no segments: not readable
+printf 'not an index' >"$work/jobs/broken/index"
+c=$(poll "$U/api/jobs/broken/report.xml" "$work/broken.json")
+check "a report that fails: 500 ($c)" [ "$c" = 500 ]
+check "  ...with tapestry report's message" grep -q "tapestry report failed (exit 1): tapestry: " "$work/broken.json"
+check "  ...and the list says failed" grep -q '"name":"broken",[^}]*"report":"failed"' <(curl -s "$U/api/jobs")
+check "HEAD of the list: 200, no body" [ "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$U/api/jobs")" = "200 0" ]
+rm -rf "$work/jobs/broken"
+
+# 3. the timeline
+check "timeline answers (after indexing)" [ "$(poll "$U/api/jobs/run1/timeline?w=800" "$work/tl.json")" = 200 ]
+want=$(python3 - "$work/report.xml" <<'EOF'
+import sys, xml.etree.ElementTree as E
+tracer = {"proc_start", "thread_start", "flush", "send_batch", "drop", "calibration", "signal"}
+print(sum(int(e.get("count")) for e in E.parse(sys.argv[1]).getroot().iter("events")
+          if e.get("type") not in tracer))
+EOF
+)
+check "timeline holds every program event of the report ($want)" \
+	[ "$(json "$work/tl.json" 'd["events"]')" = "$want" ]
+check "  ...in its lanes" [ "$(json "$work/tl.json" 'sum(l["count"] for l in d["lanes"])')" = "$want" ]
+curl -s "$U/api/jobs/run1/timeline?w=10" >"$work/tl10.json"
+check "at 10 pixels the busy lanes are summarised per pixel" \
+	[ "$(json "$work/tl10.json" 'sum(l["mode"]=="pixels" for l in d["lanes"])')" -ge 1 ]
+check "  ...and the pixels count every event of their lane" \
+	[ "$(json "$work/tl10.json" 'all(sum(l["pc"])==l["count"] for l in d["lanes"] if l["mode"]=="pixels")')" = True ]
+read -r t0 t1 n_all <<<"$(json "$work/tl.json" '"%d %d %d" % (d["tmin"], d["tmin"] + (d["tmax"]-d["tmin"])//50, sum(len(l["ev"]) for l in d["lanes"] if l["mode"]=="events"))')"
+curl -s "$U/api/jobs/run1/timeline?w=800&t0=$t0&t1=$t1" >"$work/tlz.json"
+check "a zoomed window answers that window" [ "$(json "$work/tlz.json" '"%d %d" % (d["t0"], d["t1"])')" = "$t0 $t1" ]
+check "  ...with fewer events" [ "$(json "$work/tlz.json" 'sum(len(l["ev"]) for l in d["lanes"] if l["mode"]=="events")')" -lt "$n_all" ]
+curl -s "$U/api/jobs/run1/event?i=0" >"$work/ev0.json"
+check "an event's details" [ -n "$(json "$work/ev0.json" 'd["name"]')" ]
+check "an event out of range is 400" [ "$(code "$U/api/jobs/run1/event?i=99999999")" = 400 ]
+check "w out of range is 400" [ "$(code "$U/api/jobs/run1/timeline?w=99999")" = 400 ]
+
+# 4. exports: made from the page's API, listed, downloaded
+check "an export starts (202)" [ "$(code -X POST -H 'X-Tapestry: 1' "$U/api/jobs/run1/export?format=csv")" = 202 ]
+for _ in $(seq 100); do
+	curl -s "$U/api/jobs/run1" >"$work/job.json"
+	[ "$(json "$work/job.json" '[e["state"] for e in d["exports"] if e["format"]=="csv"][0]')" = ready ] && break
+	sleep 0.2
+done
+check "  ...and is listed ready" grep -q '"format":"csv","name":"trace.csv","state":"ready"' "$work/job.json"
+curl -s -o "$work/dl.csv" "$U/api/jobs/run1/files/trace.csv"
+check "  ...and downloads byte for byte" cmp "$work/dl.csv" "$jobs/run1/trace.csv"
+check "an unknown export format is 400" [ "$(code -X POST -H 'X-Tapestry: 1' "$U/api/jobs/run1/export?format=nope")" = 400 ]
+
+# 5. descriptions, plan, launch
+curl -s "$U/api/descriptions" >"$work/d.json"
+check "descriptions listed" [ "$(json "$work/d.json" 'sorted(x["name"] for x in d["descriptions"])')" = "['bad.xml', 'io.xml']" ]
+check "upload is off by default (403)" [ "$(code -X POST -H 'X-Tapestry: 1' --data-binary @"$work/descs/io.xml" "$U/api/descriptions?name=new.xml")" = 403 ]
+code "$U/api/descriptions/io.xml/plan?run=1" >/dev/null
+check "plan of io.xml answers" [ "$(poll "$U/api/descriptions/io.xml/plan" "$work/plan.json")" = 200 ]
+check "  ...valid, with the collector plan" [ "$(json "$work/plan.json" '"%d %d" % (d["exit"], "collectors.plan" in d["files"])')" = "0 1" ]
+code "$U/api/descriptions/bad.xml/plan?run=1" >/dev/null
+poll "$U/api/descriptions/bad.xml/plan" "$work/badplan.json" >/dev/null
+check "plan of a bad description: exit 1 with FILE:LINE" \
+	[ "$(json "$work/badplan.json" '"%d %s" % (d["exit"], ".xml:" in d["output"])')" = "1 True" ]
+curl -s -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/io.xml/launch" >"$work/launch.json"
+lid=$(json "$work/launch.json" 'd["id"]')
+ljob=$(json "$work/launch.json" 'd["job"]')
+seen_root=
+for _ in $(seq 600); do
+	curl -s "$U/api/launches/$lid" >"$work/l.json"
+	[ -z "$seen_root" ] && [ "$(json "$work/l.json" 'd["root"] is not None')" = True ] && seen_root=1
+	[ "$(json "$work/l.json" 'd["state"]')" = done ] && break
+	kill -0 "$SP" || break
+	sleep 0.2
+done
+check "the launch ends with exit 0" [ "$(json "$work/l.json" 'd["exit"]')" = 0 ]
+check "  ...its output is followed" grep -q "root receiver at" <(json "$work/l.json" 'd["output"]')
+check "  ...its root was seen while it ran" [ -n "$seen_root" ]
+check "  ...its job is listed" grep -q "\"name\":\"$ljob\"" <(curl -s "$U/api/jobs")
+check "  ...with a report" [ "$(poll "$U/api/jobs/$ljob/report.xml" "$work/l.xml")" = 200 ]
+check "an unknown launch is 404" [ "$(code "$U/api/launches/999")" = 404 ]
+
+# 6. the live tree: a root and a child collector
+"$C" --listen 127.0.0.1:0 --print-port --output "$work/job-tree" --stats-period 200ms \
+	--name "$tag-root" >"$work/root.port" 2>/dev/null & rootpid=$!
+pids+=($rootpid)
+for _ in $(seq 50); do grep -q listening "$work/root.port" && break; sleep 0.1; done
+raddr=$(awk '{print $2}' "$work/root.port")
+"$C" --listen 127.0.0.1:0 --print-port --parent "$raddr" --stats-period 200ms \
+	--name "$tag-leaf" >"$work/leaf.port" 2>/dev/null & leafpid=$!
+pids+=($leafpid)
+start_serve "$work/serve2.out" --jobs "$work/jobs" --descriptions "$work/descs" --collector "$raddr"
+U2=$U
+for _ in $(seq 100); do
+	curl -s "$U2/api/tree" >"$work/tree.json"
+	[ "$(json "$work/tree.json" 'len(d["nodes"])')" -ge 2 ] && break
+	sleep 0.2
+done
+check "the tree shows the root and the leaf" \
+	[ "$(json "$work/tree.json" '" ".join(sorted(n["stats"]["name"] for n in d["nodes"]))')" = "$tag-leaf $tag-root" ]
+check "  ...the leaf under the root" \
+	[ "$(json "$work/tree.json" '[n["stats"].get("parent") for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0] == [n["id"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-root'"][0]')" = True ]
+check "  ...fresh, with their figures" \
+	[ "$(json "$work/tree.json" 'all(not n["stale"] and "events_per_s" in n["stats"] and "drops" in n["stats"] for n in d["nodes"])')" = True ]
+for _ in $(seq 50); do
+	[ "$(json "$work/tree.json" '[n["stats"].get("clock_rtt_ns") is not None for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ] && break
+	sleep 0.2
+	curl -s "$U2/api/tree" >"$work/tree.json"
+done
+check "  ...the leaf with its clock against the root (offset, round trip)" \
+	[ "$(json "$work/tree.json" '[int(n["stats"]["clock_rtt_ns"]) > 0 and "clock_offset_ns" in n["stats"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ]
+# a traced process connected to the leaf: its stream under the leaf
+laddr=$(awk '{print $2}' "$work/leaf.port")
+LD_PRELOAD="$top_builddir/sensor/.libs/libtapestry-sensor.so" TAPESTRY_COLLECTOR="$laddr" \
+	sh -c 'sleep 4' & tpid=$!
+pids+=($tpid)
+for _ in $(seq 50); do
+	curl -s "$U2/api/tree" >"$work/tree.json"
+	grep -q ",-1,$tpid," "$work/tree.json" && break
+	sleep 0.2
+done
+check "  ...the leaf lists the stream of a traced process connected to it (pid $tpid)" \
+	[ "$(json "$work/tree.json" '[",-1,'$tpid'," in n["stats"].get("stream_list", "") for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ]
+wait "$tpid"
+kill "$leafpid"; wait "$leafpid" 2>/dev/null
+for _ in $(seq 100); do
+	curl -s "$U2/api/tree" >"$work/tree.json"
+	[ "$(json "$work/tree.json" '[n["stale"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ] && break
+	sleep 0.2
+done
+check "a collector that stops reporting turns stale" \
+	[ "$(json "$work/tree.json" '" ".join(str(n["stale"]) for n in sorted(d["nodes"], key=lambda n: n["stats"]["name"]))')" = "True False" ]
+
+# 7. hostile input: each refused with its status, the server stays up
+ln -s /etc "$work/jobs/link"
+ln -s /etc/passwd "$jobs/run1/trace.moca"
+for p in "/../etc/passwd" "/api/jobs/..%2F..%2Fetc/report.xml" "/api/jobs/run1/files/..%2F..%2F..%2Fetc%2Fpasswd" \
+	"/api/jobs/run1/files/trace.csv/../../../etc/passwd" "/api/jobs/%2e%2e/report.xml" "/api/jobs/.tapestry-serve" \
+	"/api/jobs/run1//files/trace.csv" "/api/descriptions/..%2Fio.xml/plan"; do
+	c=$(code "$U$p")
+	check "GET $p refused ($c)" [ "$c" = 400 ]
+done
+check "a linked job directory is not a job (404)" [ "$(code "$U/api/jobs/link")" = 404 ]
+check "  ...nor in the list" [ "$(curl -s "$U/api/jobs" | grep -c '"name":"link"')" = 0 ]
+check "a linked export file is refused (403)" [ "$(code "$U/api/jobs/run1/files/trace.moca")" = 403 ]
+check "a file that is not an export is 404" [ "$(code "$U/api/jobs/run1/files/meta.xml")" = 404 ]
+check "the report cache is not a download (400)" [ "$(code "$U/api/jobs/run1/files/.tapestry-serve/report.xml")" = 400 ]
+check "headers over 8 KiB: 400/431" grep -qE '^(400|431)$' <(code -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' a)" "$U/api/jobs")
+head -c 2000000 /dev/zero >"$work/big"
+check "a body over 1 MiB: 413" [ "$(code -X POST -H 'X-Tapestry: 1' --data-binary @"$work/big" "$U/api/descriptions?name=x.xml")" = 413 ]
+check "DELETE is not served (501)" [ "$(code -X DELETE "$U/api/jobs")" = 501 ]
+check "POST without X-Tapestry: 403" [ "$(code -X POST "$U/api/jobs/run1/export?format=csv")" = 403 ]
+check "POST where none is taken: 405" [ "$(code -X POST -H 'X-Tapestry: 1' "$U/api/jobs")" = 405 ]
+check "a foreign Host header: 421" [ "$(code -H 'Host: evil.example:80' "$U/api/jobs")" = 421 ]
+check "an unknown page: 404" [ "$(code "$U/nope.html")" = 404 ]
+port=${U##*:}
+# slow clients: 40 idle connections and one sending its request byte by byte
+fds=()
+for _ in $(seq 40); do exec {fd}<>"/dev/tcp/127.0.0.1/$port"; fds+=("$fd"); done
+( exec 3<>"/dev/tcp/127.0.0.1/$port"; for c in G E T ' ' /; do printf %s "$c" >&3; sleep 1; done ) & slow=$!
+pids+=($slow)
+check "served while 40 idle and one slow client hold connections" [ "$(code "$U/api/jobs")" = 200 ]
+printf 'GARBAGE\r\n\r\n' | timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; cat >&3; cat <&3" >"$work/garbage.out"
+check "a garbage request line: 400" grep -q "^HTTP/1.1 400" "$work/garbage.out"
+for fd in "${fds[@]}"; do exec {fd}>&-; done
+kill "$slow" 2>/dev/null; wait "$slow" 2>/dev/null
+check "the server is still up" kill -0 "$SP"
+check "  ...and serving" [ "$(code "$U/api/jobs")" = 200 ]
+
+# 8. a token: every request presents it
+printf 'tok-%s\n' "$tag" >"$work/token"
+start_serve "$work/serve3.out" --jobs "$work/jobs" --descriptions "$work/descs" --secret-file "$work/token"
+check "without the token: 401" [ "$(code "$U/api/jobs")" = 401 ]
+check "a wrong token: 401" [ "$(code -H "Authorization: Bearer nope" "$U/api/jobs")" = 401 ]
+check "Authorization: Bearer TOKEN: 200" [ "$(code -H "Authorization: Bearer tok-$tag" "$U/api/jobs")" = 200 ]
+check "/login with a wrong token: 401" [ "$(code "$U/login?token=nope")" = 401 ]
+curl -s -c "$work/cookies" -o /dev/null "$U/login?token=tok-$tag"
+check "/login sets the cookie, which then works" [ "$(code -b "$work/cookies" "$U/api/jobs")" = 200 ]
+
+exit $fail

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# tests/manager/test_serve_browser.sh - `tapestry serve`'s pages in headless
+# Chromium (Debian's chromium, --dump-dom and --screenshot): each page loads
+# with no console message and no error shown; the job page's figures are
+# exactly those of `tapestry report --xml`; the timeline shows the window a
+# zoom asks for, with fewer events; the live tree shows real collectors; the
+# launch page shows the plan, and a click on Launch (through the DevTools
+# protocol, serve_cdp.py) lands on the new job's page with no error. Screenshots are kept in
+# $top_builddir/tests/manager/serve-*.png. Skips (77) without chromium.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+T="$top_builddir/manager/tapestry"
+C="$top_builddir/tapestry-collector"
+[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
+CHROMIUM=$(command -v chromium || command -v chromium-browser) || { echo "no chromium: skip"; exit 77; }
+command -v curl >/dev/null || { echo "no curl: skip"; exit 77; }
+work=$(mktemp -d /tmp/tapestry-test-serve-browser.XXXXXX)
+shots="$top_builddir/tests/manager"
+mkdir -p "$shots"
+tag="tb$$"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+. "$top_srcdir/tests/manager/lib.sh"
+dom() { python3 "$top_srcdir/tests/manager/serve_dom.py" "$@"; }
+
+# page NAME HASH HEIGHT: dump the page's DOM (and its console) into
+# $work/NAME.html (.console), and a screenshot into $shots/serve-NAME.png
+page() {
+	local args=(--headless --no-sandbox --disable-gpu --user-data-dir="$work/chrome"
+		--enable-logging=stderr --v=0 --virtual-time-budget=10000 --window-size="1400,$3")
+	timeout 120 "$CHROMIUM" "${args[@]}" --dump-dom "$U/$2" >"$work/$1.html" 2>"$work/$1.err"
+	grep 'CONSOLE' "$work/$1.err" >"$work/$1.console"
+	timeout 120 "$CHROMIUM" "${args[@]}" --screenshot="$shots/serve-$1.png" "$U/$2" \
+		>/dev/null 2>&1
+	check "$1: no console message" [ ! -s "$work/$1.console" ]
+	[ -s "$work/$1.console" ] && head -5 "$work/$1.console"
+	check "$1: loaded, no error shown" dom "$work/$1.html" ready
+}
+
+# a job, a description, a tree of two real collectors
+mkdir -p "$work/jobs" "$work/descs/io"
+cc -O1 -pthread -o "$work/descs/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
+timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" >/dev/null 2>"$work/run.err"
+jobs=$(cd "$work/jobs" && pwd -P)
+"$T" report --xml "$jobs/run1" >"$work/report.xml"
+cat >"$work/descs/io.xml" <<EOF
+<?xml version="1.0"?>
+<job name="io">
+  <hosts><host name="localhost" address="127.0.0.1" slots="2"/></hosts>
+  <collectors><collector name="$tag-gw" host="localhost"/></collectors>
+  <application executable="iodemo" processes="1" workdir="io"><argument>.</argument></application>
+</job>
+EOF
+"$C" --listen 127.0.0.1:0 --print-port --output "$work/job-tree" --stats-period 200ms \
+	--name "$tag-root" >"$work/root.port" 2>/dev/null & pids+=($!)
+for _ in $(seq 50); do grep -q listening "$work/root.port" && break; sleep 0.1; done
+raddr=$(awk '{print $2}' "$work/root.port")
+"$C" --listen 127.0.0.1:0 --print-port --parent "$raddr" --stats-period 200ms \
+	--name "$tag-leaf" >/dev/null 2>&1 & pids+=($!)
+"$T" serve --listen 127.0.0.1:0 --jobs "$work/jobs" --descriptions "$work/descs" \
+	--collector "$raddr" >"$work/serve.out" 2>"$work/serve.err" & SP=$!
+pids+=($SP)
+for _ in $(seq 50); do grep -q serving "$work/serve.out" && break; sleep 0.1; done
+U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$work/serve.out")
+# the report and the index made once, as for a user who looked before
+for p in report.xml timeline; do
+	for _ in $(seq 300); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "$U/api/jobs/run1/$p")" = 200 ] && break
+		sleep 0.2
+	done
+done
+
+page jobs "#/jobs" 600
+check "jobs: run1 listed with the report's event count" \
+	grep -q "data-k=\"events\">$(python3 -c "import xml.etree.ElementTree as E; print(E.parse('$work/report.xml').getroot().get('events'))")<" "$work/jobs.html"
+
+page job "#/job/run1" 3000
+n=$(dom "$work/job.html" report "$work/report.xml")
+check "job: every figure equals tapestry report --xml ($n figures)" [ "${n:-0}" -ge 30 ]
+lanes=$(dom "$work/job.html" attr tl-status data-lanes)
+drawn=$(dom "$work/job.html" attr tl-status data-drawn)
+t0=$(dom "$work/job.html" attr tl-status data-t0)
+t1=$(dom "$work/job.html" attr tl-status data-t1)
+check "job: the timeline is drawn ($lanes lanes, $drawn events)" [ "${lanes:-0}" -ge 2 -a "${drawn:-0}" -ge 100 ]
+
+# a window of 1/50 of the job around the busiest lane's middle event
+read -r z0 z1 <<<"$(curl -s "$U/api/jobs/run1/timeline?w=1200" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+l = max(d["lanes"], key=lambda l: len(l.get("ev", [])))
+s = l["ev"][len(l["ev"]) // 2][1]
+w = (d["tmax"] - d["tmin"]) // 50
+print(max(d["tmin"], s - w // 2), max(d["tmin"], s - w // 2) + w)')"
+page zoom "#/job/run1?t0=$z0&t1=$z1" 1400
+check "zoom: the timeline shows the window asked for" \
+	[ "$(dom "$work/zoom.html" attr tl-status data-t0) $(dom "$work/zoom.html" attr tl-status data-t1)" = "$z0 $z1" ]
+zd=$(dom "$work/zoom.html" attr tl-status data-drawn)
+check "zoom: fewer events drawn, not none (0 < $zd < $drawn)" [ "${zd:-0}" -gt 0 -a "${zd:-999999}" -lt "$drawn" ]
+
+for _ in $(seq 50); do
+	[ "$(curl -s "$U/api/tree" | grep -o '"stale":false' | wc -l)" -ge 2 ] && break
+	sleep 0.2
+done
+page tree "#/tree" 700
+check "tree: both collectors shown, fresh" [ "$(grep -o 'data-stale="false"' "$work/tree.html" | wc -l)" = 2 ]
+check "tree: with their names" grep -q "collector $tag-leaf" "$work/tree.html"
+
+page launch "#/launch/io.xml" 1400
+check "launch: the plan is shown valid" grep -q 'class="ok">the plan is valid' "$work/launch.html"
+check "launch: with the collector plan" grep -q "collectors.plan" "$work/launch.html"
+
+# a launch from the page: click, follow, land on the new job's page
+job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/#/launch/io.xml" \
+	"$shots/serve-launched.png" 180 2>"$work/cdp.err")
+check "launch from the page lands on the new job's page ($job)" [ "${job#\#/job/io-}" != "$job" ]
+[ -s "$work/cdp.err" ] && cat "$work/cdp.err"
+check "  ...a job directory made by that launch" [ -d "$jobs/${job#\#/job/}/segments" ]
+
+echo "screenshots: $shots/serve-*.png"
+exit $fail

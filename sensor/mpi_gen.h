@@ -1,7 +1,8 @@
 /*
  * sensor/mpi_gen.h - the expansion of a wrapper table (not installed).
  *
- * A wrapper file defines MW_TABLE (the table's path, "sensor/xxx.def", in
+ * A wrapper file (mpi_wrap.c for sensor/mpi.def, mpi_io.c, mpi_ext.c,
+ * mpi_rma.c for theirs) defines MW_TABLE (the table's path, "sensor/xxx.def", in
  * the format of sensor/mpi.def) and includes this header twice: with
  * MW_GEN_NEXT defined, before its do_NAME() functions, for the next-function
  * pointers, their next_NAME() callers (which stamp mw_t_ret) and their

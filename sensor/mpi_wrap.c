@@ -58,30 +58,11 @@ _Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "MPI_Request handle");
  * transit as the trace saw it: 550 ns where the program took 230. */
 __thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
 
-#define MPI_CALL(name, ev, params, args) \
-	static int (*ptr_##name) params = PMPI_##name; \
-	static inline int next_##name params \
-	{ \
-		int rc_ = ptr_##name args; \
-		mw_t_ret = sn_now(); \
-		return rc_; \
-	}
-#include "sensor/mpi.def"
-#undef MPI_CALL
-
-__attribute__((constructor))
-static void mw_resolve(void)
-{
-	void *p;
-
-#define MPI_CALL(name, ev, params, args) \
-	p = dlsym(RTLD_NEXT, "MPI_" #name); \
-	if (p && p != (void *)MPI_##name) \
-		ptr_##name = (int (*) params)p;
-#include "sensor/mpi.def"
-#undef MPI_CALL
-	(void)p;
-}
+/* the next-function pointers, next_NAME() and their resolution at load,
+ * from the table (the same expansion as the other wrapper files') */
+#define MW_TABLE "sensor/mpi.def"
+#define MW_GEN_NEXT
+#include "sensor/mpi_gen.h"
 
 /* ---- state ------------------------------------------------------------- */
 
@@ -2213,18 +2194,5 @@ int mw_running(void)
 
 /* ---- the exported wrappers --------------------------------------------- */
 
-/* (a, b) -> , a, b and () -> nothing: do_NAME(&c MW_MORE args) */
-#define MW_MORE(...) __VA_OPT__(,) __VA_ARGS__
-#define MPI_CALL(name, ev, params, args) \
-int MPI_##name params \
-{ \
-	struct mw_call c; \
-	int rc; \
-\
-	mw_begin(&c, PROTO_EV_##ev); \
-	rc = do_##name(&c MW_MORE args); \
-	mw_end(&c, rc); \
-	return rc; \
-}
-#include "sensor/mpi.def"
-#undef MPI_CALL
+/* MPI_NAME(): prologue, do_NAME(), epilogue, from the table */
+#include "sensor/mpi_gen.h"

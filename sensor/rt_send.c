@@ -781,6 +781,11 @@ static void handle_flush(void)
 		ship();
 	if (S.sock < 0 && (reason >= 0 || !sn_cfg.postmortem))
 		try_connect();
+	/* a META changed since the last loop (MPI_Init's rank, just before
+	 * a short program's exit) goes before the end, or the stream keeps
+	 * rank -1 */
+	if (S.sock >= 0 && atomic_exchange(&meta_dirty, 0))
+		send_meta();
 	dl = mono() + 4000000000ull;
 	while (S.acked + 1 < S.seq_next && mono() < dl) {
 		if (S.sock < 0) {

@@ -1335,7 +1335,7 @@ static int start_root(struct launch *L, const char *desc)
 	snprintf(listen, sizeof(listen), "%s:%d", jd->manager_address, jd->manager_port);
 	const char *root_argv[24] = {L->collector, "--listen", listen, "--print-port",
 				     "--output", L->dir, "--stats-period", "1s"};
-	int rn = 8;
+	int rn = 8, fd, rc;
 	char root_tls[3][PATH_MAX + 64], root_tls_listen[300];
 
 	if (jd->secret_file) {
@@ -1352,15 +1352,25 @@ static int start_root(struct launch *L, const char *desc)
 		L->root.tls_wanted = 1;
 	}
 	root_argv[rn] = NULL;
-	if (mgr_spawn_listener(root_argv, &L->root, L->start_ms, 0, -1) < 0) {
-		mgr_err("the root receiver did not start on %s (see its messages "
-			"above)", listen);
+	/* its messages go to DIR/logs like every other collector's, not
+	 * between the application's lines on the terminal */
+	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
+	snprintf(path, sizeof(path), "%s/collector-root.log", L->logdir);
+	if (mkdir(L->logdir, 0700) < 0 ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
+		mgr_err("cannot write the logs into %s: %m", L->logdir);
+		return -1;
+	}
+	rc = mgr_spawn_listener(root_argv, &L->root, L->start_ms, 0, fd);
+	close(fd);
+	if (rc < 0) {
+		mgr_err("the root receiver did not start on %s (its messages: "
+			"%s)", listen, path);
 		return -1;
 	}
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L->root.addr, L->dir);
-	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
 	snprintf(path, sizeof(path), "%s/plan", L->dir);
-	if (mkdir(L->logdir, 0700) < 0 || mgr_jobdesc_plan(desc, path, jd)) {
+	if (mgr_jobdesc_plan(desc, path, jd)) {
 		mgr_err("cannot write the plan and logs into %s", L->dir);
 		return -1;
 	}

@@ -75,6 +75,8 @@ check "launch io.xml exits 0 ($rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || cat "$work/io.err"
 check "  ...collectors came up in order" grep -q "collector '$tag-node' on localhost up at 127.0.0.1:[0-9]* (parent $tag-gw)" "$work/io.err"
 check "  ...plan and logs in the job directory" [ -f "$work/job-io/plan/hostfile.openmpi" -a -f "$work/job-io/plan/job.xml" -a -d "$work/job-io/logs" ]
+check "  ...the root receiver's messages in DIR/logs" grep -q "info col_new: collector .* storing into" "$work/job-io/logs/collector-root.log"
+check "  ...none of a collector's on the terminal" bash -c "! grep -Eq '^[0-9-]+T[0-9:.]+ (info|warn|error) ' '$work/io.err'"
 check "  ...csv output written" [ -f "$work/job-io/trace.csv" ]
 n=$(awk -F, '$3=="fprintf"' "$work/job-io/trace.csv" 2>/dev/null | wc -l)
 check "  ...4000 fprintf events from 2 processes (got $n)" [ "$n" = 4000 ]

@@ -1764,13 +1764,18 @@ static void some_args(struct mw_call *c, int rc, int count, int done,
 	set_args(c, count, rc == MPI_SUCCESS ? done : -1, 0, 0, 0, 0);
 }
 
-static int do_Waitsome(struct mw_call *c, int count, MPI_Request reqs[],
-		       int *outcount, int indices[], MPI_Status statuses[])
+/* Waitsome and Testsome: the call (next, their next_NAME), then the
+ * requests it completed recorded; an outcount of MPI_UNDEFINED (no active
+ * request) as result -1. */
+static int some_call(struct mw_call *c,
+		     int (*next)(int, MPI_Request *, int *, int *, MPI_Status *),
+		     int count, MPI_Request reqs[], int *outcount, int indices[],
+		     MPI_Status statuses[])
 {
 	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs, count, small);
 	MPI_Status sst[SMALL_REQS];
 	MPI_Status *st = saved ? statuses_for(statuses, count, sst) : statuses;
-	int rc = next_Waitsome(count, reqs, outcount, indices, st);
+	int rc = next(count, reqs, outcount, indices, st);
 	int done = rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ?
 		*outcount : 0;
 
@@ -1783,23 +1788,18 @@ static int do_Waitsome(struct mw_call *c, int count, MPI_Request reqs[],
 	return rc;
 }
 
+static int do_Waitsome(struct mw_call *c, int count, MPI_Request reqs[],
+		       int *outcount, int indices[], MPI_Status statuses[])
+{
+	return some_call(c, next_Waitsome, count, reqs, outcount, indices,
+			 statuses);
+}
+
 static int do_Testsome(struct mw_call *c, int count, MPI_Request reqs[],
 		       int *outcount, int indices[], MPI_Status statuses[])
 {
-	MPI_Request small[SMALL_REQS], *saved = reqs_copy(reqs, count, small);
-	MPI_Status sst[SMALL_REQS];
-	MPI_Status *st = saved ? statuses_for(statuses, count, sst) : statuses;
-	int rc = next_Testsome(count, reqs, outcount, indices, st);
-	int done = rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ?
-		*outcount : 0;
-
-	some_args(c, rc, count, done, indices, saved, reqs, st);
-	if (rc == MPI_SUCCESS && *outcount == MPI_UNDEFINED)
-		c->arg[1] = -1;
-	statuses_done(st, statuses, sst);
-	if (saved != small)
-		free(saved);
-	return rc;
+	return some_call(c, next_Testsome, count, reqs, outcount, indices,
+			 statuses);
 }
 
 /* result: the flag; when set, every request completed (ARRAY as

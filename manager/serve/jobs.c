@@ -26,6 +26,7 @@
 #include <libxml/tree.h>
 
 #include "manager/serve/serve.h"
+#include "proto/jobdir.h"
 
 #define CACHE ".tapestry-serve"
 #define LIST_MAX 2000		/* job directories listed */
@@ -97,25 +98,22 @@ struct summary {
 	int ranks;
 };
 
+/* The events of the job per its index (a damaged index: what its valid
+ * entries say; the report reads the segments and says what is wrong). */
 static void index_records(const char *dir, struct summary *sm)
 {
+	struct proto_jobdir_index_entry ie;
+	struct proto_jobdir_r *jd;
 	char p[4200];
-	uint8_t e[40 * 256];
+	uint8_t e[32];
 	FILE *f;
-	size_t n;
+	int rc;
 
-	snprintf(p, sizeof(p), "%s/index", dir);
-	if (!(f = fopen(p, "rb")))
-		return;
-	if (fseek(f, 16, SEEK_SET) == 0)
-		while ((n = fread(e, 40, 256, f)) > 0)
-			for (size_t i = 0; i < n; i++) {
-				uint32_t r;
-
-				memcpy(&r, e + i * 40 + 32, 4);
-				sm->records += r;
-			}
-	fclose(f);
+	if ((jd = proto_jobdir_open(dir, &rc))) {
+		for (uint64_t i = 0; proto_jobdir_index_get(jd, i, &ie) == 1; i++)
+			sm->records += ie.nrecords;
+		proto_jobdir_close_r(jd);
+	}
 	snprintf(p, sizeof(p), "%s/segments/000000.tps", dir);
 	if ((f = fopen(p, "rb"))) {
 		if (fread(e, 1, 32, f) == 32)

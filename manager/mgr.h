@@ -25,6 +25,11 @@ int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
  * XML, to out: the exit status of `tapestry report` (0, or 1 after a
  * message). launch prints it after a job. */
 int mgr_report(const char *dir, int xml, FILE *out);
+/* The same from the events of dir opened by the caller (mgr_events_open; one
+ * post-processing for the report and the timeline index of `tapestry
+ * serve`): their iteration is used up, mgr_events_rewind gives it back. */
+struct mgr_events;
+int mgr_report_events(const char *dir, struct mgr_events *me, int xml, FILE *out);
 
 /* Print "tapestry: " + message to stderr. */
 void mgr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

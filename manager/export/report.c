@@ -152,6 +152,7 @@ struct report {
 	const char *dir;
 	struct proto_trace *t;
 	struct mgr_events *me;			/* NULL: post-processing failed */
+	int own_me;				/* opened here (closed with r) */
 	const struct mgr_post *post;		/* these four: NULL with me */
 	const struct mgr_perturb_stats *ps;
 	const struct mgr_causality_stats *cs;
@@ -245,7 +246,7 @@ static void gather_post(struct report *r)
 {
 	int prc;
 
-	if (!(r->me = mgr_events_open(r->dir, &prc))) {
+	if (!r->me && !(r->me = mgr_events_open(r->dir, &prc))) {
 		mgr_err("%s: post-processing failed (%s)", r->dir, proto_strerror(prc));
 		return;
 	}
@@ -303,7 +304,8 @@ static void report_free(struct report *r)
 	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
 		free(r->tally[ty].by_rank);
 	proto_trace_close(r->t);
-	mgr_events_close(r->me);
+	if (r->own_me)
+		mgr_events_close(r->me);
 	if (r->nodes)
 		free(r->nodes->msg);
 	free(r->nodes);
@@ -340,12 +342,15 @@ static void gather_index(struct report *r)
 			 proto_strerror(rc), r->index_entries);
 }
 
-/* Fill r from the job directory dir: 0, or -1 after a message (r is to be
- * freed either way). */
-static int report_gather(struct report *r, const char *dir)
+/* Fill r from the job directory dir, with its events me when the caller
+ * has them (NULL: opened here): 0, or -1 after a message (r is to be freed
+ * either way). */
+static int report_gather(struct report *r, const char *dir, struct mgr_events *me)
 {
 	memset(r, 0, sizeof(*r));
 	r->dir = dir;
+	r->me = me;
+	r->own_me = !me;
 	if (!(r->t = mgr_trace_open(dir)))
 		return -1;
 	gather_post(r);
@@ -933,6 +938,11 @@ static void report_text(FILE *out, const struct report *r)
 
 int mgr_report(const char *dir, int xml, FILE *out)
 {
+	return mgr_report_events(dir, NULL, xml, out);
+}
+
+int mgr_report_events(const char *dir, struct mgr_events *me, int xml, FILE *out)
+{
 	struct report *r = malloc(sizeof(*r));
 	int status = 1;
 
@@ -940,7 +950,7 @@ int mgr_report(const char *dir, int xml, FILE *out)
 		mgr_err("out of memory");
 		return 1;
 	}
-	if (!report_gather(r, dir)) {
+	if (!report_gather(r, dir, me)) {
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
 		status = mgr_export_strict && mgr_export_damage(r->t, dir, "report");

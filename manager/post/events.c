@@ -18,6 +18,7 @@ struct mgr_events {
 	struct mgr_causality *clc;
 	struct mgr_perturb *pert;	/* NULL: TAPESTRY_NO_CORRECTION */
 	uint64_t origin;	/* global time of the earliest event */
+	char *dir;		/* for mgr_events_rewind */
 };
 
 /* global, causality-repaired time of a raw stamp: what perturb works on */
@@ -36,6 +37,7 @@ static void fail_free(struct mgr_events *e)
 	mgr_perturb_free(e->pert);
 	mgr_causality_free(e->clc);
 	mgr_post_free(e->post);
+	free(e->dir);
 	free(e);
 }
 
@@ -46,20 +48,20 @@ struct mgr_events *mgr_events_open(const char *dir, int *rc)
 	struct proto_trace *first;
 	int r;
 
-	if (!e) {
+	if (!e || !(e->dir = strdup(dir))) {
+		free(e);
 		*rc = PROTO_E_NOMEM;
 		return NULL;
 	}
 	/* pass 0: the clock tree; pass 1: the job start on the global clock */
 	if (!(e->post = mgr_post_build(dir, rc))) {
-		free(e);
+		fail_free(e);
 		return NULL;
 	}
 	/* causality repair on the global clock (MISSION: zero violations) */
 	const char *lat = getenv("TAPESTRY_MIN_LATENCY_NS");
 	if (!(e->clc = mgr_causality_build(dir, e->post, lat ? atoll(lat) : 0, rc))) {
-		mgr_post_free(e->post);
-		free(e);
+		fail_free(e);
 		return NULL;
 	}
 	const char *raw = getenv("TAPESTRY_NO_CORRECTION");
@@ -118,6 +120,18 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 		    mgr_comms_name(mgr_causality_comms(e->clc), te.stream->id,
 				   te.ev->arg[ci]);
 	return 1;
+}
+
+int mgr_events_rewind(struct mgr_events *e)
+{
+	int rc;
+	struct proto_trace *t = proto_trace_open(e->dir, &rc);
+
+	if (!t)
+		return rc;
+	proto_trace_close(e->t);
+	e->t = t;
+	return 0;
 }
 
 const struct mgr_comms *mgr_events_comms(const struct mgr_events *e)

@@ -206,7 +206,7 @@ static void num_or_null(struct evbuffer *b, const char *k, const char *v)
 
 static const char *report_state(struct srv *s, const char *dir, const char *cache)
 {
-	struct srv_child *c = srv_child_find(s, SRV_CHILD_REPORT, dir);
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
 
 	if (cache[0] && srv_cache_fresh(dir, cache))
 		return "ready";
@@ -464,17 +464,9 @@ static void export_start(struct srv *s, struct evhttp_request *req, const char *
 
 /* ---- report and timeline: built by a child, then served from the cache ------- */
 
-static void rename_done(struct srv *s, struct srv_child *c)
+static void cache_done(struct srv *s, struct srv_child *c)
 {
-	char tmp[4500], dst[4400];
-	const char *base = c->kind == SRV_CHILD_REPORT ? "report.xml" : "timeline.idx";
-
-	snprintf(dst, sizeof(dst), "%s/" CACHE "/%s", c->key, base);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
-	if (c->kind == SRV_CHILD_REPORT && c->status == 0 && rename(tmp, dst) < 0)
-		c->status = 1;
-	if (c->kind == SRV_CHILD_REPORT && c->status)
-		unlink(tmp);
+	(void)c;
 	s->reports_running--;
 }
 
@@ -488,34 +480,38 @@ static void busy(struct evhttp_request *req, const char *state)
 	evbuffer_free(b);
 }
 
-/* 1 when the cache file of kind is fresh (path in out); else a reply (202
- * while building, 500 when the build failed) has been sent: 0. */
+/* 1 when the cache file (want_report: report.xml, else timeline.idx) is
+ * fresh (path in out); else a reply (202 while building, 500 when the
+ * build failed) has been sent: 0. Both files come from one child (serve.c,
+ * build_cache: one post-processing for the two), started for whichever is
+ * stale; it writes the report first, so the report may be fresh while the
+ * child still indexes. */
 static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
-		  enum srv_child_kind kind, char *out, size_t cap)
+		  int want_report, char *out, size_t cap)
 {
-	char cdir[4300], why[256], tmp[4500];
-	const char *base = kind == SRV_CHILD_REPORT ? "report.xml" : "timeline.idx";
-	struct srv_child *c = srv_child_find(s, kind, dir);
+	char cdir[4300], why[256], rep[4400], idx[4400];
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
 
 	if (srv_cache_dir(dir, cdir, sizeof(cdir))) {
 		srv_error(req, 503, "cannot write the cache %s: %s", cdir, strerror(errno));
 		return 0;
 	}
-	snprintf(out, cap, "%s/%s", cdir, base);
+	snprintf(rep, sizeof(rep), "%s/report.xml", cdir);
+	snprintf(idx, sizeof(idx), "%s/timeline.idx", cdir);
+	snprintf(out, cap, "%s", want_report ? rep : idx);
+	if (srv_cache_fresh(dir, out))
+		return 1;
 	if (c && srv_child_running(c)) {
 		busy(req, "building");
 		return 0;
 	}
-	if (srv_cache_fresh(dir, out))
-		return 1;
 	if (c && c->status) {
 		char retry[4];
 
 		if (srv_query(req, "retry", retry, sizeof(retry))) {
 			size_t n = c->outlen > 2000 ? 2000 : c->outlen;
 
-			srv_error(req, 500, "%s failed (exit %d): %.*s",
-				  kind == SRV_CHILD_REPORT ? "tapestry report" : "indexing",
+			srv_error(req, 500, "the job's report and index failed (exit %d): %.*s",
 				  c->status, (int)n, c->out + c->outlen - n);
 			return 0;
 		}
@@ -524,25 +520,15 @@ static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
 		busy(req, "queued");
 		return 0;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-	int fd = -1;
-	const char *rep[] = {"tapestry", "report", "--xml", dir, NULL};
-	const char *idx[] = {"tapestry", "serve", "--build-index", dir, out, NULL};
+	const char *argv[] = {"tapestry", "serve", "--build-index", dir,
+			      srv_cache_fresh(dir, idx) ? "-" : idx,
+			      srv_cache_fresh(dir, rep) ? NULL : rep, NULL};
 
-	if (kind == SRV_CHILD_REPORT &&
-	    (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		srv_error(req, 503, "cannot write %s: %s", tmp, strerror(errno));
-		return 0;
-	}
-	c = srv_child_start(s, kind, dir, kind == SRV_CHILD_REPORT ? rep : idx, fd,
-			    why, sizeof(why));
-	if (fd >= 0)
-		close(fd);
-	if (!c) {
+	if (!(c = srv_child_start(s, SRV_CHILD_CACHE, dir, argv, -1, why, sizeof(why)))) {
 		srv_error(req, 500, "cannot start: %s", why);
 		return 0;
 	}
-	c->done = rename_done;
+	c->done = cache_done;
 	s->reports_running++;
 	busy(req, "building");
 	return 0;
@@ -567,7 +553,7 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	struct evbuffer *b;
 	int rc;
 
-	if (!cached(s, req, dir, SRV_CHILD_INDEX, path, sizeof(path)))
+	if (!cached(s, req, dir, 0, path, sizeof(path)))
 		return;
 	struct timespec a, z;
 	char timing[64];
@@ -616,7 +602,7 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (!*rest) {
 		job_info(s, req, name, dir);
 	} else if (!strcmp(rest, "/report.xml")) {
-		if (cached(s, req, dir, SRV_CHILD_REPORT, path, sizeof(path))) {
+		if (cached(s, req, dir, 1, path, sizeof(path))) {
 			int fd = open(path, O_RDONLY | O_CLOEXEC);
 			struct stat st;
 			struct evbuffer *b = evbuffer_new();

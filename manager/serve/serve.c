@@ -29,7 +29,9 @@
 #include <event2/keyvalq_struct.h>
 
 #include "manager/mgr.h"
+#include "manager/post/events.h"
 #include "manager/serve/serve.h"
+#include "proto/error.h"
 #include "manager/launch/spawn.h"
 
 #define SRV_HEADERS_MAX 8192
@@ -517,6 +519,50 @@ static int listen_on(struct srv *s, struct evhttp *http, const char *addr, int p
 	return 0;
 }
 
+/* The report of me into file report (written as report.tmp, renamed), then
+ * me rewound: 0, or -1 after a message. */
+static int build_report(const char *dir, struct mgr_events *me, const char *report)
+{
+	char tmpname[4400];
+	FILE *f;
+	int bad;
+
+	snprintf(tmpname, sizeof(tmpname), "%s.tmp", report);
+	if (!(f = fopen(tmpname, "w"))) {
+		fprintf(stderr, "tapestry: cannot write %s: %s\n", tmpname, strerror(errno));
+		return -1;
+	}
+	bad = mgr_report_events(dir, me, 1, f);
+	bad |= fclose(f) != 0;
+	if (bad || rename(tmpname, report) < 0) {
+		fprintf(stderr, "tapestry: the report of %s failed\n", dir);
+		unlink(tmpname);
+		bad = 1;
+	}
+	return (me && mgr_events_rewind(me)) || bad ? -1 : 0;
+}
+
+/* The child that makes a job's cache (jobs.c): `serve --build-index DIR
+ * INDEX|- [REPORT]`. One post-processing for both: the report first (the
+ * page's figures come before the timeline), then the index from the same
+ * events read again. 0, or 1 after a message. */
+static int build_cache(const char *dir, const char *index, const char *report)
+{
+	int rc, bad = 0;
+	struct mgr_events *me = mgr_events_open(dir, &rc);
+
+	/* without me, the report says what failed and gives what it can */
+	if (report)
+		bad = build_report(dir, me, report);
+	if (strcmp(index, "-")) {
+		if (!me)
+			fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));
+		bad |= !me || srv_tl_build_events(me, dir, index);
+	}
+	mgr_events_close(me);
+	return bad ? 1 : 0;
+}
+
 int mgr_cmd_serve(int argc, char **argv)
 {
 	struct srv *s = calloc(1, sizeof(*s));
@@ -527,10 +573,10 @@ int mgr_cmd_serve(int argc, char **argv)
 	int port = 0, status = 1;
 
 	if (argc >= 2 && !strcmp(argv[1], "--build-index")) {
-		/* internal: the child that indexes a job (tlindex.c) */
-		if (argc != 4)
+		/* internal: the child that makes a job's cache */
+		if (argc != 4 && argc != 5)
 			return 2;
-		return srv_tl_build(argv[2], argv[3]) ? 1 : 0;
+		return build_cache(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	}
 	if (!s)
 		return 1;

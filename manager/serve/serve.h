@@ -39,7 +39,7 @@ struct srv {
 	int loopback;
 	struct srv_child *children;	/* running and finished children */
 	struct srv_tree *tree;
-	int reports_running;		/* report/index children at once: 1 */
+	int reports_running;		/* cache children (report and index) at once: 1 */
 };
 
 /* ---- serve.c: replies ------------------------------------------------------ */
@@ -61,7 +61,7 @@ int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap
 
 /* ---- child.c: child processes of this binary ------------------------------- */
 
-enum srv_child_kind { SRV_CHILD_REPORT, SRV_CHILD_INDEX, SRV_CHILD_PLAN,
+enum srv_child_kind { SRV_CHILD_CACHE, SRV_CHILD_PLAN,
 		      SRV_CHILD_LAUNCH, SRV_CHILD_EXPORT };
 
 struct srv_child {
@@ -124,6 +124,9 @@ int srv_cache_fresh(const char *dir, const char *f);
  * renamed). 0, or -1 after a message on stderr. Runs in a child process:
  * memory grows with the job's lanes and a 4-byte map per event. */
 int srv_tl_build(const char *dir, const char *out);
+/* The same from the events of dir opened by the caller (consumed). */
+struct mgr_events;
+int srv_tl_build_events(struct mgr_events *me, const char *dir, const char *out);
 /* Answer a timeline request from index file path: query t0, t1 (ns), w
  * (pixels). Appends JSON to b: 0, or with why set -2 (a bad request), -3 (the
  * index is damaged or of another version: build it again), -1 (else). */

@@ -29,6 +29,7 @@
 
 #include "manager/post/causality.h"
 #include "manager/post/events.h"
+#include "manager/post/grow.h"
 #include "manager/serve/serve.h"
 #include "proto/error.h"
 #include "proto/event.h"
@@ -83,8 +84,10 @@ struct builder {
 	struct tl_lane *lanes;
 	uint32_t *slot;		/* hash (stream, tid) -> lane + 1 */
 	size_t nlanes;
-	uint32_t *posmap;	/* yield position -> record number */
-	uint64_t npos, cappos;
+	uint32_t *posmap;	/* yield position -> record number (a big array:
+				 * on file beyond the heap budget, grow.h) */
+	uint64_t npos;
+	size_t cappos;
 	char *str;
 	size_t strlen;
 	uint32_t *sslot;	/* hash of strings -> offset + 1 */
@@ -178,15 +181,9 @@ static int pass_events(struct builder *b, struct mgr_events *me, FILE *tmp,
 	while ((rc = mgr_events_next(me, &ev)) == 1) {
 		uint64_t pos = b->npos++;
 
-		if (pos == b->cappos) {
-			uint64_t nc = b->cappos ? b->cappos * 2 : 1u << 16;
-			uint32_t *np = realloc(b->posmap, nc * sizeof(uint32_t));
-
-			if (!np)
-				return PROTO_E_NOMEM;
-			b->posmap = np;
-			b->cappos = nc;
-		}
+		if (pos == b->cappos && (rc = mgr_big_grow((void **)&b->posmap, &b->cappos,
+							    pos + 1, sizeof(uint32_t))))
+			return rc;
 		b->posmap[pos] = UINT32_MAX;
 		if (!kept(ev.ev->type))
 			continue;
@@ -496,10 +493,9 @@ out:
 	return rc;
 }
 
-int srv_tl_build(const char *dir, const char *out)
+int srv_tl_build_events(struct mgr_events *me, const char *dir, const char *out)
 {
 	struct builder b;
-	struct mgr_events *me = NULL;
 	char tmpname[4400];
 	FILE *tmp = NULL;
 	uint64_t nrec = 0;
@@ -507,13 +503,11 @@ int srv_tl_build(const char *dir, const char *out)
 	int rc = PROTO_E_NOMEM;
 
 	memset(&b, 0, sizeof(b));
-	snprintf(tmpname, sizeof(tmpname), "%s.rec", out);
 	if (!(b.lanes = malloc(TL_LANES_MAX * sizeof(*b.lanes))) ||
 	    !(b.slot = calloc(TL_LANES_MAX * 2, sizeof(uint32_t))) ||
 	    !(b.sslot = calloc(TL_STR_SLOTS, sizeof(uint32_t))))
 		goto out;
-	if (!(me = mgr_events_open(dir, &rc)))
-		goto out;
+	snprintf(tmpname, sizeof(tmpname), "%s.rec", out);
 	if (!(tmp = fopen(tmpname, "w+"))) {
 		rc = PROTO_E_IO;
 		goto out;
@@ -529,14 +523,27 @@ out:
 		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));
 	if (tmp)
 		fclose(tmp);
-	mgr_events_close(me);
 	free(b.lanes);
 	free(b.slot);
 	free(b.sslot);
 	free(b.str);
-	free(b.posmap);
+	mgr_big_free(b.posmap);
 	free(b.msg);
 	return rc ? -1 : 0;
+}
+
+int srv_tl_build(const char *dir, const char *out)
+{
+	int rc;
+	struct mgr_events *me = mgr_events_open(dir, &rc);
+
+	if (!me) {
+		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));
+		return -1;
+	}
+	rc = srv_tl_build_events(me, dir, out);
+	mgr_events_close(me);
+	return rc;
 }
 
 /* ---- querying --------------------------------------------------------------------- */

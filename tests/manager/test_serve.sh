@@ -174,7 +174,7 @@ pids+=($rootpid)
 for _ in $(seq 50); do grep -q listening "$work/root.port" && break; sleep 0.1; done
 raddr=$(awk '{print $2}' "$work/root.port")
 "$C" --listen 127.0.0.1:0 --print-port --parent "$raddr" --stats-period 200ms \
-	--name "$tag-leaf" >"$work/leaf.port" 2>/dev/null & leafpid=$!
+	--clock-period 300ms --name "$tag-leaf" >"$work/leaf.port" 2>/dev/null & leafpid=$!
 pids+=($leafpid)
 start_serve "$work/serve2.out" --jobs "$work/jobs" --descriptions "$work/descs" --collector "$raddr"
 U2=$U
@@ -196,6 +196,16 @@ for _ in $(seq 50); do
 done
 check "  ...the leaf with its clock against the root (offset, round trip)" \
 	[ "$(json "$work/tree.json" '[int(n["stats"]["clock_rtt_ns"]) > 0 and "clock_offset_ns" in n["stats"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ]
+leaf_fit() { json "$work/tree.json" '[n["clock_fit"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]'"$1"; }
+for _ in $(seq 100); do
+	[ "$(leaf_fit '.get("used", 0) >= 3')" = True ] && break
+	sleep 0.2
+	curl -s "$U2/api/tree" >"$work/tree.json"
+done
+check "  ...and the fit of its rounds, as the report makes it: offset, drift, quality" \
+	[ "$(leaf_fit '.keys() >= {"rounds", "used", "offset_ns", "offset_ci_ns", "drift_ppm", "drift_ci_ppm", "quality"}')" = True ]
+check "  ...one clock on one host: the fitted offset within a millisecond" \
+	[ "$(leaf_fit '["offset_ns"] ** 2 < 1e12')" = True ]
 # a traced process connected to the leaf: its stream under the leaf
 laddr=$(awk '{print $2}' "$work/leaf.port")
 LD_PRELOAD="$top_builddir/sensor/.libs/libtapestry-sensor.so" TAPESTRY_COLLECTOR="$laddr" \

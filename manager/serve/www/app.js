@@ -163,6 +163,13 @@ async function jobPage(name, q) {
     '<h2>Exports</h2><section id="exports"></section>';
   const info = await api(base);
   if (gen !== pageGen) return;
+  /* until the report comes (a whole post-processing of a large job takes a
+   * while the first time), what the job's index says */
+  if (info.job.report !== 'ready')
+    $('#job-figs').innerHTML = '<section><div class="figs">' + fig('records (index)', info.job.records) +
+      fig('segments', fmtBytes(info.job.bytes)) + fig('created', info.job.date || '—') +
+      '</div><p class="mut" id="report-wait">The report is being made (clock fits, causality repair, ' +
+      'perturbation correction over the whole job, once): its figures replace these when it is ready.</p></section>';
   renderExports(base, info.exports);
   const tl = startTimeline(base, gen, q);
   const xml = await until(base + '/report.xml', gen, {text: true});

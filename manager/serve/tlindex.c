@@ -479,8 +479,14 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 	    pwrite(fd, b->str, b->strlen, (off_t)h.off_str) != (ssize_t)b->strlen)
 		goto out;
 	memcpy(map, &h, sizeof(h));
-	if (msync(map, cap, MS_SYNC) < 0 || rename(tmpname, out) < 0)
+	if (rename(tmpname, out) < 0)
 		goto out;
+	/* the server maps the page cache: it answers from the index at once,
+	 * and the disk catches up after (a sync first made a 10^7-event job's
+	 * timeline wait for 1 GB to reach the disk). The child exits once it
+	 * is there; a machine crash meanwhile may tear the cache, which
+	 * manager-serve.md says how to drop. */
+	fdatasync(fd);
 	rc = 0;
 out:
 	if (map != MAP_FAILED)

@@ -29,7 +29,9 @@ int mgr_report(const char *dir, int xml, FILE *out);
  * post-processing for the report and the timeline index of `tapestry
  * serve`): their iteration is used up, mgr_events_rewind gives it back. */
 struct mgr_events;
-int mgr_report_events(const char *dir, struct mgr_events *me, int xml, FILE *out);
+#define MGR_REPORT_XML 1	/* flags: --xml */
+#define MGR_REPORT_QUICK 2	/* --quick: no post-processing (me unused) */
+int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *out);
 
 /* Print "tapestry: " + message to stderr. */
 void mgr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -127,10 +127,13 @@ static uint64_t undelivered(const struct proto_stream *s, uint64_t *gap_ns)
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry report [--xml] [--strict] DIR\n"
+	fputs("usage: tapestry report [--xml] [--strict] [--quick] DIR\n"
 	      "  Events per type and rank, streams (traced processes) with their\n"
 	      "  losses, and what was skipped as damaged.\n"
 	      "  --xml     machine-readable output\n"
+	      "  --quick   without the post-processing (clock fits, causality\n"
+	      "            repair, perturbation correction): the counts, streams\n"
+	      "            and losses in one read of the job\n"
 	      "  --strict  exit 1 when the job directory is damaged (corrupt or\n"
 	      "            missing batches, damaged segments, lost events) or its\n"
 	      "            index is, as `tapestry export --strict` refuses it\n",
@@ -153,6 +156,7 @@ struct report {
 	struct proto_trace *t;
 	struct mgr_events *me;			/* NULL: post-processing failed */
 	int own_me;				/* opened here (closed with r) */
+	int quick;				/* --quick: no post-processing */
 	const struct mgr_post *post;		/* these four: NULL with me */
 	const struct mgr_perturb_stats *ps;
 	const struct mgr_causality_stats *cs;
@@ -345,15 +349,18 @@ static void gather_index(struct report *r)
 /* Fill r from the job directory dir, with its events me when the caller
  * has them (NULL: opened here): 0, or -1 after a message (r is to be freed
  * either way). */
-static int report_gather(struct report *r, const char *dir, struct mgr_events *me)
+static int report_gather(struct report *r, const char *dir, struct mgr_events *me,
+			 int quick)
 {
 	memset(r, 0, sizeof(*r));
 	r->dir = dir;
 	r->me = me;
 	r->own_me = !me;
+	r->quick = quick;
 	if (!(r->t = mgr_trace_open(dir)))
 		return -1;
-	gather_post(r);
+	if (!quick)
+		gather_post(r);
 	if (gather_events(r) < 0)
 		return -1;
 	r->st = proto_trace_stats(r->t);
@@ -702,6 +709,8 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "refused_frames", r->refused);
 	attr_u(out, "streams_cut", r->cut);
 	attr_s(out, "index", r->index_state);
+	if (r->quick)
+		attr_s(out, "post", "skipped");
 	if (r->index_problem[0])
 		attr_s(out, "index_problem", r->index_problem);
 	fputs(">\n", out);
@@ -918,6 +927,9 @@ static void report_text(FILE *out, const struct report *r)
 			r->undelivered);
 	if (r->jr && r->jr->first_problem[0])
 		fprintf(out, "               first problem: %s\n", r->jr->first_problem);
+	if (r->quick)
+		fprintf(out, "post           skipped (--quick): no clock, perturbation or causality"
+			" figures\n");
 	if (r->index_problem[0])
 		fprintf(out, "index          damaged (%s): not used; every figure here was read"
 			" from the segments, which hold every batch stored (the index only"
@@ -938,11 +950,13 @@ static void report_text(FILE *out, const struct report *r)
 
 int mgr_report(const char *dir, int xml, FILE *out)
 {
-	return mgr_report_events(dir, NULL, xml, out);
+	return mgr_report_events(dir, NULL, xml ? MGR_REPORT_XML : 0, out);
 }
 
-int mgr_report_events(const char *dir, struct mgr_events *me, int xml, FILE *out)
+int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *out)
 {
+	int xml = flags & MGR_REPORT_XML;
+
 	struct report *r = malloc(sizeof(*r));
 	int status = 1;
 
@@ -950,7 +964,7 @@ int mgr_report_events(const char *dir, struct mgr_events *me, int xml, FILE *out
 		mgr_err("out of memory");
 		return 1;
 	}
-	if (!report_gather(r, dir, me)) {
+	if (!report_gather(r, dir, me, flags & MGR_REPORT_QUICK)) {
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
 		status = mgr_export_strict && mgr_export_damage(r->t, dir, "report");
@@ -970,15 +984,17 @@ int mgr_cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{"xml", no_argument, NULL, 'x'},
 		{"strict", no_argument, NULL, 'S'},
+		{"quick", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int c, xml = 0;
+	int c, flags = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'x': xml = 1; break;
+		case 'x': flags |= MGR_REPORT_XML; break;
+		case 'q': flags |= MGR_REPORT_QUICK; break;
 		case 'S': mgr_export_strict = 1; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
@@ -989,5 +1005,5 @@ int mgr_cmd_report(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
-	return mgr_report(argv[optind], xml, stdout);
+	return mgr_report_events(argv[optind], NULL, flags, stdout);
 }

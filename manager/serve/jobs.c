@@ -582,6 +582,41 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	evbuffer_free(b);
 }
 
+static void send_xml(struct evhttp_request *req, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	struct evbuffer *b = evbuffer_new();
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		srv_error(req, 500, "cannot read %s", path);
+	} else {
+		evbuffer_add_file(b, fd, 0, st.st_size);
+		srv_reply(req, 200, "application/xml", b);
+	}
+	evbuffer_free(b);
+}
+
+/* The report when it is made, else the quick one (post="skipped") once
+ * the cache child has written it, else as report.xml (202, building). */
+static void report_quick(struct srv *s, struct evhttp_request *req, const char *dir)
+{
+	char cdir[4300], full[4400], quick[4400];
+
+	if (!srv_cache_dir(dir, cdir, sizeof(cdir))) {
+		snprintf(full, sizeof(full), "%s/report.xml", cdir);
+		snprintf(quick, sizeof(quick), "%s/" SRV_QUICK, cdir);
+		if (!srv_cache_fresh(dir, full) && srv_cache_fresh(dir, quick)) {
+			send_xml(req, quick);
+			return;
+		}
+	}
+	if (cached(s, req, dir, 1, full, sizeof(full)))
+		send_xml(req, full);
+}
+
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest)
 {
@@ -602,21 +637,10 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (!*rest) {
 		job_info(s, req, name, dir);
 	} else if (!strcmp(rest, "/report.xml")) {
-		if (cached(s, req, dir, 1, path, sizeof(path))) {
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
-			struct stat st;
-			struct evbuffer *b = evbuffer_new();
-
-			if (fd < 0 || fstat(fd, &st) < 0) {
-				if (fd >= 0)
-					close(fd);
-				srv_error(req, 500, "cannot read %s", path);
-			} else {
-				evbuffer_add_file(b, fd, 0, st.st_size);
-				srv_reply(req, 200, "application/xml", b);
-			}
-			evbuffer_free(b);
-		}
+		if (cached(s, req, dir, 1, path, sizeof(path)))
+			send_xml(req, path);
+	} else if (!strcmp(rest, "/" SRV_QUICK)) {
+		report_quick(s, req, dir);
 	} else if (!strcmp(rest, "/timeline")) {
 		timeline(s, req, dir, 0);
 	} else if (!strcmp(rest, "/event")) {

@@ -519,9 +519,10 @@ static int listen_on(struct srv *s, struct evhttp *http, const char *addr, int p
 	return 0;
 }
 
-/* The report of me into file report (written as report.tmp, renamed), then
- * me rewound: 0, or -1 after a message. */
-static int build_report(const char *dir, struct mgr_events *me, const char *report)
+/* The report of me (flags of mgr_report_events) into file report (written
+ * as report.tmp, renamed), then me rewound: 0, or -1 after a message. */
+static int build_report(const char *dir, struct mgr_events *me, int flags,
+			const char *report)
 {
 	char tmpname[4400];
 	FILE *f;
@@ -532,7 +533,7 @@ static int build_report(const char *dir, struct mgr_events *me, const char *repo
 		fprintf(stderr, "tapestry: cannot write %s: %s\n", tmpname, strerror(errno));
 		return -1;
 	}
-	bad = mgr_report_events(dir, me, 1, f);
+	bad = mgr_report_events(dir, me, MGR_REPORT_XML | flags, f);
 	bad |= fclose(f) != 0;
 	if (bad || rename(tmpname, report) < 0) {
 		fprintf(stderr, "tapestry: the report of %s failed\n", dir);
@@ -543,17 +544,25 @@ static int build_report(const char *dir, struct mgr_events *me, const char *repo
 }
 
 /* The child that makes a job's cache (jobs.c): `serve --build-index DIR
- * INDEX|- [REPORT]`. One post-processing for both: the report first (the
- * page's figures come before the timeline), then the index from the same
- * events read again. 0, or 1 after a message. */
+ * INDEX|- [REPORT]`. A quick report first (SRV_QUICK beside REPORT: one
+ * read, no post-processing: the page's counts within seconds), then one
+ * post-processing for both the report (the page's other figures) and the
+ * index, from the same events read again. 0, or 1 after a message. */
 static int build_cache(const char *dir, const char *index, const char *report)
 {
+	char quick[4400];
+	const char *slash = report ? strrchr(report, '/') : NULL;
 	int rc, bad = 0;
+
+	if (slash) {
+		snprintf(quick, sizeof(quick), "%.*s/" SRV_QUICK, (int)(slash - report), report);
+		bad = build_report(dir, NULL, MGR_REPORT_QUICK, quick);
+	}
 	struct mgr_events *me = mgr_events_open(dir, &rc);
 
 	/* without me, the report says what failed and gives what it can */
 	if (report)
-		bad = build_report(dir, me, report);
+		bad |= build_report(dir, me, 0, report);
 	if (strcmp(index, "-")) {
 		if (!me)
 			fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));

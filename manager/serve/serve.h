@@ -115,6 +115,9 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest);
 /* Cache directory of job dir (DIR/.tapestry-serve), created: 0 or -1. */
 int srv_cache_dir(const char *dir, char *out, size_t cap);
+/* The quick report (`tapestry report --xml --quick`) the cache child writes
+ * beside report.xml before the post-processing. */
+#define SRV_QUICK "report-quick.xml"
 /* 1 when cache file f is newer than the job's data (index and meta.xml). */
 int srv_cache_fresh(const char *dir, const char *f);
 

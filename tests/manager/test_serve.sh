@@ -85,6 +85,11 @@ curl -s "$U/api/jobs" >"$work/jobs.json"
 check "the job list names run1" [ "$(json "$work/jobs.json" 'd["jobs"][0]["name"]')" = run1 ]
 check "report.xml is served (after 202s)" [ "$(poll "$U/api/jobs/run1/report.xml" "$work/got.xml")" = 200 ]
 check "  ...and is exactly tapestry report --xml" cmp "$work/report.xml" "$work/got.xml"
+check "  ...the quick one made first is exactly tapestry report --xml --quick" \
+	cmp <("$T" report --xml --quick "$jobs/run1") "$jobs/run1/.tapestry-serve/report-quick.xml"
+check "report-quick.xml once the report is made: the report" \
+	[ "$(poll "$U/api/jobs/run1/report-quick.xml" "$work/gotq.xml")" = 200 ]
+check "  ...byte for byte" cmp "$work/report.xml" "$work/gotq.xml"
 curl -s "$U/api/jobs" >"$work/jobs.json"
 ev=$(python3 -c "import xml.etree.ElementTree as E; print(E.parse('$work/report.xml').getroot().get('events'))")
 check "the list's events equal the report's ($ev)" [ "$(json "$work/jobs.json" 'd["jobs"][0]["events"]')" = "$ev" ]

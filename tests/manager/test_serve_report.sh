@@ -3,7 +3,8 @@
 # `tapestry serve` shows) on awkward job directories: a name with a control
 # character and bytes that are not UTF-8 (the XML still parses: U+FFFD in
 # their place), and a damaged index beside intact segments (said, with why
-# the segments suffice; --strict refuses it).
+# the segments suffice; --strict refuses it); and --quick, the report the
+# page shows first (no post-processing).
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 T="$top_builddir/manager/tapestry"
@@ -27,7 +28,17 @@ check "  ...with U+FFFD for each bad byte" \
 check "  ...and no character reference below 32 but TAB, LF, CR" \
 	bash -c "! grep -Eq '&#([0-8]|1[124-9]|2[0-9]|3[01]);' '$work/odd.xml'"
 
-# 2. a damaged index, the segments intact
+# 2. --quick: the counts without the post-processing
+"$T" report --xml --quick "$work/run" >"$work/quick.xml"
+check "report --xml --quick exits 0, parses, says post=\"skipped\"" \
+	bash -c "xmllint --noout '$work/quick.xml' && grep -q ' post=\"skipped\"' '$work/quick.xml'"
+check "  ...the same streams and events as the full report" \
+	cmp <(grep -E '<(stream|events) ' "$work/quick.xml") <("$T" report --xml "$work/run" | grep -E '<(stream|events) ')
+check "  ...and nothing of the post-processing" \
+	bash -c "! grep -Eq '<(clock|causality|perturbation)' '$work/quick.xml'"
+check "  ...and says so as text" grep -q "^post  *skipped (--quick)" <("$T" report --quick "$work/run")
+
+# 3. a damaged index, the segments intact
 check "an intact index is reported as such" \
 	grep -q ' index="ok"' <("$T" report --xml "$work/run")
 cp -r "$work/run" "$work/junk"

@@ -172,9 +172,19 @@ async function jobPage(name, q) {
       'perturbation correction over the whole job, once): its figures replace these when it is ready.</p></section>';
   renderExports(base, info.exports);
   const tl = startTimeline(base, gen, q);
-  const xml = await until(base + '/report.xml', gen, {text: true});
+  /* the quick report (counts, streams: one read of the job) first when the
+   * report is not made yet, then the report with the post-processing */
+  let xml = await until(base + '/report-quick.xml', gen, {text: true});
   if (gen !== pageGen || xml === null) return;
-  renderReport(new DOMParser().parseFromString(xml, 'application/xml'));
+  let doc = new DOMParser().parseFromString(xml, 'application/xml');
+  renderReport(doc);
+  if (doc.documentElement.getAttribute('post') === 'skipped') {
+    $('#job-report').insertAdjacentHTML('afterbegin', '<p class="mut" id="report-wait">Counts from one read of the job; ' +
+      'the clocks, causality repair and perturbation correction follow when the post-processing is done.</p>');
+    xml = await until(base + '/report.xml', gen, {text: true});
+    if (gen !== pageGen || xml === null) return;
+    renderReport(new DOMParser().parseFromString(xml, 'application/xml'));
+  }
   await tl;
 }
 

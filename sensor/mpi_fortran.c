@@ -265,7 +265,7 @@ F_BIND(mpi_cart_sub, MPI_CART_SUB, cart_sub,
 	set_newcomm(newcomm, nc, rc, ierr);
 }
 
-/* ---- arrays of requests ---------------------------------------------------- */
+/* ---- arrays of requests -------------------------------------------------- */
 
 F_BIND(mpi_waitall, MPI_WAITALL, waitall,
        (MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr))

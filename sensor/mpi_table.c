@@ -235,7 +235,7 @@ int mw_tab_check(const struct mw_tab *t)
 	return n == t->n ? 0 : PROTO_E_STATE;
 }
 
-/* ---- id tables ------------------------------------------------------------ */
+/* ---- id tables ----------------------------------------------------------- */
 
 void *mw_ids_get(struct mw_ids *t, uint64_t key)
 {

@@ -26,6 +26,7 @@
 #                                as a LOGICAL)
 #   int x[], x[][3]              MPI_Fint *x      x (the weights: mf_weights(x))
 #   const char *x                char *x, int x_len  mf_string(x, x_len)
+#                                (a string the call writes: hand-written)
 #   MPI_Status *x                MPI_Fint *x      MPI_STATUS_IGNORE or local,
 #                                written back with mf_status_out
 # In a call with a LOGICAL flag, what it returns besides the flag and the
@@ -35,7 +36,7 @@
 # (sensor/mpi_fortran.c); the file ends with the list of those.
 
 BEGIN {
-	nh = split("Comm Group Info Datatype Op Win File Request Message", H, " ")
+	nh = split("Comm Group Info Datatype Op Win File Request Message Errhandler", H, " ")
 	for (i = 1; i <= nh; i++)
 		handle["MPI_" H[i]] = H[i] == "Datatype" ? "Type" : H[i]
 	nulls["Comm"] = "MPI_COMM_NULL"; nulls["Group"] = "MPI_GROUP_NULL"
@@ -43,6 +44,7 @@ BEGIN {
 	nulls["Op"] = "MPI_OP_NULL"; nulls["Win"] = "MPI_WIN_NULL"
 	nulls["File"] = "MPI_FILE_NULL"; nulls["Request"] = "MPI_REQUEST_NULL"
 	nulls["Message"] = "MPI_MESSAGE_NULL"
+	nulls["Errhandler"] = "MPI_ERRHANDLER_NULL"
 	logical["reorder"] = logical["high"] = 1
 	weights["weights"] = weights["sourceweights"] = weights["destweights"] = 1
 	print "/*"
@@ -170,7 +172,7 @@ function emit(call,    name, g, ng, np, P, i, t, v, arr, ptr, h, lc, fp, pre,
 			} else {
 				flagpost = flagpost "\t\t*" v " = v_" v ";\n"
 			}
-		} else if (ptr == 1 && t == "char") {
+		} else if (ptr == 1 && t == "char" && isconst) {
 			fp = fp "char *" v ", "
 			strs = strs ", int " v "_len"
 			pre = pre "\tchar *s_" v " = mf_string(" v ", " v "_len);\n"

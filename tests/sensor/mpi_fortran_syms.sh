@@ -3,7 +3,10 @@
 # (sensor/mpi*.def) has the Fortran bindings its MPI's callers need
 # (sensor/mpi_fortran_gen.awk, sensor/mpi_fortran.c):
 #  - Open MPI's library defines mpi_NAME_, mpi_NAME__, mpi_NAME, MPI_NAME
-#    (upper case) and ompi_NAME_f: its Fortran layers call PMPI_ directly;
+#    (upper case) and ompi_NAME_f: its Fortran layers call PMPI_ directly
+#    (a call the generator leaves to a hand-written binding, listed at the
+#    end of sensor/mpi_fortran_gen.c, without one is said, not failed: a
+#    table line added before its binding);
 #  - MPICH's defines mpi_NAME_f08_ for every call whose mpi_f08 binding
 #    libmpichfort defines under that name (they call PMPI_ directly), and
 #    no mpi_NAME_ (its mpif.h bindings call MPI_NAME: the C wrapper sees
@@ -23,14 +26,25 @@ done
 
 if [ -f "$MPI_PKGLIB_OMPI" ]; then
 	nm -D --defined-only "$MPI_PKGLIB_OMPI" | awk '{ print $3 }' > "$tmp/ompi"
+	# the calls the generator left to hand-written bindings
+	sed -n '/^\/\* Not generated/,/\*\//p' "$B/sensor/mpi_fortran_gen.c" |
+		tr ' ' '\n' | grep '^[A-Z][a-z_]*$' > "$tmp/hand"
 	miss=
+	later=
 	for n in $names; do
 		lc=$(echo "$n" | tr 'A-Z' 'a-z')
 		uc=$(echo "$n" | tr 'a-z' 'A-Z')
 		for s in "mpi_${lc}_" "mpi_${lc}__" "mpi_$lc" "MPI_$uc" "ompi_${lc}_f"; do
-			grep -qx "$s" "$tmp/ompi" || miss="$miss $s"
+			grep -qx "$s" "$tmp/ompi" && continue
+			if grep -qx "$n" "$tmp/hand"; then
+				later="$later $s"
+			else
+				miss="$miss $s"
+			fi
 		done
 	done
+	[ -z "$later" ] || echo "note: Open MPI sensor: to write by hand in" \
+		"sensor/mpi_fortran.c (untraced from Fortran):$later"
 	if [ -n "$miss" ]; then
 		echo "FAIL: Open MPI sensor: no Fortran binding$miss"
 		status=1

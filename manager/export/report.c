@@ -157,6 +157,8 @@ struct report {
 	struct mgr_events *me;			/* NULL: post-processing failed */
 	int own_me;				/* opened here (closed with r) */
 	int quick;				/* --quick: no post-processing */
+	mgr_report_hook hook;			/* sees every event of me, or NULL */
+	void *hook_arg;
 	const struct mgr_post *post;		/* these four: NULL with me */
 	const struct mgr_perturb_stats *ps;
 	const struct mgr_causality_stats *cs;
@@ -195,9 +197,13 @@ static void gather_span(struct report *r)
 	int64_t r0[2] = {INT64_MAX, INT64_MAX}, r1[2] = {INT64_MIN, INT64_MIN};
 	int64_t c0[2] = {INT64_MAX, INT64_MAX}, c1[2] = {INT64_MIN, INT64_MIN};
 
-	while (mgr_events_next(r->me, &ev) == 1) {
+	int rc;
+
+	while ((rc = mgr_events_next(r->me, &ev)) == 1) {
 		const struct proto_ev_info *info = proto_ev_info(ev.ev->type);
 
+		if (r->hook)
+			r->hook(r->hook_arg, &ev);
 		if (!info || info->category == PROTO_CAT_TRACER)
 			continue;
 		for (int k = 0; k < 2; k++) {
@@ -209,6 +215,8 @@ static void gather_span(struct report *r)
 			if (ev.end > c1[k]) c1[k] = ev.end;
 		}
 	}
+	if (r->hook && rc == 0)
+		r->hook(r->hook_arg, NULL);	/* the clean end */
 	int k = r1[1] > r0[1] ? 1 : 0;
 	r->span_ranks = k;
 	if (r1[k] > r0[k]) {
@@ -352,7 +360,6 @@ static void gather_index(struct report *r)
 static int report_gather(struct report *r, const char *dir, struct mgr_events *me,
 			 int quick)
 {
-	memset(r, 0, sizeof(*r));
 	r->dir = dir;
 	r->me = me;
 	r->own_me = !me;
@@ -950,10 +957,11 @@ static void report_text(FILE *out, const struct report *r)
 
 int mgr_report(const char *dir, int xml, FILE *out)
 {
-	return mgr_report_events(dir, NULL, xml ? MGR_REPORT_XML : 0, out);
+	return mgr_report_events(dir, NULL, xml ? MGR_REPORT_XML : 0, out, NULL, NULL);
 }
 
-int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *out)
+int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *out,
+		      mgr_report_hook hook, void *arg)
 {
 	int xml = flags & MGR_REPORT_XML;
 
@@ -964,6 +972,9 @@ int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *o
 		mgr_err("out of memory");
 		return 1;
 	}
+	memset(r, 0, sizeof(*r));
+	r->hook = hook;
+	r->hook_arg = arg;
 	if (!report_gather(r, dir, me, flags & MGR_REPORT_QUICK)) {
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
@@ -1005,5 +1016,5 @@ int mgr_cmd_report(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
-	return mgr_report_events(argv[optind], NULL, flags, stdout);
+	return mgr_report_events(argv[optind], NULL, flags, stdout, NULL, NULL);
 }

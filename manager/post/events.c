@@ -18,7 +18,6 @@ struct mgr_events {
 	struct mgr_causality *clc;
 	struct mgr_perturb *pert;	/* NULL: TAPESTRY_NO_CORRECTION */
 	uint64_t origin;	/* global time of the earliest event */
-	char *dir;		/* for mgr_events_rewind */
 };
 
 /* global, causality-repaired time of a raw stamp: what perturb works on */
@@ -37,7 +36,6 @@ static void fail_free(struct mgr_events *e)
 	mgr_perturb_free(e->pert);
 	mgr_causality_free(e->clc);
 	mgr_post_free(e->post);
-	free(e->dir);
 	free(e);
 }
 
@@ -48,20 +46,20 @@ struct mgr_events *mgr_events_open(const char *dir, int *rc)
 	struct proto_trace *first;
 	int r;
 
-	if (!e || !(e->dir = strdup(dir))) {
-		free(e);
+	if (!e) {
 		*rc = PROTO_E_NOMEM;
 		return NULL;
 	}
 	/* pass 0: the clock tree; pass 1: the job start on the global clock */
 	if (!(e->post = mgr_post_build(dir, rc))) {
-		fail_free(e);
+		free(e);
 		return NULL;
 	}
 	/* causality repair on the global clock (MISSION: zero violations) */
 	const char *lat = getenv("TAPESTRY_MIN_LATENCY_NS");
 	if (!(e->clc = mgr_causality_build(dir, e->post, lat ? atoll(lat) : 0, rc))) {
-		fail_free(e);
+		mgr_post_free(e->post);
+		free(e);
 		return NULL;
 	}
 	const char *raw = getenv("TAPESTRY_NO_CORRECTION");
@@ -120,18 +118,6 @@ int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 		    mgr_comms_name(mgr_causality_comms(e->clc), te.stream->id,
 				   te.ev->arg[ci]);
 	return 1;
-}
-
-int mgr_events_rewind(struct mgr_events *e)
-{
-	int rc;
-	struct proto_trace *t = proto_trace_open(e->dir, &rc);
-
-	if (!t)
-		return rc;
-	proto_trace_close(e->t);
-	e->t = t;
-	return 0;
 }
 
 const struct mgr_comms *mgr_events_comms(const struct mgr_events *e)

@@ -46,10 +46,6 @@ const struct mgr_comms *mgr_events_comms(const struct mgr_events *e);
  * an I/O error. */
 int mgr_events_next(struct mgr_events *e, struct mgr_event *out);
 
-/* Back to the first event (the trace read again; the post-processing is
- * kept): 0, or < 0 with the iteration where it was. */
-int mgr_events_rewind(struct mgr_events *e);
-
 /* The underlying trace (streams, stats, strings, meta). */
 struct proto_trace *mgr_events_trace(struct mgr_events *e);
 

@@ -124,12 +124,26 @@ int srv_cache_fresh(const char *dir, const char *f);
 /* ---- tlindex.c: the timeline index ----------------------------------------- */
 
 /* Build the timeline index of job dir into file out (written as out.tmp,
- * renamed). 0, or -1 after a message on stderr. Runs in a child process:
- * memory grows with the job's lanes and a 4-byte map per event. */
+ * renamed). 0, or -1 after a message on stderr. Runs in a child process;
+ * its anonymous memory is bounded whatever the job: fixed tables of lanes
+ * and paths (at most 32 MiB of paths), and what grows with the job (a
+ * 4-byte map per event, the messages, a lane's sort) in big arrays within
+ * the post-processing's heap budget (manager/post/grow.h). */
 int srv_tl_build(const char *dir, const char *out);
 /* The same from the events of dir opened by the caller (consumed). */
 struct mgr_events;
+struct mgr_event;
 int srv_tl_build_events(struct mgr_events *me, const char *dir, const char *out);
+/* The same in steps, for a caller that reads the events itself (the cache
+ * child: the report's pass over them): begin (NULL with why), srv_tl_add
+ * for every event of one iteration of me and then once with NULL at its
+ * clean end (the index fails without it), finish (frees b), or free. */
+struct srv_tl_builder;
+struct srv_tl_builder *srv_tl_begin(const char *out, char *why, size_t whylen);
+int srv_tl_add(void *b, const struct mgr_event *ev);
+int srv_tl_finish(struct srv_tl_builder *b, struct mgr_events *me, const char *dir,
+		  const char *out);
+void srv_tl_free(struct srv_tl_builder *b);
 /* Answer a timeline request from index file path: query t0, t1 (ns), w
  * (pixels). Appends JSON to b: 0, or with why set -2 (a bad request), -3 (the
  * index is damaged or of another version: build it again), -1 (else). */

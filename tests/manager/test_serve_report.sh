@@ -38,6 +38,15 @@ check "  ...and nothing of the post-processing" \
 	bash -c "! grep -Eq '<(clock|causality|perturbation)' '$work/quick.xml'"
 check "  ...and says so as text" grep -q "^post  *skipped (--quick)" <("$T" report --quick "$work/run")
 
+# serve's cache child: the report and the timeline index in one pass over
+# the events give what each gives alone
+"$T" serve --build-index "$work/run" "$work/both.idx" "$work/both.xml"
+check "the cache child makes both (exit 0)" [ $? = 0 ]
+"$T" serve --build-index "$work/run" "$work/alone.idx"
+check "  ...the index as made alone" cmp "$work/both.idx" "$work/alone.idx"
+check "  ...the report as tapestry report --xml" cmp "$work/both.xml" <("$T" report --xml "$work/run")
+check "  ...and the quick report beside it" cmp "$work/report-quick.xml" <("$T" report --xml --quick "$work/run")
+
 # 3. a damaged index, the segments intact
 check "an intact index is reported as such" \
 	grep -q ' index="ok"' <("$T" report --xml "$work/run")

@@ -568,15 +568,14 @@ void srv_tl_free(struct srv_tl_builder *tb)
 
 	if (!b)
 		return;
+	void *heap[] = {b->lanes, b->slot, b->sslot, b->str, b};
+
 	if (b->tmp)
 		fclose(b->tmp);
-	free(b->lanes);
-	free(b->slot);
-	free(b->sslot);
-	free(b->str);
 	mgr_big_free(b->posmap);
 	mgr_big_free(b->msg);
-	free(b);
+	for (size_t i = 0; i < sizeof(heap) / sizeof(heap[0]); i++)
+		free(heap[i]);
 }
 
 int srv_tl_build_events(struct mgr_events *me, const char *dir, const char *out)

@@ -26,13 +26,7 @@
 #include "lttng_tp.h"
 #endif
 
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "timing.h"
 
 int main(int argc, char **argv)
 {
@@ -49,7 +43,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	memset(buf, 'b', sizeof(buf));
-	t0 = now();
+	t0 = bench_now_ns();
 	for (long i = 0; i < calls; i++) {
 		ssize_t r = write(fd, buf, 64);
 
@@ -59,7 +53,7 @@ int main(int argc, char **argv)
 		(void)r;
 #endif
 	}
-	t1 = now();
+	t1 = bench_now_ns();
 	printf("sustained: ns_per_call %.1f calls %ld\n", (double)(t1 - t0) / (double)calls, calls);
 	close(fd);
 	return 0;

@@ -1,5 +1,22 @@
-# tests/manager/lib.sh - sourced by the manager's launch test scripts
-# (launch_pingpong.sh, test_launch.sh, test_live.sh). Needs top_srcdir.
+# tests/manager/lib.sh - sourced by the manager's test scripts right after
+# `work=$(mktemp -d ...)`. Needs top_srcdir and top_builddir.
+# Sets T and C (the tapestry and collector binaries), fail=0 and pids=();
+# at exit every process in pids is killed and waited for, cleanup_more runs
+# when the script defines it (namespaces, links), and $work is removed.
+
+T="$top_builddir/manager/tapestry"
+C="$top_builddir/tapestry-collector"
+[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
+fail=0
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	[ "$(type -t cleanup_more)" = function ] && cleanup_more
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 # check DESCRIPTION COMMAND...: prints ok/FAIL; a failure sets fail=1
 check() {
@@ -18,4 +35,15 @@ ring_xml() {
 	    -e "s/name=\"node\"/name=\"$_tag-node\"/" \
 	    -e "s|<argument>100</argument>|<argument>$_it</argument>|" \
 	    "${_ex[@]}" "$top_srcdir/deploy/examples/ring.xml" >"$_out"
+}
+
+# launch_ok SECS WHAT DIR XML: `tapestry launch -o DIR XML` with DIR.out and
+# DIR.err beside DIR; checks "launch WHAT exits 0" and on failure shows its
+# messages and the tail of the collectors' logs
+launch_ok() {
+	local rc
+	timeout "$1" "$T" launch -o "$3" "$4" >"$3.out" 2>"$3.err"
+	rc=$?
+	check "launch $2 exits 0 ($rc)" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || { cat "$3.err"; tail -n 5 "$3/logs/"* 2>/dev/null; }
 }

@@ -7,19 +7,9 @@
 # serving the others. The pages in a browser: test_serve_browser.sh.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
-C="$top_builddir/tapestry-collector"
-[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
 command -v curl >/dev/null || { echo "no curl"; exit 77; }
 work=$(mktemp -d /tmp/tapestry-test-serve.XXXXXX)
 tag="ts$$"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 . "$top_srcdir/tests/manager/lib.sh"
 
 # start_serve OUT ARGS...: tapestry serve on a free loopback port; sets U, SP

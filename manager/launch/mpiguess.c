@@ -26,6 +26,7 @@
 
 #include "manager/mgr.h"
 #include "manager/launch/spawn.h"
+#include "proto/error.h"
 
 static const char *const launchers[] = {
 	"mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "srun",
@@ -81,7 +82,8 @@ static const char *by_dir(const char *path)
 	return NULL;
 }
 
-/* Resolve prog like the shell does (PATH when it has no '/'). */
+/* Resolve prog like the shell does (PATH when it has no '/') into out: 0,
+ * or PROTO_E_NOTFOUND. */
 static int on_path(const char *prog, char *out, size_t cap)
 {
 	const char *path = getenv("PATH");
@@ -89,7 +91,7 @@ static int on_path(const char *prog, char *out, size_t cap)
 
 	if (strchr(prog, '/')) {
 		snprintf(out, cap, "%s", prog);
-		return access(out, X_OK) == 0 ? 0 : -1;
+		return access(out, X_OK) == 0 ? 0 : PROTO_E_NOTFOUND;
 	}
 	if (!path || !*path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -106,7 +108,7 @@ static int on_path(const char *prog, char *out, size_t cap)
 		if (*path == ':')
 			path++;
 	}
-	return -1;
+	return PROTO_E_NOTFOUND;
 }
 
 /* Follow file's links one at a time, classifying each name; leaves the
@@ -211,7 +213,7 @@ int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g)
 	memset(g, 0, sizeof(*g));
 	if (on_path(prog, file, sizeof(file)) < 0) {
 		note(g, "%s not found", prog);
-		return -1;
+		return PROTO_E_NOTFOUND;
 	}
 	walk_links(file, sizeof(file), g);
 	note(g, "%s: %s", file, g->launcher ?

@@ -47,3 +47,40 @@ launch_ok() {
 	check "launch $2 exits 0 ($rc)" [ "$rc" = 0 ]
 	[ "$rc" = 0 ] || { cat "$3.err"; tail -n 5 "$3/logs/"* 2>/dev/null; }
 }
+
+# io_xml TAG PROCESSES OUT [FORMAT]: deploy/examples/iodemo.c built beside OUT
+# (DIR/iodemo, run in DIR/io) and OUT, its description on this host: the
+# collectors TAG-gw and TAG-node below it, FORMAT its output (none if not given)
+io_xml() {
+	local d outputs=
+	d=$(dirname "$3")
+	[ -n "${4:-}" ] && outputs="
+  <outputs><output format=\"$4\"/></outputs>"
+	[ -x "$d/iodemo" ] ||
+		cc -O1 -pthread -o "$d/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
+	mkdir -p "$d/io"
+	cat >"$3" <<EOF
+<?xml version="1.0"?>
+<job name="io">
+  <hosts><host name="localhost" address="127.0.0.1" slots="2"/></hosts>
+  <collectors>
+    <collector name="$1-gw" host="localhost"/>
+    <collector name="$1-node" host="localhost" parent="$1-gw"/>
+  </collectors>
+  <application executable="iodemo" processes="$2" workdir="io">
+    <argument>.</argument>
+  </application>$outputs
+</job>
+EOF
+}
+
+# serve_job: the job serve shows, $work/jobs/run1 (`tapestry run` of iodemo,
+# built into $work/descs), jobs its folder's real path, $work/report.xml its
+# `tapestry report --xml`
+serve_job() {
+	mkdir -p "$work/jobs" "$work/descs/io"
+	cc -O1 -pthread -o "$work/descs/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
+	timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" >/dev/null 2>"$work/run.err"
+	jobs=$(cd "$work/jobs" && pwd -P)
+	"$T" report --xml "$jobs/run1" >"$work/report.xml"
+}

@@ -43,22 +43,7 @@ done
 check "no collector after the bad descriptions" none_left
 
 # 3. a local non-MPI launch
-cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
-mkdir -p "$work/io"
-cat >"$work/io.xml" <<EOF
-<?xml version="1.0"?>
-<job name="io">
-  <hosts><host name="localhost" address="127.0.0.1" slots="2"/></hosts>
-  <collectors>
-    <collector name="$tag-gw" host="localhost"/>
-    <collector name="$tag-node" host="localhost" parent="$tag-gw"/>
-  </collectors>
-  <application executable="iodemo" processes="2" workdir="io">
-    <argument>.</argument>
-  </application>
-  <outputs><output format="csv"/></outputs>
-</job>
-EOF
+io_xml "$tag" 2 "$work/io.xml" csv
 launch_ok 120 io.xml "$work/job-io" "$work/io.xml"
 check "  ...collectors came up in order" grep -q "collector '$tag-node' on localhost up at 127.0.0.1:[0-9]* (parent $tag-gw)" "$work/job-io.err"
 check "  ...plan and logs in the job directory" [ -f "$work/job-io/plan/hostfile.openmpi" -a -f "$work/job-io/plan/job.xml" -a -d "$work/job-io/logs" ]

@@ -33,11 +33,7 @@ page() {
 }
 
 # a job, a description, a tree of two real collectors
-mkdir -p "$work/jobs" "$work/descs/io"
-cc -O1 -pthread -o "$work/descs/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
-timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" >/dev/null 2>"$work/run.err"
-jobs=$(cd "$work/jobs" && pwd -P)
-"$T" report --xml "$jobs/run1" >"$work/report.xml"
+serve_job
 cat >"$work/descs/io.xml" <<EOF
 <?xml version="1.0"?>
 <job name="io">

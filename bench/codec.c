@@ -56,6 +56,19 @@ static void ev_set(struct proto_event *e, uint64_t *t, uint64_t gap,
 	e->type = (uint16_t)type;
 }
 
+/* A blocking send or receive of bytes with peer, tag 7, on the world's
+ * communicator: e. */
+static struct proto_event *p2p(struct proto_event *e, uint64_t *t,
+			       unsigned type, int64_t peer, int64_t bytes)
+{
+	ev_set(e, t, dur(200, 2), dur(3000, 4), type);
+	e->arg[0] = peer;
+	e->arg[1] = 7;
+	e->arg[2] = 0x44000000;
+	e->arg[3] = bytes;
+	return e;
+}
+
 /* One rank of a halo-exchange benchmark: compute, Isend/Irecv to 2 of 4
  * neighbours, Waits, sometimes a blocking Send/Recv pair and an Allreduce. */
 static void gen_mpi(struct proto_event *ev, size_t n)
@@ -97,18 +110,8 @@ static void gen_mpi(struct proto_event *ev, size_t n)
 			e->arg[5] = (int64_t)(rnd() & 1);
 		}
 		if (rnd() % 4 == 0 && i + 2 <= n) {
-			e = &ev[i++];
-			ev_set(e, &t, dur(200, 2), dur(3000, 4), PROTO_EV_MPI_SEND);
-			e->arg[0] = peers[0];
-			e->arg[1] = 7;
-			e->arg[2] = 0x44000000;
-			e->arg[3] = bytes;
-			e = &ev[i++];
-			ev_set(e, &t, dur(200, 2), dur(3000, 4), PROTO_EV_MPI_RECV);
-			e->arg[0] = peers[1];
-			e->arg[1] = 7;
-			e->arg[2] = 0x44000000;
-			e->arg[3] = bytes;
+			p2p(&ev[i++], &t, PROTO_EV_MPI_SEND, peers[0], bytes);
+			e = p2p(&ev[i++], &t, PROTO_EV_MPI_RECV, peers[1], bytes);
 			e->arg[4] = (int64_t)(rnd() & 1);
 		}
 		if (rnd() % 8 == 0 && i < n) {

@@ -141,18 +141,26 @@ static void walk_links(char *file, size_t cap, struct mgr_mpi_guess *g)
 		g->flavour = by_dir(file);
 }
 
+/* The output of the shell command pre FILE post (file quoted), or NULL. */
+static FILE *run_on(const char *pre, const char *file, const char *post)
+{
+	char cmd[PATH_MAX * 2 + 64], q[PATH_MAX * 2] = "";
+
+	if (mgr_shell_quote(q, sizeof(q), file))
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "%s%s%s", pre, q, post);
+	return popen(cmd, "r");
+}
+
 /* The flavour of the MPI library file links (ldd), or NULL; *links set
  * when it links one. */
 static const char *by_libs(const char *file, int *links)
 {
-	char cmd[PATH_MAX * 2 + 64], q[PATH_MAX * 2] = "", line[1024];
+	char line[1024];
 	const char *f = NULL;
 	FILE *p;
 
-	if (mgr_shell_quote(q, sizeof(q), file))
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "ldd %s 2>/dev/null", q);
-	if (!(p = popen(cmd, "r")))
+	if (!(p = run_on("ldd ", file, " 2>/dev/null")))
 		return NULL;
 	while (fgets(line, sizeof(line), p)) {
 		int mpi = strstr(line, "libmpi.so") || strstr(line, "libmpich");
@@ -173,14 +181,11 @@ static const char *by_libs(const char *file, int *links)
 /* The flavour a launcher's `--version` names, or NULL (5 s at most). */
 static const char *by_version(const char *file)
 {
-	char cmd[PATH_MAX * 2 + 64], q[PATH_MAX * 2] = "", line[1024];
+	char line[1024];
 	const char *f = NULL;
 	FILE *p;
 
-	if (mgr_shell_quote(q, sizeof(q), file))
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "timeout -k 1 5 %s --version 2>&1 </dev/null", q);
-	if (!(p = popen(cmd, "r")))
+	if (!(p = run_on("timeout -k 1 5 ", file, " --version 2>&1 </dev/null")))
 		return NULL;
 	while (fgets(line, sizeof(line), p)) {
 		if (f)

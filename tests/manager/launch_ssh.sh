@@ -47,27 +47,12 @@ fi
 
 cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
 mkdir -p "$work/io"
-cat >"$work/job.xml" <<EOF
-<?xml version="1.0"?>
-<job name="ssh">
-  <hosts>
-    <host name="front" address="127.0.0.1"/>
-    <host name="remote" address="127.0.0.1" slots="1" launcher="test-ssh"/>
-  </hosts>
-  <launchers>
-    <launcher name="test-ssh" type="ssh" port="$port" identity="user_key"
-              options="$opts"/>
-  </launchers>
-  <collectors>
-    <collector name="$tag-top" host="front"/>
-    <collector name="$tag-node" host="remote" parent="$tag-top"/>
-  </collectors>
-  <application executable="iodemo" processes="1" workdir="io">
+remote_xml "$work/job.xml" ssh remote \
+	"<launcher name=\"test-ssh\" type=\"ssh\" port=\"$port\" identity=\"user_key\" options=\"$opts\"/>" \
+	"$tag-top" "$tag-node" '<application executable="iodemo" processes="1" workdir="io">
     <argument>.</argument>
   </application>
-  <outputs><output format="csv"/></outputs>
-</job>
-EOF
+  <outputs><output format="csv"/></outputs>'
 launch_ok 180 "through ssh" "$work/job" "$work/job.xml"
 check "  ...the node collector came up through ssh" grep -q "collector '$tag-node' on remote up at" "$work/job.err"
 n=$(awk -F, '$3=="fprintf"' "$work/job/trace.csv" 2>/dev/null | wc -l)

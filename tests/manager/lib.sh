@@ -84,3 +84,29 @@ serve_job() {
 	jobs=$(cd "$work/jobs" && pwd -P)
 	"$T" report --xml "$jobs/run1" >"$work/report.xml"
 }
+
+# remote_xml OUT NAME HOST LAUNCHER TOP SUB [APPLICATION]: job NAME with the
+# host "front" and HOST (1 slot, both 127.0.0.1) started through LAUNCHER
+# (its <launcher .../> element, named by its first name="..."), the collector
+# TOP on front and SUB on HOST below it, then APPLICATION (XML; default
+# /bin/true on 1 process)
+remote_xml() {
+	local l=${4#*name=\"} app=${7:-'<application executable="/bin/true" processes="1"/>'}
+	cat >"$1" <<EOF
+<?xml version="1.0"?>
+<job name="$2">
+  <hosts>
+    <host name="front" address="127.0.0.1"/>
+    <host name="$3" address="127.0.0.1" slots="1" launcher="${l%%\"*}"/>
+  </hosts>
+  <launchers>
+    $4
+  </launchers>
+  <collectors>
+    <collector name="$5" host="front"/>
+    <collector name="$6" host="$3" parent="$5"/>
+  </collectors>
+  $app
+</job>
+EOF
+}

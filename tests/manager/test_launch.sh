@@ -114,23 +114,9 @@ for p in "${pids[@]}"; do kill "$p"; wait "$p"; done
 pids=()
 
 # 6. half-way failures leave nothing behind
-cat >"$work/unreachable.xml" <<EOF
-<?xml version="1.0"?>
-<job name="unreachable">
-  <hosts>
-    <host name="front" address="127.0.0.1"/>
-    <host name="far" address="127.0.0.1" slots="1" launcher="closed"/>
-  </hosts>
-  <launchers>
-    <launcher name="closed" type="ssh" port="1" options="-o StrictHostKeyChecking=no"/>
-  </launchers>
-  <collectors>
-    <collector name="$tag-top" host="front"/>
-    <collector name="$tag-far" host="far" parent="$tag-top"/>
-  </collectors>
-  <application executable="/bin/true" processes="1"/>
-</job>
-EOF
+remote_xml "$work/unreachable.xml" unreachable far \
+	'<launcher name="closed" type="ssh" port="1" options="-o StrictHostKeyChecking=no"/>' \
+	"$tag-top" "$tag-far"
 timeout 120 "$T" launch --start-timeout 10 -o "$work/job-un" "$work/unreachable.xml" >/dev/null 2>"$work/un.err"
 rc=$?
 check "unreachable collector host: launch fails ($rc)" [ "$rc" = 1 ]
@@ -148,23 +134,9 @@ check "executable that cannot start: launch fails with 127 ($rc)" [ "$rc" = 127 
 check "  ...and says so" grep -q "could not be started" "$work/broken.err"
 check "  ...no collector left" none_left "${tag}b-"
 
-cat >"$work/slow.xml" <<EOF
-<?xml version="1.0"?>
-<job name="slow">
-  <hosts>
-    <host name="front" address="127.0.0.1"/>
-    <host name="nowhere" address="127.0.0.1" slots="1" launcher="fake"/>
-  </hosts>
-  <launchers>
-    <launcher name="fake" type="template" command="sleep 30; {command}"/>
-  </launchers>
-  <collectors>
-    <collector name="$tag-t2" host="front"/>
-    <collector name="$tag-n2" host="nowhere" parent="$tag-t2"/>
-  </collectors>
-  <application executable="/bin/true" processes="1"/>
-</job>
-EOF
+remote_xml "$work/slow.xml" slow nowhere \
+	'<launcher name="fake" type="template" command="sleep 30; {command}"/>' \
+	"$tag-t2" "$tag-n2"
 timeout 120 "$T" launch --start-timeout 2 -o "$work/job-slow" "$work/slow.xml" >/dev/null 2>"$work/slow.err"
 rc=$?
 check "collector that never comes up: launch fails ($rc)" [ "$rc" = 1 ]

@@ -17,6 +17,7 @@
 #include "proto/codec.h"
 #include "proto/error.h"
 #include "proto/event.h"
+#include "tests/xorshift.h"
 
 #include "timing.h"
 
@@ -26,10 +27,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tests_xorshift64(&rng);
 }
 
 /* Roughly log-normal: base ns times a factor in [1, 2^spread). */

@@ -26,7 +26,13 @@
 #include "lttng_tp.h"
 #endif
 
-#include "timing.h"
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 int main(int argc, char **argv)
 {
@@ -43,7 +49,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	memset(buf, 'b', sizeof(buf));
-	t0 = bench_now_ns();
+	t0 = now();
 	for (long i = 0; i < calls; i++) {
 		ssize_t r = write(fd, buf, 64);
 
@@ -53,7 +59,7 @@ int main(int argc, char **argv)
 		(void)r;
 #endif
 	}
-	t1 = bench_now_ns();
+	t1 = now();
 	printf("sustained: ns_per_call %.1f calls %ld\n", (double)(t1 - t0) / (double)calls, calls);
 	close(fd);
 	return 0;

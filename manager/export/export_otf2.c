@@ -324,22 +324,14 @@ static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
 	return 0;
 }
 
-/* The index in v[0 .. n) of the latest handle id of the process of
- * location loc, UINT32_MAX when unknown. */
-static uint32_t handle_of(const struct otf2 *o, const struct io_handle *v,
-			  size_t n, uint32_t loc, int64_t id)
+static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
 {
 	uint32_t proc = o->s->threads[loc].proc;
 
-	for (size_t i = n; i-- > 0;)
-		if (v[i].proc == proc && v[i].file == id)
+	for (size_t i = o->nwin; i-- > 0;)
+		if (o->win[i].proc == proc && o->win[i].file == id)
 			return (uint32_t)i;
 	return UINT32_MAX;
-}
-
-static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
-{
-	return handle_of(o, o->win, o->nwin, loc, id);
 }
 
 static void rma_pend(struct otf2 *o, uint32_t loc, uint32_t win, int64_t peer,
@@ -507,7 +499,12 @@ static int io_scan(struct otf2 *o, const char *dir)
  * latest open of that id), UINT32_MAX when unknown. */
 static uint32_t io_handle(const struct otf2 *o, uint32_t loc, int64_t file)
 {
-	return handle_of(o, o->io, o->nio, loc, file);
+	uint32_t proc = o->s->threads[loc].proc;
+
+	for (size_t i = o->nio; i-- > 0;)
+		if (o->io[i].proc == proc && o->io[i].file == file)
+			return (uint32_t)i;
+	return UINT32_MAX;
 }
 
 static void io_pend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t h)

@@ -35,15 +35,24 @@ _Static_assert(sizeof(MPI_Win) <= sizeof(uint64_t), "MPI_Win handle");
 #define MW_GEN_NEXT
 #include "sensor/mpi_gen.h"
 
+/* A region attached to a dynamic window: its base and size. */
+struct win_att {
+	uintptr_t base;
+	int64_t size;
+};
+
 struct win_rec {
 	int64_t id;
 	int size;
 	int *world;		/* world rank of member i; NULL: unknown */
+	struct win_att *att;	/* regions attached, not detached yet */
+	size_t natt;
 };
 
 static void win_drop(void *rec)
 {
 	free(((struct win_rec *)rec)->world);
+	free(((struct win_rec *)rec)->att);
 }
 
 static struct mw_ids wins = MW_IDS_INIT(struct win_rec, 8, WIN_TAB_MAX,
@@ -94,6 +103,8 @@ static int64_t win_added(MPI_Win w)
 		id = r->id;
 		r->size = world ? n : 0;
 		r->world = world;
+		r->att = NULL;
+		r->natt = 0;
 		world = NULL;
 	}
 	mw_ids_unlock(&wins);
@@ -184,6 +195,50 @@ static int do_Win_free(struct mw_call *c, MPI_Win *win)
 	if (rc == MPI_SUCCESS && w != MPI_WIN_NULL)
 		mw_ids_del(&wins, MW_KEY(w));
 	proto_args_set(c->arg, id, 0, 0, 0, 0, 0);
+	return rc;
+}
+
+/* Remember the region attached at base (size >= 0), or take it back
+ * (size < 0): the size it was attached with, -1 when unknown. Attach
+ * regions are few per window (the standard's own use: a handful). */
+static int64_t win_region(MPI_Win w, const void *base, int64_t size)
+{
+	struct win_rec *r = mw_ids_get(&wins, MW_KEY(w));
+	int64_t found = -1;
+	struct win_att *a;
+
+	for (size_t i = 0; r && size < 0 && i < r->natt; i++)
+		if (r->att[i].base == (uintptr_t)base) {
+			found = r->att[i].size;
+			r->att[i] = r->att[--r->natt];
+			break;
+		}
+	if (r && size >= 0 &&
+	    (a = realloc(r->att, (r->natt + 1) * sizeof(*a)))) {
+		r->att = a;
+		a[r->natt++] = (struct win_att){(uintptr_t)base, size};
+	}
+	mw_ids_unlock(&wins);
+	return found;
+}
+
+static int do_Win_attach(struct mw_call *c, MPI_Win win, void *base,
+			 MPI_Aint size)
+{
+	int rc = next_Win_attach(win, base, size);
+
+	if (rc == MPI_SUCCESS)
+		win_region(win, base, size);
+	proto_args_set(c->arg, win_id(win, -1, NULL), size, 0, 0, 0, 0);
+	return rc;
+}
+
+static int do_Win_detach(struct mw_call *c, MPI_Win win, const void *base)
+{
+	int rc = next_Win_detach(win, base);
+	int64_t size = rc == MPI_SUCCESS ? win_region(win, base, -1) : -1;
+
+	proto_args_set(c->arg, win_id(win, -1, NULL), size, 0, 0, 0, 0);
 	return rc;
 }
 
@@ -426,6 +481,19 @@ WIN_ONLY(Win_wait)
 WIN_ONLY(Win_unlock_all)
 WIN_ONLY(Win_flush_all)
 WIN_ONLY(Win_flush_local_all)
+WIN_ONLY(Win_sync)
+
+/* The segment of rank's (world rank: peer) in a shared memory window:
+ * its size and displacement unit (-1 when the call failed). */
+static int do_Win_shared_query(struct mw_call *c, MPI_Win win, int rank,
+			       MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+	int rc = next_Win_shared_query(win, rank, size, disp_unit, baseptr);
+	int ok = rc == MPI_SUCCESS && size && disp_unit;
+
+	target_args(c, win, rank, ok ? *size : -1, ok ? *disp_unit : -1);
+	return rc;
+}
 
 /* ---- the exported wrappers --------------------------------------------- */
 

@@ -147,8 +147,10 @@ mpi_io_exports() {
 mpi_rma_exports() {
 	_bad=0
 	_ex=$(cat "$tmp"/expect.*)
-	# the group calls are local: no replay time; failed calls are skipped
-	_all=$(printf '%s\n' "$_ex" | grep -vi 'group' | grep -vc 'failed=1')
+	# the group calls, attach, detach, sync and shared_query are local: no
+	# replay time; failed calls are skipped
+	_local='^MPI_Win_(attach|detach|sync|shared_query) '
+	_all=$(printf '%s\n' "$_ex" | grep -vi 'group' | grep -Ev "$_local" | grep -vc 'failed=1')
 	_nb=$(printf '%s\n' "$_ex" | grep -c 'req=+')
 	"$tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
 		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
@@ -159,7 +161,7 @@ mpi_rma_exports() {
 	fi
 	"$tapestry" report --xml "$job" > "$tmp/rep.xml" 2> "$tmp/rep.err" || {
 		echo "FAIL: $flavour: report"; cat "$tmp/rep.err"; return 1; }
-	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
+	for _name in $(printf '%s\n' "$_ex" | grep -Ev "$_local" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
 		_n=$(printf '%s\n' "$_ex" | grep -c "^$_name ")
 		_ok=$(printf '%s\n' "$_ex" | grep "^$_name " | grep -vc 'failed=1')
 		_w=$(sed -n "s/.*warning: \([0-9]*\) $_name calls replayed as sleeps.*/\1/p" "$tmp/ti.err")
@@ -187,7 +189,10 @@ mpi_rma_exports() {
 	fi
 	# OTF2: an RmaWin per window a rank made, created and destroyed; an
 	# RmaPut / RmaGet / RmaAtomic per operation with a real target, each
-	# completed at a synchronisation
+	# completed at a synchronisation; RmaCollectiveBegin/End around window
+	# construction, destruction, fence, post, start, complete, wait; an
+	# RmaRequestLock per lock and lock_all, an RmaReleaseLock per unlock,
+	# an RmaSync per flush and Win_sync
 	if otf2_printed; then
 		_ops=$(printf '%s\n' "$_ex" | grep -v 'peer=-' | grep -E '^MPI_(R?put|R?get|R?accumulate|R?get_accumulate|Fetch_and_op|Compare_and_swap) ' -i)
 		_put=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Pp]ut ')
@@ -205,6 +210,28 @@ mpi_rma_exports() {
 		if [ "$_got" != "$_want" ]; then
 			echo "FAIL: $flavour: OTF2 RMA records (put get atomic complete create" \
 				"destroy windows):$_got, want$_want"
+			_bad=1
+		fi
+		# collective synchronisations bracketed; locks, releases, syncs
+		_ok=$(printf '%s\n' "$_ex" | grep -v 'failed=1')
+		_coll=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_(create|create_dynamic|allocate|allocate_shared|free|fence|post|start|complete|wait) ')
+		_lock=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_lock(_all)? ')
+		_rel=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_unlock(_all)? ')
+		_sync=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_(flush|flush_local|flush_all|flush_local_all|sync) ')
+		_got=
+		for _r in RMA_COLLECTIVE_BEGIN RMA_COLLECTIVE_END RMA_REQUEST_LOCK \
+			RMA_RELEASE_LOCK RMA_SYNC; do
+			_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
+		done
+		_want=" $_coll $_coll $_lock $_rel $_sync"
+		if [ "$_got" != "$_want" ]; then
+			echo "FAIL: $flavour: OTF2 RMA synchronisation records (collective begin end," \
+				"lock release sync):$_got, want$_want"
+			_bad=1
+		fi
+		if grep -qi 'warning\|error' "$tmp/o.evts" "$tmp/o.defs"; then
+			echo "FAIL: $flavour: otf2-print complains"
+			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | head -n 5
 			_bad=1
 		fi
 	fi

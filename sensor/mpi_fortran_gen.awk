@@ -17,6 +17,7 @@
 #   void *x (choice buffer)      void *x          mf_buf(x)
 #   void *baseptr                void *baseptr    baseptr
 #   int / MPI_Aint / MPI_Offset / MPI_Count x    T *x    *x
+#   MPI_Aint / MPI_Offset / MPI_Count *x         T *x    x (written in place)
 #   int reorder, high (LOGICAL)  MPI_Fint *x      *x != F_FALSE
 #   MPI_<handle> x               MPI_Fint *x      PMPI_<h>_f2c(*x)
 #   MPI_<handle> *x              MPI_Fint *x      &local, written back when
@@ -146,6 +147,12 @@ function emit(call,    name, g, ng, np, P, i, t, v, arr, ptr, h, lc, fp, pre,
 					t == "MPI_Offset" || t == "MPI_Count")) {
 			fp = fp (t == "int" ? "MPI_Fint" : t) " *" v ", "
 			cargs = cargs ((v in logical) ? "*" v " != F_FALSE" : "*" v)
+		} else if (ptr == 1 && (t == "MPI_Aint" || t == "MPI_Offset" ||
+					t == "MPI_Count") && !isconst) {
+			# INTEGER(KIND=MPI_ADDRESS_KIND / MPI_OFFSET_KIND /
+			# MPI_COUNT_KIND) out: the same 8 bytes, written in place
+			fp = fp t " *" v ", "
+			cargs = cargs v
 		} else if (ptr == 0 && h != "") {
 			fp = fp "MPI_Fint *" v ", "
 			cargs = cargs "PMPI_" h "_f2c(*" v ")"

@@ -34,7 +34,8 @@
 # handles it reads is written only when the flag is set. Any other
 # parameter (arrays of handles or statuses, LOGICAL arrays, 1-based
 # indices, argc/argv) makes the call's binding a hand-written one
-# (sensor/mpi_fortran.c); the file ends with the list of those.
+# (sensor/mpi_fortran.c); the file ends with the list of those. The MPI-4
+# large-count forms (NAME_c, inside #if MPI_VERSION >= 4) get none.
 
 BEGIN {
 	nh = split("Comm Group Info Datatype Op Win File Request Message Errhandler", H, " ")
@@ -100,6 +101,8 @@ function emit(call,    name, g, ng, np, P, i, t, v, arr, ptr, h, lc, fp, pre,
 	name = call
 	sub(/^ *MPI_CALL\( */, "", name)
 	sub(/ *,.*/, "", name)
+	if (name ~ /_c$/)
+		return	# MPI-4 large count: mpi_f08 binds those under other names
 	ng = groups(call, g)
 	if (ng < 1) { skipped(name); return }
 	np = split(g[1], P, ",")

@@ -467,8 +467,11 @@ static int do_File_get_info(struct mw_call *c, MPI_File fh,
 #define IO_RECORD_START io_started
 
 #define IO_RW(name, BUF, HOW, COLL, KIND) \
+	IO_RW_T(name, BUF, HOW, COLL, KIND, int)
+/* CNT: the count's type (MPI_Count for the MPI-4 large-count forms) */
+#define IO_RW_T(name, BUF, HOW, COLL, KIND, CNT) \
 static int do_##name(struct mw_call *c, MPI_File fh, \
-		     IO_OFFSET_PARAM_##HOW BUF *buf, int count, \
+		     IO_OFFSET_PARAM_##HOW BUF *buf, CNT count, \
 		     MPI_Datatype type, IO_LAST_##KIND) \
 { \
 	IO_PRE_##KIND \
@@ -531,6 +534,18 @@ IO_PAIR(iread_shared, iwrite_shared, OFF_SHARED, 0, START)
 IO_SPLIT(read_at_all, write_at_all, OFF_AT)
 IO_SPLIT(read_all, write_all, OFF_IND)
 IO_SPLIT(read_ordered, write_ordered, OFF_SHARED)
+#if MPI_VERSION >= 4
+/* the large-count forms (the events of the int ones) */
+#define IO_PAIR_C(rd, wr, HOW, COLL, KIND) \
+	IO_RW_T(File_##rd##_c, void, HOW, COLL, KIND, MPI_Count) \
+	IO_RW_T(File_##wr##_c, const void, HOW, COLL, KIND, MPI_Count)
+IO_PAIR_C(read_at, write_at, OFF_AT, 0, BLOCKING)
+IO_PAIR_C(read_at_all, write_at_all, OFF_AT, 1, BLOCKING)
+IO_PAIR_C(read, write, OFF_IND, 0, BLOCKING)
+IO_PAIR_C(read_all, write_all, OFF_IND, 1, BLOCKING)
+IO_PAIR_C(iread_at, iwrite_at, OFF_AT, 0, START)
+IO_PAIR_C(iread, iwrite, OFF_IND, 0, START)
+#endif
 
 /* ---- the exported wrappers --------------------------------------------- */
 

@@ -261,10 +261,12 @@ static int64_t op_req(int rc, const MPI_Request *req, int64_t bytes)
 
 /* Put and Get, Rput and Rget: the same arguments (BUF: the origin
  * buffer's type), the request-based ones with their request. */
-#define RMA_XFER(name, BUF) \
-static int do_##name(struct mw_call *c, BUF *origin_addr, int origin_count, \
+#define RMA_XFER(name, BUF) RMA_XFER_T(name, BUF, int)
+/* CNT: the counts' type (MPI_Count for the MPI-4 large-count forms) */
+#define RMA_XFER_T(name, BUF, CNT) \
+static int do_##name(struct mw_call *c, BUF *origin_addr, CNT origin_count, \
 		     MPI_Datatype origin_type, int target_rank, \
-		     MPI_Aint target_disp, int target_count, \
+		     MPI_Aint target_disp, CNT target_count, \
 		     MPI_Datatype target_type, MPI_Win win) \
 { \
 	int rc = next_##name(origin_addr, origin_count, origin_type, \
@@ -292,6 +294,10 @@ static int do_##name(struct mw_call *c, BUF *origin_addr, int origin_count, \
 }
 RMA_XFER(Put, const void)
 RMA_XFER(Get, void)
+#if MPI_VERSION >= 4
+RMA_XFER_T(Put_c, const void, MPI_Count)
+RMA_XFER_T(Get_c, void, MPI_Count)
+#endif
 RMA_RXFER(Rput, const void)
 RMA_RXFER(Rget, void)
 

@@ -466,8 +466,6 @@ static int do_File_get_info(struct mw_call *c, MPI_File fh,
 #define IO_RECORD_BLOCKING io_blocking
 #define IO_RECORD_START io_started
 
-#define IO_RW(name, BUF, HOW, COLL, KIND) \
-	IO_RW_T(name, BUF, HOW, COLL, KIND, int)
 /* CNT: the count's type (MPI_Count for the MPI-4 large-count forms) */
 #define IO_RW_T(name, BUF, HOW, COLL, KIND, CNT) \
 static int do_##name(struct mw_call *c, MPI_File fh, \
@@ -507,10 +505,19 @@ static int do_##name(struct mw_call *c, MPI_File fh, BUF *buf, \
 	return rc; \
 }
 
-/* A read and the write of the same form */
-#define IO_PAIR(rd, wr, HOW, COLL, KIND) \
-	IO_RW(File_##rd, void, HOW, COLL, KIND) \
-	IO_RW(File_##wr, const void, HOW, COLL, KIND)
+/* A read and the write of the same form (CNT: the count's type) */
+#define IO_PAIR_T(rd, wr, HOW, COLL, KIND, CNT) \
+	IO_RW_T(File_##rd, void, HOW, COLL, KIND, CNT) \
+	IO_RW_T(File_##wr, const void, HOW, COLL, KIND, CNT)
+#define IO_PAIR(rd, wr, HOW, COLL, KIND) IO_PAIR_T(rd, wr, HOW, COLL, KIND, int)
+/* A pair MPI-4 also has in a large-count form (NAME_c: an MPI_Count
+ * count, the event of the int form), when the MPI has it. */
+#if MPI_VERSION >= 4
+#define IO_PAIR_L(rd, wr, HOW, COLL, KIND) IO_PAIR(rd, wr, HOW, COLL, KIND) \
+	IO_PAIR_T(rd##_c, wr##_c, HOW, COLL, KIND, MPI_Count)
+#else
+#define IO_PAIR_L IO_PAIR
+#endif
 #define IO_SPLIT(rd, wr, HOW) \
 	IO_BEGIN(File_##rd##_begin, void, HOW) \
 	IO_END(File_##rd##_end, void) \
@@ -518,34 +525,22 @@ static int do_##name(struct mw_call *c, MPI_File fh, BUF *buf, \
 	IO_END(File_##wr##_end, const void)
 
 /* blocking: explicit offset, individual file pointer, shared one */
-IO_PAIR(read_at, write_at, OFF_AT, 0, BLOCKING)
-IO_PAIR(read_at_all, write_at_all, OFF_AT, 1, BLOCKING)
-IO_PAIR(read, write, OFF_IND, 0, BLOCKING)
-IO_PAIR(read_all, write_all, OFF_IND, 1, BLOCKING)
+IO_PAIR_L(read_at, write_at, OFF_AT, 0, BLOCKING)
+IO_PAIR_L(read_at_all, write_at_all, OFF_AT, 1, BLOCKING)
+IO_PAIR_L(read, write, OFF_IND, 0, BLOCKING)
+IO_PAIR_L(read_all, write_all, OFF_IND, 1, BLOCKING)
 IO_PAIR(read_shared, write_shared, OFF_SHARED, 0, BLOCKING)
 IO_PAIR(read_ordered, write_ordered, OFF_SHARED, 1, BLOCKING)
 /* nonblocking (no ordered form) */
-IO_PAIR(iread_at, iwrite_at, OFF_AT, 0, START)
+IO_PAIR_L(iread_at, iwrite_at, OFF_AT, 0, START)
 IO_PAIR(iread_at_all, iwrite_at_all, OFF_AT, 1, START)
-IO_PAIR(iread, iwrite, OFF_IND, 0, START)
+IO_PAIR_L(iread, iwrite, OFF_IND, 0, START)
 IO_PAIR(iread_all, iwrite_all, OFF_IND, 1, START)
 IO_PAIR(iread_shared, iwrite_shared, OFF_SHARED, 0, START)
 /* split collectives */
 IO_SPLIT(read_at_all, write_at_all, OFF_AT)
 IO_SPLIT(read_all, write_all, OFF_IND)
 IO_SPLIT(read_ordered, write_ordered, OFF_SHARED)
-#if MPI_VERSION >= 4
-/* the large-count forms (the events of the int ones) */
-#define IO_PAIR_C(rd, wr, HOW, COLL, KIND) \
-	IO_RW_T(File_##rd##_c, void, HOW, COLL, KIND, MPI_Count) \
-	IO_RW_T(File_##wr##_c, const void, HOW, COLL, KIND, MPI_Count)
-IO_PAIR_C(read_at, write_at, OFF_AT, 0, BLOCKING)
-IO_PAIR_C(read_at_all, write_at_all, OFF_AT, 1, BLOCKING)
-IO_PAIR_C(read, write, OFF_IND, 0, BLOCKING)
-IO_PAIR_C(read_all, write_all, OFF_IND, 1, BLOCKING)
-IO_PAIR_C(iread_at, iwrite_at, OFF_AT, 0, START)
-IO_PAIR_C(iread, iwrite, OFF_IND, 0, START)
-#endif
 
 /* ---- the exported wrappers --------------------------------------------- */
 

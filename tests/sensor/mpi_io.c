@@ -361,7 +361,6 @@ static void errors(void)
 int main(int argc, char **argv)
 {
 	int amode = MPI_MODE_CREATE | MPI_MODE_RDWR;
-	char name[4096];
 	MPI_File fh;
 	MPI_Status st;
 
@@ -375,11 +374,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	path = argv[1];
-	snprintf(name, sizeof(name), "%s.%d", argv[2], rank);
-	if (!(ex = fopen(name, "w"))) {
-		perror(name);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	ex = mpi_expect(argv[2], rank);
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	ok(MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh), "open");
 	fprintf(ex, "MPI_File_open file=1 path=%s comm=0 flags=%d coll=1\n", path, amode);

@@ -43,6 +43,29 @@ otf2_printed() {
 	otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
 }
 
+# otf2_counts WHAT WANT RECORD...: the number of each RECORD in the printed
+# events, " n1 n2 ..."; said with WHAT (and 1 returned) when not WANT.
+otf2_counts() {
+	_what=$1
+	_w=$2
+	shift 2
+	_got=
+	for _r in "$@"; do
+		_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
+	done
+	[ "$_got" = "$_w" ] && return 0
+	echo "FAIL: $flavour: OTF2 $_what:$_got, want$_w"
+	return 1
+}
+
+# otf2_quiet: otf2-print said no warning nor error; else said, 1.
+otf2_quiet() {
+	grep -qi 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" || return 0
+	echo "FAIL: $flavour: otf2-print complains"
+	grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | head -n 5
+	return 1
+}
+
 # replay_runs WHAT: the job's replay in SimGrid (when smpirun is there)
 # runs to its end; else said, 1.
 replay_runs() {
@@ -80,11 +103,7 @@ mpi_io_exports() {
 				"destroy handles files):$_got, want$_want"
 			_bad=1
 		fi
-		if grep -qi 'warning\|error' "$tmp/o.evts" "$tmp/o.defs"; then
-			echo "FAIL: $flavour: otf2-print complains"
-			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | head -n 5
-			_bad=1
-		fi
+		otf2_quiet || _bad=1
 	fi
 
 	"$tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
@@ -218,22 +237,10 @@ mpi_rma_exports() {
 		_lock=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_lock(_all)? ')
 		_rel=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_unlock(_all)? ')
 		_sync=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_(flush|flush_local|flush_all|flush_local_all|sync) ')
-		_got=
-		for _r in RMA_COLLECTIVE_BEGIN RMA_COLLECTIVE_END RMA_REQUEST_LOCK \
-			RMA_RELEASE_LOCK RMA_SYNC; do
-			_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
-		done
-		_want=" $_coll $_coll $_lock $_rel $_sync"
-		if [ "$_got" != "$_want" ]; then
-			echo "FAIL: $flavour: OTF2 RMA synchronisation records (collective begin end," \
-				"lock release sync):$_got, want$_want"
-			_bad=1
-		fi
-		if grep -qi 'warning\|error' "$tmp/o.evts" "$tmp/o.defs"; then
-			echo "FAIL: $flavour: otf2-print complains"
-			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | head -n 5
-			_bad=1
-		fi
+		otf2_counts "RMA synchronisation records (collective begin end, lock release sync)" \
+			" $_coll $_coll $_lock $_rel $_sync" RMA_COLLECTIVE_BEGIN \
+			RMA_COLLECTIVE_END RMA_REQUEST_LOCK RMA_RELEASE_LOCK RMA_SYNC || _bad=1
+		otf2_quiet || _bad=1
 	fi
 	replay_runs one-sided || _bad=1
 	return $_bad

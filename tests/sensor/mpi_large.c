@@ -162,59 +162,58 @@ static void seek(MPI_File fh, long long off)
 		path, off, MPI_SEEK_SET, off);
 }
 
-/* Block k of rank r at byte (k * size + r) * BY (the default view: bytes);
- * written by the _c forms, read back by them. */
+/* Form f (0 at, 1 at_all, 2 individual pointer, 3 its _all, 4 iat, 5
+ * i: the pointer forms after a seek) of a write (wr) or read at byte off,
+ * its expectation line, and the wait of the nonblocking ones. */
+static void access_c(MPI_File fh, int f, int wr, long long off)
+{
+	static const char *const names[6] = {"at", "at_all", "", "all", "at", ""};
+	MPI_Request req;
+	MPI_Status st;
+	char name[64];
+
+	if (f == 2 || f == 3 || f == 5)
+		seek(fh, off);
+	switch (f * 2 + wr) {
+	case 0: MPI_File_read_at_c(fh, off, got, B, MPI_INT, &st); break;
+	case 1: MPI_File_write_at_c(fh, off, buf, B, MPI_INT, &st); break;
+	case 2: MPI_File_read_at_all_c(fh, off, got, B, MPI_INT, &st); break;
+	case 3: MPI_File_write_at_all_c(fh, off, buf, B, MPI_INT, &st); break;
+	case 4: MPI_File_read_c(fh, got, B, MPI_INT, &st); break;
+	case 5: MPI_File_write_c(fh, buf, B, MPI_INT, &st); break;
+	case 6: MPI_File_read_all_c(fh, got, B, MPI_INT, &st); break;
+	case 7: MPI_File_write_all_c(fh, buf, B, MPI_INT, &st); break;
+	case 8: MPI_File_iread_at_c(fh, off, got, B, MPI_INT, &req); break;
+	case 9: MPI_File_iwrite_at_c(fh, off, buf, B, MPI_INT, &req); break;
+	case 10: MPI_File_iread_c(fh, got, B, MPI_INT, &req); break;
+	default: MPI_File_iwrite_c(fh, buf, B, MPI_INT, &req); break;
+	}
+	snprintf(name, sizeof(name), "MPI_File_%s%s%s%s", f >= 4 ? "i" : "",
+		 wr ? "write" : "read", *names[f] ? "_" : "", names[f]);
+	ex_rw(name, off, f == 1 || f == 3, f >= 4 ? "req=+" : "result=400");
+	if (f >= 4)
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
+	if (!wr)
+		want(same(got, 0), name);
+}
+
+/* Block k of rank r at byte (k * size + r) * BY (the default view: bytes):
+ * form k writes block k, form k reads block 5 - k back. */
 static void file_io(void)
 {
 	int amode = MPI_MODE_CREATE | MPI_MODE_RDWR;
-	long long n = size, off[6];
-	MPI_Request req;
+	long long n = size;
 	MPI_File fh;
-	MPI_Status st;
 
-	for (int k = 0; k < 6; k++)
-		off[k] = (k * n + rank) * BY;
 	MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh);
 	fprintf(ex, "MPI_File_open file=1 path=%s comm=0 flags=%d coll=1\n", path, amode);
 	fill(buf, 0);
-	MPI_File_write_at_c(fh, off[0], buf, B, MPI_INT, &st);
-	ex_rw("MPI_File_write_at", off[0], 0, "result=400");
-	MPI_File_write_at_all_c(fh, off[1], buf, B, MPI_INT, &st);
-	ex_rw("MPI_File_write_at_all", off[1], 1, "result=400");
-	seek(fh, off[2]);
-	MPI_File_write_c(fh, buf, B, MPI_INT, &st);
-	ex_rw("MPI_File_write", off[2], 0, "result=400");
-	seek(fh, off[3]);
-	MPI_File_write_all_c(fh, buf, B, MPI_INT, &st);
-	ex_rw("MPI_File_write_all", off[3], 1, "result=400");
-	MPI_File_iwrite_at_c(fh, off[4], buf, B, MPI_INT, &req);
-	ex_rw("MPI_File_iwrite_at", off[4], 0, "req=+");
-	MPI_Wait(&req, MPI_STATUS_IGNORE);
-	seek(fh, off[5]);
-	MPI_File_iwrite_c(fh, buf, B, MPI_INT, &req);
-	ex_rw("MPI_File_iwrite", off[5], 0, "req=+");
-	MPI_Wait(&req, MPI_STATUS_IGNORE);
+	for (int k = 0; k < 6; k++)
+		access_c(fh, k, 1, (k * n + rank) * BY);
 	MPI_File_sync(fh);
 	fprintf(ex, "MPI_File_sync file=1 path=%s coll=1\n", path);
-	MPI_File_read_at_c(fh, off[5], got, B, MPI_INT, &st);
-	ex_rw("MPI_File_read_at", off[5], 0, "result=400");
-	want(same(got, 0), "read_at_c");
-	MPI_File_read_at_all_c(fh, off[4], got, B, MPI_INT, &st);
-	ex_rw("MPI_File_read_at_all", off[4], 1, "result=400");
-	seek(fh, off[3]);
-	MPI_File_read_c(fh, got, B, MPI_INT, &st);
-	ex_rw("MPI_File_read", off[3], 0, "result=400");
-	seek(fh, off[2]);
-	MPI_File_read_all_c(fh, got, B, MPI_INT, &st);
-	ex_rw("MPI_File_read_all", off[2], 1, "result=400");
-	MPI_File_iread_at_c(fh, off[1], got, B, MPI_INT, &req);
-	ex_rw("MPI_File_iread_at", off[1], 0, "req=+");
-	MPI_Wait(&req, MPI_STATUS_IGNORE);
-	seek(fh, off[0]);
-	MPI_File_iread_c(fh, got, B, MPI_INT, &req);
-	ex_rw("MPI_File_iread", off[0], 0, "req=+");
-	MPI_Wait(&req, MPI_STATUS_IGNORE);
-	want(same(got, 0), "iread_c");
+	for (int k = 0; k < 6; k++)
+		access_c(fh, k, 0, ((5 - k) * n + rank) * BY);
 	MPI_File_close(&fh);
 	fprintf(ex, "MPI_File_close file=1 path=%s coll=1\n", path);
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -249,7 +248,6 @@ static void one_sided(int peer)
 
 int main(int argc, char **argv)
 {
-	char name[4096];
 	int peer;
 
 	MPI_Init(&argc, &argv);
@@ -262,11 +260,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	path = argv[1];
-	snprintf(name, sizeof(name), "%s.%d", argv[2], rank);
-	if (!(ex = fopen(name, "w"))) {
-		perror(name);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	ex = mpi_expect(argv[2], rank);
 	peer = rank ^ 1;
 	blocking(peer);
 	MPI_Barrier(MPI_COMM_WORLD);

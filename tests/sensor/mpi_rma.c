@@ -224,7 +224,6 @@ int main(int argc, char **argv)
 	int *mem, *mem2, *shm, i;
 	MPI_Win w, w2, w3, w4;
 	MPI_Comm node;
-	char name[4096];
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -235,11 +234,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	snprintf(name, sizeof(name), "%s.%d", argv[1], rank);
-	if (!(ex = fopen(name, "w"))) {
-		perror(name);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	ex = mpi_expect(argv[1], rank);
 	groups();
 	MPI_Win_allocate(8 * B * sizeof(int), sizeof(int), MPI_INFO_NULL,
 			 MPI_COMM_WORLD, &mem, &w);

@@ -14,7 +14,10 @@
  * PMPI_Type_size_x, 64-bit), whether the call is collective, and the bytes
  * transferred (PMPI_Get_elements_x on MPI_BYTE of the status; -1 when
  * unknown), or the request id of a nonblocking one (its completion, by the
- * wrappers of mpi_wrap.c, records the same id).
+ * wrappers of mpi_wrap.c, records the same id). A seek records where the
+ * pointer is after it (the same two queries), the query calls what they
+ * returned. The MPI-4 large-count forms (_c, when mpi.h says MPI_VERSION
+ * >= 4) record the events of their int forms.
  *
  * The file table maps a handle to its id, path, and the offset and size of
  * the split collective begun on it (the standard allows one at a time per

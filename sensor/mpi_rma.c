@@ -8,9 +8,11 @@
  * count x PMPI_Type_size_x (64-bit), the target displacement, and for the
  * request-based calls the request id (its completion records the same id).
  *
- * The window table maps a handle to its id and the world rank of each
- * member of its group (PMPI_Win_get_group, translated once at creation),
- * behind its lock (struct mw_ids: never held with another lock).
+ * The window table maps a handle to its id, the world rank of each member
+ * of its group (PMPI_Win_get_group, translated once at creation) and the
+ * regions attached to a dynamic window (base, size: Win_detach records the
+ * size), behind its lock (struct mw_ids: never held with another lock).
+ * Put_c and Get_c (MPI_VERSION >= 4) record the events of Put and Get.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

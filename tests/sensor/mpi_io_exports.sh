@@ -240,6 +240,14 @@ mpi_rma_exports() {
 		otf2_counts "RMA synchronisation records (collective begin end, lock release sync)" \
 			" $_coll $_coll $_lock $_rel $_sync" RMA_COLLECTIVE_BEGIN \
 			RMA_COLLECTIVE_END RMA_REQUEST_LOCK RMA_RELEASE_LOCK RMA_SYNC || _bad=1
+		# lock types: MPI_LOCK_SHARED is 2 (Open MPI) or 235 (MPICH); lock_all shared
+		_excl=$(printf '%s\n' "$_ok" | grep '^MPI_Win_lock ' | grep -Evc ' lock_type=(2|235) ')
+		_got="$(grep '^RMA_REQUEST_LOCK ' "$tmp/o.evts" | grep -c 'Type: EXCLUSIVE')"
+		_got="$_got $(grep '^RMA_REQUEST_LOCK ' "$tmp/o.evts" | grep -c 'Type: SHARED')"
+		if [ "$_got" != "$_excl $((_lock - _excl))" ]; then
+			echo "FAIL: $flavour: OTF2 locks exclusive, shared: $_got, want $_excl $((_lock - _excl))"
+			_bad=1
+		fi
 		otf2_quiet || _bad=1
 	fi
 	replay_runs one-sided || _bad=1

@@ -155,6 +155,13 @@ static const struct {
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* Argument f of ev, by its name in events.def (0 when the type has no
+ * such field). */
+static int64_t fld(const struct proto_event *ev, enum proto_field f)
+{
+	return mgr_ev_field(ev, f, 0);
+}
+
 static int64_t clamp_int(struct mgr_ti *x, int64_t v)
 {
 	if (v > INT_MAX) {
@@ -212,8 +219,8 @@ static int32_t stream_rank(struct mgr_ti *x, const struct proto_trace_event *me)
 	if (s->rank < 0 && me->stream->rank >= 0)
 		s->rank = me->stream->rank;
 	if (s->rank < 0 && me->ev->type == PROTO_EV_MPI_INIT &&
-	    me->ev->arg[0] >= 0 && me->ev->arg[0] < TI_RANKS_MAX)
-		s->rank = (int32_t)me->ev->arg[0];
+	    fld(me->ev, PROTO_F_rank) >= 0 && fld(me->ev, PROTO_F_rank) < TI_RANKS_MAX)
+		s->rank = (int32_t)fld(me->ev, PROTO_F_rank);
 	return s->rank;
 }
 
@@ -387,7 +394,7 @@ static int comm_order(struct ti_rank *t, const struct proto_trace_event *me)
 	int ni = proto_ev_arg(me->ev->type, PROTO_F_newcomm);
 	size_t n = me->narray;
 
-	if (!c || ni < 0 || c->id != me->ev->arg[ni] || !me->array ||
+	if (!c || ni < 0 || c->id != fld(me->ev, PROTO_F_newcomm) || !me->array ||
 	    n == 0 || (int64_t)n != c->size || n > INT32_MAX)
 		return 0;
 	if (!(c->world = malloc(n * sizeof(int32_t))) ||
@@ -433,8 +440,7 @@ static int comm_made(struct ti_rank *t, const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
 
-	if (comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
-		     ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]))
+	if (comm_add(t, fld(ev, PROTO_F_newcomm), fld(ev, PROTO_F_size)))
 		return -1;
 	return comm_order(t, me);
 }
@@ -559,24 +565,6 @@ static int post(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *what
 	return req_add_at(t, id, src, dst, ktag, off, end >= off ? end - off : -1);
 }
 
-/* A request started (kind 1: a send, 2: a receive): isend / irecv in
- * SMPI's terms; nothing to or from MPI_PROC_NULL. */
-static int start(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
-		 int64_t peer, int64_t tag, int64_t bytes, int64_t kind)
-{
-	int64_t p, tg;
-
-	if (kind == 1)
-		return peer < 0 ? 0 : post(x, r, t, "isend", peer, tag, bytes, id, r,
-					   (int)peer, (int)tag);
-	if (kind != 2 || peer == PEER_NULL || peer < PEER_ANY)
-		return 0;
-	p = peer == PEER_ANY ? SMPI_ANY_SOURCE : peer;
-	tg = tag < 0 ? SMPI_ANY_TAG : tag;
-	return post(x, r, t, "irecv", p, tg, bytes, id,
-		    peer == PEER_ANY ? SMPI_ANY_SOURCE - 1 : (int)peer, r, (int)tg);
-}
-
 /* Per-rank byte counts of a v-collective: the ARRAY if it has n values at
  * offset off, else total / n each (the sensor keeps the array at the root
  * only for gatherv/scatterv); in world rank order (cm: the collective's
@@ -605,7 +593,7 @@ static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace
 static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_trace_event *me)
 {
-	const int64_t *a = me->ev->arg;
+	int64_t count = fld(me->ev, PROTO_F_count);
 	size_t n = me->array ? me->narray / 4 : 0, known = 0;
 	struct proto_done d;
 
@@ -614,7 +602,7 @@ static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			cancelled(x, r, t, d.req);
 	for (size_t i = 0; i < n; i++)
 		known += req_has(t, me->array[i * 4]);
-	if (a[0] > 0 && n < (size_t)a[0]) {
+	if (count > 0 && n < (size_t)count) {
 		/* the sensor lost the request list: all of them */
 		if (req_live(t))
 			act(x, r, t, "waitall %zu", req_live(t));
@@ -696,25 +684,25 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
-	int ri, rma = proto_ev_rma(ev->type), k = 0;
+	int rma = proto_ev_rma(ev->type), k = 0;
+	int64_t req;
 
 	if (rma || proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
 		io_time(x, r, t, ev, rma ? 1 + (int)(ev->type - PROTO_EV_MPI_WIN_CREATE) : 0);
-		ri = proto_ev_arg(ev->type, PROTO_F_req);
-		return ri >= 0 && a[ri] > 0 && ioreq_add(t, rma ? -a[ri] : a[ri]) ? -1 : 1;
+		req = fld(ev, PROTO_F_req);	/* 0: none */
+		return req > 0 && ioreq_add(t, rma ? -req : req) ? -1 : 1;
 	}
 	if (!t->nioreq)
 		return 0;
 	switch (ev->type) {
 	case PROTO_EV_MPI_WAIT:
-		k = ioreq_take(t, a[0]);
+		k = ioreq_take(t, fld(ev, PROTO_F_req));
 		break;
 	case PROTO_EV_MPI_TEST:
-		k = a[1] ? ioreq_take(t, a[0]) : 0;
+		k = fld(ev, PROTO_F_result) ? ioreq_take(t, fld(ev, PROTO_F_req)) : 0;
 		break;
 	case PROTO_EV_MPI_WAITANY:
-		k = ioreq_take(t, a[2]);
+		k = ioreq_take(t, fld(ev, PROTO_F_req));
 		break;
 	case PROTO_EV_MPI_WAITALL: {
 		size_t n = me->array ? me->narray / 4 : 0, io = 0;
@@ -737,440 +725,520 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 
 /* ---- the two dialects --------------------------------------------------- */
 
+/* A persistent request started: MPI_Start's arguments, or one entry of
+ * MPI_Startall's ARRAY (req, peer, tag, bytes, kind each). */
+struct ti_start {
+	int64_t req, peer, tag, bytes, kind;	/* kind 1: a send, 2: a receive */
+};
+
+static struct ti_start start_of(const struct proto_event *ev)
+{
+	return (struct ti_start){fld(ev, PROTO_F_req), fld(ev, PROTO_F_peer),
+				 fld(ev, PROTO_F_tag), fld(ev, PROTO_F_bytes),
+				 fld(ev, PROTO_F_kind)};
+}
+
+/* The i-th request of MPI_Startall's ARRAY into *s: 0, or -1 past its end. */
+static int startall_get(const struct proto_trace_event *me, size_t i,
+			struct ti_start *s)
+{
+	const int64_t *q;
+
+	if (!me->array || i * 5 + 5 > me->narray)
+		return -1;
+	q = me->array + i * 5;
+	*s = (struct ti_start){q[0], q[1], q[2], q[3], q[4]};
+	return 0;
+}
+
+/* A request started in SMPI's terms: isend / irecv; nothing to or from
+ * MPI_PROC_NULL. */
+static int smpi_start(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct ti_start *s)
+{
+	int64_t p, tg;
+
+	if (s->kind == 1)
+		return s->peer < 0 ? 0 : post(x, r, t, "isend", s->peer, s->tag, s->bytes,
+					      s->req, r, (int)s->peer, (int)s->tag);
+	if (s->kind != 2 || s->peer == PEER_NULL || s->peer < PEER_ANY)
+		return 0;
+	p = s->peer == PEER_ANY ? SMPI_ANY_SOURCE : s->peer;
+	tg = s->tag < 0 ? SMPI_ANY_TAG : s->tag;
+	return post(x, r, t, "irecv", p, tg, s->bytes, s->req,
+		    s->peer == PEER_ANY ? SMPI_ANY_SOURCE - 1 : (int)s->peer, r, (int)tg);
+}
+
+/* The same in the 2011 dialect (no wildcard, no MPI_PROC_NULL). */
+static int d2011_start(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct ti_start *s)
+{
+	if (s->peer < 0)
+		return 0;
+	act(x, r, t, "%s p%" PRId64 " %" PRId64,
+	    s->kind == 1 ? "Isend" : "Irecv", s->peer, s->bytes);
+	return req_add(t, s->req, s->kind == 1 ? r : (int)s->peer,
+		       s->kind == 1 ? (int)s->peer : r, (int)s->tag);
+}
+
+/* MPI_Start and MPI_Startall in the exporter's dialect: 0, or -1 out of
+ * memory. */
+static int started(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		   const struct proto_trace_event *me)
+{
+	int (*one)(struct mgr_ti *, int32_t, struct ti_rank *,
+		   const struct ti_start *) = x->d == D_SMPI ? smpi_start : d2011_start;
+	struct ti_start s;
+
+	if (x->d == D_SMPI)
+		x->mapped[me->ev->type]++;
+	if (me->ev->type == PROTO_EV_MPI_START) {
+		s = start_of(me->ev);
+		return one(x, r, t, &s);
+	}
+	for (size_t i = 0; !startall_get(me, i, &s); i++)
+		if (one(x, r, t, &s))
+			return -1;
+	return 0;
+}
+
+/* MPI_Test that found its request not complete, in SMPI's terms: the
+ * replay tests the request it holds under the key and keeps it. */
+static int smpi_test(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
+{
+	struct ti_req q;
+
+	if (req_take(t, id, &q) != 0) {
+		x->skip_req++;
+		return 0;
+	}
+	if (q.stored || key_stored(t, q.src, q.dst, q.tag) >= 0)
+		act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
+	return req_put(t, &q);
+}
+
+/* MPI_Waitall in the 2011 dialect: a wait per request it completed; all
+ * the outstanding ones when the sensor lost the list. */
+static void d2011_waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+			  const struct proto_trace_event *me)
+{
+	size_t n = me->array ? me->narray / 4 : 0;
+	int64_t count = fld(me->ev, PROTO_F_count);
+
+	if (count > 0 && n < (size_t)count) {
+		while (t->nreq)
+			completed(x, r, t, t->req[t->nreq - 1].id);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (req_has(t, me->array[i * 4]))
+				completed(x, r, t, me->array[i * 4]);
+	}
+}
+
+/* MPI_Request_free: SMPI's replay waits for the request at its end and
+ * holds its key until then (a ghost); the 2011 dialect forgets it. */
+static int request_free(struct mgr_ti *x, struct ti_rank *t, int64_t id)
+{
+	struct ti_req q;
+
+	if (req_take(t, id, &q) != 0 || x->d != D_SMPI)
+		return 0;
+	x->mapped[PROTO_EV_MPI_REQUEST_FREE]++;
+	if (!q.stored)
+		return 0;
+	q.ghost = 1;
+	return req_put(t, &q);
+}
+
+/* Completions in either dialect (Wait, Waitany and Testany, Test, Waitall,
+ * Waitsome, Testall, Testsome, Request_free); every other event (Comm_rank,
+ * Probe, Iprobe, Cancel ...) has no replay action. 0, or -1 out of memory. */
+static int done_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int64_t req = fld(ev, PROTO_F_req), peer = fld(ev, PROTO_F_peer);
+	int smpi = x->d == D_SMPI;
+	struct proto_done d;
+
+	switch (proto_ev_base(ev->type)) {
+	case PROTO_EV_MPI_WAIT:
+		done_one(x, r, t, req, peer);
+		break;
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none done) */
+		if (req <= 0)
+			break;
+		if (smpi && ev->type != PROTO_EV_MPI_WAITANY)
+			x->mapped[ev->type]++;
+		done_one(x, r, t, req, peer);
+		break;
+	case PROTO_EV_MPI_TEST:
+		if (fld(ev, PROTO_F_result))	/* the program went on after completion */
+			done_one(x, r, t, req, peer);
+		else if (smpi)
+			return smpi_test(x, r, t, req);
+		break;
+	case PROTO_EV_MPI_WAITALL:
+		if (smpi)
+			waitall(x, r, t, me);
+		else
+			d2011_waitall(x, r, t, me);
+		break;
+	case PROTO_EV_MPI_WAITSOME:	/* one wait per request completed */
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++) {
+			if (smpi && i == 0)
+				x->mapped[ev->type]++;
+			done_one(x, r, t, d.req, d.peer);
+		}
+		break;
+	case PROTO_EV_MPI_REQUEST_FREE:
+		return request_free(x, t, req);
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* A call SMPI's replay has under another name (ti_maps), counted. */
+static void mapped(struct mgr_ti *x, const struct proto_event *ev)
+{
+	if (ev->type != proto_ev_base(ev->type))
+		x->mapped[ev->type]++;
+}
+
+/* MPI_Sendrecv (and Sendrecv_replace) in SMPI's dialect. */
+static void smpi_sendrecv(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+			  const struct proto_event *ev)
+{
+	int64_t peer = fld(ev, PROTO_F_peer), tag = fld(ev, PROTO_F_tag);
+	int64_t bytes = clamp_int(x, fld(ev, PROTO_F_bytes));
+	int64_t src = fld(ev, PROTO_F_src);
+
+	if (peer < 0 && src < 0)
+		return;
+	mapped(x, ev);
+	if (src < 0) {
+		act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64, peer, tag, bytes);
+	} else if (peer < 0) {
+		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
+		    src, tag, clamp_int(x, fld(ev, PROTO_F_rbytes)));
+	} else if (tag == 0) {
+		/* the replay's sendRecv uses tag 0 on both sides */
+		act(x, r, t, "sendRecv %" PRId64 " %" PRId64 " %" PRId64
+		    " %" PRId64 " " SMPI_BYTE " " SMPI_BYTE,
+		    bytes, peer, clamp_int(x, fld(ev, PROTO_F_rbytes)), src);
+	} else {
+		/* other tags: the same exchange spelled out (the receive tag
+		 * is taken equal to the send tag) */
+		act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64, peer, tag, bytes);
+		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
+		    src, tag, clamp_int(x, fld(ev, PROTO_F_rbytes)));
+		act(x, r, t, "wait %d %" PRId64 " %" PRId64, r, peer, tag);
+	}
+}
+
 /* Point to point and requests in SMPI's dialect (the table in
  * docs/modules/export-simgrid.md): 0, or -1 out of memory. */
 static int smpi_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
+	unsigned base = proto_ev_base(ev->type);
+	int64_t peer = fld(ev, PROTO_F_peer), tag = fld(ev, PROTO_F_tag);
+	int64_t bytes = fld(ev, PROTO_F_bytes);
 
-	switch (proto_ev_base(ev->type)) {
+	switch (base) {
 	case PROTO_EV_MPI_SEND:	/* every blocking mode */
-		if (a[0] < 0)
+		if (peer < 0)
 			break;
-		if (ev->type != PROTO_EV_MPI_SEND)
-			x->mapped[ev->type]++;
+		mapped(x, ev);
 		/* buffered: an isend no one waits for (the replay waits for
 		 * it at its end); its send would block where MPI_Bsend
 		 * returns, and legal programs deadlock */
 		act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64,
 		    ev->type == PROTO_EV_MPI_BSEND ? "isend" : "send",
-		    a[0], a[1], clamp_int(x, a[3]));
+		    peer, tag, clamp_int(x, bytes));
 		break;
 	case PROTO_EV_MPI_RECV:		/* and Mrecv */
-		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
+		if (peer == PEER_NULL || peer < PEER_ANY)
 			break;
-		if (ev->type != PROTO_EV_MPI_RECV)
-			x->mapped[ev->type]++;
+		mapped(x, ev);
 		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-		    a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0],
-		    a[1] < 0 ? SMPI_ANY_TAG : a[1], clamp_int(x, a[3]));
+		    peer == PEER_ANY ? SMPI_ANY_SOURCE : peer,
+		    tag < 0 ? SMPI_ANY_TAG : tag, clamp_int(x, bytes));
 		break;
 	case PROTO_EV_MPI_ISEND:	/* every nonblocking mode */
-	case PROTO_EV_MPI_IRECV:	/* and Imrecv */
-		if (ev->type != PROTO_EV_MPI_ISEND && ev->type != PROTO_EV_MPI_IRECV)
-			x->mapped[ev->type]++;
-		return start(x, r, t, a[4], a[0], a[1], a[3],
-			     proto_ev_base(ev->type) == PROTO_EV_MPI_ISEND ? 1 : 2);
-	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
-		x->mapped[ev->type]++;
-		return start(x, r, t, a[0], a[1], a[2], a[4], a[5]);
-	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
-		x->mapped[ev->type]++;
-		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
-			const int64_t *q = me->array + i;
+	case PROTO_EV_MPI_IRECV: {	/* and Imrecv */
+		struct ti_start s = {fld(ev, PROTO_F_req), peer, tag, bytes,
+				     base == PROTO_EV_MPI_ISEND ? 1 : 2};
 
-			if (start(x, r, t, q[0], q[1], q[2], q[3], q[4]))
-				return -1;
-		}
-		break;
-	case PROTO_EV_MPI_REQUEST_FREE: {	/* the replay waits for it at its end */
-		struct ti_req q;
-
-		if (req_take(t, a[0], &q) != 0)
-			break;
-		x->mapped[ev->type]++;
-		if (q.stored) {	/* and holds its key until then */
-			q.ghost = 1;
-			return req_put(t, &q);
-		}
-		break;
+		mapped(x, ev);
+		return smpi_start(x, r, t, &s);
 	}
+	case PROTO_EV_MPI_START:
+	case PROTO_EV_MPI_STARTALL:
+		return started(x, r, t, me);
 	case PROTO_EV_MPI_SENDRECV:	/* and Sendrecv_replace */
-		if (a[0] < 0 && a[4] < 0)
-			break;
-		if (ev->type != PROTO_EV_MPI_SENDRECV)
-			x->mapped[ev->type]++;
-		if (a[4] < 0) {
-			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], clamp_int(x, a[3]));
-		} else if (a[0] < 0) {
-			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], clamp_int(x, a[5]));
-		} else if (a[1] == 0) {
-			/* the replay's sendRecv uses tag 0 on both sides */
-			act(x, r, t, "sendRecv %" PRId64 " %" PRId64 " %" PRId64
-			    " %" PRId64 " " SMPI_BYTE " " SMPI_BYTE,
-			    clamp_int(x, a[3]), a[0], clamp_int(x, a[5]), a[4]);
-		} else {
-			/* other tags: the same exchange spelled out (the
-			 * receive tag is taken equal to the send tag) */
-			act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], clamp_int(x, a[3]));
-			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], clamp_int(x, a[5]));
-			act(x, r, t, "wait %d %" PRId64 " %" PRId64, r, a[0], a[1]);
-		}
+		smpi_sendrecv(x, r, t, ev);
 		break;
-	case PROTO_EV_MPI_WAIT:
-		done_one(x, r, t, a[0], a[1]);
-		break;
-	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none done) */
-		if (a[2] <= 0)
-			break;
-		if (ev->type != PROTO_EV_MPI_WAITANY)
-			x->mapped[ev->type]++;
-		done_one(x, r, t, a[2], a[3]);
-		break;
-	case PROTO_EV_MPI_TEST: {
-		struct ti_req q;
-
-		if (a[1]) {	/* done: the program went on after completion */
-			done_one(x, r, t, a[0], a[2]);
-		} else if (req_take(t, a[0], &q) == 0) {
-			/* the replay tests the request it holds under the key
-			 * and keeps it */
-			if (q.stored || key_stored(t, q.src, q.dst, q.tag) >= 0)
-				act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
-			return req_put(t, &q);
-		} else {
-			x->skip_req++;
-		}
-		break;
-	}
-	case PROTO_EV_MPI_WAITALL:
-		waitall(x, r, t, me);
-		break;
-	case PROTO_EV_MPI_WAITSOME:	/* one wait per request completed */
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++) {
-			if (i == 0)
-				x->mapped[ev->type]++;
-			done_one(x, r, t, d.req, d.peer);
-		}
-		break;
-	}
-	default:	/* Comm_rank, Probe, Iprobe, Cancel ...: no replay action */
-		break;
+	default:
+		return done_event(x, r, t, me);
 	}
 	return 0;
 }
 
-static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+/* Point to point and requests in the 2011 dialect: 0, or -1 out of memory. */
+static int d2011_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		     const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int64_t peer = fld(ev, PROTO_F_peer), tag = fld(ev, PROTO_F_tag);
+	int64_t bytes = fld(ev, PROTO_F_bytes), src;
+
+	switch (proto_ev_base(ev->type)) {
+	case PROTO_EV_MPI_SEND:
+	case PROTO_EV_MPI_RECV:
+		if (peer >= 0)
+			act(x, r, t, "%s p%" PRId64 " %" PRId64,
+			    proto_ev_base(ev->type) == PROTO_EV_MPI_SEND ? "send" : "recv",
+			    peer, bytes);
+		break;
+	case PROTO_EV_MPI_ISEND:
+		if (peer < 0)
+			break;
+		act(x, r, t, "Isend p%" PRId64 " %" PRId64, peer, bytes);
+		return req_add(t, fld(ev, PROTO_F_req), r, (int)peer, (int)tag);
+	case PROTO_EV_MPI_IRECV:
+		if (peer < 0) {	/* no wildcard in this dialect */
+			if (peer == PEER_ANY)
+				x->skip_2011++;
+			break;
+		}
+		act(x, r, t, "Irecv p%" PRId64 " %" PRId64, peer, bytes);
+		return req_add(t, fld(ev, PROTO_F_req), (int)peer, r, (int)tag);
+	case PROTO_EV_MPI_START:
+	case PROTO_EV_MPI_STARTALL:
+		return started(x, r, t, me);
+	case PROTO_EV_MPI_SENDRECV:
+		src = fld(ev, PROTO_F_src);
+		if (peer >= 0)
+			act(x, r, t, "Isend p%" PRId64 " %" PRId64, peer, bytes);
+		if (src >= 0)
+			act(x, r, t, "recv p%" PRId64 " %" PRId64, src,
+			    fld(ev, PROTO_F_rbytes));
+		if (peer >= 0)
+			act(x, r, t, "wait");
+		break;
+	default:
+		return done_event(x, r, t, me);
+	}
+	return 0;
+}
+
+/* The v-collectives in SMPI's dialect: their per-rank counts (counts). */
+static void smpi_vcoll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct proto_trace_event *me, const struct ti_comm *cm)
+{
+	const struct proto_event *ev = me->ev;
+	int64_t b = fld(ev, PROTO_F_bytes), rb = fld(ev, PROTO_F_rbytes);
+	int64_t root = fld(ev, PROTO_F_root);
+
+	flush_compute(x, r, t, 0);
+	switch (ev->type) {
+	case PROTO_EV_MPI_GATHERV:
+		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, b));
+		counts(x, t, me, 0, rb, cm);
+		fprintf(t->f, " %" PRId64 "\n", root_of(cm, root));
+		break;
+	case PROTO_EV_MPI_SCATTERV:
+		fprintf(t->f, "%d scatterv", r);
+		counts(x, t, me, 0, b, cm);
+		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, rb), root_of(cm, root));
+		break;
+	case PROTO_EV_MPI_ALLGATHERV:
+		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, b));
+		counts(x, t, me, 0, rb, cm);
+		fputc('\n', t->f);
+		break;
+	case PROTO_EV_MPI_ALLTOALLV:
+		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, b));
+		counts(x, t, me, 0, b, cm);
+		fprintf(t->f, " %" PRId64, clamp_int(x, rb));
+		counts(x, t, me, (size_t)t->world, rb, cm);
+		fputc('\n', t->f);
+		break;
+	case PROTO_EV_MPI_REDUCE_SCATTER:
+		fprintf(t->f, "%d reducescatter", r);
+		counts(x, t, me, 0, b, cm);
+		fputs(" 0\n", t->f);
+		break;
+	default:
+		return;
+	}
+	x->actions++;
+}
+
+/* Collectives in SMPI's dialect: the replayer runs them on the whole
+ * world only (cm: a communicator of every rank, perhaps in another order);
+ * others are skipped, counted. */
+static void smpi_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		      const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
-	const struct ti_comm *cm = NULL;
+	int64_t comm = fld(ev, PROTO_F_comm);
+	int64_t b = fld(ev, PROTO_F_bytes), rb = fld(ev, PROTO_F_rbytes);
+	const struct ti_comm *cm;
+	int64_t root;
 
-	/* the replayer runs collectives on the whole world only (cm: a
-	 * communicator of every rank, perhaps in another order) */
-	if (proto_ev_collective(ev->type)) {
-		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
-
-		if (ci >= 0 && !comm_is_world(t, a[ci]))
-			goto subcomm;
-		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
+	if (!comm_is_world(t, comm)) {
+		x->skip_comm++;
+		return;
 	}
-	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_INIT:
-		if (!t->inited)
-			act(x, r, t, "init");
-		t->inited = 1;
-		break;
-	case PROTO_EV_MPI_FINALIZE:
-		flush_compute(x, r, t, 1);
-		act(x, r, t, "finalize");
-		t->finalized = 1;
-		break;
-	case PROTO_EV_MPI_COMM_SIZE:
-		act(x, r, t, "comm_size %" PRId64, a[1]);
-		break;
-	case PROTO_EV_MPI_COMM_SPLIT:
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
-		break;
-	case PROTO_EV_MPI_COMM_DUP:
-	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_dup");
-		break;
-	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
-	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
-	case PROTO_EV_MPI_CART_SUB:
-	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
-	case PROTO_EV_MPI_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
-	case PROTO_EV_MPI_COMM_CREATE_GROUP:
-	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		if (comm_made(t, me))
-			return -1;
-		break;
+	cm = comm_find(t, comm);
+	root = root_of(cm, fld(ev, PROTO_F_root));
+	switch (ev->type) {
 	case PROTO_EV_MPI_BARRIER:
 		act(x, r, t, "barrier");
 		break;
 	case PROTO_EV_MPI_BCAST:
-		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], root_of(cm, a[1]));
+		act(x, r, t, "bcast %" PRId64 " %" PRId64, b, root);
 		break;
 	case PROTO_EV_MPI_REDUCE:
-		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]),
-		    root_of(cm, a[1]));
+		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, b), root);
 		break;
 	case PROTO_EV_MPI_ALLREDUCE:
-		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, a[0]));
+		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, b));
 		break;
 	case PROTO_EV_MPI_GATHER:
 		act(x, r, t, "gather %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), root_of(cm, a[2]));
+		    clamp_int(x, b), clamp_int(x, rb ? rb : b), root);
 		break;
 	case PROTO_EV_MPI_SCATTER:
 		act(x, r, t, "scatter %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), root_of(cm, a[2]));
+		    clamp_int(x, b ? b : rb), clamp_int(x, rb), root);
 		break;
 	case PROTO_EV_MPI_ALLGATHER:
-		act(x, r, t, "allgather %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1]));
-		break;
 	case PROTO_EV_MPI_ALLTOALL:
-		act(x, r, t, "alltoall %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1]));
-		break;
-	case PROTO_EV_MPI_GATHERV:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1], cm);
-		fprintf(t->f, " %" PRId64 "\n", root_of(cm, a[2]));
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_SCATTERV:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d scatterv", r);
-		counts(x, t, me, 0, a[0], cm);
-		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, a[1]),
-			root_of(cm, a[2]));
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_ALLGATHERV:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1], cm);
-		fputc('\n', t->f);
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_ALLTOALLV:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[0], cm);
-		fprintf(t->f, " %" PRId64, clamp_int(x, a[1]));
-		counts(x, t, me, (size_t)t->world, a[1], cm);
-		fputc('\n', t->f);
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_REDUCE_SCATTER:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d reducescatter", r);
-		counts(x, t, me, 0, a[0], cm);
-		fputs(" 0\n", t->f);
-		x->actions++;
+		act(x, r, t, "%s %" PRId64 " %" PRId64,
+		    ev->type == PROTO_EV_MPI_ALLGATHER ? "allgather" : "alltoall",
+		    clamp_int(x, b), clamp_int(x, rb));
 		break;
 	case PROTO_EV_MPI_SCAN:
 	case PROTO_EV_MPI_EXSCAN:
 		act(x, r, t, "%s %" PRId64 " 0",
-		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan",
-		    clamp_int(x, a[0]));
-		break;
-	default:	/* point to point, or nothing (Comm_rank, Probe ...) */
-		return smpi_p2p(x, r, t, me);
-	}
-	return 0;
-subcomm:
-	x->skip_comm++;
-	return 0;
-}
-
-/* The 2011 dialect: Table 1 of [000]. Collectives carry no root (rooted on
- * p0) and are preceded by comm_size; what the table lacks is skipped. */
-static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		       const struct proto_trace_event *me)
-{
-	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
-	int64_t comm = -1;
-	const char *coll = NULL;
-
-	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_INIT:
-		t->inited = 1;
-		break;
-	case PROTO_EV_MPI_FINALIZE:
-		flush_compute(x, r, t, 1);
-		t->finalized = 1;
-		break;
-	case PROTO_EV_MPI_COMM_SIZE:
-		act(x, r, t, "comm_size %" PRId64, a[1]);
-		break;
-	case PROTO_EV_MPI_COMM_SPLIT:
-		return comm_made(t, me);
-	case PROTO_EV_MPI_COMM_DUP:
-	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:
-	case PROTO_EV_MPI_COMM_CREATE:
-	case PROTO_EV_MPI_CART_CREATE:
-	case PROTO_EV_MPI_CART_SUB:
-	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-	case PROTO_EV_MPI_COMM_IDUP:
-	case PROTO_EV_MPI_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
-	case PROTO_EV_MPI_COMM_CREATE_GROUP:
-	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		return comm_made(t, me);
-	case PROTO_EV_MPI_SEND:
-		if (a[0] >= 0)
-			act(x, r, t, "send p%" PRId64 " %" PRId64, a[0], a[3]);
-		break;
-	case PROTO_EV_MPI_RECV:
-		if (a[0] >= 0)
-			act(x, r, t, "recv p%" PRId64 " %" PRId64, a[0], a[3]);
-		break;
-	case PROTO_EV_MPI_ISEND:
-		if (a[0] < 0)
-			break;
-		act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
-		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
-	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
-		if (a[1] < 0)
-			break;
-		act(x, r, t, "%s p%" PRId64 " %" PRId64,
-		    a[5] == 1 ? "Isend" : "Irecv", a[1], a[4]);
-		return req_add(t, a[0], a[5] == 1 ? r : (int)a[1],
-			       a[5] == 1 ? (int)a[1] : r, (int)a[2]);
-	case PROTO_EV_MPI_STARTALL:
-		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
-			const int64_t *q = me->array + i;
-
-			if (q[1] < 0)
-				continue;
-			act(x, r, t, "%s p%" PRId64 " %" PRId64,
-			    q[4] == 1 ? "Isend" : "Irecv", q[1], q[3]);
-			if (req_add(t, q[0], q[4] == 1 ? r : (int)q[1],
-				    q[4] == 1 ? (int)q[1] : r, (int)q[2]))
-				return -1;
-		}
-		break;
-	case PROTO_EV_MPI_REQUEST_FREE: {
-		struct ti_req q;
-
-		req_take(t, a[0], &q);
-		break;
-	}
-	case PROTO_EV_MPI_WAITSOME:
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++)
-			done_one(x, r, t, d.req, d.peer);
-		break;
-	}
-	case PROTO_EV_MPI_IRECV:
-		if (a[0] < 0) {	/* no wildcard in this dialect */
-			if (a[0] == PEER_ANY)
-				x->skip_2011++;
-			break;
-		}
-		act(x, r, t, "Irecv p%" PRId64 " %" PRId64, a[0], a[3]);
-		return req_add(t, a[4], (int)a[0], r, (int)a[1]);
-	case PROTO_EV_MPI_SENDRECV:
-		if (a[0] >= 0)
-			act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
-		if (a[4] >= 0)
-			act(x, r, t, "recv p%" PRId64 " %" PRId64, a[4], a[5]);
-		if (a[0] >= 0)
-			act(x, r, t, "wait");
-		break;
-	case PROTO_EV_MPI_WAIT:
-		done_one(x, r, t, a[0], a[1]);
-		break;
-	case PROTO_EV_MPI_WAITANY:	/* and Testany */
-		if (a[2] > 0)
-			done_one(x, r, t, a[2], a[3]);
-		break;
-	case PROTO_EV_MPI_TEST:
-		if (a[1])
-			done_one(x, r, t, a[0], a[2]);
-		break;
-	case PROTO_EV_MPI_WAITALL: {
-		size_t n = me->array ? me->narray / 4 : 0;
-
-		if (a[0] > 0 && n < (size_t)a[0]) {
-			while (t->nreq)
-				completed(x, r, t, t->req[t->nreq - 1].id);
-		} else {
-			for (size_t i = 0; i < n; i++)
-				if (req_has(t, me->array[i * 4]))
-					completed(x, r, t, me->array[i * 4]);
-		}
-		break;
-	}
-	case PROTO_EV_MPI_BARRIER:
-		comm = a[0];
-		coll = "barrier";
-		break;
-	case PROTO_EV_MPI_BCAST:
-		comm = a[2];
-		coll = "bcast";
-		break;
-	case PROTO_EV_MPI_REDUCE:
-		comm = a[2];
-		coll = "reduce";
-		break;
-	case PROTO_EV_MPI_ALLREDUCE:
-		comm = a[1];
-		coll = "allReduce";
-		break;
-	case PROTO_EV_MPI_GATHER: case PROTO_EV_MPI_GATHERV:
-	case PROTO_EV_MPI_SCATTER: case PROTO_EV_MPI_SCATTERV:
-	case PROTO_EV_MPI_ALLGATHER: case PROTO_EV_MPI_ALLGATHERV:
-	case PROTO_EV_MPI_ALLTOALL: case PROTO_EV_MPI_ALLTOALLV:
-	case PROTO_EV_MPI_REDUCE_SCATTER: case PROTO_EV_MPI_SCAN:
-	case PROTO_EV_MPI_EXSCAN:
-		x->skip_2011++;
+		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan", clamp_int(x, b));
 		break;
 	default:
+		smpi_vcoll(x, r, t, me, cm);
 		break;
 	}
-	if (!coll)
-		return 0;
-	if (!comm_is_world(t, comm)) {
+}
+
+/* Collectives in the 2011 dialect: Table 1 of [000] has barrier, bcast,
+ * reduce and allReduce, without a root (rooted on p0), each preceded by
+ * comm_size; the others are skipped, counted. */
+static void d2011_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct proto_event *ev)
+{
+	int64_t b = fld(ev, PROTO_F_bytes);
+
+	switch (ev->type) {
+	case PROTO_EV_MPI_BARRIER:
+	case PROTO_EV_MPI_BCAST:
+	case PROTO_EV_MPI_REDUCE:
+	case PROTO_EV_MPI_ALLREDUCE:
+		break;
+	default:
+		x->skip_2011++;
+		return;
+	}
+	if (!comm_is_world(t, fld(ev, PROTO_F_comm))) {
 		x->skip_comm++;
-		return 0;
+		return;
 	}
 	act(x, r, t, "comm_size %" PRId64, t->world);
 	if (ev->type == PROTO_EV_MPI_BARRIER)
 		act(x, r, t, "barrier");
 	else if (ev->type == PROTO_EV_MPI_BCAST)
-		act(x, r, t, "bcast %" PRId64, a[0]);
+		act(x, r, t, "bcast %" PRId64, b);
 	else
-		act(x, r, t, "%s %" PRId64 " 0", coll, a[0]);
-	return 0;
+		act(x, r, t, "%s %" PRId64 " 0",
+		    ev->type == PROTO_EV_MPI_REDUCE ? "reduce" : "allReduce", b);
+}
+
+/* The rank's life and its communicators, in either dialect: 1 when ev is
+ * one of those calls (handled), 0 when not, -1 out of memory. SMPI's
+ * replay has init, finalize, comm_size, comm_split and comm_dup; the 2011
+ * dialect comm_size only. Every constructor's communicator is remembered
+ * (comm_made) for the collectives on it. */
+static int life_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int smpi = x->d == D_SMPI;
+
+	switch (ev->type) {
+	case PROTO_EV_MPI_INIT:
+		if (smpi && !t->inited)
+			act(x, r, t, "init");
+		t->inited = 1;
+		return 1;
+	case PROTO_EV_MPI_FINALIZE:
+		flush_compute(x, r, t, 1);
+		if (smpi)
+			act(x, r, t, "finalize");
+		t->finalized = 1;
+		return 1;
+	case PROTO_EV_MPI_COMM_SIZE:
+		act(x, r, t, "comm_size %" PRId64, fld(ev, PROTO_F_result));
+		return 1;
+	case PROTO_EV_MPI_COMM_SPLIT:
+	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
+	case PROTO_EV_MPI_COMM_CREATE:		/* the others: no replay */
+	case PROTO_EV_MPI_CART_CREATE:		/* action, known for their */
+	case PROTO_EV_MPI_CART_SUB:		/* size only */
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:		/* (its request: skip_req) */
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
+		break;
+	default:
+		return 0;
+	}
+	if (comm_made(t, me))
+		return -1;
+	if (smpi && ev->type == PROTO_EV_MPI_COMM_SPLIT)
+		act(x, r, t, "comm_split %" PRId64 " %" PRId64,
+		    fld(ev, PROTO_F_color), fld(ev, PROTO_F_key));
+	else if (smpi && (ev->type == PROTO_EV_MPI_COMM_DUP ||
+			  ev->type == PROTO_EV_MPI_COMM_DUP_WITH_INFO))
+		act(x, r, t, "comm_dup");
+	return 1;
+}
+
+/* One MPI event of rank r in the exporter's dialect: 0, or -1 out of
+ * memory. */
+static int dialect_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+			 const struct proto_trace_event *me)
+{
+	int rc = life_event(x, r, t, me);
+
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (proto_ev_collective(me->ev->type)) {
+		if (x->d == D_SMPI)
+			smpi_coll(x, r, t, me);
+		else
+			d2011_coll(x, r, t, me->ev);
+		return 0;
+	}
+	return x->d == D_SMPI ? smpi_p2p(x, r, t, me) : d2011_p2p(x, r, t, me);
 }
 
 double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate)
@@ -1239,8 +1307,8 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 		const char *v = proto_stream_meta(me->stream, "instruction_rate");
 
 		t->instr_rate = v ? strtod(v, NULL) : 0;
-		if (me->ev->type == PROTO_EV_MPI_INIT && me->ev->arg[1] > 0)
-			t->world = me->ev->arg[1];
+		if (me->ev->type == PROTO_EV_MPI_INIT && fld(me->ev, PROTO_F_size) > 0)
+			t->world = fld(me->ev, PROTO_F_size);
 		else if ((v = proto_stream_meta(me->stream, "size")))
 			t->world = strtoll(v, NULL, 10);
 		if (t->world > x->world)
@@ -1258,9 +1326,7 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 	case -1:
 		return -1;
 	}
-	if (x->d == D_SMPI)
-		return smpi_event(x, r, t, me);
-	return d2011_event(x, r, t, me);
+	return dialect_event(x, r, t, me);
 }
 
 /* Everything that makes a trace unfit for replay: damage, losses, ranks

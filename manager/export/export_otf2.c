@@ -312,7 +312,7 @@ static int rma_made(unsigned type)
  * 0, or PROTO_E_NOMEM. */
 static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
 {
-	int64_t proc = mgr_viz_map_get(&o->s->procmap, stream, 0);
+	int64_t proc = mgr_map_get(&o->s->procmap, stream, 0);
 	struct io_handle *n;
 
 	if (proc < 0 || o->nwin >= IO_MAX)
@@ -472,7 +472,7 @@ static int io_scan(struct otf2 *o, const char *dir)
 		}
 		if (ev->type != PROTO_EV_MPI_FILE_OPEN || o->nio >= IO_MAX)
 			continue;
-		proc = mgr_viz_map_get(&o->s->procmap, te.stream->id, 0);
+		proc = mgr_map_get(&o->s->procmap, te.stream->id, 0);
 		path = proto_trace_string(t, te.stream->id, ev->tid, ev->arg[1]);
 		if (proc < 0)
 			continue;

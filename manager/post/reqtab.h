@@ -6,15 +6,16 @@
  *
  * A request is named by its process (a stream id, or any 64-bit index of
  * the caller's) and the sensor's request id; the table holds what the
- * posting call knew (struct mgr_req) until the request completes. Open
- * addressing, deletion by backward shift, at most max entries; a big array
- * (grow.h), so that a huge table spills to disk like the other big arrays.
+ * posting call knew (struct mgr_req) until the request completes; at most
+ * max requests (the manager's hash map, map.h, to slots of a pool).
  */
 #ifndef TAPESTRY_MGR_REQTAB_H
 #define TAPESTRY_MGR_REQTAB_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "manager/post/map.h"
 
 /* What a posting call knew of its request. */
 struct mgr_req {
@@ -23,11 +24,11 @@ struct mgr_req {
 	uint64_t data;		/* the caller's (perturb: the posting record) */
 };
 
-struct mgr_reqent;
-
 struct mgr_reqtab {
-	struct mgr_reqent *e;
-	size_t cap, n, max;
+	struct mgr_map map;	/* (proc, req) -> slot of pool */
+	struct mgr_req *pool;
+	uint32_t *freed;	/* slots of pool free again */
+	size_t npool, cappool, nfreed, capfreed;
 };
 
 /* An empty table holding at most max requests. */
@@ -49,7 +50,7 @@ int mgr_reqtab_take(struct mgr_reqtab *t, uint64_t proc, int64_t req,
 /* Requests held. */
 static inline size_t mgr_reqtab_count(const struct mgr_reqtab *t)
 {
-	return t->n;
+	return t->map.n;
 }
 
 #endif

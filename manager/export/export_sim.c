@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "manager/post/comms.h"
 #include "manager/post/events.h"
 #include "manager/export/export.h"
 #include "manager/export/live.h"
@@ -110,7 +111,12 @@ struct mgr_ti {
 	struct ti_stream *streams;
 	size_t nstreams, capstreams, last;
 	uint64_t actions, mpi_events;
-	uint64_t skip_comm;	/* collectives on sub-communicators */
+	uint64_t skip_comm;	/* collectives on sub-communicators skipped */
+	uint64_t sub_coll;	/* ... written as point-to-point messages */
+	uint64_t skip_inter;	/* collectives on intercommunicators */
+	uint64_t self_coll;	/* collectives on MPI_COMM_SELF: nothing */
+	const struct mgr_ti_subs *subs;	/* their members, or NULL */
+	const struct mgr_comms *comms;	/* the names subs lists them by */
 	uint64_t skip_req;	/* completions of requests never seen */
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
 	uint64_t skip_failed;	/* calls that returned an error */
@@ -1080,6 +1086,147 @@ static void smpi_vcoll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	x->actions++;
 }
 
+/* ---- collectives on sub-communicators ------------------------------------ */
+
+/* SMPI's replay runs every collective on MPI_COMM_WORLD: its comm_split and
+ * comm_dup actions do nothing and no collective action names a
+ * communicator (src/smpi/internals/smpi_replay.cpp, SimGrid 3.32). A
+ * collective on a communicator of fewer ranks is written as the messages
+ * of a simple algorithm among its members (world ranks, from
+ * mgr_ti_subs), on a tag of its own that application messages do not
+ * use: the root sends to, or receives from, each other member (rooted
+ * kinds); every member sends to every other and receives from each (the
+ * kinds where everyone waits for everyone: isend, recv, wait); a chain in
+ * rank order (scan, exscan). A receive's size is an upper bound of what
+ * arrives (the replay aborts on a message larger than its receive). */
+#define TI_SUB_TAG 2147480000
+
+struct sub {		/* one collective on a sub-communicator, at rank r */
+	struct mgr_ti *x;
+	int32_t r;
+	struct ti_rank *t;
+	const struct proto_trace_event *me;
+	const int32_t *w;	/* the members' world ranks */
+	size_t n, at;		/* their count, r's rank among them */
+};
+
+/* Bytes for member i: the event's ARRAY of per-rank counts (from offset
+ * off, in the communicator's order) when it has them, else total / n. */
+static int64_t sub_count(const struct sub *s, size_t off, size_t i, int64_t total)
+{
+	const struct proto_trace_event *me = s->me;
+
+	if (me->array && me->narray >= off + s->n)
+		return clamp_int(s->x, me->array[off + i]);
+	return total / (int64_t)s->n;
+}
+
+/* The root sends to each other member (its count from off, or out), the
+ * others receive in bytes. */
+static void sub_from_root(const struct sub *s, size_t root, size_t off,
+			  int64_t out, int64_t in)
+{
+	if (root != s->at) {
+		act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[root], TI_SUB_TAG, in);
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
+}
+
+/* Each other member sends out bytes to the root, which receives in. */
+static void sub_to_root(const struct sub *s, size_t root, int64_t out, int64_t in)
+{
+	if (root != s->at) {
+		act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[root], TI_SUB_TAG, out);
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+}
+
+/* Every member sends to every other (its count from off, or out) and
+ * receives in bytes from each. */
+static void sub_all(const struct sub *s, size_t off, int64_t out, int64_t in)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "isend %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "wait %d %d %d", s->r, s->w[i], TI_SUB_TAG);
+}
+
+/* A collective on a communicator of fewer ranks than the world, as
+ * point-to-point messages: 0 (or skipped, counted, on an
+ * intercommunicator: each group gets the other's data, which no replay
+ * action does), -1 when its members are not known. */
+static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me, int64_t comm)
+{
+	const struct proto_event *ev = me->ev;
+	int64_t b = clamp_int(x, fld(ev, PROTO_F_bytes));
+	int64_t rb = clamp_int(x, fld(ev, PROTO_F_rbytes));
+	int64_t root = mgr_ev_field(ev, PROTO_F_root, 0);
+	struct sub s = {x, r, t, me, NULL, 0, 0};
+
+	if (comm == 1) {	/* MPI_COMM_SELF (the sensor's id 1): no message */
+		x->self_coll++;
+		return 0;
+	}
+	if (x->subs) {
+		int64_t name = mgr_comms_name(x->comms, me->stream->id, comm);
+
+		if (mgr_comms_inter(x->comms, name)) {
+			x->skip_inter++;
+			return 0;
+		}
+		s.w = mgr_ti_subs_members(x->subs, name, &s.n);
+	}
+	while (s.at < s.n && s.w[s.at] != r)
+		s.at++;
+	if (s.at >= s.n || root < 0 || root >= (int64_t)s.n)
+		return -1;
+	x->sub_coll++;
+	switch (ev->type) {
+	case PROTO_EV_MPI_BCAST:
+	case PROTO_EV_MPI_SCATTER:
+		sub_from_root(&s, (size_t)root, SIZE_MAX, b, ev->type == PROTO_EV_MPI_BCAST ? b : rb);
+		break;
+	case PROTO_EV_MPI_SCATTERV:
+		sub_from_root(&s, (size_t)root, 0, b / (int64_t)s.n, rb);
+		break;
+	case PROTO_EV_MPI_REDUCE:
+	case PROTO_EV_MPI_GATHER:
+	case PROTO_EV_MPI_GATHERV:	/* (its rb: the root's total) */
+		sub_to_root(&s, (size_t)root, b, ev->type == PROTO_EV_MPI_REDUCE ? b : rb ? rb : b);
+		break;
+	case PROTO_EV_MPI_SCAN:
+	case PROTO_EV_MPI_EXSCAN:	/* a chain in rank order */
+		if (s.at > 0)
+			act(x, r, t, "recv %d %d %" PRId64, s.w[s.at - 1], TI_SUB_TAG, b);
+		if (s.at + 1 < s.n)
+			act(x, r, t, "send %d %d %" PRId64, s.w[s.at + 1], TI_SUB_TAG, b);
+		break;
+	case PROTO_EV_MPI_ALLTOALLV:	/* ARRAY: send counts, then receive counts */
+	case PROTO_EV_MPI_REDUCE_SCATTER:	/* ARRAY: the counts */
+		sub_all(&s, 0, b / (int64_t)s.n, ev->type == PROTO_EV_MPI_ALLTOALLV ? rb : b);
+		break;
+	default:	/* barrier, allreduce, allgather(v), alltoall */
+		sub_all(&s, SIZE_MAX, b, ev->type == PROTO_EV_MPI_ALLREDUCE ? b :
+			ev->type == PROTO_EV_MPI_BARRIER ? 0 : rb);
+		break;
+	}
+	return 0;
+}
+
 /* Collectives in SMPI's dialect: the replayer runs them on the whole
  * world only (cm: a communicator of every rank, perhaps in another order);
  * others are skipped, counted. */
@@ -1093,7 +1240,8 @@ static void smpi_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	int64_t root;
 
 	if (!comm_is_world(t, comm)) {
-		x->skip_comm++;
+		if (sub_coll(x, r, t, me, comm))
+			x->skip_comm++;
 		return;
 	}
 	cm = comm_find(t, comm);
@@ -1389,6 +1537,13 @@ struct mgr_ti *mgr_ti_new(enum mgr_ti_dialect d, mgr_ti_open_fn open, void *arg)
 	return x;
 }
 
+void mgr_ti_set_subs(struct mgr_ti *x, const struct mgr_ti_subs *subs,
+		     const struct mgr_comms *cm)
+{
+	x->subs = subs;
+	x->comms = cm;
+}
+
 int mgr_ti_event(struct mgr_ti *x, const struct proto_trace_event *te)
 {
 	return ti_event(x, te);
@@ -1447,6 +1602,17 @@ void mgr_ti_end(struct mgr_ti *x)
 			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
 				"never completed", r, req_live(t));
 	}
+	if (x->sub_coll)
+		mgr_err("warning: %" PRIu64 " collectives on communicators smaller "
+			"than MPI_COMM_WORLD written as point-to-point messages among "
+			"their members, tag %d (the replay runs every collective on "
+			"MPI_COMM_WORLD)", x->sub_coll, TI_SUB_TAG);
+	if (x->self_coll)
+		mgr_err("note: %" PRIu64 " collectives on MPI_COMM_SELF need no "
+			"action", x->self_coll);
+	if (x->skip_inter)
+		mgr_err("warning: %" PRIu64 " collectives on intercommunicators "
+			"skipped (the replay has no intercommunicator)", x->skip_inter);
 	if (x->skip_comm)
 		mgr_err("warning: %" PRIu64 " collectives on communicators "
 			"smaller than MPI_COMM_WORLD skipped (the replay runs "
@@ -1551,6 +1717,7 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 		     struct mgr_export_stats *st)
 {
 	struct out_dir od = {out};
+	struct mgr_ti_subs *subs = NULL;
 	struct mgr_ti *x = NULL;
 	struct mgr_events *e;
 	struct mgr_event me;
@@ -1570,6 +1737,13 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	if (!(x = mgr_ti_new(d, open_rank_file, &od))) {
 		mgr_err("out of memory");
 		goto fail;
+	}
+	if (d == D_SMPI) {	/* (the 2011 dialect skips them) */
+		if (!(subs = mgr_ti_subs_read(dir, mgr_events_comms(e), &rc))) {
+			mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+			goto fail;
+		}
+		mgr_ti_set_subs(x, subs, mgr_events_comms(e));
 	}
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		struct proto_trace_event te = {me.ev, me.stream, me.array, me.narray};
@@ -1610,6 +1784,7 @@ done:
 		if (mgr_ti_free(x) != 0)
 			rc = -1;
 	}
+	mgr_ti_subs_free(subs);
 	mgr_events_close(e);
 	return rc;
 }

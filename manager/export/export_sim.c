@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1583,6 +1584,55 @@ int mgr_ti_flush(struct mgr_ti *x)
 	return 0;
 }
 
+/* What mgr_ti_end says with a count alone, in this order (from
+ * TI_SAID_LATE on: after the lines with more figures). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static const struct {
+	size_t off;		/* of the uint64_t count in struct mgr_ti */
+	const char *kind;	/* "warning" or "note" */
+	const char *what;	/* after the count */
+} ti_said[] = {
+	{offsetof(struct mgr_ti, sub_coll), "warning", "collectives on communicators "
+	 "smaller than MPI_COMM_WORLD written as point-to-point messages among "
+	 "their members, tag " STR(TI_SUB_TAG) " (the replay runs every collective "
+	 "on MPI_COMM_WORLD)"},
+	{offsetof(struct mgr_ti, self_coll), "note", "collectives on MPI_COMM_SELF "
+	 "need no action"},
+	{offsetof(struct mgr_ti, skip_inter), "warning", "collectives on "
+	 "intercommunicators skipped (the replay has no intercommunicator)"},
+	{offsetof(struct mgr_ti, skip_comm), "warning", "collectives on communicators "
+	 "smaller than MPI_COMM_WORLD skipped (the replay runs every collective on "
+	 "MPI_COMM_WORLD)"},
+	{offsetof(struct mgr_ti, skip_req), "warning", "completions of requests not "
+	 "traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped"},
+	{offsetof(struct mgr_ti, skip_2011), "warning", "calls have no counterpart in "
+	 "the 2011 dialect (gather, scatter, alltoall..., wildcard Irecv) and were "
+	 "skipped"},
+	{offsetof(struct mgr_ti, skip_failed), "warning", "MPI calls that failed were "
+	 "skipped"},
+#define TI_SAID_LATE 7
+	{offsetof(struct mgr_ti, cancelled), "warning", "cancelled requests: their "
+	 "isend/irecv lines became compute 0 and they are not waited for"},
+	{offsetof(struct mgr_ti, skip_key), "warning", "waits dropped: the replay "
+	 "holds one request per (source, destination, tag) and another one under "
+	 "the same key was waited for first"},
+	{offsetof(struct mgr_ti, cancel_kept), "warning", "cancelled requests keep "
+	 "their isend/irecv line (a stream that cannot seek): the replay may wait "
+	 "for them for ever"},
+};
+
+/* The lines of ti_said[from, to) whose count is not 0. */
+static void counts_said(const struct mgr_ti *x, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		uint64_t n = *(const uint64_t *)((const char *)x + ti_said[i].off);
+
+		if (n)
+			mgr_err("%s: %" PRIu64 " %s", ti_said[i].kind, n, ti_said[i].what);
+	}
+}
+
 void mgr_ti_end(struct mgr_ti *x)
 {
 	for (int64_t r = 0; r < x->world && (size_t)r < x->nrank; r++) {
@@ -1602,31 +1652,7 @@ void mgr_ti_end(struct mgr_ti *x)
 			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
 				"never completed", r, req_live(t));
 	}
-	if (x->sub_coll)
-		mgr_err("warning: %" PRIu64 " collectives on communicators smaller "
-			"than MPI_COMM_WORLD written as point-to-point messages among "
-			"their members, tag %d (the replay runs every collective on "
-			"MPI_COMM_WORLD)", x->sub_coll, TI_SUB_TAG);
-	if (x->self_coll)
-		mgr_err("note: %" PRIu64 " collectives on MPI_COMM_SELF need no "
-			"action", x->self_coll);
-	if (x->skip_inter)
-		mgr_err("warning: %" PRIu64 " collectives on intercommunicators "
-			"skipped (the replay has no intercommunicator)", x->skip_inter);
-	if (x->skip_comm)
-		mgr_err("warning: %" PRIu64 " collectives on communicators "
-			"smaller than MPI_COMM_WORLD skipped (the replay runs "
-			"every collective on MPI_COMM_WORLD)", x->skip_comm);
-	if (x->skip_req)
-		mgr_err("warning: %" PRIu64 " completions of requests not "
-			"traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped", x->skip_req);
-	if (x->skip_2011)
-		mgr_err("warning: %" PRIu64 " calls have no counterpart in the "
-			"2011 dialect (gather, scatter, alltoall..., wildcard "
-			"Irecv) and were skipped", x->skip_2011);
-	if (x->skip_failed)
-		mgr_err("warning: %" PRIu64 " MPI calls that failed were skipped",
-			x->skip_failed);
+	counts_said(x, 0, TI_SAID_LATE);
 	if (x->io_calls)
 		mgr_err("warning: %" PRIu64 " MPI-IO calls and completions of their "
 			"requests replayed as %s of their measured duration (%.6f s in "
@@ -1653,18 +1679,7 @@ void mgr_ti_end(struct mgr_ti *x)
 				"replay has no %s)", x->mapped[ti_maps[i].type],
 				proto_ev_info(ti_maps[i].type)->name, ti_maps[i].as,
 				proto_ev_info(ti_maps[i].type)->name);
-	if (x->cancelled)
-		mgr_err("warning: %" PRIu64 " cancelled requests: their isend/irecv "
-			"lines became compute 0 and they are not waited for",
-			x->cancelled);
-	if (x->skip_key)
-		mgr_err("warning: %" PRIu64 " waits dropped: the replay holds one "
-			"request per (source, destination, tag) and another one "
-			"under the same key was waited for first", x->skip_key);
-	if (x->cancel_kept)
-		mgr_err("warning: %" PRIu64 " cancelled requests keep their "
-			"isend/irecv line (a stream that cannot seek): the replay "
-			"may wait for them for ever", x->cancel_kept);
+	counts_said(x, TI_SAID_LATE, sizeof(ti_said) / sizeof(ti_said[0]));
 }
 
 int mgr_ti_free(struct mgr_ti *x)

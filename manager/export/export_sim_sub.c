@@ -40,9 +40,9 @@ static int by_name_rank(const void *pa, const void *pb)
 {
 	const struct sub_member *a = pa, *b = pb;
 
-	if (a->name != b->name)
-		return a->name < b->name ? -1 : 1;
-	return (a->crank > b->crank) - (a->crank < b->crank);
+	int c = MGR_CMP(a->name, b->name);
+
+	return c ? c : MGR_CMP(a->crank, b->crank);
 }
 
 /* The world rank of each member, once the whole trace is read: its

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "manager/post/events.h"
+#include "manager/post/grow.h"
 #include "manager/post/map.h"
 #include "manager/export/export.h"
 
@@ -28,10 +29,6 @@
 #define VIZ_REQS_MAX (1u << 20)		/* outstanding non-blocking requests */
 #define VIZ_COMMS_MAX 256		/* communicator names told apart (otf2) */
 #define VIZ_MEMBERS_MAX (1u << 20)	/* members of named communicators */
-
-/* Three-way comparison of two numbers: -1, 0 or 1. No hidden return: a
- * comparator chains them, if ((c = MGR_CMP(a, b)) || (c = ...)) return c; */
-#define MGR_CMP(x, y) (((x) > (y)) - ((x) < (y)))
 
 /* ---- pass 1: the job's shape --------------------------------------------- */
 

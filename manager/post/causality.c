@@ -302,29 +302,25 @@ static int cmp_send(const void *pa, const void *pb)
 {
 	const struct msg_end *a = pa, *b = pb;
 	int32_t ra = rank_of(sort_ctx, a->stream), rb = rank_of(sort_ctx, b->stream);
+	int c;
 
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->peer != b->peer)
-		return a->peer < b->peer ? -1 : 1;
-	if (a->comm != b->comm)
-		return a->comm < b->comm ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	if ((c = MGR_CMP(ra, rb)) || (c = MGR_CMP(a->peer, b->peer)) ||
+	    (c = MGR_CMP(a->comm, b->comm)))
+		return c;
+	return MGR_CMP(a->order, b->order);
 }
 
 static int cmp_recv(const void *pa, const void *pb)
 {
 	const struct msg_end *a = pa, *b = pb;
 	int32_t ra = rank_of(sort_ctx, a->stream), rb = rank_of(sort_ctx, b->stream);
+	int c;
 
 	/* receives are keyed (their peer = sender, their rank = receiver) */
-	if (a->peer != b->peer)
-		return a->peer < b->peer ? -1 : 1;
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->comm != b->comm)
-		return a->comm < b->comm ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	if ((c = MGR_CMP(a->peer, b->peer)) || (c = MGR_CMP(ra, rb)) ||
+	    (c = MGR_CMP(a->comm, b->comm)))
+		return c;
+	return MGR_CMP(a->order, b->order);
 }
 
 static void match(struct mgr_causality *c)
@@ -460,12 +456,11 @@ static uint64_t count_violations(const struct mgr_causality *c, int repaired,
 static int cmp_coll(const void *pa, const void *pb)
 {
 	const struct coll_end *a = pa, *b = pb;
+	int c;
 
-	if (a->name != b->name)
-		return a->name < b->name ? -1 : 1;
-	if (a->n != b->n)
-		return a->n < b->n ? -1 : 1;
-	return (a->stream > b->stream) - (a->stream < b->stream);
+	if ((c = MGR_CMP(a->name, b->name)) || (c = MGR_CMP(a->n, b->n)))
+		return c;
+	return MGR_CMP(a->stream, b->stream);
 }
 
 /* A collective's entry and exit: raw (how 0), during the repair (1: the
@@ -504,7 +499,7 @@ static int cmp_pfx(const void *pa, const void *pb)
 {
 	const struct pfx *a = pa, *b = pb;
 
-	return (a->crank > b->crank) - (a->crank < b->crank);
+	return MGR_CMP(a->crank, b->crank);
 }
 
 /* For a scan or exscan: in c->pfx, each member's bound (the latest entry of
@@ -615,7 +610,7 @@ static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	return (x > y) - (x < y);
+	return MGR_CMP(x, y);
 }
 
 static int repair(struct mgr_causality *c, int64_t lat)

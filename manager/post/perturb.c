@@ -813,16 +813,16 @@ static int cmp_key(const void *a, const void *b)
 	const struct rec *x = *(const struct rec *const *)a;
 	const struct rec *y = *(const struct rec *const *)b;
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	int c = MGR_CMP(x->key, y->key);
+
+	return c ? c : MGR_CMP(x->pos, y->pos);
 }
 
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
-	return (x > y) - (x < y);
+	return MGR_CMP(x, y);
 }
 
 /* The call where the message of send s to receive r left, in the traced
@@ -875,7 +875,7 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
-	return (x > y) - (x < y);
+	return MGR_CMP(x, y);
 }
 
 /* Least squares of y = lat + slope x over the points whose residual from
@@ -1027,11 +1027,11 @@ static int cmp_instance(const void *a, const void *b)
 	const struct rec *x = *(const struct rec *const *)a;
 	const struct rec *y = *(const struct rec *const *)b;
 
-	if (x->coll_comm != y->coll_comm)
-		return x->coll_comm < y->coll_comm ? -1 : 1;
-	if (x->coll != y->coll)
-		return x->coll < y->coll ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	int c;
+
+	if ((c = MGR_CMP(x->coll_comm, y->coll_comm)) || (c = MGR_CMP(x->coll, y->coll)))
+		return c;
+	return MGR_CMP(x->pos, y->pos);
 }
 
 static int cmp_crank(const void *a, const void *b)
@@ -1039,7 +1039,7 @@ static int cmp_crank(const void *a, const void *b)
 	const struct rec *x = *(const struct rec *const *)a;
 	const struct rec *y = *(const struct rec *const *)b;
 
-	return (x->crank > y->crank) - (x->crank < y->crank);
+	return MGR_CMP(x->crank, y->crank);
 }
 
 /* Group the collective records order[0..n) (sorted by instance) into
@@ -1127,12 +1127,11 @@ struct ctail {
 static int cmp_ctail(const void *a, const void *b)
 {
 	const struct ctail *x = a, *y = b;
+	int c;
 
-	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? -1 : 1;
-	return (x->after > y->after) - (x->after < y->after);
+	if ((c = MGR_CMP(x->group, y->group)) || (c = MGR_CMP(x->bytes, y->bytes)))
+		return c;
+	return MGR_CMP(x->after, y->after);
 }
 
 /* What each collective member took after the latest traced entry it waited
@@ -1593,16 +1592,16 @@ static int cmp_mpoint(const void *a, const void *b)
 {
 	const struct mpoint *x = a, *y = b;
 
-	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+	return MGR_CMP(x->bytes, y->bytes);
 }
 
 static int cmp_check(const void *a, const void *b)
 {
 	const struct mgr_model_check *x = a, *y = b;
 
-	if (x->n != y->n)
-		return x->n < y->n ? 1 : -1;
-	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+	int c = MGR_CMP(y->n, x->n);	/* most samples first */
+
+	return c ? c : MGR_CMP(x->bytes, y->bytes);
 }
 
 /* out[] keeps the max sets with the most receives. */

@@ -1586,6 +1586,7 @@ int mgr_ti_flush(struct mgr_ti *x)
 
 /* What mgr_ti_end says with a count alone, in this order (from
  * TI_SAID_LATE on: after the lines with more figures). */
+#define SAID(count, kind, what) {offsetof(struct mgr_ti, count), kind, what}
 #define STR_(x) #x
 #define STR(x) STR_(x)
 static const struct {
@@ -1593,33 +1594,33 @@ static const struct {
 	const char *kind;	/* "warning" or "note" */
 	const char *what;	/* after the count */
 } ti_said[] = {
-	{offsetof(struct mgr_ti, sub_coll), "warning", "collectives on communicators "
+	SAID(sub_coll, "warning", "collectives on communicators "
 	 "smaller than MPI_COMM_WORLD written as point-to-point messages among "
 	 "their members, tag " STR(TI_SUB_TAG) " (the replay runs every collective "
-	 "on MPI_COMM_WORLD)"},
-	{offsetof(struct mgr_ti, self_coll), "note", "collectives on MPI_COMM_SELF "
-	 "need no action"},
-	{offsetof(struct mgr_ti, skip_inter), "warning", "collectives on "
-	 "intercommunicators skipped (the replay has no intercommunicator)"},
-	{offsetof(struct mgr_ti, skip_comm), "warning", "collectives on communicators "
+	 "on MPI_COMM_WORLD)"),
+	SAID(self_coll, "note", "collectives on MPI_COMM_SELF "
+	 "need no action"),
+	SAID(skip_inter, "warning", "collectives on "
+	 "intercommunicators skipped (the replay has no intercommunicator)"),
+	SAID(skip_comm, "warning", "collectives on communicators "
 	 "smaller than MPI_COMM_WORLD skipped (the replay runs every collective on "
-	 "MPI_COMM_WORLD)"},
-	{offsetof(struct mgr_ti, skip_req), "warning", "completions of requests not "
-	 "traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped"},
-	{offsetof(struct mgr_ti, skip_2011), "warning", "calls have no counterpart in "
+	 "MPI_COMM_WORLD)"),
+	SAID(skip_req, "warning", "completions of requests not "
+	 "traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped"),
+	SAID(skip_2011, "warning", "calls have no counterpart in "
 	 "the 2011 dialect (gather, scatter, alltoall..., wildcard Irecv) and were "
-	 "skipped"},
-	{offsetof(struct mgr_ti, skip_failed), "warning", "MPI calls that failed were "
-	 "skipped"},
+	 "skipped"),
+	SAID(skip_failed, "warning", "MPI calls that failed were "
+	 "skipped"),
 #define TI_SAID_LATE 7
-	{offsetof(struct mgr_ti, cancelled), "warning", "cancelled requests: their "
-	 "isend/irecv lines became compute 0 and they are not waited for"},
-	{offsetof(struct mgr_ti, skip_key), "warning", "waits dropped: the replay "
+	SAID(cancelled, "warning", "cancelled requests: their "
+	 "isend/irecv lines became compute 0 and they are not waited for"),
+	SAID(skip_key, "warning", "waits dropped: the replay "
 	 "holds one request per (source, destination, tag) and another one under "
-	 "the same key was waited for first"},
-	{offsetof(struct mgr_ti, cancel_kept), "warning", "cancelled requests keep "
+	 "the same key was waited for first"),
+	SAID(cancel_kept, "warning", "cancelled requests keep "
 	 "their isend/irecv line (a stream that cannot seek): the replay may wait "
-	 "for them for ever"},
+	 "for them for ever"),
 };
 
 /* The lines of ti_said[from, to) whose count is not 0. */

@@ -183,6 +183,19 @@ static int req_done(struct viz_match *m, uint32_t proc, int64_t req,
 	return 1;
 }
 
+/* A request completed, with what its completion knew in ep: its end point
+ * (linked when it ends a message) handed to cb; nothing for a request
+ * never posted. */
+static void ep_done(struct viz_match *m, const struct viz_scan *s, uint32_t proc,
+		    int64_t req, struct viz_ep *ep, viz_ep_cb cb, void *arg)
+{
+	if (!req_done(m, proc, req, ep))
+		return;
+	if (ep->kind == VIZ_EP_IRECV_DONE)
+		ep_link(m, s, proc, ep);
+	cb(arg, ep);
+}
+
 static int64_t arg_of(const struct proto_event *ev, enum proto_field f)
 {
 	return mgr_ev_field(ev, f, -1);
@@ -201,23 +214,14 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 	/* every send mode a send, Mrecv a recv ... (proto_ev_base) */
 	unsigned base = proto_ev_base(ev->type);
 	switch (base) {
-	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
-		ep.kind = ev->arg[5] == 1 ? VIZ_EP_ISEND : VIZ_EP_IRECV_POST;
-		ep.peer = ev->arg[1];
-		ep.tag = ev->arg[2];
-		ep.comm = me->comm;
-		ep.bytes = ev->arg[4];
-		ep.req = ev->arg[0];
-		req_post(m, proc, &ep);
-		if (ep.kind == VIZ_EP_ISEND)
-			ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		return;
+	case PROTO_EV_MPI_START:	/* a persistent request's activation */
 	case PROTO_EV_MPI_SEND:
 	case PROTO_EV_MPI_ISEND:
 	case PROTO_EV_MPI_IRECV:
 	case PROTO_EV_MPI_RECV:
-		ep.kind = base == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
+		ep.kind = base == PROTO_EV_MPI_START ?
+			(mgr_ev_field(ev, PROTO_F_kind, 0) == 1 ? VIZ_EP_ISEND : VIZ_EP_IRECV_POST) :
+			base == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
 			base == PROTO_EV_MPI_ISEND ? VIZ_EP_ISEND :
 			base == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
 		ep.peer = arg_of(ev, PROTO_F_peer);
@@ -258,11 +262,7 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 		ep.peer = arg_of(ev, PROTO_F_peer);
 		ep.tag = arg_of(ev, PROTO_F_tag);
 		ep.bytes = arg_of(ev, PROTO_F_bytes);
-		if (!req_done(m, proc, arg_of(ev, PROTO_F_req), &ep))
-			return;
-		if (ep.kind == VIZ_EP_IRECV_DONE)
-			ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
+		ep_done(m, s, proc, arg_of(ev, PROTO_F_req), &ep, cb, arg);
 		return;
 	case PROTO_EV_MPI_WAITALL:
 	case PROTO_EV_MPI_WAITSOME:
@@ -277,11 +277,7 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 			ep.peer = d.peer;
 			ep.bytes = d.bytes;
 			ep.tag = d.tag >= 0 ? d.tag : INT64_MIN;
-			if (!req_done(m, proc, d.req, &ep))
-				continue;
-			if (ep.kind == VIZ_EP_IRECV_DONE)
-				ep_link(m, s, proc, &ep);
-			cb(arg, &ep);
+			ep_done(m, s, proc, d.req, &ep, cb, arg);
 		}
 		return;
 	}

@@ -28,6 +28,7 @@
 
 #include "manager/post/comms.h"
 #include "manager/post/events.h"
+#include "manager/post/reqtab.h"
 #include "manager/export/export.h"
 #include "manager/export/live.h"
 #include "manager/mgr.h"
@@ -35,7 +36,8 @@
 
 #define TI_RANKS_MAX 65536		/* ranks (= open files) */
 #define TI_STREAMS_MAX (1u << 20)	/* streams remembered */
-#define TI_REQS_MAX (1u << 20)		/* outstanding requests per rank */
+#define TI_REQS_MAX (1u << 20)		/* outstanding requests per rank (MPI-IO
+					 * and one-sided: in the job) */
 #define TI_COMMS_MAX 65536		/* communicators per rank */
 /* Computation stretches below this many flops are carried over into the
  * next one instead of getting a line of their own: the sum is conserved,
@@ -92,9 +94,8 @@ struct ti_rank {
 	size_t ncomm, capcomm;
 	double instr_rate;	/* META instruction_rate, 0 if none */
 	double flop_rate;	/* of the last COMPUTE event, 0 before one */
-	int64_t *ioreq;		/* MPI-IO and one-sided requests not
-				 * completed yet (one-sided: negated) */
-	size_t nioreq, capioreq;
+	size_t nioreq;		/* its MPI-IO and one-sided requests not
+				 * completed yet (in mgr_ti.ioreqs) */
 };
 
 struct ti_stream {
@@ -118,6 +119,8 @@ struct mgr_ti {
 	uint64_t self_coll;	/* collectives on MPI_COMM_SELF: nothing */
 	const struct mgr_ti_subs *subs;	/* their members, or NULL */
 	const struct mgr_comms *comms;	/* the names subs lists them by */
+	struct mgr_reqtab ioreqs;	/* (rank, id): MPI-IO and one-sided
+					 * requests, kind 1 and 2 */
 	uint64_t skip_req;	/* completions of requests never seen */
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
 	uint64_t skip_failed;	/* calls that returned an error */
@@ -652,35 +655,32 @@ static void io_time(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		t->pending += (double)ns * 1e-9 * t->flop_rate;
 }
 
-static int ioreq_add(struct ti_rank *t, int64_t id)
+/* Remember rank r's MPI-IO (kind 1) or one-sided (kind 2) request id: 0,
+ * or -1 out of memory; past TI_REQS_MAX in the job, forgotten (its wait
+ * counts as unknown). */
+static int ioreq_add(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id, int kind)
 {
-	if (t->nioreq == t->capioreq) {
-		size_t cap = t->capioreq ? t->capioreq * 2 : 8;
-		int64_t *n;
+	int known = mgr_reqtab_get(&x->ioreqs, (uint64_t)r, id) != NULL;
+	int rc = mgr_reqtab_put(&x->ioreqs, (uint64_t)r, id, &(struct mgr_req){.kind = kind});
 
-		if (cap > TI_REQS_MAX)
-			return 0;	/* forgotten: its wait counts as unknown */
-		if (!(n = realloc(t->ioreq, cap * sizeof(*n))))
-			return -1;
-		t->ioreq = n;
-		t->capioreq = cap;
-	}
-	t->ioreq[t->nioreq++] = id;
+	if (rc == PROTO_E_FULL)
+		return 0;
+	if (rc)
+		return -1;
+	t->nioreq += !known;
 	return 0;
 }
 
-/* Remove request id: 1 if it was an MPI-IO one, 2 a one-sided one
- * (stored negated), else 0. */
-static int ioreq_take(struct ti_rank *t, int64_t id)
+/* Remove rank r's request id: its kind if it was an MPI-IO (1) or a
+ * one-sided (2) one, else 0. */
+static int ioreq_take(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
 {
-	for (size_t i = 0; id > 0 && i < t->nioreq; i++)
-		if (t->ioreq[i] == id || t->ioreq[i] == -id) {
-			int k = t->ioreq[i] < 0 ? 2 : 1;
+	struct mgr_req q;
 
-			t->ioreq[i] = t->ioreq[--t->nioreq];
-			return k;
-		}
-	return 0;
+	if (id <= 0 || !mgr_reqtab_take(&x->ioreqs, (uint64_t)r, id, &q))
+		return 0;
+	t->nioreq--;
+	return q.kind;
 }
 
 /* An MPI-IO event (time; its request remembered), or a completion of
@@ -697,25 +697,25 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	if (rma || proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
 		io_time(x, r, t, ev, rma ? 1 + (int)(ev->type - PROTO_EV_MPI_WIN_CREATE) : 0);
 		req = fld(ev, PROTO_F_req);	/* 0: none */
-		return req > 0 && ioreq_add(t, rma ? -req : req) ? -1 : 1;
+		return req > 0 && ioreq_add(x, r, t, req, rma ? 2 : 1) ? -1 : 1;
 	}
 	if (!t->nioreq)
 		return 0;
 	switch (ev->type) {
 	case PROTO_EV_MPI_WAIT:
-		k = ioreq_take(t, fld(ev, PROTO_F_req));
+		k = ioreq_take(x, r, t, fld(ev, PROTO_F_req));
 		break;
 	case PROTO_EV_MPI_TEST:
-		k = fld(ev, PROTO_F_result) ? ioreq_take(t, fld(ev, PROTO_F_req)) : 0;
+		k = fld(ev, PROTO_F_result) ? ioreq_take(x, r, t, fld(ev, PROTO_F_req)) : 0;
 		break;
 	case PROTO_EV_MPI_WAITANY:
-		k = ioreq_take(t, fld(ev, PROTO_F_req));
+		k = ioreq_take(x, r, t, fld(ev, PROTO_F_req));
 		break;
 	case PROTO_EV_MPI_WAITALL: {
 		size_t n = me->array ? me->narray / 4 : 0, io = 0;
 
 		for (size_t i = 0; i < n; i++)
-			if ((k = ioreq_take(t, me->array[i * 4])))
+			if ((k = ioreq_take(x, r, t, me->array[i * 4])))
 				io++;
 		if (!io || io < n)
 			return 0;
@@ -1535,6 +1535,7 @@ struct mgr_ti *mgr_ti_new(enum mgr_ti_dialect d, mgr_ti_open_fn open, void *arg)
 	x->d = d;
 	x->open = open;
 	x->open_arg = arg;
+	mgr_reqtab_init(&x->ioreqs, TI_REQS_MAX);
 	return x;
 }
 
@@ -1701,11 +1702,11 @@ int mgr_ti_free(struct mgr_ti *x)
 			free(t->comm[i].world);
 			free(t->comm[i].rank);
 		}
-		free(t->ioreq);
 		free(t->comm);
 	}
 	free(x->rank);
 	free(x->streams);
+	mgr_reqtab_clear(&x->ioreqs);
 	free(x);
 	return rc;
 }

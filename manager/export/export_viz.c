@@ -15,6 +15,7 @@
 #include "manager/export/export.h"
 #include "manager/export/export_viz.h"
 #include "manager/post/grow.h"
+#include "manager/post/mpi_ends.h"
 #include "manager/post/reqtab.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
@@ -196,94 +197,66 @@ static void ep_done(struct viz_match *m, const struct viz_scan *s, uint32_t proc
 	cb(arg, ep);
 }
 
-static int64_t arg_of(const struct proto_event *ev, enum proto_field f)
+/* One event's end points (mgr_viz_match_event). */
+struct ep_ctx {
+	struct viz_match *m;
+	const struct viz_scan *s;
+	uint32_t proc;
+	const struct mgr_event *me;
+	viz_ep_cb cb;
+	void *arg;
+};
+
+static int ep_of(void *arg, const struct mgr_end *e)
 {
-	return mgr_ev_field(ev, f, -1);
+	static const int kinds[] = {
+		[MGR_END_SEND] = VIZ_EP_SEND, [MGR_END_RECV] = VIZ_EP_RECV,
+		[MGR_END_ISEND] = VIZ_EP_ISEND, [MGR_END_IRECV] = VIZ_EP_IRECV_POST,
+	};
+	struct ep_ctx *x = arg;
+	struct viz_ep ep = {0};
+
+	switch (e->kind) {
+	case MGR_END_SEND:
+	case MGR_END_RECV:
+	case MGR_END_ISEND:
+	case MGR_END_IRECV:
+		ep.kind = kinds[e->kind];
+		ep.peer = e->peer;
+		/* a Sendrecv without its receive tag: the send tag stands for
+		 * it (the usual shift pattern) */
+		ep.tag = e->tag != MGR_END_NOTAG ? e->tag : mgr_ev_field(x->me->ev, PROTO_F_tag, -1);
+		ep.comm = x->me->comm;
+		ep.bytes = e->bytes;
+		ep.req = e->req;
+		if (ep.kind == VIZ_EP_ISEND || ep.kind == VIZ_EP_IRECV_POST)
+			req_post(x->m, x->proc, &ep);
+		if (ep.kind != VIZ_EP_IRECV_POST)
+			ep_link(x->m, x->s, x->proc, &ep);
+		x->cb(x->arg, &ep);
+		break;
+	case MGR_END_DONE:	/* the tag a listed one lacks: the posted one */
+		ep.peer = e->peer;
+		ep.tag = e->listed && e->tag < 0 ? INT64_MIN : e->tag;
+		ep.bytes = e->bytes;
+		ep_done(x->m, x->s, x->proc, e->req, &ep, x->cb, x->arg);
+		break;
+	}
+	return 0;
 }
 
 void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 			 uint32_t proc, const struct mgr_event *me,
 			 viz_ep_cb cb, void *arg)
 {
-	const struct proto_event *ev = me->ev;
-	struct viz_ep ep;
+	struct proto_trace_event te = {me->ev, me->stream, me->array, me->narray};
+	struct ep_ctx x = {m, s, proc, me, cb, arg};
 
-	if (ev->flags & PROTO_EVF_FAILED)
+	/* failed calls, and MPI_Startall (its requests are not followed
+	 * here), have no end points */
+	if ((me->ev->flags & PROTO_EVF_FAILED) || me->ev->type == PROTO_EV_MPI_STARTALL)
 		return;
-	memset(&ep, 0, sizeof(ep));
-	/* every send mode a send, Mrecv a recv ... (proto_ev_base) */
-	unsigned base = proto_ev_base(ev->type);
-	switch (base) {
-	case PROTO_EV_MPI_START:	/* a persistent request's activation */
-	case PROTO_EV_MPI_SEND:
-	case PROTO_EV_MPI_ISEND:
-	case PROTO_EV_MPI_IRECV:
-	case PROTO_EV_MPI_RECV:
-		ep.kind = base == PROTO_EV_MPI_START ?
-			(mgr_ev_field(ev, PROTO_F_kind, 0) == 1 ? VIZ_EP_ISEND : VIZ_EP_IRECV_POST) :
-			base == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
-			base == PROTO_EV_MPI_ISEND ? VIZ_EP_ISEND :
-			base == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
-		ep.peer = arg_of(ev, PROTO_F_peer);
-		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.comm = me->comm;
-		ep.bytes = arg_of(ev, PROTO_F_bytes);
-		ep.req = mgr_ev_field(ev, PROTO_F_req, 0);
-		if (ep.kind == VIZ_EP_ISEND || ep.kind == VIZ_EP_IRECV_POST)
-			req_post(m, proc, &ep);
-		if (ep.kind != VIZ_EP_IRECV_POST)
-			ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		return;
-	case PROTO_EV_MPI_SENDRECV:
-		ep.kind = VIZ_EP_SEND;
-		ep.peer = arg_of(ev, PROTO_F_peer);
-		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.comm = me->comm;
-		ep.bytes = arg_of(ev, PROTO_F_bytes);
-		ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		/* the receive's actual tag rides in the ARRAY (rtag, arrived,
-		 * probe_ns); traces from before it: the send tag stands for it
-		 * (the usual shift pattern) */
-		if (me->array && me->narray >= 1)
-			ep.tag = me->array[0];
-		ep.kind = VIZ_EP_RECV;
-		ep.peer = arg_of(ev, PROTO_F_src);
-		ep.bytes = arg_of(ev, PROTO_F_rbytes);
-		ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		return;
-	case PROTO_EV_MPI_WAIT:
-	case PROTO_EV_MPI_WAITANY:
-	case PROTO_EV_MPI_TEST:
-		if (ev->type == PROTO_EV_MPI_TEST && arg_of(ev, PROTO_F_result) != 1)
-			return;
-		ep.peer = arg_of(ev, PROTO_F_peer);
-		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.bytes = arg_of(ev, PROTO_F_bytes);
-		ep_done(m, s, proc, arg_of(ev, PROTO_F_req), &ep, cb, arg);
-		return;
-	case PROTO_EV_MPI_WAITALL:
-	case PROTO_EV_MPI_WAITSOME:
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		/* array: the completed requests (proto_ev_done) */
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray,
-						  i, &d); i++) {
-			memset(&ep, 0, sizeof(ep));
-			ep.peer = d.peer;
-			ep.bytes = d.bytes;
-			ep.tag = d.tag >= 0 ? d.tag : INT64_MIN;
-			ep_done(m, s, proc, d.req, &ep, cb, arg);
-		}
-		return;
-	}
-	default:
-		return;
-	}
+	(void)mgr_mpi_ends(&te, ep_of, &x);
 }
 
 /* ---- pass 1 ------------------------------------------------------------------------ */

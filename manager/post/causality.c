@@ -13,6 +13,7 @@
 #include "manager/post/events.h"
 #include "manager/post/post.h"
 #include "manager/post/grow.h"
+#include "manager/post/mpi_ends.h"
 #include "manager/post/reqtab.h"
 #include "proto/error.h"
 #include "proto/trace.h"
@@ -182,72 +183,48 @@ static void recv_done(struct mgr_causality *c, uint32_t si, int64_t req,
 	add_end(c, 0, si, peer, q.comm, posted && tag < 0 ? TAG_ANY : tag, t0, t1, order);
 }
 
-/* The message ends of te (stream index si; comm: the job-wide name of its
- * communicator), by field name (events.def). */
-static void ends_of(struct mgr_causality *c, const struct proto_trace_event *te,
-		    uint32_t si, int64_t comm, uint64_t t0, uint64_t t1, uint64_t order)
+/* One event's message ends (ends_of). */
+struct ends_ctx {
+	struct mgr_causality *c;
+	uint32_t si;
+	uint64_t t0, t1, order;
+};
+
+static int one_end(void *arg, const struct mgr_end *e)
 {
-	const struct proto_event *ev = te->ev;
-	int64_t peer = mgr_ev_field(ev, PROTO_F_peer, -1), tag = mgr_ev_field(ev, PROTO_F_tag, -1);
-	int64_t req = mgr_ev_field(ev, PROTO_F_req, 0);
-	struct proto_done d;
+	struct ends_ctx *x = arg;
+	struct mgr_causality *c = x->c;
+	/* channels are keyed by the communicator's job-wide name */
+	int64_t comm = e->comm == MGR_END_NOTAG ? -1 :
+		mgr_comms_name(c->comms, c->s[x->si].id, e->comm);
 
-	/* every send mode is a send, Mrecv a recv ... (proto_ev_base) */
-	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_SEND:
-	case PROTO_EV_MPI_ISEND:
-		add_end(c, 1, si, peer, comm, tag, t0, t1, order);
+	switch (e->kind) {
+	case MGR_END_SEND:
+	case MGR_END_ISEND:
+		add_end(c, 1, x->si, e->peer, comm, e->tag, x->t0, x->t1, x->order);
 		break;
-	case PROTO_EV_MPI_IRECV:
-		recv_posted(c, c->s[si].id, req, tag, comm);
+	case MGR_END_RECV:	/* a Sendrecv without its receive tag: any */
+		add_end(c, 0, x->si, e->peer, comm, e->tag == MGR_END_NOTAG ? TAG_ANY : e->tag,
+			x->t0, x->t1, x->order);
 		break;
-	case PROTO_EV_MPI_START:
-		if (mgr_ev_field(ev, PROTO_F_kind, 0) == 1)
-			add_end(c, 1, si, peer, comm, tag, t0, t1, order);
-		else
-			recv_posted(c, c->s[si].id, req, tag, comm);
+	case MGR_END_IRECV:
+		recv_posted(c, c->s[x->si].id, e->req, e->tag, comm);
 		break;
-	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
-		for (size_t i = 0; te->array && i + 5 <= te->narray; i += 5) {
-			const int64_t *q = te->array + i;
-			/* the sensor's ARRAY has no communicator: the world's */
-			int64_t w = mgr_comms_name(c->comms, c->s[si].id, 0);
-
-			if (q[4] == 1)
-				add_end(c, 1, si, q[1], w, q[2], t0, t1, order);
-			else
-				recv_posted(c, c->s[si].id, q[0], q[2], w);
-		}
-		break;
-	case PROTO_EV_MPI_RECV:
-		add_end(c, 0, si, peer, comm, tag, t0, t1, order);
-		break;
-	case PROTO_EV_MPI_SENDRECV:
-		add_end(c, 1, si, peer, comm, tag, t0, t1, order);
-		/* the receive's tag rides in the ARRAY (rtag, arrived,
-		 * probe_ns); older traces have none: matched on the channel */
-		add_end(c, 0, si, mgr_ev_field(ev, PROTO_F_src, -1), comm,
-			te->array && te->narray >= 1 ? te->array[0] : TAG_ANY,
-			t0, t1, order);
-		break;
-	case PROTO_EV_MPI_TEST:
-		if (!mgr_ev_field(ev, PROTO_F_result, 0))
-			break;
-		/* fall through */
-	case PROTO_EV_MPI_WAIT:
-	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none) */
-		recv_done(c, si, req, peer, tag, 0, t0, t1, order);
-		break;
-	case PROTO_EV_MPI_WAITALL:	/* ARRAY: the completed requests */
-	case PROTO_EV_MPI_WAITSOME:
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME:
-		for (size_t i = 0; !proto_ev_done(ev->type, te->array, te->narray, i, &d); i++)
-			recv_done(c, si, d.req, d.peer, d.tag, 1, t0, t1, order);
-		break;
-	default:
+	case MGR_END_DONE:
+		recv_done(c, x->si, e->req, e->peer, e->tag, e->listed, x->t0, x->t1, x->order);
 		break;
 	}
+	return 0;
+}
+
+/* The message ends of te (stream index si): sends at their start,
+ * receives at their end (mpi_ends.h). */
+static void ends_of(struct mgr_causality *c, const struct proto_trace_event *te,
+		    uint32_t si, uint64_t t0, uint64_t t1, uint64_t order)
+{
+	struct ends_ctx x = {c, si, t0, t1, order};
+
+	(void)mgr_mpi_ends(te, one_end, &x);
 }
 
 static void on_event(struct mgr_causality *c, const struct proto_trace_event *te,
@@ -287,7 +264,7 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 	}
 	if (ev->flags & PROTO_EVF_FAILED)
 		return;
-	ends_of(c, te, si, comm, t0, t1, order);
+	ends_of(c, te, si, t0, t1, order);
 }
 
 static int32_t rank_of(const struct mgr_causality *c, uint32_t si)

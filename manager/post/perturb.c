@@ -25,6 +25,7 @@
 #include "manager/post/comms.h"
 #include "manager/post/events.h"
 #include "manager/post/grow.h"
+#include "manager/post/mpi_ends.h"
 #include "manager/post/reqtab.h"
 #include "proto/error.h"
 #include "proto/trace.h"
@@ -448,53 +449,33 @@ static void pend_done(struct mgr_perturb *p, uint64_t stream, int64_t req, uint6
 		p->r[q.data].done_by = (int64_t)by;
 }
 
-/* An MPI_Isend's request is pending until a call of its stream completes
- * it (MPI_Wait, MPI_Waitany, MPI_Waitall, MPI_Test that found it done):
- * rec, the record of that call, is its done_by. 0 or PROTO_E_NOMEM. */
+/* The request ends of one event of a stream (pending_requests). */
+struct pend_ctx {
+	struct mgr_perturb *p;
+	uint64_t stream, rec;
+};
+
+static int pend_end(void *arg, const struct mgr_end *e)
+{
+	struct pend_ctx *x = arg;
+
+	if (e->kind == MGR_END_ISEND)
+		return pend_put(x->p, x->stream, e->req, x->rec);
+	if (e->kind == MGR_END_DONE || e->kind == MGR_END_FREE)
+		pend_done(x->p, x->stream, e->req, x->rec);
+	return 0;
+}
+
+/* An MPI_Isend's request (a started send's too) is pending until a call of
+ * its stream completes it (MPI_Wait, MPI_Waitany, MPI_Waitall, MPI_Test
+ * that found it done ...) or frees it: rec, the record of that call, is
+ * its done_by. 0 or PROTO_E_NOMEM. */
 static int pending_requests(struct mgr_perturb *p, const struct proto_trace_event *te,
 			    uint64_t stream, uint64_t rec)
 {
-	int64_t req = mgr_ev_field(te->ev, PROTO_F_req, 0);
+	struct pend_ctx x = {p, stream, rec};
 
-	switch (proto_ev_base(te->ev->type)) {
-	case PROTO_EV_MPI_ISEND:	/* every mode */
-		return pend_put(p, stream, req, rec);
-	case PROTO_EV_MPI_START:	/* a persistent send's activation */
-		return mgr_ev_field(te->ev, PROTO_F_kind, 0) == 1 ?
-			pend_put(p, stream, req, rec) : 0;
-	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
-		for (size_t i = 0; te->array && i + 5 <= te->narray; i += 5) {
-			int rc = te->array[i + 4] == 1 ?
-				pend_put(p, stream, te->array[i], rec) : 0;
-
-			if (rc)
-				return rc;
-		}
-		break;
-	case PROTO_EV_MPI_TEST:
-		if (!mgr_ev_field(te->ev, PROTO_F_result, 0))
-			break;
-		/* fall through */
-	case PROTO_EV_MPI_WAIT:
-	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none) */
-	case PROTO_EV_MPI_REQUEST_FREE:
-		pend_done(p, stream, req, rec);
-		break;
-	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
-	case PROTO_EV_MPI_WAITSOME:	/* ARRAY: (req, peer, tag, bytes, index) */
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(te->ev->type, te->array,
-						  te->narray, i, &d); i++)
-			pend_done(p, stream, d.req, rec);
-		break;
-	}
-	default:
-		break;
-	}
-	return 0;
+	return mgr_mpi_ends(te, pend_end, &x);
 }
 
 /* ns of the sensor's arrived probe inside te's call (MPI_Recv's probe_ns,

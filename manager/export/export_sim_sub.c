@@ -116,7 +116,8 @@ struct mgr_ti_subs *mgr_ti_subs_read(const char *dir, const struct mgr_comms *cm
 		mgr_ti_subs_free(s);
 		return NULL;
 	}
-	qsort(s->m, s->n, sizeof(*s->m), by_name_rank);
+	if (s->n)	/* (qsort wants a non-NULL base) */
+		qsort(s->m, s->n, sizeof(*s->m), by_name_rank);
 	if (s->n && !(s->world = malloc(s->n * sizeof(*s->world)))) {
 		*rc = PROTO_E_NOMEM;
 		mgr_ti_subs_free(s);

@@ -28,6 +28,7 @@
 
 #include "manager/launch/ca.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/summary.h"
@@ -37,34 +38,37 @@
 #define START_TIMEOUT_MS 10000
 #define DRAIN_TIMEOUT_MS 60000
 
-static void help(FILE *out)
-{
-	fputs("usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
-	      "                    -- PROGRAM [ARGS...]\n"
-	      "  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
-	      "  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
-	      "  the job directory DIR (default: ./tapestry-job-PID).\n"
-	      "  -o, --output DIR      job directory to create (must not exist)\n"
-	      "  -v, --verbose         show the collectors' messages too (always kept in\n"
-	      "                        DIR/logs)\n"
-	      "  --sensors LIST        libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
-	      "                        is an MPI launcher (mpirun, mpiexec, srun...) or\n"
-	      "                        links an MPI library)\n"
-	      "  --mpi FLAVOUR         openmpi or mpich: which MPI sensor (default: told by\n"
-	      "                        PROGRAM's name and links, its libraries, a launcher's\n"
-	      "                        --version)\n"
-	      "  --secret-file F       job secret the sensors must prove (default: a new\n"
-	      "                        one, DIR/creds/secret, as launch makes)\n"
-	      "  --keep-going          do not fail when PROGRAM exits non-zero\n"
-	      "  --no-pingpong         when PROGRAM is an MPI launcher, do not measure the\n"
-	      "                        network first (by default: an MPI ping-pong of two\n"
-	      "                        processes with that launcher, for the SimGrid\n"
-	      "                        platform; DIR/logs/pingpong.log)\n"
-	      "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
-	      "  mode (one line says so).\n"
-	      "  Exit status: PROGRAM's (or 1 when tracing failed).\n",
-	      out);
-}
+static const struct mgr_opt run_opt[] = {
+	{"output", 'o', "DIR", "job directory to create (must not exist)"},
+	{"verbose", 'v', NULL, "show the collectors' messages too (always kept in\n"
+	 "DIR/logs)"},
+	{"sensors", 's', "LIST", "libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
+	 "is an MPI launcher (mpirun, mpiexec, srun...) or\n"
+	 "links an MPI library)"},
+	{"mpi", 'm', "FLAVOUR", "openmpi or mpich: which MPI sensor (default: told by\n"
+	 "PROGRAM's name and links, its libraries, a launcher's\n"
+	 "--version)"},
+	{"secret-file", 'S', "F", "job secret the sensors must prove (default: a new\n"
+	 "one, DIR/creds/secret, as launch makes)"},
+	{"keep-going", 'k', NULL, "do not fail when PROGRAM exits non-zero"},
+	{"no-pingpong", 'P', NULL, "when PROGRAM is an MPI launcher, do not measure the\n"
+	 "network first (by default: an MPI ping-pong of two\n"
+	 "processes with that launcher, for the SimGrid\n"
+	 "platform; DIR/logs/pingpong.log)"},
+	{NULL},
+};
+
+static const struct mgr_opts_doc run_doc = {
+	.head = "usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
+		"                    -- PROGRAM [ARGS...]\n"
+		"  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
+		"  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
+		"  the job directory DIR (default: ./tapestry-job-PID).\n",
+	.shorts = "+ov", .col = 24, .opt = run_opt,
+	.tail = "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
+		"  mode (one line says so).\n"
+		"  Exit status: PROGRAM's (or 1 when tracing failed).\n",
+};
 
 /* The sensors and the MPI flavour for the program argv[0]: --sensors
  * when given (*sensors non-NULL), else libc,mem, plus mpi when the program
@@ -289,22 +293,11 @@ static void run_free(struct run *R)
 /* Options into R; 0, or the exit status of a usage error or --help + 10. */
 static int parse(struct run *R, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"sensors", required_argument, NULL, 's'},
-		{"mpi", required_argument, NULL, 'm'},
-		{"secret-file", required_argument, NULL, 'S'},
-		{"keep-going", no_argument, NULL, 'k'},
-		{"no-pingpong", no_argument, NULL, 'P'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct stat sb;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:vh", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&run_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'o': R->dir = optarg; break;
 		case 's': R->sensors = optarg; break;
@@ -313,10 +306,10 @@ static int parse(struct run *R, int argc, char **argv)
 		case 'k': R->keep_going = 1; break;
 		case 'P': R->pingpong = 0; break;
 		case 'v': R->verbose = 1; break;
-		case 'h': help(stdout); return 10;
-		default: help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return c == MGR_OPTS_HELP ? 10 : 2;
 	if (optind >= argc) {
 		mgr_err("run needs a PROGRAM to trace (tapestry run -- PROGRAM ARGS)");
 		return 2;

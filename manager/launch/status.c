@@ -22,6 +22,7 @@
 
 #include "manager/launch/jobdesc.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "manager/launch/spawn.h"
 #include "proto/auth.h"
 #include "proto/error.h"
@@ -328,18 +329,21 @@ static void show(struct tree *t, int i, int depth)
 			show(t, k, depth + 1);
 }
 
-static void status_help(FILE *out)
-{
-	fputs("usage: tapestry status [--secret-file F] [--timeout S] [ADDR:PORT]\n"
-	      "  Shows the live collector tree below the collector at ADDR:PORT\n"
-	      "  (default 127.0.0.1:7450): each collector with its children,\n"
-	      "  streams, event and byte rates, buffered and spilled bytes, drops.\n"
-	      "  Collectors below report every --stats-period (tapestry launch\n"
-	      "  starts them with 1 s), so a new one shows after that.\n"
-	      "  --secret-file F   the job's secret (when the collectors use one)\n"
-	      "  --timeout S       give up after S seconds (1 to 86400, default 5)\n",
-	      out);
-}
+static const struct mgr_opt status_opt[] = {
+	{"secret-file", 'S', "F", "the job's secret (when the collectors use one)"},
+	{"timeout", 't', "S", "give up after S seconds (1 to 86400, default 5)"},
+	{NULL},
+};
+
+static const struct mgr_opts_doc status_doc = {
+	.head = "usage: tapestry status [--secret-file F] [--timeout S] [ADDR:PORT]\n"
+		"  Shows the live collector tree below the collector at ADDR:PORT\n"
+		"  (default 127.0.0.1:7450): each collector with its children,\n"
+		"  streams, event and byte rates, buffered and spilled bytes, drops.\n"
+		"  Collectors below report every --stats-period (tapestry launch\n"
+		"  starts them with 1 s), so a new one shows after that.\n",
+	.shorts = "", .col = 20, .opt = status_opt,
+};
 
 int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len)
 {
@@ -360,12 +364,6 @@ int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len)
 
 int mgr_cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"secret-file", required_argument, NULL, 'S'},
-		{"timeout", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	const char *addr = "127.0.0.1:7450";
 	char secret[4096], why[512];
 	size_t secretlen = 0;
@@ -374,7 +372,7 @@ int mgr_cmd_status(int argc, char **argv)
 	struct tree t = {0};
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&status_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'S':
 			if (mgr_read_secret(optarg, secret, sizeof(secret), &secretlen)) {
@@ -390,16 +388,14 @@ int mgr_cmd_status(int argc, char **argv)
 			}
 			timeout_ms = (int)v * 1000;
 			break;
-		case 'h': status_help(stdout); return 0;
-		default: status_help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return mgr_opts_status(c);
 	if (optind < argc)
 		addr = argv[optind++];
-	if (optind < argc) {
-		status_help(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return mgr_opts_usage(&status_doc);
 	if (!strchr(addr, ':')) {
 		mgr_err("'%s' is not ADDR:PORT", addr);
 		return 2;

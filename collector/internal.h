@@ -137,6 +137,8 @@ int col_spill_read_file(struct col_spill *s,
 enum col_conn_state {
 	CS_HELLO = 0,		/* waiting for HELLO */
 	CS_AUTH,		/* CHALLENGE sent, waiting for AUTH */
+	CS_KEY,			/* a sensor's AUTH taken, waiting for KEY */
+	CS_VERDICT,		/* its KEY sent up, waiting for the VERDICT */
 	CS_STREAM,		/* WELCOME sent */
 	CS_CLOSING,		/* flushing output, then freed */
 };
@@ -162,6 +164,7 @@ struct col_conn {
 	int wait_logged;
 	int32_t rank;
 	char host[64];
+	struct proto_key claim;		/* CS_VERDICT: the KEY sent up */
 };
 
 /* Per-stream state (both modes). */
@@ -176,6 +179,10 @@ struct col_stream {
 	int bye;
 	uint64_t bye_seq;		/* BYE's last_seq */
 	uint64_t events;		/* in its batches received here */
+	uint8_t verifier[PROTO_MAC];	/* its stream key's (key.c) */
+	int has_verifier;
+	struct col_conn *claim_via;	/* the child a KEY came from (its
+					 * VERDICT goes back there) */
 };
 
 enum col_up_state {
@@ -312,6 +319,27 @@ int col_read_frame(struct col *c, struct evbuffer *in, size_t max,
  * uid of a loopback peer) and what, kept for STATS "refused_by". */
 void col_refuse(struct col_conn *cn, uint64_t stream, uint64_t seq,
 		const char *why);
+/* Send ERROR code (why), stop reading, free once the output is flushed.
+ * Returns 1 when cn has been freed already. */
+int col_conn_fail(struct col_conn *cn, int code, const char *why);
+/* Finish a handshake: WELCOME (the stream's, for a sensor: key.c). 0 or
+ * a code (PROTO_E_CLOSED: a status client served and to be closed). */
+int col_conn_welcome(struct col_conn *cn);
+
+/* key.c: stream keys (docs/PROTOCOL.md, "Stream keys"). */
+/* CHALLENGE flags for a sensor's HELLO of stream id. */
+uint32_t col_key_flags(struct col *c, uint64_t id);
+/* The KEY of sensor connection cn (in CS_KEY): WELCOME, refusal, or the
+ * question to the parent (cn then waits in CS_VERDICT). 0 or a code. */
+int col_key_claim(struct col_conn *cn, const struct proto_key *k);
+/* A KEY passed up by child collector cn: answered (root), or passed on. */
+void col_key_from_below(struct col_conn *cn, const struct proto_key *k);
+/* A VERDICT from the parent; f is its frame (passed down as it is). */
+void col_key_verdict(struct col *c, const struct proto_verdict *v,
+		     const struct col_frame *f);
+/* The link to the parent is up: ask again for every claim waiting. */
+void col_key_resend(struct col *c);
+
 /* Memory given back (a frame freed, a reservation released): let the
  * connections waiting to read a large frame try again. */
 void col_conn_mem_freed(struct col *c);

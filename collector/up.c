@@ -693,6 +693,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 		case PROTO_MSG_ACK: m->u.ack = c->msg->u.ack; break;
 		case PROTO_MSG_PONG: m->u.pong = c->msg->u.pong; break;
 		case PROTO_MSG_ERROR: m->u.error = c->msg->u.error; break;
+		case PROTO_MSG_VERDICT: m->u.verdict = c->msg->u.verdict; break;
 		default: break;
 		}
 		if (f->type == PROTO_MSG_ERROR) {
@@ -748,6 +749,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 					   c->up_ever ? 1 : 0,
 					   c->cfg.clock_rounds);
 			c->up_ever = 1;
+			col_key_resend(c);	/* sensors waiting for WELCOME */
 			c->q_urgent = 1;
 			col_up_flush(c);
 			break;
@@ -757,6 +759,8 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 				acked = 1;
 			} else if (f->type == PROTO_MSG_PONG) {
 				on_pong(c, &m->u.pong);
+			} else if (f->type == PROTO_MSG_VERDICT) {
+				col_key_verdict(c, &m->u.verdict, f);
 			} else {
 				goto unexpected;
 			}

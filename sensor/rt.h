@@ -283,6 +283,8 @@ SN_HIDDEN void sn_own_atfork_child(void);
 /* rt_init.c (sn_init is in sensor.h) */
 SN_HIDDEN uint64_t sn_stream_id(void);
 SN_HIDDEN void sn_new_stream_id(void);
+/* The verifier of this stream's key (PROTO_MAC bytes; proto/auth.h). */
+SN_HIDDEN const uint8_t *sn_stream_verifier(void);
 /* Fill m (id and key/values) with the stream metadata. Thread-safe. */
 SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
 SN_HIDDEN void sn_calibrate(int at_exit);

@@ -14,7 +14,8 @@
  * sender stops draining and the producers count drops). After a broken
  * connection it reconnects with backoff and resends what is unacknowledged.
  *
- * Connection: HELLO, CHALLENGE, AUTH, WELCOME (server proof checked), META,
+ * Connection: HELLO, CHALLENGE, AUTH, KEY (the stream key proof), WELCOME
+ * (server proof checked), META,
  * then BATCH / PING / CLOCK / LOSS; BYE at the end (docs/ARCHITECTURE.md).
  * Clock: 20 PING/PONG rounds after connecting (phase 0), 5 every 5 s
  * (phase 1), 20 at the end (phase 2), shipped as CLOCK frames.
@@ -537,6 +538,16 @@ static int handshake(void)
 			 mp->u.auth.mac);
 	if (send_msg(mp))
 		return PROTO_E_IO;
+	/* the stream key proof (PROTOCOL.md, "Stream keys"); a collector
+	 * that does not know the stream asks its parent before WELCOME */
+	if (S.challenge.flags & PROTO_CHALLENGE_KEY) {
+		mp = small_msg(PROTO_MSG_KEY);
+		proto_key_claim(&mp->u.key, sn_stream_verifier(), sn_stream_id(),
+				S.challenge.nonce, S.nonce,
+				S.challenge.flags);
+		if (send_msg(mp))
+			return PROTO_E_IO;
+	}
 	if (!wait_for(&S.got_welcome, dl))
 		return PROTO_E_AUTH;
 	proto_auth_proof(PROTO_AUTH_SERVER, sn_cfg.secret, sn_cfg.secretlen,

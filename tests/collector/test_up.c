@@ -53,6 +53,22 @@ static void parent_accept(struct rig *r)
 	spin(r->base);
 }
 
+/* msg is a PING the parent received: answer it; 1 when it was one. */
+static int parent_pong(struct rig *r)
+{
+	uint64_t id = msg.u.ping.id, ts = msg.u.ping.t_send;
+
+	if (msg.type != PROTO_MSG_PING)
+		return 0;
+	msg.type = PROTO_MSG_PONG;
+	msg.u.pong.id = id;
+	msg.u.pong.t_orig = ts;
+	msg.u.pong.t_recv = msg.u.pong.t_send = ts + 1;
+	send_m(parent_end, &msg);
+	spin(r->base);
+	return 1;
+}
+
 /* Count BATCH frames waiting at the parent; answer PINGs. */
 static int parent_batches(struct rig *r, uint64_t *last_seq)
 {
@@ -60,17 +76,8 @@ static int parent_batches(struct rig *r, uint64_t *last_seq)
 
 	spin(r->base);
 	while (recv_m(parent_end)) {
-		if (msg.type == PROTO_MSG_PING) {
-			uint64_t id = msg.u.ping.id, ts = msg.u.ping.t_send;
-
-			msg.type = PROTO_MSG_PONG;
-			msg.u.pong.id = id;
-			msg.u.pong.t_orig = ts;
-			msg.u.pong.t_recv = msg.u.pong.t_send = ts + 1;
-			send_m(parent_end, &msg);
-			spin(r->base);
+		if (parent_pong(r))
 			continue;
-		}
 		if (msg.type == PROTO_MSG_BATCH) {
 			n++;
 			if (last_seq)
@@ -240,6 +247,92 @@ Test(up, forwarder_spills_when_parent_down_then_catches_up)
 	cr_assert_eq(last, 40);
 	col_get_stats(r.col, &st);
 	cr_assert_eq(st.spilled_bytes, 0);
+	bufferevent_free(t);
+	rig_down(&r);
+}
+
+/* The next KEY the parent received (PINGs answered): 1 with msg. */
+static int parent_key(struct rig *r)
+{
+	spin(r->base);
+	while (recv_m(parent_end))
+		if (!parent_pong(r) && msg.type == PROTO_MSG_KEY)
+			return 1;
+	return 0;
+}
+
+/* The parent answers the KEY in msg. */
+static void parent_verdict(struct rig *r, uint32_t result)
+{
+	struct proto_key k = msg.u.key;
+
+	msg.type = PROTO_MSG_VERDICT;
+	msg.u.verdict.stream = k.stream;
+	msg.u.verdict.result = result;
+	memcpy(msg.u.verdict.server_nonce, k.server_nonce, PROTO_NONCE);
+	send_m(parent_end, &msg);
+	spin(r->base);
+}
+
+/* docs/PROTOCOL.md, "Stream keys": a collector that does not know a
+ * stream (new, or the collector was restarted since it began) passes the
+ * sensor's KEY up and sends WELCOME only on the parent's yes; then it
+ * knows the verifier and refuses a forger itself; a no is a refusal. */
+Test(up, key_of_an_unknown_stream_asks_the_parent)
+{
+	struct rig r;
+	struct bufferevent *t, *forger, *other;
+	struct col_stats st;
+
+	forwarder(&r, 1);
+	t = child(&r);
+	cr_assert_not(handshake_key(&r, t, 7, "", 0));	/* no answer yet */
+	cr_assert(parent_key(&r));
+	cr_assert_eq(msg.u.key.stream, 7);
+	cr_assert(msg.u.key.flags & PROTO_KEY_VERIFIER);
+	parent_verdict(&r, PROTO_VERDICT_OK);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	cr_assert(col_stream_get(r.col, 7, 0)->has_verifier);
+	forger = child(&r);
+	cr_assert_not(handshake_key(&r, forger, 7, "", 1));
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	cr_assert_not(parent_key(&r), "decided here, not above");
+	other = child(&r);
+	cr_assert_not(handshake_key(&r, other, 8, "", 1));
+	cr_assert(parent_key(&r));
+	parent_verdict(&r, PROTO_VERDICT_REFUSED);
+	cr_assert_eq(recv_m(other), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	send_batch(t, 7, 1, 2);
+	spin(r.base);
+	cr_assert_eq(parent_batches(&r, NULL), 1);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.refused, 2);
+	bufferevent_free(t);
+	bufferevent_free(forger);
+	bufferevent_free(other);
+	rig_down(&r);
+}
+
+/* A claim made while the parent is away is asked once the link is up. */
+Test(up, key_waits_for_the_link)
+{
+	struct rig r;
+	struct bufferevent *t;
+
+	rig_up(&r, 0);
+	t = child(&r);
+	cr_assert_not(handshake_key(&r, t, 9, "", 0));
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	cr_assert(parent_key(&r));
+	cr_assert_eq(msg.u.key.stream, 9);
+	parent_verdict(&r, PROTO_VERDICT_OK);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
 	bufferevent_free(t);
 	rig_down(&r);
 }

@@ -18,7 +18,10 @@
  * wait: prints "held" once every byte is written), idle (a good
  * handshake, then nothing: exit 0 when the server closes).
  * --role sensor|collector sets the HELLO's role, --hello-id HEX its id
- * (default random; "stream" for the --stream id).
+ * (default random; "stream" for the --stream id). A sensor proves a
+ * stream key of its own (KEY): right for a stream it starts, wrong for
+ * the stream of another process, so a second connection for --stream
+ * (live, or its connection gone) is refused at the handshake.
  *
  * Prints one line: what the server answered (ERROR code and message, or
  * the close and how long it took). Exit 0 when the server refused the
@@ -213,11 +216,13 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 		     const char *key, size_t keylen, uint8_t *auth_out)
 {
 	uint8_t sn[PROTO_NONCE];
+	uint32_t flags;
 
 	hello(fd, id, cn);
 	if (next(fd, timeout_ms) != 1 || msg.type != PROTO_MSG_CHALLENGE)
 		return 0;
 	memcpy(sn, msg.u.challenge.nonce, PROTO_NONCE);
+	flags = msg.u.challenge.flags;
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_MSG_AUTH;
 	proto_auth_proof(PROTO_AUTH_CLIENT, key, keylen, sn, cn, id,
@@ -225,6 +230,17 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 	if (auth_out)
 		memcpy(auth_out, msg.u.auth.mac, PROTO_MAC);
 	send_msg(fd, &msg);
+	if (flags & PROTO_CHALLENGE_KEY) {
+		/* the attacker's own stream key: right for a stream it starts,
+		 * wrong for a stream of another process it speaks for */
+		uint8_t skey[PROTO_STREAM_KEY], v[PROTO_MAC];
+
+		proto_random(skey, sizeof(skey));
+		proto_stream_verifier(skey, id, v);
+		msg.type = PROTO_MSG_KEY;
+		proto_key_claim(&msg.u.key, v, id, sn, cn, flags);
+		send_msg(fd, &msg);
+	}
 	return next(fd, timeout_ms) == 1 && msg.type == PROTO_MSG_WELCOME;
 }
 

@@ -124,13 +124,24 @@ uint64_t col_spill_bytes(const struct col_spill *s);
 int col_spill_empty(const struct col_spill *s);
 /* Size of the oldest file (what the next col_spill_read_file returns). */
 uint64_t col_spill_head_size(const struct col_spill *s);
+/* What a read could not return: bytes skipped (a torn or corrupt tail),
+ * and, when the file ends inside a BATCH whose frame and batch headers are
+ * whole (a collector killed while spilling), which batch that was. */
+struct col_spill_skip {
+	uint64_t bytes;
+	int torn;			/* stream, seq, nrecords are set */
+	uint64_t stream, seq;
+	uint32_t nrecords;
+};
+
 /* Read the oldest file (closing it for writing first when it is the one
  * being written), call fn for each frame in order, then delete the file.
- * A torn or corrupt tail is counted in *skipped (bytes) and dropped.
+ * A torn or corrupt tail is dropped and described in *skip (added to its
+ * bytes; torn set when the tail was a BATCH that says which).
  * 0, PROTO_E_NOTFOUND when empty, PROTO_E_IO. */
 int col_spill_read_file(struct col_spill *s,
 			void (*fn)(void *arg, const uint8_t *frame, size_t len),
-			void *arg, uint64_t *skipped);
+			void *arg, struct col_spill_skip *skip);
 
 /* ---- connections ------------------------------------------------------ */
 

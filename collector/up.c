@@ -32,6 +32,8 @@
 #define UP_MAX_READ (256u << 10)
 
 static void up_connect(struct col *c);
+static void batch_lost(struct col *c, uint64_t stream, uint64_t seq,
+		       uint32_t nrecords);
 
 /* Free the upward connection, if any, and mark the link down. While it is
  * freed, up_tearing tells ref_cleanup that the frames it still held were
@@ -233,7 +235,7 @@ static void refill_one(void *arg, const uint8_t *bytes, size_t len)
 static int refill(struct col *c)
 {
 	struct refill r = {c, 0};
-	uint64_t skipped = 0;
+	struct col_spill_skip skip = {0};
 	int rc;
 
 	if (col_spill_empty(c->spill))
@@ -241,14 +243,23 @@ static int refill(struct col *c)
 	if (c->mem_used + col_spill_head_size(c->spill) > c->cfg.mem_cap &&
 	    (c->ua_head || c->q_head))
 		return 0;	/* after the next ACK */
-	rc = col_spill_read_file(c->spill, refill_one, &r, &skipped);
+	rc = col_spill_read_file(c->spill, refill_one, &r, &skip);
 	if (rc && rc != PROTO_E_NOTFOUND) {
 		col_err("spill read: %s", proto_strerror(rc));
 		return 0;
 	}
-	if (skipped)
+	if (skip.bytes)
 		col_warn("spill: %" PRIu64 " bytes of a torn file skipped",
-			 skipped);
+			 skip.bytes);
+	if (skip.torn) {
+		/* its sender may still hold it and send it again (then the
+		 * root stores it and the LOSS is void); else it is lost with
+		 * its events counted, not as a gap of unknown size */
+		col_warn("spill: batch %016" PRIx64 ":%" PRIu64 " (%u events) "
+			 "was in the torn tail", skip.stream, skip.seq,
+			 skip.nrecords);
+		batch_lost(c, skip.stream, skip.seq, skip.nrecords);
+	}
 	if (col_spill_empty(c->spill) && c->t_head) {
 		/* The tail was waiting behind the spill: now it is next. */
 		while (c->t_head) {
@@ -404,22 +415,23 @@ static struct col_frame *transform(struct col *c, struct col_frame *f)
 
 /* ---- enqueue ---------------------------------------------------------- */
 
-static void drop_batch(struct col *c, struct col_frame *f)
+/* This collector lost batch seq of stream (nrecords events): counted, and
+ * said upward in a LOSS naming that one seq (docs/PROTOCOL.md, "LOSS"),
+ * queued in order behind what is already waiting. */
+static void batch_lost(struct col *c, uint64_t stream, uint64_t seq,
+		       uint32_t nrecords)
 {
 	struct proto_msg m;
 	struct col_frame *lf;
 	int rc;
 
 	c->st.dropped_batches++;
-	c->st.dropped_events += f->nrecords;
-	col_err("dropping batch %016" PRIx64 ":%" PRIu64 " (%u events): "
-		"memory and spill exhausted", f->stream, f->seq, f->nrecords);
+	c->st.dropped_events += nrecords;
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_MSG_LOSS;
-	m.u.loss.stream = f->stream;
-	m.u.loss.dropped = f->nrecords;
-	m.u.loss.first_seq = m.u.loss.last_seq = f->seq;
-	col_frame_unref(f);
+	m.u.loss.stream = stream;
+	m.u.loss.dropped = nrecords;
+	m.u.loss.first_seq = m.u.loss.last_seq = seq;
 	lf = col_frame_msg(c, &m, &rc);
 	if (lf) {
 		if (c->t_head || !col_spill_empty(c->spill))
@@ -427,6 +439,14 @@ static void drop_batch(struct col *c, struct col_frame *f)
 		else
 			q_push(c, lf);
 	}
+}
+
+static void drop_batch(struct col *c, struct col_frame *f)
+{
+	col_err("dropping batch %016" PRIx64 ":%" PRIu64 " (%u events): "
+		"memory and spill exhausted", f->stream, f->seq, f->nrecords);
+	batch_lost(c, f->stream, f->seq, f->nrecords);
+	col_frame_unref(f);
 }
 
 void col_up_enqueue(struct col *c, struct col_frame *f)

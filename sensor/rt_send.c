@@ -101,7 +101,7 @@ static struct {
 	uint64_t last_ping, last_mem, last_loss;
 	uint64_t next_drain;	/* the periodic drain is due (mono ns) */
 	uint64_t last_drain;	/* the last drain (mono ns) */
-	uint64_t loss_sent, loss_first_seq;
+	uint64_t loss_sent;
 	uint64_t minflt, majflt;
 	uint8_t nonce[PROTO_NONCE];
 	/* what the reader saw */
@@ -429,13 +429,12 @@ static void send_loss(void)
 
 	if (d == S.loss_sent || S.sock < 0)
 		return;
+	/* the drops never became batches: the LOSS names no seq, so that
+	 * it cannot be taken for a collector's LOSS of one lost batch
+	 * (PROTOCOL.md, "LOSS"; counted once by the reader) */
 	mp = small_msg(PROTO_MSG_LOSS);
-	if (!S.loss_first_seq)
-		S.loss_first_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
 	mp->u.loss.stream = sn_stream_id();
 	mp->u.loss.dropped = d;
-	mp->u.loss.first_seq = S.loss_first_seq;
-	mp->u.loss.last_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
 	if (send_msg(mp) == 0) {
 		S.loss_sent = d;
 		atomic_store(&loss_said, d);
@@ -849,7 +848,6 @@ static void new_stream(void)
 	S.seq_next = 1;
 	S.acked = 0;
 	S.sent_upto = 0;
-	S.loss_first_seq = 0;
 	S.loss_sent = 0;
 	atomic_store(&loss_said, 0);
 	atomic_store(&said, 0);

@@ -71,6 +71,7 @@ void col_config_default(struct col_config *cfg)
 	cfg->stats_period_ms = 5000;
 	cfg->handshake_ms = 10000;
 	cfg->idle_ms = 60000;
+	cfg->keepalive_ms = 5000;
 	cfg->seq_window = 1u << 16;
 	cfg->frame_max = PROTO_FRAME_MAX;
 }

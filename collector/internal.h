@@ -268,6 +268,7 @@ struct col {
 	int64_t clock_offset_ns;
 	uint64_t clock_rtt_ns;
 	struct event *clock_timer;
+	struct event *keepalive_timer;
 	struct proto_codec *codec;
 	struct proto_event *scratch_ev;	/* recompression and filtering */
 	uint32_t *filter;		/* copy of cfg.filter, or NULL */

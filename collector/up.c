@@ -886,8 +886,37 @@ static void up_connect(struct col *c)
 		up_fail(c, "connect failed");
 }
 
+/* A PING now and then keeps the link open under the parent's idle
+ * timeout (docs/SECURITY.md, "Limits") when neither the clock rounds nor
+ * STATS come often enough: id 0, so that its PONG is no clock sample. */
+static void keepalive_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+	struct proto_msg m;
+
+	if (c->up_state != UP_STREAM)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_MSG_PING;
+	m.u.ping.t_send = col_now_ns();
+	col_send_msg(c->up, &m);
+}
+
+static int period_covers(unsigned period, unsigned keepalive)
+{
+	return period && period <= keepalive;
+}
+
 int col_up_start(struct col *c)
 {
+	unsigned k = c->cfg.keepalive_ms;
+
+	if (k && !period_covers(c->cfg.clock_period_ms, k) &&
+	    !period_covers(c->cfg.stats_period_ms, k)) {
+		struct timeval tv = {k / 1000, (k % 1000) * 1000};
+
+		event_add(c->keepalive_timer, &tv);
+	}
 	up_connect(c);
 	return 0;
 }
@@ -922,7 +951,10 @@ int col_up_init(struct col *c)
 	c->resume_ev = event_new(c->base, -1, 0, resume_cb, c);
 	c->flush_timer = evtimer_new(c->base, flush_timer_cb, c);
 	c->up_retry = evtimer_new(c->base, retry_cb, c);
-	if (!c->resume_ev || !c->flush_timer || !c->up_retry)
+	c->keepalive_timer = event_new(c->base, -1, EV_PERSIST, keepalive_cb,
+				       c);
+	if (!c->resume_ev || !c->flush_timer || !c->up_retry ||
+	    !c->keepalive_timer)
 		return PROTO_E_NOMEM;
 	return 0;
 }
@@ -935,5 +967,8 @@ void col_up_fini(struct col *c)
 		event_free(c->flush_timer);
 	if (c->up_retry)
 		event_free(c->up_retry);
+	if (c->keepalive_timer)
+		event_free(c->keepalive_timer);
 	c->resume_ev = c->flush_timer = c->up_retry = NULL;
+	c->keepalive_timer = NULL;
 }

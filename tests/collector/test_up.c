@@ -316,6 +316,39 @@ Test(up, torn_spill_tail_is_a_counted_loss)
 	rig_down(&r);
 }
 
+/* docs/SECURITY.md, "Limits": with no clock rounds and no STATS the link
+ * still sends a PING (id 0) every keepalive_ms, so that the parent's idle
+ * timeout does not close it; its PONG is no clock sample. */
+Test(up, keepalive_without_clock_or_stats)
+{
+	struct rig r;
+	int rc, pings = 0;
+
+	rig_up(&r, 0);
+	col_free(r.col);
+	r.cfg.clock_period_ms = 0;
+	r.cfg.stats_period_ms = 0;
+	r.cfg.clock_rounds = 0;
+	r.cfg.keepalive_ms = 20;
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	for (int i = 0; i < 100 && pings < 2; i++) {
+		usleep(10000);
+		spin(r.base);
+		while (recv_m(parent_end))
+			if (msg.type == PROTO_MSG_PING) {
+				cr_assert_eq(msg.u.ping.id, 0);
+				pings++;
+				parent_pong(&r);
+			}
+	}
+	cr_assert_eq(pings, 2);
+	cr_assert_eq(r.col->clock.msg ? r.col->clock.msg->u.clock.n : 0, 0);
+	rig_down(&r);
+}
+
 /* The next KEY the parent received (PINGs answered): 1 with msg. */
 static int parent_key(struct rig *r)
 {

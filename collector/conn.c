@@ -392,6 +392,8 @@ void col_conn_close(struct col_conn *cn, const char *why)
 
 				if (s->claim_via == cn)
 					s->claim_via = NULL;
+				if (s->refused_via == cn)
+					s->refused_via = NULL;
 				if (s->owner != cn)
 					continue;
 				s->owner = NULL;
@@ -589,6 +591,13 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 			col_stream_gc(c, s);
 			col_frame_unref(f);
 			return PROTO_E_AUTH;
+		}
+		if (s->refused_via == cn) {
+			/* sent on a claim the root refused (key.c): the
+			 * collector that sent it drops its copies too */
+			c->st.refused++;
+			col_frame_unref(f);
+			return 0;
 		}
 		if (f->type == PROTO_MSG_BATCH && out_of_window(c, cn, s, f->seq)) {
 			col_stream_gc(c, s);

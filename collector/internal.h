@@ -176,6 +176,9 @@ struct col_conn {
 	int32_t rank;
 	char host[64];
 	struct proto_key claim;		/* CS_VERDICT: the KEY sent up */
+	int provisional;		/* streaming on its own word (a first
+					 * KEY while the parent was away) until
+					 * the parent's VERDICT */
 };
 
 /* Per-stream state (both modes). */
@@ -194,6 +197,11 @@ struct col_stream {
 	int has_verifier;
 	struct col_conn *claim_via;	/* the child a KEY came from (its
 					 * VERDICT goes back there) */
+	struct col_conn *refused_via;	/* root: the link whose KEY for it
+					 * was refused: its frames are not
+					 * taken until a KEY is accepted */
+	int purged;			/* refused above: frames of it still
+					 * spilled are dropped when read */
 };
 
 enum col_up_state {
@@ -351,6 +359,9 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 		     const struct col_frame *f);
 /* The link to the parent is up: ask again for every claim waiting. */
 void col_key_resend(struct col *c);
+/* up.c: forget every frame of stream held for the parent (queued, sent
+ * and not acknowledged; spilled ones when read): its claim was refused. */
+void col_up_purge(struct col *c, struct col_stream *s);
 
 /* Memory given back (a frame freed, a reservation released): let the
  * connections waiting to read a large frame try again. */

@@ -14,6 +14,14 @@
  * stream whose connection is gone nor send frames that the root would
  * have to drop unacknowledged. A refusal is counted and logged with who
  * sent it (col_refuse).
+ *
+ * One exception keeps a node useful while its parent is away: a sensor
+ * that says its stream is new (PROTO_KEY_FIRST) is taken on its word,
+ * provisionally, and its KEY goes up once the link is back. If the root
+ * then refuses it, the connection is closed, every frame of that stream
+ * still held here is dropped (col_up_purge), and the root drops what of
+ * it arrived on that link before (refused_via), so nothing waits for an
+ * acknowledgement that never comes.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -62,6 +70,7 @@ static int accept_claim(struct col_conn *cn, struct col_stream *s)
 		col_conn_close(old, NULL);
 	}
 	s->owner = cn;
+	s->purged = 0;
 	return col_conn_welcome(cn);
 }
 
@@ -114,6 +123,14 @@ int col_key_claim(struct col_conn *cn, const struct proto_key *k)
 	}
 	/* new here (or this collector was restarted): the parent decides */
 	cn->claim = *k;
+	if ((k->flags & PROTO_KEY_FIRST) && c->up_state != UP_STREAM) {
+		s = col_stream_get(c, k->stream, 1);
+		if (!s)
+			return PROTO_E_FULL;
+		proves(s, k);
+		cn->provisional = 1;
+		return accept_claim(cn, s);
+	}
 	cn->state = CS_VERDICT;
 	ask_parent(c, k);
 	return 0;
@@ -149,12 +166,43 @@ void col_key_from_below(struct col_conn *cn, const struct proto_key *k)
 	if (!proves(s, k)) {
 		col_refuse(cn, k->stream, 0, "a KEY passed up without the "
 			   "stream's key");
+		/* a provisional claim's frames may follow on this link */
+		s->refused_via = cn;
 		send_verdict(cn, k, PROTO_VERDICT_REFUSED);
 		return;
 	}
 	/* the claim's collector link carries the stream from now on */
 	s->owner = cn;
+	if (s->refused_via == cn)
+		s->refused_via = NULL;
 	send_verdict(cn, k, PROTO_VERDICT_OK);
+}
+
+/* 1 when cn waits for (or streams provisionally before) the parent's
+ * answer to the claim v answers. */
+static int answers(const struct col_conn *cn, const struct proto_verdict *v)
+{
+	return (cn->state == CS_VERDICT ||
+		(cn->state == CS_STREAM && cn->provisional)) &&
+	       cn->peer_id == v->stream &&
+	       !memcmp(cn->server_nonce, v->server_nonce, PROTO_NONCE);
+}
+
+/* The parent said no to cn's claim. A provisional connection's stream is
+ * forgotten here with what it sent (col_up_purge). */
+static void refused_above(struct col *c, struct col_conn *cn)
+{
+	struct col_stream *s = col_stream_get(c, cn->peer_id, 0);
+
+	refuse_claim(cn, "its stream key was refused above");
+	if (cn->provisional && s) {
+		s->has_verifier = 0;
+		if (s->owner == cn)
+			s->owner = NULL;
+		col_up_purge(c, s);
+	}
+	cn->provisional = 0;
+	col_conn_fail(cn, PROTO_E_AUTH, "stream key refused");
 }
 
 void col_key_verdict(struct col *c, const struct proto_verdict *v,
@@ -165,12 +213,14 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 	for (struct col_conn *cn = c->conns; cn; cn = cn->next) {
 		int rc;
 
-		if (cn->state != CS_VERDICT || cn->peer_id != v->stream ||
-		    memcmp(cn->server_nonce, v->server_nonce, PROTO_NONCE))
+		if (!answers(cn, v))
 			continue;
 		if (v->result != PROTO_VERDICT_OK) {
-			refuse_claim(cn, "its stream key was refused above");
-			col_conn_fail(cn, PROTO_E_AUTH, "stream key refused");
+			refused_above(c, cn);
+			return;
+		}
+		if (cn->provisional) {
+			cn->provisional = 0;
 			return;
 		}
 		s = col_stream_get(c, v->stream, 1);
@@ -196,6 +246,7 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 void col_key_resend(struct col *c)
 {
 	for (struct col_conn *cn = c->conns; cn; cn = cn->next)
-		if (cn->state == CS_VERDICT)
+		if (cn->state == CS_VERDICT ||
+		    (cn->state == CS_STREAM && cn->provisional))
 			ask_parent(c, &cn->claim);
 }

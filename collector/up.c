@@ -227,6 +227,14 @@ static void refill_one(void *arg, const uint8_t *bytes, size_t len)
 		return;
 	}
 	f = col_frame_new(c, bytes, len, c->msg2);
+	if (f->stream) {
+		struct col_stream *s = col_stream_get(c, f->stream, 0);
+
+		if (s && s->purged) {	/* its claim was refused above */
+			col_frame_unref(f);
+			return;
+		}
+	}
 	q_push(c, f);
 	r->frames++;
 }
@@ -483,6 +491,45 @@ void col_up_enqueue(struct col *c, struct col_frame *f)
 	}
 	col_up_pressure(c);
 	maybe_flush(c);
+}
+
+/* Drop the frames of stream s from the list at *head (via next). */
+static void purge_list(struct col_frame **head, struct col_frame **tail,
+		       uint64_t stream, uint64_t *bytes, uint64_t *records)
+{
+	struct col_frame **pp = head, *f;
+
+	*tail = NULL;
+	while ((f = *pp)) {
+		if (f->stream != stream) {
+			*tail = f;
+			pp = &f->next;
+			continue;
+		}
+		*pp = f->next;
+		if (bytes) {
+			*bytes -= f->len;
+			*records -= f->nrecords;
+		}
+		col_frame_unref(f);
+	}
+}
+
+void col_up_purge(struct col *c, struct col_stream *s)
+{
+	struct col_frame *f;
+
+	purge_list(&c->q_head, &c->q_tail, s->id, &c->q_bytes, &c->q_records);
+	purge_list(&c->t_head, &c->t_tail, s->id, NULL, NULL);
+	while ((f = s->ua_head)) {
+		s->ua_head = f->next;
+		f->next = NULL;
+		ua_unlink(c, f);
+		col_frame_unref(f);
+	}
+	s->ua_tail = NULL;
+	s->purged = 1;
+	col_drain_check(c);
 }
 
 /* ---- link ------------------------------------------------------------- */

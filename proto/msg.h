@@ -141,6 +141,10 @@ struct proto_key {
 	uint8_t proof[PROTO_MAC];
 };
 #define PROTO_KEY_VERIFIER 0x1u
+/* The sensor has never been welcomed for this stream (a hint, not proof:
+ * a collector whose parent is away takes such a claim on its word until
+ * the parent answers). */
+#define PROTO_KEY_FIRST 0x2u
 
 /* The answer to a KEY a collector passed up: the claim of the connection
  * whose server nonce this is was accepted (0) or refused (1). */

@@ -98,6 +98,7 @@ static struct {
 	size_t rlen;
 	uint64_t next_connect, backoff_ms;
 	int warned, ended, own_payload;
+	int welcomed;		/* this stream was welcomed once (KEY) */
 	uint64_t last_ping, last_mem, last_loss;
 	uint64_t next_drain;	/* the periodic drain is due (mono ns) */
 	uint64_t last_drain;	/* the last drain (mono ns) */
@@ -544,6 +545,8 @@ static int handshake(void)
 		proto_key_claim(&mp->u.key, sn_stream_verifier(), sn_stream_id(),
 				S.challenge.nonce, S.nonce,
 				S.challenge.flags);
+		if (!S.welcomed)
+			mp->u.key.flags |= PROTO_KEY_FIRST;
 		if (send_msg(mp))
 			return PROTO_E_IO;
 	}
@@ -556,6 +559,7 @@ static int handshake(void)
 		return PROTO_E_AUTH;
 	}
 	S.node_id = S.welcome.node_id;
+	S.welcomed = 1;
 	return 0;
 }
 
@@ -848,6 +852,7 @@ static void new_stream(void)
 	S.seq_next = 1;
 	S.acked = 0;
 	S.sent_upto = 0;
+	S.welcomed = 0;
 	S.loss_sent = 0;
 	atomic_store(&loss_said, 0);
 	atomic_store(&said, 0);

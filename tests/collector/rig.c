@@ -137,7 +137,7 @@ void rig_know(struct rig *r, uint64_t id)
 }
 
 int handshake_key(struct rig *r, struct bufferevent *t, uint64_t id,
-		  const char *key, int forged)
+		  const char *key, int how)
 {
 	uint8_t snonce[PROTO_NONCE], want[PROTO_MAC], v[PROTO_MAC];
 
@@ -147,7 +147,7 @@ int handshake_key(struct rig *r, struct bufferevent *t, uint64_t id,
 	cr_assert_eq(msg.type, PROTO_MSG_CHALLENGE);
 	cr_assert(msg.u.challenge.flags & PROTO_CHALLENGE_KEY);
 	memcpy(snonce, msg.u.challenge.nonce, PROTO_NONCE);
-	rig_verifier(id, forged, v);
+	rig_verifier(id, how & RIG_FORGED, v);
 	{
 		uint32_t flags = msg.u.challenge.flags;
 
@@ -157,6 +157,8 @@ int handshake_key(struct rig *r, struct bufferevent *t, uint64_t id,
 		send_m(t, &msg);
 		msg.type = PROTO_MSG_KEY;
 		proto_key_claim(&msg.u.key, v, id, snonce, cnonce, flags);
+		if (how & RIG_FIRST)
+			msg.u.key.flags |= PROTO_KEY_FIRST;
 		send_m(t, &msg);
 	}
 	spin(r->base);

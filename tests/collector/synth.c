@@ -49,6 +49,7 @@ struct stream {
 	unsigned backoff_ms;
 	uint8_t nonce[PROTO_NONCE], snonce[PROTO_NONCE];
 	uint8_t verifier[PROTO_MAC];	/* of its random stream key */
+	int welcomed;
 };
 
 struct synth {
@@ -292,6 +293,8 @@ static void read_cb(struct bufferevent *bev, void *arg)
 				m->type = PROTO_MSG_KEY;
 				proto_key_claim(&m->u.key, s->verifier, s->id,
 						s->snonce, s->nonce, flags);
+				if (!s->welcomed)
+					m->u.key.flags |= PROTO_KEY_FIRST;
 				send_msg(bev, m);
 			}
 			s->state = S_WELCOME;
@@ -307,6 +310,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			if (!proto_auth_equal(want, m->u.welcome.mac))
 				goto bad;
 			s->state = S_STREAM;
+			s->welcomed = 1;
 			s->backoff_ms = 0;
 			if (!s->meta_sent) {
 				m->type = PROTO_MSG_META;

@@ -434,3 +434,50 @@ Test(up, key_waits_for_the_link)
 	bufferevent_free(t);
 	rig_down(&r);
 }
+
+/* A sensor that says its stream is new is taken on its word while the
+ * parent is away (the node buffers for it), and its KEY goes up with the
+ * link: a yes makes it final; a no closes the connection and drops every
+ * frame of that stream held here, so nothing waits for an ACK. */
+Test(up, first_key_taken_while_the_parent_is_away)
+{
+	struct rig r;
+	struct bufferevent *t, *forger;
+	uint64_t last = 0;
+	int keys = 0;
+
+	rig_up(&r, 0);
+	t = child(&r);
+	cr_assert(handshake_key(&r, t, 9, "", RIG_FIRST));
+	forger = child(&r);
+	cr_assert(handshake_key(&r, forger, 10, "", RIG_FIRST | RIG_FORGED));
+	for (uint64_t q = 1; q <= 3; q++) {
+		send_batch(t, 9, q, 2);
+		send_batch(forger, 10, q, 2);
+	}
+	spin(r.base);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	while (parent_key(&r)) {
+		keys++;
+		parent_verdict(&r, msg.u.key.stream == 9 ? PROTO_VERDICT_OK :
+			       PROTO_VERDICT_REFUSED);
+	}
+	cr_assert_eq(keys, 2);
+	cr_assert_eq(recv_m(forger), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	cr_assert_not(col_stream_get(r.col, 10, 0)->has_verifier);
+	for (struct col_conn *cn = r.col->conns; cn; cn = cn->next)
+		cr_assert_not(cn->provisional);
+	msg.type = PROTO_MSG_ACK;
+	msg.u.ack.stream = 9;
+	msg.u.ack.seq = 3;
+	send_m(parent_end, &msg);
+	spin(r.base);
+	parent_batches(&r, &last);
+	cr_assert(col_up_idle(r.col), "stream 10's frames still held");
+	bufferevent_free(t);
+	bufferevent_free(forger);
+	rig_down(&r);
+}

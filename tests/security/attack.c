@@ -239,6 +239,7 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 		proto_stream_verifier(skey, id, v);
 		msg.type = PROTO_MSG_KEY;
 		proto_key_claim(&msg.u.key, v, id, sn, cn, flags);
+		msg.u.key.flags |= PROTO_KEY_FIRST;	/* it says so */
 		send_msg(fd, &msg);
 	}
 	return next(fd, timeout_ms) == 1 && msg.type == PROTO_MSG_WELCOME;

@@ -139,12 +139,9 @@ int col_key_claim(struct col_conn *cn, const struct proto_key *k)
 static void send_verdict(struct col_conn *cn, const struct proto_key *k,
 			 uint32_t result)
 {
-	struct proto_msg m;
+	struct proto_msg m = {.type = PROTO_MSG_VERDICT,
+			      .u.verdict = {k->stream, result, {0}}};
 
-	memset(&m, 0, sizeof(m));
-	m.type = PROTO_MSG_VERDICT;
-	m.u.verdict.stream = k->stream;
-	m.u.verdict.result = result;
 	memcpy(m.u.verdict.server_nonce, k->server_nonce, PROTO_NONCE);
 	col_send_msg(cn->bev, &m);
 }

@@ -82,6 +82,19 @@ Test(root, root_dedup_and_gap)
 	rig_down(&r);
 }
 
+/* A sensor of stream id on a new child of r that stored its batch 1. */
+static struct bufferevent *streaming(struct rig *r, uint64_t id)
+{
+	struct bufferevent *t = child(r);
+
+	cr_assert(handshake(r, t, id, ""));
+	send_batch(t, id, 1, 2);
+	spin(r->base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.u.ack.seq, 1);
+	return t;
+}
+
 /* docs/SECURITY.md, "Streams": a sensor speaks only for its own stream, a
  * live stream is not taken by a second connection without its key, a seq
  * far ahead is refused; each refusal counted,
@@ -93,12 +106,7 @@ Test(root, streams_bound_and_seq_window)
 	struct col_stats st;
 
 	rig_up(&r, 1);
-	a = child(&r);
-	cr_assert(handshake(&r, a, 42, ""));
-	send_batch(a, 42, 1, 2);
-	spin(r.base);
-	cr_assert_eq(recv_m(a), 1);
-	cr_assert_eq(msg.u.ack.seq, 1);
+	a = streaming(&r, 42);
 	/* another sensor sends a batch of stream 42 */
 	b = child(&r);
 	cr_assert(handshake(&r, b, 43, ""));
@@ -135,39 +143,36 @@ Test(root, streams_bound_and_seq_window)
  * (the same key) is taken, and its old connection closed. */
 Test(root, stream_key_binds_reconnections)
 {
-	struct rig r;
-	struct bufferevent *a, *b, *c, *d;
+	struct bufferevent *forger[2], *sensor, *back;
 	struct col_stats st;
+	struct rig r;
 
 	rig_up(&r, 1);
-	a = child(&r);
-	cr_assert(handshake(&r, a, 42, ""));
-	send_batch(a, 42, 1, 2);
+	sensor = streaming(&r, 42);
+	for (int i = 0; i < 2; i++) {
+		forger[i] = child(&r);
+		cr_assert(!handshake_key(&r, forger[i], 42, "", RIG_FORGED));
+		cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+		spin(r.base);
+		if (i == 0) {
+			cr_assert_eq(nconns(&r), 1);	/* it still streams */
+			bufferevent_free(sensor);	/* now it is gone */
+			spin(r.base);
+		}
+	}
+	back = child(&r);
+	cr_assert(handshake(&r, back, 42, ""));	/* the sensor itself */
+	send_batch(back, 42, 2, 2);
 	spin(r.base);
-	cr_assert_eq(recv_m(a), 1);
-	b = child(&r);
-	cr_assert(!handshake_key(&r, b, 42, "", 1));
-	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
-	spin(r.base);
-	cr_assert_eq(nconns(&r), 1);	/* a still streams */
-	bufferevent_free(a);		/* its connection is gone */
-	spin(r.base);
-	c = child(&r);
-	cr_assert(!handshake_key(&r, c, 42, "", 1));
-	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
-	d = child(&r);
-	cr_assert(handshake(&r, d, 42, ""));	/* the sensor itself */
-	send_batch(d, 42, 2, 2);
-	spin(r.base);
-	cr_assert_eq(recv_m(d), 1);
+	cr_assert_eq(recv_m(back), 1);
 	cr_assert_eq(msg.type, PROTO_MSG_ACK);
 	cr_assert_eq(msg.u.ack.seq, 2);
 	col_get_stats(r.col, &st);
 	cr_assert_eq(st.refused, 2);
 	cr_assert_eq(st.stored_batches, 2);
-	bufferevent_free(b);
-	bufferevent_free(c);
-	bufferevent_free(d);
+	for (int i = 0; i < 2; i++)
+		bufferevent_free(forger[i]);
+	bufferevent_free(back);
 	rig_down(&r);
 }
 

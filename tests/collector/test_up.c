@@ -415,38 +415,21 @@ Test(up, key_of_an_unknown_stream_asks_the_parent)
 	rig_down(&r);
 }
 
-/* A claim made while the parent is away is asked once the link is up. */
-Test(up, key_waits_for_the_link)
-{
-	struct rig r;
-	struct bufferevent *t;
-
-	rig_up(&r, 0);
-	t = child(&r);
-	cr_assert_not(handshake_key(&r, t, 9, "", 0));
-	col_set_up_connector(r.col, connector, r.base);
-	parent_accept(&r);
-	cr_assert(parent_key(&r));
-	cr_assert_eq(msg.u.key.stream, 9);
-	parent_verdict(&r, PROTO_VERDICT_OK);
-	cr_assert_eq(recv_m(t), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
-	bufferevent_free(t);
-	rig_down(&r);
-}
-
 /* A sensor that says its stream is new is taken on its word while the
  * parent is away (the node buffers for it), and its KEY goes up with the
  * link: a yes makes it final; a no closes the connection and drops every
- * frame of that stream held here, so nothing waits for an ACK. */
+ * frame of that stream held here, so nothing waits for an ACK. A claim
+ * without that word waits for the link and the parent's answer. */
 Test(up, first_key_taken_while_the_parent_is_away)
 {
 	struct rig r;
-	struct bufferevent *t, *forger;
+	struct bufferevent *t, *forger, *waits;
 	uint64_t last = 0;
 	int keys = 0;
 
 	rig_up(&r, 0);
+	waits = child(&r);
+	cr_assert_not(handshake_key(&r, waits, 11, "", 0));
 	t = child(&r);
 	cr_assert(handshake_key(&r, t, 9, "", RIG_FIRST));
 	forger = child(&r);
@@ -460,10 +443,12 @@ Test(up, first_key_taken_while_the_parent_is_away)
 	parent_accept(&r);
 	while (parent_key(&r)) {
 		keys++;
-		parent_verdict(&r, msg.u.key.stream == 9 ? PROTO_VERDICT_OK :
-			       PROTO_VERDICT_REFUSED);
+		parent_verdict(&r, msg.u.key.stream == 10 ?
+			       PROTO_VERDICT_REFUSED : PROTO_VERDICT_OK);
 	}
-	cr_assert_eq(keys, 2);
+	cr_assert_eq(keys, 3);
+	cr_assert_eq(recv_m(waits), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
 	cr_assert_eq(recv_m(forger), 1);
 	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
 	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
@@ -479,5 +464,6 @@ Test(up, first_key_taken_while_the_parent_is_away)
 	cr_assert(col_up_idle(r.col), "stream 10's frames still held");
 	bufferevent_free(t);
 	bufferevent_free(forger);
+	bufferevent_free(waits);
 	rig_down(&r);
 }

@@ -270,14 +270,20 @@ static const struct proto_stream *read_all(uint64_t id)
 	return NULL;
 }
 
+/* A write, then a DROP record of dropped events. */
+static void write_and_drop(struct proto_event ev[2], int64_t dropped)
+{
+	ev[0] = ev_of(PROTO_EV_WRITE, 0, 10);
+	ev[1] = ev_of(PROTO_EV_DROP, 0, 20);
+	ev[1].arg[0] = dropped;
+}
+
 /* Every lost event once, whichever path said it (proto-trace.md, "Losses"). */
 Test(trace, losses_counted_once_per_path)
 {
 	struct proto_event ev[2];
 
-	ev[0] = ev_of(PROTO_EV_WRITE, 0, 10);
-	ev[1] = ev_of(PROTO_EV_DROP, 0, 20);
-	ev[1].arg[0] = 62749;
+	write_and_drop(ev, 62749);
 	/* stream 1: a DROP record and the LOSS frames that say the same
 	 * drops (a running total, sent again after a reconnect) */
 	put_batch(1, 1, ev, 1, 0);
@@ -331,21 +337,29 @@ Test(trace, losses_of_one_seq_counted_once)
 {
 	struct proto_event ev[2];
 
-	ev[0] = ev_of(PROTO_EV_WRITE, 0, 10);
-	ev[1] = ev_of(PROTO_EV_DROP, 0, 20);
-	ev[1].arg[0] = 300;
-	/* stream 5: batch 2 (2 events) lost by a collector, said by two;
-	 * the sensor's 300 drops in a LOSS and in batch 3's DROP record */
-	put_batch(5, 1, ev, 1, 0);
-	put_loss(5, 300, 0, 0);
-	put_loss(5, 2, 2, 2);
-	put_loss(5, 2, 2, 2);
-	put_batch(5, 3, ev, 2, 0);
-	/* stream 8: LOSSes of batches that were stored after all */
-	put_loss(8, 1000, 1, 1);
-	put_batch(8, 1, ev, 1, 0);
-	put_batch(8, 2, ev, 1, 0);
-	put_loss(8, 1000, 2, 2);
+	/* what reaches the root, in order: a batch {stream, seq, records}
+	 * or, with seq 0, a LOSS {stream, 0, dropped, the seq it names} */
+	static const struct {
+		uint64_t stream, seq, n, named;
+	} step[] = {
+		/* stream 5: batch 2 (2 events) lost by a collector, said by
+		 * two; the sensor's 300 drops in a LOSS and in batch 3's DROP
+		 * record */
+		{5, 1, 1, 0}, {5, 0, 300, 0}, {5, 0, 2, 2}, {5, 0, 2, 2},
+		{5, 3, 2, 0},
+		/* stream 8: LOSSes of batches that were stored after all */
+		{8, 0, 1000, 1}, {8, 1, 1, 0}, {8, 2, 1, 0}, {8, 0, 1000, 2},
+	};
+
+	write_and_drop(ev, 300);
+	for (size_t i = 0; i < sizeof(step) / sizeof(step[0]); i++) {
+		if (step[i].seq)
+			put_batch(step[i].stream, step[i].seq, ev,
+				  (size_t)step[i].n, 0);
+		else
+			put_loss(step[i].stream, step[i].n, step[i].named,
+				 step[i].named);
+	}
 	cr_assert_eq(proto_jobdir_close(w), 0);
 
 	const struct proto_stream *s = read_all(5);

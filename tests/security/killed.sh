@@ -12,9 +12,7 @@ B=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 T=$(mktemp -d /tmp/sec-killed-XXXXXX)
 . "${top_srcdir:-$B}/tests/security/lib.sh"
 trap cleanup EXIT INT TERM
-SO=$B/sensor/.libs/libtapestry-sensor.so
 [ -f "$SO" ] || { echo "no sensor library: skipped"; exit 77; }
-WRITER=$B/tests/security/writer
 
 start_col root --listen 127.0.0.1:0 --output "$T/job" || fail root
 start_col node --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root || fail node

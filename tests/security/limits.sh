@@ -17,7 +17,6 @@ B=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 T=$(mktemp -d /tmp/sec-limits-XXXXXX)
 . "${top_srcdir:-$B}/tests/security/lib.sh"
 trap cleanup EXIT INT TERM
-SO=$B/sensor/.libs/libtapestry-sensor.so
 
 rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 

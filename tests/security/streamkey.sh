@@ -22,8 +22,6 @@ B=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 T=$(mktemp -d /tmp/sec-streamkey-XXXXXX)
 . "${top_srcdir:-$B}/tests/security/lib.sh"
 trap cleanup EXIT INT TERM
-SO=$B/sensor/.libs/libtapestry-sensor.so
-WRITER=$B/tests/security/writer
 
 # wait_log NAME PATTERN : until collector NAME's log has PATTERN (10 s)
 wait_log() {

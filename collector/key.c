@@ -15,9 +15,10 @@
  * have to drop unacknowledged. A refusal is counted and logged with who
  * sent it (col_refuse).
  *
- * One exception keeps a node useful while its parent is away: a sensor
- * that says its stream is new (PROTO_KEY_FIRST) is taken on its word,
- * provisionally, and its KEY goes up once the link is back. If the root
+ * One exception keeps a node useful while its parent is away or frozen: a
+ * sensor that says its stream is new (PROTO_KEY_FIRST) is taken on its
+ * word, provisionally, and its KEY goes up at once (or once the link is
+ * back). If the root
  * then refuses it, the connection is closed, every frame of that stream
  * still held here is dropped (col_up_purge), and the root drops what of
  * it arrived on that link before (refused_via), so nothing waits for an
@@ -92,6 +93,24 @@ static void ask_parent(struct col *c, const struct proto_key *k)
 		col_warn("stream %016" PRIx64 ": KEY not sent up", k->stream);
 }
 
+/* A first claim: WELCOME now, the parent's VERDICT later
+ * (col_key_verdict), so that a node buffers for a new sensor whatever its
+ * parent does. */
+static int take_on_its_word(struct col_conn *cn)
+{
+	struct col_stream *s = col_stream_get(cn->col, cn->claim.stream, 1);
+
+	if (!s)
+		return PROTO_E_FULL;
+	if (!proves(s, &cn->claim)) {	/* a verifier came meanwhile */
+		refuse_claim(cn, "a second connection without the stream's "
+			     "key");
+		return PROTO_E_AUTH;
+	}
+	cn->provisional = 1;
+	return accept_claim(cn, s);
+}
+
 int col_key_claim(struct col_conn *cn, const struct proto_key *k)
 {
 	struct col *c = cn->col;
@@ -123,16 +142,10 @@ int col_key_claim(struct col_conn *cn, const struct proto_key *k)
 	}
 	/* new here (or this collector was restarted): the parent decides */
 	cn->claim = *k;
-	if ((k->flags & PROTO_KEY_FIRST) && c->up_state != UP_STREAM) {
-		s = col_stream_get(c, k->stream, 1);
-		if (!s)
-			return PROTO_E_FULL;
-		proves(s, k);
-		cn->provisional = 1;
-		return accept_claim(cn, s);
-	}
-	cn->state = CS_VERDICT;
 	ask_parent(c, k);
+	if (k->flags & PROTO_KEY_FIRST)
+		return take_on_its_word(cn);
+	cn->state = CS_VERDICT;
 	return 0;
 }
 

@@ -21,7 +21,9 @@
  * (default random; "stream" for the --stream id). A sensor proves a
  * stream key of its own (KEY): right for a stream it starts, wrong for
  * the stream of another process, so a second connection for --stream
- * (live, or its connection gone) is refused at the handshake.
+ * (live, or its connection gone) is refused at the handshake; with
+ * --first its KEY says the stream is new (a node that does not know the
+ * stream then takes it on its word until the root says no).
  *
  * Prints one line: what the server answered (ERROR code and message, or
  * the close and how long it took). Exit 0 when the server refused the
@@ -55,6 +57,7 @@ static size_t secretlen;
 static int timeout_ms = 20000;
 static struct proto_msg msg;	/* large: not on the stack */
 static uint8_t hello_role = PROTO_ROLE_SENSOR;
+static int key_first;	/* --first: its KEY says the stream is new */
 
 static uint64_t now_ms(void)
 {
@@ -239,7 +242,8 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 		proto_stream_verifier(skey, id, v);
 		msg.type = PROTO_MSG_KEY;
 		proto_key_claim(&msg.u.key, v, id, sn, cn, flags);
-		msg.u.key.flags |= PROTO_KEY_FIRST;	/* it says so */
+		if (key_first)	/* it says the stream is new */
+			msg.u.key.flags |= PROTO_KEY_FIRST;
 		send_msg(fd, &msg);
 	}
 	return next(fd, timeout_ms) == 1 && msg.type == PROTO_MSG_WELCOME;
@@ -348,6 +352,7 @@ int main(int argc, char **argv)
 		{"seq", required_argument, NULL, 'q'},
 		{"role", required_argument, NULL, 'r'},
 		{"hello-id", required_argument, NULL, 'i'},
+		{"first", no_argument, NULL, 'f'},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t stream = 0, seq = 1000000000ull;
@@ -366,6 +371,7 @@ int main(int argc, char **argv)
 		case 'S': stream = strtoull(optarg, NULL, 16); break;
 		case 'q': seq = strtoull(optarg, NULL, 10); break;
 		case 'i': hello_id = optarg; break;
+		case 'f': key_first = 1; break;
 		case 'r':
 			hello_role = !strcmp(optarg, "collector") ?
 				     PROTO_ROLE_COLLECTOR : PROTO_ROLE_SENSOR;

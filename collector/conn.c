@@ -126,6 +126,7 @@ void col_stream_gc(struct col *c, struct col_stream *s)
 	if (c->root || !s || s->owner || s->ua_head || !s->bye)
 		return;
 	col_map_del(&c->streams, s->id);
+	free(s->claim);
 	free(s);
 }
 

@@ -176,9 +176,6 @@ struct col_conn {
 	int32_t rank;
 	char host[64];
 	struct proto_key claim;		/* CS_VERDICT: the KEY sent up */
-	int provisional;		/* streaming on its own word (a first
-					 * KEY while the parent was away) until
-					 * the parent's VERDICT */
 };
 
 /* Per-stream state (both modes). */
@@ -202,6 +199,8 @@ struct col_stream {
 					 * taken until a KEY is accepted */
 	int purged;			/* refused above: frames of it still
 					 * spilled are dropped when read */
+	struct proto_key *claim;	/* taken on its word (a first KEY):
+					 * the KEY, until the parent answers */
 };
 
 enum col_up_state {

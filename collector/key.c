@@ -25,6 +25,7 @@
  * acknowledgement that never comes.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -93,9 +94,10 @@ static void ask_parent(struct col *c, const struct proto_key *k)
 		col_warn("stream %016" PRIx64 ": KEY not sent up", k->stream);
 }
 
-/* A first claim: WELCOME now, the parent's VERDICT later
- * (col_key_verdict), so that a node buffers for a new sensor whatever its
- * parent does. */
+/* A first claim: WELCOME now, the parent's VERDICT later (kept with the
+ * stream: col_key_verdict, col_key_resend even once the connection is
+ * gone), so that a node buffers for a new sensor whatever its parent
+ * does. */
 static int take_on_its_word(struct col_conn *cn)
 {
 	struct col_stream *s = col_stream_get(cn->col, cn->claim.stream, 1);
@@ -107,7 +109,11 @@ static int take_on_its_word(struct col_conn *cn)
 			     "key");
 		return PROTO_E_AUTH;
 	}
-	cn->provisional = 1;
+	if (!s->claim)
+		s->claim = malloc(sizeof(*s->claim));
+	if (!s->claim)
+		return PROTO_E_NOMEM;
+	*s->claim = cn->claim;
 	return accept_claim(cn, s);
 }
 
@@ -188,31 +194,25 @@ void col_key_from_below(struct col_conn *cn, const struct proto_key *k)
 	send_verdict(cn, k, PROTO_VERDICT_OK);
 }
 
-/* 1 when cn waits for (or streams provisionally before) the parent's
- * answer to the claim v answers. */
-static int answers(const struct col_conn *cn, const struct proto_verdict *v)
+/* The parent answered the claim of s taken on its word: a no forgets the
+ * stream's verifier and every frame of it held here, and closes the
+ * connection that claimed it if it is still open. */
+static void settle(struct col *c, struct col_stream *s, uint32_t result)
 {
-	return (cn->state == CS_VERDICT ||
-		(cn->state == CS_STREAM && cn->provisional)) &&
-	       cn->peer_id == v->stream &&
-	       !memcmp(cn->server_nonce, v->server_nonce, PROTO_NONCE);
-}
+	struct col_conn *o = s->owner;
 
-/* The parent said no to cn's claim. A provisional connection's stream is
- * forgotten here with what it sent (col_up_purge). */
-static void refused_above(struct col *c, struct col_conn *cn)
-{
-	struct col_stream *s = col_stream_get(c, cn->peer_id, 0);
-
-	refuse_claim(cn, "its stream key was refused above");
-	if (cn->provisional && s) {
-		s->has_verifier = 0;
-		if (s->owner == cn)
-			s->owner = NULL;
-		col_up_purge(c, s);
+	free(s->claim);
+	s->claim = NULL;
+	if (result == PROTO_VERDICT_OK)
+		return;
+	s->has_verifier = 0;
+	col_up_purge(c, s);
+	if (o && o->role == PROTO_ROLE_SENSOR && o->state == CS_STREAM &&
+	    o->peer_id == s->id) {
+		s->owner = NULL;
+		refuse_claim(o, "its stream key was refused above");
+		col_conn_fail(o, PROTO_E_AUTH, "stream key refused");
 	}
-	cn->provisional = 0;
-	col_conn_fail(cn, PROTO_E_AUTH, "stream key refused");
 }
 
 void col_key_verdict(struct col *c, const struct proto_verdict *v,
@@ -223,14 +223,12 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 	for (struct col_conn *cn = c->conns; cn; cn = cn->next) {
 		int rc;
 
-		if (!answers(cn, v))
+		if (cn->state != CS_VERDICT || cn->peer_id != v->stream ||
+		    memcmp(cn->server_nonce, v->server_nonce, PROTO_NONCE))
 			continue;
 		if (v->result != PROTO_VERDICT_OK) {
-			refused_above(c, cn);
-			return;
-		}
-		if (cn->provisional) {
-			cn->provisional = 0;
+			refuse_claim(cn, "its stream key was refused above");
+			col_conn_fail(cn, PROTO_E_AUTH, "stream key refused");
 			return;
 		}
 		s = col_stream_get(c, v->stream, 1);
@@ -244,8 +242,13 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 				      "stream key refused" : "bad message");
 		return;
 	}
-	/* a gateway: the claim came from a child collector */
 	s = col_stream_get(c, v->stream, 0);
+	if (s && s->claim && !memcmp(s->claim->server_nonce, v->server_nonce,
+				     PROTO_NONCE)) {
+		settle(c, s, v->result);
+		return;
+	}
+	/* a gateway: the claim came from a child collector */
 	if (!s || !s->claim_via || s->claim_via->state != CS_STREAM)
 		return;
 	if (v->result == PROTO_VERDICT_OK)
@@ -255,8 +258,17 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 
 void col_key_resend(struct col *c)
 {
+	size_t i = 0;
+	uint64_t key;
+	void *val;
+
 	for (struct col_conn *cn = c->conns; cn; cn = cn->next)
-		if (cn->state == CS_VERDICT ||
-		    (cn->state == CS_STREAM && cn->provisional))
+		if (cn->state == CS_VERDICT)
 			ask_parent(c, &cn->claim);
+	while (col_map_next(&c->streams, &i, &key, &val)) {
+		struct col_stream *s = val;
+
+		if (s->claim)
+			ask_parent(c, s->claim);
+	}
 }

@@ -748,10 +748,8 @@ void col_free(struct col *c)
 	col_up_stop(c);
 	col_up_fini(c);
 	col_root_close(c);
-	while (col_map_next(&c->streams, &i, &key, &val)) {
-		free(((struct col_stream *)val)->claim);
-		free(val);
-	}
+	while (col_map_next(&c->streams, &i, &key, &val))
+		col_stream_free(val);
 	col_map_clear(&c->streams);
 	i = 0;
 	while (col_map_next(&c->nodes, &i, &key, &val))

@@ -123,11 +123,11 @@ void col_stream_gc(struct col *c, struct col_stream *s)
 	/* A stream is forgotten only once it ended (BYE): until then its seq
 	 * is the base of its window, so that a connection that is not its
 	 * sensor's cannot restart it far ahead (out_of_window). */
-	if (c->root || !s || s->owner || s->ua_head || !s->bye)
+	if (c->root || !s || s->owner || s->ua_head || s->held_head ||
+	    !s->bye)
 		return;
 	col_map_del(&c->streams, s->id);
-	free(s->claim);
-	free(s);
+	col_stream_free(s);
 }
 
 /* The uid owning the other end of a loopback TCP connection, from
@@ -393,8 +393,6 @@ void col_conn_close(struct col_conn *cn, const char *why)
 
 				if (s->claim_via == cn)
 					s->claim_via = NULL;
-				if (s->refused_via == cn)
-					s->refused_via = NULL;
 				if (s->owner != cn)
 					continue;
 				s->owner = NULL;
@@ -592,13 +590,6 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 			col_stream_gc(c, s);
 			col_frame_unref(f);
 			return PROTO_E_AUTH;
-		}
-		if (s->refused_via == cn) {
-			/* sent on a claim the root refused (key.c): the
-			 * collector that sent it drops its copies too */
-			c->st.refused++;
-			col_frame_unref(f);
-			return 0;
 		}
 		if (f->type == PROTO_MSG_BATCH && out_of_window(c, cn, s, f->seq)) {
 			col_stream_gc(c, s);

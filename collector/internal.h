@@ -194,13 +194,13 @@ struct col_stream {
 	int has_verifier;
 	struct col_conn *claim_via;	/* the child a KEY came from (its
 					 * VERDICT goes back there) */
-	struct col_conn *refused_via;	/* root: the link whose KEY for it
-					 * was refused: its frames are not
-					 * taken until a KEY is accepted */
 	int purged;			/* refused above: frames of it still
 					 * spilled are dropped when read */
-	struct proto_key *claim;	/* taken on its word (a first KEY):
-					 * the KEY, until the parent answers */
+	/* A KEY not answered yet by the parent (key.c): of a sensor taken
+	 * on its word here (its frames are then held, not sent up, until
+	 * the answer), or passed on from a child (claim_via). */
+	struct proto_key *claim;
+	struct col_frame *held_head, *held_tail;
 };
 
 enum col_up_state {
@@ -265,6 +265,7 @@ struct col {
 	struct col_frame *ua_head, *ua_tail;	/* global unacked, send order */
 	struct col_frame *t_head, *t_tail;	/* behind the spill, in memory */
 	uint64_t ua_count;
+	uint64_t held_frames;		/* of streams taken on their word */
 	struct col_spill *spill;
 	struct proto_msg *msg2;		/* decode scratch for spill refills */
 	struct sockaddr_storage parent_sa;
@@ -358,9 +359,14 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 		     const struct col_frame *f);
 /* The link to the parent is up: ask again for every claim waiting. */
 void col_key_resend(struct col *c);
-/* up.c: forget every frame of stream held for the parent (queued, sent
- * and not acknowledged; spilled ones when read): its claim was refused. */
+/* up.c: forget every frame of stream held for the parent (queued, held,
+ * sent and not acknowledged; spilled ones when read): its claim was
+ * refused. */
 void col_up_purge(struct col *c, struct col_stream *s);
+/* up.c: the parent said yes: the frames of s held back go up, first. */
+void col_up_release(struct col *c, struct col_stream *s);
+/* Free a stream's state (not its frames in the upward lists). */
+void col_stream_free(struct col_stream *s);
 
 /* Memory given back (a frame freed, a reservation released): let the
  * connections waiting to read a large frame try again. */

@@ -18,11 +18,10 @@
  * One exception keeps a node useful while its parent is away or frozen: a
  * sensor that says its stream is new (PROTO_KEY_FIRST) is taken on its
  * word, provisionally, and its KEY goes up at once (or once the link is
- * back). If the root
- * then refuses it, the connection is closed, every frame of that stream
- * still held here is dropped (col_up_purge), and the root drops what of
- * it arrived on that link before (refused_via), so nothing waits for an
- * acknowledgement that never comes.
+ * back). Its frames are buffered (memory, spill) but held back from the
+ * parent until the answer (col_up_release); a no closes the connection
+ * and drops every frame of that stream held here (col_up_purge): nothing
+ * of it reaches the root, nothing waits for an acknowledgement.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -175,36 +174,43 @@ void col_key_from_below(struct col_conn *cn, const struct proto_key *k)
 		return;
 	}
 	if (!c->root) {
+		/* passed on, and kept until answered: asked again after a
+		 * reconnect of the link up (col_key_resend) */
 		s->claim_via = cn;
+		if (!s->claim)
+			s->claim = malloc(sizeof(*s->claim));
+		if (s->claim)
+			*s->claim = *k;
 		ask_parent(c, k);
 		return;
 	}
 	if (!proves(s, k)) {
 		col_refuse(cn, k->stream, 0, "a KEY passed up without the "
 			   "stream's key");
-		/* a provisional claim's frames may follow on this link */
-		s->refused_via = cn;
 		send_verdict(cn, k, PROTO_VERDICT_REFUSED);
 		return;
 	}
 	/* the claim's collector link carries the stream from now on */
 	s->owner = cn;
-	if (s->refused_via == cn)
-		s->refused_via = NULL;
 	send_verdict(cn, k, PROTO_VERDICT_OK);
 }
 
-/* The parent answered the claim of s taken on its word: a no forgets the
- * stream's verifier and every frame of it held here, and closes the
- * connection that claimed it if it is still open. */
+/* The parent answered the claim of s taken on its word here (or passed
+ * on, at a gateway): a no forgets the stream's verifier and every frame of
+ * it held here, and closes the sensor connection that claimed it if it is
+ * still open. */
 static void settle(struct col *c, struct col_stream *s, uint32_t result)
 {
 	struct col_conn *o = s->owner;
 
 	free(s->claim);
 	s->claim = NULL;
-	if (result == PROTO_VERDICT_OK)
+	if (s->claim_via)	/* a gateway only passes the answer on */
 		return;
+	if (result == PROTO_VERDICT_OK) {
+		col_up_release(c, s);
+		return;
+	}
 	s->has_verifier = 0;
 	col_up_purge(c, s);
 	if (o && o->role == PROTO_ROLE_SENSOR && o->state == CS_STREAM &&
@@ -244,10 +250,8 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 	}
 	s = col_stream_get(c, v->stream, 0);
 	if (s && s->claim && !memcmp(s->claim->server_nonce, v->server_nonce,
-				     PROTO_NONCE)) {
+				     PROTO_NONCE))
 		settle(c, s, v->result);
-		return;
-	}
 	/* a gateway: the claim came from a child collector */
 	if (!s || !s->claim_via || s->claim_via->state != CS_STREAM)
 		return;

@@ -107,8 +107,58 @@ static void ua_unlink(struct col *c, struct col_frame *f)
 
 int col_up_idle(const struct col *c)
 {
-	return !c->q_head && !c->t_head && !c->ua_head &&
+	return !c->q_head && !c->t_head && !c->ua_head && !c->held_frames &&
 	       col_spill_empty(c->spill);
+}
+
+void col_stream_free(struct col_stream *s)
+{
+	struct col_frame *f;
+
+	while ((f = s->held_head)) {
+		s->held_head = f->next;
+		col_frame_unref(f);
+	}
+	free(s->claim);
+	free(s);
+}
+
+/* A frame of a stream taken on its word (key.c) waits for the parent's
+ * answer to its KEY before it goes up: 1 when f is held back so. */
+static int hold(struct col *c, struct col_frame *f)
+{
+	struct col_stream *s = f->stream ? col_stream_get(c, f->stream, 0) :
+				NULL;
+
+	if (!s || !s->claim || s->claim_via)
+		return 0;
+	f->next = NULL;
+	push_tail(&s->held_head, &s->held_tail, f);
+	c->held_frames++;
+	return 1;
+}
+
+void col_up_release(struct col *c, struct col_stream *s)
+{
+	struct col_frame *f;
+	uint64_t bytes = 0, records = 0;
+
+	if (!s->held_head)
+		return;
+	for (f = s->held_head; f; f = f->next) {
+		bytes += f->len;
+		records += f->nrecords;
+		c->held_frames--;
+	}
+	/* before anything of the stream still queued: its order is kept */
+	s->held_tail->next = c->q_head;
+	if (!c->q_head)
+		c->q_tail = s->held_tail;
+	c->q_head = s->held_head;
+	c->q_bytes += bytes;
+	c->q_records += records;
+	s->held_head = s->held_tail = NULL;
+	col_up_flush(c);
 }
 
 /* ---- backpressure ----------------------------------------------------- */
@@ -295,7 +345,8 @@ void col_up_flush(struct col *c)
 		return;
 	for (;;) {
 		while ((f = q_pop(c)))
-			send_frame(c, f);
+			if (!hold(c, f))
+				send_frame(c, f);
 		if (!refill(c))
 			break;
 	}
@@ -521,6 +572,12 @@ void col_up_purge(struct col *c, struct col_stream *s)
 
 	purge_list(&c->q_head, &c->q_tail, s->id, &c->q_bytes, &c->q_records);
 	purge_list(&c->t_head, &c->t_tail, s->id, NULL, NULL);
+	while ((f = s->held_head)) {
+		s->held_head = f->next;
+		c->held_frames--;
+		col_frame_unref(f);
+	}
+	s->held_tail = NULL;
 	while ((f = s->ua_head)) {
 		s->ua_head = f->next;
 		f->next = NULL;

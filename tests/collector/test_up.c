@@ -72,6 +72,14 @@ static int parent_pong(struct rig *r)
 
 static struct proto_loss parent_loss;	/* the last LOSS the parent got */
 static int parent_nloss;
+static uint64_t parent_streams;	/* bit (stream % 64) of each BATCH got */
+
+/* msg is a frame the parent got: note a BATCH's stream. */
+static void parent_saw(void)
+{
+	if (msg.type == PROTO_MSG_BATCH)
+		parent_streams |= 1ull << (msg.u.batch.stream % 64);
+}
 
 /* Count BATCH frames waiting at the parent; answer PINGs; keep LOSSes. */
 static int parent_batches(struct rig *r, uint64_t *last_seq)
@@ -82,6 +90,7 @@ static int parent_batches(struct rig *r, uint64_t *last_seq)
 	while (recv_m(parent_end)) {
 		if (parent_pong(r))
 			continue;
+		parent_saw();
 		if (msg.type == PROTO_MSG_LOSS) {
 			parent_loss = msg.u.loss;
 			parent_nloss++;
@@ -353,9 +362,13 @@ Test(up, keepalive_without_clock_or_stats)
 static int parent_key(struct rig *r)
 {
 	spin(r->base);
-	while (recv_m(parent_end))
-		if (!parent_pong(r) && msg.type == PROTO_MSG_KEY)
+	while (recv_m(parent_end)) {
+		if (parent_pong(r))
+			continue;
+		parent_saw();
+		if (msg.type == PROTO_MSG_KEY)
 			return 1;
+	}
 	return 0;
 }
 
@@ -417,10 +430,11 @@ Test(up, key_of_an_unknown_stream_asks_the_parent)
 
 /* A sensor that says its stream is new is taken on its word while the
  * parent is away (the node buffers for it), and its KEY goes up with the
- * link: a yes makes it final; a no closes the connection and drops every
- * frame of that stream held here, so nothing waits for an ACK, even when
- * the connection is gone by then. A claim without that word waits for
- * the link and the parent's answer. */
+ * link; its frames are held back until the answer: a yes sends them; a no
+ * closes the connection and drops every frame of that stream held here,
+ * so none reaches the parent and nothing waits for an ACK, even when the
+ * connection is gone by then. A claim without that word waits for the
+ * link and the parent's answer. */
 Test(up, first_key_taken_while_the_parent_is_away)
 {
 	struct rig r;
@@ -447,6 +461,7 @@ Test(up, first_key_taken_while_the_parent_is_away)
 	spin(r.base);
 	col_set_up_connector(r.col, connector, r.base);
 	parent_accept(&r);
+	parent_streams = 0;
 	while (parent_key(&r)) {
 		keys++;
 		parent_verdict(&r, msg.u.key.stream == 10 ||
@@ -468,6 +483,8 @@ Test(up, first_key_taken_while_the_parent_is_away)
 	spin(r.base);
 	parent_batches(&r, &last);
 	cr_assert(col_up_idle(r.col), "streams 10, 12: frames still held");
+	cr_assert_eq(parent_streams, 1ull << 9, "batches of %llx went up",
+		     (unsigned long long)parent_streams);
 	bufferevent_free(t);
 	bufferevent_free(forger);
 	bufferevent_free(waits);

@@ -75,6 +75,14 @@ static int coll_op(unsigned type, OTF2_CollectiveOp *op)
 	}
 }
 
+/* A one-sided call: the run of proto_ev_rma, and the dynamic window and
+ * query calls after it (MPI_Win_attach .. MPI_Win_shared_query). */
+static int rma_type(unsigned type)
+{
+	return proto_ev_rma(type) ||
+	       (type >= PROTO_EV_MPI_WIN_ATTACH && type <= PROTO_EV_MPI_WIN_SHARED_QUERY);
+}
+
 static OTF2_RegionRole region_role(unsigned type)
 {
 	const struct proto_ev_info *info = proto_ev_info(type);
@@ -103,7 +111,7 @@ static OTF2_RegionRole region_role(unsigned type)
 		return OTF2_REGION_ROLE_POINT2POINT;
 	if ((info && info->category == PROTO_CAT_LIBC) || proto_ev_mpiio(type))
 		return OTF2_REGION_ROLE_FILE_IO;
-	if (proto_ev_rma(type))
+	if (rma_type(type))
 		return OTF2_REGION_ROLE_RMA;
 	return OTF2_REGION_ROLE_FUNCTION;
 }
@@ -366,8 +374,108 @@ static void rma_complete(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
 	}
 }
 
+/* The one-sided calls OTF2 brackets with RmaCollectiveBegin (at the
+ * enter) and RmaCollectiveEnd (at the leave): window construction and
+ * destruction, fence, post, start, complete, wait; 0 for the others. */
+static int rma_coll(unsigned type, OTF2_CollectiveOp *op, OTF2_RmaSyncLevel *lvl)
+{
+	*lvl = OTF2_RMA_SYNC_LEVEL_NONE;
+	switch (type) {
+	case PROTO_EV_MPI_WIN_CREATE: case PROTO_EV_MPI_WIN_CREATE_DYNAMIC:
+		*op = OTF2_COLLECTIVE_OP_CREATE_HANDLE;
+		return 1;
+	case PROTO_EV_MPI_WIN_ALLOCATE: case PROTO_EV_MPI_WIN_ALLOCATE_SHARED:
+		*op = OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE;
+		return 1;
+	case PROTO_EV_MPI_WIN_FREE:
+		*op = OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
+		return 1;
+	case PROTO_EV_MPI_WIN_POST: case PROTO_EV_MPI_WIN_START:
+		/* exposure / access epoch opened: processes, not memory */
+		*op = OTF2_COLLECTIVE_OP_BARRIER;
+		*lvl = OTF2_RMA_SYNC_LEVEL_PROCESS;
+		return 1;
+	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
+	case PROTO_EV_MPI_WIN_WAIT:
+		*op = OTF2_COLLECTIVE_OP_BARRIER;
+		*lvl = OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY;
+		return 1;
+	}
+	return 0;
+}
+
+/* The window of a one-sided point whose records are written (a call that
+ * worked on a window the export knows), UINT32_MAX for none: the same at
+ * the enter and the leave, so a begin always has its end. */
+static uint32_t rma_win(const struct otf2 *o, const struct viz_pt *p)
+{
+	if (p->flags & PROTO_EVF_FAILED)
+		return UINT32_MAX;
+	return win_ref(o, p->loc, p->a[0]);
+}
+
+static void rma_enter(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		      OTF2_TimeStamp t)
+{
+	OTF2_CollectiveOp op;
+	OTF2_RmaSyncLevel lvl;
+
+	if (rma_coll(p->type, &op, &lvl) && rma_win(o, p) != UINT32_MAX)
+		OK(OTF2_EvtWriter_RmaCollectiveBegin(w, NULL, t));
+}
+
+/* OTF2's lock type of MPI_Win_lock's (the MPI's own value: Open MPI's
+ * MPI_LOCK_SHARED is 2, MPICH's 235; anything else is exclusive). */
+static OTF2_LockType rma_lock_type(int64_t mpi)
+{
+	return mpi == 2 || mpi == 235 ? OTF2_LOCK_SHARED : OTF2_LOCK_EXCLUSIVE;
+}
+
+/* The lock, release and sync records of a passive-target call, written
+ * at its leave (1), 0 for other calls. Lock ids: the target's world rank,
+ * RMA_LOCK_ALL for lock_all (one lock per window and target at a time). */
+#define RMA_LOCK_ALL UINT64_MAX
+static int rma_passive(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		       OTF2_TimeStamp t, uint32_t win, int64_t peer)
+{
+	uint32_t any = OTF2_UNDEFINED_UINT32;
+	uint32_t remote = peer >= 0 ? (uint32_t)peer : any;
+
+	switch (p->type) {
+	case PROTO_EV_MPI_WIN_LOCK:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaRequestLock(w, NULL, t, win, remote,
+				(uint64_t)peer, rma_lock_type(p->a[2])));
+		return 1;
+	case PROTO_EV_MPI_WIN_UNLOCK:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, win, remote,
+							 (uint64_t)peer));
+		return 1;
+	case PROTO_EV_MPI_WIN_LOCK_ALL:
+		OK(OTF2_EvtWriter_RmaRequestLock(w, NULL, t, win, any, RMA_LOCK_ALL,
+						 OTF2_LOCK_SHARED));
+		return 1;
+	case PROTO_EV_MPI_WIN_UNLOCK_ALL:
+		OK(OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, win, any, RMA_LOCK_ALL));
+		return 1;
+	case PROTO_EV_MPI_WIN_FLUSH: case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaSync(w, NULL, t, win, remote,
+						  OTF2_RMA_SYNC_TYPE_MEMORY));
+		return 1;
+	case PROTO_EV_MPI_WIN_FLUSH_ALL: case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
+	case PROTO_EV_MPI_WIN_SYNC:
+		OK(OTF2_EvtWriter_RmaSync(w, NULL, t, win, any, OTF2_RMA_SYNC_TYPE_MEMORY));
+		return 1;
+	}
+	return 0;
+}
+
 /* The RMA records of a one-sided point, at its leave: RmaWinCreate after
- * a constructor, RmaWinDestroy at MPI_Win_free; RmaPut, RmaGet, RmaAtomic
+ * a constructor, RmaWinDestroy at MPI_Win_free, RmaCollectiveEnd after
+ * them and after fence, post, start, complete, wait (see rma_coll), the
+ * lock, release and sync records (rma_passive); RmaPut, RmaGet, RmaAtomic
  * (accumulate, fetch-and-accumulate, compare-and-swap) per operation with
  * a target (matching id: the event number; the target's world rank, the
  * windows being defined on MPI_COMM_WORLD), completed
@@ -379,29 +487,35 @@ static void rma_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	int64_t peer = p->a[1], bytes = p->a[2] < 0 ? 0 : p->a[2];
 	uint32_t win;
 
-	if (p->kind != VIZ_PT_LEAVE || (p->flags & PROTO_EVF_FAILED) ||
-	    (win = win_ref(o, p->loc, p->a[0])) == UINT32_MAX)
+	OTF2_CollectiveOp op;
+	OTF2_RmaSyncLevel lvl;
+
+	if (p->kind != VIZ_PT_LEAVE || (win = rma_win(o, p)) == UINT32_MAX)
 		return;
-	if (rma_made(p->type)) {
-		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
-		return;
-	}
 	switch (p->type) {
 	case PROTO_EV_MPI_WIN_FREE:
-		rma_complete(o, w, t, p->loc, win, -1);
-		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
-		return;
 	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
 	case PROTO_EV_MPI_WIN_UNLOCK_ALL: case PROTO_EV_MPI_WIN_FLUSH_ALL:
 	case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
 		rma_complete(o, w, t, p->loc, win, -1);
-		return;
+		break;
 	case PROTO_EV_MPI_WIN_UNLOCK: case PROTO_EV_MPI_WIN_FLUSH:
 	case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
 		if (peer >= 0)
 			rma_complete(o, w, t, p->loc, win, peer);
+		break;
+	}
+	if (rma_made(p->type))
+		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
+	else if (p->type == PROTO_EV_MPI_WIN_FREE)
+		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
+	if (rma_coll(p->type, &op, &lvl)) {
+		OK(OTF2_EvtWriter_RmaCollectiveEnd(w, NULL, t, op, lvl, win,
+			OTF2_UNDEFINED_UINT32, 0, 0));
 		return;
 	}
+	if (rma_passive(o, w, p, t, win, peer) || !proto_ev_rma(p->type))
+		return;
 	if (peer < 0 || peer > o->s->max_rank)
 		return;		/* MPI_PROC_NULL, unknown: nothing moved */
 	switch (p->type) {
@@ -659,11 +773,13 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 			OK(OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t));
 		if (o->nio)
 			io_point(o, w, p, t);
+		if (o->nwin && rma_type(p->type))
+			rma_enter(o, w, p, t);
 		break;
 	case VIZ_PT_LEAVE:
 		if (o->nio)
 			io_point(o, w, p, t);
-		if (o->nwin && proto_ev_rma(p->type))
+		if (o->nwin && rma_type(p->type))
 			rma_point(o, w, p, t);
 		if (coll) {
 			struct proto_event ev = {.type = p->type};
@@ -844,7 +960,7 @@ static void write_defs(struct otf2 *o)
 			 o->win[i].file, pr->rank >= 0 ? "rank" : "pid",
 			 pr->rank >= 0 ? (int64_t)pr->rank : pr->pid);
 		OK(OTF2_GlobalDefWriter_WriteRmaWin(o->g, (uint32_t)i, str(o, name), 0,
-			OTF2_RMA_WIN_FLAG_NONE));
+			OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS));
 	}
 done:
 	free(members);

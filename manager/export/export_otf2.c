@@ -22,8 +22,8 @@
 
 int mgr_export_otf2(const char *dir, const char *out, struct mgr_export_stats *st)
 {
-	mgr_err("OTF2 support was not built (otf2-config not found by configure)");
-	return -1;
+	return mgr_fail(PROTO_E_ARG, "OTF2 support was not built (otf2-config "
+			"not found by configure)");
 }
 
 #else
@@ -567,10 +567,8 @@ static int io_scan(struct otf2 *o, const char *dir)
 	    !o->s->by_type[PROTO_EV_MPI_WIN_ALLOCATE_SHARED] &&
 	    !o->s->by_type[PROTO_EV_MPI_WIN_CREATE_DYNAMIC])
 		return 0;
-	if (!(t = proto_trace_open(dir, &rc))) {
-		mgr_err("%s: %s", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (!(t = proto_trace_open(dir, &rc)))
+		return mgr_fail(rc, "%s: %s", dir, proto_strerror(rc));
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		const struct proto_event *ev = te.ev;
 		struct io_handle *n;
@@ -605,10 +603,9 @@ static int io_scan(struct otf2 *o, const char *dir)
 		o->nio++;
 	}
 	proto_trace_close(t);
-	if (rc < 0) {
-		mgr_err("%s: reading the MPI-IO files: %s", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(rc, "%s: reading the MPI-IO files: %s", dir,
+				proto_strerror(rc));
 	return 0;
 }
 
@@ -982,12 +979,13 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 		return -1;
 	o->s = &s;
 	if (!s.nthreads) {
-		mgr_err("%s: no events: an OTF2 archive needs at least one location", dir);
+		rc = mgr_fail(PROTO_E_NOTFOUND, "%s: no events: an OTF2 archive "
+			      "needs at least one location", dir);
 		goto done;
 	}
 	o->nev = calloc(s.nthreads ? s.nthreads : 1, sizeof(*o->nev));
 	if (!o->nev || !(so = mgr_viz_sort_new(0, cmp_loc))) {
-		mgr_err("out of memory");
+		rc = mgr_fail(PROTO_E_NOMEM, "out of memory");
 		goto done;
 	}
 	for (unsigned ty = 1, n = 0; ty < PROTO_EV__COUNT; ty++)
@@ -996,14 +994,14 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	if (io_scan(o, dir) != 0 || mgr_viz_fill_sort(dir, &s, so, 1, 0, "otf2", st) != 0)
 		goto done;
 	if (mkdir(path, 0777) != 0) {
-		mgr_err("%s: cannot create: %m", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot create: %m", path);
 		goto done;
 	}
 	o->ar = OTF2_Archive_Open(path, "traces", OTF2_FILEMODE_WRITE,
 				 OTF2_CHUNK_SIZE_MIN, OTF2_CHUNK_SIZE_MIN,
 				 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!o->ar) {
-		mgr_err("%s: OTF2 cannot open the archive", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 cannot open the archive", path);
 		goto done;
 	}
 	OK(OTF2_Archive_SetFlushCallbacks(o->ar, &flush_cb, NULL));
@@ -1023,7 +1021,7 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 		write_point(o, w, &p);
 	}
 	if (r < 0) {
-		mgr_err("reading sorted events: %s", proto_strerror(r));
+		rc = mgr_fail(r, "reading sorted events: %s", proto_strerror(r));
 		goto done;
 	}
 	if (w)
@@ -1043,15 +1041,13 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	for (size_t t = 0; t < s.nthreads; t++)
 		st->written += o->nev[t];
 	if (o->err) {
-		mgr_err("%s: OTF2 write failed", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 write failed", path);
 		goto done;
 	}
 	rc = 0;
 done:
-	if (o->ar && OTF2_Archive_Close(o->ar) != OTF2_SUCCESS && rc == 0) {
-		mgr_err("%s: OTF2 archive close failed", path);
-		rc = -1;
-	}
+	if (o->ar && OTF2_Archive_Close(o->ar) != OTF2_SUCCESS && rc == 0)
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 archive close failed", path);
 	mgr_viz_sort_free(so);
 	for (size_t i = 0; i < o->npaths; i++)
 		free(o->paths[i]);

@@ -766,10 +766,25 @@ static void say_undelivered(uint64_t pending)
 	       why ? why : "not acknowledged before the end");
 }
 
+/* The end of the stream on the connection: the last clock rounds, LOSS,
+ * BYE (reason). 1 when the BYE went out. */
+static int send_bye(int reason)
+{
+	struct proto_msg *m;
+
+	ping_rounds(20, 2);
+	send_loss();
+	m = small_msg(PROTO_MSG_BYE);
+	m->u.bye.stream = sn_stream_id();
+	m->u.bye.last_seq = S.seq_next - 1;
+	m->u.bye.reason = (uint32_t)reason;
+	return S.sock >= 0 && send_msg(m) == 0;
+}
+
 static void handle_flush(void)
 {
 	uint64_t target = atomic_load(&flush_req);
-	int reason;
+	int reason, bye = 0;
 	uint64_t dl;
 
 	if (target <= atomic_load(&flush_done))
@@ -786,12 +801,21 @@ static void handle_flush(void)
 	 * rank -1 */
 	if (S.sock >= 0 && atomic_exchange(&meta_dirty, 0))
 		send_meta();
+	/* at the end, the BYE right behind the last batch: a collector
+	 * forwards a BYE at once with what it holds before it, where the
+	 * last batches alone would wait for its --flush-ms at every level of
+	 * the tree (the exiting process waited for that); the BYE's ACK
+	 * covers every batch. After a reconnection (batches resent) it goes
+	 * again below. */
+	if (reason >= 0 && S.sock >= 0 && S.sent_upto + 1 >= S.seq_next)
+		bye = send_bye(reason);
 	dl = mono() + 4000000000ull;
 	while (S.acked + 1 < S.seq_next && mono() < dl) {
 		if (S.sock < 0) {
 			/* lost on the way: reconnect once more, resending */
 			if (try_connect())
 				break;
+			bye = 0;
 			continue;
 		}
 		if (S.sent_upto + 1 < S.seq_next) {
@@ -802,28 +826,18 @@ static void handle_flush(void)
 		}
 		pump(50);
 	}
-	if (reason >= 0 && S.sock >= 0) {
-		struct proto_msg *m;
-		int acked = 0;
-
-		ping_rounds(20, 2);
-		send_loss();
-		m = small_msg(PROTO_MSG_BYE);
-		m->u.bye.stream = sn_stream_id();
-		m->u.bye.last_seq = S.seq_next - 1;
-		m->u.bye.reason = (uint32_t)reason;
-		if (S.sock >= 0 && send_msg(m) == 0) {
-			dl = mono() + 1000000000ull;
-			while (S.sock >= 0 && S.acked + 1 < S.seq_next &&
-			       mono() < dl)
-				pump(50);
-			acked = S.acked + 1 >= S.seq_next;
-		}
+	if (reason >= 0 && S.sock >= 0 && !bye && (bye = send_bye(reason))) {
+		dl = mono() + 1000000000ull;
+		while (S.sock >= 0 && S.acked + 1 < S.seq_next && mono() < dl)
+			pump(50);
+	}
+	if (reason >= 0 && bye)
 		SN_DEBUG("BYE sent (last seq %llu, %s)",
 			 (unsigned long long)(S.seq_next - 1),
-			 acked ? "acknowledged" : "not acknowledged");
+			 S.acked + 1 >= S.seq_next ? "acknowledged" :
+			 "not acknowledged");
+	if (reason >= 0 && S.sock >= 0)
 		disconnect("end of stream");
-	}
 	if (reason >= 0) {
 		S.ended = 1;
 		say_undelivered(S.nev);

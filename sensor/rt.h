@@ -241,7 +241,8 @@ SN_HIDDEN int sn_sender_is_self(void);
 SN_HIDDEN int sn_sender_running(void);
 SN_HIDDEN void sn_sender_atfork_child(void);
 SN_HIDDEN void sn_sender_stop(void);
-/* Ask the sender to ship what is buffered; reason: -1 plain flush, 0 exit
+/* Ask the sender to ship what is buffered; reason: -2 ship without
+ * waiting for the acknowledgements, -1 plain flush (acknowledged), 0 exit
  * (BYE normal), 1 fatal signal (BYE signal), 2 exec (BYE exec). Waits at
  * most timeout_ms. Async-signal-safe except for the first call's lazy
  * set-up. */

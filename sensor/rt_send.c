@@ -120,7 +120,7 @@ static _Atomic(const char *) why_failed;
 static _Atomic int said;
 static _Atomic int running;
 static _Atomic uint64_t flush_req, flush_done;
-static _Atomic int flush_reason = -1;
+static _Atomic int flush_reason = -2;	/* the highest reason asked, -2 none */
 static _Atomic int stop_req, resume_req, meta_dirty, calib_req;
 /* calib_req (sn_sender_calibrate) */
 enum { CAL_NONE, CAL_ASKED, CAL_DONE, CAL_TAKEN };
@@ -789,7 +789,7 @@ static void handle_flush(void)
 
 	if (target <= atomic_load(&flush_done))
 		return;
-	reason = atomic_exchange(&flush_reason, -1);
+	reason = atomic_exchange(&flush_reason, -2);
 	sn_clock_anchor();
 	drain(1, 1);
 	if (S.nev > 0)
@@ -809,7 +809,10 @@ static void handle_flush(void)
 	 * again below. */
 	if (reason >= 0 && S.sock >= 0 && S.sent_upto + 1 >= S.seq_next)
 		bye = send_bye(reason);
-	dl = mono() + 4000000000ull;
+	/* -2 ships only: the process goes on (MPI_Finalize) and its end
+	 * waits for the acknowledgements, quickly with its BYE, where a
+	 * wait here lasted the collectors' --flush-ms at every level */
+	dl = mono() + (reason == -2 ? 0 : 4000000000ull);
 	while (S.acked + 1 < S.seq_next && mono() < dl) {
 		if (S.sock < 0) {
 			/* lost on the way: reconnect once more, resending */
@@ -1134,7 +1137,7 @@ void sn_sender_atfork_child(void)
 	atomic_store(&running, 0);
 	atomic_store(&flush_req, 0);
 	atomic_store(&flush_done, 0);
-	atomic_store(&flush_reason, -1);
+	atomic_store(&flush_reason, -2);
 	atomic_store(&stop_req, 0);
 	atomic_store(&resume_req, 0);
 	atomic_store(&meta_dirty, 0);

@@ -996,8 +996,6 @@ static void calibrate_start(struct launch *L, int fresh)
 	char *env[MGR_JD_MAX_ENV + 1] = {NULL};
 	int n = 0, omp = jd->mpi == MGR_MPI_OPENMPI;
 
-	L->ncjob.pid = -1;
-	L->ncjob.go_fd = -1;
 	mgr_netcal_key_init(&L->nckey, mgr_jd_mpi_name(jd->mpi), mpirun);
 	snprintf(hostfile, sizeof(hostfile), "%s/plan/pingpong.hosts", L->dir);
 	snprintf(logpath, sizeof(logpath), "%s/pingpong.log", L->logdir);
@@ -1655,6 +1653,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	fprintf(stderr, "tapestry: application exited with status %d; draining "
 		"the collectors\n", app);
 	L->mark[PH_DRAIN] = mgr_now_ms();
+	mgr_netcal_reap(&L->ncjob, 10000);	/* its mpirun ended beside the app */
 	if (stop_tree(L, DRAIN_TIMEOUT_MS)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
 			"may be incomplete (tapestry report says what it holds)", L->dir);
@@ -1713,6 +1712,8 @@ int mgr_cmd_launch(int argc, char **argv)
 	}
 	L->dir = o.dir;
 	L->step_out = -1;
+	L->ncjob.pid = -1;
+	L->ncjob.go_fd = L->ncjob.out_fd = L->ncjob.log_fd = -1;
 	L->start_ms = o.start_ms;
 	L->live = o.live.outdir != NULL;
 	mgr_child_init(&L->root, "root receiver");
@@ -1743,6 +1744,7 @@ stop:
 	}
 out:
 	stop_tree(L, 5000);
+	mgr_netcal_abort(&L->ncjob);	/* ended long ago, or stopped now */
 	mgr_child_stop(&live, 5000);
 	if (L->step_out >= 0)
 		close(L->step_out);

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -125,12 +126,12 @@ static int failed(struct mgr_netcal *nc)
 
 /* The child's side of mgr_netcal_start: stdin the go pipe, stdout and
  * stderr the log, its own process group, not traced. */
-static void exec_pingpong(const char *argv[], int go, int fd)
+static void exec_pingpong(const char *argv[], int go, int out, int log)
 {
 	setpgid(0, 0);
 	dup2(go, 0);
-	dup2(fd, 1);
-	dup2(fd, 2);
+	dup2(out, 1);
+	dup2(log, 2);
 	unsetenv("LD_PRELOAD");	/* the calibration is not traced */
 	if (geteuid() == 0) {
 		setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -142,17 +143,29 @@ static void exec_pingpong(const char *argv[], int go, int fd)
 	_exit(127);
 }
 
+/* Close the descriptors of j that are open. */
+static void close_job_fds(struct mgr_netcal_job *j)
+{
+	int *fds[] = {&j->go_fd, &j->out_fd, &j->log_fd};
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
 int mgr_netcal_start(const char *const mpirun_argv[], const char *flavour,
 		     const char *log, int timeout_ms, struct mgr_netcal_job *j,
 		     struct mgr_netcal *nc)
 {
 	const char *argv[MGR_NETCAL_ARGV_MAX];
 	char *prog = mgr_netcal_program(flavour);
-	int n = 0, fd, go[2];
+	int n = 0, go[2], out[2];
 
 	memset(j, 0, sizeof(*j));
 	j->pid = -1;
-	j->go_fd = -1;
+	j->go_fd = j->out_fd = j->log_fd = -1;
 	j->timeout_ms = timeout_ms;
 	j->deadline = mgr_now_ms() + timeout_ms;
 	snprintf(j->log, sizeof(j->log), "%s", log);
@@ -173,31 +186,34 @@ int mgr_netcal_start(const char *const mpirun_argv[], const char *flavour,
 	argv[n++] = j->prog;
 	argv[n++] = "--wait-go";
 	argv[n] = NULL;
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	j->log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (j->log_fd < 0) {
 		mgr_netcal_skip(nc, "failed: cannot write %s: %s", log, strerror(errno));
 		return failed(nc);
 	}
-	/* a socket, not a pipe: the "go" may meet an mpirun gone already,
-	 * and send() says so without a SIGPIPE */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0) {
-		mgr_netcal_skip(nc, "failed: socketpair: %s", strerror(errno));
-		close(fd);
+	/* stdin a socket, not a pipe: the "go" may meet an mpirun gone
+	 * already, and send() says so without a SIGPIPE; stdout a pipe the
+	 * manager copies into the log, watching for the last figures */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0 ||
+	    pipe2(out, O_CLOEXEC) < 0) {
+		mgr_netcal_skip(nc, "failed: %s", strerror(errno));
+		close_job_fds(j);
 		return failed(nc);
 	}
 	fflush(NULL);
 	j->pid = fork();
 	if (j->pid == 0)
-		exec_pingpong(argv, go[0], fd);
-	close(fd);
+		exec_pingpong(argv, go[0], out[1], j->log_fd);
 	close(go[0]);
+	close(out[1]);
+	j->go_fd = go[1];
+	j->out_fd = out[0];
 	if (j->pid < 0) {
-		close(go[1]);
+		close_job_fds(j);
 		mgr_netcal_skip(nc, "failed: fork: %s", strerror(errno));
 		return failed(nc);
 	}
 	setpgid(j->pid, j->pid);
-	j->go_fd = go[1];
 	return 0;
 }
 
@@ -212,21 +228,66 @@ void mgr_netcal_go(struct mgr_netcal_job *j)
 	j->go_fd = -1;
 }
 
+/* Copy the ping-pong's stdout into the log until its last figures line
+ * (1), its end (0) or the deadline (-1). */
+static int copy_until_figures(struct mgr_netcal_job *j)
+{
+	static const char last[] = "\npingpong: bw_factor ";
+	char buf[4096], tail[LINE_MAX_NC * 2] = "\n";
+	size_t tl = 1;
+
+	for (;;) {
+		long long left = j->deadline - mgr_now_ms();
+		struct pollfd p = {j->out_fd, POLLIN, 0};
+		ssize_t n;
+		char *hit;
+
+		if (left <= 0)
+			return -1;
+		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) <= 0)
+			continue;
+		n = read(j->out_fd, buf, sizeof(buf));
+		if (n <= 0)
+			return 0;
+		if (write(j->log_fd, buf, (size_t)n) != n)
+			return 0;
+		/* the tail of what came, enough for one whole line */
+		for (ssize_t i = 0; i < n; i++) {
+			if (tl == sizeof(tail) - 1) {
+				memmove(tail, tail + tl / 2, tl - tl / 2);
+				tl -= tl / 2;
+			}
+			tail[tl++] = buf[i];
+		}
+		tail[tl] = 0;
+		if ((hit = strstr(tail, last)) && strchr(hit + 1, '\n'))
+			return 1;
+	}
+}
+
 int mgr_netcal_finish(struct mgr_netcal_job *j, struct mgr_netcal *nc)
 {
-	int st, timed_out = 0;
+	int st = 0, timed_out = 0, got;
 
 	if (j->pid < 0)
 		return -1;	/* the start failed and said so */
 	mgr_netcal_go(j);
-	st = wait_bounded(j->pid, j->deadline, &timed_out);
-	j->pid = -1;
-	if (timed_out) {
+	got = copy_until_figures(j);
+	if (got <= 0) {
+		st = wait_bounded(j->pid, got < 0 ? mgr_now_ms() : j->deadline,
+				  &timed_out);
+		j->pid = -1;
+		close_job_fds(j);
+	}
+	/* with every figure printed the measure is over: mpirun's end (MPI
+	 * finalisation, its daemons) is reaped by mgr_netcal_reap, beside
+	 * what comes next */
+	if (got < 0 || timed_out) {
 		mgr_netcal_skip(nc, "failed: no result within %d s (see %s)",
 				j->timeout_ms / 1000, j->log);
 		return failed(nc);
 	}
-	if (st < 0 || mgr_wait_code(st) != 0) {
+	if (!got && (st < 0 || mgr_wait_code(st) != 0)) {
 		mgr_netcal_skip(nc, "failed: %s exited with status %d (see %s)",
 				j->prog, st < 0 ? -1 : mgr_wait_code(st), j->log);
 		return failed(nc);
@@ -245,22 +306,46 @@ int mgr_netcal_finish(struct mgr_netcal_job *j, struct mgr_netcal *nc)
 	return 0;
 }
 
-void mgr_netcal_abort(struct mgr_netcal_job *j)
+void mgr_netcal_reap(struct mgr_netcal_job *j, int timeout_ms)
 {
+	long long end = mgr_now_ms() + timeout_ms;
+	char buf[4096];
+	ssize_t n;
 	int st;
 
-	if (j->go_fd >= 0)
+	if (j->go_fd >= 0) {
 		close(j->go_fd);
-	j->go_fd = -1;
-	if (j->pid <= 0)
-		return;
-	kill(-j->pid, SIGTERM);
-	if (!mgr_wait_exit(j->pid, 2000, &st)) {
-		kill(-j->pid, SIGKILL);
-		while (waitpid(j->pid, &st, 0) < 0 && errno == EINTR)
-			;
+		j->go_fd = -1;
+	}
+	/* what mpirun still says goes to the log too */
+	while (j->out_fd >= 0 && mgr_now_ms() < end) {
+		struct pollfd p = {j->out_fd, POLLIN, 0};
+
+		if (poll(&p, 1, 100) > 0 && ((n = read(j->out_fd, buf, sizeof(buf))) <= 0 ||
+					     write(j->log_fd, buf, (size_t)n) != n))
+			break;
+	}
+	if (j->pid > 0) {
+		long long left = end - mgr_now_ms();
+
+		if (!mgr_wait_exit(j->pid, left > 0 ? (int)left : 0, &st)) {
+			kill(-j->pid, SIGTERM);
+			if (!mgr_wait_exit(j->pid, 2000, &st)) {
+				kill(-j->pid, SIGKILL);
+				while (waitpid(j->pid, &st, 0) < 0 && errno == EINTR)
+					;
+			}
+		}
 	}
 	j->pid = -1;
+	close_job_fds(j);
+}
+
+void mgr_netcal_abort(struct mgr_netcal_job *j)
+{
+	if (j->pid > 0)
+		kill(-j->pid, SIGTERM);
+	mgr_netcal_reap(j, 2000);
 }
 
 int mgr_netcal_run(const char *const mpirun_argv[], const char *flavour,
@@ -268,9 +353,13 @@ int mgr_netcal_run(const char *const mpirun_argv[], const char *flavour,
 {
 	struct mgr_netcal_job j;
 
+	int rc;
+
 	if (mgr_netcal_start(mpirun_argv, flavour, log, timeout_ms, &j, nc))
 		return -1;
-	return mgr_netcal_finish(&j, nc);
+	rc = mgr_netcal_finish(&j, nc);
+	mgr_netcal_reap(&j, 10000);
+	return rc;
 }
 
 /* ---- the cache ------------------------------------------------------------

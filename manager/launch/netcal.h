@@ -39,6 +39,8 @@ char *mgr_netcal_program(const char *flavour);
 struct mgr_netcal_job {
 	pid_t pid;		/* mpirun, leading its process group; -1: none */
 	int go_fd;		/* write end of mpirun's stdin, or -1 */
+	int out_fd;		/* read end of its stdout, or -1 */
+	int log_fd;		/* the log (its stderr; its stdout copied), or -1 */
 	long long deadline;	/* CLOCK_MONOTONIC ms */
 	int timeout_ms;
 	char log[4096];
@@ -60,10 +62,18 @@ int mgr_netcal_start(const char *const mpirun_argv[], const char *flavour,
 /* Let the started ping-pong measure (once; EOF on its stdin does too). */
 void mgr_netcal_go(struct mgr_netcal_job *j);
 
-/* Wait for the started ping-pong (its group killed past its deadline),
- * fill nc (nc->note says what happened either way) and print a warning
- * when it failed. 0 when measured, -1 otherwise. */
+/* Let the started ping-pong measure and wait until its last figures are
+ * printed, or it ended (its group killed past its deadline); fill nc
+ * (nc->note says what happened either way) and print a warning when it
+ * failed. 0 when measured, -1 otherwise. With every figure printed the
+ * measure is over: mpirun may still be finishing (MPI finalisation, its
+ * daemons), beside what the caller starts next; mgr_netcal_reap ends it. */
 int mgr_netcal_finish(struct mgr_netcal_job *j, struct mgr_netcal *nc);
+
+/* Wait for a finished ping-pong's mpirun to end, its output still copied
+ * into the log, timeout_ms at most (then its group is killed). No-op
+ * when it ended already. */
+void mgr_netcal_reap(struct mgr_netcal_job *j, int timeout_ms);
 
 /* Stop a started ping-pong (its process group) without a measure. */
 void mgr_netcal_abort(struct mgr_netcal_job *j);

@@ -74,6 +74,7 @@ check "  ...two processes on the job's one host" grep -q "^127.0.0.1 slots=2\$" 
 pf="$work/job/simgrid-platform"
 check "  ...platform export: the figures come from the trace" grep -q 'source="trace"' "$pf/job.xml"
 check "  ...platform export: the bandwidth factor with them" grep -q 'bw-factor="0:1;64:' "$pf/job.xml"
+check "  ...platform export: the date of the measure" grep -Eq 'measured="[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"' "$pf/job.xml"
 llat=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\2/p' "$pf/platform.xml")
 lbw=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\1/p' "$pf/platform.xml")
 check "  ...platform.xml: each link half the one-way latency ($llat s)" \

@@ -348,20 +348,6 @@ void mgr_netcal_abort(struct mgr_netcal_job *j)
 	mgr_netcal_reap(j, 2000);
 }
 
-int mgr_netcal_run(const char *const mpirun_argv[], const char *flavour,
-		   const char *log, int timeout_ms, struct mgr_netcal *nc)
-{
-	struct mgr_netcal_job j;
-
-	int rc;
-
-	if (mgr_netcal_start(mpirun_argv, flavour, log, timeout_ms, &j, nc))
-		return -1;
-	rc = mgr_netcal_finish(&j, nc);
-	mgr_netcal_reap(&j, 10000);
-	return rc;
-}
-
 /* ---- the cache ------------------------------------------------------------
  *
  * A measure is kept per key (netcal.h: what it depends on) in

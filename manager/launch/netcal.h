@@ -78,10 +78,6 @@ void mgr_netcal_reap(struct mgr_netcal_job *j, int timeout_ms);
 /* Stop a started ping-pong (its process group) without a measure. */
 void mgr_netcal_abort(struct mgr_netcal_job *j);
 
-/* Start, go and finish in one: 0 when measured, -1 otherwise. */
-int mgr_netcal_run(const char *const mpirun_argv[], const char *flavour,
-		   const char *log, int timeout_ms, struct mgr_netcal *nc);
-
 /* ---- the cache of measures (netcal.c: rules) ---------------------------- */
 
 /* What a measure depends on, as text: the flavour, the mpirun and the

@@ -105,9 +105,10 @@ static int pingpong_launcher(const char *prog, const struct mgr_mpi_guess *g)
 
 /* The ping-pong with PROGRAM's mpirun (flavour mpi, else detected), two
  * processes on this host; a measure kept for the same launcher, MPI and
- * settings when there is one and not fresh (netcal.h). */
+ * settings when there is one and not fresh (netcal.h). Its mpirun's end
+ * is left to mgr_netcal_reap(j) after the program. */
 static void calibrate(const char *dir, const char *mpirun, const char *mpi,
-		      int fresh, struct mgr_netcal *nc)
+		      int fresh, struct mgr_netcal *nc, struct mgr_netcal_job *j)
 {
 	char logdir[PATH_MAX], log[PATH_MAX + 32];
 	const char *argv[] = {mpirun, "-np", "2", NULL, NULL};
@@ -135,7 +136,8 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 	mgr_netcal_key_add(&key, "host localhost 2 %s", argv[3] ? argv[3] : "");
 	if (!fresh && mgr_netcal_cached(&key, log, nc))
 		return;
-	if (mgr_netcal_run(argv, mpi, log, MGR_NETCAL_TIMEOUT_MS, nc) == 0)
+	if (mgr_netcal_start(argv, mpi, log, MGR_NETCAL_TIMEOUT_MS, j, nc) == 0 &&
+	    mgr_netcal_finish(j, nc) == 0)
 		mgr_netcal_store(&key, log, nc);
 }
 
@@ -149,6 +151,7 @@ struct run {
 	pid_t tee[2];			/* -v: the tee of each collector's log */
 	char nodeaddr[64];
 	struct mgr_netcal nc;
+	struct mgr_netcal_job ncjob;	/* its mpirun, reaped after the program */
 	struct mgr_mpi_guess guess;
 	char defdir[64];
 	char secretpath[PATH_MAX + 16];	/* the one made for the job */
@@ -288,6 +291,7 @@ static void run_free(struct run *R)
 {
 	mgr_child_stop(&R->node, 5000);
 	mgr_child_stop(&R->root, 5000);
+	mgr_netcal_abort(&R->ncjob);	/* ended already, or stopped now */
 	for (int i = 0; i < 2; i++)
 		if (R->tee[i] > 0)
 			while (waitpid(R->tee[i], NULL, 0) < 0 && errno == EINTR)
@@ -409,7 +413,8 @@ static void summarize(struct run *R)
 
 int mgr_cmd_run(int argc, char **argv)
 {
-	struct run R = {.pingpong = 1, .tee = {-1, -1}};
+	struct run R = {.pingpong = 1, .tee = {-1, -1},
+			.ncjob = {.pid = -1, .go_fd = -1, .out_fd = -1, .log_fd = -1}};
 	int status = 1, app_status, rc;
 
 	mgr_child_init(&R.root, "root receiver");
@@ -421,7 +426,7 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	R.launcher = pingpong_launcher(R.prog[0], &R.guess);
 	if (R.launcher && R.pingpong)
-		calibrate(R.dir, R.prog[0], R.mpi, R.pingpong > 1, &R.nc);
+		calibrate(R.dir, R.prog[0], R.mpi, R.pingpong > 1, &R.nc, &R.ncjob);
 	else if (R.launcher)
 		mgr_netcal_skip(&R.nc, "skipped (--no-pingpong)");
 	oversubscribe(&R);
@@ -430,6 +435,7 @@ int mgr_cmd_run(int argc, char **argv)
 		strstr(R.sensors, "mpi") ? ", " : "",
 		strstr(R.sensors, "mpi") ? R.mpi : "", R.dir);
 	app_status = run_program(&R);
+	mgr_netcal_reap(&R.ncjob, 10000);	/* its mpirun ended beside the program */
 	if (app_status < 0)
 		goto out;
 	if (mgr_child_stop(&R.node, DRAIN_TIMEOUT_MS) |

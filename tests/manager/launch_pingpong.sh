@@ -110,7 +110,13 @@ done
 timeout 300 "$T" launch -o "$work/job-c6" "$work/ring.xml" >/dev/null 2>"$work/c6.err"
 check "a measure older than a day: measured again" [ "$(meta "$work/job-c6" net_calibration_cached)" = no ]
 check "  ...no collector left" none_left
-unset TAPESTRY_CACHE_DIR
+for k in 1 2; do
+	"$T" run -o "$work/run-c$k" --sensors mpi --mpi openmpi -- mpirun.openmpi --oversubscribe \
+		-np 2 -x LD_PRELOAD -x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS "$work/ring" 2 >/dev/null 2>&1
+done
+check "tapestry run: measured, then kept" [ "$(meta "$work/run-c1" net_calibration_cached)" = no -a \
+	"$(meta "$work/run-c2" net_calibration_cached)" = yes ]
+export TAPESTRY_CACHE_DIR=none	# as the suite runs: no kept measure
 
 # ---- 3. skipped, failing, missing ----------------------------------------------
 timeout 300 "$T" launch --no-pingpong -o "$work/job-skip" "$work/ring.xml" >/dev/null 2>"$work/s.err"

@@ -1033,11 +1033,8 @@ static void calibrate_start(struct launch *L, int fresh)
 	argv[n++] = "-np";
 	argv[n++] = "2";
 	argv[n] = NULL;
-	if (!fresh && mgr_netcal_cached(&L->nckey, logpath, &L->nc))
-		fprintf(stderr, "tapestry: network ping-pong kept from an earlier "
-			"job with the same hosts, MPI and settings (--fresh-pingpong "
-			"measures again)\n");
-	else
+	/* a kept measure is said with the figures (calibrate_finish) */
+	if (fresh || !mgr_netcal_cached(&L->nckey, logpath, &L->nc))
 		mgr_netcal_start(argv, mgr_jd_mpi_name(jd->mpi), logpath,
 				 MGR_NETCAL_TIMEOUT_MS, &L->ncjob, &L->nc);
 	free_env(env);

@@ -91,7 +91,7 @@ check "  ...kept one measure" [ "$(ls "$TAPESTRY_CACHE_DIR" | wc -l)" = 1 ]
 check "  ...meta.xml: when it was measured" bash -c "grep -Eq 'key=\"net_calibration_date\">[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z<' '$work/job-c1/meta.xml'"
 timeout 300 "$T" launch -o "$work/job-c2" "$work/ring.xml" >/dev/null 2>"$work/c2.err"
 check "the next launch: exit 0, the kept measure" [ $? = 0 -a "$(meta "$work/job-c2" net_calibration_cached)" = yes ]
-check "  ...says so" grep -q "network ping-pong kept from an earlier job" "$work/c2.err"
+check "  ...says so" grep -q "network ping-pong (openmpi, .*; kept from 20" "$work/c2.err"
 check "  ...the same figures" [ "$(meta "$work/job-c2" net_latency_ns)" = "$(meta "$work/job-c1" net_latency_ns)" ]
 check "  ...the same date" [ "$(meta "$work/job-c2" net_calibration_date)" = "$(meta "$work/job-c1" net_calibration_date)" ]
 check "  ...its log says where it comes from" grep -q "^# measured .* by an earlier job" "$work/job-c2/logs/pingpong.log"

@@ -124,8 +124,9 @@ static int failed(struct mgr_netcal *nc)
 	return -1;
 }
 
-/* The child's side of mgr_netcal_start: stdin the go pipe, stdout and
- * stderr the log, its own process group, not traced. */
+/* The child's side of mgr_netcal_start: stdin the go socket, stdout the
+ * pipe the manager reads, stderr the log; its own process group, not
+ * traced. */
 static void exec_pingpong(const char *argv[], int go, int out, int log)
 {
 	setpgid(0, 0);
@@ -373,7 +374,8 @@ void mgr_netcal_key_add(struct mgr_netcal_key *k, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(k->text + k->len, sizeof(k->text) - k->len, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n + 2 > sizeof(k->text) - k->len || strchr(k->text + k->len, '\n')) {
+	if (n < 0 || (size_t)n + 2 > sizeof(k->text) - k->len ||
+	    strchr(k->text + k->len, '\n')) {
 		k->bad = 1;
 		return;
 	}
@@ -386,24 +388,26 @@ void mgr_netcal_key_add(struct mgr_netcal_key *k, const char *fmt, ...)
 static void key_file(struct mgr_netcal_key *k, const char *what, const char *prog)
 {
 	char cand[PATH_MAX], real[PATH_MAX];
-	const char *path = getenv("PATH");
+	const char *path = strchr(prog, '/') ? NULL : getenv("PATH");
 	struct stat sb;
 	int found = 0;
 
-	if (strchr(prog, '/')) {
+	if (strchr(prog, '/'))
 		found = realpath(prog, real) != NULL;
-	} else if (path) {
-		for (const char *p = path; *p && !found; p += strcspn(p, ":") + !!p[strcspn(p, ":")]) {
-			snprintf(cand, sizeof(cand), "%.*s/%s", (int)strcspn(p, ":"), p, prog);
-			found = access(cand, X_OK) == 0 && realpath(cand, real) != NULL;
-		}
+	for (const char *p = path; !found && p && *p;) {
+		size_t len = strcspn(p, ":");
+
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, prog);
+		found = access(cand, X_OK) == 0 && realpath(cand, real) != NULL;
+		p += len + (p[len] == ':');
 	}
 	if (!found || stat(real, &sb) != 0) {
 		k->bad = 1;
 		return;
 	}
-	mgr_netcal_key_add(k, "%s %s %lld %lld.%09ld", what, real, (long long)sb.st_size,
-			   (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+	mgr_netcal_key_add(k, "%s %s %lld %lld.%09ld", what, real,
+			   (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+			   sb.st_mtim.tv_nsec);
 }
 
 static int cmp_str(const void *a, const void *b)

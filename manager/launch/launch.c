@@ -1384,7 +1384,22 @@ static int check_secret_mpirun(struct launch *L)
 	return 0;
 }
 
-/* The root receiver, which creates the job directory, then DIR/logs and
+/* DIR/logs and DIR/plan, before anything runs (the ping-pong's hostfile
+ * and log go there): 0, or -1 after a message. */
+static int job_dirs(struct launch *L)
+{
+	char plan[PATH_MAX + 16];
+
+	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
+	snprintf(plan, sizeof(plan), "%s/plan", L->dir);
+	if (mkdir(L->logdir, 0700) < 0 || mkdir(plan, 0700) < 0) {
+		mgr_err("cannot create the logs and the plan in %s: %m", L->dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* The root receiver, which writes the job directory, then the plan in
  * DIR/plan (with a copy of the description desc): 0, or -1 after a
  * message. */
 static int start_root(struct launch *L, const char *desc)
@@ -1414,10 +1429,8 @@ static int start_root(struct launch *L, const char *desc)
 	root_argv[rn] = NULL;
 	/* its messages go to DIR/logs like every other collector's, not
 	 * between the application's lines on the terminal */
-	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
 	snprintf(path, sizeof(path), "%s/collector-root.log", L->logdir);
-	if (mkdir(L->logdir, 0700) < 0 ||
-	    (fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
 		mgr_err("cannot write the logs into %s: %m", L->logdir);
 		return -1;
 	}
@@ -1593,21 +1606,20 @@ static int start_slurm_step(struct launch *L)
 	return 0;
 }
 
-/* Every collector, parents first, and the network ping-pong before an
- * MPI application. The ping-pong's mpirun starts first and its ranks
- * start up beside the collectors; it measures once every collector is up
- * (nothing of the job runs then). Each collector is started once its
- * parent listens (its address is all the child needs); whether each
- * reached its parent is checked once all are started. 0, or -1 when a
- * collector did not start (the ping-pong is stopped then). */
+/* Every collector, parents first, then the network ping-pong before an
+ * MPI application: its mpirun started before the root receiver
+ * (calibrate_start) and its ranks started up beside ours; it measures
+ * once every collector is up (nothing of the job runs then). Each
+ * collector is started once its parent listens (its address is all the
+ * child needs); whether each reached its parent is checked once all are
+ * started. 0, or -1 when a collector did not start (the ping-pong is
+ * stopped then). */
 static int start_tree(struct launch *L, int pingpong)
 {
 	struct mgr_jobdesc *jd = L->jd;
 	int mpi = jd->mpi != MGR_MPI_NONE;
 
 	L->mark[PH_COLLECTORS] = mgr_now_ms();
-	if (mpi && pingpong)
-		calibrate_start(L, pingpong > 1);
 	for (int i = 0; i < jd->ncollectors; i++)
 		L->order[i] = i;
 	qsort_r(L->order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
@@ -1723,7 +1735,12 @@ int mgr_cmd_launch(int argc, char **argv)
 	}
 	if (find_programs(L) || make_credentials(L))
 		goto out;
-	if (check_secret_mpirun(L) || start_root(L, o.desc) ||
+	if (check_secret_mpirun(L) || job_dirs(L))
+		goto stop;
+	/* first: its mpirun's start is most of its time, beside ours */
+	if (L->jd->mpi != MGR_MPI_NONE && o.pingpong)
+		calibrate_start(L, o.pingpong > 1);
+	if (start_root(L, o.desc) ||
 	    (o.live.outdir && start_live(L, &o.live, &live)) ||
 	    start_tree(L, o.pingpong))
 		goto stop;
@@ -1733,6 +1750,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	goto out;
 stop:
 	stop_tree(L, 5000);
+	mgr_netcal_abort(&L->ncjob);
 	if (!app_ran) {
 		/* nothing was traced: do not leave a job directory behind */
 		nftw(L->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -22,8 +22,8 @@
 
 int mgr_export_otf2(const char *dir, const char *out, struct mgr_export_stats *st)
 {
-	mgr_err("OTF2 support was not built (otf2-config not found by configure)");
-	return -1;
+	return mgr_fail(PROTO_E_ARG, "OTF2 support was not built (otf2-config "
+			"not found by configure)");
 }
 
 #else
@@ -75,6 +75,14 @@ static int coll_op(unsigned type, OTF2_CollectiveOp *op)
 	}
 }
 
+/* A one-sided call: the run of proto_ev_rma, and the dynamic window and
+ * query calls after it (MPI_Win_attach .. MPI_Win_shared_query). */
+static int rma_type(unsigned type)
+{
+	return proto_ev_rma(type) ||
+	       (type >= PROTO_EV_MPI_WIN_ATTACH && type <= PROTO_EV_MPI_WIN_SHARED_QUERY);
+}
+
 static OTF2_RegionRole region_role(unsigned type)
 {
 	const struct proto_ev_info *info = proto_ev_info(type);
@@ -103,7 +111,7 @@ static OTF2_RegionRole region_role(unsigned type)
 		return OTF2_REGION_ROLE_POINT2POINT;
 	if ((info && info->category == PROTO_CAT_LIBC) || proto_ev_mpiio(type))
 		return OTF2_REGION_ROLE_FILE_IO;
-	if (proto_ev_rma(type))
+	if (rma_type(type))
 		return OTF2_REGION_ROLE_RMA;
 	return OTF2_REGION_ROLE_FUNCTION;
 }
@@ -366,8 +374,108 @@ static void rma_complete(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
 	}
 }
 
+/* The one-sided calls OTF2 brackets with RmaCollectiveBegin (at the
+ * enter) and RmaCollectiveEnd (at the leave): window construction and
+ * destruction, fence, post, start, complete, wait; 0 for the others. */
+static int rma_coll(unsigned type, OTF2_CollectiveOp *op, OTF2_RmaSyncLevel *lvl)
+{
+	*lvl = OTF2_RMA_SYNC_LEVEL_NONE;
+	switch (type) {
+	case PROTO_EV_MPI_WIN_CREATE: case PROTO_EV_MPI_WIN_CREATE_DYNAMIC:
+		*op = OTF2_COLLECTIVE_OP_CREATE_HANDLE;
+		return 1;
+	case PROTO_EV_MPI_WIN_ALLOCATE: case PROTO_EV_MPI_WIN_ALLOCATE_SHARED:
+		*op = OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE;
+		return 1;
+	case PROTO_EV_MPI_WIN_FREE:
+		*op = OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
+		return 1;
+	case PROTO_EV_MPI_WIN_POST: case PROTO_EV_MPI_WIN_START:
+		/* exposure / access epoch opened: processes, not memory */
+		*op = OTF2_COLLECTIVE_OP_BARRIER;
+		*lvl = OTF2_RMA_SYNC_LEVEL_PROCESS;
+		return 1;
+	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
+	case PROTO_EV_MPI_WIN_WAIT:
+		*op = OTF2_COLLECTIVE_OP_BARRIER;
+		*lvl = OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY;
+		return 1;
+	}
+	return 0;
+}
+
+/* The window of a one-sided point whose records are written (a call that
+ * worked on a window the export knows), UINT32_MAX for none: the same at
+ * the enter and the leave, so a begin always has its end. */
+static uint32_t rma_win(const struct otf2 *o, const struct viz_pt *p)
+{
+	if (p->flags & PROTO_EVF_FAILED)
+		return UINT32_MAX;
+	return win_ref(o, p->loc, p->a[0]);
+}
+
+static void rma_enter(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		      OTF2_TimeStamp t)
+{
+	OTF2_CollectiveOp op;
+	OTF2_RmaSyncLevel lvl;
+
+	if (rma_coll(p->type, &op, &lvl) && rma_win(o, p) != UINT32_MAX)
+		OK(OTF2_EvtWriter_RmaCollectiveBegin(w, NULL, t));
+}
+
+/* OTF2's lock type of MPI_Win_lock's (the MPI's own value: Open MPI's
+ * MPI_LOCK_SHARED is 2, MPICH's 235; anything else is exclusive). */
+static OTF2_LockType rma_lock_type(int64_t mpi)
+{
+	return mpi == 2 || mpi == 235 ? OTF2_LOCK_SHARED : OTF2_LOCK_EXCLUSIVE;
+}
+
+/* The lock, release and sync records of a passive-target call, written
+ * at its leave (1), 0 for other calls. Lock ids: the target's world rank,
+ * RMA_LOCK_ALL for lock_all (one lock per window and target at a time). */
+#define RMA_LOCK_ALL UINT64_MAX
+static int rma_passive(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		       OTF2_TimeStamp t, uint32_t win, int64_t peer)
+{
+	uint32_t any = OTF2_UNDEFINED_UINT32;
+	uint32_t remote = peer >= 0 ? (uint32_t)peer : any;
+
+	switch (p->type) {
+	case PROTO_EV_MPI_WIN_LOCK:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaRequestLock(w, NULL, t, win, remote,
+				(uint64_t)peer, rma_lock_type(p->a[2])));
+		return 1;
+	case PROTO_EV_MPI_WIN_UNLOCK:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, win, remote,
+							 (uint64_t)peer));
+		return 1;
+	case PROTO_EV_MPI_WIN_LOCK_ALL:
+		OK(OTF2_EvtWriter_RmaRequestLock(w, NULL, t, win, any, RMA_LOCK_ALL,
+						 OTF2_LOCK_SHARED));
+		return 1;
+	case PROTO_EV_MPI_WIN_UNLOCK_ALL:
+		OK(OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, win, any, RMA_LOCK_ALL));
+		return 1;
+	case PROTO_EV_MPI_WIN_FLUSH: case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaSync(w, NULL, t, win, remote,
+						  OTF2_RMA_SYNC_TYPE_MEMORY));
+		return 1;
+	case PROTO_EV_MPI_WIN_FLUSH_ALL: case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
+	case PROTO_EV_MPI_WIN_SYNC:
+		OK(OTF2_EvtWriter_RmaSync(w, NULL, t, win, any, OTF2_RMA_SYNC_TYPE_MEMORY));
+		return 1;
+	}
+	return 0;
+}
+
 /* The RMA records of a one-sided point, at its leave: RmaWinCreate after
- * a constructor, RmaWinDestroy at MPI_Win_free; RmaPut, RmaGet, RmaAtomic
+ * a constructor, RmaWinDestroy at MPI_Win_free, RmaCollectiveEnd after
+ * them and after fence, post, start, complete, wait (see rma_coll), the
+ * lock, release and sync records (rma_passive); RmaPut, RmaGet, RmaAtomic
  * (accumulate, fetch-and-accumulate, compare-and-swap) per operation with
  * a target (matching id: the event number; the target's world rank, the
  * windows being defined on MPI_COMM_WORLD), completed
@@ -379,29 +487,35 @@ static void rma_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	int64_t peer = p->a[1], bytes = p->a[2] < 0 ? 0 : p->a[2];
 	uint32_t win;
 
-	if (p->kind != VIZ_PT_LEAVE || (p->flags & PROTO_EVF_FAILED) ||
-	    (win = win_ref(o, p->loc, p->a[0])) == UINT32_MAX)
+	OTF2_CollectiveOp op;
+	OTF2_RmaSyncLevel lvl;
+
+	if (p->kind != VIZ_PT_LEAVE || (win = rma_win(o, p)) == UINT32_MAX)
 		return;
-	if (rma_made(p->type)) {
-		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
-		return;
-	}
 	switch (p->type) {
 	case PROTO_EV_MPI_WIN_FREE:
-		rma_complete(o, w, t, p->loc, win, -1);
-		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
-		return;
 	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
 	case PROTO_EV_MPI_WIN_UNLOCK_ALL: case PROTO_EV_MPI_WIN_FLUSH_ALL:
 	case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
 		rma_complete(o, w, t, p->loc, win, -1);
-		return;
+		break;
 	case PROTO_EV_MPI_WIN_UNLOCK: case PROTO_EV_MPI_WIN_FLUSH:
 	case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
 		if (peer >= 0)
 			rma_complete(o, w, t, p->loc, win, peer);
+		break;
+	}
+	if (rma_made(p->type))
+		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
+	else if (p->type == PROTO_EV_MPI_WIN_FREE)
+		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
+	if (rma_coll(p->type, &op, &lvl)) {
+		OK(OTF2_EvtWriter_RmaCollectiveEnd(w, NULL, t, op, lvl, win,
+			OTF2_UNDEFINED_UINT32, 0, 0));
 		return;
 	}
+	if (rma_passive(o, w, p, t, win, peer) || !proto_ev_rma(p->type))
+		return;
 	if (peer < 0 || peer > o->s->max_rank)
 		return;		/* MPI_PROC_NULL, unknown: nothing moved */
 	switch (p->type) {
@@ -453,10 +567,8 @@ static int io_scan(struct otf2 *o, const char *dir)
 	    !o->s->by_type[PROTO_EV_MPI_WIN_ALLOCATE_SHARED] &&
 	    !o->s->by_type[PROTO_EV_MPI_WIN_CREATE_DYNAMIC])
 		return 0;
-	if (!(t = proto_trace_open(dir, &rc))) {
-		mgr_err("%s: %s", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (!(t = proto_trace_open(dir, &rc)))
+		return mgr_fail(rc, "%s: %s", dir, proto_strerror(rc));
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		const struct proto_event *ev = te.ev;
 		struct io_handle *n;
@@ -491,10 +603,9 @@ static int io_scan(struct otf2 *o, const char *dir)
 		o->nio++;
 	}
 	proto_trace_close(t);
-	if (rc < 0) {
-		mgr_err("%s: reading the MPI-IO files: %s", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(rc, "%s: reading the MPI-IO files: %s", dir,
+				proto_strerror(rc));
 	return 0;
 }
 
@@ -659,11 +770,13 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 			OK(OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t));
 		if (o->nio)
 			io_point(o, w, p, t);
+		if (o->nwin && rma_type(p->type))
+			rma_enter(o, w, p, t);
 		break;
 	case VIZ_PT_LEAVE:
 		if (o->nio)
 			io_point(o, w, p, t);
-		if (o->nwin && proto_ev_rma(p->type))
+		if (o->nwin && rma_type(p->type))
 			rma_point(o, w, p, t);
 		if (coll) {
 			struct proto_event ev = {.type = p->type};
@@ -844,7 +957,7 @@ static void write_defs(struct otf2 *o)
 			 o->win[i].file, pr->rank >= 0 ? "rank" : "pid",
 			 pr->rank >= 0 ? (int64_t)pr->rank : pr->pid);
 		OK(OTF2_GlobalDefWriter_WriteRmaWin(o->g, (uint32_t)i, str(o, name), 0,
-			OTF2_RMA_WIN_FLAG_NONE));
+			OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS));
 	}
 done:
 	free(members);
@@ -866,12 +979,13 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 		return -1;
 	o->s = &s;
 	if (!s.nthreads) {
-		mgr_err("%s: no events: an OTF2 archive needs at least one location", dir);
+		rc = mgr_fail(PROTO_E_NOTFOUND, "%s: no events: an OTF2 archive "
+			      "needs at least one location", dir);
 		goto done;
 	}
 	o->nev = calloc(s.nthreads ? s.nthreads : 1, sizeof(*o->nev));
 	if (!o->nev || !(so = mgr_viz_sort_new(0, cmp_loc))) {
-		mgr_err("out of memory");
+		rc = mgr_fail(PROTO_E_NOMEM, "out of memory");
 		goto done;
 	}
 	for (unsigned ty = 1, n = 0; ty < PROTO_EV__COUNT; ty++)
@@ -880,14 +994,14 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	if (io_scan(o, dir) != 0 || mgr_viz_fill_sort(dir, &s, so, 1, 0, "otf2", st) != 0)
 		goto done;
 	if (mkdir(path, 0777) != 0) {
-		mgr_err("%s: cannot create: %m", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot create: %m", path);
 		goto done;
 	}
 	o->ar = OTF2_Archive_Open(path, "traces", OTF2_FILEMODE_WRITE,
 				 OTF2_CHUNK_SIZE_MIN, OTF2_CHUNK_SIZE_MIN,
 				 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!o->ar) {
-		mgr_err("%s: OTF2 cannot open the archive", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 cannot open the archive", path);
 		goto done;
 	}
 	OK(OTF2_Archive_SetFlushCallbacks(o->ar, &flush_cb, NULL));
@@ -907,7 +1021,7 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 		write_point(o, w, &p);
 	}
 	if (r < 0) {
-		mgr_err("reading sorted events: %s", proto_strerror(r));
+		rc = mgr_fail(r, "reading sorted events: %s", proto_strerror(r));
 		goto done;
 	}
 	if (w)
@@ -927,15 +1041,13 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	for (size_t t = 0; t < s.nthreads; t++)
 		st->written += o->nev[t];
 	if (o->err) {
-		mgr_err("%s: OTF2 write failed", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 write failed", path);
 		goto done;
 	}
 	rc = 0;
 done:
-	if (o->ar && OTF2_Archive_Close(o->ar) != OTF2_SUCCESS && rc == 0) {
-		mgr_err("%s: OTF2 archive close failed", path);
-		rc = -1;
-	}
+	if (o->ar && OTF2_Archive_Close(o->ar) != OTF2_SUCCESS && rc == 0)
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 archive close failed", path);
 	mgr_viz_sort_free(so);
 	for (size_t i = 0; i < o->npaths; i++)
 		free(o->paths[i]);

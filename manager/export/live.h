@@ -80,7 +80,8 @@ struct mgr_live_opts {
  * stream's BYE stored) or SIGTERM/SIGINT, writing OUTDIR/rank_N.txt and
  * OUTDIR/list (docs/modules/live-ti.md). Installs its own signal handlers
  * for SIGTERM, SIGINT (stop and flush) and ignores SIGPIPE. Returns the
- * exit status: 0, 1 on failure (message printed). */
+ * exit status: 0, 1 on failure (message printed: the error slot is
+ * printed before it returns, as a forked child _exits with it). */
 int mgr_live_run(const struct mgr_live_opts *o);
 
 /* `tapestry live-ti [--np N] [--fifo] JOBDIR OUTDIR`. */

@@ -13,7 +13,6 @@
 # sensor) or SimGrid.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
 GEN="$top_builddir/tests/manager/sim_gen"
 command -v smpirun >/dev/null 2>&1 || { echo "SimGrid (smpirun) not installed: skipped"; exit 77; }
 lib="$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so"
@@ -23,14 +22,6 @@ if ! command -v mpicc.openmpi >/dev/null || [ ! -f "$lib" ] || [ ! -x "$col" ]; 
 	echo "Open MPI or its sensor not built: skipped"; exit 77
 fi
 work=$(mktemp -d /tmp/tapestry-test-live.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 . "$top_srcdir/tests/manager/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TAPESTRY_COLLECTOR_BIN="$col"

@@ -54,10 +54,6 @@ int mgr_smpi_factor_ok(const char *s);
 /* Open a trace; NULL with a clear message in the error slot (mgr_fail). */
 struct proto_trace *mgr_trace_open(const char *dir);
 
-/* Argument of ev named f, or def when the event type has no such field. */
-int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
-		     int64_t def);
-
 /* The manager's settings from the environment (docs/ARCHITECTURE.md,
  * "Environment": TAPESTRY_MIN_LATENCY_NS, TAPESTRY_NO_CORRECTION,
  * TAPESTRY_PERTURB_INDIRECT, TAPESTRY_VIZ_RUN_MAX, TAPESTRY_SPILL_BYTES, and

@@ -147,14 +147,6 @@ struct proto_trace *mgr_trace_open(const char *dir)
 	return t;
 }
 
-int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
-		     int64_t def)
-{
-	int i = proto_ev_arg(ev->type, f);
-
-	return i < 0 ? def : ev->arg[i];
-}
-
 void mgr_csv_field(FILE *out, const char *s)
 {
 	if (!s)

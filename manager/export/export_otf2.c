@@ -15,6 +15,7 @@
 #include "manager/post/events.h"
 #include "manager/export/export.h"
 #include "manager/export/export_viz.h"
+#include "manager/post/reqtab.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
 
@@ -140,12 +141,6 @@ struct io_handle {
 	uint32_t path;		/* index in paths */
 };
 
-struct io_pending {
-	uint32_t loc;
-	int64_t req;
-	uint32_t handle;
-};
-
 /* A one-sided operation not completed yet: completed at its window's next
  * synchronisation on that location (fence, complete, unlock(_all),
  * flush(_all, _local, _local_all), free). */
@@ -167,8 +162,8 @@ struct otf2 {
 	size_t nio;
 	char **paths;
 	size_t npaths;
-	struct io_pending *pend;
-	size_t npend, cappend;
+	struct mgr_reqtab pend;		/* (location, request) -> its IoHandle:
+					 * nonblocking I/O not completed yet */
 	struct io_handle *win;	/* windows: proc, id (file) -> RmaWin ref */
 	size_t nwin;
 	struct rma_pending *rpend;
@@ -320,7 +315,7 @@ static int rma_made(unsigned type)
  * 0, or PROTO_E_NOMEM. */
 static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
 {
-	int64_t proc = mgr_viz_map_get(&o->s->procmap, stream, 0);
+	int64_t proc = mgr_map_get(&o->s->procmap, stream, 0);
 	struct io_handle *n;
 
 	if (proc < 0 || o->nwin >= IO_MAX)
@@ -332,12 +327,15 @@ static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
 	return 0;
 }
 
-static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
+/* The index in v (n handles) of id of the process of location loc (the
+ * latest made of that id), UINT32_MAX when unknown. */
+static uint32_t handle_of(const struct otf2 *o, const struct io_handle *v, size_t n,
+			  uint32_t loc, int64_t id)
 {
 	uint32_t proc = o->s->threads[loc].proc;
 
-	for (size_t i = o->nwin; i-- > 0;)
-		if (o->win[i].proc == proc && o->win[i].file == id)
+	for (size_t i = n; i-- > 0;)
+		if (v[i].proc == proc && v[i].file == id)
 			return (uint32_t)i;
 	return UINT32_MAX;
 }
@@ -345,16 +343,9 @@ static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
 static void rma_pend(struct otf2 *o, uint32_t loc, uint32_t win, int64_t peer,
 		     uint64_t match)
 {
-	if (o->nrpend == o->caprpend) {
-		size_t cap = o->caprpend ? o->caprpend * 2 : 16;
-		struct rma_pending *n = cap <= IO_MAX ?
-			realloc(o->rpend, cap * sizeof(*n)) : NULL;
-
-		if (!n)
-			return;		/* its completion is not written */
-		o->rpend = n;
-		o->caprpend = cap;
-	}
+	if (o->nrpend >= IO_MAX ||
+	    mgr_grow((void **)&o->rpend, &o->caprpend, o->nrpend + 1, sizeof(*o->rpend)))
+		return;		/* its completion is not written */
 	o->rpend[o->nrpend++] = (struct rma_pending){loc, win, peer, match};
 }
 
@@ -411,7 +402,7 @@ static uint32_t rma_win(const struct otf2 *o, const struct viz_pt *p)
 {
 	if (p->flags & PROTO_EVF_FAILED)
 		return UINT32_MAX;
-	return win_ref(o, p->loc, p->a[0]);
+	return handle_of(o, o->win, o->nwin, p->loc, p->a[0]);
 }
 
 static void rma_enter(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
@@ -584,7 +575,7 @@ static int io_scan(struct otf2 *o, const char *dir)
 		}
 		if (ev->type != PROTO_EV_MPI_FILE_OPEN || o->nio >= IO_MAX)
 			continue;
-		proc = mgr_viz_map_get(&o->s->procmap, te.stream->id, 0);
+		proc = mgr_map_get(&o->s->procmap, te.stream->id, 0);
 		path = proto_trace_string(t, te.stream->id, ev->tid, ev->arg[1]);
 		if (proc < 0)
 			continue;
@@ -609,46 +600,6 @@ static int io_scan(struct otf2 *o, const char *dir)
 	return 0;
 }
 
-/* The IoHandle of file id 'file' of the process of location loc (the
- * latest open of that id), UINT32_MAX when unknown. */
-static uint32_t io_handle(const struct otf2 *o, uint32_t loc, int64_t file)
-{
-	uint32_t proc = o->s->threads[loc].proc;
-
-	for (size_t i = o->nio; i-- > 0;)
-		if (o->io[i].proc == proc && o->io[i].file == file)
-			return (uint32_t)i;
-	return UINT32_MAX;
-}
-
-static void io_pend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t h)
-{
-	if (o->npend == o->cappend) {
-		size_t cap = o->cappend ? o->cappend * 2 : 16;
-		struct io_pending *n = cap <= IO_MAX ?
-			realloc(o->pend, cap * sizeof(*n)) : NULL;
-
-		if (!n)
-			return;		/* its completion is not written */
-		o->pend = n;
-		o->cappend = cap;
-	}
-	o->pend[o->npend++] = (struct io_pending){loc, req, h};
-}
-
-/* A completion (wait, test) of request req on loc: the I/O operation it
- * completes, if it is one (removed from the pending list). */
-static int io_unpend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t *h)
-{
-	for (size_t i = 0; req > 0 && i < o->npend; i++)
-		if (o->pend[i].loc == loc && o->pend[i].req == req) {
-			*h = o->pend[i].handle;
-			o->pend[i] = o->pend[--o->npend];
-			return 1;
-		}
-	return 0;
-}
-
 /* The I/O records of an MPI-IO point, or of a wait completing an MPI-IO
  * request: handle created at a successful open's leave, destroyed at a
  * close's; an operation begun at a read/write/sync's enter and completed
@@ -663,24 +614,25 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	uint64_t match = (uint64_t)(p->seq < 0 ? -p->seq : p->seq);
 	int failed = (p->flags & PROTO_EVF_FAILED) != 0;
 	const char *name = proto_ev_info(p->type)->name;
+	struct mgr_req q;
 	uint32_t h;
 
 	if (io == PROTO_IO_NOT) {
 		int bi = proto_ev_arg(p->type, PROTO_F_bytes);
 		int64_t req;
 
-		if (enter || failed || !o->npend || bi < 0 ||
+		if (enter || failed || !mgr_reqtab_count(&o->pend) || bi < 0 ||
 		    (p->type != PROTO_EV_MPI_WAIT && p->type != PROTO_EV_MPI_WAITANY &&
 		     (p->type != PROTO_EV_MPI_TEST || !p->a[1])))
 			return;
 		req = p->a[proto_ev_arg(p->type, PROTO_F_req)];
-		if (io_unpend(o, p->loc, req, &h))
-			OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
+		if (req > 0 && mgr_reqtab_take(&o->pend, p->loc, req, &q))
+			OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, (uint32_t)q.data,
 				p->a[bi] > 0 ? (uint64_t)p->a[bi] : 0, IO_NB | (uint64_t)req));
 		return;
 	}
 	if (p->type == PROTO_EV_MPI_FILE_DELETE ||
-	    (h = io_handle(o, p->loc, p->a[0])) == UINT32_MAX)
+	    (h = handle_of(o, o->io, o->nio, p->loc, p->a[0])) == UINT32_MAX)
 		return;
 	ri = proto_ev_arg(p->type, PROTO_F_req);
 	resi = proto_ev_arg(p->type, PROTO_F_result);
@@ -721,7 +673,8 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	else if (ri >= 0 || strstr(name, "_begin")) {
 		OK(OTF2_EvtWriter_IoOperationIssued(w, NULL, t, h, match));
 		if (ri >= 0)
-			io_pend(o, p->loc, p->a[ri], h);
+			(void)mgr_reqtab_put(&o->pend, p->loc, p->a[ri],
+					     &(struct mgr_req){.data = h});	/* full: not completed */
 	} else
 		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
 			resi >= 0 && p->a[resi] > 0 ? (uint64_t)p->a[resi] : 0, match));
@@ -975,6 +928,7 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	int rc = -1, r = 0;
 
 	memset(o, 0, sizeof(*o));
+	mgr_reqtab_init(&o->pend, IO_MAX);
 	if (mgr_viz_scan(dir, "otf2", &s) != 0)
 		return -1;
 	o->s = &s;
@@ -1053,7 +1007,7 @@ done:
 		free(o->paths[i]);
 	free(o->paths);
 	free(o->io);
-	free(o->pend);
+	mgr_reqtab_clear(&o->pend);
 	free(o->win);
 	free(o->rpend);
 	free(o->nev);

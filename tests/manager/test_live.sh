@@ -32,6 +32,12 @@ for k in ring coll nonblock; do
 	"$T" export -f simgrid-ti "$work/$k" 2>/dev/null
 	timeout 60 "$T" live-ti "$work/$k" "$work/$k.live" 2>"$work/$k.err"
 	check "$k: live-ti on a finished job exits 0" [ $? = 0 ]
+	# but for the messages the export writes for collectives on
+	# sub-communicators (coll's split), whose members the live feed
+	# cannot know in advance: it skips them (export-simgrid.md)
+	for f in "$work/$k/simgrid-ti"/*; do
+		grep -v ' 2147480000' "$f" > "$f.nosub" && mv "$f.nosub" "$f"
+	done
 	check "$k: identical to export -f simgrid-ti" diff -r "$work/$k/simgrid-ti" "$work/$k.live"
 done
 "$T" live-ti "$work/ring" "$work/ring.live" 2>"$work/e"

@@ -1050,3 +1050,10 @@ void sn_flush_all(void)
 	if (atomic_load(&sn_state) == SN_ST_READY)
 		sn_sender_flush(-1, 5000);
 }
+
+/* See sensor.h. */
+void sn_ship_all(void)
+{
+	if (atomic_load(&sn_state) == SN_ST_READY)
+		sn_sender_flush(-2, 5000);
+}

@@ -122,7 +122,7 @@ static _Atomic(const char *) why_failed;
 static _Atomic int said;
 static _Atomic int running;
 static _Atomic uint64_t flush_req, flush_done;
-static _Atomic int flush_reason = -1;
+static _Atomic int flush_reason = -2;	/* the highest reason asked, -2 none */
 static _Atomic int stop_req, resume_req, meta_dirty, calib_req;
 /* calib_req (sn_sender_calibrate) */
 enum { CAL_NONE, CAL_ASKED, CAL_DONE, CAL_TAKEN };
@@ -780,15 +780,30 @@ static void say_undelivered(uint64_t pending)
 	       why ? why : "not acknowledged before the end");
 }
 
+/* The end of the stream on the connection: the last clock rounds, LOSS,
+ * BYE (reason). 1 when the BYE went out. */
+static int send_bye(int reason)
+{
+	struct proto_msg *m;
+
+	ping_rounds(20, 2);
+	send_loss();
+	m = small_msg(PROTO_MSG_BYE);
+	m->u.bye.stream = sn_stream_id();
+	m->u.bye.last_seq = S.seq_next - 1;
+	m->u.bye.reason = (uint32_t)reason;
+	return S.sock >= 0 && send_msg(m) == 0;
+}
+
 static void handle_flush(void)
 {
 	uint64_t target = atomic_load(&flush_req);
-	int reason;
+	int reason, bye = 0;
 	uint64_t dl;
 
 	if (target <= atomic_load(&flush_done))
 		return;
-	reason = atomic_exchange(&flush_reason, -1);
+	reason = atomic_exchange(&flush_reason, -2);
 	sn_clock_anchor();
 	drain(1, 1);
 	if (S.nev > 0)
@@ -800,12 +815,24 @@ static void handle_flush(void)
 	 * rank -1 */
 	if (S.sock >= 0 && atomic_exchange(&meta_dirty, 0))
 		send_meta();
-	dl = mono() + 4000000000ull;
+	/* at the end, the BYE right behind the last batch: a collector
+	 * forwards a BYE at once with what it holds before it, where the
+	 * last batches alone would wait for its --flush-ms at every level of
+	 * the tree (the exiting process waited for that); the BYE's ACK
+	 * covers every batch. After a reconnection (batches resent) it goes
+	 * again below. */
+	if (reason >= 0 && S.sock >= 0 && S.sent_upto + 1 >= S.seq_next)
+		bye = send_bye(reason);
+	/* -2 ships only: the process goes on (MPI_Finalize) and its end
+	 * waits for the acknowledgements, quickly with its BYE, where a
+	 * wait here lasted the collectors' --flush-ms at every level */
+	dl = mono() + (reason == -2 ? 0 : 4000000000ull);
 	while (S.acked + 1 < S.seq_next && mono() < dl) {
 		if (S.sock < 0) {
 			/* lost on the way: reconnect once more, resending */
 			if (try_connect())
 				break;
+			bye = 0;
 			continue;
 		}
 		if (S.sent_upto + 1 < S.seq_next) {
@@ -816,28 +843,18 @@ static void handle_flush(void)
 		}
 		pump(50);
 	}
-	if (reason >= 0 && S.sock >= 0) {
-		struct proto_msg *m;
-		int acked = 0;
-
-		ping_rounds(20, 2);
-		send_loss();
-		m = small_msg(PROTO_MSG_BYE);
-		m->u.bye.stream = sn_stream_id();
-		m->u.bye.last_seq = S.seq_next - 1;
-		m->u.bye.reason = (uint32_t)reason;
-		if (S.sock >= 0 && send_msg(m) == 0) {
-			dl = mono() + 1000000000ull;
-			while (S.sock >= 0 && S.acked + 1 < S.seq_next &&
-			       mono() < dl)
-				pump(50);
-			acked = S.acked + 1 >= S.seq_next;
-		}
+	if (reason >= 0 && S.sock >= 0 && !bye && (bye = send_bye(reason))) {
+		dl = mono() + 1000000000ull;
+		while (S.sock >= 0 && S.acked + 1 < S.seq_next && mono() < dl)
+			pump(50);
+	}
+	if (reason >= 0 && bye)
 		SN_DEBUG("BYE sent (last seq %llu, %s)",
 			 (unsigned long long)(S.seq_next - 1),
-			 acked ? "acknowledged" : "not acknowledged");
+			 S.acked + 1 >= S.seq_next ? "acknowledged" :
+			 "not acknowledged");
+	if (reason >= 0 && S.sock >= 0)
 		disconnect("end of stream");
-	}
 	if (reason >= 0) {
 		S.ended = 1;
 		say_undelivered(S.nev);
@@ -1134,7 +1151,7 @@ void sn_sender_atfork_child(void)
 	atomic_store(&running, 0);
 	atomic_store(&flush_req, 0);
 	atomic_store(&flush_done, 0);
-	atomic_store(&flush_reason, -1);
+	atomic_store(&flush_reason, -2);
 	atomic_store(&stop_req, 0);
 	atomic_store(&resume_req, 0);
 	atomic_store(&meta_dirty, 0);

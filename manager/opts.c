@@ -7,12 +7,6 @@
 
 #include "manager/opts.h"
 
-/* A key that is a short option: its letter, else 0. */
-static int is_short(const struct mgr_opts_doc *d, int key)
-{
-	return key > 0 && key < 128 && strchr(d->shorts, key) ? key : 0;
-}
-
 int mgr_opts_next(const struct mgr_opts_doc *d, int argc, char **argv)
 {
 	struct option lo[MGR_OPTS_MAX + 2];
@@ -20,12 +14,12 @@ int mgr_opts_next(const struct mgr_opts_doc *d, int argc, char **argv)
 	size_t n = 0, s = 0;
 	int c;
 
-	if (d->shorts[0] == '+')
+	if (d->in_order)
 		so[s++] = '+';
-	for (const struct mgr_opt *o = d->opt; o->name && n < MGR_OPTS_MAX; o++) {
+	for (const struct mgr_opt *o = d->opt; o->name; o++) {
 		lo[n++] = (struct option){o->name, o->arg ? required_argument :
 					  no_argument, NULL, o->key};
-		if (is_short(d, o->key)) {
+		if (o->flags & MGR_OPT_SHORT) {
 			so[s++] = (char)o->key;
 			if (o->arg)
 				so[s++] = ':';
@@ -50,30 +44,35 @@ int mgr_opts_next(const struct mgr_opts_doc *d, int argc, char **argv)
 }
 
 /* TEXT's lines, the first after what is already on the line (WIDE
- * columns), the others indented to COL. */
+ * columns), the others indented to COL: the help starts at COL, or two
+ * spaces after an option too long for it. */
 static void lines(FILE *out, const char *text, int col, int wide)
 {
-	const char *nl;
+	for (;;) {
+		const char *nl = strchr(text, '\n');
+		int len = nl ? (int)(nl - text) : (int)strlen(text);
 
-	do {
-		nl = strchr(text, '\n');
 		fprintf(out, "%*s%.*s\n", wide < col - 1 ? col - wide : 2, "",
-			(int)(nl ? nl - text : (long)strlen(text)), text);
+			len, text);
+		if (!nl)
+			return;
 		text = nl + 1;
 		wide = 0;
-	} while (nl);
+	}
 }
 
 void mgr_opts_help(const struct mgr_opts_doc *d, FILE *out)
 {
 	fputs(d->head, out);
 	for (const struct mgr_opt *o = d->opt; o->name; o++) {
-		int k = is_short(d, o->key), wide;
+		int wide;
 
 		if (!o->help)
 			continue;
-		wide = k ? fprintf(out, "  -%c, --%s", k, o->name) :
-			   fprintf(out, "  --%s", o->name);
+		if (o->flags & MGR_OPT_SHORT)
+			wide = fprintf(out, "  -%c, --%s", o->key, o->name);
+		else
+			wide = fprintf(out, "  --%s", o->name);
 		if (o->arg)
 			wide += fprintf(out, " %s", o->arg);
 		lines(out, o->help, d->col, wide);

@@ -1,9 +1,9 @@
 /*
  * manager/opts.h - a command's options, declared once.
  *
- * A command lists its options in one table (long name, key, argument, help
- * lines); the getopt_long table, the short-option string and the option
- * lines of --help are all made from it, so what a command accepts and what
+ * A command lists its options in one table (long name, key, whether -KEY
+ * works too, argument, help lines); the getopt_long table, the
+ * short-option string and the option lines of --help are all made from it, so what a command accepts and what
  * its --help says cannot disagree. --help and -h come with every command
  * and are not listed.
  */
@@ -12,25 +12,31 @@
 
 #include <stdio.h>
 
-/* One option. KEY is what mgr_opts_next returns for it (a letter, never 0
- * or 'h'); it is also the short option -KEY when KEY is in the command's
- * shorts. */
+/* One option: --NAME, and -KEY too with MGR_OPT_SHORT. KEY is what
+ * mgr_opts_next returns for it: a letter, never 'h'. */
 struct mgr_opt {
 	const char *name;	/* long name, without "--" */
 	int key;
+	unsigned flags;		/* MGR_OPT_SHORT or 0 */
 	const char *arg;	/* the argument's name in --help; NULL: takes none */
-	const char *help;	/* the help lines, '\n' between them */
+	const char *help;	/* the help lines, '\n' between them; NULL: the
+				 * command's text speaks of it */
 	void (*more)(FILE *out);	/* printed under the help lines, or NULL */
 };
+
+#define MGR_OPT_SHORT 1u	/* -KEY as well as --NAME */
+
+/* At most MGR_OPTS_MAX options per command. */
+#define MGR_OPTS_MAX 15
 
 /* A command's options and its --help: HEAD, one entry per option (its
  * help starting at column COL, continuation lines too), then TAIL. */
 struct mgr_opts_doc {
-	const char *head;	/* usage line and what the command does */
-	const char *shorts;	/* keys that are short options too; a leading
-				 * '+' stops at the first operand */
+	struct mgr_opt opt[MGR_OPTS_MAX + 1];	/* ends with a NULL name */
+	int in_order;		/* options end at the first operand (what
+				 * follows is a program's command line) */
 	int col;
-	const struct mgr_opt *opt;	/* ends with a NULL name */
+	const char *head;	/* usage line and what the command does */
 	const char *tail;	/* after the options, or NULL */
 };
 
@@ -43,8 +49,7 @@ enum {
 };
 
 /* The next option of ARGV (optarg set when it takes one), from the first
- * when optind is 1. At most MGR_OPTS_MAX options per command. */
-#define MGR_OPTS_MAX 24
+ * when optind is 1. */
 int mgr_opts_next(const struct mgr_opts_doc *d, int argc, char **argv);
 
 /* The exit status that goes with MGR_OPTS_HELP or MGR_OPTS_BAD. */

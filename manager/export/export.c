@@ -42,19 +42,18 @@ static void list_formats(FILE *out)
 		fprintf(out, "      %-17s %s\n", formats[i].name, formats[i].summary);
 }
 
-static const struct mgr_opt export_opt[] = {
-	{"format", 'f', "FORMAT", "one of:", list_formats},
-	{"output", 'o', "OUT", "output path (default: DIR/<format's name>; csv: '-' = stdout)"},
-	{"strict", 'S', NULL, "refuse a damaged job directory (corrupt or\n"
-	 "missing batches, damaged segments, lost events);\n"
-	 "without it every format exports what is intact\n"
-	 "and says what was skipped"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc export_doc = {
+	.opt = {
+		{"format", 'f', MGR_OPT_SHORT, "FORMAT", "one of:", list_formats},
+		{"output", 'o', MGR_OPT_SHORT, "OUT",
+		 "output path (default: DIR/<format's name>; csv: '-' = stdout)"},
+		{"strict", 'S', 0, NULL, "refuse a damaged job directory (corrupt or\n"
+		 "missing batches, damaged segments, lost events);\n"
+		 "without it every format exports what is intact\n"
+		 "and says what was skipped"},
+	},
+	.col = 23,
 	.head = "usage: tapestry export -f FORMAT [-o OUT] [--strict] DIR\n",
-	.shorts = "fo", .col = 23, .opt = export_opt,
 	.tail = "  The output appears only when complete: a failed export leaves nothing.\n"
 		"\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result\n"
 		"  times in ns from the job start; empty fields where the event has no such value.\n",

@@ -625,18 +625,19 @@ out:
 	return status;
 }
 
-static const struct mgr_opt live_opt[] = {
-	{"np", 'n', "N", "ranks: the list and files are made at once\n"
-	 "(default: when the first MPI_Init is seen)"},
-	{"fifo", 'f', NULL, "named pipes instead of growing files: what\n"
-	 "SimGrid's replay needs to run beside the job"},
-	{"drain-timeout", 'd', "S", "at the end, how long the pipes may take to be\n"
-	 "read (default 60)"},
-	{"verbose", 'v', NULL, "progress on stderr every second"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc live_doc = {
+	.opt = {
+		{"np", 'n', 0, "N", "ranks: the list and files are made at once\n"
+		 "(default: when the first MPI_Init is seen)"},
+		{"fifo", 'f', 0, NULL, "named pipes instead of growing files: what\n"
+		 "SimGrid's replay needs to run beside the job"},
+		{"drain-timeout", 'd', 0, "S",
+		 "at the end, how long the pipes may take to be\n"
+		 "read (default 60)"},
+		{"verbose", 'v', MGR_OPT_SHORT, NULL,
+		 "progress on stderr every second"},
+	},
+	.col = 23,
 	.head = "usage: tapestry live-ti [--np N] [--fifo] [--drain-timeout S] [-v]\n"
 		"                        JOBDIR OUTDIR\n"
 		"  Follows the job directory JOBDIR while it is written (by `tapestry\n"
@@ -646,7 +647,6 @@ static const struct mgr_opts_doc live_doc = {
 		"  OUTDIR/list for `smpirun -replay list` (run from inside OUTDIR).\n"
 		"  Stops when every rank has ended, or on SIGTERM/SIGINT, flushing what\n"
 		"  it holds. JOBDIR may not exist yet.\n",
-	.shorts = "v", .col = 23, .opt = live_opt,
 	.tail = "  Exit status: 0, 1 on failure, 2 on a usage error.\n",
 };
 

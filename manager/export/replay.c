@@ -28,23 +28,23 @@
 #define LOG_TAIL 20		/* lines of smpirun's log shown on failure */
 #define LOG_LINE_MAX 4096
 
-static const struct mgr_opt replay_opt[] = {
-	{"output", 'o', "OUTDIR", "where the exports and smpirun.log go"},
-	{"platform", 'p', "P", "replay on a platform made beforehand instead of\n"
-	 "DIR's own: P is a directory holding platform.xml\n"
-	 "and hostfile (e.g. `tapestry export -f\n"
-	 "simgrid-platform` of another run), or a platform\n"
-	 "file with a hostfile beside it; the hostfile\n"
-	 "names at least one host per rank of DIR"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc replay_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "OUTDIR",
+		 "where the exports and smpirun.log go"},
+		{"platform", 'p', MGR_OPT_SHORT, "P",
+		 "replay on a platform made beforehand instead of\n"
+		 "DIR's own: P is a directory holding platform.xml\n"
+		 "and hostfile (e.g. `tapestry export -f\n"
+		 "simgrid-platform` of another run), or a platform\n"
+		 "file with a hostfile beside it; the hostfile\n"
+		 "names at least one host per rank of DIR"},
+	},
+	.col = 23,
 	.head = "usage: tapestry replay [-o OUTDIR] [--platform P] DIR\n"
 		"  Exports DIR as simgrid-ti and simgrid-platform into OUTDIR\n"
 		"  (default DIR/replay, replaced), replays it with SimGrid\n"
 		"  (smpirun -replay) and prints the simulated time.\n",
-	.shorts = "op", .col = 23, .opt = replay_opt,
 	.tail = "  TAPESTRY_SMPIRUN     smpirun to use (default: the one configure found,\n"
 		"                       else smpirun in PATH)\n",
 };

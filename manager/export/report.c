@@ -126,22 +126,22 @@ static uint64_t undelivered(const struct proto_stream *s, uint64_t *gap_ns)
 			  (double)(s->t_last - s->t_first) + 0.5);
 }
 
-static const struct mgr_opt report_opt[] = {
-	{"xml", 'x', NULL, "machine-readable output"},
-	{"quick", 'q', NULL, "without the post-processing (clock fits, causality\n"
-	 "repair, perturbation correction): the counts, streams\n"
-	 "and losses in one read of the job"},
-	{"strict", 'S', NULL, "exit 1 when the job directory is damaged (corrupt or\n"
-	 "missing batches, damaged segments, lost events) or its\n"
-	 "index is, as `tapestry export --strict` refuses it"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc report_doc = {
+	.opt = {
+		{"xml", 'x', MGR_OPT_SHORT, NULL, "machine-readable output"},
+		{"quick", 'q', 0, NULL,
+		 "without the post-processing (clock fits, causality\n"
+		 "repair, perturbation correction): the counts, streams\n"
+		 "and losses in one read of the job"},
+		{"strict", 'S', 0, NULL,
+		 "exit 1 when the job directory is damaged (corrupt or\n"
+		 "missing batches, damaged segments, lost events) or its\n"
+		 "index is, as `tapestry export --strict` refuses it"},
+	},
+	.col = 14,
 	.head = "usage: tapestry report [--xml] [--strict] [--quick] DIR\n"
 		"  Events per type and rank, streams (traced processes) with their\n"
 		"  losses, and what was skipped as damaged.\n",
-	.shorts = "x", .col = 14, .opt = report_opt,
 };
 /* The test of one communication model on the receives whose message came
  * late ([004] 6.3: mgr_perturb_model_check). */

@@ -355,13 +355,11 @@ out:
 }
 
 /* The options are described in the text, not one a line. */
-static const struct mgr_opt ca_opt[] = {
-	{"hosts", 'H', "H1,H2,...", NULL},
-	{"days", 'd', "N", NULL},
-	{NULL},
-};
-
 static const struct mgr_opts_doc ca_doc = {
+	.opt = {
+		{"hosts", 'H', 0, "H1,H2,...", NULL},
+		{"days", 'd', 0, "N", NULL},
+	},
 	.head = "usage: tapestry ca DIR [--hosts H1,H2,...] [--days N]\n"
 		"Generate the credentials of one job in DIR (created, mode 0700):\n"
 		"  ca.crt, ca.key       the job's certificate authority (P-256)\n"
@@ -375,7 +373,6 @@ static const struct mgr_opts_doc ca_doc = {
 		"overwritten. --days: validity (default 30).\n"
 		"Use: tapestry-collector --tls-cert DIR/HOST.crt --tls-key DIR/HOST.key\n"
 		"     --tls-ca DIR/ca.crt --secret-file DIR/secret ...\n",
-	.shorts = "", .opt = ca_opt,
 };
 
 int mgr_cmd_ca(int argc, char **argv)

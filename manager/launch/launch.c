@@ -85,20 +85,20 @@ struct launch {
 
 /* ---- plan ----------------------------------------------------------------- */
 
-static const struct mgr_opt plan_opt[] = {
-	{"output", 'o', "DIR", "where to write them (default: ./plan)"},
-	{"check", 'c', NULL, "also check that the executable and the secret\n"
-	 "file exist on this machine"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc plan_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "DIR",
+		 "where to write them (default: ./plan)"},
+		{"check", 'c', 0, NULL,
+		 "also check that the executable and the secret\n"
+		 "file exist on this machine"},
+	},
+	.col = 21,
 	.head = "usage: tapestry plan [-o DIR] [--check] APP.xml\n"
 		"  Validates the job description APP.xml and writes what `tapestry\n"
 		"  launch` would use, without starting anything: hostfile.openmpi,\n"
 		"  machinefile.mpich, platform.xml, hostfile.simgrid,\n"
 		"  deployment.xml (SimGrid) and collectors.plan (start order).\n",
-	.shorts = "o", .col = 21, .opt = plan_opt,
 	.tail = "  Exit status: 0, 1 when the description is invalid (each problem\n"
 		"  printed as APP.xml:LINE: message), 2 on a usage error.\n",
 };
@@ -1141,31 +1141,36 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 	return remove(p);
 }
 
-static const struct mgr_opt launch_opt[] = {
-	{"output", 'o', "DIR", "job directory to create (must not exist;\n"
-	 "default ./tapestry-job-PID)"},
-	{"start-timeout", 't', "S", "seconds each collector has to start and\n"
-	 "connect (1 to 86400, default 20)"},
-	{"keep-going", 'k', NULL, "exit 0 even when the application fails"},
-	{"live-ti", 'L', "DIR", "while the job runs, write each rank's SimGrid\n"
-	 "actions into DIR (tapestry live-ti --help)"},
-	{"live-fifo", 'F', NULL, "... as named pipes, for smpirun -replay"},
-	{"no-pingpong", 'P', NULL, "do not measure the network before an MPI\n"
-	 "application (by default an MPI ping-pong between\n"
-	 "two of its hosts gives the SimGrid platform its\n"
-	 "latency and bandwidth; logs/pingpong.log). A\n"
-	 "measure is kept for a day and used again by the\n"
-	 "next job with the same hosts, MPI and settings\n"
-	 "(docs/modules/manager-launch.md)"},
-	{"fresh-pingpong", 'R', NULL, "measure again even when a kept measure applies"},
-	{"times", 'T', NULL, "at the end, one line with the seconds each phase\n"
-	 "took (set-up, collectors up, ping-pong,\n"
-	 "application, drain, post-processing and\n"
-	 "exports, report)"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc launch_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "DIR",
+		 "job directory to create (must not exist;\n"
+		 "default ./tapestry-job-PID)"},
+		{"start-timeout", 't', 0, "S",
+		 "seconds each collector has to start and\n"
+		 "connect (1 to 86400, default 20)"},
+		{"keep-going", 'k', 0, NULL, "exit 0 even when the application fails"},
+		{"live-ti", 'L', 0, "DIR",
+		 "while the job runs, write each rank's SimGrid\n"
+		 "actions into DIR (tapestry live-ti --help)"},
+		{"live-fifo", 'F', 0, NULL, "... as named pipes, for smpirun -replay"},
+		{"no-pingpong", 'P', 0, NULL,
+		 "do not measure the network before an MPI\n"
+		 "application (by default an MPI ping-pong between\n"
+		 "two of its hosts gives the SimGrid platform its\n"
+		 "latency and bandwidth; logs/pingpong.log). A\n"
+		 "measure is kept for a day and used again by the\n"
+		 "next job with the same hosts, MPI and settings\n"
+		 "(docs/modules/manager-launch.md)"},
+		{"fresh-pingpong", 'R', 0, NULL,
+		 "measure again even when a kept measure applies"},
+		{"times", 'T', 0, NULL,
+		 "at the end, one line with the seconds each phase\n"
+		 "took (set-up, collectors up, ping-pong,\n"
+		 "application, drain, post-processing and\n"
+		 "exports, report)"},
+	},
+	.col = 25,
 	.head = "usage: tapestry launch [-o DIR] [--start-timeout S] APP.xml\n"
 		"  Runs the job APP.xml describes: validates it (nothing starts when\n"
 		"  it is invalid), starts the root receiver writing DIR, then every\n"
@@ -1175,7 +1180,6 @@ static const struct mgr_opts_doc launch_doc = {
 		"  (leaves first), writes the outputs APP.xml asks for and prints\n"
 		"  the report. DIR/plan holds the generated files, DIR/logs the\n"
 		"  collectors' messages.\n",
-	.shorts = "o", .col = 25, .opt = launch_opt,
 	.tail = "  Exit status: the application's, 1 when launching or collection\n"
 		"  failed (everything started is stopped), 2 on a usage error.\n",
 };

@@ -38,36 +38,41 @@
 #define START_TIMEOUT_MS 10000
 #define DRAIN_TIMEOUT_MS 60000
 
-static const struct mgr_opt run_opt[] = {
-	{"output", 'o', "DIR", "job directory to create (must not exist)"},
-	{"verbose", 'v', NULL, "show the collectors' messages too (always kept in\n"
-	 "DIR/logs)"},
-	{"sensors", 's', "LIST", "libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
-	 "is an MPI launcher (mpirun, mpiexec, srun...) or\n"
-	 "links an MPI library)"},
-	{"mpi", 'm', "FLAVOUR", "openmpi or mpich: which MPI sensor (default: told by\n"
-	 "PROGRAM's name and links, its libraries, a launcher's\n"
-	 "--version)"},
-	{"secret-file", 'S', "F", "job secret the sensors must prove (default: a new\n"
-	 "one, DIR/creds/secret, as launch makes)"},
-	{"keep-going", 'k', NULL, "do not fail when PROGRAM exits non-zero"},
-	{"no-pingpong", 'P', NULL, "when PROGRAM is an MPI launcher, do not measure the\n"
-	 "network first (by default: an MPI ping-pong of two\n"
-	 "processes with that launcher, for the SimGrid\n"
-	 "platform; DIR/logs/pingpong.log). A measure is\n"
-	 "kept for a day and used again with the same\n"
-	 "launcher, MPI and settings"},
-	{"fresh-pingpong", 'R', NULL, "measure again even when a kept measure applies"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc run_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "DIR",
+		 "job directory to create (must not exist)"},
+		{"verbose", 'v', MGR_OPT_SHORT, NULL,
+		 "show the collectors' messages too (always kept in\n"
+		 "DIR/logs)"},
+		{"sensors", 's', 0, "LIST",
+		 "libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
+		 "is an MPI launcher (mpirun, mpiexec, srun...) or\n"
+		 "links an MPI library)"},
+		{"mpi", 'm', 0, "FLAVOUR",
+		 "openmpi or mpich: which MPI sensor (default: told by\n"
+		 "PROGRAM's name and links, its libraries, a launcher's\n"
+		 "--version)"},
+		{"secret-file", 'S', 0, "F",
+		 "job secret the sensors must prove (default: a new\n"
+		 "one, DIR/creds/secret, as launch makes)"},
+		{"keep-going", 'k', 0, NULL, "do not fail when PROGRAM exits non-zero"},
+		{"no-pingpong", 'P', 0, NULL,
+		 "when PROGRAM is an MPI launcher, do not measure the\n"
+		 "network first (by default: an MPI ping-pong of two\n"
+		 "processes with that launcher, for the SimGrid\n"
+		 "platform; DIR/logs/pingpong.log). A measure is\n"
+		 "kept for a day and used again with the same\n"
+		 "launcher, MPI and settings"},
+		{"fresh-pingpong", 'R', 0, NULL,
+		 "measure again even when a kept measure applies"},
+	},
+	.in_order = 1, .col = 24,
 	.head = "usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
 		"                    -- PROGRAM [ARGS...]\n"
 		"  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
 		"  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
 		"  the job directory DIR (default: ./tapestry-job-PID).\n",
-	.shorts = "+ov", .col = 24, .opt = run_opt,
 	.tail = "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
 		"  mode (one line says so).\n"
 		"  Exit status: PROGRAM's (or 1 when tracing failed).\n",

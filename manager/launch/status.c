@@ -329,20 +329,20 @@ static void show(struct tree *t, int i, int depth)
 			show(t, k, depth + 1);
 }
 
-static const struct mgr_opt status_opt[] = {
-	{"secret-file", 'S', "F", "the job's secret (when the collectors use one)"},
-	{"timeout", 't', "S", "give up after S seconds (1 to 86400, default 5)"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc status_doc = {
+	.opt = {
+		{"secret-file", 'S', 0, "F",
+		 "the job's secret (when the collectors use one)"},
+		{"timeout", 't', 0, "S",
+		 "give up after S seconds (1 to 86400, default 5)"},
+	},
+	.col = 20,
 	.head = "usage: tapestry status [--secret-file F] [--timeout S] [ADDR:PORT]\n"
 		"  Shows the live collector tree below the collector at ADDR:PORT\n"
 		"  (default 127.0.0.1:7450): each collector with its children,\n"
 		"  streams, event and byte rates, buffered and spilled bytes, drops.\n"
 		"  Collectors below report every --stats-period (tapestry launch\n"
 		"  starts them with 1 s), so a new one shows after that.\n",
-	.shorts = "", .col = 20, .opt = status_opt,
 };
 
 int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len)

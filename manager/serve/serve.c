@@ -327,28 +327,28 @@ static void on_request(struct evhttp_request *req, void *arg)
 
 /* ---- the command ------------------------------------------------------------- */
 
-static const struct mgr_opt serve_opt[] = {
-	{"listen", 'l', "ADDR:PORT", "where to listen (default 127.0.0.1:7480; port 0:\n"
-	 "any, printed). A non-loopback address needs\n"
-	 "--secret-file"},
-	{"jobs", 'j', "DIR", "job directories (default: .)"},
-	{"descriptions", 'd', "DIR", "job descriptions, *.xml (default: .)"},
-	{"secret-file", 'S', "F", "the token every request must present"},
-	{"collector", 'c', "A:P", "a collector tree to show (root or any collector);\n"
-	 "launches from the page add theirs"},
-	{"collector-secret-file", 'C', "F", "the collectors' job secret"},
-	{"allow-upload", 'u', NULL, "accept new descriptions from the page"},
-	{NULL},
-};
-
 static const struct mgr_opts_doc serve_doc = {
+	.opt = {
+		{"listen", 'l', 0, "ADDR:PORT",
+		 "where to listen (default 127.0.0.1:7480; port 0:\n"
+		 "any, printed). A non-loopback address needs\n"
+		 "--secret-file"},
+		{"jobs", 'j', 0, "DIR", "job directories (default: .)"},
+		{"descriptions", 'd', 0, "DIR", "job descriptions, *.xml (default: .)"},
+		{"secret-file", 'S', 0, "F", "the token every request must present"},
+		{"collector", 'c', 0, "A:P",
+		 "a collector tree to show (root or any collector);\n"
+		 "launches from the page add theirs"},
+		{"collector-secret-file", 'C', 0, "F", "the collectors' job secret"},
+		{"allow-upload", 'u', 0, NULL, "accept new descriptions from the page"},
+	},
+	.col = 23,
 	.head = "usage: tapestry serve [--listen ADDR:PORT] [--jobs DIR] [--descriptions DIR]\n"
 		"                      [--secret-file F] [--collector ADDR:PORT]\n"
 		"                      [--collector-secret-file F] [--allow-upload]\n"
 		"  The web page of tapestry: the job directories under --jobs with\n"
 		"  their report, timeline and exports; the live collector tree; the\n"
 		"  job descriptions of --descriptions, their plan, and a launch.\n",
-	.shorts = "", .col = 23, .opt = serve_opt,
 };
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)

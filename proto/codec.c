@@ -46,6 +46,7 @@
 #define CTX_SLOTS 4096		/* (type, previous type) history entries */
 #define DREL_MARGIN 16	/* bits a batch must save to code an arg that way */
 #define BLOCK_RECORDS 64	/* transform(): records per block of planes */
+#define DREL_JUDGED 1024	/* records of a type choose_drel() looks at */
 #define CTX_MUL 97		/* slot = (type * 97 + previous type) mod 4096 */
 #define TYPE_SLOTS 256		/* per-type history entries (type mod 256) */
 #define DREL_MAX (1 + 2 * 255)	/* count, then (type, arg mask) pairs */
@@ -92,6 +93,7 @@ struct proto_codec {
 	uint64_t cost[TYPE_SLOTS][2][PROTO_EV_NARGS];
 	uint64_t last[TYPE_SLOTS][2][PROTO_EV_NARGS];
 	uint32_t seen[TYPE_SLOTS];	/* gen: cost and last are this batch's */
+	uint32_t judged[TYPE_SLOTS];	/* records of the type judged so far */
 };
 
 /* ---- little-endian access -------------------------------------------- */
@@ -443,7 +445,10 @@ static inline unsigned bits(uint64_t x)
 
 /* Which arguments of which types (< 256) this batch codes against the
  * record's duration: those whose residuals would be shorter that way,
- * judged on per-type deltas (a cheap stand-in for the real predictor).
+ * judged on per-type deltas (a cheap stand-in for the real predictor) over
+ * the first DREL_JUDGED records of each type: judging every record cost a
+ * quarter of the encoder's time on a batch of one call, and a type whose
+ * arguments track the duration shows it in its first thousand records.
  * Fills c->drel. */
 static void choose_drel(struct proto_codec *c, const struct proto_event *ev,
 			size_t n)
@@ -460,9 +465,12 @@ static void choose_drel(struct proto_codec *c, const struct proto_event *ev,
 			continue;
 		if (c->seen[t] != c->gen) {
 			c->seen[t] = c->gen;
+			c->judged[t] = 0;
 			memset(c->cost[t], 0, sizeof(c->cost[t]));
 			memset(c->last[t], 0, sizeof(c->last[t]));
 		}
+		if (c->judged[t]++ >= DREL_JUDGED)
+			continue;
 		for (k = 0; k < PROTO_EV_NARGS; k++) {
 			uint64_t a = (uint64_t)ev[i].arg[k];
 

@@ -45,7 +45,7 @@
 #define HIST_VALS 8		/* duration, the six arguments, gap */
 #define CTX_SLOTS 4096		/* (type, previous type) history entries */
 #define DREL_MARGIN 16	/* bits a batch must save to code an arg that way */
-#define BLOCK_RECORDS 64	/* transform(): records per block of planes */
+#define BLOCK_RECORDS 256	/* transform(): records per block of planes */
 #define DREL_JUDGED 1024	/* records of a type choose_drel() looks at */
 #define CTX_MUL 97		/* slot = (type * 97 + previous type) mod 4096 */
 #define TYPE_SLOTS 256		/* per-type history entries (type mod 256) */

@@ -219,6 +219,8 @@ SN_HIDDEN uint64_t sn_threads_dropped(void);
 SN_HIDDEN uint64_t sn_threads_written(void);
 /* Records waiting in every ring, a snapshot (sender side). */
 SN_HIDDEN size_t sn_threads_pending(void);
+/* 1 when a ring past half full kicked the sender since its last drain. */
+SN_HIDDEN int sn_threads_kicked(void);
 SN_HIDDEN void sn_threads_atfork_child(void);
 /* Emit an instant tracer event on the calling thread, bypassing the guard
  * (used by the sender and the signal handler). 0 or PROTO_E_FULL. */
@@ -247,6 +249,9 @@ SN_HIDDEN void sn_sender_stop(void);
  * set-up. */
 SN_HIDDEN void sn_sender_flush(int reason, int timeout_ms);
 SN_HIDDEN void sn_sender_calibrate(int timeout_ms);
+/* On the sender thread between calibration samples: drain the rings when
+ * they hold enough (no-op elsewhere). */
+SN_HIDDEN void sn_sender_tend(void);
 /* Resume after a failed exec: new stream, reconnect. */
 SN_HIDDEN void sn_sender_resume(void);
 SN_HIDDEN void sn_sender_meta_changed(void);

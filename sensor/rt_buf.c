@@ -664,6 +664,20 @@ size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max)
 	return total;
 }
 
+/* 1 when a ring's producer has kicked the sender since its last drain
+ * (the ring was past half full). */
+int sn_threads_kicked(void)
+{
+	int k = 0;
+
+	pthread_mutex_lock(&threads_mu);
+	for (int i = 0; i < nthreads && !k; i++)
+		k = atomic_load_explicit(&threads[i]->kicked,
+					 memory_order_relaxed);
+	pthread_mutex_unlock(&threads_mu);
+	return k;
+}
+
 /* Records waiting in every ring (a snapshot; the producers go on). */
 size_t sn_threads_pending(void)
 {

@@ -62,6 +62,8 @@
  * a batch cost half again as many bytes per event as thousands (the
  * codec's and zstd's per-batch costs) */
 #define DRAIN_MIN_RECORDS 4096
+/* a drain that emptied the rings once goes on only while this many wait */
+#define DRAIN_TAIL_MIN 1024
 #define PING_PERIOD_NS (5ull * 1000000000ull)
 #define LOSS_PERIOD_NS (100ull * 1000000ull)
 #define RBUF 65536
@@ -687,6 +689,13 @@ static void drain(int force, int all)
 		size_t got, app;
 
 		if (S.kept_bytes >= S.keep_limit)
+			break;
+		/* what came in while the last batch was encoded waits for the
+		 * next drain unless it makes a batch worth its fixed cost
+		 * (about 6 us: 150 ns a record in the batches of 40 that
+		 * emptying the rings to the last record made at 6 million
+		 * records a second) */
+		if (round > 0 && !force && sn_threads_pending() < DRAIN_TAIL_MIN)
 			break;
 		got = sn_threads_drain(collect, NULL, BATCH_EVENTS - S.nev);
 		app = S.nev_app;

@@ -233,6 +233,7 @@ SN_HIDDEN void sn_strings_reset(void);
 SN_HIDDEN void sn_clock_init(void);
 SN_HIDDEN void sn_clock_anchor(void);
 SN_HIDDEN uint64_t sn_clock_fix(uint64_t prov);
+SN_HIDDEN void sn_clock_fix_events(struct proto_event *ev, size_t n);
 SN_HIDDEN const char *sn_clock_method(void);
 SN_HIDDEN double sn_clock_tsc_hz(void);
 

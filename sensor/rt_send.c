@@ -615,12 +615,11 @@ static int collect(void *ctx, const struct proto_event *ev, size_t n)
 
 	(void)ctx;
 	memcpy(out, ev, n * sizeof(*ev));
+	sn_clock_fix_events(out, n);
 	for (size_t i = 0; i < n; i++) {
 		if (out[i].type == PROTO_EV_STRING ||
 		    out[i].type == PROTO_EV_ARRAY)
 			continue;
-		out[i].t_start = sn_clock_fix(out[i].t_start);
-		out[i].t_end = sn_clock_fix(out[i].t_end);
 		if (out[i].tid != S.own_tid)
 			S.nev_app++;
 		else if (out[i].type != PROTO_EV_FLUSH &&

@@ -18,8 +18,9 @@
  * then BATCH / PING / CLOCK / LOSS; BYE at the end (docs/ARCHITECTURE.md).
  * Clock: 20 PING/PONG rounds after connecting (phase 0), 5 every 5 s
  * (phase 1), 20 at the end (phase 2), shipped as CLOCK frames.
- * Its own work appears in the trace: FLUSH (drain + encode) and SEND
- * events with durations, MEM_SAMPLE every TAPESTRY_MEM_PERIOD_MS.
+ * Its own work appears in the trace: FLUSH (encode; its cpu_ns also
+ * counts collecting the batch from the rings) and SEND events with
+ * durations, MEM_SAMPLE every TAPESTRY_MEM_PERIOD_MS.
  *
  * Everything here runs on the sender thread except sn_sender_kick(),
  * sn_sender_flush() and the fork/resume requests, which only touch
@@ -104,6 +105,7 @@ static struct {
 	uint64_t last_drain;	/* the last drain (mono ns) */
 	uint64_t loss_sent, loss_first_seq;
 	uint64_t minflt, majflt;
+	uint64_t collect_cpu;	/* thread CPU of collecting S.ev (in FLUSH) */
 	uint8_t nonce[PROTO_NONCE];
 	/* what the reader saw */
 	int got_challenge, got_welcome, got_error;
@@ -669,15 +671,17 @@ static void ship(void)
 	atomic_fetch_add(&kept_events, b->nrec);
 	atomic_fetch_add(&kept_batches, 1);
 	sn_emit(PROTO_EV_FLUSH, 0, t0, sn_now_fast(), (int64_t)S.nev,
-		(int64_t)b->len, (int64_t)(cpu_now() - c0), 0);
+		(int64_t)b->len, (int64_t)(cpu_now() - c0 + S.collect_cpu), 0);
 	S.nev = S.nev_app = 0;
 	S.own_payload = 0;
+	S.collect_cpu = 0;
 	if (S.sock >= 0 && S.sent_upto + 1 == b->seq)
 		send_batch(b);
 	return;
 drop:
 	S.nev = S.nev_app = 0;
 	S.own_payload = 0;
+	S.collect_cpu = 0;
 }
 
 /* Drain the rings into batches. force: ship even the sender's own
@@ -686,6 +690,7 @@ static void drain(int force, int all)
 {
 	for (int round = 0; round < (all ? 256 : 4); round++) {
 		size_t got, app;
+		uint64_t c0;
 
 		if (S.kept_bytes >= S.keep_limit)
 			break;
@@ -696,7 +701,9 @@ static void drain(int force, int all)
 		 * records a second) */
 		if (round > 0 && !force && sn_threads_pending() < DRAIN_TAIL_MIN)
 			break;
+		c0 = cpu_now();
 		got = sn_threads_drain(collect, NULL, BATCH_EVENTS - S.nev);
+		S.collect_cpu += cpu_now() - c0;
 		app = S.nev_app;
 		if (S.nev == BATCH_EVENTS || app > 0 ||
 		    (S.nev > 0 && ((force && round == 0) || S.own_payload)))
@@ -1171,6 +1178,7 @@ void sn_sender_atfork_child(void)
 	S.tmp = NULL;
 	S.rbuf = NULL;
 	S.nev = S.nev_app = 0;
+	S.collect_cpu = 0;
 	S.rlen = 0;
 	S.warned = 0;
 	S.backoff_ms = 0;

@@ -159,7 +159,7 @@ void sn_clock_anchor(void)
 
 /* Map a provisional stamp onto CLOCK_MONOTONIC (plus any configured
  * drift). Sender thread only. */
-uint64_t sn_clock_fix(uint64_t prov)
+static inline uint64_t fix_one(uint64_t prov)
 {
 	int64_t d = (int64_t)(prov - a0_prov);
 	int64_t m = d;
@@ -176,6 +176,12 @@ uint64_t sn_clock_fix(uint64_t prov)
 	return r;
 }
 
+/* fix_one() for the other files (clock pings). */
+uint64_t sn_clock_fix(uint64_t prov)
+{
+	return fix_one(prov);
+}
+
 /* sn_clock_fix() on the stamps of ev[0..n) in place (STRING and ARRAY
  * records hold no stamps). Sender thread only. */
 void sn_clock_fix_events(struct proto_event *ev, size_t n)
@@ -183,8 +189,8 @@ void sn_clock_fix_events(struct proto_event *ev, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].type == PROTO_EV_STRING || ev[i].type == PROTO_EV_ARRAY)
 			continue;
-		ev[i].t_start = sn_clock_fix(ev[i].t_start);
-		ev[i].t_end = sn_clock_fix(ev[i].t_end);
+		ev[i].t_start = fix_one(ev[i].t_start);
+		ev[i].t_end = fix_one(ev[i].t_end);
 	}
 }
 

@@ -8,17 +8,21 @@
  *
  *   sustained [CALLS]		(default 2000000)
  *
- * Prints "sustained: ns_per_call X calls N". Built twice by
+ * Prints "sustained: ns_per_call X calls N cpu_main_ns M cpu_proc_ns P":
+ * after the loop, the CPU time (user + system) of the main thread and of
+ * the whole process (a tracer's threads included) since start. Built twice by
  * bench/sustained.sh: as is (the libc sensor's wrapper when it is
  * preloaded) and with -DWITH_LTTNG and the provider bench/lttng_tp.{h,c}
  * (each write followed by the tapestry_bench:write tracepoint, what a
  * wrapper built on LTTng-UST would record).
  */
+#define _GNU_SOURCE	/* RUSAGE_THREAD */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +36,17 @@ static uint64_t now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time (user + system) in ns of who: RUSAGE_THREAD or RUSAGE_SELF */
+static uint64_t cpu_ns(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
 }
 
 int main(int argc, char **argv)
@@ -60,7 +75,10 @@ int main(int argc, char **argv)
 #endif
 	}
 	t1 = now();
-	printf("sustained: ns_per_call %.1f calls %ld\n", (double)(t1 - t0) / (double)calls, calls);
+	printf("sustained: ns_per_call %.1f calls %ld cpu_main_ns %llu cpu_proc_ns %llu\n",
+	       (double)(t1 - t0) / (double)calls, calls,
+	       (unsigned long long)cpu_ns(RUSAGE_THREAD),
+	       (unsigned long long)cpu_ns(RUSAGE_SELF));
 	close(fd);
 	return 0;
 }

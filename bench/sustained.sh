@@ -155,9 +155,10 @@ if [ -s "$T/sender" ]; then
 	done
 fi
 if [ -s "$T/cpu" ]; then
-	echo "CPU ns per call, marginal, medians over rounds: every process of the run"
-	echo "(beyond plain), the program's main thread, its other threads (the"
-	echo "sender), the rest (collectors, tapestry run)"
+	echo "CPU ns per call, marginal, medians over rounds: every process of"
+	echo "the run (and beyond plain), the program's main thread, its other"
+	echo "threads (the sender), the rest (the collectors, and tapestry run,"
+	echo "which reads the whole job at the end)"
 	printf '  %-12s %8s %8s %8s %8s %8s\n' config all added main sender rest
 	cb=$(awk '$1 == "plain" { print $2 }' "$T/cpu" | med)
 	for c in plain stream postmortem; do

@@ -6,7 +6,13 @@
  * traffic between cores, the collectors on the same machine) is in the
  * figure, not only the wrapper's own work.
  *
- *   sustained [CALLS]		(default 2000000)
+ *   sustained [CALLS [thread]]	(default 2000000)
+ *
+ * With "thread", a second thread that only sleeps is started first: the
+ * floor of any tracer with a thread in the program's process (glibc's
+ * write then takes its cancellation path, and the kernel locks the file
+ * position and counts file references once the descriptor table is shared
+ * between threads).
  *
  * Prints "sustained: ns_per_call X calls N cpu_main_ns M cpu_proc_ns P":
  * after the loop, the CPU time (user + system) of the main thread and of
@@ -18,6 +24,7 @@
  */
 #define _GNU_SOURCE	/* RUSAGE_THREAD */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +56,13 @@ static uint64_t cpu_ns(int who)
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
 }
 
+static void *idle(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	long calls = argc > 1 ? atol(argv[1]) : 2000000;
@@ -56,9 +70,15 @@ int main(int argc, char **argv)
 	uint64_t t0, t1;
 	int fd;
 
-	if (calls < 1) {
-		fprintf(stderr, "usage: sustained [CALLS]\n");
+	if (calls < 1 || (argc > 2 && strcmp(argv[2], "thread"))) {
+		fprintf(stderr, "usage: sustained [CALLS [thread]]\n");
 		return 2;
+	}
+	if (argc > 2) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, idle, NULL))
+			return 1;
 	}
 	fd = open("/dev/null", O_WRONLY);
 	if (fd < 0)

@@ -241,6 +241,9 @@ SN_HIDDEN double sn_clock_tsc_hz(void);
 SN_HIDDEN int sn_sender_start(void);
 SN_HIDDEN void sn_sender_kick(void);
 SN_HIDDEN int sn_sender_is_self(void);
+/* 1 on the sender thread once it has a descriptor table of its own
+ * (unshare(CLONE_FILES)): the program's descriptors are not in it. */
+SN_HIDDEN int sn_sender_own_table(void);
 SN_HIDDEN int sn_sender_running(void);
 SN_HIDDEN void sn_sender_atfork_child(void);
 SN_HIDDEN void sn_sender_stop(void);
@@ -283,6 +286,9 @@ SN_HIDDEN void sn_own_close(int slot);
  * free above it), so the program's call succeeds as it would untraced.
  * Called by the close/dup2/dup3/close_range/closefrom wrappers. */
 SN_HIDDEN void sn_own_evict(long lo, long hi);
+/* close(2) past the wrappers, for a descriptor that is not the program's
+ * (the close wrapper forgets that number's path and evicts the slots). */
+SN_HIDDEN void sn_raw_close(int fd);
 /* A forked child: close the parent's descriptors, empty the slots. */
 SN_HIDDEN void sn_own_atfork_child(void);
 

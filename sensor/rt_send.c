@@ -442,16 +442,23 @@ static int pump(int timeout_ms)
 	return 0;
 }
 
-/* Pump until *flag is set or deadline (mono ns) passes. 1 when set. */
-static int wait_for(int *flag, uint64_t deadline)
+/* Pump until *flag is set or deadline (mono ns) passes. 1 when set.
+ * tend (after META only: batches may go out): in steps of 2 ms, draining
+ * the rings between them (sn_sender_tend), for an answer that takes long
+ * (a collector short of CPU took tens of ms for a PONG while a ring of
+ * 9 ms overflowed). */
+static int wait_for(int *flag, uint64_t deadline, int tend)
 {
 	while (!*flag && !S.got_error) {
 		uint64_t now = mono();
+		int ms = (int)((deadline - now) / 1000000) + 1;
 
 		if (now >= deadline || S.sock < 0)
 			return 0;
-		if (pump((int)((deadline - now) / 1000000) + 1) < 0)
+		if (pump(tend && ms > 2 ? 2 : ms) < 0)
 			return 0;
+		if (tend && !*flag)
+			sn_sender_tend();
 	}
 	return *flag;
 }
@@ -598,7 +605,7 @@ static void ping_rounds(int rounds, uint32_t phase)
 			disconnect("PING send failed");
 			break;
 		}
-		if (!wait_for(&S.got_pong, mono() + 500000000ull))
+		if (!wait_for(&S.got_pong, mono() + 500000000ull, 1))
 			break;
 		c->sample[n].s = s;
 		c->sample[n].rj = S.pong.t_recv;
@@ -640,7 +647,7 @@ static int handshake(void)
 	snprintf(mp->u.hello.name, sizeof(mp->u.hello.name), "%s", exe);
 	if (send_msg(mp))
 		return PROTO_E_IO;
-	if (!wait_for(&S.got_challenge, dl))
+	if (!wait_for(&S.got_challenge, dl, 0))
 		return PROTO_E_AUTH;
 	mp = small_msg(PROTO_MSG_AUTH);
 	proto_auth_proof(PROTO_AUTH_CLIENT, sn_cfg.secret, sn_cfg.secretlen,
@@ -648,7 +655,7 @@ static int handshake(void)
 			 mp->u.auth.mac);
 	if (send_msg(mp))
 		return PROTO_E_IO;
-	if (!wait_for(&S.got_welcome, dl))
+	if (!wait_for(&S.got_welcome, dl, 0))
 		return PROTO_E_AUTH;
 	proto_auth_proof(PROTO_AUTH_SERVER, sn_cfg.secret, sn_cfg.secretlen,
 			 S.challenge.nonce, S.nonce, sn_stream_id(), proof);

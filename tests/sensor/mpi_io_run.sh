@@ -2,8 +2,9 @@
 # tests/sensor/mpi_io_run.sh FLAVOUR [LANG [PROG]] - MPI-IO (PROG io, the
 # default) or one-sided communication and groups (PROG rma: mpi_rma.c or .f90; the
 # same comparison of its events with its expectations, then the SimGrid
-# export's sleeps and the report's counts, see mpi_rma_exports) under the
-# MPI sensor.
+# export's sleeps and the report's counts, see mpi_rma_exports) or the
+# MPI-4 large-count forms (PROG large: mpi_large.c, the comparison only)
+# under the MPI sensor.
 #
 # FLAVOUR: ompi or mpich; LANG: c (default), f (mpi_io.f90, mpif.h) or f08
 # (mpi_io_f08.f90, the mpi_f08 module), compiled here with the flavour's
@@ -28,6 +29,7 @@ prog=${3:-io}
 NP=4
 case $prog in
 io)	names='^MPI_File_' ;;
+large)	names='^MPI_(Send|Ssend|Rsend|Bsend|Recv|Isend|Issend|Ibsend|Irsend|Irecv|Bcast|Reduce|Allreduce|Put|Get)$|^MPI_(Win|File)_' ;;
 rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
 *)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
 esac
@@ -50,7 +52,7 @@ run_mpi() {
 	_out=$1
 	_how=${2:-plain}
 	set -- "$exe" "$tmp/expect"
-	[ $prog = io ] && set -- "$exe" "$tmp/data" "$tmp/expect"
+	[ $prog = io ] || [ $prog = large ] && set -- "$exe" "$tmp/data" "$tmp/expect"
 	if [ "$_how" = traced ]; then
 		mpi_traced $NP -- "$@" > "$_out" 2> "$_out.err"
 	else
@@ -125,6 +127,10 @@ while [ $r -lt $NP ]; do
 	r=$((r + 1))
 done
 nexp=$(cat "$tmp"/expect.* | wc -l)
+if [ $prog = large ]; then
+	[ $status = 0 ] && echo "ok: $flavour mpi_large ($nexp large-count calls checked)"
+	exit $status
+fi
 if [ $prog = rma ]; then
 	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
 	mpi_rma_exports || status=1

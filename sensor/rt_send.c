@@ -836,7 +836,10 @@ void sn_sender_tend(void)
 {
 	int saved = sn_tls.guard;
 
+	/* not in the exit calibration: the exiting thread waits 1 s for it
+	 * (sn_sender_calibrate), and the program is about to end anyway */
 	if (!sn_sender_is_self() || S.ended ||
+	    atomic_load(&calib_req) == CAL_TAKEN ||
 	    !(sn_cfg.postmortem ? sn_threads_kicked() :
 	      sn_threads_pending() >= DRAIN_MIN_RECORDS))
 		return;

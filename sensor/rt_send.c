@@ -188,6 +188,45 @@ static void own_close(int slot)
 	}
 }
 
+/* Close the descriptors of this thread's table listed in
+ * /proc/thread-self/fd but keep (kernels before close_range, 5.9): passes
+ * of getdents64 until one closes nothing. 0, or -1 when the list cannot be
+ * read. */
+static int close_listed_but(int keep)
+{
+	char buf[4096];
+	int dir, closed;
+
+	dir = open("/proc/thread-self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	do {
+		long n;
+
+		closed = 0;
+		lseek(dir, 0, SEEK_SET);
+		while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				/* struct linux_dirent64: ino, off, reclen, type, name */
+				unsigned short reclen;
+				const char *name = buf + off + 19;
+				long fd;
+				char *end;
+
+				memcpy(&reclen, buf + off + 16, sizeof(reclen));
+				off += reclen;
+				fd = strtol(name, &end, 10);
+				if (*end || end == name || fd == keep || fd == dir)
+					continue;
+				sn_raw_close((int)fd);
+				closed = 1;
+			}
+		}
+	} while (closed);
+	sn_raw_close(dir);
+	return 0;
+}
+
 /* Close every descriptor of this thread's (private) table but keep. Its
  * copy of the program's table holds references to the program's files: a
  * pipe's write end kept here would keep the reader from ever seeing its
@@ -197,11 +236,15 @@ static void close_all_but(int keep)
 	struct rlimit rl;
 	long hi;
 
+#ifdef SYS_close_range
 	if ((keep == 0 || syscall(SYS_close_range, 0u, (unsigned)keep - 1, 0u) == 0) &&
 	    syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
 		return;
-	hi = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ?
-		(long)rl.rlim_cur : 1l << 20;
+#endif
+	if (close_listed_but(keep) == 0)
+		return;
+	hi = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ?
+		(long)rl.rlim_cur : 65536;
 	for (long fd = 0; fd < hi; fd++)
 		if (fd != keep)
 			sn_raw_close((int)fd);

@@ -265,8 +265,11 @@ static void go_private(void)
 {
 	int ev = sn_own_peek(SN_OWN_EVENT);
 
-	if (ev < 0 || unshare(CLONE_FILES) != 0)
+	if (ev < 0 || unshare(CLONE_FILES) != 0) {
+		SN_INFO("descriptor table shared with the program (%s)",
+			ev < 0 ? "no eventfd" : strerror(errno));
 		return;
+	}
 	close_all_but(ev);
 	for (int i = 0; i < SN_OWN_N; i++)
 		priv_fd[i] = -1;

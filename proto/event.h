@@ -144,6 +144,18 @@ int proto_ev_mpiio(unsigned type);
 /* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes). */
 int proto_ev_rma(unsigned type);
 
+/* The later collectives (issue 19), one run of events.def from
+ * MPI_Alltoallw: proto_ev_coll2() is 1 for Alltoallw and
+ * Reduce_scatter_block, 2 for a nonblocking collective, 3 for a blocking
+ * neighbourhood collective, 4 for a nonblocking one, else 0;
+ * proto_ev_icoll() the blocking type a nonblocking collective (or
+ * neighbourhood collective) completes as (MPI_Ibcast: MPI_BCAST,
+ * MPI_Ineighbor_alltoall: MPI_NEIGHBOR_ALLTOALL), 0 for any other type. */
+enum { PROTO_COLL2_NOT = 0, PROTO_COLL2_BLOCKING = 1, PROTO_COLL2_NB = 2,
+       PROTO_COLL2_NEIGHBOR = 3, PROTO_COLL2_INEIGHBOR = 4 };
+int proto_ev_coll2(unsigned type);
+unsigned proto_ev_icoll(unsigned type);
+
 /* Name of a field ("bytes"), or NULL. */
 const char *proto_field_name(unsigned f);
 

@@ -209,3 +209,45 @@ mpi_rma_exports() {
 	fi
 	return $_bad
 }
+
+# mpi_coll_exports: the exports of the collectives job (mpi_coll.c)
+# - CSV, Paje and Chrome: every collective of the expectations by name;
+# - OTF2: an MpiCollectiveBegin and End per collective (a nonblocking one's
+#   End at its completion);
+# - SimGrid time-independent trace: the export's warning lines.
+mpi_coll_exports() {
+	_bad=0
+	_all=$(cat "$tmp"/expect.* | wc -l)
+	"$B/manager/tapestry" export -f csv -o "$tmp/c.csv" "$job" 2> "$tmp/csv.err" || {
+		echo "FAIL: $flavour: export csv"; cat "$tmp/csv.err"; return 1; }
+	_n=$(awk -F, '$3 ~ /^MPI_(I[a-z]|Alltoallw|Reduce_scatter_block|Neighbor)/ && $3 != "MPI_Init"' "$tmp/c.csv" | wc -l)
+	if [ "$_n" != "$_all" ]; then
+		echo "FAIL: $flavour: CSV: $_n collectives, want $_all"
+		_bad=1
+	fi
+	"$B/manager/tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
+		echo "FAIL: $flavour: export chrome"; cat "$tmp/chrome.err"; return 1; }
+	_n=$(grep -Eo '"name":"MPI_(I[a-z]|Alltoallw|Reduce_scatter_block|Neighbor)[a-z_]*"' "$tmp/c.json" | grep -vc Init)
+	if [ "$_n" != "$_all" ]; then
+		echo "FAIL: $flavour: Chrome: $_n collectives, want $_all"
+		_bad=1
+	fi
+	"$B/manager/tapestry" export -f paje -o "$tmp/c.paje" "$job" 2> "$tmp/paje.err" || {
+		echo "FAIL: $flavour: export paje"; cat "$tmp/paje.err"; return 1; }
+	if ! grep -q 'MPI_Ineighbor_alltoallw' "$tmp/c.paje"; then
+		echo "FAIL: $flavour: Paje: no MPI_Ineighbor_alltoallw"
+		_bad=1
+	fi
+	if command -v otf2-print > /dev/null &&
+		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
+		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+		# the MPI_Reduce at the program's end is a collective too
+		_b=$(grep -c '^MPI_COLLECTIVE_BEGIN ' "$tmp/o.evts")
+		_e=$(grep -c '^MPI_COLLECTIVE_END ' "$tmp/o.evts")
+		if [ "$_b.$_e" != "$((_all + NP)).$((_all + NP))" ]; then
+			echo "FAIL: $flavour: OTF2: $_b collective begins, $_e ends, want $((_all + NP))"
+			_bad=1
+		fi
+	fi
+	return $_bad
+}

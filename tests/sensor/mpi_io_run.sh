@@ -2,8 +2,11 @@
 # tests/sensor/mpi_io_run.sh FLAVOUR [LANG [PROG]] - MPI-IO (PROG io, the
 # default) or one-sided communication and groups (PROG rma: mpi_rma.c or .f90; the
 # same comparison of its events with its expectations, then the SimGrid
-# export's sleeps and the report's counts, see mpi_rma_exports) under the
-# MPI sensor.
+# export's sleeps and the report's counts, see mpi_rma_exports) or the
+# nonblocking and neighbourhood collectives (PROG coll: mpi_coll.c; the same
+# comparison, ARRAY values included, every request completed once by
+# mpi_tracecheck -a, then the exports, see mpi_coll_exports) under the MPI
+# sensor.
 #
 # FLAVOUR: ompi or mpich; LANG: c (default), f (mpi_io.f90, mpif.h) or f08
 # (mpi_io_f08.f90, the mpi_f08 module), compiled here with the flavour's
@@ -29,6 +32,7 @@ NP=4
 case $prog in
 io)	names='^MPI_File_' ;;
 rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
+coll)	names='^MPI_(I(barrier|bcast|reduce|allreduce|gatherv?|scatterv?|allgatherv?|alltoall[vw]?|reduce_scatter(_block)?|scan|exscan)|Alltoallw|Reduce_scatter_block|I?[Nn]eighbor_[a-z]*)$' ;;
 *)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
 esac
 . ./tests/sensor/mpi_env.sh || exit 99
@@ -134,7 +138,13 @@ fi
 # The trace's MPI-IO events and waits, per rank: "rank name k=v ..."
 "$B/tests/sensor/dump_trace" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
 	echo "FAIL: $flavour: dump_trace"; cat "$tmp/dump.err"; exit 1; }
-awk -v names="$names" '$1 == "ev" {
+# (an event's ARRAY values follow it as "arr=v,v,...")
+awk -v names="$names" 'function out() { if (pend != "") print pend; pend = "" }
+$1 == "array" { if (pend != "") { v = $NF; sub(/^values=/, "", v)
+		pend = pend (narr++ ? "," : " arr=") v }
+	next }
+$1 == "ev" {
+	out(); narr = 0
 	s = $2; sub(/^stream=/, "", s)
 	name = $5; sub(/^name=/, "", name)
 	if (name == "MPI_Init") {
@@ -144,13 +154,14 @@ awk -v names="$names" '$1 == "ev" {
 	if (name !~ names && name != "MPI_Wait") next
 	line = name
 	for (i = 8; i <= NF; i++) line = line " " $i
-	print (s in rank ? rank[s] : "?"), line
-}' "$tmp/dump" > "$tmp/io"
+	pend = (s in rank ? rank[s] : "?") " " line
+}
+END { out() }' "$tmp/dump" > "$tmp/io"
 
 # compare RANK: the rank's events with its expectations, in order
 compare() {
 	grep "^$1 " "$tmp/io" | cut -d' ' -f2- > "$tmp/got.$1"
-	awk -v rank="$1" -v flavour="$flavour" '
+	awk -v rank="$1" -v flavour="$flavour" -v prog=$prog '
 	NR == FNR { if ($1 != "MPI_Wait") ev[++n] = $0; else wait[$0] = 1
 		    for (i = 2; i <= NF; i++) if ($1 == "MPI_Wait" && $i ~ /^req=/) waited[$i] = 1
 		    next }
@@ -166,7 +177,7 @@ compare() {
 			split($i, kv, "=")
 			if (kv[2] == "+") {
 				if (!(have[kv[1]] > 0)) { printf "FAIL: %s rank %s event %d (%s): %s=%s, want > 0\n", flavour, rank, k, $1, kv[1], have[kv[1]]; bad = 1 }
-				else if (kv[1] == "req" && !(("req=" have["req"]) in waited)) { printf "FAIL: %s rank %s event %d (%s): req %s never waited for\n", flavour, rank, k, $1, have["req"]; bad = 1 }
+				else if (kv[1] == "req" && prog != "coll" && !(("req=" have["req"]) in waited)) { printf "FAIL: %s rank %s event %d (%s): req %s never waited for\n", flavour, rank, k, $1, have["req"]; bad = 1 }
 			} else if (have[kv[1]] != kv[2]) {
 				printf "FAIL: %s rank %s event %d (%s): %s=%s, want %s\n", flavour, rank, k, $1, kv[1], have[kv[1]], kv[2]; bad = 1
 			}
@@ -182,6 +193,16 @@ while [ $r -lt $NP ]; do
 	r=$((r + 1))
 done
 nexp=$(cat "$tmp"/expect.* | wc -l)
+if [ $prog = coll ]; then
+	# every request completed exactly once, whatever completed it
+	"$B/tests/sensor/mpi_tracecheck" -a "$job" $NP MPI_Ibarrier=1 \
+		MPI_Ineighbor_alltoallw=1 > "$tmp/check.out" 2>&1 || {
+		echo "FAIL: $flavour: mpi_tracecheck"; cat "$tmp/check.out"; status=1; }
+	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
+	mpi_coll_exports || status=1
+	[ $status = 0 ] && echo "ok: $flavour mpi_coll ($nexp collectives checked)"
+	exit $status
+fi
 if [ $prog = rma ]; then
 	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
 	mpi_rma_exports || status=1

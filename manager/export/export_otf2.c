@@ -71,7 +71,15 @@ static int coll_op(unsigned type, OTF2_CollectiveOp *op)
 	case PROTO_EV_MPI_REDUCE_SCATTER: *op = OTF2_COLLECTIVE_OP_REDUCE_SCATTER; return 1;
 	case PROTO_EV_MPI_SCAN: *op = OTF2_COLLECTIVE_OP_SCAN; return 1;
 	case PROTO_EV_MPI_EXSCAN: *op = OTF2_COLLECTIVE_OP_EXSCAN; return 1;
-	default: return 0;
+	case PROTO_EV_MPI_ALLTOALLW: *op = OTF2_COLLECTIVE_OP_ALLTOALLW; return 1;
+	case PROTO_EV_MPI_REDUCE_SCATTER_BLOCK:
+		*op = OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
+		return 1;
+	default:
+		/* a nonblocking collective: its blocking form's operation (the
+		 * neighbourhood ones have none in OTF2: regions only) */
+		return proto_ev_coll2(type) == PROTO_COLL2_NB ?
+			coll_op(proto_ev_icoll(type), op) : 0;
 	}
 }
 
@@ -138,6 +146,16 @@ struct io_pending {
 	uint32_t handle;
 };
 
+/* A nonblocking collective begun (MpiCollectiveBegin at its call) and not
+ * completed yet: its MpiCollectiveEnd goes at the leave of the Wait / Test
+ * that completes its request, as Score-P writes it. */
+struct coll_pending {
+	uint32_t loc;
+	int64_t req;
+	OTF2_CollectiveOp op;
+	int64_t comm, root, bytes, rbytes;
+};
+
 /* A one-sided operation not completed yet: completed at its window's next
  * synchronisation on that location (fence, complete, unlock(_all),
  * flush(_all, _local, _local_all), free). */
@@ -165,6 +183,8 @@ struct otf2 {
 	size_t nwin;
 	struct rma_pending *rpend;
 	size_t nrpend, caprpend;
+	struct coll_pending *cpend;
+	size_t ncpend, capcpend;
 };
 
 static uint32_t str(struct otf2 *o, const char *s)
@@ -538,12 +558,12 @@ static int io_unpend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t *h)
 	return 0;
 }
 
-/* The I/O records of an MPI-IO point, or of a wait completing an MPI-IO
- * request: handle created at a successful open's leave, destroyed at a
- * close's; an operation begun at a read/write/sync's enter and completed
- * at its leave, or issued there (nonblocking: completed at the leave of
- * the MPI_Wait, MPI_Test or MPI_Waitany that completed it; a split
- * collective: at its _end's leave). Matching ids: the event number, the
+/* The I/O records of an MPI-IO point: handle created at a successful
+ * open's leave, destroyed at a close's; an operation begun at a
+ * read/write/sync's enter and completed at its leave, or issued there
+ * (nonblocking: completed by other_done() at the end point of the Wait*
+ * or Test* that completed it, whichever; a split collective: at its
+ * _end's leave). Matching ids: the event number, the
  * request | IO_NB, the file id | IO_SPLIT. */
 static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 		     OTF2_TimeStamp t)
@@ -554,21 +574,7 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	const char *name = proto_ev_info(p->type)->name;
 	uint32_t h;
 
-	if (io == PROTO_IO_NOT) {
-		int bi = proto_ev_arg(p->type, PROTO_F_bytes);
-		int64_t req;
-
-		if (enter || failed || !o->npend || bi < 0 ||
-		    (p->type != PROTO_EV_MPI_WAIT && p->type != PROTO_EV_MPI_WAITANY &&
-		     (p->type != PROTO_EV_MPI_TEST || !p->a[1])))
-			return;
-		req = p->a[proto_ev_arg(p->type, PROTO_F_req)];
-		if (io_unpend(o, p->loc, req, &h))
-			OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
-				p->a[bi] > 0 ? (uint64_t)p->a[bi] : 0, IO_NB | (uint64_t)req));
-		return;
-	}
-	if (p->type == PROTO_EV_MPI_FILE_DELETE ||
+	if (io == PROTO_IO_NOT || p->type == PROTO_EV_MPI_FILE_DELETE ||
 	    (h = io_handle(o, p->loc, p->a[0])) == UINT32_MAX)
 		return;
 	ri = proto_ev_arg(p->type, PROTO_F_req);
@@ -614,6 +620,65 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	} else
 		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
 			resi >= 0 && p->a[resi] > 0 ? (uint64_t)p->a[resi] : 0, match));
+}
+
+/* At the leave of a nonblocking collective that worked: its End waits for
+ * the completion of its request. */
+static void coll_pend(struct otf2 *o, const struct viz_pt *p, OTF2_CollectiveOp op)
+{
+	struct proto_event ev = {.type = p->type};
+
+	if (o->ncpend == o->capcpend) {
+		size_t cap = o->capcpend ? 2 * o->capcpend : 64;
+		struct coll_pending *n = cap <= IO_MAX ?
+			realloc(o->cpend, cap * sizeof(*n)) : NULL;
+
+		if (!n) {
+			o->err = 1;
+			return;
+		}
+		o->cpend = n;
+		o->capcpend = cap;
+	}
+	memcpy(ev.arg, p->a, sizeof(ev.arg));
+	o->cpend[o->ncpend++] = (struct coll_pending){p->loc,
+		mgr_ev_field(&ev, PROTO_F_req, 0), op,
+		mgr_ev_field(&ev, PROTO_F_comm, 0), mgr_ev_field(&ev, PROTO_F_root, -1),
+		mgr_ev_field(&ev, PROTO_F_bytes, 0), 0};
+	o->cpend[o->ncpend - 1].rbytes = mgr_ev_field(&ev, PROTO_F_rbytes,
+						      o->cpend[o->ncpend - 1].bytes);
+}
+
+static void coll_end(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
+		     OTF2_CollectiveOp op, int64_t comm, int64_t root,
+		     int64_t bytes, int64_t rbytes)
+{
+	OK(OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, op, comm_ref(o->s, comm),
+		root >= 0 ? (uint32_t)root : OTF2_UNDEFINED_UINT32,
+		(uint64_t)(bytes < 0 ? 0 : bytes), (uint64_t)(rbytes < 0 ? 0 : rbytes)));
+}
+
+/* A request other than a send's or a receive's completed (end point
+ * VIZ_EP_OTHER_DONE): a nonblocking collective's End, or an MPI-IO
+ * operation's IoOperationComplete. */
+static void other_done(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		       OTF2_TimeStamp t)
+{
+	int64_t req = p->a[5], bytes = p->a[4];
+	uint32_t h;
+
+	for (size_t i = 0; i < o->ncpend; i++) {
+		struct coll_pending *c = &o->cpend[i];
+
+		if (c->loc != p->loc || c->req != req)
+			continue;
+		coll_end(o, w, t, c->op, c->comm, c->root, c->bytes, c->rbytes);
+		*c = o->cpend[--o->ncpend];
+		return;
+	}
+	if (o->npend && io_unpend(o, p->loc, req, &h))
+		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
+			bytes > 0 ? (uint64_t)bytes : 0, IO_NB | (uint64_t)req));
 }
 
 /* The definitions of the MPI-IO paradigm, files and handles. */
@@ -665,19 +730,18 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 			io_point(o, w, p, t);
 		if (o->nwin && proto_ev_rma(p->type))
 			rma_point(o, w, p, t);
-		if (coll) {
+		if (coll && proto_ev_icoll(p->type) &&
+		    !(p->flags & PROTO_EVF_FAILED)) {
+			coll_pend(o, p, op);
+		} else if (coll) {
 			struct proto_event ev = {.type = p->type};
 
 			memcpy(ev.arg, p->a, sizeof(ev.arg));
 			int64_t bytes = mgr_ev_field(&ev, PROTO_F_bytes, 0);
-			int64_t rbytes = mgr_ev_field(&ev, PROTO_F_rbytes, bytes);
-			int64_t root = mgr_ev_field(&ev, PROTO_F_root, -1);
-			int64_t comm = mgr_ev_field(&ev, PROTO_F_comm, 0);
 
-			OK(OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, op, comm_ref(s, comm),
-				root >= 0 ? (uint32_t)root : OTF2_UNDEFINED_UINT32,
-				(uint64_t)(bytes < 0 ? 0 : bytes),
-				(uint64_t)(rbytes < 0 ? 0 : rbytes)));
+			coll_end(o, w, t, op, mgr_ev_field(&ev, PROTO_F_comm, 0),
+				 mgr_ev_field(&ev, PROTO_F_root, -1), bytes,
+				 mgr_ev_field(&ev, PROTO_F_rbytes, bytes));
 		}
 		OK(OTF2_EvtWriter_Leave(w, NULL, t, o->region[p->type < PROTO_EV__COUNT ? p->type : 0]));
 		break;
@@ -708,6 +772,9 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 			break;
 		case VIZ_EP_ISEND_DONE:
 			OK(OTF2_EvtWriter_MpiIsendComplete(w, NULL, t, req));
+			break;
+		case VIZ_EP_OTHER_DONE:
+			other_done(o, w, p, t);
 			break;
 		case VIZ_EP_IRECV_DONE:
 			if (known)
@@ -944,6 +1011,7 @@ done:
 	free(o->pend);
 	free(o->win);
 	free(o->rpend);
+	free(o->cpend);
 	free(o->nev);
 	mgr_viz_scan_free(&s);
 	return rc;

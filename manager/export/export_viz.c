@@ -206,7 +206,13 @@ static int req_done(struct viz_match *m, uint32_t proc, int64_t req,
 	m->freelist[m->nfree++] = (uint32_t)slot;
 	ep->req = req;
 	ep->comm = q->comm;
-	if (q->kind == VIZ_EP_ISEND) {
+	if (q->kind == VIZ_EP_OTHER_DONE) {
+		ep->kind = VIZ_EP_OTHER_DONE;
+		ep->peer = -2;
+		ep->tag = 0;
+		if (ep->bytes == INT64_MIN)
+			ep->bytes = q->bytes;
+	} else if (q->kind == VIZ_EP_ISEND) {
 		ep->kind = VIZ_EP_ISEND_DONE;
 		ep->peer = q->peer;
 		ep->tag = q->tag;
@@ -228,6 +234,27 @@ static int req_done(struct viz_match *m, uint32_t proc, int64_t req,
 static int64_t arg_of(const struct proto_event *ev, enum proto_field f)
 {
 	return mgr_ev_field(ev, f, -1);
+}
+
+/* A request that is neither a send nor a receive, started by me (a
+ * nonblocking collective, an MPI-IO or one-sided call, Comm_idup): kept so
+ * that its completion gives a VIZ_EP_OTHER_DONE end point; none here. */
+static void other_post(struct viz_match *m, uint32_t proc,
+		       const struct mgr_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	struct viz_ep ep;
+
+	if (!proto_ev_icoll(ev->type) && !proto_ev_mpiio(ev->type) &&
+	    !proto_ev_rma(ev->type) && ev->type != PROTO_EV_MPI_COMM_IDUP)
+		return;
+	memset(&ep, 0, sizeof(ep));
+	ep.kind = VIZ_EP_OTHER_DONE;
+	ep.req = mgr_ev_field(ev, PROTO_F_req, 0);
+	ep.comm = me->comm;
+	ep.bytes = mgr_ev_field(ev, PROTO_F_bytes, 0);
+	if (ep.req > 0)
+		req_post(m, proc, &ep);
 }
 
 void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
@@ -328,6 +355,7 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 		return;
 	}
 	default:
+		other_post(m, proc, me);
 		return;
 	}
 }

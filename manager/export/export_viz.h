@@ -127,6 +127,9 @@ enum viz_ep_kind {
 	VIZ_EP_IRECV_POST,	/* MPI_Irecv posted */
 	VIZ_EP_ISEND_DONE,	/* an Isend request completed (wait/test) */
 	VIZ_EP_IRECV_DONE,	/* an Irecv request completed: the message */
+	VIZ_EP_OTHER_DONE,	/* another request completed (a nonblocking
+				 * collective, MPI-IO, one-sided, Comm_idup):
+				 * req, bytes (the completion's), peer -2 */
 };
 
 /* A message end point of one event. When linked, the message is the ord-th

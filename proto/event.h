@@ -57,6 +57,10 @@ static inline void proto_ev_set_args(struct proto_event *e, int64_t a0,
  * returning false), folded into one record from the first one's start to
  * the last one's end; an ARRAY of 1 value follows: the number of calls. */
 #define PROTO_EVF_FOLDED 0x0008u
+/* An MPI call that failed (PROTO_EVF_FAILED too): an MPI_ERROR record
+ * with the code it returned follows it on its thread, after its ARRAY
+ * records. */
+#define PROTO_EVF_ERRCODE 0x0010u
 
 /* STRING records: t_start = string id (> 0), t_end = byte offset of this
  * chunk in the string, flags = chunk length (1..48), arg[] = the bytes.

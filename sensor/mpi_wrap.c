@@ -644,6 +644,25 @@ void mw_begin(struct mw_call *c, unsigned type)
 
 static void calibrate_wrapper(void);
 
+/* The MPI_ERROR record after the record of a call that returned rc (not
+ * MPI_SUCCESS) at t: only failed calls pay for it. */
+static void error_record(const struct mw_call *c, int rc, uint64_t t)
+{
+	struct proto_event *e;
+	int cls = 0;
+
+	if (PMPI_Error_class(rc, &cls) != MPI_SUCCESS)
+		cls = -1;
+	if (!(e = sn_slot()))
+		return;
+	e->t_start = t;
+	e->t_end = t;
+	e->type = PROTO_EV_MPI_ERROR;
+	e->flags = PROTO_EVF_INSTANT;
+	proto_ev_set_args(e, rc, cls, c->type, 0, 0, 0);
+	sn_commit(e);
+}
+
 void mw_end(struct mw_call *c, int rc)
 {
 	struct proto_event *e;
@@ -653,7 +672,7 @@ void mw_end(struct mw_call *c, int rc)
 	if (c->on) {
 		t1 = mw_t_ret >= c->t0 ? mw_t_ret : sn_now();
 		if (rc != MPI_SUCCESS)
-			c->flags |= PROTO_EVF_FAILED;
+			c->flags |= PROTO_EVF_FAILED | PROTO_EVF_ERRCODE;
 		if (c->narr)
 			c->flags |= PROTO_EVF_HASARRAY;
 		/* a fold's record, and the COMPUTE event kept back, before
@@ -668,6 +687,8 @@ void mw_end(struct mw_call *c, int rc)
 			sn_commit(e);
 			if (c->narr)
 				sn_array(c->arr, c->narr);
+			if (rc != MPI_SUCCESS)
+				error_record(c, rc, t1);
 		}
 		mw_compute_open();
 		sn_leave();

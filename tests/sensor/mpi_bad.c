@@ -9,12 +9,19 @@
  * MPI_PROC_NULL, MPI_IN_PLACE, MPI_BOTTOM, MPI_MESSAGE_NO_PROC, zero
  * counts) must not crash the wrapper. Prints one line per rank: "ok" or
  * the calls that differed.
+ *
+ *   mpi_bad [ERRS]
+ *
+ * With ERRS, each rank writes to ERRS.RANK the code each MPI_ call that
+ * failed returned, one line each in call order ("CODE CLASS"): the trace's
+ * mpi_error records must hold the same (tests/sensor/mpi_reqs.sh).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
 static int rank, size, bad;
+static FILE *errs;
 
 static void same(const char *what, int rc_pmpi, int rc_mpi)
 {
@@ -22,6 +29,8 @@ static void same(const char *what, int rc_pmpi, int rc_mpi)
 
 	MPI_Error_class(rc_pmpi, &c1);
 	MPI_Error_class(rc_mpi, &c2);
+	if (errs && rc_mpi != MPI_SUCCESS)
+		fprintf(errs, "%d %d\n", rc_mpi, c2);
 	if (c1 != c2) {
 		printf("rank %d: %s: PMPI class %d, MPI class %d\n", rank, what, c1, c2);
 		bad++;
@@ -119,8 +128,19 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+	if (argc > 1) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s.%d", argv[1], rank);
+		if (!(errs = fopen(path, "w"))) {
+			perror(path);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	}
 	errors();
 	sentinels();
+	if (errs)
+		fclose(errs);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (!bad)
 		printf("rank %d ok\n", rank);

@@ -5,8 +5,10 @@
 # export's sleeps and the report's counts, see mpi_rma_exports) or the
 # nonblocking and neighbourhood collectives (PROG coll: mpi_coll.c; the same
 # comparison, ARRAY values included, every request completed once by
-# mpi_tracecheck -a, then the exports, see mpi_coll_exports) under the MPI
-# sensor.
+# mpi_tracecheck -a, then the exports, see mpi_coll_exports) or point to
+# point from 3 threads a rank (PROG threads: mpi_threads.c, skipped without
+# MPI_THREAD_MULTIPLE; mpi_tracecheck -a with the counts, the threads) under
+# the MPI sensor.
 #
 # FLAVOUR: ompi or mpich; LANG: c (default), f (mpi_io.f90, mpif.h) or f08
 # (mpi_io_f08.f90, the mpi_f08 module), compiled here with the flavour's
@@ -32,6 +34,7 @@ NP=4
 case $prog in
 io)	names='^MPI_File_' ;;
 rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
+threads) names='^MPI_' ;;
 coll)	names='^MPI_(I(barrier|bcast|reduce|allreduce|gatherv?|scatterv?|allgatherv?|alltoall[vw]?|reduce_scatter(_block)?|scan|exscan)|Alltoallw|Reduce_scatter_block|I?[Nn]eighbor_[a-z]*)$' ;;
 *)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
 esac
@@ -105,6 +108,8 @@ run_mpi() {
 run_mpi "$tmp/plain.out" || {
 	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out" "$tmp/plain.out.err"
 	exit 1; }
+grep -q "^mpi_threads: no MPI_THREAD_MULTIPLE" "$tmp/plain.out" &&
+	skip "$flavour: no MPI_THREAD_MULTIPLE"
 grep -q "^mpi_$prog: ok\$" "$tmp/plain.out" || {
 	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out"; exit 1; }
 
@@ -133,6 +138,24 @@ if ! cmp -s "$tmp/plain.out" "$tmp/traced.out"; then
 	echo "FAIL: $flavour: output changed by the sensor"
 	diff "$tmp/plain.out" "$tmp/traced.out"
 	status=1
+fi
+
+if [ $prog = threads ]; then
+	# NT=3 threads x ITER=40 rounds: the counts per rank, every message
+	# matched, every request completed once (mpi_tracecheck -a), and each
+	# rank's Sendrecvs on 3 threads
+	"$B/tests/sensor/mpi_tracecheck" -a "$job" $NP MPI_Sendrecv=120 \
+		MPI_Irecv=240 MPI_Isend=360 MPI_Waitall=120 MPI_Recv=120 \
+		MPI_Wait=120 MPI_Waitany=240 MPI_Comm_dup=2 > "$tmp/check.out" 2>&1 || {
+		echo "FAIL: $flavour: mpi_tracecheck"; cat "$tmp/check.out"; status=1; }
+	"$B/tests/sensor/dump_trace" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
+		echo "FAIL: $flavour: dump_trace"; cat "$tmp/dump.err"; exit 1; }
+	n=$(awk '$1 == "ev" && $5 == "name=MPI_Sendrecv" { print $2, $4 }' "$tmp/dump" |
+		sort -u | wc -l)
+	[ "$n" = $((NP * 3)) ] || {
+		echo "FAIL: $flavour: MPI_Sendrecv on $n threads, want $((NP * 3))"; status=1; }
+	[ $status = 0 ] && echo "ok: $flavour mpi_threads (3 threads a rank)"
+	exit $status
 fi
 
 # The trace's MPI-IO events and waits, per rank: "rank name k=v ..."

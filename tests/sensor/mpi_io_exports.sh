@@ -61,9 +61,10 @@ mpi_io_exports() {
 				"destroy handles files):$_got, want$_want"
 			_bad=1
 		fi
-		if grep -qi 'warning\|error' "$tmp/o.evts" "$tmp/o.defs"; then
+		# (the region of the failed calls' mpi_error records aside)
+		if grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | grep -qv '"mpi_error"'; then
 			echo "FAIL: $flavour: otf2-print complains"
-			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | head -n 5
+			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | grep -v '"mpi_error"' | head -n 5
 			_bad=1
 		fi
 	fi

@@ -174,7 +174,7 @@ $1 == "ev" {
 		for (i = 6; i <= NF; i++) if ($i ~ /^rank=/) { r = $i; sub(/^rank=/, "", r); rank[s] = r }
 		next
 	}
-	if (name !~ names && name != "MPI_Wait") next
+	if (name !~ names && name !~ /^MPI_(Wait|Test)(all|any|some)?$/) next
 	line = name
 	for (i = 8; i <= NF; i++) line = line " " $i
 	pend = (s in rank ? rank[s] : "?") " " line
@@ -185,8 +185,16 @@ END { out() }' "$tmp/dump" > "$tmp/io"
 compare() {
 	grep "^$1 " "$tmp/io" | cut -d' ' -f2- > "$tmp/got.$1"
 	awk -v rank="$1" -v flavour="$flavour" -v prog=$prog '
-	NR == FNR { if ($1 != "MPI_Wait") ev[++n] = $0; else wait[$0] = 1
-		    for (i = 2; i <= NF; i++) if ($1 == "MPI_Wait" && $i ~ /^req=/) waited[$i] = 1
+	# the completions (whichever call): the request ids they repeat, from
+	# their req argument or their ARRAY (proto_ev_done: 4 values a request
+	# for MPI_Waitall, 5 for the others, the id first)
+	NR == FNR { if ($1 !~ /^MPI_(Wait|Test)(all|any|some)?$/) { ev[++n] = $0; next }
+		    stride = $1 == "MPI_Waitall" ? 4 : 5
+		    for (i = 2; i <= NF; i++) {
+			if ($i ~ /^req=/) waited[$i] = 1
+			if ($i ~ /^arr=/) { v = $i; sub(/^arr=/, "", v); m = split(v, a, ",")
+				for (j = 1; j <= m; j += stride) waited["req=" a[j]] = 1 }
+		    }
 		    next }
 	{
 		k++

@@ -7,6 +7,10 @@
  * collectives (expanded by sensor/mpi_gen.h with the prologue and epilogue
  * of mpi_wrap.c).
  *
+ * The calls that share a signature (Iallreduce / Iscan / Iexscan, the
+ * allgather and alltoall forms, the v and w forms ...) have one body each,
+ * their do_NAME() made by a local macro per signature.
+ *
  * A nonblocking collective records what its blocking form records, then
  * req: a fresh request id bound to its handle (kind MW_REQ_COLL, peer -2),
  * so that the Wait / Test that completes it records the same id once
@@ -85,23 +89,36 @@ void mw_coll_gather(struct mw_call *c, const void *sbuf, int scount,
 		       mw_type_bytes(stype, scount), rb, root, id, rid, 0);
 }
 
+/* Gatherv (gather 1) and Scatterv (0) mirrored: one count and type on
+ * every rank's own side (a gatherv's send, a scatterv's receive), counts a
+ * rank on the root's other side (with the ARRAY); inplace: the root's own
+ * side is its block of the counts. */
+static void rooted_v(struct mw_call *c, int gather, int inplace, int count,
+		     MPI_Datatype type, const int *counts, MPI_Datatype ctype,
+		     int root, MPI_Comm comm, int64_t rid)
+{
+	int me, size;
+	int64_t id = mw_comm_info(comm, &size, &me), many = 0, one, *arr = NULL;
+	size_t n = size > 0 ? (size_t)size : 0;
+
+	one = mw_type_bytes(type, count);
+	if (me == root && counts) {
+		if (c->on)
+			arr = mw_call_array(c, &n);
+		many = counts_bytes(arr, n, counts, size, NULL, ctype);
+		if (inplace && root >= 0 && root < size)
+			one = mw_type_bytes(ctype, counts[root]);
+	}
+	proto_args_set(c->arg, gather ? one : many, gather ? many : one, root,
+		       id, rid, 0);
+}
+
 void mw_coll_gatherv(struct mw_call *c, const void *sbuf, int scount,
 		     MPI_Datatype stype, const int *rcounts, MPI_Datatype rtype,
 		     int root, MPI_Comm comm, int64_t rid)
 {
-	int me, size;
-	int64_t id = mw_comm_info(comm, &size, &me), rb = 0, sb, *arr = NULL;
-	size_t n = size > 0 ? (size_t)size : 0;
-
-	sb = mw_type_bytes(stype, scount);
-	if (me == root && rcounts) {
-		if (c->on)
-			arr = mw_call_array(c, &n);
-		rb = counts_bytes(arr, n, rcounts, size, NULL, rtype);
-		if (sbuf == MPI_IN_PLACE && root >= 0 && root < size)
-			sb = mw_type_bytes(rtype, rcounts[root]);
-	}
-	proto_args_set(c->arg, sb, rb, root, id, rid, 0);
+	rooted_v(c, 1, sbuf == MPI_IN_PLACE, scount, stype, rcounts, rtype,
+		 root, comm, rid);
 }
 
 void mw_coll_scatter(struct mw_call *c, int scount, MPI_Datatype stype,
@@ -120,19 +137,8 @@ void mw_coll_scatterv(struct mw_call *c, const int *scounts,
 		      MPI_Datatype stype, const void *rbuf, int rcount,
 		      MPI_Datatype rtype, int root, MPI_Comm comm, int64_t rid)
 {
-	int me, size;
-	int64_t id = mw_comm_info(comm, &size, &me), sb = 0, rb, *arr = NULL;
-	size_t n = size > 0 ? (size_t)size : 0;
-
-	rb = mw_type_bytes(rtype, rcount);
-	if (me == root && scounts) {
-		if (c->on)
-			arr = mw_call_array(c, &n);
-		sb = counts_bytes(arr, n, scounts, size, NULL, stype);
-		if (rbuf == MPI_IN_PLACE && root >= 0 && root < size)
-			rb = mw_type_bytes(stype, scounts[root]);
-	}
-	proto_args_set(c->arg, sb, rb, root, id, rid, 0);
+	rooted_v(c, 0, rbuf == MPI_IN_PLACE, rcount, rtype, scounts, stype,
+		 root, comm, rid);
 }
 
 void mw_coll_allgather(struct mw_call *c, const void *sbuf, int scount,
@@ -216,21 +222,7 @@ static int64_t coll_req(int rc, MPI_Comm comm, MPI_Request *req)
 	return mw_req_start(*req, req, &q);
 }
 
-/* ---- Alltoallw, Reduce_scatter_block ----------------------------------- */
-
-static int do_Alltoallw(struct mw_call *c, const void *sbuf,
-			const int scounts[], const int sdispls[],
-			const MPI_Datatype stypes[], void *rbuf,
-			const int rcounts[], const int rdispls[],
-			const MPI_Datatype rtypes[], MPI_Comm comm)
-{
-	int rc = next_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-				rdispls, rtypes, comm);
-
-	mw_coll_alltoallv(c, sbuf, scounts, stypes, MPI_DATATYPE_NULL, rcounts,
-			  rtypes, MPI_DATATYPE_NULL, comm, 0);
-	return rc;
-}
+/* ---- Reduce_scatter_block ---------------------------------------------- */
 
 /* bytes: the whole vector reduced (rcount x type size x comm size), as
  * Reduce_scatter's total; each rank's block is bytes / size */
@@ -240,7 +232,8 @@ static void rsb_args(struct mw_call *c, int rcount, MPI_Datatype type,
 	int size;
 	int64_t id = mw_comm_info(comm, &size, NULL);
 
-	proto_args_set(c->arg, mw_type_bytes(type, rcount) * (size > 0 ? size : 0),
+	proto_args_set(c->arg,
+		       mw_type_bytes(type, rcount) * (size > 0 ? size : 0),
 		       id, rid, 0, 0, 0);
 }
 
@@ -287,30 +280,6 @@ static int do_Ireduce(struct mw_call *c, const void *sbuf, void *rbuf,
 	return rc;
 }
 
-static int do_Iallreduce(struct mw_call *c, const void *sbuf, void *rbuf,
-			 int count, MPI_Datatype type, MPI_Op op,
-			 MPI_Comm comm, MPI_Request *req)
-{
-	int rc = next_Iallreduce(sbuf, rbuf, count, type, op, comm, req);
-
-	mw_coll_plain(c, mw_type_bytes(type, count), comm,
-		      coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Igather(struct mw_call *c, const void *sbuf, int scount,
-		      MPI_Datatype stype, void *rbuf, int rcount,
-		      MPI_Datatype rtype, int root, MPI_Comm comm,
-		      MPI_Request *req)
-{
-	int rc = next_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root,
-			      comm, req);
-
-	mw_coll_gather(c, sbuf, scount, stype, rcount, rtype, root, comm,
-		       coll_req(rc, comm, req));
-	return rc;
-}
-
 static int do_Igatherv(struct mw_call *c, const void *sbuf, int scount,
 		       MPI_Datatype stype, void *rbuf, const int rcounts[],
 		       const int displs[], MPI_Datatype rtype, int root,
@@ -324,19 +293,6 @@ static int do_Igatherv(struct mw_call *c, const void *sbuf, int scount,
 	return rc;
 }
 
-static int do_Iscatter(struct mw_call *c, const void *sbuf, int scount,
-		       MPI_Datatype stype, void *rbuf, int rcount,
-		       MPI_Datatype rtype, int root, MPI_Comm comm,
-		       MPI_Request *req)
-{
-	int rc = next_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root,
-			       comm, req);
-
-	mw_coll_scatter(c, scount, stype, rbuf, rcount, rtype, root, comm,
-			coll_req(rc, comm, req));
-	return rc;
-}
-
 static int do_Iscatterv(struct mw_call *c, const void *sbuf,
 			const int scounts[], const int displs[],
 			MPI_Datatype stype, void *rbuf, int rcount,
@@ -345,76 +301,9 @@ static int do_Iscatterv(struct mw_call *c, const void *sbuf,
 {
 	int rc = next_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount,
 				rtype, root, comm, req);
+	int64_t rid = coll_req(rc, comm, req);
 
-	mw_coll_scatterv(c, scounts, stype, rbuf, rcount, rtype, root, comm,
-			 coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Iallgather(struct mw_call *c, const void *sbuf, int scount,
-			 MPI_Datatype stype, void *rbuf, int rcount,
-			 MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
-{
-	int rc = next_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype,
-				 comm, req);
-
-	mw_coll_allgather(c, sbuf, scount, stype, rcount, rtype, comm,
-			  coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Iallgatherv(struct mw_call *c, const void *sbuf, int scount,
-			  MPI_Datatype stype, void *rbuf, const int rcounts[],
-			  const int displs[], MPI_Datatype rtype, MPI_Comm comm,
-			  MPI_Request *req)
-{
-	int rc = next_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs,
-				  rtype, comm, req);
-
-	mw_coll_allgatherv(c, sbuf, scount, stype, rcounts, rtype, comm,
-			   coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Ialltoall(struct mw_call *c, const void *sbuf, int scount,
-			MPI_Datatype stype, void *rbuf, int rcount,
-			MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
-{
-	int rc = next_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm,
-				req);
-
-	mw_coll_allgather(c, sbuf, scount, stype, rcount, rtype, comm,
-			  coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Ialltoallv(struct mw_call *c, const void *sbuf,
-			 const int scounts[], const int sdispls[],
-			 MPI_Datatype stype, void *rbuf, const int rcounts[],
-			 const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-			 MPI_Request *req)
-{
-	int rc = next_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts,
-				 rdispls, rtype, comm, req);
-
-	mw_coll_alltoallv(c, sbuf, scounts, NULL, stype, rcounts, NULL, rtype,
-			  comm, coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Ialltoallw(struct mw_call *c, const void *sbuf,
-			 const int scounts[], const int sdispls[],
-			 const MPI_Datatype stypes[], void *rbuf,
-			 const int rcounts[], const int rdispls[],
-			 const MPI_Datatype rtypes[], MPI_Comm comm,
-			 MPI_Request *req)
-{
-	int rc = next_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-				 rdispls, rtypes, comm, req);
-
-	mw_coll_alltoallv(c, sbuf, scounts, stypes, MPI_DATATYPE_NULL, rcounts,
-			  rtypes, MPI_DATATYPE_NULL, comm,
-			  coll_req(rc, comm, req));
+	mw_coll_scatterv(c, scounts, stype, rbuf, rcount, rtype, root, comm, rid);
 	return rc;
 }
 
@@ -437,28 +326,6 @@ static int do_Ireduce_scatter_block(struct mw_call *c, const void *sbuf,
 					    req);
 
 	rsb_args(c, rcount, type, comm, coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Iscan(struct mw_call *c, const void *sbuf, void *rbuf,
-		    int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-		    MPI_Request *req)
-{
-	int rc = next_Iscan(sbuf, rbuf, count, type, op, comm, req);
-
-	mw_coll_plain(c, mw_type_bytes(type, count), comm,
-		      coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Iexscan(struct mw_call *c, const void *sbuf, void *rbuf,
-		      int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-		      MPI_Request *req)
-{
-	int rc = next_Iexscan(sbuf, rbuf, count, type, op, comm, req);
-
-	mw_coll_plain(c, mw_type_bytes(type, count), comm,
-		      coll_req(rc, comm, req));
 	return rc;
 }
 
@@ -596,18 +463,199 @@ static void nbr_args(struct mw_call *c, MPI_Comm comm,
 	proto_args_set(c->arg, sb, rb, mw_comm_id(comm, 0, NULL), in, out, rid);
 }
 
-static int do_Neighbor_allgather(struct mw_call *c, const void *sbuf,
-				 int scount, MPI_Datatype stype, void *rbuf,
-				 int rcount, MPI_Datatype rtype, MPI_Comm comm)
+/* nbr_args() for one count and type a side (allgather, alltoall) */
+static void nbr_blocks(struct mw_call *c, MPI_Comm comm, int scount,
+		       MPI_Datatype stype, int rcount, MPI_Datatype rtype,
+		       int64_t rid)
 {
-	int rc = next_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount,
-					 rtype, comm);
 	struct nbr_side s = {scount, NULL, stype, NULL};
 	struct nbr_side r = {rcount, NULL, rtype, NULL};
 
-	nbr_args(c, comm, &s, &r, 0);
+	nbr_args(c, comm, &s, &r, rid);
+}
+
+/* nbr_args() for counts per neighbour on the receive side, and on the send
+ * side unless scounts is NULL (then scount each); types per neighbour
+ * where given (the w forms) */
+static void nbr_counts(struct mw_call *c, MPI_Comm comm, int scount,
+		       const int *scounts, MPI_Datatype stype,
+		       const MPI_Datatype *stypes, const int *rcounts,
+		       MPI_Datatype rtype, const MPI_Datatype *rtypes,
+		       int64_t rid)
+{
+	struct nbr_side s = {scount, scounts, stype, stypes};
+	struct nbr_side r = {0, rcounts, rtype, rtypes};
+
+	nbr_args(c, comm, &s, &r, rid);
+}
+
+/* ---- the calls that share a signature: one body each ------------------- */
+
+/* Iallreduce, Iscan, Iexscan */
+typedef int (*plain_fn)(const void *, void *, int, MPI_Datatype, MPI_Op,
+			MPI_Comm, MPI_Request *);
+
+static int i_plain(struct mw_call *c, plain_fn fn, const void *sbuf,
+		   void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+		   MPI_Comm comm, MPI_Request *req)
+{
+	int rc = fn(sbuf, rbuf, count, type, op, comm, req);
+
+	mw_coll_plain(c, mw_type_bytes(type, count), comm,
+		      coll_req(rc, comm, req));
 	return rc;
 }
+
+#define I_PLAIN(name) \
+static int do_##name(struct mw_call *c, const void *sbuf, void *rbuf, \
+		     int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, \
+		     MPI_Request *req) \
+{ \
+	return i_plain(c, next_##name, sbuf, rbuf, count, type, op, comm, \
+		       req); \
+}
+I_PLAIN(Iallreduce)
+I_PLAIN(Iscan)
+I_PLAIN(Iexscan)
+
+/* Igather, Iscatter (gather 1, scatter 0) */
+typedef int (*rooted_fn)(const void *, int, MPI_Datatype, void *, int,
+			 MPI_Datatype, int, MPI_Comm, MPI_Request *);
+
+static int i_rooted(struct mw_call *c, rooted_fn fn, int gather,
+		    const void *sbuf, int scount, MPI_Datatype stype,
+		    void *rbuf, int rcount, MPI_Datatype rtype, int root,
+		    MPI_Comm comm, MPI_Request *req)
+{
+	int rc = fn(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
+	int64_t rid = coll_req(rc, comm, req);
+
+	if (gather)
+		mw_coll_gather(c, sbuf, scount, stype, rcount, rtype, root,
+			       comm, rid);
+	else
+		mw_coll_scatter(c, scount, stype, rbuf, rcount, rtype, root,
+				comm, rid);
+	return rc;
+}
+
+#define I_ROOTED(name, gather) \
+static int do_##name(struct mw_call *c, const void *sbuf, int scount, \
+		     MPI_Datatype stype, void *rbuf, int rcount, \
+		     MPI_Datatype rtype, int root, MPI_Comm comm, \
+		     MPI_Request *req) \
+{ \
+	return i_rooted(c, next_##name, gather, sbuf, scount, stype, rbuf, \
+			rcount, rtype, root, comm, req); \
+}
+I_ROOTED(Igather, 1)
+I_ROOTED(Iscatter, 0)
+
+/* one count and type a side: Iallgather, Ialltoall, the neighbourhood
+ * allgather and alltoall (blocking: req NULL, fn not called with it) */
+typedef int (*blocks_fn)(const void *, int, MPI_Datatype, void *, int,
+			 MPI_Datatype, MPI_Comm, MPI_Request *);
+typedef int (*blocks_b_fn)(const void *, int, MPI_Datatype, void *, int,
+			   MPI_Datatype, MPI_Comm);
+
+static void blocks_args(struct mw_call *c, int nbr, const void *sbuf,
+			int scount, MPI_Datatype stype, int rcount,
+			MPI_Datatype rtype, MPI_Comm comm, int64_t rid)
+{
+	if (nbr)
+		nbr_blocks(c, comm, scount, stype, rcount, rtype, rid);
+	else
+		mw_coll_allgather(c, sbuf, scount, stype, rcount, rtype, comm,
+				  rid);
+}
+
+static int i_blocks(struct mw_call *c, blocks_fn fn, int nbr,
+		    const void *sbuf, int scount, MPI_Datatype stype,
+		    void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+		    MPI_Request *req)
+{
+	int rc = fn(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+
+	blocks_args(c, nbr, sbuf, scount, stype, rcount, rtype, comm,
+		    coll_req(rc, comm, req));
+	return rc;
+}
+
+#define I_BLOCKS(name, nbr) \
+static int do_##name(struct mw_call *c, const void *sbuf, int scount, \
+		     MPI_Datatype stype, void *rbuf, int rcount, \
+		     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) \
+{ \
+	return i_blocks(c, next_##name, nbr, sbuf, scount, stype, rbuf, \
+			rcount, rtype, comm, req); \
+}
+I_BLOCKS(Iallgather, 0)
+I_BLOCKS(Ialltoall, 0)
+I_BLOCKS(Ineighbor_allgather, 1)
+I_BLOCKS(Ineighbor_alltoall, 1)
+
+static int b_blocks(struct mw_call *c, blocks_b_fn fn, const void *sbuf,
+		    int scount, MPI_Datatype stype, void *rbuf, int rcount,
+		    MPI_Datatype rtype, MPI_Comm comm)
+{
+	int rc = fn(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+
+	blocks_args(c, 1, sbuf, scount, stype, rcount, rtype, comm, 0);
+	return rc;
+}
+
+#define B_BLOCKS(name) \
+static int do_##name(struct mw_call *c, const void *sbuf, int scount, \
+		     MPI_Datatype stype, void *rbuf, int rcount, \
+		     MPI_Datatype rtype, MPI_Comm comm) \
+{ \
+	return b_blocks(c, next_##name, sbuf, scount, stype, rbuf, rcount, \
+			rtype, comm); \
+}
+B_BLOCKS(Neighbor_allgather)
+B_BLOCKS(Neighbor_alltoall)
+
+/* a count a rank or neighbour on the receive side: Iallgatherv, the
+ * neighbourhood allgatherv (blocking: req NULL) */
+typedef int (*gv_fn)(const void *, int, MPI_Datatype, void *, const int *,
+		     const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+
+static void gv_args(struct mw_call *c, int nbr, const void *sbuf,
+		    int scount, MPI_Datatype stype, const int *rcounts,
+		    MPI_Datatype rtype, MPI_Comm comm, int64_t rid)
+{
+	if (nbr)
+		nbr_counts(c, comm, scount, NULL, stype, NULL, rcounts, rtype,
+			   NULL, rid);
+	else
+		mw_coll_allgatherv(c, sbuf, scount, stype, rcounts, rtype,
+				   comm, rid);
+}
+
+static int i_gv(struct mw_call *c, gv_fn fn, int nbr, const void *sbuf,
+		int scount, MPI_Datatype stype, void *rbuf,
+		const int *rcounts, const int *displs, MPI_Datatype rtype,
+		MPI_Comm comm, MPI_Request *req)
+{
+	int rc = fn(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm,
+		    req);
+
+	gv_args(c, nbr, sbuf, scount, stype, rcounts, rtype, comm,
+		coll_req(rc, comm, req));
+	return rc;
+}
+
+#define I_GV(name, nbr) \
+static int do_##name(struct mw_call *c, const void *sbuf, int scount, \
+		     MPI_Datatype stype, void *rbuf, const int rcounts[], \
+		     const int displs[], MPI_Datatype rtype, MPI_Comm comm, \
+		     MPI_Request *req) \
+{ \
+	return i_gv(c, next_##name, nbr, sbuf, scount, stype, rbuf, rcounts, \
+		    displs, rtype, comm, req); \
+}
+I_GV(Iallgatherv, 0)
+I_GV(Ineighbor_allgatherv, 1)
 
 static int do_Neighbor_allgatherv(struct mw_call *c, const void *sbuf,
 				  int scount, MPI_Datatype stype, void *rbuf,
@@ -616,130 +664,69 @@ static int do_Neighbor_allgatherv(struct mw_call *c, const void *sbuf,
 {
 	int rc = next_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts,
 					  displs, rtype, comm);
-	struct nbr_side s = {scount, NULL, stype, NULL};
-	struct nbr_side r = {0, rcounts, rtype, NULL};
 
-	nbr_args(c, comm, &s, &r, 0);
+	gv_args(c, 1, sbuf, scount, stype, rcounts, rtype, comm, 0);
 	return rc;
 }
 
-static int do_Neighbor_alltoall(struct mw_call *c, const void *sbuf,
-				int scount, MPI_Datatype stype, void *rbuf,
-				int rcount, MPI_Datatype rtype, MPI_Comm comm)
+/* counts a rank or neighbour on both sides, one type or a type each:
+ * Ialltoallv, Ialltoallw, Alltoallw and the neighbourhood alltoallv and
+ * alltoallw, blocking or not (the displacements' type, int or MPI_Aint,
+ * is the signature's only difference) */
+static void vw_args(struct mw_call *c, int nbr, const void *sbuf,
+		    const int *scounts, const MPI_Datatype *stypes,
+		    MPI_Datatype stype, const int *rcounts,
+		    const MPI_Datatype *rtypes, MPI_Datatype rtype,
+		    MPI_Comm comm, int64_t rid)
 {
-	int rc = next_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount,
-					rtype, comm);
-	struct nbr_side s = {scount, NULL, stype, NULL};
-	struct nbr_side r = {rcount, NULL, rtype, NULL};
-
-	nbr_args(c, comm, &s, &r, 0);
-	return rc;
+	if (nbr)
+		nbr_counts(c, comm, 0, scounts, stype, stypes, rcounts, rtype,
+			   rtypes, rid);
+	else
+		mw_coll_alltoallv(c, sbuf, scounts, stypes, stype, rcounts,
+				  rtypes, rtype, comm, rid);
 }
 
-static int do_Neighbor_alltoallv(struct mw_call *c, const void *sbuf,
-				 const int scounts[], const int sdispls[],
-				 MPI_Datatype stype, void *rbuf,
-				 const int rcounts[], const int rdispls[],
-				 MPI_Datatype rtype, MPI_Comm comm)
-{
-	int rc = next_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf,
-					 rcounts, rdispls, rtype, comm);
-	struct nbr_side s = {0, scounts, stype, NULL};
-	struct nbr_side r = {0, rcounts, rtype, NULL};
-
-	nbr_args(c, comm, &s, &r, 0);
-	return rc;
+/* the v forms (one type a side); REQ: the request argument or nothing */
+#define VW_V(name, nbr, disp, ...) \
+static int do_##name(struct mw_call *c, const void *sbuf, \
+		     const int scounts[], const disp sdispls[], \
+		     MPI_Datatype stype, void *rbuf, const int rcounts[], \
+		     const disp rdispls[], MPI_Datatype rtype, MPI_Comm comm \
+		     __VA_OPT__(, MPI_Request *__VA_ARGS__)) \
+{ \
+	int rc = next_##name(sbuf, scounts, sdispls, stype, rbuf, rcounts, \
+			     rdispls, rtype, comm __VA_OPT__(, __VA_ARGS__)); \
+\
+	vw_args(c, nbr, sbuf, scounts, NULL, stype, rcounts, NULL, rtype, \
+		comm, __VA_OPT__(coll_req(rc, comm, __VA_ARGS__) +) 0); \
+	return rc; \
 }
+VW_V(Ialltoallv, 0, int, req)
+VW_V(Neighbor_alltoallv, 1, int)
+VW_V(Ineighbor_alltoallv, 1, int, req)
 
-static int do_Neighbor_alltoallw(struct mw_call *c, const void *sbuf,
-				 const int scounts[], const MPI_Aint sdispls[],
-				 const MPI_Datatype stypes[], void *rbuf,
-				 const int rcounts[], const MPI_Aint rdispls[],
-				 const MPI_Datatype rtypes[], MPI_Comm comm)
-{
-	int rc = next_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf,
-					 rcounts, rdispls, rtypes, comm);
-	struct nbr_side s = {0, scounts, MPI_DATATYPE_NULL, stypes};
-	struct nbr_side r = {0, rcounts, MPI_DATATYPE_NULL, rtypes};
-
-	nbr_args(c, comm, &s, &r, 0);
-	return rc;
+/* the w forms (a type a rank or neighbour) */
+#define VW_W(name, nbr, disp, ...) \
+static int do_##name(struct mw_call *c, const void *sbuf, \
+		     const int scounts[], const disp sdispls[], \
+		     const MPI_Datatype stypes[], void *rbuf, \
+		     const int rcounts[], const disp rdispls[], \
+		     const MPI_Datatype rtypes[], MPI_Comm comm \
+		     __VA_OPT__(, MPI_Request *__VA_ARGS__)) \
+{ \
+	int rc = next_##name(sbuf, scounts, sdispls, stypes, rbuf, rcounts, \
+			     rdispls, rtypes, comm __VA_OPT__(, __VA_ARGS__)); \
+\
+	vw_args(c, nbr, sbuf, scounts, stypes, MPI_DATATYPE_NULL, rcounts, \
+		rtypes, MPI_DATATYPE_NULL, comm, \
+		__VA_OPT__(coll_req(rc, comm, __VA_ARGS__) +) 0); \
+	return rc; \
 }
-
-static int do_Ineighbor_allgather(struct mw_call *c, const void *sbuf,
-				  int scount, MPI_Datatype stype, void *rbuf,
-				  int rcount, MPI_Datatype rtype, MPI_Comm comm,
-				  MPI_Request *req)
-{
-	int rc = next_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount,
-					  rtype, comm, req);
-	struct nbr_side s = {scount, NULL, stype, NULL};
-	struct nbr_side r = {rcount, NULL, rtype, NULL};
-
-	nbr_args(c, comm, &s, &r, coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Ineighbor_allgatherv(struct mw_call *c, const void *sbuf,
-				   int scount, MPI_Datatype stype, void *rbuf,
-				   const int rcounts[], const int displs[],
-				   MPI_Datatype rtype, MPI_Comm comm,
-				   MPI_Request *req)
-{
-	int rc = next_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts,
-					   displs, rtype, comm, req);
-	struct nbr_side s = {scount, NULL, stype, NULL};
-	struct nbr_side r = {0, rcounts, rtype, NULL};
-
-	nbr_args(c, comm, &s, &r, coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Ineighbor_alltoall(struct mw_call *c, const void *sbuf,
-				 int scount, MPI_Datatype stype, void *rbuf,
-				 int rcount, MPI_Datatype rtype, MPI_Comm comm,
-				 MPI_Request *req)
-{
-	int rc = next_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount,
-					 rtype, comm, req);
-	struct nbr_side s = {scount, NULL, stype, NULL};
-	struct nbr_side r = {rcount, NULL, rtype, NULL};
-
-	nbr_args(c, comm, &s, &r, coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Ineighbor_alltoallv(struct mw_call *c, const void *sbuf,
-				  const int scounts[], const int sdispls[],
-				  MPI_Datatype stype, void *rbuf,
-				  const int rcounts[], const int rdispls[],
-				  MPI_Datatype rtype, MPI_Comm comm,
-				  MPI_Request *req)
-{
-	int rc = next_Ineighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf,
-					  rcounts, rdispls, rtype, comm, req);
-	struct nbr_side s = {0, scounts, stype, NULL};
-	struct nbr_side r = {0, rcounts, rtype, NULL};
-
-	nbr_args(c, comm, &s, &r, coll_req(rc, comm, req));
-	return rc;
-}
-
-static int do_Ineighbor_alltoallw(struct mw_call *c, const void *sbuf,
-				  const int scounts[], const MPI_Aint sdispls[],
-				  const MPI_Datatype stypes[], void *rbuf,
-				  const int rcounts[], const MPI_Aint rdispls[],
-				  const MPI_Datatype rtypes[], MPI_Comm comm,
-				  MPI_Request *req)
-{
-	int rc = next_Ineighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf,
-					  rcounts, rdispls, rtypes, comm, req);
-	struct nbr_side s = {0, scounts, MPI_DATATYPE_NULL, stypes};
-	struct nbr_side r = {0, rcounts, MPI_DATATYPE_NULL, rtypes};
-
-	nbr_args(c, comm, &s, &r, coll_req(rc, comm, req));
-	return rc;
-}
+VW_W(Alltoallw, 0, int)
+VW_W(Ialltoallw, 0, int, req)
+VW_W(Neighbor_alltoallw, 1, MPI_Aint)
+VW_W(Ineighbor_alltoallw, 1, MPI_Aint, req)
 
 /* ---- the exported wrappers --------------------------------------------- */
 

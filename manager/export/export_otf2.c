@@ -14,6 +14,7 @@
 
 #include "manager/post/events.h"
 #include "manager/export/export.h"
+#include "manager/post/grow.h"
 #include "manager/export/export_viz.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
@@ -628,17 +629,11 @@ static void coll_pend(struct otf2 *o, const struct viz_pt *p, OTF2_CollectiveOp 
 {
 	struct proto_event ev = {.type = p->type};
 
-	if (o->ncpend == o->capcpend) {
-		size_t cap = o->capcpend ? 2 * o->capcpend : 64;
-		struct coll_pending *n = cap <= IO_MAX ?
-			realloc(o->cpend, cap * sizeof(*n)) : NULL;
-
-		if (!n) {
-			o->err = 1;
-			return;
-		}
-		o->cpend = n;
-		o->capcpend = cap;
+	if (o->ncpend >= IO_MAX ||
+	    mgr_grow((void **)&o->cpend, &o->capcpend, o->ncpend + 1,
+		     sizeof(*o->cpend))) {
+		o->err = 1;
+		return;
 	}
 	memcpy(ev.arg, p->a, sizeof(ev.arg));
 	o->cpend[o->ncpend++] = (struct coll_pending){p->loc,

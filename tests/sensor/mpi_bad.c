@@ -131,11 +131,9 @@ int main(int argc, char **argv)
 	if (argc > 1) {
 		char path[4096];
 
+		/* (without it the test finds no codes: it fails there) */
 		snprintf(path, sizeof(path), "%s.%d", argv[1], rank);
-		if (!(errs = fopen(path, "w"))) {
-			perror(path);
-			MPI_Abort(MPI_COMM_WORLD, 2);
-		}
+		errs = fopen(path, "w");
 	}
 	errors();
 	sentinels();

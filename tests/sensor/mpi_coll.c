@@ -107,6 +107,14 @@ static void rooted(void)
 		want(dsum[1] == 10.0, "ireduce");
 }
 
+/* The line of a rooted v-collective: its ARRAY (the counts 1, 2, 3, 4
+ * ints) at the root only. */
+static void v_expect(const char *name, int sb, int rb, int root)
+{
+	fprintf(ex, "%s bytes=%d rbytes=%d root=%d comm=0 req=+%s\n", name, sb,
+		rb, root, rank == root ? " arr=4,8,12,16" : "");
+}
+
 /* Igather(v), Iscatter(v): completed by Waitsome */
 static void rooted_v(void)
 {
@@ -119,11 +127,7 @@ static void rooted_v(void)
 		rank == 0 ? 12 : 0);
 	MPI_Igatherv(s, rank + 1, MPI_INT, gv, counts, displs, MPI_INT, 3,
 		     MPI_COMM_WORLD, &r[1]);
-	if (rank == 3)
-		fprintf(ex, "MPI_Igatherv bytes=16 rbytes=40 root=3 comm=0 req=+ arr=4,8,12,16\n");
-	else
-		fprintf(ex, "MPI_Igatherv bytes=%d rbytes=0 root=3 comm=0 req=+\n",
-			4 * (rank + 1));
+	v_expect("MPI_Igatherv", 4 * (rank + 1), rank == 3 ? 40 : 0, 3);
 	for (int i = 0; i < 10; i++)
 		sv[i] = i;
 	MPI_Iscatter(sv, 2, MPI_INT, sc, 2, MPI_INT, 1, MPI_COMM_WORLD, &r[2]);
@@ -131,11 +135,7 @@ static void rooted_v(void)
 		rank == 1 ? 8 : 0);
 	MPI_Iscatterv(sv, counts, displs, MPI_INT, rv, rank + 1, MPI_INT, 0,
 		      MPI_COMM_WORLD, &r[3]);
-	if (rank == 0)
-		fprintf(ex, "MPI_Iscatterv bytes=40 rbytes=4 root=0 comm=0 req=+ arr=4,8,12,16\n");
-	else
-		fprintf(ex, "MPI_Iscatterv bytes=0 rbytes=%d root=0 comm=0 req=+\n",
-			4 * (rank + 1));
+	v_expect("MPI_Iscatterv", rank == 0 ? 40 : 0, 4 * (rank + 1), 0);
 	complete(r, 4, 0);
 	if (rank == 0)
 		want(g[3 * 3] == 3, "igather");

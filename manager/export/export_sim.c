@@ -76,6 +76,18 @@ struct ti_comm {
 	int32_t *rank;		/* its inverse: rank of each world rank */
 };
 
+/* A nonblocking collective not completed yet: its call's event as the
+ * blocking type (and ARRAY), written at its completion. */
+struct ti_nbc {
+	int64_t id;
+	unsigned itype;		/* the nonblocking type (counted as mapped) */
+	int written;		/* its blocking form is written, its
+				 * completion still to come */
+	struct proto_event ev;
+	int64_t *arr;
+	size_t narr;
+};
+
 struct ti_rank {
 	FILE *f;
 	uint64_t stream;	/* the stream that owns this rank */
@@ -93,6 +105,8 @@ struct ti_rank {
 	int64_t *ioreq;		/* MPI-IO and one-sided requests not
 				 * completed yet (one-sided: negated) */
 	size_t nioreq, capioreq;
+	struct ti_nbc *nbc;	/* nonblocking collectives not completed */
+	size_t nnbc, capnbc;
 };
 
 struct ti_stream {
@@ -121,6 +135,8 @@ struct mgr_ti {
 	uint64_t cancel_kept;	/* ... whose line could not be (live feed) */
 	uint64_t io_calls;	/* MPI-IO calls and waits: sleeps (computes) */
 	uint64_t io_ns;		/* their measured time */
+	uint64_t nbr_calls;	/* neighbourhood collectives: sleeps */
+	uint64_t nbr_ns;
 	/* one-sided calls by type (from MPI_Win_create), and the completions
 	 * of their requests (last slot): sleeps (computes) */
 	uint64_t rma_calls[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
@@ -149,6 +165,25 @@ static const struct {
 	{PROTO_EV_MPI_TESTSOME, "a wait per request it completed"},
 	{PROTO_EV_MPI_TESTALL, "a wait per request it completed"},
 	{PROTO_EV_MPI_REQUEST_FREE, "nothing (the replay waits for the request at its end)"},
+	{PROTO_EV_MPI_ALLTOALLW, "alltoallv (each rank's bytes)"},
+	{PROTO_EV_MPI_REDUCE_SCATTER_BLOCK, "reducescatter"},
+	{PROTO_EV_MPI_IBARRIER, "barrier at its completion"},
+	{PROTO_EV_MPI_IBCAST, "bcast at its completion"},
+	{PROTO_EV_MPI_IREDUCE, "reduce at its completion"},
+	{PROTO_EV_MPI_IALLREDUCE, "allreduce at its completion"},
+	{PROTO_EV_MPI_IGATHER, "gather at its completion"},
+	{PROTO_EV_MPI_IGATHERV, "gatherv at its completion"},
+	{PROTO_EV_MPI_ISCATTER, "scatter at its completion"},
+	{PROTO_EV_MPI_ISCATTERV, "scatterv at its completion"},
+	{PROTO_EV_MPI_IALLGATHER, "allgather at its completion"},
+	{PROTO_EV_MPI_IALLGATHERV, "allgatherv at its completion"},
+	{PROTO_EV_MPI_IALLTOALL, "alltoall at its completion"},
+	{PROTO_EV_MPI_IALLTOALLV, "alltoallv at its completion"},
+	{PROTO_EV_MPI_IALLTOALLW, "alltoallv at its completion"},
+	{PROTO_EV_MPI_IREDUCE_SCATTER, "reducescatter at its completion"},
+	{PROTO_EV_MPI_IREDUCE_SCATTER_BLOCK, "reducescatter at its completion"},
+	{PROTO_EV_MPI_ISCAN, "scan at its completion"},
+	{PROTO_EV_MPI_IEXSCAN, "exscan at its completion"},
 };
 
 #define RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
@@ -637,14 +672,18 @@ static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
  * one-sided call, and a completion that waited only for such requests,
  * become a sleep of the call's measured duration (SMPI's "sleep SECONDS");
  * the 2011 dialect has no sleep, so there it is computation at the rank's
- * flop rate. Counted for the warning lines: kind 0 MPI-IO, else 1 + the
- * one-sided kind (RMA_KINDS - 1: completions of one-sided requests). */
+ * flop rate. Counted for the warning lines: kind 0 MPI-IO, -1 a
+ * neighbourhood collective, else 1 + the one-sided kind (RMA_KINDS - 1:
+ * completions of one-sided requests). */
 static void io_time(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_event *ev, int kind)
 {
 	uint64_t ns = ev->t_end > ev->t_start ? ev->t_end - ev->t_start : 0;
 
-	if (kind == 0) {
+	if (kind < 0) {
+		x->nbr_calls++;
+		x->nbr_ns += ns;
+	} else if (kind == 0) {
 		x->io_calls++;
 		x->io_ns += ns;
 	} else {
@@ -674,6 +713,15 @@ static int ioreq_add(struct ti_rank *t, int64_t id)
 	return 0;
 }
 
+/* Is id an MPI-IO or one-sided request not completed yet? */
+static int ioreq_has(const struct ti_rank *t, int64_t id)
+{
+	for (size_t i = 0; id > 0 && i < t->nioreq; i++)
+		if (t->ioreq[i] == id || t->ioreq[i] == -id)
+			return 1;
+	return 0;
+}
+
 /* Remove request id: 1 if it was an MPI-IO one, 2 a one-sided one
  * (stored negated), else 0. */
 static int ioreq_take(struct ti_rank *t, int64_t id)
@@ -686,6 +734,33 @@ static int ioreq_take(struct ti_rank *t, int64_t id)
 			return k;
 		}
 	return 0;
+}
+
+/* The i-th request id (0: none) a completion (Wait, Test, Waitany,
+ * Testany, or the ARRAY of Waitall, Waitsome, Testall, Testsome) says it
+ * completed: 0, or -1 past the last one (or not a completion). */
+static int done_id(const struct proto_trace_event *me, size_t i, int64_t *id)
+{
+	const int64_t *a = me->ev->arg;
+	struct proto_done d;
+
+	*id = 0;
+	switch (proto_ev_base(me->ev->type)) {
+	case PROTO_EV_MPI_WAIT:
+		*id = a[0];
+		return i ? -1 : 0;
+	case PROTO_EV_MPI_TEST:
+		*id = a[1] ? a[0] : 0;
+		return i ? -1 : 0;
+	case PROTO_EV_MPI_WAITANY:
+		*id = a[2];
+		return i ? -1 : 0;
+	default:
+		if (proto_ev_done(me->ev->type, me->array, me->narray, i, &d))
+			return -1;
+		*id = d.req;
+		return 0;
+	}
 }
 
 /* An MPI-IO event (time; its request remembered), or a completion of
@@ -706,33 +781,182 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	}
 	if (!t->nioreq)
 		return 0;
-	switch (ev->type) {
-	case PROTO_EV_MPI_WAIT:
-		k = ioreq_take(t, a[0]);
-		break;
-	case PROTO_EV_MPI_TEST:
-		k = a[1] ? ioreq_take(t, a[0]) : 0;
-		break;
-	case PROTO_EV_MPI_WAITANY:
-		k = ioreq_take(t, a[2]);
-		break;
-	case PROTO_EV_MPI_WAITALL: {
-		size_t n = me->array ? me->narray / 4 : 0, io = 0;
+	/* a test that found its MPI-IO request not done: nothing to replay */
+	if (ev->type == PROTO_EV_MPI_TEST && !a[1])
+		return ioreq_has(t, a[0]);
+	for (size_t i = 0, n = 0, io = 0; ; i++) {
+		int64_t id;
+		int kk;
 
-		for (size_t i = 0; i < n; i++)
-			if ((k = ioreq_take(t, me->array[i * 4])))
-				io++;
-		if (!io || io < n)
-			return 0;
-		break;
+		if (done_id(me, i, &id) < 0) {
+			/* a completion that also completed other requests goes
+			 * on to the dialect without its MPI-IO ones */
+			if (!io || io < n)
+				return 0;
+			break;
+		}
+		n++;
+		if ((kk = ioreq_take(t, id))) {
+			io++;
+			k = kk;
+		}
 	}
-	default:
-		return 0;
-	}
-	if (!k)
-		return 0;
 	io_time(x, r, t, ev, k == 1 ? 0 : RMA_KINDS);
 	return 1;
+}
+
+/* ---- nonblocking and neighbourhood collectives ----------------------------- */
+
+/* The replay has neither nonblocking nor neighbourhood collectives: a
+ * nonblocking collective becomes its blocking form, written where its
+ * request completed, or earlier: with a later-started one's completion,
+ * or before the rank's next blocking collective (so that every rank
+ * writes its collectives in the order it called them, which MPI makes the
+ * same on every rank); counted per type: the ti_maps lines. A
+ * neighbourhood collective, blocking or the completion of a nonblocking
+ * one, is a sleep of its measured duration (computation in the 2011
+ * dialect; io_time). */
+
+/* The event flag of a blocking collective written for a nonblocking one
+ * (not counted as an Alltoallw or Reduce_scatter_block of the program). */
+#define TI_EVF_NBC 0x8000u
+
+static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me);
+static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct proto_trace_event *me);
+
+/* Remember the nonblocking collective me, request id: 0, or -1 out of
+ * memory (past TI_REQS_MAX it is forgotten: its completion writes nothing). */
+static int nbc_add(struct ti_rank *t, const struct proto_trace_event *me,
+		   int64_t id)
+{
+	struct ti_nbc *n;
+
+	if (t->nnbc == t->capnbc) {
+		size_t cap = t->capnbc ? t->capnbc * 2 : 8;
+
+		if (cap > TI_REQS_MAX)
+			return 0;
+		if (!(n = realloc(t->nbc, cap * sizeof(*n))))
+			return -1;
+		t->nbc = n;
+		t->capnbc = cap;
+	}
+	n = &t->nbc[t->nnbc];
+	*n = (struct ti_nbc){id, me->ev->type, 0, *me->ev, NULL, 0};
+	n->ev.type = (uint16_t)proto_ev_icoll(me->ev->type);
+	n->ev.flags |= TI_EVF_NBC;
+	if (me->array && me->narray) {
+		if (!(n->arr = malloc(me->narray * sizeof(*n->arr))))
+			return -1;
+		memcpy(n->arr, me->array, me->narray * sizeof(*n->arr));
+		n->narr = me->narray;
+	}
+	t->nnbc++;
+	return 0;
+}
+
+/* Write those of the first k remembered nonblocking collectives not
+ * written yet (in the order they were started) as their blocking forms,
+ * at the event me; the k-th (whole: 1, its completion) takes me's
+ * duration, the others none. 0, or -1 on error. */
+static int nbc_write(struct mgr_ti *x, int32_t r, struct ti_rank *t, size_t k,
+		     int whole, const struct proto_trace_event *me)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < k && rc == 0; i++) {
+		struct ti_nbc *n = &t->nbc[i];
+		struct proto_trace_event as = {&n->ev, me->stream, n->arr, n->narr};
+
+		if (n->written)
+			continue;
+		n->written = 1;
+		n->ev.t_start = me->ev->t_start;
+		n->ev.t_end = whole && i == k - 1 ? me->ev->t_end : me->ev->t_start;
+		x->mapped[n->itype]++;
+		if (proto_ev_coll2(n->ev.type) == PROTO_COLL2_NEIGHBOR)
+			io_time(x, r, t, &n->ev, -1);
+		else
+			rc = x->d == D_SMPI ? smpi_event(x, r, t, &as) :
+				d2011_event(x, r, t, &as);
+		free(n->arr);
+		n->arr = NULL;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* Request id was completed by the event me: the nonblocking collective it
+ * ends is written now if it was not yet, with those started before it
+ * (every rank starts its collectives in the same order, and completes
+ * them in any: written in the order of their starts, the replay's
+ * collectives match), and forgotten. 1 when it was one, 0 if not, -1 on
+ * error. */
+static int nbc_done(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
+		    const struct proto_trace_event *me)
+{
+	for (size_t i = 0; id > 0 && i < t->nnbc; i++) {
+		if (t->nbc[i].id != id)
+			continue;
+		if (nbc_write(x, r, t, i + 1, 1, me) < 0)
+			return -1;
+		memmove(&t->nbc[i], &t->nbc[i + 1],
+			(t->nnbc - i - 1) * sizeof(*t->nbc));
+		t->nnbc--;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does the replay run ev as a collective (an action every rank of the
+ * world takes in the same order)? */
+static int replayed_collective(unsigned type)
+{
+	return proto_ev_collective(type) ||
+	       proto_ev_coll2(type) == PROTO_COLL2_BLOCKING ||
+	       type == PROTO_EV_MPI_COMM_SPLIT || type == PROTO_EV_MPI_COMM_DUP ||
+	       type == PROTO_EV_MPI_COMM_DUP_WITH_INFO;
+}
+
+/* A nonblocking collective (remembered), a neighbourhood one (time), or a
+ * completion of nonblocking collectives' requests (their blocking forms):
+ * 1 when handled here, 0 otherwise (a completion that also completed other
+ * requests goes on to the dialect), -1 on error. */
+static int nbc_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		     const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int k = proto_ev_coll2(ev->type), ri, rc;
+	size_t n = 0, nb = 0;
+	int64_t id;
+
+	if (k == PROTO_COLL2_NEIGHBOR) {
+		io_time(x, r, t, ev, -1);
+		return 1;
+	}
+	if (k == PROTO_COLL2_NB || k == PROTO_COLL2_INEIGHBOR) {
+		ri = proto_ev_arg(ev->type, PROTO_F_req);
+		return ri >= 0 && ev->arg[ri] > 0 &&
+		       nbc_add(t, me, ev->arg[ri]) < 0 ? -1 : 1;
+	}
+	if (!t->nnbc)
+		return 0;
+	/* a blocking collective after nonblocking ones not completed yet:
+	 * they come first (their order is the program's on every rank) */
+	if (replayed_collective(ev->type))
+		return nbc_write(x, r, t, t->nnbc, 0, me);
+	/* a test that found a nonblocking collective not done: nothing */
+	for (size_t i = 0; ev->type == PROTO_EV_MPI_TEST && !ev->arg[1] &&
+	     i < t->nnbc; i++)
+		if (t->nbc[i].id == ev->arg[0])
+			return 1;
+	for (; done_id(me, n, &id) == 0; n++) {
+		if ((rc = nbc_done(x, r, t, id, me)) < 0)
+			return -1;
+		nb += (size_t)rc;
+	}
+	return nb && nb == n ? 1 : 0;
 }
 
 /* ---- the two dialects --------------------------------------------------- */
@@ -879,12 +1103,15 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 
 	/* the replayer runs collectives on the whole world only (cm: a
 	 * communicator of every rank, perhaps in another order) */
-	if (proto_ev_collective(ev->type)) {
+	if (proto_ev_collective(ev->type) ||
+	    proto_ev_coll2(ev->type) == PROTO_COLL2_BLOCKING) {
 		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
 
 		if (ci >= 0 && !comm_is_world(t, a[ci]))
 			goto subcomm;
 		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
+		if (proto_ev_coll2(ev->type) && !(ev->flags & TI_EVF_NBC))
+			x->mapped[ev->type]++;
 	}
 	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_INIT:
@@ -976,6 +1203,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:
+	case PROTO_EV_MPI_ALLTOALLW:	/* the same ARRAY of bytes */
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, a[0]));
 		counts(x, t, me, 0, a[0], cm);
@@ -985,6 +1213,7 @@ static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		x->actions++;
 		break;
 	case PROTO_EV_MPI_REDUCE_SCATTER:
+	case PROTO_EV_MPI_REDUCE_SCATTER_BLOCK:	/* no ARRAY: total / size each */
 		flush_compute(x, r, t, 0);
 		fprintf(t->f, "%d reducescatter", r);
 		counts(x, t, me, 0, a[0], cm);
@@ -1258,6 +1487,12 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 	case -1:
 		return -1;
 	}
+	switch (nbc_event(x, r, t, me)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
+	}
 	if (x->d == D_SMPI)
 		return smpi_event(x, r, t, me);
 	return d2011_event(x, r, t, me);
@@ -1380,6 +1615,9 @@ void mgr_ti_end(struct mgr_ti *x)
 		if (req_live(t))
 			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
 				"never completed", r, req_live(t));
+		if (t->nnbc)
+			mgr_err("warning: rank %" PRId64 " ends with %zu nonblocking "
+				"collectives never completed", r, t->nnbc);
 	}
 	if (x->skip_comm)
 		mgr_err("warning: %" PRIu64 " collectives on communicators "
@@ -1401,6 +1639,13 @@ void mgr_ti_end(struct mgr_ti *x)
 			"all): the replay has no file I/O", x->io_calls,
 			x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
 			(double)x->io_ns * 1e-9);
+	if (x->nbr_calls)
+		mgr_err("warning: %" PRIu64 " neighbourhood collectives (and completions "
+			"of nonblocking ones) replayed as %s of their measured duration "
+			"(%.6f s in all): the replay has no neighbourhood collectives",
+			x->nbr_calls,
+			x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
+			(double)x->nbr_ns * 1e-9);
 	for (int k = 0; k < RMA_KINDS; k++)
 		if (x->rma_calls[k])
 			mgr_err("warning: %" PRIu64 " %s%s replayed as %s of their measured "
@@ -1454,6 +1699,9 @@ int mgr_ti_free(struct mgr_ti *x)
 			free(t->comm[i].rank);
 		}
 		free(t->ioreq);
+		for (size_t i = 0; i < t->nnbc; i++)
+			free(t->nbc[i].arr);
+		free(t->nbc);
 		free(t->comm);
 	}
 	free(x->rank);

@@ -215,7 +215,8 @@ mpi_rma_exports() {
 # - CSV, Paje and Chrome: every collective of the expectations by name;
 # - OTF2: an MpiCollectiveBegin and End per collective (a nonblocking one's
 #   End at its completion);
-# - SimGrid time-independent trace: the export's warning lines.
+# - SimGrid time-independent trace: the blocking forms at the completions,
+#   the warning lines, the replay.
 mpi_coll_exports() {
 	_bad=0
 	_all=$(cat "$tmp"/expect.* | wc -l)
@@ -265,6 +266,37 @@ mpi_coll_exports() {
 			grep -i 'warning\|error' "$tmp/o.evts" | head -n 5
 			_bad=1
 		fi
+	fi
+	# SimGrid: each nonblocking collective the blocking one at its
+	# completion, one warning line per kind (NP each); Alltoallw and
+	# Reduce_scatter_block mapped too; the 5 neighbourhood collectives
+	# and 5 completions of nonblocking ones a rank: sleeps; no request
+	# left over or unknown; the replay runs
+	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
+	_n=$(grep -c "^tapestry: warning: $NP MPI_I[a-z_]* written as [a-z]* at its completion" "$tmp/ti.err")
+	_m=$(grep -c "^tapestry: warning: $NP MPI_\(Alltoallw\|Reduce_scatter_block\) written as" "$tmp/ti.err")
+	_s=$(grep -c "^tapestry: warning: $((NP * 10)) neighbourhood collectives" "$tmp/ti.err")
+	if [ "$_n.$_m.$_s" != 17.2.1 ] ||
+		grep -q 'never completed\|not traced' "$tmp/ti.err"; then
+		echo "FAIL: $flavour: SimGrid export ($_n nonblocking kinds, want 17;" \
+			"$_m blocking ones mapped, want 2; neighbourhood line: $_s)"
+		cat "$tmp/ti.err"
+		_bad=1
+	fi
+	if ! grep -q "^0 bcast 40 1\$" "$tmp/ti/rank_0.txt" ||
+		! grep -q "^3 gatherv 16 4 8 12 16 3\$" "$tmp/ti/rank_3.txt"; then
+		echo "FAIL: $flavour: SimGrid: no bcast 40 1 on rank 0 or gatherv on rank 3"
+		cat "$tmp/ti/rank_0.txt"
+		_bad=1
+	fi
+	if command -v smpirun > /dev/null; then
+		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
+			> "$tmp/replay.out" 2>&1
+		grep -q '^simulated time: ' "$tmp/replay.out" || {
+			echo "FAIL: $flavour: the replay of the collectives job did not run"
+			tail -n 20 "$tmp/replay.out"
+			_bad=1; }
 	fi
 	return $_bad
 }

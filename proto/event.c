@@ -178,6 +178,23 @@ unsigned proto_ev_base(unsigned type)
 	}
 }
 
+int proto_ev_poll_empty(unsigned type, const int64_t *arg)
+{
+	switch (type) {
+	case PROTO_EV_MPI_TEST:
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:	/* outcount 0 */
+	case PROTO_EV_MPI_REQUEST_GET_STATUS:
+		return arg[1] == 0;
+	case PROTO_EV_MPI_IPROBE:
+		return arg[4] == 0;
+	case PROTO_EV_MPI_TESTANY:
+		return arg[2] == 0 && arg[1] < 0;
+	default:
+		return 0;
+	}
+}
+
 unsigned proto_ev_done_stride(unsigned type)
 {
 	switch (type) {

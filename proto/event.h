@@ -118,6 +118,13 @@ int proto_ev_collective(unsigned type);
  * nothing completed). Every other type is its own base. */
 unsigned proto_ev_base(unsigned type);
 
+/* 1 when an MPI event of type with arguments arg polled and found
+ * nothing: MPI_Test, MPI_Testall, MPI_Testsome (outcount 0),
+ * MPI_Request_get_status and MPI_Iprobe with their flag 0, MPI_Testany
+ * with nothing completed. The MPI sensor folds a run of them into one
+ * record (PROTO_EVF_FOLDED, docs/modules/sensor-mpi.md). */
+int proto_ev_poll_empty(unsigned type, const int64_t *arg);
+
 /* A request an MPI completion event's ARRAY says completed. */
 struct proto_done {
 	int64_t req;		/* the request's id (0: unknown) */

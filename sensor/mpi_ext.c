@@ -5,7 +5,7 @@
  * Expanded through sensor/mpi_gen.h like sensor/mpi_io.c, with the
  * prologue and epilogue of sensor/mpi_wrap.c. Groups get an id of the
  * sensor's (1, 2 ... per process in creation order, -1 MPI_GROUP_EMPTY) in
- * the group table (handle -> id, behind group_lock, never held with
+ * the group table (handle -> id, behind its lock, never held with
  * another lock); a constructor records the new group's size and leader
  * (its lowest MPI_COMM_WORLD rank, -1 when empty or unknown).
  */
@@ -48,57 +48,26 @@ static int do_Abort(struct mw_call *c, MPI_Comm comm, int errorcode)
 
 /* ---- groups ------------------------------------------------------------- */
 
-static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mw_tab *group_tab;
-static int64_t group_next = 1;
-
-static uint64_t group_key(MPI_Group g)
-{
-	uint64_t k = 0;
-
-	memcpy(&k, &g, sizeof(g));
-	return k;
-}
+static struct mw_ids groups = MW_IDS_INIT(int64_t, 16, GROUP_TAB_MAX, NULL);
 
 /* The id of g: -1 for MPI_GROUP_EMPTY, 0 when unknown. */
 static int64_t group_id(MPI_Group g)
 {
-	int64_t *r, id = 0;
-
-	if (g == MPI_GROUP_EMPTY)
-		return -1;
-	pthread_mutex_lock(&group_lock);
-	r = group_tab ? mw_tab_get(group_tab, group_key(g)) : NULL;
-	if (r)
-		id = *r;
-	pthread_mutex_unlock(&group_lock);
-	return id;
+	return g == MPI_GROUP_EMPTY ? -1 : mw_ids_id(&groups, MW_KEY(g));
 }
 
 /* Register the group just made (a fresh id; -1 for MPI_GROUP_EMPTY, which
  * MPI may return for an empty result; 0 when the table is full). */
 static int64_t group_added(MPI_Group g)
 {
-	int64_t *r, id = 0;
+	int64_t *r, id;
 
 	if (g == MPI_GROUP_EMPTY)
 		return -1;
-	pthread_mutex_lock(&group_lock);
-	if (!group_tab)
-		group_tab = mw_tab_new(sizeof(int64_t), 16, GROUP_TAB_MAX);
-	r = group_tab ? mw_tab_put(group_tab, group_key(g), NULL) : NULL;
-	if (r)
-		*r = id = group_next++;
-	pthread_mutex_unlock(&group_lock);
+	r = mw_ids_add(&groups, MW_KEY(g));
+	id = r ? *r : 0;
+	mw_ids_unlock(&groups);
 	return id;
-}
-
-static void group_removed(uint64_t key)
-{
-	pthread_mutex_lock(&group_lock);
-	if (group_tab)
-		mw_tab_del(group_tab, key);
-	pthread_mutex_unlock(&group_lock);
 }
 
 /* Size of g and its lowest world rank (-1: empty or unknown). */
@@ -246,7 +215,7 @@ static int do_Group_free(struct mw_call *c, MPI_Group *group)
 	int rc = next_Group_free(group);
 
 	if (rc == MPI_SUCCESS && g != MPI_GROUP_NULL && g != MPI_GROUP_EMPTY)
-		group_removed(group_key(g));
+		mw_ids_del(&groups, MW_KEY(g));
 	proto_args_set(c->arg, id, 0, 0, 0, 0, 0);
 	return rc;
 }

@@ -124,10 +124,6 @@ SN_HIDDEN int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank);
  * be NULL; 0 and -1 when unknown). */
 SN_HIDDEN int64_t mw_comm_info(MPI_Comm comm, int *size, int *myrank);
 
-/* count elements of t in bytes: the type's size (the data, not its
- * extent), in 64 bits; 0 for MPI_DATATYPE_NULL or a count <= 0. */
-SN_HIDDEN int64_t mw_type_bytes(MPI_Datatype t, int64_t count);
-
 /* The arguments (and ARRAY) of a collective's event, shared by its
  * blocking and nonblocking forms (mpi_coll.c); rid: the nonblocking form's
  * request id, 0 for the blocking one (whose table has no req). rooted:
@@ -177,6 +173,11 @@ SN_HIDDEN void mw_coll_reduce_scatter(struct mw_call *c, const int *rcounts,
  * nonblocking constructor's so that its completion records the same id
  * (peer -2, bytes as given); 0 when req is NULL. */
 SN_HIDDEN int64_t mw_req_other(const MPI_Request *req, int64_t bytes);
+
+/* count elements of t in bytes: the type's size (the data, not its
+ * extent), in 64 bits (a derived type may pass 2 GiB at a count of 1);
+ * 0 for MPI_DATATYPE_NULL, a count of 0 or less, or an unknown size. */
+SN_HIDDEN int64_t mw_type_bytes(MPI_Datatype t, int64_t count);
 #endif
 
 /* Computation between MPI calls (mpi_compute.c). */

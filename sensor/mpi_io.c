@@ -18,7 +18,7 @@
  *
  * The file table maps a handle to its id, path, and the offset and size of
  * the split collective begun on it (the standard allows one at a time per
- * handle), behind file_lock (never held with another lock).
+ * handle), behind its lock (struct mw_ids: never held with another lock).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -59,79 +59,51 @@ struct file_info {
 	size_t len;
 };
 
-static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mw_tab *file_tab;
-static int64_t file_next = 1;
-
-static uint64_t file_key(MPI_File f)
+static void file_drop(void *rec)
 {
-	uint64_t k = 0;
-
-	memcpy(&k, &f, sizeof(f));
-	return k;
+	free(((struct file_rec *)rec)->path);
 }
+
+static struct mw_ids files = MW_IDS_INIT(struct file_rec, 16, FILE_TAB_MAX,
+					 file_drop);
 
 /* Register the file just opened under a fresh id (returned, 0 when the
  * table is full or out of memory). */
 static int64_t file_added(MPI_File f, const char *path)
 {
-	struct file_rec *r;
+	struct file_rec *r = mw_ids_add(&files, MW_KEY(f));
 	int64_t id = 0;
 
-	pthread_mutex_lock(&file_lock);
-	if (!file_tab)
-		file_tab = mw_tab_new(sizeof(struct file_rec), 16, FILE_TAB_MAX);
-	/* a handle MPI reused after a close we did not see */
-	if (file_tab && (r = mw_tab_get(file_tab, file_key(f)))) {
-		free(r->path);
-		mw_tab_del(file_tab, file_key(f));
-	}
-	r = file_tab ? mw_tab_put(file_tab, file_key(f), NULL) : NULL;
 	if (r) {
-		r->id = id = file_next++;
+		id = r->id;
 		r->path = path ? strndup(path, PROTO_STRING_MAX) : NULL;
 		r->len = r->path ? strlen(r->path) : 0;
 		r->split_off = -1;
 		r->split_bytes = 0;
 	}
-	pthread_mutex_unlock(&file_lock);
+	mw_ids_unlock(&files);
 	return id;
 }
 
 static struct file_info file_info(MPI_File f)
 {
 	struct file_info fi = {0, NULL, 0};
-	struct file_rec *r;
+	struct file_rec *r = mw_ids_get(&files, MW_KEY(f));
 
-	pthread_mutex_lock(&file_lock);
-	if (file_tab && (r = mw_tab_get(file_tab, file_key(f)))) {
+	if (r) {
 		fi.id = r->id;
 		fi.path = r->path;
 		fi.len = r->len;
 	}
-	pthread_mutex_unlock(&file_lock);
+	mw_ids_unlock(&files);
 	return fi;
-}
-
-static void file_removed(uint64_t key)
-{
-	struct file_rec *r;
-
-	pthread_mutex_lock(&file_lock);
-	if (file_tab && (r = mw_tab_get(file_tab, key))) {
-		free(r->path);
-		mw_tab_del(file_tab, key);
-	}
-	pthread_mutex_unlock(&file_lock);
 }
 
 /* Remember (set) or take back (!set) the split collective of f. */
 static void file_split(MPI_File f, int set, int64_t *off, int64_t *bytes)
 {
-	struct file_rec *r;
+	struct file_rec *r = mw_ids_get(&files, MW_KEY(f));
 
-	pthread_mutex_lock(&file_lock);
-	r = file_tab ? mw_tab_get(file_tab, file_key(f)) : NULL;
 	if (r && set) {
 		r->split_off = *off;
 		r->split_bytes = *bytes;
@@ -143,7 +115,7 @@ static void file_split(MPI_File f, int set, int64_t *off, int64_t *bytes)
 			r->split_bytes = 0;
 		}
 	}
-	pthread_mutex_unlock(&file_lock);
+	mw_ids_unlock(&files);
 }
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -151,18 +123,6 @@ static void file_split(MPI_File f, int set, int64_t *off, int64_t *bytes)
 static int64_t path_id(const struct mw_call *c, const char *path, size_t len)
 {
 	return c->on && path && len ? sn_string(path, len) : 0;
-}
-
-static int64_t type_bytes(MPI_Datatype t, int count)
-{
-	MPI_Count sz = 0;
-
-	if (t == MPI_DATATYPE_NULL || count <= 0)
-		return 0;
-	if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS || sz < 0 ||
-	    sz == MPI_UNDEFINED)
-		return 0;
-	return (int64_t)count * (int64_t)sz;
 }
 
 /* Bytes a completed access transferred per its status, -1 unknown. */
@@ -269,7 +229,7 @@ static int do_File_close(struct mw_call *c, MPI_File *fh)
 	/* the path is freed with the entry: its string id first */
 	proto_args_set(c->arg, fi.id, path_id(c, fi.path, fi.len), 1, 0, 0, 0);
 	if (rc == MPI_SUCCESS && f != MPI_FILE_NULL)
-		file_removed(file_key(f));
+		mw_ids_del(&files, MW_KEY(f));
 	return rc;
 }
 
@@ -328,381 +288,104 @@ static int do_File_set_view(struct mw_call *c, MPI_File fh, MPI_Offset disp,
 {
 	int rc = next_File_set_view(fh, disp, etype, filetype, datarep, info);
 
-	file_args(c, fh, disp, type_bytes(etype, 1), type_bytes(filetype, 1),
+	file_args(c, fh, disp, mw_type_bytes(etype, 1), mw_type_bytes(filetype, 1),
 		  1);
 	return rc;
 }
 
-/* ---- blocking reads and writes -------------------------------------------- */
-static int do_File_read_at(struct mw_call *c, MPI_File fh, MPI_Offset offset,
-			   void *buf, int count, MPI_Datatype type,
-			   MPI_Status *status)
-{
+/* ---- reads and writes ------------------------------------------------------
+ * Every data access, defined by its form: IO_RW (KIND BLOCKING: a
+ * status; START: a request), IO_BEGIN / IO_END (a split collective). BUF
+ * is the buffer's type (void, const void); HOW how its offset is found
+ * (OFF_AT: the explicit offset argument, which the _at forms take);
+ * COLL whether it is collective. */
+#define IO_OFFSET_PARAM_OFF_AT MPI_Offset offset,
+#define IO_OFFSET_PARAM_OFF_IND
+#define IO_OFFSET_PARAM_OFF_SHARED
+#define IO_OFFSET_ARG_OFF_AT offset,
+#define IO_OFFSET_ARG_OFF_IND
+#define IO_OFFSET_ARG_OFF_SHARED
+#define IO_OFFSET_OFF_AT offset
+#define IO_OFFSET_OFF_IND 0
+#define IO_OFFSET_OFF_SHARED 0
+
+/* what a blocking access (a status) and a nonblocking one (a request)
+ * take last, and record with */
+#define IO_LAST_BLOCKING MPI_Status *status
+#define IO_LAST_START MPI_Request *req
+#define IO_PRE_BLOCKING \
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_read_at(fh, offset, buf, count, type, st);
+#define IO_PRE_START
+#define IO_ARG_BLOCKING st
+#define IO_ARG_START req
+#define IO_RECORD_BLOCKING io_blocking
+#define IO_RECORD_START io_started
 
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 0, st);
-	return rc;
+#define IO_RW(name, BUF, HOW, COLL, KIND) \
+static int do_##name(struct mw_call *c, MPI_File fh, \
+		     IO_OFFSET_PARAM_##HOW BUF *buf, int count, \
+		     MPI_Datatype type, IO_LAST_##KIND) \
+{ \
+	IO_PRE_##KIND \
+	int64_t off = io_offset(c, fh, HOW, IO_OFFSET_##HOW); \
+	int rc = next_##name(fh, IO_OFFSET_ARG_##HOW buf, count, type, \
+			     IO_ARG_##KIND); \
+\
+	IO_RECORD_##KIND(c, rc, fh, off, mw_type_bytes(type, count), COLL, \
+			 IO_ARG_##KIND); \
+	return rc; \
 }
 
-static int do_File_read_at_all(struct mw_call *c, MPI_File fh,
-			       MPI_Offset offset, void *buf, int count,
-			       MPI_Datatype type, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_read_at_all(fh, offset, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 1, st);
-	return rc;
+#define IO_BEGIN(name, BUF, HOW) \
+static int do_##name(struct mw_call *c, MPI_File fh, \
+		     IO_OFFSET_PARAM_##HOW BUF *buf, int count, \
+		     MPI_Datatype type) \
+{ \
+	int64_t off = io_offset(c, fh, HOW, IO_OFFSET_##HOW); \
+	int rc = next_##name(fh, IO_OFFSET_ARG_##HOW buf, count, type); \
+\
+	io_begun(c, rc, fh, off, mw_type_bytes(type, count)); \
+	return rc; \
 }
 
-static int do_File_write_at(struct mw_call *c, MPI_File fh, MPI_Offset offset,
-			    const void *buf, int count, MPI_Datatype type,
-			    MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_write_at(fh, offset, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 0, st);
-	return rc;
+#define IO_END(name, BUF) \
+static int do_##name(struct mw_call *c, MPI_File fh, BUF *buf, \
+		     MPI_Status *status) \
+{ \
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status; \
+	int rc = next_##name(fh, buf, st); \
+\
+	io_ended(c, rc, fh, st); \
+	return rc; \
 }
 
-static int do_File_write_at_all(struct mw_call *c, MPI_File fh,
-				MPI_Offset offset, const void *buf, int count,
-				MPI_Datatype type, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_write_at_all(fh, offset, buf, count, type, st);
+/* A read and the write of the same form */
+#define IO_PAIR(rd, wr, HOW, COLL, KIND) \
+	IO_RW(File_##rd, void, HOW, COLL, KIND) \
+	IO_RW(File_##wr, const void, HOW, COLL, KIND)
+#define IO_SPLIT(rd, wr, HOW) \
+	IO_BEGIN(File_##rd##_begin, void, HOW) \
+	IO_END(File_##rd##_end, void) \
+	IO_BEGIN(File_##wr##_begin, const void, HOW) \
+	IO_END(File_##wr##_end, const void)
 
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 1, st);
-	return rc;
-}
-
-static int do_File_read(struct mw_call *c, MPI_File fh, void *buf, int count,
-			MPI_Datatype type, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_read(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 0, st);
-	return rc;
-}
-
-static int do_File_read_all(struct mw_call *c, MPI_File fh, void *buf,
-			    int count, MPI_Datatype type, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_read_all(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 1, st);
-	return rc;
-}
-
-static int do_File_write(struct mw_call *c, MPI_File fh, const void *buf,
-			 int count, MPI_Datatype type, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_write(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 0, st);
-	return rc;
-}
-
-static int do_File_write_all(struct mw_call *c, MPI_File fh, const void *buf,
-			     int count, MPI_Datatype type, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_write_all(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 1, st);
-	return rc;
-}
-
-static int do_File_read_shared(struct mw_call *c, MPI_File fh, void *buf,
-			       int count, MPI_Datatype type, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_read_shared(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 0, st);
-	return rc;
-}
-
-static int do_File_write_shared(struct mw_call *c, MPI_File fh, const void *buf,
-				int count, MPI_Datatype type,
-				MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_write_shared(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 0, st);
-	return rc;
-}
-
-static int do_File_read_ordered(struct mw_call *c, MPI_File fh, void *buf,
-				int count, MPI_Datatype type,
-				MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_read_ordered(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 1, st);
-	return rc;
-}
-
-static int do_File_write_ordered(struct mw_call *c, MPI_File fh,
-				 const void *buf, int count, MPI_Datatype type,
-				 MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_write_ordered(fh, buf, count, type, st);
-
-	io_blocking(c, rc, fh, off, type_bytes(type, count), 1, st);
-	return rc;
-}
-
-/* ---- nonblocking reads and writes ----------------------------------------- */
-static int do_File_iread_at(struct mw_call *c, MPI_File fh, MPI_Offset offset,
-			    void *buf, int count, MPI_Datatype type,
-			    MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_iread_at(fh, offset, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 0, req);
-	return rc;
-}
-
-static int do_File_iwrite_at(struct mw_call *c, MPI_File fh, MPI_Offset offset,
-			     const void *buf, int count, MPI_Datatype type,
-			     MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_iwrite_at(fh, offset, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 0, req);
-	return rc;
-}
-
-static int do_File_iread_at_all(struct mw_call *c, MPI_File fh,
-				MPI_Offset offset, void *buf, int count,
-				MPI_Datatype type, MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_iread_at_all(fh, offset, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 1, req);
-	return rc;
-}
-
-static int do_File_iwrite_at_all(struct mw_call *c, MPI_File fh,
-				 MPI_Offset offset, const void *buf, int count,
-				 MPI_Datatype type, MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_iwrite_at_all(fh, offset, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 1, req);
-	return rc;
-}
-
-static int do_File_iread(struct mw_call *c, MPI_File fh, void *buf, int count,
-			 MPI_Datatype type, MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_iread(fh, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 0, req);
-	return rc;
-}
-
-static int do_File_iwrite(struct mw_call *c, MPI_File fh, const void *buf,
-			  int count, MPI_Datatype type, MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_iwrite(fh, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 0, req);
-	return rc;
-}
-
-static int do_File_iread_all(struct mw_call *c, MPI_File fh, void *buf,
-			     int count, MPI_Datatype type, MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_iread_all(fh, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 1, req);
-	return rc;
-}
-
-static int do_File_iwrite_all(struct mw_call *c, MPI_File fh, const void *buf,
-			      int count, MPI_Datatype type, MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_iwrite_all(fh, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 1, req);
-	return rc;
-}
-
-static int do_File_iread_shared(struct mw_call *c, MPI_File fh, void *buf,
-				int count, MPI_Datatype type, MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_iread_shared(fh, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 0, req);
-	return rc;
-}
-
-static int do_File_iwrite_shared(struct mw_call *c, MPI_File fh,
-				 const void *buf, int count, MPI_Datatype type,
-				 MPI_Request *req)
-{
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_iwrite_shared(fh, buf, count, type, req);
-
-	io_started(c, rc, fh, off, type_bytes(type, count), 0, req);
-	return rc;
-}
-
-/* ---- split collectives ---------------------------------------------------- */
-static int do_File_read_at_all_begin(struct mw_call *c, MPI_File fh,
-				     MPI_Offset offset, void *buf, int count,
-				     MPI_Datatype type)
-{
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_read_at_all_begin(fh, offset, buf, count, type);
-
-	io_begun(c, rc, fh, off, type_bytes(type, count));
-	return rc;
-}
-
-static int do_File_read_at_all_end(struct mw_call *c, MPI_File fh, void *buf,
-				   MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_File_read_at_all_end(fh, buf, st);
-
-	io_ended(c, rc, fh, st);
-	return rc;
-}
-
-static int do_File_write_at_all_begin(struct mw_call *c, MPI_File fh,
-				      MPI_Offset offset, const void *buf,
-				      int count, MPI_Datatype type)
-{
-	int64_t off = io_offset(c, fh, OFF_AT, offset);
-	int rc = next_File_write_at_all_begin(fh, offset, buf, count, type);
-
-	io_begun(c, rc, fh, off, type_bytes(type, count));
-	return rc;
-}
-
-static int do_File_write_at_all_end(struct mw_call *c, MPI_File fh,
-				    const void *buf, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_File_write_at_all_end(fh, buf, st);
-
-	io_ended(c, rc, fh, st);
-	return rc;
-}
-
-static int do_File_read_all_begin(struct mw_call *c, MPI_File fh, void *buf,
-				  int count, MPI_Datatype type)
-{
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_read_all_begin(fh, buf, count, type);
-
-	io_begun(c, rc, fh, off, type_bytes(type, count));
-	return rc;
-}
-
-static int do_File_read_all_end(struct mw_call *c, MPI_File fh, void *buf,
-				MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_File_read_all_end(fh, buf, st);
-
-	io_ended(c, rc, fh, st);
-	return rc;
-}
-
-static int do_File_write_all_begin(struct mw_call *c, MPI_File fh,
-				   const void *buf, int count,
-				   MPI_Datatype type)
-{
-	int64_t off = io_offset(c, fh, OFF_IND, 0);
-	int rc = next_File_write_all_begin(fh, buf, count, type);
-
-	io_begun(c, rc, fh, off, type_bytes(type, count));
-	return rc;
-}
-
-static int do_File_write_all_end(struct mw_call *c, MPI_File fh,
-				 const void *buf, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_File_write_all_end(fh, buf, st);
-
-	io_ended(c, rc, fh, st);
-	return rc;
-}
-
-static int do_File_read_ordered_begin(struct mw_call *c, MPI_File fh, void *buf,
-				      int count, MPI_Datatype type)
-{
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_read_ordered_begin(fh, buf, count, type);
-
-	io_begun(c, rc, fh, off, type_bytes(type, count));
-	return rc;
-}
-
-static int do_File_read_ordered_end(struct mw_call *c, MPI_File fh, void *buf,
-				    MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_File_read_ordered_end(fh, buf, st);
-
-	io_ended(c, rc, fh, st);
-	return rc;
-}
-
-static int do_File_write_ordered_begin(struct mw_call *c, MPI_File fh,
-				       const void *buf, int count,
-				       MPI_Datatype type)
-{
-	int64_t off = io_offset(c, fh, OFF_SHARED, 0);
-	int rc = next_File_write_ordered_begin(fh, buf, count, type);
-
-	io_begun(c, rc, fh, off, type_bytes(type, count));
-	return rc;
-}
-
-static int do_File_write_ordered_end(struct mw_call *c, MPI_File fh,
-				     const void *buf, MPI_Status *status)
-{
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_File_write_ordered_end(fh, buf, st);
-
-	io_ended(c, rc, fh, st);
-	return rc;
-}
+/* blocking: explicit offset, individual file pointer, shared one */
+IO_PAIR(read_at, write_at, OFF_AT, 0, BLOCKING)
+IO_PAIR(read_at_all, write_at_all, OFF_AT, 1, BLOCKING)
+IO_PAIR(read, write, OFF_IND, 0, BLOCKING)
+IO_PAIR(read_all, write_all, OFF_IND, 1, BLOCKING)
+IO_PAIR(read_shared, write_shared, OFF_SHARED, 0, BLOCKING)
+IO_PAIR(read_ordered, write_ordered, OFF_SHARED, 1, BLOCKING)
+/* nonblocking (no ordered form) */
+IO_PAIR(iread_at, iwrite_at, OFF_AT, 0, START)
+IO_PAIR(iread_at_all, iwrite_at_all, OFF_AT, 1, START)
+IO_PAIR(iread, iwrite, OFF_IND, 0, START)
+IO_PAIR(iread_all, iwrite_all, OFF_IND, 1, START)
+IO_PAIR(iread_shared, iwrite_shared, OFF_SHARED, 0, START)
+/* split collectives */
+IO_SPLIT(read_at_all, write_at_all, OFF_AT)
+IO_SPLIT(read_all, write_all, OFF_IND)
+IO_SPLIT(read_ordered, write_ordered, OFF_SHARED)
 
 /* ---- the exported wrappers --------------------------------------------- */
 

@@ -47,10 +47,7 @@ static size_t req_live;
 
 static uint64_t req_key(MPI_Request r)
 {
-	uint64_t k = 0;
-
-	memcpy(&k, &r, sizeof(r));
-	return k;
+	return MW_KEY(r);
 }
 
 static struct mw_req *slot_recs(struct req_slot *s)

@@ -10,7 +10,7 @@
  *
  * The window table maps a handle to its id and the world rank of each
  * member of its group (PMPI_Win_get_group, translated once at creation),
- * behind win_lock (never held with another lock).
+ * behind its lock (struct mw_ids: never held with another lock).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,17 +41,13 @@ struct win_rec {
 	int *world;		/* world rank of member i; NULL: unknown */
 };
 
-static pthread_mutex_t win_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mw_tab *win_tab;
-static int64_t win_next = 1;
-
-static uint64_t win_key(MPI_Win w)
+static void win_drop(void *rec)
 {
-	uint64_t k = 0;
-
-	memcpy(&k, &w, sizeof(w));
-	return k;
+	free(((struct win_rec *)rec)->world);
 }
+
+static struct mw_ids wins = MW_IDS_INIT(struct win_rec, 8, WIN_TAB_MAX,
+					win_drop);
 
 /* The world ranks of w's group, allocated (*n: its size); NULL when they
  * cannot be had. */
@@ -90,39 +86,19 @@ done:
  * table is full or out of memory). */
 static int64_t win_added(MPI_Win w)
 {
-	struct win_rec *r;
 	int n = 0, *world = win_members(w, &n);
+	struct win_rec *r = mw_ids_add(&wins, MW_KEY(w));
 	int64_t id = 0;
 
-	pthread_mutex_lock(&win_lock);
-	if (!win_tab)
-		win_tab = mw_tab_new(sizeof(struct win_rec), 8, WIN_TAB_MAX);
-	if (win_tab && (r = mw_tab_get(win_tab, win_key(w)))) {
-		free(r->world);
-		mw_tab_del(win_tab, win_key(w));
-	}
-	r = win_tab ? mw_tab_put(win_tab, win_key(w), NULL) : NULL;
 	if (r) {
-		r->id = id = win_next++;
+		id = r->id;
 		r->size = world ? n : 0;
 		r->world = world;
 		world = NULL;
 	}
-	pthread_mutex_unlock(&win_lock);
+	mw_ids_unlock(&wins);
 	free(world);
 	return id;
-}
-
-static void win_removed(uint64_t key)
-{
-	struct win_rec *r;
-
-	pthread_mutex_lock(&win_lock);
-	if (win_tab && (r = mw_tab_get(win_tab, key))) {
-		free(r->world);
-		mw_tab_del(win_tab, key);
-	}
-	pthread_mutex_unlock(&win_lock);
 }
 
 /* The id of w (0: unknown) and the world rank of its rank 'rank' into
@@ -132,31 +108,18 @@ static int64_t win_id(MPI_Win w, int rank, int64_t *peer)
 	struct win_rec *r;
 	int64_t id = 0, p = PEER_UNKNOWN;
 
-	pthread_mutex_lock(&win_lock);
-	r = win_tab ? mw_tab_get(win_tab, win_key(w)) : NULL;
+	r = mw_ids_get(&wins, MW_KEY(w));
 	if (r) {
 		id = r->id;
 		if (rank >= 0 && rank < r->size && r->world[rank] != MPI_UNDEFINED)
 			p = r->world[rank];
 	}
-	pthread_mutex_unlock(&win_lock);
+	mw_ids_unlock(&wins);
 	if (rank == MPI_PROC_NULL)
 		p = PEER_NULL;
 	if (peer)
 		*peer = p;
 	return id;
-}
-
-static int64_t type_bytes(MPI_Datatype t, int count)
-{
-	MPI_Count sz = 0;
-
-	if (t == MPI_DATATYPE_NULL || count <= 0)
-		return 0;
-	if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS || sz < 0 ||
-	    sz == MPI_UNDEFINED)
-		return 0;
-	return (int64_t)count * (int64_t)sz;
 }
 
 /* ---- windows ------------------------------------------------------------- */
@@ -219,7 +182,7 @@ static int do_Win_free(struct mw_call *c, MPI_Win *win)
 	int rc = next_Win_free(win);
 
 	if (rc == MPI_SUCCESS && w != MPI_WIN_NULL)
-		win_removed(win_key(w));
+		mw_ids_del(&wins, MW_KEY(w));
 	proto_args_set(c->arg, id, 0, 0, 0, 0, 0);
 	return rc;
 }
@@ -241,31 +204,41 @@ static int64_t op_req(int rc, const MPI_Request *req, int64_t bytes)
 	return rc == MPI_SUCCESS ? mw_req_other(req, bytes) : 0;
 }
 
-static int do_Put(struct mw_call *c, const void *origin_addr, int origin_count,
-		  MPI_Datatype origin_type, int target_rank,
-		  MPI_Aint target_disp, int target_count,
-		  MPI_Datatype target_type, MPI_Win win)
-{
-	int rc = next_Put(origin_addr, origin_count, origin_type, target_rank,
-			  target_disp, target_count, target_type, win);
-
-	op_args(c, win, target_rank, type_bytes(origin_type, origin_count),
-		target_disp, 0, 0);
-	return rc;
+/* Put and Get, Rput and Rget: the same arguments (BUF: the origin
+ * buffer's type), the request-based ones with their request. */
+#define RMA_XFER(name, BUF) \
+static int do_##name(struct mw_call *c, BUF *origin_addr, int origin_count, \
+		     MPI_Datatype origin_type, int target_rank, \
+		     MPI_Aint target_disp, int target_count, \
+		     MPI_Datatype target_type, MPI_Win win) \
+{ \
+	int rc = next_##name(origin_addr, origin_count, origin_type, \
+			     target_rank, target_disp, target_count, \
+			     target_type, win); \
+\
+	op_args(c, win, target_rank, \
+		mw_type_bytes(origin_type, origin_count), target_disp, 0, 0); \
+	return rc; \
 }
-
-static int do_Get(struct mw_call *c, void *origin_addr, int origin_count,
-		  MPI_Datatype origin_type, int target_rank,
-		  MPI_Aint target_disp, int target_count,
-		  MPI_Datatype target_type, MPI_Win win)
-{
-	int rc = next_Get(origin_addr, origin_count, origin_type, target_rank,
-			  target_disp, target_count, target_type, win);
-
-	op_args(c, win, target_rank, type_bytes(origin_type, origin_count),
-		target_disp, 0, 0);
-	return rc;
+#define RMA_RXFER(name, BUF) \
+static int do_##name(struct mw_call *c, BUF *origin_addr, int origin_count, \
+		     MPI_Datatype origin_type, int target_rank, \
+		     MPI_Aint target_disp, int target_count, \
+		     MPI_Datatype target_type, MPI_Win win, MPI_Request *req) \
+{ \
+	int rc = next_##name(origin_addr, origin_count, origin_type, \
+			     target_rank, target_disp, target_count, \
+			     target_type, win, req); \
+	int64_t bytes = mw_type_bytes(origin_type, origin_count); \
+\
+	op_args(c, win, target_rank, bytes, target_disp, \
+		op_req(rc, req, bytes), 0); \
+	return rc; \
 }
+RMA_XFER(Put, const void)
+RMA_XFER(Get, void)
+RMA_RXFER(Rput, const void)
+RMA_RXFER(Rget, void)
 
 static int do_Accumulate(struct mw_call *c, const void *origin_addr,
 			 int origin_count, MPI_Datatype origin_type,
@@ -277,7 +250,7 @@ static int do_Accumulate(struct mw_call *c, const void *origin_addr,
 				 target_rank, target_disp, target_count,
 				 target_type, op, win);
 
-	op_args(c, win, target_rank, type_bytes(origin_type, origin_count),
+	op_args(c, win, target_rank, mw_type_bytes(origin_type, origin_count),
 		target_disp, 0, 0);
 	return rc;
 }
@@ -294,8 +267,8 @@ static int do_Get_accumulate(struct mw_call *c, const void *origin_addr,
 				     target_rank, target_disp, target_count,
 				     target_type, op, win);
 
-	op_args(c, win, target_rank, type_bytes(origin_type, origin_count),
-		target_disp, type_bytes(result_type, result_count), 0);
+	op_args(c, win, target_rank, mw_type_bytes(origin_type, origin_count),
+		target_disp, mw_type_bytes(result_type, result_count), 0);
 	return rc;
 }
 
@@ -307,7 +280,7 @@ static int do_Fetch_and_op(struct mw_call *c, const void *origin_addr,
 	int rc = next_Fetch_and_op(origin_addr, result_addr, type, target_rank,
 				   target_disp, op, win);
 
-	op_args(c, win, target_rank, type_bytes(type, 1), target_disp, 0, 0);
+	op_args(c, win, target_rank, mw_type_bytes(type, 1), target_disp, 0, 0);
 	return rc;
 }
 
@@ -319,35 +292,7 @@ static int do_Compare_and_swap(struct mw_call *c, const void *origin_addr,
 	int rc = next_Compare_and_swap(origin_addr, compare_addr, result_addr,
 				       type, target_rank, target_disp, win);
 
-	op_args(c, win, target_rank, type_bytes(type, 1), target_disp, 0, 0);
-	return rc;
-}
-
-static int do_Rput(struct mw_call *c, const void *origin_addr,
-		   int origin_count, MPI_Datatype origin_type,
-		   int target_rank, MPI_Aint target_disp, int target_count,
-		   MPI_Datatype target_type, MPI_Win win, MPI_Request *req)
-{
-	int rc = next_Rput(origin_addr, origin_count, origin_type, target_rank,
-			   target_disp, target_count, target_type, win, req);
-	int64_t bytes = type_bytes(origin_type, origin_count);
-
-	op_args(c, win, target_rank, bytes, target_disp,
-		op_req(rc, req, bytes), 0);
-	return rc;
-}
-
-static int do_Rget(struct mw_call *c, void *origin_addr, int origin_count,
-		   MPI_Datatype origin_type, int target_rank,
-		   MPI_Aint target_disp, int target_count,
-		   MPI_Datatype target_type, MPI_Win win, MPI_Request *req)
-{
-	int rc = next_Rget(origin_addr, origin_count, origin_type, target_rank,
-			   target_disp, target_count, target_type, win, req);
-	int64_t bytes = type_bytes(origin_type, origin_count);
-
-	op_args(c, win, target_rank, bytes, target_disp,
-		op_req(rc, req, bytes), 0);
+	op_args(c, win, target_rank, mw_type_bytes(type, 1), target_disp, 0, 0);
 	return rc;
 }
 
@@ -360,7 +305,7 @@ static int do_Raccumulate(struct mw_call *c, const void *origin_addr,
 	int rc = next_Raccumulate(origin_addr, origin_count, origin_type,
 				  target_rank, target_disp, target_count,
 				  target_type, op, win, req);
-	int64_t bytes = type_bytes(origin_type, origin_count);
+	int64_t bytes = mw_type_bytes(origin_type, origin_count);
 
 	op_args(c, win, target_rank, bytes, target_disp,
 		op_req(rc, req, bytes), 0);
@@ -379,10 +324,10 @@ static int do_Rget_accumulate(struct mw_call *c, const void *origin_addr,
 				      result_addr, result_count, result_type,
 				      target_rank, target_disp, target_count,
 				      target_type, op, win, req);
-	int64_t bytes = type_bytes(origin_type, origin_count);
+	int64_t bytes = mw_type_bytes(origin_type, origin_count);
 
 	op_args(c, win, target_rank, bytes, target_disp,
-		op_req(rc, req, bytes), type_bytes(result_type, result_count));
+		op_req(rc, req, bytes), mw_type_bytes(result_type, result_count));
 	return rc;
 }
 
@@ -439,36 +384,12 @@ static int do_Win_start(struct mw_call *c, MPI_Group group, int assert,
 	return rc;
 }
 
-static int do_Win_complete(struct mw_call *c, MPI_Win win)
-{
-	int rc = next_Win_complete(win);
-
-	sync_args(c, win, 0, 0, 0);
-	return rc;
-}
-
-static int do_Win_wait(struct mw_call *c, MPI_Win win)
-{
-	int rc = next_Win_wait(win);
-
-	sync_args(c, win, 0, 0, 0);
-	return rc;
-}
-
 static int do_Win_lock(struct mw_call *c, int lock_type, int rank, int assert,
 		       MPI_Win win)
 {
 	int rc = next_Win_lock(lock_type, rank, assert, win);
 
 	target_args(c, win, rank, lock_type, assert);
-	return rc;
-}
-
-static int do_Win_unlock(struct mw_call *c, int rank, MPI_Win win)
-{
-	int rc = next_Win_unlock(rank, win);
-
-	target_args(c, win, rank, 0, 0);
 	return rc;
 }
 
@@ -480,45 +401,31 @@ static int do_Win_lock_all(struct mw_call *c, int assert, MPI_Win win)
 	return rc;
 }
 
-static int do_Win_unlock_all(struct mw_call *c, MPI_Win win)
-{
-	int rc = next_Win_unlock_all(win);
-
-	sync_args(c, win, 0, 0, 0);
-	return rc;
+/* The calls on a window and one target rank, and on a window alone. */
+#define WIN_TARGET(name) \
+static int do_##name(struct mw_call *c, int rank, MPI_Win win) \
+{ \
+	int rc = next_##name(rank, win); \
+\
+	target_args(c, win, rank, 0, 0); \
+	return rc; \
 }
-
-static int do_Win_flush(struct mw_call *c, int rank, MPI_Win win)
-{
-	int rc = next_Win_flush(rank, win);
-
-	target_args(c, win, rank, 0, 0);
-	return rc;
+#define WIN_ONLY(name) \
+static int do_##name(struct mw_call *c, MPI_Win win) \
+{ \
+	int rc = next_##name(win); \
+\
+	sync_args(c, win, 0, 0, 0); \
+	return rc; \
 }
-
-static int do_Win_flush_all(struct mw_call *c, MPI_Win win)
-{
-	int rc = next_Win_flush_all(win);
-
-	sync_args(c, win, 0, 0, 0);
-	return rc;
-}
-
-static int do_Win_flush_local(struct mw_call *c, int rank, MPI_Win win)
-{
-	int rc = next_Win_flush_local(rank, win);
-
-	target_args(c, win, rank, 0, 0);
-	return rc;
-}
-
-static int do_Win_flush_local_all(struct mw_call *c, MPI_Win win)
-{
-	int rc = next_Win_flush_local_all(win);
-
-	sync_args(c, win, 0, 0, 0);
-	return rc;
-}
+WIN_TARGET(Win_unlock)
+WIN_TARGET(Win_flush)
+WIN_TARGET(Win_flush_local)
+WIN_ONLY(Win_complete)
+WIN_ONLY(Win_wait)
+WIN_ONLY(Win_unlock_all)
+WIN_ONLY(Win_flush_all)
+WIN_ONLY(Win_flush_local_all)
 
 /* ---- the exported wrappers --------------------------------------------- */
 

@@ -4,7 +4,8 @@
  * Slots hold a used byte, the key and the caller's record. The load factor
  * is kept at or below 3/4 so a probe always meets an empty slot; deletion
  * shifts the following cluster back instead of leaving tombstones, so a
- * table that sees millions of short-lived requests never degrades.
+ * table that sees millions of short-lived requests never degrades. Also
+ * the id tables above it (struct mw_ids).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -232,4 +233,58 @@ int mw_tab_check(const struct mw_tab *t)
 				return PROTO_E_STATE;
 	}
 	return n == t->n ? 0 : PROTO_E_STATE;
+}
+
+/* ---- id tables ----------------------------------------------------------- */
+
+void *mw_ids_get(struct mw_ids *t, uint64_t key)
+{
+	pthread_mutex_lock(&t->lock);
+	return t->tab ? mw_tab_get(t->tab, key) : NULL;
+}
+
+void mw_ids_unlock(struct mw_ids *t)
+{
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* With t locked: drop and remove key's record. */
+static void ids_drop(struct mw_ids *t, uint64_t key)
+{
+	void *r = t->tab ? mw_tab_get(t->tab, key) : NULL;
+
+	if (!r)
+		return;
+	if (t->drop)
+		t->drop(r);
+	mw_tab_del(t->tab, key);
+}
+
+void *mw_ids_add(struct mw_ids *t, uint64_t key)
+{
+	int64_t *r;
+
+	pthread_mutex_lock(&t->lock);
+	if (!t->tab)
+		t->tab = mw_tab_new(t->valsize, t->cap, t->max);
+	ids_drop(t, key);
+	r = t->tab ? mw_tab_put(t->tab, key, NULL) : NULL;
+	if (r)
+		*r = t->next++;
+	return r;
+}
+
+int64_t mw_ids_id(struct mw_ids *t, uint64_t key)
+{
+	int64_t *r = mw_ids_get(t, key), id = r ? *r : 0;
+
+	mw_ids_unlock(t);
+	return id;
+}
+
+void mw_ids_del(struct mw_ids *t, uint64_t key)
+{
+	pthread_mutex_lock(&t->lock);
+	ids_drop(t, key);
+	pthread_mutex_unlock(&t->lock);
 }

@@ -85,10 +85,7 @@ static int64_t comm_next = 2;
 
 static uint64_t comm_key(MPI_Comm c)
 {
-	uint64_t k = 0;
-
-	memcpy(&k, &c, sizeof(c));
-	return k;
+	return MW_KEY(c);
 }
 
 /* ---- in-call arrays ---------------------------------------------------- */
@@ -418,9 +415,10 @@ static void tables_free(void)
 
 /* ---- helpers ----------------------------------------------------------- */
 
-/* count elements of t in bytes: the type's size (the data, not its
- * extent), in 64 bits (a derived type may pass 2 GiB at a count of 1). */
-static int64_t type_bytes(MPI_Datatype t, int64_t count)
+/* (the name this file's wrappers use) */
+#define type_bytes mw_type_bytes
+
+int64_t mw_type_bytes(MPI_Datatype t, int64_t count)
 {
 	MPI_Count sz = 0;
 
@@ -541,21 +539,8 @@ static __thread int mw_no_fold __attribute__((tls_model("initial-exec")));
 /* Did the call c (which returned rc) poll and find nothing? */
 static int poll_failed(const struct mw_call *c, int rc)
 {
-	if (rc != MPI_SUCCESS || c->narr || mw_no_fold)
-		return 0;
-	switch (c->type) {
-	case PROTO_EV_MPI_TEST:
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME:	/* outcount 0 */
-	case PROTO_EV_MPI_REQUEST_GET_STATUS:
-		return c->arg[1] == 0;
-	case PROTO_EV_MPI_IPROBE:
-		return c->arg[4] == 0;
-	case PROTO_EV_MPI_TESTANY:
-		return c->arg[2] == 0 && c->arg[1] < 0;
-	default:
-		return 0;
-	}
+	return rc == MPI_SUCCESS && !c->narr && !mw_no_fold &&
+	       proto_ev_poll_empty(c->type, c->arg);
 }
 
 /* Write the fold's record (before anything the thread writes after it). */
@@ -1279,99 +1264,32 @@ static int req_args(struct mw_call *c, int rc, int kind, int persistent,
 	return rc;
 }
 
-static int do_Isend(struct mw_call *c, const void *buf, int count,
-		    MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		    MPI_Request *req)
-{
-	int rc = next_Isend(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
+/* The nonblocking sends and receives and the persistent requests'
+ * constructors: the same arguments, recorded by req_args (KIND, whether
+ * persistent). */
+#define P2P_REQ(name, BUF, KIND, PERSISTENT) \
+static int do_##name(struct mw_call *c, BUF *buf, int count, \
+		     MPI_Datatype type, int peer, int tag, MPI_Comm comm, \
+		     MPI_Request *req) \
+{ \
+	int rc = next_##name(buf, count, type, peer, tag, comm, req); \
+\
+	return req_args(c, rc, KIND, PERSISTENT, count, type, peer, tag, \
+			comm, req); \
 }
-
-static int do_Issend(struct mw_call *c, const void *buf, int count,
-		     MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		     MPI_Request *req)
-{
-	int rc = next_Issend(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
-}
-
-static int do_Ibsend(struct mw_call *c, const void *buf, int count,
-		     MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		     MPI_Request *req)
-{
-	int rc = next_Ibsend(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
-}
-
-static int do_Irsend(struct mw_call *c, const void *buf, int count,
-		     MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-		     MPI_Request *req)
-{
-	int rc = next_Irsend(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 0, count, type, dest, tag, comm, req);
-}
-
-static int do_Irecv(struct mw_call *c, void *buf, int count,
-		    MPI_Datatype type, int source, int tag, MPI_Comm comm,
-		    MPI_Request *req)
-{
-	int rc = next_Irecv(buf, count, type, source, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_RECV, 0, count, type, source, tag, comm,
-			req);
-}
+P2P_REQ(Isend, const void, MW_REQ_SEND, 0)
+P2P_REQ(Issend, const void, MW_REQ_SEND, 0)
+P2P_REQ(Ibsend, const void, MW_REQ_SEND, 0)
+P2P_REQ(Irsend, const void, MW_REQ_SEND, 0)
+P2P_REQ(Irecv, void, MW_REQ_RECV, 0)
 
 /* ---- persistent requests ----------------------------------------------- */
 
-static int do_Send_init(struct mw_call *c, const void *buf, int count,
-			MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-			MPI_Request *req)
-{
-	int rc = next_Send_init(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
-}
-
-static int do_Bsend_init(struct mw_call *c, const void *buf, int count,
-			 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-			 MPI_Request *req)
-{
-	int rc = next_Bsend_init(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
-}
-
-static int do_Ssend_init(struct mw_call *c, const void *buf, int count,
-			 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-			 MPI_Request *req)
-{
-	int rc = next_Ssend_init(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
-}
-
-static int do_Rsend_init(struct mw_call *c, const void *buf, int count,
-			 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-			 MPI_Request *req)
-{
-	int rc = next_Rsend_init(buf, count, type, dest, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_SEND, 1, count, type, dest, tag, comm, req);
-}
-
-static int do_Recv_init(struct mw_call *c, void *buf, int count,
-			MPI_Datatype type, int source, int tag, MPI_Comm comm,
-			MPI_Request *req)
-{
-	int rc = next_Recv_init(buf, count, type, source, tag, comm, req);
-
-	return req_args(c, rc, MW_REQ_RECV, 1, count, type, source, tag, comm,
-			req);
-}
+P2P_REQ(Send_init, const void, MW_REQ_SEND, 1)
+P2P_REQ(Bsend_init, const void, MW_REQ_SEND, 1)
+P2P_REQ(Ssend_init, const void, MW_REQ_SEND, 1)
+P2P_REQ(Rsend_init, const void, MW_REQ_SEND, 1)
+P2P_REQ(Recv_init, void, MW_REQ_RECV, 1)
 
 /* Each activation of a persistent request gets an id of its own: req,
  * peer, tag, comm, bytes, kind. */
@@ -1435,10 +1353,7 @@ static unsigned msg_next;
 
 static uint64_t msg_key(MPI_Message m)
 {
-	uint64_t k = 0;
-
-	memcpy(&k, &m, sizeof(m));
-	return k;
+	return MW_KEY(m);
 }
 
 static void msg_matched(MPI_Message m, MPI_Comm comm, int64_t comm_id,
@@ -2120,11 +2035,6 @@ int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank)
 int64_t mw_comm_info(MPI_Comm comm, int *size, int *myrank)
 {
 	return comm_lookup(comm, 0, NULL, size, myrank);
-}
-
-int64_t mw_type_bytes(MPI_Datatype t, int64_t count)
-{
-	return type_bytes(t, count);
 }
 
 int64_t mw_req_other(const MPI_Request *req, int64_t bytes)

@@ -25,6 +25,26 @@ static long long sum_ints(const int *v, int n)
 	return s;
 }
 
+/* n ints of sbuf sent to dst, received from src into rbuf (MPI_Sendrecv,
+ * tag on comm): their sum plus the source the status gives. */
+static long long sendrecv_sum(const int *sbuf, int *rbuf, int n, int dst,
+			      int src, int tag, MPI_Comm comm)
+{
+	MPI_Status st;
+
+	MPI_Sendrecv(sbuf, n, MPI_INT, dst, tag, rbuf, n, MPI_INT, src, tag,
+		     comm, &st);
+	return sum_ints(rbuf, n) + st.MPI_SOURCE;
+}
+
+/* n ints of sbuf reduced with op over comm into rbuf: their sum. */
+static long long allreduce_sum(const int *sbuf, int *rbuf, int n, MPI_Op op,
+			       MPI_Comm comm)
+{
+	MPI_Allreduce(sbuf, rbuf, n, MPI_INT, op, comm);
+	return sum_ints(rbuf, n);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size, next, prev, provided, i, flag, idx, color;
@@ -205,11 +225,8 @@ int main(int argc, char **argv)
 		MPI_Comm_size(dup, &hs);
 		hn = (hr + 1) % hs;
 		hp = (hr + hs - 1) % hs;
-		MPI_Sendrecv(sbuf, 6, MPI_INT, hn, 13, rbuf, 6, MPI_INT, hp,
-			     13, dup, &st);
-		check += sum_ints(rbuf, 6) + st.MPI_SOURCE;
-		MPI_Allreduce(sbuf, rbuf, 5, MPI_INT, MPI_SUM, half);
-		check += sum_ints(rbuf, 5);
+		check += sendrecv_sum(sbuf, rbuf, 6, hn, hp, 13, dup);
+		check += allreduce_sum(sbuf, rbuf, 5, MPI_SUM, half);
 	}
 	MPI_Comm_free(&dup);
 	MPI_Comm_free(&half);
@@ -235,15 +252,12 @@ int main(int argc, char **argv)
 		MPI_Group_free(&wg);
 		MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
 				    MPI_INFO_NULL, &shm);
-		MPI_Allreduce(sbuf, rbuf, 3, MPI_INT, MPI_SUM, shm);
-		check += sum_ints(rbuf, 3);
+		check += allreduce_sum(sbuf, rbuf, 3, MPI_SUM, shm);
 		MPI_Comm_free(&shm);
 		dims[0] = size;
 		MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
 		MPI_Cart_shift(cart, 0, 1, &src, &dst);
-		MPI_Sendrecv(sbuf, 7, MPI_INT, dst, 14, rbuf, 7, MPI_INT, src,
-			     14, cart, &st);
-		check += sum_ints(rbuf, 7) + st.MPI_SOURCE;
+		check += sendrecv_sum(sbuf, rbuf, 7, dst, src, 14, cart);
 		MPI_Comm_free(&cart);
 		/* a 2-D grid and its rows (MPI_Cart_sub), a sum along each */
 		{
@@ -253,8 +267,7 @@ int main(int argc, char **argv)
 			MPI_Dims_create(size, 2, d2);
 			MPI_Cart_create(MPI_COMM_WORLD, 2, d2, p2, 0, &grid);
 			MPI_Cart_sub(grid, keep, &row);
-			MPI_Allreduce(sbuf, rbuf, 2, MPI_INT, MPI_SUM, row);
-			check += sum_ints(rbuf, 2);
+			check += allreduce_sum(sbuf, rbuf, 2, MPI_SUM, row);
 			MPI_Comm_free(&row);
 			MPI_Comm_free(&grid);
 		}
@@ -282,11 +295,8 @@ int main(int argc, char **argv)
 
 		/* a dup of world: its ranks are the world ranks */
 		MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dwi);
-		MPI_Sendrecv(sbuf, 4, MPI_INT, next, 16, rbuf, 4, MPI_INT, prev,
-			     16, dwi, &st);
-		check += sum_ints(rbuf, 4) + st.MPI_SOURCE;
-		MPI_Allreduce(sbuf, rbuf, 4, MPI_INT, MPI_MAX, dwi);
-		check += sum_ints(rbuf, 4);
+		check += sendrecv_sum(sbuf, rbuf, 4, next, prev, 16, dwi);
+		check += allreduce_sum(sbuf, rbuf, 4, MPI_MAX, dwi);
 		MPI_Comm_free(&dwi);
 
 		index = malloc((size_t)size * sizeof(int));
@@ -297,8 +307,7 @@ int main(int argc, char **argv)
 			edges[2 * i + 1] = (i + 1) % size;
 		}
 		MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &gr);
-		MPI_Allreduce(sbuf, rbuf, 2, MPI_INT, MPI_SUM, gr);
-		check += sum_ints(rbuf, 2);
+		check += allreduce_sum(sbuf, rbuf, 2, MPI_SUM, gr);
 		MPI_Comm_free(&gr);
 		free(index);
 		free(edges);
@@ -350,9 +359,7 @@ int main(int argc, char **argv)
 		MPI_Comm_size(par, &ls);
 		MPI_Comm_remote_size(inter, &rs);
 		if (lr < ls && lr < rs) {
-			MPI_Sendrecv(sbuf, 2, MPI_INT, lr, 14, rbuf, 2, MPI_INT,
-				     lr, 14, inter, &st);
-			check += sum_ints(rbuf, 2) + st.MPI_SOURCE;
+			check += sendrecv_sum(sbuf, rbuf, 2, lr, lr, 14, inter);
 		}
 		MPI_Barrier(inter);
 		MPI_Comm_dup(inter, &idup2);

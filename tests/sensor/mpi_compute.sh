@@ -17,29 +17,11 @@
 #     least two a call), the trace passes mpi_tracecheck;
 #  3. TAPESTRY_COMPUTE_GAP_NS=abc: said on stderr, the default rule used.
 # Exit 77 without Open MPI or the MPI sensor.
-set -u
-. ./tests/sensor/mpi_env.sh || exit 99
-skip() { echo "SKIP: $*"; exit 77; }
-lib=$MPI_PKGLIB_OMPI
-collector=$MPI_TOP_BUILDDIR/tapestry-collector
-check=$MPI_TOP_BUILDDIR/tests/sensor/mpi_tracecheck
-dump=$MPI_TOP_BUILDDIR/tests/sensor/dump_trace
+. "$(dirname "$0")/mpi_lib.sh"
 [ -n "$MPIRUN_OMPI" ] && [ -x "$MPIRUN_OMPI" ] || skip "no Open MPI"
 command -v mpicc.openmpi > /dev/null || skip "no mpicc.openmpi"
-[ -f "$lib" ] || skip "no sensor library $lib"
-OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-tmp=$(mktemp -d /tmp/tapestry-mpi-compute.XXXXXX) || exit 99
-colpid=
-cleanup() {
-	if [ -n "$colpid" ]; then
-		kill "$colpid" 2>/dev/null
-		wait "$colpid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 99' INT TERM HUP
+mpi_flavour ompi
+mpi_tmpdir mpi-compute
 mpicc.openmpi -O2 -o "$tmp/prog" "$MPI_TOP_SRCDIR/tests/sensor/mpi_compute_prog.c" \
 	> "$tmp/cc.log" 2>&1 || { cat "$tmp/cc.log"; exit 99; }
 "${CC:-cc}" -O2 -shared -fPIC -o "$tmp/count.so" \
@@ -54,28 +36,12 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 # environment unless empty; its output in $tmp/NAME.out, .err
 traced() {
 	job=$tmp/job-$1
-	mkdir "$job" || exit 99
-	: > "$tmp/col.out"
-	"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
-		> "$tmp/col.out" 2> "$tmp/col.err" &
-	colpid=$!
-	port=
-	for i in $(seq 1 100); do
-		port=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$tmp/col.out")
-		[ -n "$port" ] && break
-		kill -0 "$colpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { echo "FAIL: collector did not start"; cat "$tmp/col.err"; exit 99; }
-	env ${2:+TAPESTRY_COMPUTE_GAP_NS=$2} timeout 120 "$MPIRUN_OMPI" --oversubscribe \
-		--mca topo ^treematch -np 2 -x LD_PRELOAD="$tmp/count.so:$lib" \
-		-x TAPESTRY_COLLECTOR="127.0.0.1:$port" -x TAPESTRY_RING_FULL=wait \
-		${2:+-x TAPESTRY_COMPUTE_GAP_NS} "$tmp/prog" $ITERS \
-		> "$tmp/$1.out" 2> "$tmp/$1.err" || {
+	mpi_col_start "$job" || exit 99
+	mpi_exec 2 LD_PRELOAD="$tmp/count.so:$lib" TAPESTRY_COLLECTOR="127.0.0.1:$port" \
+		TAPESTRY_RING_FULL=wait ${2:+TAPESTRY_COMPUTE_GAP_NS=$2} -- \
+		"$tmp/prog" $ITERS > "$tmp/$1.out" 2> "$tmp/$1.err" || {
 		echo "FAIL: $1: the traced program failed"; cat "$tmp/$1.err"; exit 1; }
-	kill -TERM "$colpid"
-	wait "$colpid"
-	colpid=
+	mpi_col_stop
 	"$dump" "$job" > "$tmp/$1.dump" 2>/dev/null || { echo "FAIL: $1: dump_trace"; exit 1; }
 }
 

@@ -12,23 +12,15 @@
 #  - the SimGrid export leaves no request dangling and replays to its end.
 # Exit 77 without hpcc, the Open MPI sensor or SimGrid. Run from the top
 # build directory (make check does).
-set -u
 NP=4
-. ./tests/sensor/mpi_env.sh || exit 99
-skip() { echo "SKIP: $*"; exit 77; }
+. "$(dirname "$0")/mpi_lib.sh"
 hpcc=$(command -v hpcc) || skip "no hpcc (apt-get install hpcc)"
 [ -n "$MPIRUN_OMPI" ] && [ -x "$MPIRUN_OMPI" ] || skip "no mpirun.openmpi"
 [ -f "$MPI_PKGLIB_OMPI" ] || skip "no Open MPI sensor"
 [ -n "$SMPIRUN" ] && [ -x "$SMPIRUN" ] || skip "no smpirun"
 ldd "$hpcc" | grep -q 'libmpi\.so' || skip "hpcc is not built with Open MPI"
-B=$MPI_TOP_BUILDDIR
-tapestry=$B/manager/tapestry
-OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-
-tmp=$(mktemp -d /tmp/tapestry-mpi-hpcc.XXXXXX) || exit 99
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-trap 'exit 99' INT TERM HUP
+mpi_flavour ompi
+mpi_tmpdir mpi-hpcc
 
 # hpcc reads hpccinf.txt in its working directory and appends to
 # hpccoutf.txt there: one directory per run
@@ -126,7 +118,7 @@ if ! [ -s "$tmp/plain.res" ] || ! cmp -s "$tmp/plain.res" "$tmp/traced.res"; the
 	diff "$tmp/plain.res" "$tmp/traced.res" | head -n 20
 	status=1
 fi
-"$B/tests/sensor/mpi_tracecheck" -v -a "$tmp/job" $NP MPI_Testany MPI_Waitall || {
+"$check" -v -a "$tmp/job" $NP MPI_Testany MPI_Waitall || {
 	echo "FAIL: hpcc trace check"; status=1; }
 "$tapestry" export -f simgrid-ti -o "$tmp/ti" "$tmp/job" 2> "$tmp/export.err" || {
 	echo "FAIL: export"; cat "$tmp/export.err"; status=1; }
@@ -134,15 +126,7 @@ if grep 'never completed' "$tmp/export.err"; then
 	echo "FAIL: requests left dangling in the export"
 	status=1
 fi
-mkdir "$tmp/plat"
-cat > "$tmp/plat/platform.xml" <<'EOF'
-<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <cluster id="c" prefix="h" suffix="" radical="0-3" speed="1Gf" bw="10GBps" lat="1us"/>
-</platform>
-EOF
-printf 'h0\nh1\nh2\nh3\n' > "$tmp/plat/hostfile"
+mpi_platform "$tmp/plat" $NP
 timeout 600 "$tapestry" replay -o "$tmp/rp" --platform "$tmp/plat" "$tmp/job" \
 	> "$tmp/replay.out" 2> "$tmp/replay.err"
 if ! grep -q '^simulated time: [0-9.e+]* s$' "$tmp/replay.out"; then

@@ -29,6 +29,8 @@
 
 #include <mpi.h>
 
+#include "tests/sensor/mpi_verdict.h"
+
 #define B 100			/* ints per access */
 #define BY (B * 4)		/* bytes per access */
 
@@ -372,9 +374,5 @@ int main(int argc, char **argv)
 		fprintf(ex, "MPI_File_delete path=%s\n", path);
 	}
 	fclose(ex);
-	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("mpi_io: %s\n", bad ? "FAILED" : "ok");
-	MPI_Finalize();
-	return bad;
+	return mpi_verdict("mpi_io", rank, bad);
 }

@@ -77,13 +77,7 @@ program mpi_io_f
      write (u, '(A,A)') 'MPI_File_delete path=', trim(path)
   end if
   close (u)
-  call MPI_ALLREDUCE(MPI_IN_PLACE, bad, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
-  if (rank == 0) then
-     if (bad == 0) then
-        print '(A)', 'mpi_io: ok'
-     else
-        print '(A)', 'mpi_io: FAILED'
-     end if
-  end if
+  call verdict('mpi_io', rank, bad)
   call MPI_FINALIZE(ierr)
 end program mpi_io_f
+include 'mpi_verdict.inc'

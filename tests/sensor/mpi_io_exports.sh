@@ -1,6 +1,6 @@
 # tests/sensor/mpi_io_exports.sh - sourced by mpi_io_run.sh: the exports
 # of the MPI-IO job ($job), checked against the program's expectations
-# ($tmp/expect.RANK). Uses $B, $tmp, $job, $flavour, $NP.
+# ($tmp/expect.RANK). Uses $tapestry, $tmp, $job, $flavour, $NP.
 #
 # - OTF2 (when built and otf2-print is there): one IoHandle per file a rank
 #   opened, one IoRegularFile; a handle created per open and destroyed per
@@ -23,7 +23,7 @@ sum_calls_bytes() {
 
 # report_data KIND...: "CALLS BYTES ..." of the report's <data> element
 report_data() {
-	"$B/manager/tapestry" report --xml "$job" 2> /dev/null > "$tmp/rep.xml"
+	"$tapestry" report --xml "$job" 2> /dev/null > "$tmp/rep.xml"
 	_out=
 	for _k in "$@"; do
 		_c=$(sed -n "s/.*<data.* ${_k}_calls=\"\([0-9]*\)\".*/\1/p" "$tmp/rep.xml")
@@ -31,6 +31,28 @@ report_data() {
 		_out="$_out $_c $_b"
 	done
 	echo $_out
+}
+
+# otf2_printed: the job's OTF2 export printed, events in $tmp/o.evts and
+# definitions in $tmp/o.defs; false when OTF2 or otf2-print is not there.
+otf2_printed() {
+	command -v otf2-print > /dev/null &&
+		"$tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err" ||
+		return 1
+	otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+	otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+}
+
+# replay_runs WHAT: the job's replay in SimGrid (when smpirun is there)
+# runs to its end; else said, 1.
+replay_runs() {
+	command -v smpirun > /dev/null || return 0
+	timeout 300 "$tapestry" replay -o "$tmp/replay" "$job" \
+		> "$tmp/replay.out" 2>&1
+	grep -q '^simulated time: ' "$tmp/replay.out" && return 0
+	echo "FAIL: $flavour: the replay of the $1 job did not run"
+	tail -n 20 "$tmp/replay.out"
+	return 1
 }
 
 mpi_io_exports() {
@@ -45,10 +67,7 @@ mpi_io_exports() {
 	_worked=$(printf '%s\n' "$_ex" | grep -vc 'failed=1')
 	_all=$(printf '%s\n' "$_ex" | wc -l)
 
-	if command -v otf2-print > /dev/null &&
-		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
-		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
-		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+	if otf2_printed; then
 		_got=
 		for _r in IO_OPERATION_BEGIN IO_OPERATION_COMPLETE IO_OPERATION_ISSUED \
 			IO_CREATE_HANDLE IO_DESTROY_HANDLE; do
@@ -69,7 +88,7 @@ mpi_io_exports() {
 		fi
 	fi
 
-	"$B/manager/tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
+	"$tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
 		echo "FAIL: $flavour: export chrome"; cat "$tmp/chrome.err"; return 1; }
 	_n=$(grep -o '"name":"MPI_File_[a-z_]*"' "$tmp/c.json" | wc -l)
 	_p=$(grep -o '"name":"MPI_File_[a-z_]*"[^}]*"path":"'"$tmp/data"'"' "$tmp/c.json" | wc -l)
@@ -79,7 +98,7 @@ mpi_io_exports() {
 			"data file's path (want $_wp)"
 		_bad=1
 	fi
-	"$B/manager/tapestry" export -f paje -o "$tmp/p.paje" "$job" 2> "$tmp/paje.err" || {
+	"$tapestry" export -f paje -o "$tmp/p.paje" "$job" 2> "$tmp/paje.err" || {
 		echo "FAIL: $flavour: export paje"; cat "$tmp/paje.err"; return 1; }
 	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
 		grep -q "\"$_name\"" "$tmp/p.paje" || {
@@ -97,7 +116,7 @@ mpi_io_exports() {
 		_bad=1
 	fi
 
-	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+	"$tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
 		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
 	_sl=$(cat "$tmp"/ti/rank_*.txt | grep -c '^[0-9]* sleep [0-9.]*$')
 	_warn=$(sed -n 's/.*warning: \([0-9]*\) MPI-IO calls and completions of their requests replayed as sleeps.*/\1/p' "$tmp/ti.err")
@@ -108,7 +127,7 @@ mpi_io_exports() {
 		_bad=1
 	fi
 	# the 2011 dialect has no sleep: computations, said in the same line
-	"$B/manager/tapestry" export -f simgrid-ti-2011 -o "$tmp/ti11" "$job" 2> "$tmp/ti11.err" || {
+	"$tapestry" export -f simgrid-ti-2011 -o "$tmp/ti11" "$job" 2> "$tmp/ti11.err" || {
 		echo "FAIL: $flavour: export simgrid-ti-2011"; cat "$tmp/ti11.err"; return 1; }
 	grep -q "warning: $((_worked + _nb)) MPI-IO calls and completions of their requests replayed as computations" \
 		"$tmp/ti11.err" || {
@@ -119,14 +138,7 @@ mpi_io_exports() {
 		cat "$tmp/ti.err"
 		_bad=1
 	fi
-	if command -v smpirun > /dev/null; then
-		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
-			> "$tmp/replay.out" 2>&1
-		grep -q '^simulated time: ' "$tmp/replay.out" || {
-			echo "FAIL: $flavour: the replay of the MPI-IO job did not run"
-			tail -n 20 "$tmp/replay.out"
-			_bad=1; }
-	fi
+	replay_runs MPI-IO || _bad=1
 	return $_bad
 }
 
@@ -139,14 +151,14 @@ mpi_rma_exports() {
 	# the group calls are local: no replay time; failed calls are skipped
 	_all=$(printf '%s\n' "$_ex" | grep -vi 'group' | grep -vc 'failed=1')
 	_nb=$(printf '%s\n' "$_ex" | grep -c 'req=+')
-	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+	"$tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
 		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
 	_sl=$(cat "$tmp"/ti/rank_*.txt | grep -c '^[0-9]* sleep [0-9.]*$')
 	if [ "$_sl" != $((_all + _nb)) ]; then
 		echo "FAIL: $flavour: SimGrid: $_sl sleeps, want $((_all + _nb))"
 		_bad=1
 	fi
-	"$B/manager/tapestry" report --xml "$job" > "$tmp/rep.xml" 2> "$tmp/rep.err" || {
+	"$tapestry" report --xml "$job" > "$tmp/rep.xml" 2> "$tmp/rep.err" || {
 		echo "FAIL: $flavour: report"; cat "$tmp/rep.err"; return 1; }
 	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
 		_n=$(printf '%s\n' "$_ex" | grep -c "^$_name ")
@@ -177,10 +189,7 @@ mpi_rma_exports() {
 	# OTF2: an RmaWin per window a rank made, created and destroyed; an
 	# RmaPut / RmaGet / RmaAtomic per operation with a real target, each
 	# completed at a synchronisation
-	if command -v otf2-print > /dev/null &&
-		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
-		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
-		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
+	if otf2_printed; then
 		_ops=$(printf '%s\n' "$_ex" | grep -v 'peer=-' | grep -E '^MPI_(R?put|R?get|R?accumulate|R?get_accumulate|Fetch_and_op|Compare_and_swap) ' -i)
 		_put=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Pp]ut ')
 		_get=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Gg]et ')
@@ -200,14 +209,7 @@ mpi_rma_exports() {
 			_bad=1
 		fi
 	fi
-	if command -v smpirun > /dev/null; then
-		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
-			> "$tmp/replay.out" 2>&1
-		grep -q '^simulated time: ' "$tmp/replay.out" || {
-			echo "FAIL: $flavour: the replay of the one-sided job did not run"
-			tail -n 20 "$tmp/replay.out"
-			_bad=1; }
-	fi
+	replay_runs one-sided || _bad=1
 	return $_bad
 }
 

@@ -38,71 +38,31 @@ threads) names='^MPI_' ;;
 coll)	names='^MPI_(I(barrier|bcast|reduce|allreduce|gatherv?|scatterv?|allgatherv?|alltoall[vw]?|reduce_scatter(_block)?|scan|exscan)|Alltoallw|Reduce_scatter_block|I?[Nn]eighbor_[a-z]*)$' ;;
 *)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
 esac
-. ./tests/sensor/mpi_env.sh || exit 99
-
-case $flavour in
-ompi)	mpirun=$MPIRUN_OMPI; lib=$MPI_PKGLIB_OMPI; f90=$MPIF90_OMPI
-	OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ;;
-mpich)	mpirun=$MPIRUN_MPICH; lib=$MPI_PKGLIB_MPICH; f90=$MPIF90_MPICH ;;
-*)	echo "mpi_io_run.sh: unknown flavour $flavour" >&2; exit 99 ;;
-esac
-skip() { echo "SKIP: $*"; exit 77; }
-[ -n "$mpirun" ] && [ -x "$mpirun" ] || skip "no mpirun for $flavour"
-[ -f "$lib" ] || skip "no sensor library $lib"
-B=$MPI_TOP_BUILDDIR
-collector=$B/tapestry-collector
+. "$(dirname "$0")/mpi_lib.sh"
+mpi_flavour "$flavour"
 exe=$B/tests/sensor/mpi_${prog}_$flavour
-[ -x "$collector" ] || skip "no tapestry-collector"
-if [ "$lang" = c ]; then
-	[ -x "$exe" ] || skip "no $exe"
-else
-	[ -n "$f90" ] && [ -x "$f90" ] || skip "no Fortran compiler for $flavour"
-fi
-
-tmp=$(mktemp -d /tmp/tapestry-mpiio-test.XXXXXX) || exit 99
-colpid=
-cleanup() {
-	if [ -n "$colpid" ]; then
-		kill "$colpid" 2>/dev/null
-		wait "$colpid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 99' INT TERM HUP
+[ "$lang" != c ] || [ -x "$exe" ] || skip "no $exe"
+mpi_tmpdir mpiio-test
 if [ "$lang" != c ]; then
 	# f: mpif.h; f08: the mpi_f08 module (mpi_io_f08.f90)
 	src=$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90
 	[ "$lang" = f08 ] && src=$MPI_TOP_SRCDIR/tests/sensor/mpi_${prog}_f08.f90
 	exe=$tmp/mpi_${prog}_$lang
-	"$f90" -o "$exe" "$src" > "$tmp/f90.log" 2>&1 || {
-		cat "$tmp/f90.log"; exit 99; }
+	mpi_f90 "$src" "$exe"
 	flavour="$flavour Fortran"
 fi
 
-# run_mpi OUT [PRELOAD COLLECTOR]: the program on NP ranks
+# run_mpi OUT [traced]: the program on NP ranks
 run_mpi() {
-	out=$1
-	if [ $# -ge 3 ]; then
-		if [ "${flavour% Fortran}" = ompi ]; then
-			set -- --oversubscribe -x LD_PRELOAD="$2" -x TAPESTRY_COLLECTOR="$3" \
-				-x TAPESTRY_RING_FULL=wait
-		else
-			set -- -env LD_PRELOAD "$2" -env TAPESTRY_COLLECTOR "$3" \
-				-env TAPESTRY_RING_FULL wait
-		fi
-	elif [ "${flavour% Fortran}" = ompi ]; then
-		set -- --oversubscribe
+	_out=$1
+	_how=${2:-plain}
+	set -- "$exe" "$tmp/expect"
+	[ $prog = io ] && set -- "$exe" "$tmp/data" "$tmp/expect"
+	if [ "$_how" = traced ]; then
+		mpi_traced $NP -- "$@" > "$_out" 2> "$_out.err"
 	else
-		set --
+		mpi_exec $NP -- "$@" > "$_out" 2> "$_out.err"
 	fi
-	if [ $prog = io ]; then
-		set -- "$@" -np $NP "$exe" "$tmp/data" "$tmp/expect"
-	else
-		set -- "$@" -np $NP "$exe" "$tmp/expect"
-	fi
-	timeout 120 "$mpirun" "$@" > "$out" 2> "$out.err"
 }
 
 run_mpi "$tmp/plain.out" || {
@@ -114,31 +74,14 @@ grep -q "^mpi_$prog: ok\$" "$tmp/plain.out" || {
 	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out"; exit 1; }
 
 job=$tmp/job
-mkdir "$job" || exit 99
-"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
-	> "$tmp/col.out" 2> "$tmp/col.err" &
-colpid=$!
-port=
-for i in $(seq 1 100); do
-	port=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$tmp/col.out" 2>/dev/null)
-	[ -n "$port" ] && break
-	kill -0 "$colpid" 2>/dev/null || break
-	sleep 0.1
-done
-[ -n "$port" ] || { echo "FAIL: collector did not start"; cat "$tmp/col.err"; exit 99; }
+mpi_col_start "$job" || exit 99
 rm -f "$tmp"/expect.*
-run_mpi "$tmp/traced.out" "$lib" "127.0.0.1:$port" || {
+run_mpi "$tmp/traced.out" traced || {
 	echo "FAIL: $flavour: mpi_$prog traced"; cat "$tmp/traced.out" "$tmp/traced.out.err"
 	exit 1; }
-kill -TERM "$colpid"
-wait "$colpid"
-colpid=
+mpi_col_stop
 status=0
-if ! cmp -s "$tmp/plain.out" "$tmp/traced.out"; then
-	echo "FAIL: $flavour: output changed by the sensor"
-	diff "$tmp/plain.out" "$tmp/traced.out"
-	status=1
-fi
+mpi_same_output "$flavour" "$tmp/plain.out" "$tmp/traced.out" || status=1
 
 if [ $prog = threads ]; then
 	# NT=3 threads x ITER=40 rounds: the counts per rank, every message
@@ -159,7 +102,7 @@ if [ $prog = threads ]; then
 fi
 
 # The trace's MPI-IO events and waits, per rank: "rank name k=v ..."
-"$B/tests/sensor/dump_trace" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
+"$dump" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
 	echo "FAIL: $flavour: dump_trace"; cat "$tmp/dump.err"; exit 1; }
 # (an event's ARRAY values follow it as "arr=v,v,...")
 awk -v names="$names" 'function out() { if (pend != "") print pend; pend = "" }
@@ -243,7 +186,7 @@ fi
 
 # CSV: every MPI-IO event with its path, and its bytes (not for the
 # handle never opened, nor MPI_File_delete, which have none / no bytes)
-"$B/manager/tapestry" export -f csv -o "$tmp/job.csv" "$job" 2> "$tmp/csv.err" || {
+"$tapestry" export -f csv -o "$tmp/job.csv" "$job" 2> "$tmp/csv.err" || {
 	echo "FAIL: $flavour: export csv"; cat "$tmp/csv.err"; exit 1; }
 ncsv=$(awk -F, -v p="$tmp/data" '$3 ~ /^MPI_File_/ && ($10 == p || $10 == "/nonexistent-dir/x")' "$tmp/job.csv" | wc -l)
 nnopath=$(awk -F, '$3 ~ /^MPI_File_/ && $10 == ""' "$tmp/job.csv" | wc -l)

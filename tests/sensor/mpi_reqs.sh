@@ -28,112 +28,31 @@
 # Every traced run's output must equal the untraced run's. Exit 77 when the
 # flavour, the sensor, the collector or SimGrid (smpicc, smpirun) is
 # missing. Run from the top build directory (make check does).
-set -u
 flavour=$1
 NP=4
-. ./tests/sensor/mpi_env.sh || exit 99
-
-case $flavour in
-ompi)	mpirun=$MPIRUN_OMPI; lib=$MPI_PKGLIB_OMPI; f90=$MPIF90_OMPI
-	OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ;;
-mpich)	mpirun=$MPIRUN_MPICH; lib=$MPI_PKGLIB_MPICH; f90=$MPIF90_MPICH ;;
-*)	echo "mpi_reqs.sh: unknown flavour $flavour" >&2; exit 99 ;;
-esac
-skip() { echo "SKIP: $*"; exit 77; }
-[ -n "$mpirun" ] && [ -x "$mpirun" ] || skip "no mpirun for $flavour"
-[ -f "$lib" ] || skip "no sensor library $lib"
+. "$(dirname "$0")/mpi_lib.sh"
+mpi_flavour "$flavour"
 [ -n "$SMPICC" ] && [ -x "$SMPICC" ] && [ -n "$SMPIRUN" ] && [ -x "$SMPIRUN" ] ||
 	skip "no SimGrid (smpicc, smpirun)"
-B=$MPI_TOP_BUILDDIR
-collector=$B/tapestry-collector
-check=$B/tests/sensor/mpi_tracecheck
-tapestry=$B/manager/tapestry
-[ -x "$collector" ] || skip "no tapestry-collector"
+MPI_TMO=300
+mpi_tmpdir mpi-reqs
 
-tmp=$(mktemp -d /tmp/tapestry-mpi-reqs.XXXXXX) || exit 99
-colpid=
-cleanup() {
-	if [ -n "$colpid" ]; then
-		kill "$colpid" 2>/dev/null
-		wait "$colpid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 99' INT TERM HUP
+# A platform of NP hosts for the replays and smpirun, and one of 2.
+mpi_platform "$tmp/plat" $NP
+mpi_platform "$tmp/plat2" 2
 
-# A platform of NP hosts for the replays and smpirun (1 Gflop/s, 10 GB/s).
-mkdir "$tmp/plat" "$tmp/plat2" || exit 99
-cat > "$tmp/plat/platform.xml" <<'EOF'
-<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <cluster id="c" prefix="h" suffix="" radical="0-3" speed="1Gf" bw="10GBps" lat="1us"/>
-</platform>
-EOF
-printf 'h0\nh1\nh2\nh3\n' > "$tmp/plat/hostfile"
-cp "$tmp/plat/platform.xml" "$tmp/plat2/"
-printf 'h0\nh1\n' > "$tmp/plat2/hostfile"
-
-# run_mpi NP OUT EXE [PRELOAD PORT] -- ARGS: stdin from /dev/null (MPICH's
-# launcher fails on a closed one); the traced runs wait for ring room so
-# the counts are exact.
-run_mpi() {
-	np=$1; out=$2; exe_=$3; shift 3
-	if [ "$1" != -- ]; then
-		pre=$1; port=$2; shift 2
-	else
-		pre=
-	fi
-	shift
-	if [ "$flavour" = ompi ] && [ -n "$pre" ]; then
-		timeout 300 "$mpirun" --oversubscribe -np "$np" -x LD_PRELOAD="$pre" \
-			-x TAPESTRY_COLLECTOR="127.0.0.1:$port" -x TAPESTRY_RING_FULL=wait \
-			"$exe_" "$@" < /dev/null > "$out" 2> "$out.err"
-	elif [ "$flavour" = ompi ]; then
-		timeout 300 "$mpirun" --oversubscribe -np "$np" "$exe_" "$@" \
-			< /dev/null > "$out" 2> "$out.err"
-	elif [ -n "$pre" ]; then
-		timeout 300 "$mpirun" -np "$np" -env LD_PRELOAD "$pre" \
-			-env TAPESTRY_COLLECTOR "127.0.0.1:$port" -env TAPESTRY_RING_FULL wait \
-			"$exe_" "$@" < /dev/null > "$out" 2> "$out.err"
-	else
-		timeout 300 "$mpirun" -np "$np" "$exe_" "$@" < /dev/null > "$out" 2> "$out.err"
-	fi
-}
-
-# trace NP JOB EXE ARGS...: untraced, then traced into JOB; outputs equal.
+# trace NP JOB EXE ARGS...: untraced, then traced into JOB; outputs equal
+# (in any order).
 trace() {
 	np=$1; job=$2; exe=$3; shift 3
 	[ -x "$exe" ] || skip "no $exe"
-	run_mpi "$np" "$tmp/plain.out" "$exe" -- "$@" || {
+	mpi_exec "$np" -- "$exe" "$@" > "$tmp/plain.out" 2> "$tmp/plain.out.err" || {
 		echo "FAIL: $exe untraced"; cat "$tmp/plain.out.err"; return 1; }
-	mkdir "$job" || return 1
-	: > "$tmp/col.out"
-	"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
-		> "$tmp/col.out" 2> "$tmp/col.err" &
-	colpid=$!
-	port=
-	for i in $(seq 1 100); do
-		port=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$tmp/col.out")
-		[ -n "$port" ] && break
-		kill -0 "$colpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { echo "FAIL: collector did not start"; cat "$tmp/col.err"; return 1; }
-	run_mpi "$np" "$tmp/traced.out" "$exe" "$lib" "$port" -- "$@" || {
+	mpi_col_start "$job" || return 1
+	mpi_traced "$np" -- "$exe" "$@" > "$tmp/traced.out" 2> "$tmp/traced.out.err" || {
 		echo "FAIL: $exe traced"; cat "$tmp/traced.out.err"; return 1; }
-	kill -TERM "$colpid"
-	wait "$colpid"
-	colpid=
-	sort "$tmp/plain.out" > "$tmp/plain.sorted"
-	sort "$tmp/traced.out" > "$tmp/traced.sorted"
-	if ! cmp -s "$tmp/plain.sorted" "$tmp/traced.sorted"; then
-		echo "FAIL: $flavour $exe: output changed by the sensor"
-		diff "$tmp/plain.sorted" "$tmp/traced.sorted"
-		return 1
-	fi
+	mpi_col_stop
+	mpi_same_output "$flavour $exe" "$tmp/plain.out" "$tmp/traced.out" sort
 }
 
 # export_replay JOB PLATDIR: simgrid-ti with no request left dangling, and
@@ -293,8 +212,7 @@ echo "ok: $flavour bad"
 # the same calls from Fortran (mpif.h): Open MPI's Fortran layer calls
 # PMPI_ directly, so these go through sensor/mpi_fortran.c's bindings
 if [ -n "$f90" ] && [ -x "$f90" ]; then
-	"$f90" -o "$tmp/reqs_f" "$MPI_TOP_SRCDIR/tests/sensor/mpi_reqs.f90" \
-		> "$tmp/f90.log" 2>&1 || { cat "$tmp/f90.log"; exit 99; }
+	mpi_f90 "$MPI_TOP_SRCDIR/tests/sensor/mpi_reqs.f90" "$tmp/reqs_f"
 	if trace $NP "$tmp/job-f" "$tmp/reqs_f"; then
 		"$check" -a "$tmp/job-f" $NP MPI_Send_init=1 MPI_Recv_init=1 \
 			MPI_Startall=3 MPI_Start=2 MPI_Request_free=2 MPI_Ibsend=1 \

@@ -22,6 +22,8 @@
 
 #include <mpi.h>
 
+#include "tests/sensor/mpi_verdict.h"
+
 #define B 16
 
 static int rank, size, bad;
@@ -253,9 +255,5 @@ int main(int argc, char **argv)
 	MPI_Comm_free(&node);
 	free(mem2);
 	fclose(ex);
-	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("mpi_rma: %s\n", bad ? "FAILED" : "ok");
-	MPI_Finalize();
-	return bad;
+	return mpi_verdict("mpi_rma", rank, bad);
 }

@@ -77,13 +77,7 @@ program mpi_rma_f
   call MPI_GROUP_FREE(world, ierr)
   write (u, '(A)') 'MPI_Group_free group=1'
   close (u)
-  call MPI_ALLREDUCE(MPI_IN_PLACE, bad, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
-  if (rank == 0) then
-     if (bad == 0) then
-        print '(A)', 'mpi_rma: ok'
-     else
-        print '(A)', 'mpi_rma: FAILED'
-     end if
-  end if
+  call verdict('mpi_rma', rank, bad)
   call MPI_FINALIZE(ierr)
 end program mpi_rma_f
+include 'mpi_verdict.inc'

@@ -9,70 +9,20 @@
 # (every call present, every send matched by its receive). Exit 77 when the
 # flavour, its compiler or the sensor library is missing. Run from the top
 # build directory (make check does).
-set -u
 flavour=$1
 lang=$2
 NP=4
-. ./tests/sensor/mpi_env.sh || exit 99
+. "$(dirname "$0")/mpi_lib.sh"
+mpi_flavour "$flavour"
+mpi_tmpdir mpi-test
 
-case $flavour in
-ompi)	mpirun=$MPIRUN_OMPI; f90=$MPIF90_OMPI; lib=$MPI_PKGLIB_OMPI
-	OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ;;
-mpich)	mpirun=$MPIRUN_MPICH; f90=$MPIF90_MPICH; lib=$MPI_PKGLIB_MPICH ;;
-*)	echo "mpi_run.sh: unknown flavour $flavour" >&2; exit 99 ;;
-esac
-skip() { echo "SKIP: $*"; exit 77; }
-[ -n "$mpirun" ] && [ -x "$mpirun" ] || skip "no mpirun for $flavour"
-[ -f "$lib" ] || skip "no sensor library $lib"
-collector=$MPI_TOP_BUILDDIR/tapestry-collector
-check=$MPI_TOP_BUILDDIR/tests/sensor/mpi_tracecheck
-[ -x "$collector" ] || skip "no tapestry-collector"
-if [ "$lang" = f ]; then
-	[ -n "$f90" ] && [ -x "$f90" ] || skip "no Fortran compiler for $flavour"
-fi
-
-tmp=$(mktemp -d /tmp/tapestry-mpi-test.XXXXXX) || exit 99
-colpid=
-cleanup() {
-	if [ -n "$colpid" ]; then
-		kill "$colpid" 2>/dev/null
-		wait "$colpid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 99' INT TERM HUP
-
-# mpirun with optional preload: run_mpi OUT PROG [PRELOAD COLLECTOR]
-# The traced runs stream with TAPESTRY_RING_FULL=wait: the counts below are
-# exact, and stream mode's default drops events when a ring fills (on CI, 4
-# MPICH ranks busy-polling on 2 cores kept a sender thread off the CPU
-# while the all-calls program's Test/Iprobe loop filled its ring: 21561
-# events lost). The drop path has its own test (test_sensor_rt).
-# Open MPI's treematch topology component can livelock in
-# MPI_Dist_graph_create (all ranks spinning in ompi_comm_nextcid; about
-# 1 run in 10 of the Fortran all-calls program here, untraced too; known
-# upstream: open-mpi/ompi issues 10295 and 13918): the runs leave it out.
+# run_mpi OUT PROG [traced]: PROG on NP ranks, untraced or traced with the
+# sensor's log at info
 run_mpi() {
-	out=$1; exe_=$2
-	if [ $# -ge 4 ]; then
-		if [ "$flavour" = ompi ]; then
-			timeout 120 "$mpirun" --oversubscribe --mca topo ^treematch -np $NP \
-				-x LD_PRELOAD="$3" -x TAPESTRY_COLLECTOR="$4" \
-				-x TAPESTRY_LOG=info -x TAPESTRY_RING_FULL=wait \
-				"$exe_" > "$out" 2> "$out.err"
-		else
-			timeout 120 "$mpirun" -np $NP -env LD_PRELOAD "$3" \
-				-env TAPESTRY_COLLECTOR "$4" -env TAPESTRY_LOG info \
-				-env TAPESTRY_RING_FULL wait \
-				"$exe_" > "$out" 2> "$out.err"
-		fi
-	elif [ "$flavour" = ompi ]; then
-		timeout 120 "$mpirun" --oversubscribe --mca topo ^treematch -np $NP "$exe_" \
-			> "$out" 2> "$out.err"
+	if [ $# -ge 3 ]; then
+		mpi_traced $NP TAPESTRY_LOG=info -- "$2" > "$1" 2> "$1.err"
 	else
-		timeout 120 "$mpirun" -np $NP "$exe_" > "$out" 2> "$out.err"
+		mpi_exec $NP -- "$2" > "$1" 2> "$1.err"
 	fi
 }
 
@@ -110,7 +60,7 @@ MPI_Send=5 MPI_Recv=5 compute"
 # the two distributed graphs and each create_group, the Allreduce on the
 # graph ring; not the Barriers on the intercommunicator and its dup.
 report_check() {
-	rep=$("$MPI_TOP_BUILDDIR/manager/tapestry" report --xml "$1" 2> "$tmp/rep.err") || {
+	rep=$("$tapestry" report --xml "$1" 2> "$tmp/rep.err") || {
 		echo "FAIL: $flavour $lang calls: tapestry report"; cat "$tmp/rep.err"
 		return 1; }
 	bad=0
@@ -134,7 +84,7 @@ report_check() {
 	# refer to them (42 events on the intracommunicators, 8 on the two
 	# intercommunicators: a Barrier each on 4 ranks)
 	if command -v otf2-print > /dev/null &&
-		"$MPI_TOP_BUILDDIR/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$1" \
+		"$tapestry" export -f otf2 -o "$tmp/o.otf2" "$1" \
 			2> "$tmp/otf2.err"; then
 		otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
 		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
@@ -163,8 +113,7 @@ status=0
 for prog in ring calls; do
 	if [ "$lang" = f ]; then
 		exe=$tmp/${prog}_f
-		"$f90" -o "$exe" "$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90" \
-			> "$tmp/f90.log" 2>&1 || { cat "$tmp/f90.log"; exit 99; }
+		mpi_f90 "$MPI_TOP_SRCDIR/tests/sensor/mpi_$prog.f90" "$exe"
 	else
 		exe=$MPI_TOP_BUILDDIR/tests/sensor/mpi_${prog}_$flavour
 		[ -x "$exe" ] || skip "no $exe"
@@ -173,43 +122,20 @@ for prog in ring calls; do
 		echo "FAIL: $prog untraced"; cat "$tmp/plain.out.err"; exit 1; }
 
 	job=$tmp/job-$prog
-	mkdir "$job" || exit 99
-	# emptied before the collector starts: the redirection below runs in
-	# the child, and the loop could read the ring's collector's port (dead
-	# by then) first: the all-calls run then traced nothing (CI flake)
-	: > "$tmp/col.out"
-	"$collector" --listen 127.0.0.1:0 --print-port --output "$job" \
-		> "$tmp/col.out" 2> "$tmp/col.err" &
-	colpid=$!
-	port=
-	for i in $(seq 1 100); do
-		port=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' \
-			"$tmp/col.out" 2>/dev/null)
-		[ -n "$port" ] && break
-		kill -0 "$colpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { echo "FAIL: collector did not start";
-		cat "$tmp/col.err"; exit 99; }
-
-	run_mpi "$tmp/traced.out" "$exe" "$lib" "127.0.0.1:$port" || {
+	mpi_col_start "$job" || exit 99
+	run_mpi "$tmp/traced.out" "$exe" traced || {
 		echo "FAIL: $prog traced"; cat "$tmp/traced.out.err"; exit 1; }
-	kill -TERM "$colpid"
-	wait "$colpid"
-	colpid=
-	if ! cmp -s "$tmp/plain.out" "$tmp/traced.out"; then
-		echo "FAIL: $flavour $lang $prog: output changed by the sensor"
-		diff "$tmp/plain.out" "$tmp/traced.out"
+	mpi_col_stop
+	mpi_same_output "$flavour $lang $prog" "$tmp/plain.out" "$tmp/traced.out" ||
 		status=1
-	fi
 	if [ $prog = ring ]; then names=$RING; else names=$CALLS; fi
 	# shellcheck disable=SC2086
 	if ! "$check" -v "$job" $NP $names; then
 		echo "FAIL: $flavour $lang $prog: trace check"
 		# what the job directory holds, for whoever reads this log
-		"$MPI_TOP_BUILDDIR/tests/sensor/dump_trace" "$job" 2>&1 |
+		"$dump" "$job" 2>&1 |
 			grep -v '^ev ' | head -n 60
-		"$MPI_TOP_BUILDDIR/tests/sensor/dump_trace" "$job" 2>/dev/null |
+		"$dump" "$job" 2>/dev/null |
 			awk '/^ev / { for (i = 1; i <= NF; i++) if ($i ~ /^name=/) n[$i]++ }
 			     END { for (k in n) print "  " n[k], k }' | sort -rn | head -n 20
 		sed 's/^/  collector: /' "$tmp/col.err" | tail -n 20
@@ -222,7 +148,7 @@ for prog in ring calls; do
 	# on MPI_Comm_rank (CALIB evtype 48 = MPI_INIT) and on MPI_Iprobe
 	# (evtype 64 = MPI_IPROBE), into a scratch ring: the calibration's
 	# calls are not in the trace (the counts above hold)
-	"$MPI_TOP_BUILDDIR/tests/sensor/dump_trace" "$job" >"$tmp/dump" 2>/dev/null
+	"$dump" "$job" >"$tmp/dump" 2>/dev/null
 	for evt in 48 64; do
 		ncal=$(grep -c " name=calibration .* evtype=$evt " "$tmp/dump")
 		if [ "$ncal" != $NP ]; then

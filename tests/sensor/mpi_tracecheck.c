@@ -257,21 +257,8 @@ static void check_compute(int me, const struct proto_event *e)
 /* Did e poll and find nothing (the sensor's folding rule)? */
 static int poll_failed(const struct proto_event *e)
 {
-	if (e->flags & PROTO_EVF_FAILED)
-		return 0;
-	switch (e->type) {
-	case PROTO_EV_MPI_TEST:
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME:
-	case PROTO_EV_MPI_REQUEST_GET_STATUS:
-		return e->arg[1] == 0;
-	case PROTO_EV_MPI_IPROBE:
-		return e->arg[4] == 0;
-	case PROTO_EV_MPI_TESTANY:
-		return e->arg[2] == 0 && e->arg[1] < 0;
-	default:
-		return 0;
-	}
+	return !(e->flags & PROTO_EVF_FAILED) &&
+	       proto_ev_poll_empty(e->type, e->arg);
 }
 
 /* The main thread's polls that found nothing: folded. */
@@ -482,6 +469,20 @@ static int same(const struct msg *s, const struct msg *r, int tags)
 		s->bytes == r->bytes && (!tags || s->tag == r->tag);
 }
 
+/* Say each message of tab (n of them) that no other matched: "WHAT src ->
+ * dst comm C tag T B bytes WHY". */
+static void unmatched(const struct msg *tab, size_t n, const char *what,
+		      const char *why)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!tab[i].used)
+			FAIL("%s %lld -> %lld comm %lld tag %lld %lld bytes %s",
+			     what, (long long)tab[i].src,
+			     (long long)tab[i].dst, (long long)tab[i].comm,
+			     (long long)tab[i].tag, (long long)tab[i].bytes,
+			     why);
+}
+
 /* Receives that know their tag first, then the others (tag -1). */
 static void match(void)
 {
@@ -500,20 +501,8 @@ static void match(void)
 				sends[j].used = recvs[i].used = 1;
 			}
 		}
-	for (i = 0; i < nsends; i++)
-		if (!sends[i].used)
-			FAIL("send %lld -> %lld comm %lld tag %lld %lld bytes "
-			     "never received", (long long)sends[i].src,
-			     (long long)sends[i].dst, (long long)sends[i].comm,
-			     (long long)sends[i].tag,
-			     (long long)sends[i].bytes);
-	for (i = 0; i < nrecvs; i++)
-		if (!recvs[i].used)
-			FAIL("receive %lld -> %lld comm %lld tag %lld %lld "
-			     "bytes matches no send", (long long)recvs[i].src,
-			     (long long)recvs[i].dst, (long long)recvs[i].comm,
-			     (long long)recvs[i].tag,
-			     (long long)recvs[i].bytes);
+	unmatched(sends, nsends, "send", "never received");
+	unmatched(recvs, nrecvs, "receive", "matches no send");
 }
 
 int main(int argc, char **argv)

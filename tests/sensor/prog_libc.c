@@ -226,41 +226,23 @@ static int m_writev(void)
 	return 0;
 }
 
-static int m_lseek(void)
-{
-	int fd = open_data(1, O_RDONLY);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += lseek(fd, 5, SEEK_SET) == 5;
-	close(fd);
-	FAIL_AND_REPORT("lseek", ok, 0, lseek(-1, 5, SEEK_SET));
-	return 0;
+/* n calls of an fd operation on the data file opened with MODE (OK: the
+ * call on fd worked), then the failing one BAD. */
+#define M_FD_LOOP(name, MODE, OK, BAD) \
+static int m_##name(void) \
+{ \
+	int fd = open_data(1, MODE); \
+	long ok = 0; \
+\
+	for (int i = 0; i < n; i++) \
+		ok += (OK); \
+	close(fd); \
+	FAIL_AND_REPORT(#name, ok, 0, BAD); \
+	return 0; \
 }
-
-static int m_fsync(void)
-{
-	int fd = open_data(1, O_WRONLY);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += fsync(fd) == 0;
-	close(fd);
-	FAIL_AND_REPORT("fsync", ok, 0, fsync(-1));
-	return 0;
-}
-
-static int m_fdatasync(void)
-{
-	int fd = open_data(1, O_WRONLY);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += fdatasync(fd) == 0;
-	close(fd);
-	FAIL_AND_REPORT("fdatasync", ok, 0, fdatasync(-1));
-	return 0;
-}
+M_FD_LOOP(lseek, O_RDONLY, lseek(fd, 5, SEEK_SET) == 5, lseek(-1, 5, SEEK_SET))
+M_FD_LOOP(fsync, O_WRONLY, fsync(fd) == 0, fsync(-1))
+M_FD_LOOP(fdatasync, O_WRONLY, fdatasync(fd) == 0, fdatasync(-1))
 
 static int m_dup(void)
 {
@@ -340,17 +322,22 @@ static FILE *stream_for(const char *mode, int lines)
 	return fopen(path, mode);
 }
 
-static int m_fread(void)
-{
-	FILE *f = stream_for("r", n + 1);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += fread(buf, 1, 10, f) == 10;
-	fclose(f);
-	report("fread", ok, 10, 0);
-	return 0;
+/* n calls of a stream operation on stream.txt opened with MODE after
+ * writing LINES lines to it (OK: the call on f worked), reported with the
+ * bytes each moves (VALUE). */
+#define M_STREAM_LOOP(name, MODE, LINES, OK, VALUE) \
+static int m_##name(void) \
+{ \
+	FILE *f = stream_for(MODE, LINES); \
+	long ok = 0; \
+\
+	for (int i = 0; i < n; i++) \
+		ok += (OK); \
+	fclose(f); \
+	report(#name, ok, VALUE, 0); \
+	return 0; \
 }
+M_STREAM_LOOP(fread, "r", n + 1, fread(buf, 1, 10, f) == 10, 10)
 
 /* N cheap buffered fwrite calls to /dev/null: events far faster than a
  * drain of a few batches keeps up with */
@@ -382,17 +369,7 @@ static int m_fwrite(void)
 	return 0;
 }
 
-static int m_fprintf(void)
-{
-	FILE *f = stream_for("w", 0);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += fprintf(f, "%d\n", 12345) == 6;
-	fclose(f);
-	report("fprintf", ok, 6, 0);
-	return 0;
-}
+M_STREAM_LOOP(fprintf, "w", 0, fprintf(f, "%d\n", 12345) == 6, 6)
 
 static int my_vfprintf(FILE *f, const char *fmt, ...)
 {
@@ -405,41 +382,9 @@ static int my_vfprintf(FILE *f, const char *fmt, ...)
 	return r;
 }
 
-static int m_vfprintf(void)
-{
-	FILE *f = stream_for("w", 0);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += my_vfprintf(f, "%s-%d\n", "ab", 7) == 5;
-	fclose(f);
-	report("vfprintf", ok, 5, 0);
-	return 0;
-}
-
-static int m_fputs(void)
-{
-	FILE *f = stream_for("w", 0);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += fputs("hello\n", f) >= 0;
-	fclose(f);
-	report("fputs", ok, 6, 0);
-	return 0;
-}
-
-static int m_fgets(void)
-{
-	FILE *f = stream_for("r", n);
-	long ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += fgets(buf, 32, f) != NULL;
-	fclose(f);
-	report("fgets", ok, 21, 0);
-	return 0;
-}
+M_STREAM_LOOP(vfprintf, "w", 0, my_vfprintf(f, "%s-%d\n", "ab", 7) == 5, 5)
+M_STREAM_LOOP(fputs, "w", 0, fputs("hello\n", f) >= 0, 6)
+M_STREAM_LOOP(fgets, "r", n, fgets(buf, 32, f) != NULL, 21)
 
 static int m_fflush(void)
 {

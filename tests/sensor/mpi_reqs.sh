@@ -201,6 +201,11 @@ if trace $NP "$tmp/job-bad" "$B/tests/sensor/mpi_bad_$flavour" "$tmp/errs"; then
 	n=$(awk -F, '$3 == "mpi_error" && $13 != ""' "$tmp/bad.csv" | wc -l)
 	[ "$n" = "$(cat "$tmp"/errs.* | wc -l)" ] || {
 		echo "FAIL: $flavour bad: $n mpi_error CSV lines with their code"; status=1; }
+	# the report's count of failed MPI calls
+	n=$("$tapestry" report "$tmp/job-bad" 2> /dev/null | sed -n 's/^failed MPI calls //p' |
+		tr ',' '\n' | awk '{ s += $NF } END { print s + 0 }')
+	[ "$n" = "$(cat "$tmp"/errs.* | wc -l)" ] || {
+		echo "FAIL: $flavour bad: the report counts $n failed MPI calls"; status=1; }
 	"$check" -a "$tmp/job-bad" $NP MPI_Mrecv=1 MPI_Imrecv=1 MPI_Testany=2 || {
 		echo "FAIL: $flavour bad: trace check"; status=1; }
 	export_replay "$tmp/job-bad" "$tmp/plat" || status=1

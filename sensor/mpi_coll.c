@@ -12,7 +12,8 @@
  * their do_NAME() made by a local macro per signature.
  *
  * A nonblocking collective records what its blocking form records, then
- * req: a fresh request id bound to its handle (kind MW_REQ_COLL, peer -2),
+ * req (and for the rooted ones wroot, the root as a world rank): a fresh
+ * request id bound to its handle (kind MW_REQ_COLL, peer -2),
  * so that the Wait / Test that completes it records the same id once
  * (peer -2, bytes 0), like any request. Counts and types are read right
  * after the call: the standard keeps them valid until the completion.
@@ -222,6 +223,16 @@ static int64_t coll_req(int rc, MPI_Comm comm, MPI_Request *req)
 	return mw_req_start(*req, req, &q);
 }
 
+/* The world rank of root in comm into the argument wroot of a nonblocking
+ * rooted collective's event (slot i). */
+static void set_wroot(struct mw_call *c, int i, int root, MPI_Comm comm)
+{
+	int64_t w = MW_PEER_UNKNOWN;
+
+	mw_comm_id(comm, root, &w);
+	c->arg[i] = w;
+}
+
 /* ---- Reduce_scatter_block ---------------------------------------------- */
 
 /* bytes: the whole vector reduced (rcount x type size x comm size), as
@@ -266,6 +277,7 @@ static int do_Ibcast(struct mw_call *c, void *buf, int count,
 
 	mw_coll_rooted(c, mw_type_bytes(type, count), root, comm,
 		       coll_req(rc, comm, req));
+	set_wroot(c, 4, root, comm);
 	return rc;
 }
 
@@ -277,6 +289,7 @@ static int do_Ireduce(struct mw_call *c, const void *sbuf, void *rbuf,
 
 	mw_coll_rooted(c, mw_type_bytes(type, count), root, comm,
 		       coll_req(rc, comm, req));
+	set_wroot(c, 4, root, comm);
 	return rc;
 }
 
@@ -290,6 +303,7 @@ static int do_Igatherv(struct mw_call *c, const void *sbuf, int scount,
 
 	mw_coll_gatherv(c, sbuf, scount, stype, rcounts, rtype, root, comm,
 			coll_req(rc, comm, req));
+	set_wroot(c, 5, root, comm);
 	return rc;
 }
 
@@ -304,6 +318,7 @@ static int do_Iscatterv(struct mw_call *c, const void *sbuf,
 	int64_t rid = coll_req(rc, comm, req);
 
 	mw_coll_scatterv(c, scounts, stype, rbuf, rcount, rtype, root, comm, rid);
+	set_wroot(c, 5, root, comm);
 	return rc;
 }
 
@@ -536,6 +551,7 @@ static int i_rooted(struct mw_call *c, rooted_fn fn, int gather,
 	else
 		mw_coll_scatter(c, scount, stype, rbuf, rcount, rtype, root,
 				comm, rid);
+	set_wroot(c, 5, root, comm);
 	return rc;
 }
 

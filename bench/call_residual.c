@@ -16,13 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+#include "timing.h"
 
 int main(int argc, char **argv)
 {
@@ -37,7 +31,7 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	for (int rep = 0; rep < 2; rep++) {
 		MPI_Barrier(MPI_COMM_WORLD);
-		double t0 = now_ns();
+		double t0 = (double)bench_now_ns();
 
 		for (int i = 0; i < n; i++) {
 			if (kind == 0) {
@@ -50,7 +44,7 @@ int main(int argc, char **argv)
 				MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 			}
 		}
-		t = now_ns() - t0;
+		t = (double)bench_now_ns() - t0;
 		MPI_Barrier(MPI_COMM_WORLD);
 	}
 	if (rank == 0)

@@ -22,11 +22,9 @@
 # R (3 runs each), N (20000 iterations), METHODS ("instructions cpu").
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$top/build}
 R=${R:-3} N=${N:-20000} METHODS=${METHODS:-instructions cpu}
-T=$(mktemp -d /tmp/tapestry-bench-resid.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$top/bench/lib.sh"
+bench_mpi resid "${1:-}"
 mpicc.openmpi -O2 -o "$T/loop" "$top/bench/call_residual.c" || exit 1
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 per_iter() { sed -n 's/^call_residual: kind [0-9]* per_iter_ns \([0-9.]*\).*/\1/p' "$1"; }

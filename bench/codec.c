@@ -11,13 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <zstd.h>
 
 #include "proto/codec.h"
 #include "proto/error.h"
 #include "proto/event.h"
+#include "tests/xorshift.h"
+
+#include "timing.h"
 
 #define REPEATS 5
 
@@ -25,24 +27,13 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tests_xorshift64(&rng);
 }
 
 /* Roughly log-normal: base ns times a factor in [1, 2^spread). */
 static uint64_t dur(uint64_t base, unsigned spread)
 {
 	return base + (base * (rnd() % 1024) * (1u + rnd() % (1u << spread))) / 1024;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void ev_set(struct proto_event *e, uint64_t *t, uint64_t gap,
@@ -54,6 +45,19 @@ static void ev_set(struct proto_event *e, uint64_t *t, uint64_t gap,
 	*t += d;
 	e->t_end = *t;
 	e->type = (uint16_t)type;
+}
+
+/* A blocking send or receive of bytes with peer, tag 7, on the world's
+ * communicator: e. */
+static struct proto_event *p2p(struct proto_event *e, uint64_t *t,
+			       unsigned type, int64_t peer, int64_t bytes)
+{
+	ev_set(e, t, dur(200, 2), dur(3000, 4), type);
+	e->arg[0] = peer;
+	e->arg[1] = 7;
+	e->arg[2] = 0x44000000;
+	e->arg[3] = bytes;
+	return e;
 }
 
 /* One rank of a halo-exchange benchmark: compute, Isend/Irecv to 2 of 4
@@ -97,18 +101,8 @@ static void gen_mpi(struct proto_event *ev, size_t n)
 			e->arg[5] = (int64_t)(rnd() & 1);
 		}
 		if (rnd() % 4 == 0 && i + 2 <= n) {
-			e = &ev[i++];
-			ev_set(e, &t, dur(200, 2), dur(3000, 4), PROTO_EV_MPI_SEND);
-			e->arg[0] = peers[0];
-			e->arg[1] = 7;
-			e->arg[2] = 0x44000000;
-			e->arg[3] = bytes;
-			e = &ev[i++];
-			ev_set(e, &t, dur(200, 2), dur(3000, 4), PROTO_EV_MPI_RECV);
-			e->arg[0] = peers[1];
-			e->arg[1] = 7;
-			e->arg[2] = 0x44000000;
-			e->arg[3] = bytes;
+			p2p(&ev[i++], &t, PROTO_EV_MPI_SEND, peers[0], bytes);
+			e = p2p(&ev[i++], &t, PROTO_EV_MPI_RECV, peers[1], bytes);
 			e->arg[4] = (int64_t)(rnd() & 1);
 		}
 		if (rnd() % 8 == 0 && i < n) {
@@ -166,109 +160,142 @@ struct result {
 	size_t bytes;		/* encoded total */
 };
 
-/* res from the batches' encoded lengths len[0 .. nb) of n events and the
- * best encode and decode times (s). */
-static void fill_result(struct result *res, size_t n, const size_t *len, size_t nb,
-			double best_e, double best_d)
-{
-	res->bytes = 0;
-	for (size_t b = 0; b < nb; b++)
-		res->bytes += len[b];
-	res->enc = (double)(n * PROTO_EVENT_SIZE) / best_e / 1e6;
-	res->dec = (double)(n * PROTO_EVENT_SIZE) / best_d / 1e6;
-}
+/* A way to compress a batch: the codec, or zstd alone on the records as
+ * they are in memory. enc writes m records into out (cap bytes), its length
+ * in *len; dec reads them back into ev (room for max). 0, or -1. */
+struct way {
+	int (*enc)(void *w, const struct proto_event *ev, size_t m,
+		   unsigned char *out, size_t cap, size_t *len);
+	int (*dec)(void *w, const unsigned char *in, size_t len,
+		   struct proto_event *ev, size_t max);
+	size_t cap;		/* room for one batch */
+};
 
-static int bench_codec(int level, const struct proto_event *ev, size_t n,
-		       size_t batch, struct result *res)
+/* The best of REPEATS encodings and decodings of ev[0 .. n) in batches,
+ * checked against ev, into res: 0, or -1. */
+static int bench_way(struct way *w, const struct proto_event *ev, size_t n,
+		     size_t batch, struct result *res)
 {
-	struct proto_codec *c = proto_codec_new(level);
-	size_t cap = proto_codec_bound(batch), nb = (n + batch - 1) / batch;
-	unsigned char *buf = malloc(nb * cap);
+	size_t nb = (n + batch - 1) / batch, b;
+	unsigned char *buf = malloc(nb * w->cap);
 	size_t *len = calloc(nb, sizeof(*len));
 	struct proto_event *back = malloc(n * sizeof(*back));
 	double t0, best_e = 1e30, best_d = 1e30;
-	size_t b, got;
-	int rep, rc = -1;
+	int rc = -1;
 
-	if (!c || !buf || !len || !back)
+	if (!buf || !len || !back)
 		goto out;
-	for (rep = 0; rep < REPEATS; rep++) {
-		t0 = now();
+	for (int rep = 0; rep < REPEATS; rep++) {
+		t0 = (double)bench_now_ns();
 		for (b = 0; b < nb; b++) {
 			size_t m = n - b * batch < batch ? n - b * batch : batch;
 
-			if (proto_codec_encode(c, ev + b * batch, m, buf + b * cap,
-					       cap, &len[b]))
+			if (w->enc(w, ev + b * batch, m, buf + b * w->cap, w->cap,
+				   &len[b]))
 				goto out;
 		}
-		t0 = now() - t0;
+		t0 = ((double)bench_now_ns() - t0) * 1e-9;
 		best_e = t0 < best_e ? t0 : best_e;
-		t0 = now();
-		for (b = 0; b < nb; b++)
-			if (proto_codec_decode(c, buf + b * cap, len[b],
-					       back + b * batch, batch, &got))
+		t0 = (double)bench_now_ns();
+		for (b = 0; b < nb; b++) {
+			/* room for this batch only: zstd's decoder writes
+			 * past its output's end up to the room it is given */
+			size_t m = n - b * batch < batch ? n - b * batch : batch;
+
+			if (w->dec(w, buf + b * w->cap, len[b], back + b * batch, m))
 				goto out;
-		t0 = now() - t0;
+		}
+		t0 = ((double)bench_now_ns() - t0) * 1e-9;
 		best_d = t0 < best_d ? t0 : best_d;
 	}
 	if (memcmp(back, ev, n * sizeof(*ev)))
 		goto out;
-	fill_result(res, n, len, nb, best_e, best_d);
+	res->bytes = 0;
+	for (b = 0; b < nb; b++)
+		res->bytes += len[b];
+	res->enc = (double)(n * PROTO_EVENT_SIZE) / best_e / 1e6;
+	res->dec = (double)(n * PROTO_EVENT_SIZE) / best_d / 1e6;
 	rc = 0;
 out:
 	free(back);
 	free(len);
 	free(buf);
-	proto_codec_free(c);
 	return rc;
+}
+
+struct codec_way {
+	struct way w;		/* first: the callbacks get it */
+	struct proto_codec *c;
+};
+
+static int codec_enc(void *w, const struct proto_event *ev, size_t m,
+		     unsigned char *out, size_t cap, size_t *len)
+{
+	return proto_codec_encode(((struct codec_way *)w)->c, ev, m, out, cap,
+				  len) ? -1 : 0;
+}
+
+static int codec_dec(void *w, const unsigned char *in, size_t len,
+		     struct proto_event *ev, size_t max)
+{
+	size_t got;
+
+	return proto_codec_decode(((struct codec_way *)w)->c, in, len, ev, max,
+				  &got) ? -1 : 0;
+}
+
+static int bench_codec(int level, const struct proto_event *ev, size_t n,
+		       size_t batch, struct result *res)
+{
+	struct codec_way cw = {
+		{codec_enc, codec_dec, proto_codec_bound(batch)},
+		proto_codec_new(level),
+	};
+	int rc = cw.c ? bench_way(&cw.w, ev, n, batch, res) : -1;
+
+	proto_codec_free(cw.c);
+	return rc;
+}
+
+struct zstd_way {
+	struct way w;		/* first: the callbacks get it */
+	ZSTD_CCtx *cc;
+	ZSTD_DCtx *dc;
+};
+
+static int zstd_enc(void *w, const struct proto_event *ev, size_t m,
+		    unsigned char *out, size_t cap, size_t *len)
+{
+	*len = ZSTD_compress2(((struct zstd_way *)w)->cc, out, cap, ev,
+			      m * PROTO_EVENT_SIZE);
+	return ZSTD_isError(*len) ? -1 : 0;
+}
+
+static int zstd_dec(void *w, const unsigned char *in, size_t len,
+		    struct proto_event *ev, size_t max)
+{
+	return ZSTD_isError(ZSTD_decompressDCtx(((struct zstd_way *)w)->dc, ev,
+						max * PROTO_EVENT_SIZE, in,
+						len)) ? -1 : 0;
 }
 
 /* zstd alone: the same records as they are in memory, same level. */
 static int bench_zstd(int level, const struct proto_event *ev, size_t n,
 		      size_t batch, struct result *res)
 {
-	ZSTD_CCtx *cc = ZSTD_createCCtx();
-	ZSTD_DCtx *dc = ZSTD_createDCtx();
-	size_t cap = ZSTD_compressBound(batch * PROTO_EVENT_SIZE);
-	size_t nb = (n + batch - 1) / batch, b;
-	unsigned char *buf = malloc(nb * cap);
-	size_t *len = calloc(nb, sizeof(*len));
-	struct proto_event *back = malloc(n * sizeof(*back));
-	double t0, best_e = 1e30, best_d = 1e30;
-	int rep, rc = -1;
+	struct zstd_way zw = {
+		{zstd_enc, zstd_dec, ZSTD_compressBound(batch * PROTO_EVENT_SIZE)},
+		ZSTD_createCCtx(), ZSTD_createDCtx(),
+	};
+	int rc = -1;
 
-	if (!cc || !dc || !buf || !len || !back)
-		goto out;
-	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
-	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-	for (rep = 0; rep < REPEATS; rep++) {
-		t0 = now();
-		for (b = 0; b < nb; b++) {
-			size_t m = n - b * batch < batch ? n - b * batch : batch;
-
-			len[b] = ZSTD_compress2(cc, buf + b * cap, cap,
-						ev + b * batch, m * PROTO_EVENT_SIZE);
-			if (ZSTD_isError(len[b]))
-				goto out;
-		}
-		t0 = now() - t0;
-		best_e = t0 < best_e ? t0 : best_e;
-		t0 = now();
-		for (b = 0; b < nb; b++)
-			if (ZSTD_isError(ZSTD_decompressDCtx(dc, back + b * batch,
-					batch * PROTO_EVENT_SIZE, buf + b * cap, len[b])))
-				goto out;
-		t0 = now() - t0;
-		best_d = t0 < best_d ? t0 : best_d;
+	if (zw.cc && zw.dc) {
+		ZSTD_CCtx_setParameter(zw.cc, ZSTD_c_compressionLevel, level);
+		ZSTD_CCtx_setParameter(zw.cc, ZSTD_c_checksumFlag, 1);
+		rc = bench_way(&zw.w, ev, n, batch, res);
 	}
-	fill_result(res, n, len, nb, best_e, best_d);
-	rc = 0;
-out:
-	free(back);
-	free(len);
-	free(buf);
-	ZSTD_freeCCtx(cc);
-	ZSTD_freeDCtx(dc);
+	ZSTD_freeCCtx(zw.cc);
+	ZSTD_freeDCtx(zw.dc);
 	return rc;
 }
 

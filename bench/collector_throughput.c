@@ -63,6 +63,32 @@ static unsigned wait_port(const char *file)
 	return 0;
 }
 
+/* A collector started with argv a, which prints its port into portf: its
+ * port into *port, its pid; exits 1 after a message when it does not start. */
+static pid_t start_col(const char *const a[], const char *portf,
+		       const char *what, unsigned *port)
+{
+	pid_t pid = spawn(a, portf);
+
+	if (!(*port = wait_port(portf))) {
+		fprintf(stderr, "%s did not start\n", what);
+		exit(1);
+	}
+	return pid;
+}
+
+/* The first line of file path, to stdout (nothing when it has none). */
+static void first_line(const char *path)
+{
+	char line[512];
+	FILE *fp = fopen(path, "r");
+
+	if (fp && fgets(line, sizeof(line), fp))
+		printf("%s", line);
+	if (fp)
+		fclose(fp);
+}
+
 static long hwm_kb(pid_t pid)
 {
 	char path[64], line[256];
@@ -109,7 +135,6 @@ int main(int argc, char **argv)
 	pid_t root, node, sy;
 	long peak;
 	int rc;
-	FILE *fp;
 
 	if (!realpath("/proc/self/exe", self))
 		return 1;
@@ -128,22 +153,12 @@ int main(int argc, char **argv)
 
 	const char *ra[] = {col, "--listen", "127.0.0.1:0", "--print-port",
 		      "--output", job, "--log-level", "warn", NULL};
-	root = spawn(ra, rootp);
-	rport = wait_port(rootp);
-	if (!rport) {
-		fprintf(stderr, "root did not start\n");
-		return 1;
-	}
+	root = start_col(ra, rootp, "root", &rport);
 	snprintf(parent, sizeof(parent), "127.0.0.1:%u", rport);
 	const char *na[] = {col, "--listen", "127.0.0.1:0", "--print-port",
 		      "--parent", parent, "--log-level", "warn",
 		      "--flush-bytes", "4M", NULL};
-	node = spawn(na, nodep);
-	nport = wait_port(nodep);
-	if (!nport) {
-		fprintf(stderr, "node did not start\n");
-		return 1;
-	}
+	node = start_col(na, nodep, "node", &nport);
 	snprintf(conn, sizeof(conn), "127.0.0.1:%u", nport);
 	const char *sa[] = {synth, "--connect", conn, "--streams", streams,
 		      "--events", events, "--batch", batch,
@@ -156,20 +171,12 @@ int main(int argc, char **argv)
 	run_wait(node);
 	kill(root, SIGTERM);
 	run_wait(root);
-	fp = fopen(sout, "r");
-	if (fp && fgets(line, sizeof(line), fp))
-		printf("%s", line);
-	if (fp)
-		fclose(fp);
+	first_line(sout);
 	const char *ca[] = {check, "--dir", job, "--streams", streams,
 		      "--events", events, "--batch", batch, NULL};
 	int crc = capture(ca, cout);
 
-	fp = fopen(cout, "r");
-	if (fp && fgets(line, sizeof(line), fp))
-		printf("%s", line);
-	if (fp)
-		fclose(fp);
+	first_line(cout);
 	printf("collector_throughput: synth %s, check %s, node collector peak "
 	       "RSS %ld kB\n", rc == 0 ? "ok" : "FAILED",
 	       crc == 0 ? "ok (nothing lost or duplicated)" : "FAILED", peak);

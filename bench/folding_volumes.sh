@@ -27,15 +27,10 @@
 # WORK (2000).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$top/build}
 R=${R:-3} GAPS=${GAPS-2000 0} OLD=${OLD:-} PROG=${PROG:-ring}
 ROUNDS=${ROUNDS:-50} ITERS=${ITERS:-3000} WORK=${WORK:-2000}
-TAP=$B/manager/tapestry
-command -v mpicc.openmpi >/dev/null || { echo "no Open MPI (mpicc.openmpi)"; exit 1; }
-[ -x "$TAP" ] || { echo "missing $TAP: run make"; exit 1; }
-T=$(mktemp -d /tmp/tapestry-bench-folding.XXXXXX) || exit 1
-trap 'rm -rf "$T"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$top/bench/lib.sh"
+bench_mpi folding "${1:-}"
 if [ "$PROG" = ring ]; then
 	mpicc.openmpi -O2 -o "$T/prog" "$top/deploy/examples/ring.c" || exit 1
 	PARGS="<argument>$ROUNDS</argument>"

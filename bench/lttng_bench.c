@@ -23,34 +23,20 @@
 #include <unistd.h>
 
 #include "lttng_tp.h"
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 static double plain(int fd, const char *buf, int calls)
 {
-	uint64_t t0 = now();
+	uint64_t t0 = bench_now_ns();
 
 	for (int i = 0; i < calls; i++)
 		(void)!write(fd, buf, 64);
-	return (double)(now() - t0) / calls;
+	return (double)(bench_now_ns() - t0) / calls;
 }
 
 static double traced(int fd, const char *buf, int calls)
 {
-	uint64_t t0 = now();
+	uint64_t t0 = bench_now_ns();
 
 	for (int i = 0; i < calls; i++) {
 		ssize_t r = write(fd, buf, 64);
@@ -58,7 +44,7 @@ static double traced(int fd, const char *buf, int calls)
 		lttng_ust_tracepoint(tapestry_bench, write, fd, 64, r, 1,
 				     r < 0 ? 1 : 0, -1);
 	}
-	return (double)(now() - t0) / calls;
+	return (double)(bench_now_ns() - t0) / calls;
 }
 
 int main(int argc, char **argv)
@@ -88,9 +74,9 @@ int main(int argc, char **argv)
 		t[r] = traced(fd, buf, calls);
 		d[r] = t[r] - u[r];
 	}
-	qsort(u, (size_t)reps, sizeof(double), cmp);
-	qsort(t, (size_t)reps, sizeof(double), cmp);
-	qsort(d, (size_t)reps, sizeof(double), cmp);
+	qsort(u, (size_t)reps, sizeof(double), bench_cmp_double);
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_double);
+	qsort(d, (size_t)reps, sizeof(double), bench_cmp_double);
 	printf("write(/dev/null, 64 B) + LTTng-UST tracepoint (%s), "
 	       "median of %d x %d calls:\n",
 	       enabled ? "enabled" : "NOT enabled", reps, calls);

@@ -20,28 +20,15 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timing.h"
+
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*recv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* One block of iters round trips; the half round trip in ns (rank 0). */
 static double block(int rank, int iters, char *buf, int bytes, send_fn snd, recv_fn rcv)
 {
-	double t = now_ns();
+	double t = (double)bench_now_ns();
 
 	for (int i = 0; i < iters; i++) {
 		if (rank == 0) {
@@ -52,7 +39,7 @@ static double block(int rank, int iters, char *buf, int bytes, send_fn snd, recv
 			snd(buf, bytes, MPI_CHAR, 0, 5, MPI_COMM_WORLD);
 		}
 	}
-	return (now_ns() - t) / iters / 2;
+	return ((double)bench_now_ns() - t) / iters / 2;
 }
 
 int main(int argc, char **argv)
@@ -93,9 +80,9 @@ int main(int argc, char **argv)
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
-		qsort(u, (size_t)reps, sizeof(double), cmp_double);
-		qsort(t, (size_t)reps, sizeof(double), cmp_double);
-		qsort(d, (size_t)reps, sizeof(double), cmp_double);
+		qsort(u, (size_t)reps, sizeof(double), bench_cmp_double);
+		qsort(t, (size_t)reps, sizeof(double), bench_cmp_double);
+		qsort(d, (size_t)reps, sizeof(double), bench_cmp_double);
 		printf("mpi_pingpong: untraced_ns %.1f traced_ns %.1f added_ns %.1f p10 %.1f p90 %.1f"
 		       " reps %d iters %d bytes %d\n", u[reps / 2], t[reps / 2], d[reps / 2],
 		       d[reps / 10], d[reps * 9 / 10], reps, iters, bytes);

@@ -24,15 +24,10 @@
 # Target (issue 23): added at most 100 ns.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$top/build}
 R=${R:-5} REPS=${REPS:-301} ITERS=${ITERS:-200} BYTES=${BYTES:-8}
 MODES=${MODES:-stream postmortem} OLD=${OLD:-} GAPS=${GAPS:-}
-TAP=$B/manager/tapestry
-command -v mpicc.openmpi >/dev/null || { echo "no Open MPI (mpicc.openmpi)"; exit 1; }
-[ -x "$TAP" ] || { echo "missing $TAP: run make"; exit 1; }
-T=$(mktemp -d /tmp/tapestry-bench-pingpong.XXXXXX) || exit 1
-trap 'rm -rf "$T"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$top/bench/lib.sh"
+bench_mpi pingpong "${1:-}"
 mpicc.openmpi -O2 -o "$T/pp" "$top/bench/mpi_pingpong.c" || exit 1
 ARGS="$REPS $ITERS $BYTES"
 field() { sed -n "s/^mpi_pingpong: .*$1 \\([-0-9.]*\\).*/\\1/p" "$2"; }

@@ -11,16 +11,15 @@
 # R (5), N (20000), S (64), NP (2).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$top/build}
 R=${R:-5} N=${N:-20000} S=${S:-64} NP=${NP:-2}
-T=$(mktemp -d /tmp/tapestry-bench-mpiio.XXXXXX)
+. "$top/bench/lib.sh"
+bench_mpi mpiio "${1:-}"
 colpid=
 cleanup() {
 	[ -n "$colpid" ] && { kill "$colpid" 2>/dev/null; wait "$colpid" 2>/dev/null; }
 	rm -rf "$T"
 }
 trap cleanup EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpicc.openmpi -O2 -o "$T/loop" "$top/bench/mpiio_loop.c" || exit 1
 lib=$B/sensor/.libs/libtapestry-mpi-openmpi.so
 mkdir "$T/job"

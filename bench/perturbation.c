@@ -34,20 +34,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
+#include "timing.h"
 
 /* Median one-way latency of a 64-byte message between ranks 0 and 1, on
  * rank 0 (0 elsewhere, or with one rank). */
@@ -60,7 +47,7 @@ static double pingpong(int rank, int size)
 	if (size < 2 || rank > 1)
 		return 0;
 	for (int i = 0; i < PINGS; i++) {
-		double t = now_ns();
+		double t = (double)bench_now_ns();
 
 		if (rank == 0) {
 			PMPI_Send(b, sizeof(b), MPI_CHAR, 1, 7, MPI_COMM_WORLD);
@@ -69,9 +56,9 @@ static double pingpong(int rank, int size)
 			PMPI_Recv(b, sizeof(b), MPI_CHAR, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			PMPI_Send(b, sizeof(b), MPI_CHAR, 0, 7, MPI_COMM_WORLD);
 		}
-		rtt[i] = now_ns() - t;
+		rtt[i] = (double)bench_now_ns() - t;
 	}
-	qsort(rtt, PINGS, sizeof(rtt[0]), cmp_double);
+	qsort(rtt, PINGS, sizeof(rtt[0]), bench_cmp_double);
 	return rtt[PINGS / 2] / 2;
 }
 
@@ -96,7 +83,7 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	/* CALLS: each MPI call's start, and the iteration's end */
-#define STAMP() do { if (calls) c[k++] = now_ns(); } while (0)
+#define STAMP() do { if (calls) c[k++] = (double)bench_now_ns(); } while (0)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -106,14 +93,14 @@ int main(int argc, char **argv)
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	double pre = ping ? pingpong(rank, size) : 0;
 	MPI_Barrier(MPI_COMM_WORLD);
-	double t0 = MPI_Wtime(), local = 0, local_sum = 0, tl = now_ns();
+	double t0 = MPI_Wtime(), local = 0, local_sum = 0, tl = (double)bench_now_ns();
 	for (int i = 0; i < iters; i++) {
 		for (int k = 0; k < work; k++)
 			acc += k * 1e-9;
 		for (int w = 0; w < writes; w++)
 			fwrite(tok, 1, 8, f);
 		int right = (rank + 1) % size, left = (rank + size - 1) % size;
-		local += now_ns() - tl;
+		local += (double)bench_now_ns() - tl;
 		k = 0;
 		STAMP();
 		if (pattern == 0) {
@@ -134,7 +121,7 @@ int main(int argc, char **argv)
 			STAMP();
 			MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		}
-		tl = now_ns();
+		tl = (double)bench_now_ns();
 		if (calls) {
 			c[k] = tl;
 			for (int j = 0; j < nc; j++)

@@ -61,13 +61,11 @@
 # correction's error sits; the program's clock reads lengthen both runs).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$top/build}
 NP=${NP:-2} ITERS=${ITERS:-10000} WORK=${WORK:-2000} R=${R:-7} PATTERN=${PATTERN:-0}
 CONFIGS=${CONFIGS:-0 10 100 300} MODES=${MODES:-stream postmortem} INDIRECT=${INDIRECT:-auto}
 CALLS=${CALLS:-0}
-T=$(mktemp -d /tmp/tapestry-bench-pert.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$top/bench/lib.sh"
+bench_mpi pert "${1:-}"
 mpicc.openmpi -O2 -o "$T/pert" "$top/bench/perturbation.c" || exit 1
 region() { sed -n 's/^perturbation: region_ns \([0-9]*\).*/\1/p' "$1"; }
 localns() { sed -n 's/^perturbation: .* local_ns \([0-9]*\).*/\1/p' "$1"; }

@@ -27,11 +27,9 @@
 #   NP="2 4" ITERS="500 2000" PATTERN="0 1" R=7 RT=3 bench/replay_accuracy.sh build
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$top/build}
 NPS=${NP:-2} ITERS=${ITERS:-500 2000} PATTERNS=${PATTERN:-0 1} R=${R:-7} RT=${RT:-3}
-T=$(mktemp -d /tmp/tapestry-bench-replay.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$top/bench/lib.sh"
+bench_mpi replay "${1:-}"
 command -v smpirun >/dev/null || { echo "SimGrid (smpirun) not installed"; exit 1; }
 mpicc.openmpi -O2 -o "$T/pert" "$top/bench/perturbation.c" || exit 1
 region() { sed -n 's/^perturbation: region_ns \([0-9]*\).*/\1/p' "$1"; }

@@ -22,30 +22,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 typedef ssize_t (*write_fn)(int, const void *, size_t);
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static double run(write_fn w, int fd, const char *buf, int calls)
 {
-	uint64_t t0 = now();
+	uint64_t t0 = bench_now_ns();
 
 	for (int i = 0; i < calls; i++)
 		w(fd, buf, 64);
-	return (double)(now() - t0) / calls;
+	return (double)(bench_now_ns() - t0) / calls;
 }
 
 int main(int argc, char **argv)
@@ -77,9 +64,9 @@ int main(int argc, char **argv)
 		t[r] = run(sym, fd, buf, calls);
 		d[r] = t[r] - u[r];
 	}
-	qsort(u, (size_t)reps, sizeof(double), cmp);
-	qsort(t, (size_t)reps, sizeof(double), cmp);
-	qsort(d, (size_t)reps, sizeof(double), cmp);
+	qsort(u, (size_t)reps, sizeof(double), bench_cmp_double);
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_double);
+	qsort(d, (size_t)reps, sizeof(double), bench_cmp_double);
 	printf("write(/dev/null, 64 B), %s, median of %d x %d calls:\n",
 	       real == sym ? "sensor NOT preloaded" : "sensor preloaded",
 	       reps, calls);

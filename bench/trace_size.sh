@@ -13,10 +13,8 @@
 # Usage: bench/trace_size.sh [BUILD_DIR] (default: build/)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$top/build}
-T=$(mktemp -d /tmp/tapestry-bench-size.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$top/bench/lib.sh"
+bench_mpi size "${1:-}"
 mpicc.openmpi -O2 -o "$T/pert" "$top/bench/perturbation.c" || exit 1
 mpicc.openmpi -O2 -o "$T/ring" "$top/deploy/examples/ring.c" || exit 1
 bytes() { du -sb "$1" | cut -f1; }

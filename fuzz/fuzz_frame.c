@@ -150,35 +150,26 @@ static void write_seed(const char *dir, const char *name, const uint8_t *p,
 	}
 }
 
-/* mode byte 1 (raw) + the frame of seed */
-static void seed_raw(const char *dir, const char *name)
+/* seed as mode byte 1 (raw) and its frame, or as mode byte 0 (chunks) and
+ * [type][len][payload] */
+static void seed_write(const char *dir, const char *name, int raw)
 {
 	uint8_t buf[4096];
-	size_t w;
+	size_t hdr = raw ? 1 : 4, w;
+	int rc = raw ? proto_msg_frame(&seed, buf + hdr, sizeof(buf) - hdr, &w) :
+		 proto_msg_encode(&seed, buf + hdr, sizeof(buf) - hdr, &w);
 
-	buf[0] = 1;
-	if (proto_msg_frame(&seed, buf + 1, sizeof(buf) - 1, &w)) {
+	if (rc) {
 		fprintf(stderr, "%s: cannot encode\n", name);
 		exit(1);
 	}
-	write_seed(dir, name, buf, w + 1);
-}
-
-/* mode byte 0 (chunks) + [type][len][payload] of seed */
-static void seed_chunk(const char *dir, const char *name)
-{
-	uint8_t buf[4096];
-	size_t w;
-
-	buf[0] = 0;
-	if (proto_msg_encode(&seed, buf + 4, sizeof(buf) - 4, &w)) {
-		fprintf(stderr, "%s: cannot encode\n", name);
-		exit(1);
+	buf[0] = (uint8_t)raw;
+	if (!raw) {
+		buf[1] = seed.type;
+		buf[2] = (uint8_t)w;
+		buf[3] = (uint8_t)(w >> 8);
 	}
-	buf[1] = seed.type;
-	buf[2] = (uint8_t)w;
-	buf[3] = (uint8_t)(w >> 8);
-	write_seed(dir, name, buf, w + 4);
+	write_seed(dir, name, buf, w + hdr);
 }
 
 int main(int argc, char **argv)
@@ -193,29 +184,29 @@ int main(int argc, char **argv)
 	seed.u.hello.rank = 0;
 	strcpy(seed.u.hello.host, "node-1");
 	strcpy(seed.u.hello.name, "/bin/app");
-	seed_raw(dir, "hello-raw");
-	seed_chunk(dir, "hello");
+	seed_write(dir, "hello-raw", 1);
+	seed_write(dir, "hello", 0);
 	seed.type = PROTO_MSG_CHALLENGE;
 	seed.u.challenge.flags = PROTO_AUTH_REQUIRED;
-	seed_chunk(dir, "challenge");
+	seed_write(dir, "challenge", 0);
 	seed.type = PROTO_MSG_AUTH;
-	seed_chunk(dir, "auth");
+	seed_write(dir, "auth", 0);
 	seed.type = PROTO_MSG_WELCOME;
 	seed.u.welcome.node_id = 9;
-	seed_chunk(dir, "welcome");
+	seed_write(dir, "welcome", 0);
 	seed.type = PROTO_MSG_BATCH;
 	seed.u.batch = (struct proto_batch){0x1234, 1, 3, 0, data, sizeof(data)};
-	seed_raw(dir, "batch-raw");
-	seed_chunk(dir, "batch");
+	seed_write(dir, "batch-raw", 1);
+	seed_write(dir, "batch", 0);
 	seed.type = PROTO_MSG_ACK;
 	seed.u.ack = (struct proto_ack){0x1234, 1};
-	seed_chunk(dir, "ack");
+	seed_write(dir, "ack", 0);
 	seed.type = PROTO_MSG_PING;
 	seed.u.ping = (struct proto_ping){1, 1000};
-	seed_chunk(dir, "ping");
+	seed_write(dir, "ping", 0);
 	seed.type = PROTO_MSG_PONG;
 	seed.u.pong = (struct proto_pong){1, 1000, 1500, 1600};
-	seed_chunk(dir, "pong");
+	seed_write(dir, "pong", 0);
 	seed.type = PROTO_MSG_CLOCK;
 	seed.u.clock.child = 0x1234;
 	seed.u.clock.parent = 9;
@@ -223,7 +214,7 @@ int main(int argc, char **argv)
 	seed.u.clock.n = 2;
 	seed.u.clock.sample[0] = (struct proto_clock_sample){1, 2, 3, 4};
 	seed.u.clock.sample[1] = (struct proto_clock_sample){5, 6, 7, 8};
-	seed_chunk(dir, "clock");
+	seed_write(dir, "clock", 0);
 	seed.type = PROTO_MSG_META;
 	seed.u.meta.id = 0x1234;
 	seed.u.meta.n = 2;
@@ -231,19 +222,19 @@ int main(int argc, char **argv)
 	strcpy(seed.u.meta.kv[0].value, "node-1");
 	strcpy(seed.u.meta.kv[1].key, "argv");
 	strcpy(seed.u.meta.kv[1].value, "app -n 4");
-	seed_chunk(dir, "meta");
+	seed_write(dir, "meta", 0);
 	seed.type = PROTO_MSG_STATS;
-	seed_raw(dir, "stats-raw");
+	seed_write(dir, "stats-raw", 1);
 	seed.type = PROTO_MSG_LOSS;
 	seed.u.loss = (struct proto_loss){0x1234, 10, 2, 3};
-	seed_chunk(dir, "loss");
+	seed_write(dir, "loss", 0);
 	seed.type = PROTO_MSG_BYE;
 	seed.u.bye = (struct proto_bye){0x1234, 1, 0};
-	seed_chunk(dir, "bye");
+	seed_write(dir, "bye", 0);
 	seed.type = PROTO_MSG_ERROR;
 	seed.u.error.code = PROTO_E_AUTH;
 	strcpy(seed.u.error.message, "authentication failed");
-	seed_chunk(dir, "error");
+	seed_write(dir, "error", 0);
 	return 0;
 }
 #endif

@@ -16,15 +16,13 @@
 #include "proto/codec.h"
 #include "proto/error.h"
 #include "proto/event.h"
+#include "tests/xorshift.h"
 
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tests_xorshift64(&rng);
 }
 
 static void trace(struct proto_event *ev, size_t n)

@@ -60,9 +60,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return needs_env(argc, argv) && mgr_env_check() ? 2 :
-			       cmds[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], cmds[i].name)) {
+			int st = needs_env(argc, argv) && mgr_env_check() ? 2 :
+				 cmds[i].fn(argc - 1, argv + 1);
+
+			mgr_err_flush();	/* what the command left unsaid */
+			return st;
+		}
 	mgr_err("unknown command '%s' (try tapestry --help)", argv[1]);
 	return 2;
 }

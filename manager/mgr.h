@@ -26,8 +26,19 @@ int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
  * message). launch prints it after a job. */
 int mgr_report(const char *dir, int xml, FILE *out);
 
-/* Print "tapestry: " + message to stderr. */
+/* Errors (docs/ARCHITECTURE.md, "Errors"). A command prints: mgr_err()
+ * prints "tapestry: " + message to stderr, after the messages the error slot
+ * holds. Code below a command returns 0 or a negative PROTO_E_* code and says
+ * why with mgr_fail(): the message goes to this thread's error slot, not to
+ * the terminal, and code comes back (`return mgr_fail(PROTO_E_IO, ...)`).
+ * main() prints what the slot holds when the command returns; an entry point
+ * that picks an exit status elsewhere (a forked child's _exit) calls
+ * mgr_err_flush() itself; a caller that recovers calls mgr_err_clear(). */
 void mgr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int mgr_fail(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void mgr_err_flush(void);
+void mgr_err_clear(void);
 
 /* Path of a tapestry component: env var `env` if set, else next to the
  * running binary in a build tree (build_rel, relative to the binary's
@@ -40,12 +51,8 @@ char *mgr_find(const char *env, const char *build_rel, const char *installed);
 size_t mgr_smpi_factor_span(const char *s);
 int mgr_smpi_factor_ok(const char *s);
 
-/* Open a trace, printing a clear message when it fails. */
+/* Open a trace; NULL with a clear message in the error slot (mgr_fail). */
 struct proto_trace *mgr_trace_open(const char *dir);
-
-/* Argument of ev named f, or def when the event type has no such field. */
-int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
-		     int64_t def);
 
 /* The manager's settings from the environment (docs/ARCHITECTURE.md,
  * "Environment": TAPESTRY_MIN_LATENCY_NS, TAPESTRY_NO_CORRECTION,

@@ -14,10 +14,49 @@
 #include "proto/error.h"
 #include "proto/num.h"
 
+/* The error slot: the messages mgr_fail recorded, each "tapestry: ...\n",
+ * in order. Per thread (serve's tree thread fails on its own); when full,
+ * what it holds is printed first so that no message is lost. */
+static __thread char slot[4096];
+static __thread size_t slot_len;
+
+void mgr_err_flush(void)
+{
+	if (slot_len)
+		fwrite(slot, 1, slot_len, stderr);
+	slot_len = 0;
+}
+
+void mgr_err_clear(void)
+{
+	slot_len = 0;
+}
+
+int mgr_fail(int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return code;
+	if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	if (slot_len + (size_t)n + sizeof("tapestry: \n") > sizeof(slot))
+		mgr_err_flush();
+	slot_len += (size_t)snprintf(slot + slot_len, sizeof(slot) - slot_len,
+				     "tapestry: %s\n", msg);
+	return code;
+}
+
 void mgr_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	mgr_err_flush();
 	fputs("tapestry: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -103,17 +142,9 @@ struct proto_trace *mgr_trace_open(const char *dir)
 	struct proto_trace *t = proto_trace_open(dir, &rc);
 
 	if (!t)
-		mgr_err("%s: not a readable job directory (%s)", dir,
-			proto_strerror(rc));
+		mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
+			 proto_strerror(rc));
 	return t;
-}
-
-int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
-		     int64_t def)
-{
-	int i = proto_ev_arg(ev->type, f);
-
-	return i < 0 ? def : ev->arg[i];
 }
 
 void mgr_csv_field(FILE *out, const char *s)

@@ -68,10 +68,17 @@ int proto_ev_collective(unsigned type)
 _Static_assert(PROTO_EV_MPI_FILE_WRITE_ORDERED_END - PROTO_EV_MPI_FILE_OPEN == 40,
 	       "MPI-IO must stay one run of events.def");
 
+/* The file pointer, view and query calls are a second run, file
+ * management all of them. */
+_Static_assert(PROTO_EV_MPI_FILE_GET_INFO - PROTO_EV_MPI_FILE_SEEK == 10,
+	       "the MPI-IO queries must stay one run of events.def");
+
 int proto_ev_mpiio(unsigned type)
 {
 	const char *n;
 
+	if (type >= PROTO_EV_MPI_FILE_SEEK && type <= PROTO_EV_MPI_FILE_GET_INFO)
+		return PROTO_IO_FILE;
 	if (type < PROTO_EV_MPI_FILE_OPEN || type > PROTO_EV_MPI_FILE_WRITE_ORDERED_END)
 		return PROTO_IO_NOT;
 	if (type <= PROTO_EV_MPI_FILE_SET_VIEW)

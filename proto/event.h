@@ -146,7 +146,8 @@ int proto_ev_done(unsigned type, const int64_t *arr, size_t n, size_t i,
 		  struct proto_done *d);
 /* What an MPI-IO event type does: PROTO_IO_NOT (not MPI-IO),
  * PROTO_IO_FILE (open, close, delete, set_size, preallocate, sync,
- * set_view), PROTO_IO_READ or PROTO_IO_WRITE (every data access form;
+ * set_view; seek, get_position, get_size, get_view, atomicity and info
+ * calls), PROTO_IO_READ or PROTO_IO_WRITE (every data access form;
  * the nonblocking ones have a req argument, the split collectives' _begin
  * neither req nor result). */
 enum { PROTO_IO_NOT = 0, PROTO_IO_FILE = 1, PROTO_IO_READ = 2, PROTO_IO_WRITE = 3 };

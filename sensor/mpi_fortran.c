@@ -429,3 +429,24 @@ F_BIND(mpi_test_cancelled, MPI_TEST_CANCELLED, test_cancelled,
 		*flag = f ? F_TRUE : F_FALSE;
 	mf_ierr(ierr, rc);
 }
+
+/* A string the call writes (datarep, of datarep_len characters): the C
+ * result copied into it, padded with blanks. */
+F_BIND(mpi_file_get_view, MPI_FILE_GET_VIEW, file_get_view,
+       (MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype,
+	char *datarep, MPI_Fint *ierr, int datarep_len))
+{
+	MPI_Datatype et = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
+	char rep[MPI_MAX_DATAREP_STRING + 1] = "";
+	int rc = MPI_File_get_view(PMPI_File_f2c(*fh), disp, &et, &ft, rep);
+
+	if (rc == MPI_SUCCESS) {
+		size_t n = strnlen(rep, sizeof(rep) - 1);
+
+		*etype = PMPI_Type_c2f(et);
+		*filetype = PMPI_Type_c2f(ft);
+		for (int i = 0; i < datarep_len; i++)
+			datarep[i] = (size_t)i < n ? rep[i] : ' ';
+	}
+	mf_ierr(ierr, rc);
+}

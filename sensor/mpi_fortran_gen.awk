@@ -17,6 +17,7 @@
 #   void *x (choice buffer)      void *x          mf_buf(x)
 #   void *baseptr                void *baseptr    baseptr
 #   int / MPI_Aint / MPI_Offset / MPI_Count x    T *x    *x
+#   MPI_Aint / MPI_Offset / MPI_Count *x         T *x    x (written in place)
 #   int reorder, high (LOGICAL)  MPI_Fint *x      *x != F_FALSE
 #   MPI_<handle> x               MPI_Fint *x      PMPI_<h>_f2c(*x)
 #   MPI_<handle> *x              MPI_Fint *x      &local, written back when
@@ -33,7 +34,8 @@
 # handles it reads is written only when the flag is set. Any other
 # parameter (arrays of handles or statuses, LOGICAL arrays, 1-based
 # indices, argc/argv) makes the call's binding a hand-written one
-# (sensor/mpi_fortran.c); the file ends with the list of those.
+# (sensor/mpi_fortran.c); the file ends with the list of those. The MPI-4
+# large-count forms (NAME_c, inside #if MPI_VERSION >= 4) get none.
 
 BEGIN {
 	nh = split("Comm Group Info Datatype Op Win File Request Message Errhandler", H, " ")
@@ -99,6 +101,8 @@ function emit(call,    name, g, ng, np, P, i, t, v, arr, ptr, h, lc, fp, pre,
 	name = call
 	sub(/^ *MPI_CALL\( */, "", name)
 	sub(/ *,.*/, "", name)
+	if (name ~ /_c$/)
+		return	# MPI-4 large count: mpi_f08 binds those under other names
 	ng = groups(call, g)
 	if (ng < 1) { skipped(name); return }
 	np = split(g[1], P, ",")
@@ -146,6 +150,12 @@ function emit(call,    name, g, ng, np, P, i, t, v, arr, ptr, h, lc, fp, pre,
 					t == "MPI_Offset" || t == "MPI_Count")) {
 			fp = fp (t == "int" ? "MPI_Fint" : t) " *" v ", "
 			cargs = cargs ((v in logical) ? "*" v " != F_FALSE" : "*" v)
+		} else if (ptr == 1 && (t == "MPI_Aint" || t == "MPI_Offset" ||
+					t == "MPI_Count") && !isconst) {
+			# INTEGER(KIND=MPI_ADDRESS_KIND / MPI_OFFSET_KIND /
+			# MPI_COUNT_KIND) out: the same 8 bytes, written in place
+			fp = fp t " *" v ", "
+			cargs = cargs v
 		} else if (ptr == 0 && h != "") {
 			fp = fp "MPI_Fint *" v ", "
 			cargs = cargs "PMPI_" h "_f2c(*" v ")"

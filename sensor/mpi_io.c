@@ -14,7 +14,10 @@
  * PMPI_Type_size_x, 64-bit), whether the call is collective, and the bytes
  * transferred (PMPI_Get_elements_x on MPI_BYTE of the status; -1 when
  * unknown), or the request id of a nonblocking one (its completion, by the
- * wrappers of mpi_wrap.c, records the same id).
+ * wrappers of mpi_wrap.c, records the same id). A seek records where the
+ * pointer is after it (the same two queries), the query calls what they
+ * returned. The MPI-4 large-count forms (_c, when mpi.h says MPI_VERSION
+ * >= 4) record the events of their int forms.
  *
  * The file table maps a handle to its id, path, and the offset and size of
  * the split collective begun on it (the standard allows one at a time per
@@ -293,6 +296,151 @@ static int do_File_set_view(struct mw_call *c, MPI_File fh, MPI_Offset disp,
 	return rc;
 }
 
+/* ---- file pointers, views and queries --------------------------------- */
+
+/* The absolute byte offset of fh's individual (shared: 0) or shared file
+ * pointer, -1 when it cannot be known. Queried only while recording. */
+static int64_t pointer_pos(const struct mw_call *c, MPI_File fh, int shared)
+{
+	MPI_Offset pos = 0, byte = 0;
+	int rc;
+
+	if (!c->on || fh == MPI_FILE_NULL)
+		return -1;
+	rc = shared ? PMPI_File_get_position_shared(fh, &pos) :
+		PMPI_File_get_position(fh, &pos);
+	if (rc != MPI_SUCCESS ||
+	    PMPI_File_get_byte_offset(fh, pos, &byte) != MPI_SUCCESS)
+		return -1;
+	return (int64_t)byte;
+}
+
+/* A seek: the offset asked (etypes), whence, where the pointer is now
+ * (bytes), collective for the shared pointer. */
+static int do_File_seek(struct mw_call *c, MPI_File fh, MPI_Offset offset,
+			int whence)
+{
+	int rc = next_File_seek(fh, offset, whence);
+
+	file_args(c, fh, offset, whence, pointer_pos(c, fh, 0), 0);
+	return rc;
+}
+
+static int do_File_seek_shared(struct mw_call *c, MPI_File fh,
+			       MPI_Offset offset, int whence)
+{
+	int rc = next_File_seek_shared(fh, offset, whence);
+
+	file_args(c, fh, offset, whence, pointer_pos(c, fh, 1), 1);
+	return rc;
+}
+
+/* An offset returned (-1 when the call failed) and its byte position. */
+static void got_offset(struct mw_call *c, int rc, MPI_File fh,
+		       const MPI_Offset *off)
+{
+	MPI_Offset byte = -1;
+
+	if (c->on && rc == MPI_SUCCESS && off &&
+	    PMPI_File_get_byte_offset(fh, *off, &byte) != MPI_SUCCESS)
+		byte = -1;
+	file_args(c, fh, rc == MPI_SUCCESS && off ? *off : -1, byte, 0, 0);
+}
+
+static int do_File_get_position(struct mw_call *c, MPI_File fh,
+				MPI_Offset *offset)
+{
+	int rc = next_File_get_position(fh, offset);
+
+	got_offset(c, rc, fh, offset);
+	return rc;
+}
+
+static int do_File_get_position_shared(struct mw_call *c, MPI_File fh,
+				       MPI_Offset *offset)
+{
+	int rc = next_File_get_position_shared(fh, offset);
+
+	got_offset(c, rc, fh, offset);
+	return rc;
+}
+
+static int do_File_get_byte_offset(struct mw_call *c, MPI_File fh,
+				   MPI_Offset offset, MPI_Offset *disp)
+{
+	int rc = next_File_get_byte_offset(fh, offset, disp);
+
+	file_args(c, fh, offset, rc == MPI_SUCCESS && disp ? *disp : -1, 0, 0);
+	return rc;
+}
+
+static int do_File_get_size(struct mw_call *c, MPI_File fh, MPI_Offset *size)
+{
+	int rc = next_File_get_size(fh, size);
+
+	file_args(c, fh, rc == MPI_SUCCESS && size ? *size : -1, 0, 0, 0);
+	return rc;
+}
+
+/* The view returned, as File_set_view records it (the types' sizes). */
+static int do_File_get_view(struct mw_call *c, MPI_File fh, MPI_Offset *disp,
+			    MPI_Datatype *etype, MPI_Datatype *filetype,
+			    char *datarep)
+{
+	int rc = next_File_get_view(fh, disp, etype, filetype, datarep);
+	int ok = rc == MPI_SUCCESS && disp && etype && filetype;
+
+	file_args(c, fh, ok ? *disp : -1, ok ? mw_type_bytes(*etype, 1) : -1,
+		  ok ? mw_type_bytes(*filetype, 1) : -1, 0);
+	return rc;
+}
+
+static int do_File_set_atomicity(struct mw_call *c, MPI_File fh, int flag)
+{
+	int rc = next_File_set_atomicity(fh, flag);
+
+	file_args(c, fh, flag != 0, 1, 0, 0);
+	return rc;
+}
+
+static int do_File_get_atomicity(struct mw_call *c, MPI_File fh, int *flag)
+{
+	int rc = next_File_get_atomicity(fh, flag);
+
+	file_args(c, fh, rc == MPI_SUCCESS && flag ? *flag != 0 : -1, 0, 0, 0);
+	return rc;
+}
+
+/* The number of keys of info, -1 unknown (MPI_INFO_NULL has none). */
+static int64_t info_nkeys(const struct mw_call *c, MPI_Info info)
+{
+	int n = 0;
+
+	if (!c->on)
+		return -1;
+	if (info == MPI_INFO_NULL)
+		return 0;
+	return PMPI_Info_get_nkeys(info, &n) == MPI_SUCCESS ? n : -1;
+}
+
+static int do_File_set_info(struct mw_call *c, MPI_File fh, MPI_Info info)
+{
+	int rc = next_File_set_info(fh, info);
+
+	file_args(c, fh, info_nkeys(c, info), 1, 0, 0);
+	return rc;
+}
+
+static int do_File_get_info(struct mw_call *c, MPI_File fh,
+			    MPI_Info *info_used)
+{
+	int rc = next_File_get_info(fh, info_used);
+
+	file_args(c, fh, rc == MPI_SUCCESS && info_used ?
+		  info_nkeys(c, *info_used) : -1, 0, 0, 0);
+	return rc;
+}
+
 /* ---- reads and writes ------------------------------------------------------
  * Every data access, defined by its form: IO_RW (KIND BLOCKING: a
  * status; START: a request), IO_BEGIN / IO_END (a split collective). BUF
@@ -321,9 +469,10 @@ static int do_File_set_view(struct mw_call *c, MPI_File fh, MPI_Offset disp,
 #define IO_RECORD_BLOCKING io_blocking
 #define IO_RECORD_START io_started
 
-#define IO_RW(name, BUF, HOW, COLL, KIND) \
+/* CNT: the count's type (MPI_Count for the MPI-4 large-count forms) */
+#define IO_RW_T(name, BUF, HOW, COLL, KIND, CNT) \
 static int do_##name(struct mw_call *c, MPI_File fh, \
-		     IO_OFFSET_PARAM_##HOW BUF *buf, int count, \
+		     IO_OFFSET_PARAM_##HOW BUF *buf, CNT count, \
 		     MPI_Datatype type, IO_LAST_##KIND) \
 { \
 	IO_PRE_##KIND \
@@ -359,10 +508,19 @@ static int do_##name(struct mw_call *c, MPI_File fh, BUF *buf, \
 	return rc; \
 }
 
-/* A read and the write of the same form */
-#define IO_PAIR(rd, wr, HOW, COLL, KIND) \
-	IO_RW(File_##rd, void, HOW, COLL, KIND) \
-	IO_RW(File_##wr, const void, HOW, COLL, KIND)
+/* A read and the write of the same form (CNT: the count's type) */
+#define IO_PAIR_T(rd, wr, HOW, COLL, KIND, CNT) \
+	IO_RW_T(File_##rd, void, HOW, COLL, KIND, CNT) \
+	IO_RW_T(File_##wr, const void, HOW, COLL, KIND, CNT)
+#define IO_PAIR(rd, wr, HOW, COLL, KIND) IO_PAIR_T(rd, wr, HOW, COLL, KIND, int)
+/* A pair MPI-4 also has in a large-count form (NAME_c: an MPI_Count
+ * count, the event of the int form), when the MPI has it. */
+#if MPI_VERSION >= 4
+#define IO_PAIR_L(rd, wr, HOW, COLL, KIND) IO_PAIR(rd, wr, HOW, COLL, KIND) \
+	IO_PAIR_T(rd##_c, wr##_c, HOW, COLL, KIND, MPI_Count)
+#else
+#define IO_PAIR_L IO_PAIR
+#endif
 #define IO_SPLIT(rd, wr, HOW) \
 	IO_BEGIN(File_##rd##_begin, void, HOW) \
 	IO_END(File_##rd##_end, void) \
@@ -370,16 +528,16 @@ static int do_##name(struct mw_call *c, MPI_File fh, BUF *buf, \
 	IO_END(File_##wr##_end, const void)
 
 /* blocking: explicit offset, individual file pointer, shared one */
-IO_PAIR(read_at, write_at, OFF_AT, 0, BLOCKING)
-IO_PAIR(read_at_all, write_at_all, OFF_AT, 1, BLOCKING)
-IO_PAIR(read, write, OFF_IND, 0, BLOCKING)
-IO_PAIR(read_all, write_all, OFF_IND, 1, BLOCKING)
+IO_PAIR_L(read_at, write_at, OFF_AT, 0, BLOCKING)
+IO_PAIR_L(read_at_all, write_at_all, OFF_AT, 1, BLOCKING)
+IO_PAIR_L(read, write, OFF_IND, 0, BLOCKING)
+IO_PAIR_L(read_all, write_all, OFF_IND, 1, BLOCKING)
 IO_PAIR(read_shared, write_shared, OFF_SHARED, 0, BLOCKING)
 IO_PAIR(read_ordered, write_ordered, OFF_SHARED, 1, BLOCKING)
 /* nonblocking (no ordered form) */
-IO_PAIR(iread_at, iwrite_at, OFF_AT, 0, START)
+IO_PAIR_L(iread_at, iwrite_at, OFF_AT, 0, START)
 IO_PAIR(iread_at_all, iwrite_at_all, OFF_AT, 1, START)
-IO_PAIR(iread, iwrite, OFF_IND, 0, START)
+IO_PAIR_L(iread, iwrite, OFF_IND, 0, START)
 IO_PAIR(iread_all, iwrite_all, OFF_IND, 1, START)
 IO_PAIR(iread_shared, iwrite_shared, OFF_SHARED, 0, START)
 /* split collectives */

@@ -8,9 +8,11 @@
  * count x PMPI_Type_size_x (64-bit), the target displacement, and for the
  * request-based calls the request id (its completion records the same id).
  *
- * The window table maps a handle to its id and the world rank of each
- * member of its group (PMPI_Win_get_group, translated once at creation),
- * behind its lock (struct mw_ids: never held with another lock).
+ * The window table maps a handle to its id, the world rank of each member
+ * of its group (PMPI_Win_get_group, translated once at creation) and the
+ * regions attached to a dynamic window (base, size: Win_detach records the
+ * size), behind its lock (struct mw_ids: never held with another lock).
+ * Put_c and Get_c (MPI_VERSION >= 4) record the events of Put and Get.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -35,15 +37,24 @@ _Static_assert(sizeof(MPI_Win) <= sizeof(uint64_t), "MPI_Win handle");
 #define MW_GEN_NEXT
 #include "sensor/mpi_gen.h"
 
+/* A region attached to a dynamic window: its base and size. */
+struct win_att {
+	uintptr_t base;
+	int64_t size;
+};
+
 struct win_rec {
 	int64_t id;
 	int size;
 	int *world;		/* world rank of member i; NULL: unknown */
+	struct win_att *att;	/* regions attached, not detached yet */
+	size_t natt;
 };
 
 static void win_drop(void *rec)
 {
 	free(((struct win_rec *)rec)->world);
+	free(((struct win_rec *)rec)->att);
 }
 
 static struct mw_ids wins = MW_IDS_INIT(struct win_rec, 8, WIN_TAB_MAX,
@@ -94,6 +105,8 @@ static int64_t win_added(MPI_Win w)
 		id = r->id;
 		r->size = world ? n : 0;
 		r->world = world;
+		r->att = NULL;
+		r->natt = 0;
 		world = NULL;
 	}
 	mw_ids_unlock(&wins);
@@ -187,6 +200,50 @@ static int do_Win_free(struct mw_call *c, MPI_Win *win)
 	return rc;
 }
 
+/* Remember the region attached at base (size >= 0), or take it back
+ * (size < 0): the size it was attached with, -1 when unknown. Attach
+ * regions are few per window (the standard's own use: a handful). */
+static int64_t win_region(MPI_Win w, const void *base, int64_t size)
+{
+	struct win_rec *r = mw_ids_get(&wins, MW_KEY(w));
+	int64_t found = -1;
+	struct win_att *a;
+
+	for (size_t i = 0; r && size < 0 && i < r->natt; i++)
+		if (r->att[i].base == (uintptr_t)base) {
+			found = r->att[i].size;
+			r->att[i] = r->att[--r->natt];
+			break;
+		}
+	if (r && size >= 0 &&
+	    (a = realloc(r->att, (r->natt + 1) * sizeof(*a)))) {
+		r->att = a;
+		a[r->natt++] = (struct win_att){(uintptr_t)base, size};
+	}
+	mw_ids_unlock(&wins);
+	return found;
+}
+
+static int do_Win_attach(struct mw_call *c, MPI_Win win, void *base,
+			 MPI_Aint size)
+{
+	int rc = next_Win_attach(win, base, size);
+
+	if (rc == MPI_SUCCESS)
+		win_region(win, base, size);
+	proto_args_set(c->arg, win_id(win, -1, NULL), size, 0, 0, 0, 0);
+	return rc;
+}
+
+static int do_Win_detach(struct mw_call *c, MPI_Win win, const void *base)
+{
+	int rc = next_Win_detach(win, base);
+	int64_t size = rc == MPI_SUCCESS ? win_region(win, base, -1) : -1;
+
+	proto_args_set(c->arg, win_id(win, -1, NULL), size, 0, 0, 0, 0);
+	return rc;
+}
+
 /* ---- communication -------------------------------------------------------- */
 
 /* win, peer, bytes, tdisp, a4, a5 */
@@ -206,10 +263,12 @@ static int64_t op_req(int rc, const MPI_Request *req, int64_t bytes)
 
 /* Put and Get, Rput and Rget: the same arguments (BUF: the origin
  * buffer's type), the request-based ones with their request. */
-#define RMA_XFER(name, BUF) \
-static int do_##name(struct mw_call *c, BUF *origin_addr, int origin_count, \
+#define RMA_XFER(name, BUF) RMA_XFER_T(name, BUF, int)
+/* CNT: the counts' type (MPI_Count for the MPI-4 large-count forms) */
+#define RMA_XFER_T(name, BUF, CNT) \
+static int do_##name(struct mw_call *c, BUF *origin_addr, CNT origin_count, \
 		     MPI_Datatype origin_type, int target_rank, \
-		     MPI_Aint target_disp, int target_count, \
+		     MPI_Aint target_disp, CNT target_count, \
 		     MPI_Datatype target_type, MPI_Win win) \
 { \
 	int rc = next_##name(origin_addr, origin_count, origin_type, \
@@ -237,6 +296,10 @@ static int do_##name(struct mw_call *c, BUF *origin_addr, int origin_count, \
 }
 RMA_XFER(Put, const void)
 RMA_XFER(Get, void)
+#if MPI_VERSION >= 4
+RMA_XFER_T(Put_c, const void, MPI_Count)
+RMA_XFER_T(Get_c, void, MPI_Count)
+#endif
 RMA_RXFER(Rput, const void)
 RMA_RXFER(Rget, void)
 
@@ -426,6 +489,19 @@ WIN_ONLY(Win_wait)
 WIN_ONLY(Win_unlock_all)
 WIN_ONLY(Win_flush_all)
 WIN_ONLY(Win_flush_local_all)
+WIN_ONLY(Win_sync)
+
+/* The segment of rank's (world rank: peer) in a shared memory window:
+ * its size and displacement unit (-1 when the call failed). */
+static int do_Win_shared_query(struct mw_call *c, MPI_Win win, int rank,
+			       MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+	int rc = next_Win_shared_query(win, rank, size, disp_unit, baseptr);
+	int ok = rc == MPI_SUCCESS && size && disp_unit;
+
+	target_args(c, win, rank, ok ? *size : -1, ok ? *disp_unit : -1);
+	return rc;
+}
 
 /* ---- the exported wrappers --------------------------------------------- */
 

@@ -12,6 +12,7 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "proto/error.h"
 
 static const struct {
 	const char *name;
@@ -73,28 +74,24 @@ int mgr_export(const char *format, const char *dir, const char *out,
 	       struct mgr_export_stats *st)
 {
 	char *def = NULL, *tmp = NULL;
-	int rc = -1;
+	int rc = PROTO_E_NOMEM;
 	size_t i;
 
 	for (i = 0; i < NFORMATS; i++)
 		if (!strcmp(formats[i].name, format))
 			break;
-	if (i == NFORMATS) {
-		mgr_err("unknown export format '%s'", format);
-		return -1;
-	}
+	if (i == NFORMATS)
+		return mgr_fail(PROTO_E_ARG, "unknown export format '%s'", format);
 	memset(st, 0, sizeof(*st));
 	if (!out) {
 		if (asprintf(&def, "%s/%s", dir, formats[i].def) < 0)
-			return -1;
+			return PROTO_E_NOMEM;
 		out = def;
 	}
 	if (!strcmp(out, "-")) {
-		if (formats[i].fn != mgr_export_csv) {
-			mgr_err("only csv can be written to stdout");
-			goto done;
-		}
-		rc = formats[i].fn(dir, "-", st);
+		rc = formats[i].fn != mgr_export_csv ?
+		     mgr_fail(PROTO_E_ARG, "only csv can be written to stdout") :
+		     formats[i].fn(dir, "-", st);
 		goto done;
 	}
 	if (asprintf(&tmp, "%s.tmp", out) < 0)
@@ -103,14 +100,13 @@ int mgr_export(const char *format, const char *dir, const char *out,
 	rc = formats[i].fn(dir, tmp, st);
 	if (rc == 0) {
 		remove_tree(out);
-		if (rename(tmp, out) != 0) {
-			mgr_err("%s: cannot rename into place: %m", out);
-			rc = -1;
-		}
+		if (rename(tmp, out) != 0)
+			rc = mgr_fail(PROTO_E_IO, "%s: cannot rename into place: %m",
+				      out);
 	}
 	if (rc != 0) {
 		remove_tree(tmp);
-		mgr_err("export failed: %s not written", out);
+		mgr_fail(rc, "export failed: %s not written", out);
 	}
 done:
 	free(def);

@@ -7,8 +7,10 @@
  * simgrid-platform, otf2). `out` does not exist when called: the driver in
  * export.c passes a temporary name and renames it into place on success, or
  * removes it on failure, so a failed export never leaves a half-written
- * output. Return 0, or print one `tapestry: ...` message (mgr_err) and
- * return -1. csv also accepts out = "-" (stdout).
+ * output. Return 0, or a negative PROTO_E_* code with one `tapestry: ...`
+ * message in the error slot (mgr_fail; a format not yet moved to it prints
+ * the message with mgr_err and returns -1). csv also accepts out = "-"
+ * (stdout).
  */
 #ifndef TAPESTRY_MGR_EXPORT_H
 #define TAPESTRY_MGR_EXPORT_H
@@ -57,7 +59,8 @@ int mgr_export_damage(struct proto_trace *t, const char *dir,
 		      const char *format);
 
 /* Export dir in format into out (NULL: the format's default name inside
- * dir). The temporary-name-then-rename driver. 0 or -1 (message printed). */
+ * dir). The temporary-name-then-rename driver. 0, or a negative PROTO_E_*
+ * code (said, mgr_fail). */
 int mgr_export(const char *format, const char *dir, const char *out,
 	       struct mgr_export_stats *st);
 

@@ -211,13 +211,12 @@ int mgr_export_chrome(const char *dir, const char *path, struct mgr_export_stats
 	if (mgr_viz_scan(dir, "chrome", &s) != 0)
 		return -1;
 	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		rc = -1;
+		rc = mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
+			      proto_strerror(rc));
 		goto out_scan;
 	}
 	if (!(c.out = fopen(path, "w"))) {
-		mgr_err("%s: cannot write: %m", path);
-		rc = -1;
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		goto out_events;
 	}
 	setvbuf(c.out, NULL, _IOFBF, 1 << 20);
@@ -243,10 +242,8 @@ int mgr_export_chrome(const char *dir, const char *path, struct mgr_export_stats
 	mgr_viz_progress_end(&pg);
 	fputs("\n]}\n", c.out);
 	rc = mgr_viz_read_end(dir, e, rc);
-	if (fclose(c.out) != 0 && rc == 0) {
-		mgr_err("%s: write failed: %m", path);
-		rc = -1;
-	}
+	if (fclose(c.out) != 0 && rc == 0)
+		rc = mgr_fail(PROTO_E_IO, "%s: write failed: %m", path);
 	st->written = c.written;
 out_events:
 	mgr_events_close(e);

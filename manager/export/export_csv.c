@@ -25,15 +25,14 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 	FILE *out;
 	int rc;
 
-	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (!(e = mgr_events_open(dir, &rc)))
+		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
+				proto_strerror(rc));
 	out = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!out) {
-		mgr_err("%s: cannot write: %m", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		mgr_events_close(e);
-		return -1;
+		return rc;
 	}
 	fputs("rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode\n", out);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
@@ -68,15 +67,13 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 	int damaged = rc >= 0 && mgr_export_damage(mgr_events_trace(e), dir, "csv");
 
 	if (rc < 0)
-		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+		mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
 	mgr_events_close(e);
 	if (out != stdout) {
-		if (fclose(out) != 0 && rc >= 0) {
-			mgr_err("%s: write failed: %m", path);
-			rc = -1;
-		}
+		if (fclose(out) != 0 && rc >= 0)
+			rc = mgr_fail(PROTO_E_IO, "%s: write failed: %m", path);
 	} else if (fflush(stdout) != 0) {
-		rc = -1;
+		rc = PROTO_E_IO;
 	}
-	return rc < 0 || damaged ? -1 : 0;
+	return rc < 0 ? rc : damaged ? PROTO_E_FORMAT : 0;
 }

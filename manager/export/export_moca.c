@@ -37,10 +37,9 @@ static int fill(const char *dir, const struct viz_scan *s, struct viz_sort *so,
 	uint64_t seq = 0;
 	int rc;
 
-	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (!(e = mgr_events_open(dir, &rc)))
+		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
+				proto_strerror(rc));
 	mgr_viz_progress_init(&pg, "moca", s->events);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		uint32_t t;
@@ -64,10 +63,9 @@ static int fill(const char *dir, const struct viz_scan *s, struct viz_sort *so,
 	mgr_events_close(e);
 	if (rc == 0)
 		rc = mgr_viz_sort_finish(so);
-	if (rc < 0) {
-		mgr_err("%s: %s while sorting samples", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(rc, "%s: %s while sorting samples", dir,
+				proto_strerror(rc));
 	return 0;
 }
 
@@ -85,13 +83,13 @@ int mgr_export_moca(const char *dir, const char *path, struct mgr_export_stats *
 	if (mgr_viz_scan(dir, "moca", &s) != 0)
 		return -1;
 	if (!(so = mgr_viz_sort_new(0, cmp_task))) {
-		mgr_err("out of memory");
+		rc = mgr_fail(PROTO_E_NOMEM, "out of memory");
 		goto done;
 	}
-	if (fill(dir, &s, so, st) != 0)
+	if ((rc = fill(dir, &s, so, st)) != 0)
 		goto done;
 	if (!(out = fopen(path, "w"))) {
-		mgr_err("%s: cannot write: %m", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		goto done;
 	}
 	while ((rc = mgr_viz_sort_next(so, &p)) == 1) {
@@ -124,5 +122,5 @@ int mgr_export_moca(const char *dir, const char *path, struct mgr_export_stats *
 done:
 	mgr_viz_sort_free(so);
 	mgr_viz_scan_free(&s);
-	return rc < 0 ? -1 : 0;
+	return rc < 0 ? rc : 0;
 }

@@ -16,6 +16,7 @@
 #include "manager/export/export.h"
 #include "manager/post/grow.h"
 #include "manager/export/export_viz.h"
+#include "manager/post/reqtab.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
 
@@ -23,8 +24,8 @@
 
 int mgr_export_otf2(const char *dir, const char *out, struct mgr_export_stats *st)
 {
-	mgr_err("OTF2 support was not built (otf2-config not found by configure)");
-	return -1;
+	return mgr_fail(PROTO_E_ARG, "OTF2 support was not built (otf2-config "
+			"not found by configure)");
 }
 
 #else
@@ -84,6 +85,14 @@ static int coll_op(unsigned type, OTF2_CollectiveOp *op)
 	}
 }
 
+/* A one-sided call: the run of proto_ev_rma, and the dynamic window and
+ * query calls after it (MPI_Win_attach .. MPI_Win_shared_query). */
+static int rma_type(unsigned type)
+{
+	return proto_ev_rma(type) ||
+	       (type >= PROTO_EV_MPI_WIN_ATTACH && type <= PROTO_EV_MPI_WIN_SHARED_QUERY);
+}
+
 static OTF2_RegionRole region_role(unsigned type)
 {
 	const struct proto_ev_info *info = proto_ev_info(type);
@@ -112,7 +121,7 @@ static OTF2_RegionRole region_role(unsigned type)
 		return OTF2_REGION_ROLE_POINT2POINT;
 	if ((info && info->category == PROTO_CAT_LIBC) || proto_ev_mpiio(type))
 		return OTF2_REGION_ROLE_FILE_IO;
-	if (proto_ev_rma(type))
+	if (rma_type(type))
 		return OTF2_REGION_ROLE_RMA;
 	return OTF2_REGION_ROLE_FUNCTION;
 }
@@ -134,27 +143,13 @@ static OTF2_Paradigm paradigm(unsigned type)
 #define IO_MAX 65536u
 #define IO_SPLIT (1ull << 61)	/* matching ids: split collectives */
 #define IO_NB (1ull << 62)	/* nonblocking (| req) */
+/* what a pending request (struct otf2's pend) is */
+enum { PEND_IO = 1, PEND_COLL = 2 };
 
 struct io_handle {
 	uint32_t proc;		/* process index (viz_scan) */
 	int64_t file;		/* the sensor's file id in that process */
 	uint32_t path;		/* index in paths */
-};
-
-struct io_pending {
-	uint32_t loc;
-	int64_t req;
-	uint32_t handle;
-};
-
-/* A nonblocking collective begun (MpiCollectiveBegin at its call) and not
- * completed yet: its MpiCollectiveEnd goes at the leave of the Wait / Test
- * that completes its request, as Score-P writes it. */
-struct coll_pending {
-	uint32_t loc;
-	int64_t req;
-	OTF2_CollectiveOp op;
-	int64_t comm, root, bytes, rbytes;
 };
 
 /* A one-sided operation not completed yet: completed at its window's next
@@ -178,14 +173,14 @@ struct otf2 {
 	size_t nio;
 	char **paths;
 	size_t npaths;
-	struct io_pending *pend;
-	size_t npend, cappend;
+	struct mgr_reqtab pend;		/* (location, request) -> its IoHandle
+					 * (kind PEND_IO): nonblocking I/O not
+					 * completed yet; or (PEND_COLL) a
+					 * nonblocking collective's End */
 	struct io_handle *win;	/* windows: proc, id (file) -> RmaWin ref */
 	size_t nwin;
 	struct rma_pending *rpend;
 	size_t nrpend, caprpend;
-	struct coll_pending *cpend;
-	size_t ncpend, capcpend;
 };
 
 static uint32_t str(struct otf2 *o, const char *s)
@@ -333,7 +328,7 @@ static int rma_made(unsigned type)
  * 0, or PROTO_E_NOMEM. */
 static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
 {
-	int64_t proc = mgr_viz_map_get(&o->s->procmap, stream, 0);
+	int64_t proc = mgr_map_get(&o->s->procmap, stream, 0);
 	struct io_handle *n;
 
 	if (proc < 0 || o->nwin >= IO_MAX)
@@ -345,12 +340,15 @@ static int win_add(struct otf2 *o, uint64_t stream, int64_t id)
 	return 0;
 }
 
-static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
+/* The index in v (n handles) of id of the process of location loc (the
+ * latest made of that id), UINT32_MAX when unknown. */
+static uint32_t handle_of(const struct otf2 *o, const struct io_handle *v, size_t n,
+			  uint32_t loc, int64_t id)
 {
 	uint32_t proc = o->s->threads[loc].proc;
 
-	for (size_t i = o->nwin; i-- > 0;)
-		if (o->win[i].proc == proc && o->win[i].file == id)
+	for (size_t i = n; i-- > 0;)
+		if (v[i].proc == proc && v[i].file == id)
 			return (uint32_t)i;
 	return UINT32_MAX;
 }
@@ -358,16 +356,9 @@ static uint32_t win_ref(const struct otf2 *o, uint32_t loc, int64_t id)
 static void rma_pend(struct otf2 *o, uint32_t loc, uint32_t win, int64_t peer,
 		     uint64_t match)
 {
-	if (o->nrpend == o->caprpend) {
-		size_t cap = o->caprpend ? o->caprpend * 2 : 16;
-		struct rma_pending *n = cap <= IO_MAX ?
-			realloc(o->rpend, cap * sizeof(*n)) : NULL;
-
-		if (!n)
-			return;		/* its completion is not written */
-		o->rpend = n;
-		o->caprpend = cap;
-	}
+	if (o->nrpend >= IO_MAX ||
+	    mgr_grow((void **)&o->rpend, &o->caprpend, o->nrpend + 1, sizeof(*o->rpend)))
+		return;		/* its completion is not written */
 	o->rpend[o->nrpend++] = (struct rma_pending){loc, win, peer, match};
 }
 
@@ -387,8 +378,108 @@ static void rma_complete(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
 	}
 }
 
+/* The one-sided calls OTF2 brackets with RmaCollectiveBegin (at the
+ * enter) and RmaCollectiveEnd (at the leave): window construction and
+ * destruction, fence, post, start, complete, wait; 0 for the others. */
+static int rma_coll(unsigned type, OTF2_CollectiveOp *op, OTF2_RmaSyncLevel *lvl)
+{
+	*lvl = OTF2_RMA_SYNC_LEVEL_NONE;
+	switch (type) {
+	case PROTO_EV_MPI_WIN_CREATE: case PROTO_EV_MPI_WIN_CREATE_DYNAMIC:
+		*op = OTF2_COLLECTIVE_OP_CREATE_HANDLE;
+		return 1;
+	case PROTO_EV_MPI_WIN_ALLOCATE: case PROTO_EV_MPI_WIN_ALLOCATE_SHARED:
+		*op = OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE;
+		return 1;
+	case PROTO_EV_MPI_WIN_FREE:
+		*op = OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
+		return 1;
+	case PROTO_EV_MPI_WIN_POST: case PROTO_EV_MPI_WIN_START:
+		/* exposure / access epoch opened: processes, not memory */
+		*op = OTF2_COLLECTIVE_OP_BARRIER;
+		*lvl = OTF2_RMA_SYNC_LEVEL_PROCESS;
+		return 1;
+	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
+	case PROTO_EV_MPI_WIN_WAIT:
+		*op = OTF2_COLLECTIVE_OP_BARRIER;
+		*lvl = OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY;
+		return 1;
+	}
+	return 0;
+}
+
+/* The window of a one-sided point whose records are written (a call that
+ * worked on a window the export knows), UINT32_MAX for none: the same at
+ * the enter and the leave, so a begin always has its end. */
+static uint32_t rma_win(const struct otf2 *o, const struct viz_pt *p)
+{
+	if (p->flags & PROTO_EVF_FAILED)
+		return UINT32_MAX;
+	return handle_of(o, o->win, o->nwin, p->loc, p->a[0]);
+}
+
+static void rma_enter(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		      OTF2_TimeStamp t)
+{
+	OTF2_CollectiveOp op;
+	OTF2_RmaSyncLevel lvl;
+
+	if (rma_coll(p->type, &op, &lvl) && rma_win(o, p) != UINT32_MAX)
+		OK(OTF2_EvtWriter_RmaCollectiveBegin(w, NULL, t));
+}
+
+/* OTF2's lock type of MPI_Win_lock's (the MPI's own value: Open MPI's
+ * MPI_LOCK_SHARED is 2, MPICH's 235; anything else is exclusive). */
+static OTF2_LockType rma_lock_type(int64_t mpi)
+{
+	return mpi == 2 || mpi == 235 ? OTF2_LOCK_SHARED : OTF2_LOCK_EXCLUSIVE;
+}
+
+/* The lock, release and sync records of a passive-target call, written
+ * at its leave (1), 0 for other calls. Lock ids: the target's world rank,
+ * RMA_LOCK_ALL for lock_all (one lock per window and target at a time). */
+#define RMA_LOCK_ALL UINT64_MAX
+static int rma_passive(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		       OTF2_TimeStamp t, uint32_t win, int64_t peer)
+{
+	uint32_t any = OTF2_UNDEFINED_UINT32;
+	uint32_t remote = peer >= 0 ? (uint32_t)peer : any;
+
+	switch (p->type) {
+	case PROTO_EV_MPI_WIN_LOCK:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaRequestLock(w, NULL, t, win, remote,
+				(uint64_t)peer, rma_lock_type(p->a[2])));
+		return 1;
+	case PROTO_EV_MPI_WIN_UNLOCK:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, win, remote,
+							 (uint64_t)peer));
+		return 1;
+	case PROTO_EV_MPI_WIN_LOCK_ALL:
+		OK(OTF2_EvtWriter_RmaRequestLock(w, NULL, t, win, any, RMA_LOCK_ALL,
+						 OTF2_LOCK_SHARED));
+		return 1;
+	case PROTO_EV_MPI_WIN_UNLOCK_ALL:
+		OK(OTF2_EvtWriter_RmaReleaseLock(w, NULL, t, win, any, RMA_LOCK_ALL));
+		return 1;
+	case PROTO_EV_MPI_WIN_FLUSH: case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
+		if (peer >= 0)
+			OK(OTF2_EvtWriter_RmaSync(w, NULL, t, win, remote,
+						  OTF2_RMA_SYNC_TYPE_MEMORY));
+		return 1;
+	case PROTO_EV_MPI_WIN_FLUSH_ALL: case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
+	case PROTO_EV_MPI_WIN_SYNC:
+		OK(OTF2_EvtWriter_RmaSync(w, NULL, t, win, any, OTF2_RMA_SYNC_TYPE_MEMORY));
+		return 1;
+	}
+	return 0;
+}
+
 /* The RMA records of a one-sided point, at its leave: RmaWinCreate after
- * a constructor, RmaWinDestroy at MPI_Win_free; RmaPut, RmaGet, RmaAtomic
+ * a constructor, RmaWinDestroy at MPI_Win_free, RmaCollectiveEnd after
+ * them and after fence, post, start, complete, wait (see rma_coll), the
+ * lock, release and sync records (rma_passive); RmaPut, RmaGet, RmaAtomic
  * (accumulate, fetch-and-accumulate, compare-and-swap) per operation with
  * a target (matching id: the event number; the target's world rank, the
  * windows being defined on MPI_COMM_WORLD), completed
@@ -400,29 +491,35 @@ static void rma_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	int64_t peer = p->a[1], bytes = p->a[2] < 0 ? 0 : p->a[2];
 	uint32_t win;
 
-	if (p->kind != VIZ_PT_LEAVE || (p->flags & PROTO_EVF_FAILED) ||
-	    (win = win_ref(o, p->loc, p->a[0])) == UINT32_MAX)
+	OTF2_CollectiveOp op;
+	OTF2_RmaSyncLevel lvl;
+
+	if (p->kind != VIZ_PT_LEAVE || (win = rma_win(o, p)) == UINT32_MAX)
 		return;
-	if (rma_made(p->type)) {
-		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
-		return;
-	}
 	switch (p->type) {
 	case PROTO_EV_MPI_WIN_FREE:
-		rma_complete(o, w, t, p->loc, win, -1);
-		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
-		return;
 	case PROTO_EV_MPI_WIN_FENCE: case PROTO_EV_MPI_WIN_COMPLETE:
 	case PROTO_EV_MPI_WIN_UNLOCK_ALL: case PROTO_EV_MPI_WIN_FLUSH_ALL:
 	case PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL:
 		rma_complete(o, w, t, p->loc, win, -1);
-		return;
+		break;
 	case PROTO_EV_MPI_WIN_UNLOCK: case PROTO_EV_MPI_WIN_FLUSH:
 	case PROTO_EV_MPI_WIN_FLUSH_LOCAL:
 		if (peer >= 0)
 			rma_complete(o, w, t, p->loc, win, peer);
+		break;
+	}
+	if (rma_made(p->type))
+		OK(OTF2_EvtWriter_RmaWinCreate(w, NULL, t, win));
+	else if (p->type == PROTO_EV_MPI_WIN_FREE)
+		OK(OTF2_EvtWriter_RmaWinDestroy(w, NULL, t, win));
+	if (rma_coll(p->type, &op, &lvl)) {
+		OK(OTF2_EvtWriter_RmaCollectiveEnd(w, NULL, t, op, lvl, win,
+			OTF2_UNDEFINED_UINT32, 0, 0));
 		return;
 	}
+	if (rma_passive(o, w, p, t, win, peer) || !proto_ev_rma(p->type))
+		return;
 	if (peer < 0 || peer > o->s->max_rank)
 		return;		/* MPI_PROC_NULL, unknown: nothing moved */
 	switch (p->type) {
@@ -474,10 +571,8 @@ static int io_scan(struct otf2 *o, const char *dir)
 	    !o->s->by_type[PROTO_EV_MPI_WIN_ALLOCATE_SHARED] &&
 	    !o->s->by_type[PROTO_EV_MPI_WIN_CREATE_DYNAMIC])
 		return 0;
-	if (!(t = proto_trace_open(dir, &rc))) {
-		mgr_err("%s: %s", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (!(t = proto_trace_open(dir, &rc)))
+		return mgr_fail(rc, "%s: %s", dir, proto_strerror(rc));
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		const struct proto_event *ev = te.ev;
 		struct io_handle *n;
@@ -493,7 +588,7 @@ static int io_scan(struct otf2 *o, const char *dir)
 		}
 		if (ev->type != PROTO_EV_MPI_FILE_OPEN || o->nio >= IO_MAX)
 			continue;
-		proc = mgr_viz_map_get(&o->s->procmap, te.stream->id, 0);
+		proc = mgr_map_get(&o->s->procmap, te.stream->id, 0);
 		path = proto_trace_string(t, te.stream->id, ev->tid, ev->arg[1]);
 		if (proc < 0)
 			continue;
@@ -512,50 +607,9 @@ static int io_scan(struct otf2 *o, const char *dir)
 		o->nio++;
 	}
 	proto_trace_close(t);
-	if (rc < 0) {
-		mgr_err("%s: reading the MPI-IO files: %s", dir, proto_strerror(rc));
-		return -1;
-	}
-	return 0;
-}
-
-/* The IoHandle of file id 'file' of the process of location loc (the
- * latest open of that id), UINT32_MAX when unknown. */
-static uint32_t io_handle(const struct otf2 *o, uint32_t loc, int64_t file)
-{
-	uint32_t proc = o->s->threads[loc].proc;
-
-	for (size_t i = o->nio; i-- > 0;)
-		if (o->io[i].proc == proc && o->io[i].file == file)
-			return (uint32_t)i;
-	return UINT32_MAX;
-}
-
-static void io_pend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t h)
-{
-	if (o->npend == o->cappend) {
-		size_t cap = o->cappend ? o->cappend * 2 : 16;
-		struct io_pending *n = cap <= IO_MAX ?
-			realloc(o->pend, cap * sizeof(*n)) : NULL;
-
-		if (!n)
-			return;		/* its completion is not written */
-		o->pend = n;
-		o->cappend = cap;
-	}
-	o->pend[o->npend++] = (struct io_pending){loc, req, h};
-}
-
-/* A completion (wait, test) of request req on loc: the I/O operation it
- * completes, if it is one (removed from the pending list). */
-static int io_unpend(struct otf2 *o, uint32_t loc, int64_t req, uint32_t *h)
-{
-	for (size_t i = 0; req > 0 && i < o->npend; i++)
-		if (o->pend[i].loc == loc && o->pend[i].req == req) {
-			*h = o->pend[i].handle;
-			o->pend[i] = o->pend[--o->npend];
-			return 1;
-		}
+	if (rc < 0)
+		return mgr_fail(rc, "%s: reading the MPI-IO files: %s", dir,
+				proto_strerror(rc));
 	return 0;
 }
 
@@ -576,7 +630,7 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	uint32_t h;
 
 	if (io == PROTO_IO_NOT || p->type == PROTO_EV_MPI_FILE_DELETE ||
-	    (h = io_handle(o, p->loc, p->a[0])) == UINT32_MAX)
+	    (h = handle_of(o, o->io, o->nio, p->loc, p->a[0])) == UINT32_MAX)
 		return;
 	ri = proto_ev_arg(p->type, PROTO_F_req);
 	resi = proto_ev_arg(p->type, PROTO_F_result);
@@ -617,31 +671,30 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	else if (ri >= 0 || strstr(name, "_begin")) {
 		OK(OTF2_EvtWriter_IoOperationIssued(w, NULL, t, h, match));
 		if (ri >= 0)
-			io_pend(o, p->loc, p->a[ri], h);
+			(void)mgr_reqtab_put(&o->pend, p->loc, p->a[ri],
+					     &(struct mgr_req){.kind = PEND_IO, .data = h});	/* full: not completed */
 	} else
 		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
 			resi >= 0 && p->a[resi] > 0 ? (uint64_t)p->a[resi] : 0, match));
 }
 
 /* At the leave of a nonblocking collective that worked: its End waits for
- * the completion of its request. */
+ * the completion of its request (in the pending table: root as peer, the
+ * operation as tag, bytes, rbytes as data). */
 static void coll_pend(struct otf2 *o, const struct viz_pt *p, OTF2_CollectiveOp op)
 {
 	struct proto_event ev = {.type = p->type};
+	struct mgr_req q = {.kind = PEND_COLL, .tag = op};
+	int64_t req;
 
-	if (o->ncpend >= IO_MAX ||
-	    mgr_grow((void **)&o->cpend, &o->capcpend, o->ncpend + 1,
-		     sizeof(*o->cpend))) {
-		o->err = 1;
-		return;
-	}
 	memcpy(ev.arg, p->a, sizeof(ev.arg));
-	o->cpend[o->ncpend++] = (struct coll_pending){p->loc,
-		mgr_ev_field(&ev, PROTO_F_req, 0), op,
-		mgr_ev_field(&ev, PROTO_F_comm, 0), mgr_ev_field(&ev, PROTO_F_root, -1),
-		mgr_ev_field(&ev, PROTO_F_bytes, 0), 0};
-	o->cpend[o->ncpend - 1].rbytes = mgr_ev_field(&ev, PROTO_F_rbytes,
-						      o->cpend[o->ncpend - 1].bytes);
+	req = mgr_ev_field(&ev, PROTO_F_req, 0);
+	q.peer = mgr_ev_field(&ev, PROTO_F_root, -1);
+	q.comm = mgr_ev_field(&ev, PROTO_F_comm, 0);
+	q.bytes = mgr_ev_field(&ev, PROTO_F_bytes, 0);
+	q.data = (uint64_t)mgr_ev_field(&ev, PROTO_F_rbytes, q.bytes);
+	if (req > 0 && mgr_reqtab_put(&o->pend, p->loc, req, &q) == PROTO_E_NOMEM)
+		o->err = 1;	/* full: its End is not written */
 }
 
 static void coll_end(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
@@ -654,25 +707,21 @@ static void coll_end(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
 }
 
 /* A request other than a send's or a receive's completed (end point
- * VIZ_EP_OTHER_DONE): a nonblocking collective's End, or an MPI-IO
- * operation's IoOperationComplete. */
+ * VIZ_EP_OTHER_DONE, whichever Wait* or Test* completed it): a nonblocking
+ * collective's End, or an MPI-IO operation's IoOperationComplete. */
 static void other_done(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 		       OTF2_TimeStamp t)
 {
 	int64_t req = p->a[5], bytes = p->a[4];
-	uint32_t h;
+	struct mgr_req q;
 
-	for (size_t i = 0; i < o->ncpend; i++) {
-		struct coll_pending *c = &o->cpend[i];
-
-		if (c->loc != p->loc || c->req != req)
-			continue;
-		coll_end(o, w, t, c->op, c->comm, c->root, c->bytes, c->rbytes);
-		*c = o->cpend[--o->ncpend];
+	if (req <= 0 || !mgr_reqtab_take(&o->pend, p->loc, req, &q))
 		return;
-	}
-	if (o->npend && io_unpend(o, p->loc, req, &h))
-		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
+	if (q.kind == PEND_COLL)
+		coll_end(o, w, t, (OTF2_CollectiveOp)q.tag, q.comm, q.peer, q.bytes,
+			 (int64_t)q.data);
+	else
+		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, (uint32_t)q.data,
 			bytes > 0 ? (uint64_t)bytes : 0, IO_NB | (uint64_t)req));
 }
 
@@ -719,11 +768,13 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 			OK(OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t));
 		if (o->nio)
 			io_point(o, w, p, t);
+		if (o->nwin && rma_type(p->type))
+			rma_enter(o, w, p, t);
 		break;
 	case VIZ_PT_LEAVE:
 		if (o->nio)
 			io_point(o, w, p, t);
-		if (o->nwin && proto_ev_rma(p->type))
+		if (o->nwin && rma_type(p->type))
 			rma_point(o, w, p, t);
 		if (coll && proto_ev_icoll(p->type) &&
 		    !(p->flags & PROTO_EVF_FAILED)) {
@@ -906,7 +957,7 @@ static void write_defs(struct otf2 *o)
 			 o->win[i].file, pr->rank >= 0 ? "rank" : "pid",
 			 pr->rank >= 0 ? (int64_t)pr->rank : pr->pid);
 		OK(OTF2_GlobalDefWriter_WriteRmaWin(o->g, (uint32_t)i, str(o, name), 0,
-			OTF2_RMA_WIN_FLAG_NONE));
+			OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS));
 	}
 done:
 	free(members);
@@ -924,16 +975,18 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	int rc = -1, r = 0;
 
 	memset(o, 0, sizeof(*o));
+	mgr_reqtab_init(&o->pend, IO_MAX);
 	if (mgr_viz_scan(dir, "otf2", &s) != 0)
 		return -1;
 	o->s = &s;
 	if (!s.nthreads) {
-		mgr_err("%s: no events: an OTF2 archive needs at least one location", dir);
+		rc = mgr_fail(PROTO_E_NOTFOUND, "%s: no events: an OTF2 archive "
+			      "needs at least one location", dir);
 		goto done;
 	}
 	o->nev = calloc(s.nthreads ? s.nthreads : 1, sizeof(*o->nev));
 	if (!o->nev || !(so = mgr_viz_sort_new(0, cmp_loc))) {
-		mgr_err("out of memory");
+		rc = mgr_fail(PROTO_E_NOMEM, "out of memory");
 		goto done;
 	}
 	for (unsigned ty = 1, n = 0; ty < PROTO_EV__COUNT; ty++)
@@ -942,14 +995,14 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	if (io_scan(o, dir) != 0 || mgr_viz_fill_sort(dir, &s, so, 1, 0, "otf2", st) != 0)
 		goto done;
 	if (mkdir(path, 0777) != 0) {
-		mgr_err("%s: cannot create: %m", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot create: %m", path);
 		goto done;
 	}
 	o->ar = OTF2_Archive_Open(path, "traces", OTF2_FILEMODE_WRITE,
 				 OTF2_CHUNK_SIZE_MIN, OTF2_CHUNK_SIZE_MIN,
 				 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!o->ar) {
-		mgr_err("%s: OTF2 cannot open the archive", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 cannot open the archive", path);
 		goto done;
 	}
 	OK(OTF2_Archive_SetFlushCallbacks(o->ar, &flush_cb, NULL));
@@ -969,7 +1022,7 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 		write_point(o, w, &p);
 	}
 	if (r < 0) {
-		mgr_err("reading sorted events: %s", proto_strerror(r));
+		rc = mgr_fail(r, "reading sorted events: %s", proto_strerror(r));
 		goto done;
 	}
 	if (w)
@@ -989,24 +1042,21 @@ int mgr_export_otf2(const char *dir, const char *path, struct mgr_export_stats *
 	for (size_t t = 0; t < s.nthreads; t++)
 		st->written += o->nev[t];
 	if (o->err) {
-		mgr_err("%s: OTF2 write failed", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 write failed", path);
 		goto done;
 	}
 	rc = 0;
 done:
-	if (o->ar && OTF2_Archive_Close(o->ar) != OTF2_SUCCESS && rc == 0) {
-		mgr_err("%s: OTF2 archive close failed", path);
-		rc = -1;
-	}
+	if (o->ar && OTF2_Archive_Close(o->ar) != OTF2_SUCCESS && rc == 0)
+		rc = mgr_fail(PROTO_E_IO, "%s: OTF2 archive close failed", path);
 	mgr_viz_sort_free(so);
 	for (size_t i = 0; i < o->npaths; i++)
 		free(o->paths[i]);
 	free(o->paths);
 	free(o->io);
-	free(o->pend);
+	mgr_reqtab_clear(&o->pend);
 	free(o->win);
 	free(o->rpend);
-	free(o->cpend);
 	free(o->nev);
 	mgr_viz_scan_free(&s);
 	return rc;

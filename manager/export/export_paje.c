@@ -124,13 +124,13 @@ int mgr_export_paje(const char *dir, const char *path, struct mgr_export_stats *
 	if (mgr_viz_scan(dir, "paje", &s) != 0)
 		return -1;
 	if (!(so = mgr_viz_sort_new(0, mgr_viz_cmp_time))) {
-		mgr_err("out of memory");
+		rc = mgr_fail(PROTO_E_NOMEM, "out of memory");
 		goto done;
 	}
 	if (mgr_viz_fill_sort(dir, &s, so, 0, 1, "paje", st) != 0)
 		goto done;
 	if (!(out = fopen(path, "w"))) {
-		mgr_err("%s: cannot write: %m", path);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		goto done;
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
@@ -169,5 +169,5 @@ int mgr_export_paje(const char *dir, const char *path, struct mgr_export_stats *
 done:
 	mgr_viz_sort_free(so);
 	mgr_viz_scan_free(&s);
-	return rc < 0 ? -1 : 0;
+	return rc < 0 ? rc : 0;
 }

@@ -19,13 +19,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "manager/post/comms.h"
 #include "manager/post/events.h"
+#include "manager/post/grow.h"
+#include "manager/post/reqtab.h"
 #include "manager/export/export.h"
 #include "manager/export/live.h"
 #include "manager/mgr.h"
@@ -33,7 +37,8 @@
 
 #define TI_RANKS_MAX 65536		/* ranks (= open files) */
 #define TI_STREAMS_MAX (1u << 20)	/* streams remembered */
-#define TI_REQS_MAX (1u << 20)		/* outstanding requests per rank */
+#define TI_REQS_MAX (1u << 20)		/* outstanding requests per rank (MPI-IO
+					 * and one-sided: in the job) */
 #define TI_COMMS_MAX 65536		/* communicators per rank */
 /* Computation stretches below this many flops are carried over into the
  * next one instead of getting a line of their own: the sum is conserved,
@@ -77,7 +82,7 @@ struct ti_comm {
 };
 
 /* A nonblocking collective not completed yet: its call's event as the
- * blocking type (and ARRAY), written at its completion. */
+ * blocking type (and ARRAY), written at its completion or earlier. */
 struct ti_nbc {
 	int64_t id;
 	unsigned itype;		/* the nonblocking type (counted as mapped) */
@@ -102,10 +107,10 @@ struct ti_rank {
 	size_t ncomm, capcomm;
 	double instr_rate;	/* META instruction_rate, 0 if none */
 	double flop_rate;	/* of the last COMPUTE event, 0 before one */
-	int64_t *ioreq;		/* MPI-IO and one-sided requests not
-				 * completed yet (one-sided: negated) */
-	size_t nioreq, capioreq;
-	struct ti_nbc *nbc;	/* nonblocking collectives not completed */
+	size_t nioreq;		/* its MPI-IO and one-sided requests not
+				 * completed yet (in mgr_ti.ioreqs) */
+	struct ti_nbc *nbc;	/* nonblocking collectives not completed, in
+				 * the order they were started */
 	size_t nnbc, capnbc;
 };
 
@@ -124,7 +129,14 @@ struct mgr_ti {
 	struct ti_stream *streams;
 	size_t nstreams, capstreams, last;
 	uint64_t actions, mpi_events;
-	uint64_t skip_comm;	/* collectives on sub-communicators */
+	uint64_t skip_comm;	/* collectives on sub-communicators skipped */
+	uint64_t sub_coll;	/* ... written as point-to-point messages */
+	uint64_t skip_inter;	/* collectives on intercommunicators */
+	uint64_t self_coll;	/* collectives on MPI_COMM_SELF: nothing */
+	const struct mgr_ti_subs *subs;	/* their members, or NULL */
+	const struct mgr_comms *comms;	/* the names subs lists them by */
+	struct mgr_reqtab ioreqs;	/* (rank, id): MPI-IO and one-sided
+					 * requests, kind 1 and 2 */
 	uint64_t skip_req;	/* completions of requests never seen */
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
 	uint64_t skip_failed;	/* calls that returned an error */
@@ -188,7 +200,18 @@ static const struct {
 
 #define RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
 
+/* The event flag of a blocking collective written for a nonblocking one
+ * (not counted as an Alltoallw or Reduce_scatter_block of the program). */
+#define TI_EVF_NBC 0x8000u
+
 /* ---- helpers ------------------------------------------------------------ */
+
+/* Argument f of ev, by its name in events.def (0 when the type has no
+ * such field). */
+static int64_t fld(const struct proto_event *ev, enum proto_field f)
+{
+	return mgr_ev_field(ev, f, 0);
+}
 
 static int64_t clamp_int(struct mgr_ti *x, int64_t v)
 {
@@ -247,8 +270,8 @@ static int32_t stream_rank(struct mgr_ti *x, const struct proto_trace_event *me)
 	if (s->rank < 0 && me->stream->rank >= 0)
 		s->rank = me->stream->rank;
 	if (s->rank < 0 && me->ev->type == PROTO_EV_MPI_INIT &&
-	    me->ev->arg[0] >= 0 && me->ev->arg[0] < TI_RANKS_MAX)
-		s->rank = (int32_t)me->ev->arg[0];
+	    fld(me->ev, PROTO_F_rank) >= 0 && fld(me->ev, PROTO_F_rank) < TI_RANKS_MAX)
+		s->rank = (int32_t)fld(me->ev, PROTO_F_rank);
 	return s->rank;
 }
 
@@ -422,7 +445,7 @@ static int comm_order(struct ti_rank *t, const struct proto_trace_event *me)
 	int ni = proto_ev_arg(me->ev->type, PROTO_F_newcomm);
 	size_t n = me->narray;
 
-	if (!c || ni < 0 || c->id != me->ev->arg[ni] || !me->array ||
+	if (!c || ni < 0 || c->id != fld(me->ev, PROTO_F_newcomm) || !me->array ||
 	    n == 0 || (int64_t)n != c->size || n > INT32_MAX)
 		return 0;
 	if (!(c->world = malloc(n * sizeof(int32_t))) ||
@@ -468,8 +491,7 @@ static int comm_made(struct ti_rank *t, const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
 
-	if (comm_add(t, ev->arg[proto_ev_arg(ev->type, PROTO_F_newcomm)],
-		     ev->arg[proto_ev_arg(ev->type, PROTO_F_size)]))
+	if (comm_add(t, fld(ev, PROTO_F_newcomm), fld(ev, PROTO_F_size)))
 		return -1;
 	return comm_order(t, me);
 }
@@ -594,24 +616,6 @@ static int post(struct mgr_ti *x, int32_t r, struct ti_rank *t, const char *what
 	return req_add_at(t, id, src, dst, ktag, off, end >= off ? end - off : -1);
 }
 
-/* A request started (kind 1: a send, 2: a receive): isend / irecv in
- * SMPI's terms; nothing to or from MPI_PROC_NULL. */
-static int start(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
-		 int64_t peer, int64_t tag, int64_t bytes, int64_t kind)
-{
-	int64_t p, tg;
-
-	if (kind == 1)
-		return peer < 0 ? 0 : post(x, r, t, "isend", peer, tag, bytes, id, r,
-					   (int)peer, (int)tag);
-	if (kind != 2 || peer == PEER_NULL || peer < PEER_ANY)
-		return 0;
-	p = peer == PEER_ANY ? SMPI_ANY_SOURCE : peer;
-	tg = tag < 0 ? SMPI_ANY_TAG : tag;
-	return post(x, r, t, "irecv", p, tg, bytes, id,
-		    peer == PEER_ANY ? SMPI_ANY_SOURCE - 1 : (int)peer, r, (int)tg);
-}
-
 /* Per-rank byte counts of a v-collective: the ARRAY if it has n values at
  * offset off, else total / n each (the sensor keeps the array at the root
  * only for gatherv/scatterv); in world rank order (cm: the collective's
@@ -640,7 +644,7 @@ static void counts(struct mgr_ti *x, struct ti_rank *t, const struct proto_trace
 static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_trace_event *me)
 {
-	const int64_t *a = me->ev->arg;
+	int64_t count = fld(me->ev, PROTO_F_count);
 	size_t n = me->array ? me->narray / 4 : 0, known = 0;
 	struct proto_done d;
 
@@ -649,7 +653,7 @@ static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			cancelled(x, r, t, d.req);
 	for (size_t i = 0; i < n; i++)
 		known += req_has(t, me->array[i * 4]);
-	if (a[0] > 0 && n < (size_t)a[0]) {
+	if (count > 0 && n < (size_t)count) {
 		/* the sensor lost the request list: all of them */
 		if (req_live(t))
 			act(x, r, t, "waitall %zu", req_live(t));
@@ -696,44 +700,32 @@ static void io_time(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		t->pending += (double)ns * 1e-9 * t->flop_rate;
 }
 
-static int ioreq_add(struct ti_rank *t, int64_t id)
+/* Remember rank r's MPI-IO (kind 1) or one-sided (kind 2) request id: 0,
+ * or -1 out of memory; past TI_REQS_MAX in the job, forgotten (its wait
+ * counts as unknown). */
+static int ioreq_add(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id, int kind)
 {
-	if (t->nioreq == t->capioreq) {
-		size_t cap = t->capioreq ? t->capioreq * 2 : 8;
-		int64_t *n;
+	int known = mgr_reqtab_get(&x->ioreqs, (uint64_t)r, id) != NULL;
+	int rc = mgr_reqtab_put(&x->ioreqs, (uint64_t)r, id, &(struct mgr_req){.kind = kind});
 
-		if (cap > TI_REQS_MAX)
-			return 0;	/* forgotten: its wait counts as unknown */
-		if (!(n = realloc(t->ioreq, cap * sizeof(*n))))
-			return -1;
-		t->ioreq = n;
-		t->capioreq = cap;
-	}
-	t->ioreq[t->nioreq++] = id;
+	if (rc == PROTO_E_FULL)
+		return 0;
+	if (rc)
+		return -1;
+	t->nioreq += !known;
 	return 0;
 }
 
-/* Is id an MPI-IO or one-sided request not completed yet? */
-static int ioreq_has(const struct ti_rank *t, int64_t id)
+/* Remove rank r's request id: its kind if it was an MPI-IO (1) or a
+ * one-sided (2) one, else 0. */
+static int ioreq_take(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
 {
-	for (size_t i = 0; id > 0 && i < t->nioreq; i++)
-		if (t->ioreq[i] == id || t->ioreq[i] == -id)
-			return 1;
-	return 0;
-}
+	struct mgr_req q;
 
-/* Remove request id: 1 if it was an MPI-IO one, 2 a one-sided one
- * (stored negated), else 0. */
-static int ioreq_take(struct ti_rank *t, int64_t id)
-{
-	for (size_t i = 0; id > 0 && i < t->nioreq; i++)
-		if (t->ioreq[i] == id || t->ioreq[i] == -id) {
-			int k = t->ioreq[i] < 0 ? 2 : 1;
-
-			t->ioreq[i] = t->ioreq[--t->nioreq];
-			return k;
-		}
-	return 0;
+	if (id <= 0 || !mgr_reqtab_take(&x->ioreqs, (uint64_t)r, id, &q))
+		return 0;
+	t->nioreq--;
+	return q.kind;
 }
 
 /* The i-th request id (0: none) a completion (Wait, Test, Waitany,
@@ -741,22 +733,20 @@ static int ioreq_take(struct ti_rank *t, int64_t id)
  * completed: 0, or -1 past the last one (or not a completion). */
 static int done_id(const struct proto_trace_event *me, size_t i, int64_t *id)
 {
-	const int64_t *a = me->ev->arg;
+	const struct proto_event *ev = me->ev;
 	struct proto_done d;
 
 	*id = 0;
-	switch (proto_ev_base(me->ev->type)) {
+	switch (proto_ev_base(ev->type)) {
 	case PROTO_EV_MPI_WAIT:
-		*id = a[0];
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none) */
+		*id = fld(ev, PROTO_F_req);
 		return i ? -1 : 0;
 	case PROTO_EV_MPI_TEST:
-		*id = a[1] ? a[0] : 0;
-		return i ? -1 : 0;
-	case PROTO_EV_MPI_WAITANY:
-		*id = a[2];
+		*id = fld(ev, PROTO_F_result) ? fld(ev, PROTO_F_req) : 0;
 		return i ? -1 : 0;
 	default:
-		if (proto_ev_done(me->ev->type, me->array, me->narray, i, &d))
+		if (proto_ev_done(ev->type, me->array, me->narray, i, &d))
 			return -1;
 		*id = d.req;
 		return 0;
@@ -771,19 +761,19 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
-	int ri, rma = proto_ev_rma(ev->type), k = 0;
+	int rma = proto_ev_rma(ev->type), k = 0;
+	int64_t req;
 
 	if (rma || proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
 		io_time(x, r, t, ev, rma ? 1 + (int)(ev->type - PROTO_EV_MPI_WIN_CREATE) : 0);
-		ri = proto_ev_arg(ev->type, PROTO_F_req);
-		return ri >= 0 && a[ri] > 0 && ioreq_add(t, rma ? -a[ri] : a[ri]) ? -1 : 1;
+		req = fld(ev, PROTO_F_req);	/* 0: none */
+		return req > 0 && ioreq_add(x, r, t, req, rma ? 2 : 1) ? -1 : 1;
 	}
 	if (!t->nioreq)
 		return 0;
 	/* a test that found its MPI-IO request not done: nothing to replay */
-	if (ev->type == PROTO_EV_MPI_TEST && !a[1])
-		return ioreq_has(t, a[0]);
+	if (ev->type == PROTO_EV_MPI_TEST && !fld(ev, PROTO_F_result))
+		return mgr_reqtab_get(&x->ioreqs, (uint64_t)r, fld(ev, PROTO_F_req)) != NULL;
 	for (size_t i = 0, n = 0, io = 0; ; i++) {
 		int64_t id;
 		int kk;
@@ -796,7 +786,7 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			break;
 		}
 		n++;
-		if ((kk = ioreq_take(t, id))) {
+		if ((kk = ioreq_take(x, r, t, id))) {
 			io++;
 			k = kk;
 		}
@@ -805,161 +795,221 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	return 1;
 }
 
-/* ---- nonblocking and neighbourhood collectives ----------------------------- */
+/* ---- the two dialects --------------------------------------------------- */
 
-/* The replay has neither nonblocking nor neighbourhood collectives: a
- * nonblocking collective becomes its blocking form, written where its
- * request completed, or earlier: with a later-started one's completion,
- * or before the rank's next blocking collective (so that every rank
- * writes its collectives in the order it called them, which MPI makes the
- * same on every rank); counted per type: the ti_maps lines. A
- * neighbourhood collective, blocking or the completion of a nonblocking
- * one, is a sleep of its measured duration (computation in the 2011
- * dialect; io_time). */
+/* A persistent request started: MPI_Start's arguments, or one entry of
+ * MPI_Startall's ARRAY (req, peer, tag, bytes, kind each). */
+struct ti_start {
+	int64_t req, peer, tag, bytes, kind;	/* kind 1: a send, 2: a receive */
+};
 
-/* The event flag of a blocking collective written for a nonblocking one
- * (not counted as an Alltoallw or Reduce_scatter_block of the program). */
-#define TI_EVF_NBC 0x8000u
-
-static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		      const struct proto_trace_event *me);
-static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		       const struct proto_trace_event *me);
-
-/* Remember the nonblocking collective me, request id: 0, or -1 out of
- * memory (past TI_REQS_MAX it is forgotten: its completion writes nothing). */
-static int nbc_add(struct ti_rank *t, const struct proto_trace_event *me,
-		   int64_t id)
+static struct ti_start start_of(const struct proto_event *ev)
 {
-	struct ti_nbc *n;
+	return (struct ti_start){fld(ev, PROTO_F_req), fld(ev, PROTO_F_peer),
+				 fld(ev, PROTO_F_tag), fld(ev, PROTO_F_bytes),
+				 fld(ev, PROTO_F_kind)};
+}
 
-	if (t->nnbc == t->capnbc) {
-		size_t cap = t->capnbc ? t->capnbc * 2 : 8;
+/* The i-th request of MPI_Startall's ARRAY into *s: 0, or -1 past its end. */
+static int startall_get(const struct proto_trace_event *me, size_t i,
+			struct ti_start *s)
+{
+	const int64_t *q;
 
-		if (cap > TI_REQS_MAX)
-			return 0;
-		if (!(n = realloc(t->nbc, cap * sizeof(*n))))
-			return -1;
-		t->nbc = n;
-		t->capnbc = cap;
-	}
-	n = &t->nbc[t->nnbc];
-	*n = (struct ti_nbc){id, me->ev->type, 0, *me->ev, NULL, 0};
-	n->ev.type = (uint16_t)proto_ev_icoll(me->ev->type);
-	n->ev.flags |= TI_EVF_NBC;
-	if (me->array && me->narray) {
-		if (!(n->arr = malloc(me->narray * sizeof(*n->arr))))
-			return -1;
-		memcpy(n->arr, me->array, me->narray * sizeof(*n->arr));
-		n->narr = me->narray;
-	}
-	t->nnbc++;
+	if (!me->array || i * 5 + 5 > me->narray)
+		return -1;
+	q = me->array + i * 5;
+	*s = (struct ti_start){q[0], q[1], q[2], q[3], q[4]};
 	return 0;
 }
 
-/* Write those of the first k remembered nonblocking collectives not
- * written yet (in the order they were started) as their blocking forms,
- * at the event me; the k-th (whole: 1, its completion) takes me's
- * duration, the others none. 0, or -1 on error. */
-static int nbc_write(struct mgr_ti *x, int32_t r, struct ti_rank *t, size_t k,
-		     int whole, const struct proto_trace_event *me)
+/* A request started in SMPI's terms: isend / irecv; nothing to or from
+ * MPI_PROC_NULL. */
+static int smpi_start(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct ti_start *s)
 {
-	int rc = 0;
+	int64_t p, tg;
 
-	for (size_t i = 0; i < k && rc == 0; i++) {
-		struct ti_nbc *n = &t->nbc[i];
-		struct proto_trace_event as = {&n->ev, me->stream, n->arr, n->narr};
-
-		if (n->written)
-			continue;
-		n->written = 1;
-		n->ev.t_start = me->ev->t_start;
-		n->ev.t_end = whole && i == k - 1 ? me->ev->t_end : me->ev->t_start;
-		x->mapped[n->itype]++;
-		if (proto_ev_coll2(n->ev.type) == PROTO_COLL2_NEIGHBOR)
-			io_time(x, r, t, &n->ev, -1);
-		else
-			rc = x->d == D_SMPI ? smpi_event(x, r, t, &as) :
-				d2011_event(x, r, t, &as);
-		free(n->arr);
-		n->arr = NULL;
-	}
-	return rc < 0 ? -1 : 0;
+	if (s->kind == 1)
+		return s->peer < 0 ? 0 : post(x, r, t, "isend", s->peer, s->tag, s->bytes,
+					      s->req, r, (int)s->peer, (int)s->tag);
+	if (s->kind != 2 || s->peer == PEER_NULL || s->peer < PEER_ANY)
+		return 0;
+	p = s->peer == PEER_ANY ? SMPI_ANY_SOURCE : s->peer;
+	tg = s->tag < 0 ? SMPI_ANY_TAG : s->tag;
+	return post(x, r, t, "irecv", p, tg, s->bytes, s->req,
+		    s->peer == PEER_ANY ? SMPI_ANY_SOURCE - 1 : (int)s->peer, r, (int)tg);
 }
 
-/* Request id was completed by the event me: the nonblocking collective it
- * ends is written now if it was not yet, with those started before it
- * (every rank starts its collectives in the same order, and completes
- * them in any: written in the order of their starts, the replay's
- * collectives match), and forgotten. 1 when it was one, 0 if not, -1 on
- * error. */
-static int nbc_done(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
-		    const struct proto_trace_event *me)
+/* The same in the 2011 dialect (no wildcard, no MPI_PROC_NULL). */
+static int d2011_start(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct ti_start *s)
 {
-	for (size_t i = 0; id > 0 && i < t->nnbc; i++) {
-		if (t->nbc[i].id != id)
-			continue;
-		if (nbc_write(x, r, t, i + 1, 1, me) < 0)
-			return -1;
-		memmove(&t->nbc[i], &t->nbc[i + 1],
-			(t->nnbc - i - 1) * sizeof(*t->nbc));
-		t->nnbc--;
-		return 1;
+	if (s->peer < 0)
+		return 0;
+	act(x, r, t, "%s p%" PRId64 " %" PRId64,
+	    s->kind == 1 ? "Isend" : "Irecv", s->peer, s->bytes);
+	return req_add(t, s->req, s->kind == 1 ? r : (int)s->peer,
+		       s->kind == 1 ? (int)s->peer : r, (int)s->tag);
+}
+
+/* MPI_Start and MPI_Startall in the exporter's dialect: 0, or -1 out of
+ * memory. */
+static int started(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		   const struct proto_trace_event *me)
+{
+	int (*one)(struct mgr_ti *, int32_t, struct ti_rank *,
+		   const struct ti_start *) = x->d == D_SMPI ? smpi_start : d2011_start;
+	struct ti_start s;
+
+	if (x->d == D_SMPI)
+		x->mapped[me->ev->type]++;
+	if (me->ev->type == PROTO_EV_MPI_START) {
+		s = start_of(me->ev);
+		return one(x, r, t, &s);
 	}
+	for (size_t i = 0; !startall_get(me, i, &s); i++)
+		if (one(x, r, t, &s))
+			return -1;
 	return 0;
 }
 
-/* Does the replay run ev as a collective (an action every rank of the
- * world takes in the same order)? */
-static int replayed_collective(unsigned type)
+/* MPI_Test that found its request not complete, in SMPI's terms: the
+ * replay tests the request it holds under the key and keeps it. */
+static int smpi_test(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id)
 {
-	return proto_ev_collective(type) ||
-	       proto_ev_coll2(type) == PROTO_COLL2_BLOCKING ||
-	       type == PROTO_EV_MPI_COMM_SPLIT || type == PROTO_EV_MPI_COMM_DUP ||
-	       type == PROTO_EV_MPI_COMM_DUP_WITH_INFO;
+	struct ti_req q;
+
+	if (req_take(t, id, &q) != 0) {
+		x->skip_req++;
+		return 0;
+	}
+	if (q.stored || key_stored(t, q.src, q.dst, q.tag) >= 0)
+		act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
+	return req_put(t, &q);
 }
 
-/* A nonblocking collective (remembered), a neighbourhood one (time), or a
- * completion of nonblocking collectives' requests (their blocking forms):
- * 1 when handled here, 0 otherwise (a completion that also completed other
- * requests goes on to the dialect), -1 on error. */
-static int nbc_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		     const struct proto_trace_event *me)
+/* MPI_Waitall in the 2011 dialect: a wait per request it completed; all
+ * the outstanding ones when the sensor lost the list. */
+static void d2011_waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+			  const struct proto_trace_event *me)
+{
+	size_t n = me->array ? me->narray / 4 : 0;
+	int64_t count = fld(me->ev, PROTO_F_count);
+
+	if (count > 0 && n < (size_t)count) {
+		while (t->nreq)
+			completed(x, r, t, t->req[t->nreq - 1].id);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (req_has(t, me->array[i * 4]))
+				completed(x, r, t, me->array[i * 4]);
+	}
+}
+
+/* MPI_Request_free: SMPI's replay waits for the request at its end and
+ * holds its key until then (a ghost); the 2011 dialect forgets it. */
+static int request_free(struct mgr_ti *x, struct ti_rank *t, int64_t id)
+{
+	struct ti_req q;
+
+	if (req_take(t, id, &q) != 0 || x->d != D_SMPI)
+		return 0;
+	x->mapped[PROTO_EV_MPI_REQUEST_FREE]++;
+	if (!q.stored)
+		return 0;
+	q.ghost = 1;
+	return req_put(t, &q);
+}
+
+/* Completions in either dialect (Wait, Waitany and Testany, Test, Waitall,
+ * Waitsome, Testall, Testsome, Request_free); every other event (Comm_rank,
+ * Probe, Iprobe, Cancel ...) has no replay action. 0, or -1 out of memory. */
+static int done_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
-	int k = proto_ev_coll2(ev->type), ri, rc;
-	size_t n = 0, nb = 0;
-	int64_t id;
+	int64_t req = fld(ev, PROTO_F_req), peer = fld(ev, PROTO_F_peer);
+	int smpi = x->d == D_SMPI;
+	struct proto_done d;
 
-	if (k == PROTO_COLL2_NEIGHBOR) {
-		io_time(x, r, t, ev, -1);
-		return 1;
+	switch (proto_ev_base(ev->type)) {
+	case PROTO_EV_MPI_WAIT:
+		done_one(x, r, t, req, peer);
+		break;
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none done) */
+		if (req <= 0)
+			break;
+		if (smpi && ev->type != PROTO_EV_MPI_WAITANY)
+			x->mapped[ev->type]++;
+		done_one(x, r, t, req, peer);
+		break;
+	case PROTO_EV_MPI_TEST:
+		if (fld(ev, PROTO_F_result))	/* the program went on after completion */
+			done_one(x, r, t, req, peer);
+		else if (smpi)
+			return smpi_test(x, r, t, req);
+		break;
+	case PROTO_EV_MPI_WAITALL:
+		if (smpi)
+			waitall(x, r, t, me);
+		else
+			d2011_waitall(x, r, t, me);
+		break;
+	case PROTO_EV_MPI_WAITSOME:	/* one wait per request completed */
+	case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTSOME:
+		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++) {
+			if (smpi && i == 0)
+				x->mapped[ev->type]++;
+			done_one(x, r, t, d.req, d.peer);
+		}
+		break;
+	case PROTO_EV_MPI_REQUEST_FREE:
+		return request_free(x, t, req);
+	default:
+		break;
 	}
-	if (k == PROTO_COLL2_NB || k == PROTO_COLL2_INEIGHBOR) {
-		ri = proto_ev_arg(ev->type, PROTO_F_req);
-		return ri >= 0 && ev->arg[ri] > 0 &&
-		       nbc_add(t, me, ev->arg[ri]) < 0 ? -1 : 1;
-	}
-	if (!t->nnbc)
-		return 0;
-	/* a blocking collective after nonblocking ones not completed yet:
-	 * they come first (their order is the program's on every rank) */
-	if (replayed_collective(ev->type))
-		return nbc_write(x, r, t, t->nnbc, 0, me);
-	/* a test that found a nonblocking collective not done: nothing */
-	for (size_t i = 0; ev->type == PROTO_EV_MPI_TEST && !ev->arg[1] &&
-	     i < t->nnbc; i++)
-		if (t->nbc[i].id == ev->arg[0])
-			return 1;
-	for (; done_id(me, n, &id) == 0; n++) {
-		if ((rc = nbc_done(x, r, t, id, me)) < 0)
-			return -1;
-		nb += (size_t)rc;
-	}
-	return nb && nb == n ? 1 : 0;
+	return 0;
 }
 
-/* ---- the two dialects --------------------------------------------------- */
+/* A call SMPI's replay has under another name (ti_maps), counted. */
+static void mapped(struct mgr_ti *x, const struct proto_event *ev)
+{
+	if (ev->type != proto_ev_base(ev->type))
+		x->mapped[ev->type]++;
+}
+
+/* MPI_Sendrecv (and Sendrecv_replace) in SMPI's dialect. */
+static void smpi_sendrecv(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+			  const struct proto_event *ev)
+{
+	int64_t peer = fld(ev, PROTO_F_peer), tag = fld(ev, PROTO_F_tag);
+	int64_t bytes = clamp_int(x, fld(ev, PROTO_F_bytes));
+	int64_t src = fld(ev, PROTO_F_src);
+
+	if (peer < 0 && src < 0)
+		return;
+	mapped(x, ev);
+	if (src < 0) {
+		act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64, peer, tag, bytes);
+	} else if (peer < 0) {
+		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
+		    src, tag, clamp_int(x, fld(ev, PROTO_F_rbytes)));
+	} else if (tag == 0) {
+		/* the replay's sendRecv uses tag 0 on both sides */
+		act(x, r, t, "sendRecv %" PRId64 " %" PRId64 " %" PRId64
+		    " %" PRId64 " " SMPI_BYTE " " SMPI_BYTE,
+		    bytes, peer, clamp_int(x, fld(ev, PROTO_F_rbytes)), src);
+	} else {
+		/* other tags: the same exchange spelled out (the receive tag
+		 * is taken equal to the send tag) */
+		act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64, peer, tag, bytes);
+		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
+		    src, tag, clamp_int(x, fld(ev, PROTO_F_rbytes)));
+		act(x, r, t, "wait %d %" PRId64 " %" PRId64, r, peer, tag);
+	}
+}
 
 /* Point to point and requests in SMPI's dialect (the table in
  * docs/modules/export-simgrid.md): 0, or -1 out of memory. */
@@ -967,439 +1017,450 @@ static int smpi_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
+	unsigned base = proto_ev_base(ev->type);
+	int64_t peer = fld(ev, PROTO_F_peer), tag = fld(ev, PROTO_F_tag);
+	int64_t bytes = fld(ev, PROTO_F_bytes);
 
-	switch (proto_ev_base(ev->type)) {
+	switch (base) {
 	case PROTO_EV_MPI_SEND:	/* every blocking mode */
-		if (a[0] < 0)
+		if (peer < 0)
 			break;
-		if (ev->type != PROTO_EV_MPI_SEND)
-			x->mapped[ev->type]++;
+		mapped(x, ev);
 		/* buffered: an isend no one waits for (the replay waits for
 		 * it at its end); its send would block where MPI_Bsend
 		 * returns, and legal programs deadlock */
 		act(x, r, t, "%s %" PRId64 " %" PRId64 " %" PRId64,
 		    ev->type == PROTO_EV_MPI_BSEND ? "isend" : "send",
-		    a[0], a[1], clamp_int(x, a[3]));
+		    peer, tag, clamp_int(x, bytes));
 		break;
 	case PROTO_EV_MPI_RECV:		/* and Mrecv */
-		if (a[0] == PEER_NULL || a[0] < PEER_ANY)
+		if (peer == PEER_NULL || peer < PEER_ANY)
 			break;
-		if (ev->type != PROTO_EV_MPI_RECV)
-			x->mapped[ev->type]++;
+		mapped(x, ev);
 		act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-		    a[0] == PEER_ANY ? SMPI_ANY_SOURCE : a[0],
-		    a[1] < 0 ? SMPI_ANY_TAG : a[1], clamp_int(x, a[3]));
+		    peer == PEER_ANY ? SMPI_ANY_SOURCE : peer,
+		    tag < 0 ? SMPI_ANY_TAG : tag, clamp_int(x, bytes));
 		break;
 	case PROTO_EV_MPI_ISEND:	/* every nonblocking mode */
-	case PROTO_EV_MPI_IRECV:	/* and Imrecv */
-		if (ev->type != PROTO_EV_MPI_ISEND && ev->type != PROTO_EV_MPI_IRECV)
-			x->mapped[ev->type]++;
-		return start(x, r, t, a[4], a[0], a[1], a[3],
-			     proto_ev_base(ev->type) == PROTO_EV_MPI_ISEND ? 1 : 2);
-	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
-		x->mapped[ev->type]++;
-		return start(x, r, t, a[0], a[1], a[2], a[4], a[5]);
-	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
-		x->mapped[ev->type]++;
-		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
-			const int64_t *q = me->array + i;
+	case PROTO_EV_MPI_IRECV: {	/* and Imrecv */
+		struct ti_start s = {fld(ev, PROTO_F_req), peer, tag, bytes,
+				     base == PROTO_EV_MPI_ISEND ? 1 : 2};
 
-			if (start(x, r, t, q[0], q[1], q[2], q[3], q[4]))
-				return -1;
-		}
-		break;
-	case PROTO_EV_MPI_REQUEST_FREE: {	/* the replay waits for it at its end */
-		struct ti_req q;
-
-		if (req_take(t, a[0], &q) != 0)
-			break;
-		x->mapped[ev->type]++;
-		if (q.stored) {	/* and holds its key until then */
-			q.ghost = 1;
-			return req_put(t, &q);
-		}
-		break;
+		mapped(x, ev);
+		return smpi_start(x, r, t, &s);
 	}
+	case PROTO_EV_MPI_START:
+	case PROTO_EV_MPI_STARTALL:
+		return started(x, r, t, me);
 	case PROTO_EV_MPI_SENDRECV:	/* and Sendrecv_replace */
-		if (a[0] < 0 && a[4] < 0)
-			break;
-		if (ev->type != PROTO_EV_MPI_SENDRECV)
-			x->mapped[ev->type]++;
-		if (a[4] < 0) {
-			act(x, r, t, "send %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], clamp_int(x, a[3]));
-		} else if (a[0] < 0) {
-			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], clamp_int(x, a[5]));
-		} else if (a[1] == 0) {
-			/* the replay's sendRecv uses tag 0 on both sides */
-			act(x, r, t, "sendRecv %" PRId64 " %" PRId64 " %" PRId64
-			    " %" PRId64 " " SMPI_BYTE " " SMPI_BYTE,
-			    clamp_int(x, a[3]), a[0], clamp_int(x, a[5]), a[4]);
-		} else {
-			/* other tags: the same exchange spelled out (the
-			 * receive tag is taken equal to the send tag) */
-			act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64,
-			    a[0], a[1], clamp_int(x, a[3]));
-			act(x, r, t, "recv %" PRId64 " %" PRId64 " %" PRId64,
-			    a[4], a[1], clamp_int(x, a[5]));
-			act(x, r, t, "wait %d %" PRId64 " %" PRId64, r, a[0], a[1]);
-		}
+		smpi_sendrecv(x, r, t, ev);
 		break;
-	case PROTO_EV_MPI_WAIT:
-		done_one(x, r, t, a[0], a[1]);
-		break;
-	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none done) */
-		if (a[2] <= 0)
-			break;
-		if (ev->type != PROTO_EV_MPI_WAITANY)
-			x->mapped[ev->type]++;
-		done_one(x, r, t, a[2], a[3]);
-		break;
-	case PROTO_EV_MPI_TEST: {
-		struct ti_req q;
-
-		if (a[1]) {	/* done: the program went on after completion */
-			done_one(x, r, t, a[0], a[2]);
-		} else if (req_take(t, a[0], &q) == 0) {
-			/* the replay tests the request it holds under the key
-			 * and keeps it */
-			if (q.stored || key_stored(t, q.src, q.dst, q.tag) >= 0)
-				act(x, r, t, "test %d %d %d", q.src, q.dst, q.tag);
-			return req_put(t, &q);
-		} else {
-			x->skip_req++;
-		}
-		break;
+	default:
+		return done_event(x, r, t, me);
 	}
-	case PROTO_EV_MPI_WAITALL:
-		waitall(x, r, t, me);
-		break;
-	case PROTO_EV_MPI_WAITSOME:	/* one wait per request completed */
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		struct proto_done d;
+	return 0;
+}
 
-		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++) {
-			if (i == 0)
-				x->mapped[ev->type]++;
-			done_one(x, r, t, d.req, d.peer);
-		}
+/* Point to point and requests in the 2011 dialect: 0, or -1 out of memory. */
+static int d2011_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		     const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int64_t peer = fld(ev, PROTO_F_peer), tag = fld(ev, PROTO_F_tag);
+	int64_t bytes = fld(ev, PROTO_F_bytes), src;
+
+	switch (proto_ev_base(ev->type)) {
+	case PROTO_EV_MPI_SEND:
+	case PROTO_EV_MPI_RECV:
+		if (peer >= 0)
+			act(x, r, t, "%s p%" PRId64 " %" PRId64,
+			    proto_ev_base(ev->type) == PROTO_EV_MPI_SEND ? "send" : "recv",
+			    peer, bytes);
 		break;
+	case PROTO_EV_MPI_ISEND:
+		if (peer < 0)
+			break;
+		act(x, r, t, "Isend p%" PRId64 " %" PRId64, peer, bytes);
+		return req_add(t, fld(ev, PROTO_F_req), r, (int)peer, (int)tag);
+	case PROTO_EV_MPI_IRECV:
+		if (peer < 0) {	/* no wildcard in this dialect */
+			if (peer == PEER_ANY)
+				x->skip_2011++;
+			break;
+		}
+		act(x, r, t, "Irecv p%" PRId64 " %" PRId64, peer, bytes);
+		return req_add(t, fld(ev, PROTO_F_req), (int)peer, r, (int)tag);
+	case PROTO_EV_MPI_START:
+	case PROTO_EV_MPI_STARTALL:
+		return started(x, r, t, me);
+	case PROTO_EV_MPI_SENDRECV:
+		src = fld(ev, PROTO_F_src);
+		if (peer >= 0)
+			act(x, r, t, "Isend p%" PRId64 " %" PRId64, peer, bytes);
+		if (src >= 0)
+			act(x, r, t, "recv p%" PRId64 " %" PRId64, src,
+			    fld(ev, PROTO_F_rbytes));
+		if (peer >= 0)
+			act(x, r, t, "wait");
+		break;
+	default:
+		return done_event(x, r, t, me);
 	}
-	default:	/* Comm_rank, Probe, Iprobe, Cancel ...: no replay action */
+	return 0;
+}
+
+/* The v-collectives in SMPI's dialect: their per-rank counts (counts). */
+static void smpi_vcoll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct proto_trace_event *me, const struct ti_comm *cm)
+{
+	const struct proto_event *ev = me->ev;
+	int64_t b = fld(ev, PROTO_F_bytes), rb = fld(ev, PROTO_F_rbytes);
+	int64_t root = fld(ev, PROTO_F_root);
+
+	flush_compute(x, r, t, 0);
+	switch (ev->type) {
+	case PROTO_EV_MPI_GATHERV:
+		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, b));
+		counts(x, t, me, 0, rb, cm);
+		fprintf(t->f, " %" PRId64 "\n", root_of(cm, root));
+		break;
+	case PROTO_EV_MPI_SCATTERV:
+		fprintf(t->f, "%d scatterv", r);
+		counts(x, t, me, 0, b, cm);
+		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, rb), root_of(cm, root));
+		break;
+	case PROTO_EV_MPI_ALLGATHERV:
+		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, b));
+		counts(x, t, me, 0, rb, cm);
+		fputc('\n', t->f);
+		break;
+	case PROTO_EV_MPI_ALLTOALLV:
+	case PROTO_EV_MPI_ALLTOALLW:	/* the same ARRAY of bytes */
+		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, b));
+		counts(x, t, me, 0, b, cm);
+		fprintf(t->f, " %" PRId64, clamp_int(x, rb));
+		counts(x, t, me, (size_t)t->world, rb, cm);
+		fputc('\n', t->f);
+		break;
+	case PROTO_EV_MPI_REDUCE_SCATTER:
+	case PROTO_EV_MPI_REDUCE_SCATTER_BLOCK:	/* no ARRAY: total / n each */
+		fprintf(t->f, "%d reducescatter", r);
+		counts(x, t, me, 0, b, cm);
+		fputs(" 0\n", t->f);
+		break;
+	default:
+		return;
+	}
+	x->actions++;
+}
+
+/* ---- collectives on sub-communicators ------------------------------------ */
+
+/* SMPI's replay runs every collective on MPI_COMM_WORLD: its comm_split and
+ * comm_dup actions do nothing and no collective action names a
+ * communicator (src/smpi/internals/smpi_replay.cpp, SimGrid 3.32). A
+ * collective on a communicator of fewer ranks is written as the messages
+ * of a simple algorithm among its members (world ranks, from
+ * mgr_ti_subs), on a tag of its own that application messages do not
+ * use: the root sends to, or receives from, each other member (rooted
+ * kinds); every member sends to every other and receives from each (the
+ * kinds where everyone waits for everyone: isend, recv, wait); a chain in
+ * rank order (scan, exscan). A receive's size is an upper bound of what
+ * arrives (the replay aborts on a message larger than its receive). */
+#define TI_SUB_TAG 2147480000
+
+struct sub {		/* one collective on a sub-communicator, at rank r */
+	struct mgr_ti *x;
+	int32_t r;
+	struct ti_rank *t;
+	const struct proto_trace_event *me;
+	const int32_t *w;	/* the members' world ranks */
+	size_t n, at;		/* their count, r's rank among them */
+};
+
+/* Bytes for member i: the event's ARRAY of per-rank counts (from offset
+ * off, in the communicator's order) when it has them, else total / n. */
+static int64_t sub_count(const struct sub *s, size_t off, size_t i, int64_t total)
+{
+	const struct proto_trace_event *me = s->me;
+
+	if (me->array && me->narray >= off + s->n)
+		return clamp_int(s->x, me->array[off + i]);
+	return total / (int64_t)s->n;
+}
+
+/* The root sends to each other member (its count from off, or out), the
+ * others receive in bytes. */
+static void sub_from_root(const struct sub *s, size_t root, size_t off,
+			  int64_t out, int64_t in)
+{
+	if (root != s->at) {
+		act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[root], TI_SUB_TAG, in);
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
+}
+
+/* Each other member sends out bytes to the root, which receives in. */
+static void sub_to_root(const struct sub *s, size_t root, int64_t out, int64_t in)
+{
+	if (root != s->at) {
+		act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[root], TI_SUB_TAG, out);
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+}
+
+/* Every member sends to every other (its count from off, or out) and
+ * receives in bytes from each. */
+static void sub_all(const struct sub *s, size_t off, int64_t out, int64_t in)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "isend %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+	for (size_t i = 0; i < s->n; i++)
+		if (i != s->at)
+			act(s->x, s->r, s->t, "wait %d %d %d", s->r, s->w[i], TI_SUB_TAG);
+}
+
+/* A collective on a communicator of fewer ranks than the world, as
+ * point-to-point messages: 0 (or skipped, counted, on an
+ * intercommunicator: each group gets the other's data, which no replay
+ * action does), -1 when its members are not known. */
+static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		    const struct proto_trace_event *me, int64_t comm)
+{
+	const struct proto_event *ev = me->ev;
+	int64_t b = clamp_int(x, fld(ev, PROTO_F_bytes));
+	int64_t rb = clamp_int(x, fld(ev, PROTO_F_rbytes));
+	int64_t root = mgr_ev_field(ev, PROTO_F_root, 0);
+	struct sub s = {x, r, t, me, NULL, 0, 0};
+
+	if (comm == 1) {	/* MPI_COMM_SELF (the sensor's id 1): no message */
+		x->self_coll++;
+		return 0;
+	}
+	if (x->subs) {
+		int64_t name = mgr_comms_name(x->comms, me->stream->id, comm);
+
+		if (mgr_comms_inter(x->comms, name)) {
+			x->skip_inter++;
+			return 0;
+		}
+		s.w = mgr_ti_subs_members(x->subs, name, &s.n);
+	}
+	while (s.at < s.n && s.w[s.at] != r)
+		s.at++;
+	if (s.at >= s.n || root < 0 || root >= (int64_t)s.n)
+		return -1;
+	x->sub_coll++;
+	switch (ev->type) {
+	case PROTO_EV_MPI_BCAST:
+	case PROTO_EV_MPI_SCATTER:
+		sub_from_root(&s, (size_t)root, SIZE_MAX, b, ev->type == PROTO_EV_MPI_BCAST ? b : rb);
+		break;
+	case PROTO_EV_MPI_SCATTERV:
+		sub_from_root(&s, (size_t)root, 0, b / (int64_t)s.n, rb);
+		break;
+	case PROTO_EV_MPI_REDUCE:
+	case PROTO_EV_MPI_GATHER:
+	case PROTO_EV_MPI_GATHERV:	/* (its rb: the root's total) */
+		sub_to_root(&s, (size_t)root, b, ev->type == PROTO_EV_MPI_REDUCE ? b : rb ? rb : b);
+		break;
+	case PROTO_EV_MPI_SCAN:
+	case PROTO_EV_MPI_EXSCAN:	/* a chain in rank order */
+		if (s.at > 0)
+			act(x, r, t, "recv %d %d %" PRId64, s.w[s.at - 1], TI_SUB_TAG, b);
+		if (s.at + 1 < s.n)
+			act(x, r, t, "send %d %d %" PRId64, s.w[s.at + 1], TI_SUB_TAG, b);
+		break;
+	case PROTO_EV_MPI_ALLTOALLV:	/* ARRAY: send counts, then receive counts */
+	case PROTO_EV_MPI_REDUCE_SCATTER:	/* ARRAY: the counts */
+		sub_all(&s, 0, b / (int64_t)s.n, ev->type == PROTO_EV_MPI_ALLTOALLV ? rb : b);
+		break;
+	default:	/* barrier, allreduce, allgather(v), alltoall */
+		sub_all(&s, SIZE_MAX, b, ev->type == PROTO_EV_MPI_ALLREDUCE ? b :
+			ev->type == PROTO_EV_MPI_BARRIER ? 0 : rb);
 		break;
 	}
 	return 0;
 }
 
-static int smpi_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+/* Collectives in SMPI's dialect: the replayer runs them on the whole
+ * world only (cm: a communicator of every rank, perhaps in another order);
+ * others are skipped, counted. */
+static void smpi_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		      const struct proto_trace_event *me)
 {
 	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
-	const struct ti_comm *cm = NULL;
+	int64_t comm = fld(ev, PROTO_F_comm);
+	int64_t b = fld(ev, PROTO_F_bytes), rb = fld(ev, PROTO_F_rbytes);
+	const struct ti_comm *cm;
+	int64_t root;
 
-	/* the replayer runs collectives on the whole world only (cm: a
-	 * communicator of every rank, perhaps in another order) */
-	if (proto_ev_collective(ev->type) ||
-	    proto_ev_coll2(ev->type) == PROTO_COLL2_BLOCKING) {
-		int ci = proto_ev_arg(ev->type, PROTO_F_comm);
-
-		if (ci >= 0 && !comm_is_world(t, a[ci]))
-			goto subcomm;
-		cm = ci >= 0 ? comm_find(t, a[ci]) : NULL;
-		if (proto_ev_coll2(ev->type) && !(ev->flags & TI_EVF_NBC))
-			x->mapped[ev->type]++;
+	if (!comm_is_world(t, comm)) {
+		if (sub_coll(x, r, t, me, comm))
+			x->skip_comm++;
+		return;
 	}
-	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_INIT:
-		if (!t->inited)
-			act(x, r, t, "init");
-		t->inited = 1;
-		break;
-	case PROTO_EV_MPI_FINALIZE:
-		flush_compute(x, r, t, 1);
-		act(x, r, t, "finalize");
-		t->finalized = 1;
-		break;
-	case PROTO_EV_MPI_COMM_SIZE:
-		act(x, r, t, "comm_size %" PRId64, a[1]);
-		break;
-	case PROTO_EV_MPI_COMM_SPLIT:
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_split %" PRId64 " %" PRId64, a[1], a[2]);
-		break;
-	case PROTO_EV_MPI_COMM_DUP:
-	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
-		if (comm_made(t, me))
-			return -1;
-		act(x, r, t, "comm_dup");
-		break;
-	case PROTO_EV_MPI_COMM_CREATE:	/* no replay action: known for */
-	case PROTO_EV_MPI_CART_CREATE:	/* its size only */
-	case PROTO_EV_MPI_CART_SUB:
-	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-	case PROTO_EV_MPI_COMM_IDUP:	/* (its request: skip_req) */
-	case PROTO_EV_MPI_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
-	case PROTO_EV_MPI_COMM_CREATE_GROUP:
-	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		if (comm_made(t, me))
-			return -1;
-		break;
+	cm = comm_find(t, comm);
+	root = root_of(cm, fld(ev, PROTO_F_root));
+	switch (ev->type) {
 	case PROTO_EV_MPI_BARRIER:
 		act(x, r, t, "barrier");
 		break;
 	case PROTO_EV_MPI_BCAST:
-		act(x, r, t, "bcast %" PRId64 " %" PRId64, a[0], root_of(cm, a[1]));
+		act(x, r, t, "bcast %" PRId64 " %" PRId64, b, root);
 		break;
 	case PROTO_EV_MPI_REDUCE:
-		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, a[0]),
-		    root_of(cm, a[1]));
+		act(x, r, t, "reduce %" PRId64 " 0 %" PRId64, clamp_int(x, b), root);
 		break;
 	case PROTO_EV_MPI_ALLREDUCE:
-		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, a[0]));
+		act(x, r, t, "allreduce %" PRId64 " 0", clamp_int(x, b));
 		break;
 	case PROTO_EV_MPI_GATHER:
 		act(x, r, t, "gather %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1] ? a[1] : a[0]), root_of(cm, a[2]));
+		    clamp_int(x, b), clamp_int(x, rb ? rb : b), root);
 		break;
 	case PROTO_EV_MPI_SCATTER:
 		act(x, r, t, "scatter %" PRId64 " %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0] ? a[0] : a[1]), clamp_int(x, a[1]), root_of(cm, a[2]));
+		    clamp_int(x, b ? b : rb), clamp_int(x, rb), root);
 		break;
 	case PROTO_EV_MPI_ALLGATHER:
-		act(x, r, t, "allgather %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1]));
-		break;
 	case PROTO_EV_MPI_ALLTOALL:
-		act(x, r, t, "alltoall %" PRId64 " %" PRId64,
-		    clamp_int(x, a[0]), clamp_int(x, a[1]));
-		break;
-	case PROTO_EV_MPI_GATHERV:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d gatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1], cm);
-		fprintf(t->f, " %" PRId64 "\n", root_of(cm, a[2]));
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_SCATTERV:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d scatterv", r);
-		counts(x, t, me, 0, a[0], cm);
-		fprintf(t->f, " %" PRId64 " %" PRId64 "\n", clamp_int(x, a[1]),
-			root_of(cm, a[2]));
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_ALLGATHERV:
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d allgatherv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[1], cm);
-		fputc('\n', t->f);
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_ALLTOALLV:
-	case PROTO_EV_MPI_ALLTOALLW:	/* the same ARRAY of bytes */
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, a[0]));
-		counts(x, t, me, 0, a[0], cm);
-		fprintf(t->f, " %" PRId64, clamp_int(x, a[1]));
-		counts(x, t, me, (size_t)t->world, a[1], cm);
-		fputc('\n', t->f);
-		x->actions++;
-		break;
-	case PROTO_EV_MPI_REDUCE_SCATTER:
-	case PROTO_EV_MPI_REDUCE_SCATTER_BLOCK:	/* no ARRAY: total / size each */
-		flush_compute(x, r, t, 0);
-		fprintf(t->f, "%d reducescatter", r);
-		counts(x, t, me, 0, a[0], cm);
-		fputs(" 0\n", t->f);
-		x->actions++;
+		act(x, r, t, "%s %" PRId64 " %" PRId64,
+		    ev->type == PROTO_EV_MPI_ALLGATHER ? "allgather" : "alltoall",
+		    clamp_int(x, b), clamp_int(x, rb));
 		break;
 	case PROTO_EV_MPI_SCAN:
 	case PROTO_EV_MPI_EXSCAN:
 		act(x, r, t, "%s %" PRId64 " 0",
-		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan",
-		    clamp_int(x, a[0]));
-		break;
-	default:	/* point to point, or nothing (Comm_rank, Probe ...) */
-		return smpi_p2p(x, r, t, me);
-	}
-	return 0;
-subcomm:
-	x->skip_comm++;
-	return 0;
-}
-
-/* The 2011 dialect: Table 1 of [000]. Collectives carry no root (rooted on
- * p0) and are preceded by comm_size; what the table lacks is skipped. */
-static int d2011_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
-		       const struct proto_trace_event *me)
-{
-	const struct proto_event *ev = me->ev;
-	const int64_t *a = ev->arg;
-	int64_t comm = -1;
-	const char *coll = NULL;
-
-	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_INIT:
-		t->inited = 1;
-		break;
-	case PROTO_EV_MPI_FINALIZE:
-		flush_compute(x, r, t, 1);
-		t->finalized = 1;
-		break;
-	case PROTO_EV_MPI_COMM_SIZE:
-		act(x, r, t, "comm_size %" PRId64, a[1]);
-		break;
-	case PROTO_EV_MPI_COMM_SPLIT:
-		return comm_made(t, me);
-	case PROTO_EV_MPI_COMM_DUP:
-	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:
-	case PROTO_EV_MPI_COMM_CREATE:
-	case PROTO_EV_MPI_CART_CREATE:
-	case PROTO_EV_MPI_CART_SUB:
-	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
-	case PROTO_EV_MPI_COMM_IDUP:
-	case PROTO_EV_MPI_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
-	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
-	case PROTO_EV_MPI_COMM_CREATE_GROUP:
-	case PROTO_EV_MPI_INTERCOMM_MERGE:
-		return comm_made(t, me);
-	case PROTO_EV_MPI_SEND:
-		if (a[0] >= 0)
-			act(x, r, t, "send p%" PRId64 " %" PRId64, a[0], a[3]);
-		break;
-	case PROTO_EV_MPI_RECV:
-		if (a[0] >= 0)
-			act(x, r, t, "recv p%" PRId64 " %" PRId64, a[0], a[3]);
-		break;
-	case PROTO_EV_MPI_ISEND:
-		if (a[0] < 0)
-			break;
-		act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
-		return req_add(t, a[4], r, (int)a[0], (int)a[1]);
-	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
-		if (a[1] < 0)
-			break;
-		act(x, r, t, "%s p%" PRId64 " %" PRId64,
-		    a[5] == 1 ? "Isend" : "Irecv", a[1], a[4]);
-		return req_add(t, a[0], a[5] == 1 ? r : (int)a[1],
-			       a[5] == 1 ? (int)a[1] : r, (int)a[2]);
-	case PROTO_EV_MPI_STARTALL:
-		for (size_t i = 0; me->array && i + 5 <= me->narray; i += 5) {
-			const int64_t *q = me->array + i;
-
-			if (q[1] < 0)
-				continue;
-			act(x, r, t, "%s p%" PRId64 " %" PRId64,
-			    q[4] == 1 ? "Isend" : "Irecv", q[1], q[3]);
-			if (req_add(t, q[0], q[4] == 1 ? r : (int)q[1],
-				    q[4] == 1 ? (int)q[1] : r, (int)q[2]))
-				return -1;
-		}
-		break;
-	case PROTO_EV_MPI_REQUEST_FREE: {
-		struct ti_req q;
-
-		req_take(t, a[0], &q);
-		break;
-	}
-	case PROTO_EV_MPI_WAITSOME:
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray, i, &d); i++)
-			done_one(x, r, t, d.req, d.peer);
-		break;
-	}
-	case PROTO_EV_MPI_IRECV:
-		if (a[0] < 0) {	/* no wildcard in this dialect */
-			if (a[0] == PEER_ANY)
-				x->skip_2011++;
-			break;
-		}
-		act(x, r, t, "Irecv p%" PRId64 " %" PRId64, a[0], a[3]);
-		return req_add(t, a[4], (int)a[0], r, (int)a[1]);
-	case PROTO_EV_MPI_SENDRECV:
-		if (a[0] >= 0)
-			act(x, r, t, "Isend p%" PRId64 " %" PRId64, a[0], a[3]);
-		if (a[4] >= 0)
-			act(x, r, t, "recv p%" PRId64 " %" PRId64, a[4], a[5]);
-		if (a[0] >= 0)
-			act(x, r, t, "wait");
-		break;
-	case PROTO_EV_MPI_WAIT:
-		done_one(x, r, t, a[0], a[1]);
-		break;
-	case PROTO_EV_MPI_WAITANY:	/* and Testany */
-		if (a[2] > 0)
-			done_one(x, r, t, a[2], a[3]);
-		break;
-	case PROTO_EV_MPI_TEST:
-		if (a[1])
-			done_one(x, r, t, a[0], a[2]);
-		break;
-	case PROTO_EV_MPI_WAITALL: {
-		size_t n = me->array ? me->narray / 4 : 0;
-
-		if (a[0] > 0 && n < (size_t)a[0]) {
-			while (t->nreq)
-				completed(x, r, t, t->req[t->nreq - 1].id);
-		} else {
-			for (size_t i = 0; i < n; i++)
-				if (req_has(t, me->array[i * 4]))
-					completed(x, r, t, me->array[i * 4]);
-		}
-		break;
-	}
-	case PROTO_EV_MPI_BARRIER:
-		comm = a[0];
-		coll = "barrier";
-		break;
-	case PROTO_EV_MPI_BCAST:
-		comm = a[2];
-		coll = "bcast";
-		break;
-	case PROTO_EV_MPI_REDUCE:
-		comm = a[2];
-		coll = "reduce";
-		break;
-	case PROTO_EV_MPI_ALLREDUCE:
-		comm = a[1];
-		coll = "allReduce";
-		break;
-	case PROTO_EV_MPI_GATHER: case PROTO_EV_MPI_GATHERV:
-	case PROTO_EV_MPI_SCATTER: case PROTO_EV_MPI_SCATTERV:
-	case PROTO_EV_MPI_ALLGATHER: case PROTO_EV_MPI_ALLGATHERV:
-	case PROTO_EV_MPI_ALLTOALL: case PROTO_EV_MPI_ALLTOALLV:
-	case PROTO_EV_MPI_REDUCE_SCATTER: case PROTO_EV_MPI_SCAN:
-	case PROTO_EV_MPI_EXSCAN:
-		x->skip_2011++;
+		    ev->type == PROTO_EV_MPI_SCAN ? "scan" : "exscan", clamp_int(x, b));
 		break;
 	default:
+		smpi_vcoll(x, r, t, me, cm);
 		break;
 	}
-	if (!coll)
-		return 0;
-	if (!comm_is_world(t, comm)) {
+}
+
+/* Collectives in the 2011 dialect: Table 1 of [000] has barrier, bcast,
+ * reduce and allReduce, without a root (rooted on p0), each preceded by
+ * comm_size; the others are skipped, counted. */
+static void d2011_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		       const struct proto_event *ev)
+{
+	int64_t b = fld(ev, PROTO_F_bytes);
+
+	switch (ev->type) {
+	case PROTO_EV_MPI_BARRIER:
+	case PROTO_EV_MPI_BCAST:
+	case PROTO_EV_MPI_REDUCE:
+	case PROTO_EV_MPI_ALLREDUCE:
+		break;
+	default:
+		x->skip_2011++;
+		return;
+	}
+	if (!comm_is_world(t, fld(ev, PROTO_F_comm))) {
 		x->skip_comm++;
-		return 0;
+		return;
 	}
 	act(x, r, t, "comm_size %" PRId64, t->world);
 	if (ev->type == PROTO_EV_MPI_BARRIER)
 		act(x, r, t, "barrier");
 	else if (ev->type == PROTO_EV_MPI_BCAST)
-		act(x, r, t, "bcast %" PRId64, a[0]);
+		act(x, r, t, "bcast %" PRId64, b);
 	else
-		act(x, r, t, "%s %" PRId64 " 0", coll, a[0]);
-	return 0;
+		act(x, r, t, "%s %" PRId64 " 0",
+		    ev->type == PROTO_EV_MPI_REDUCE ? "reduce" : "allReduce", b);
+}
+
+/* The rank's life and its communicators, in either dialect: 1 when ev is
+ * one of those calls (handled), 0 when not, -1 out of memory. SMPI's
+ * replay has init, finalize, comm_size, comm_split and comm_dup; the 2011
+ * dialect comm_size only. Every constructor's communicator is remembered
+ * (comm_made) for the collectives on it. */
+static int life_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		      const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int smpi = x->d == D_SMPI;
+
+	switch (ev->type) {
+	case PROTO_EV_MPI_INIT:
+		if (smpi && !t->inited)
+			act(x, r, t, "init");
+		t->inited = 1;
+		return 1;
+	case PROTO_EV_MPI_FINALIZE:
+		flush_compute(x, r, t, 1);
+		if (smpi)
+			act(x, r, t, "finalize");
+		t->finalized = 1;
+		return 1;
+	case PROTO_EV_MPI_COMM_SIZE:
+		act(x, r, t, "comm_size %" PRId64, fld(ev, PROTO_F_result));
+		return 1;
+	case PROTO_EV_MPI_COMM_SPLIT:
+	case PROTO_EV_MPI_COMM_DUP:
+	case PROTO_EV_MPI_COMM_DUP_WITH_INFO:	/* the same dup to SMPI */
+	case PROTO_EV_MPI_COMM_CREATE:		/* the others: no replay */
+	case PROTO_EV_MPI_CART_CREATE:		/* action, known for their */
+	case PROTO_EV_MPI_CART_SUB:		/* size only */
+	case PROTO_EV_MPI_COMM_SPLIT_TYPE:
+	case PROTO_EV_MPI_COMM_IDUP:		/* (its request: skip_req) */
+	case PROTO_EV_MPI_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE:
+	case PROTO_EV_MPI_DIST_GRAPH_CREATE_ADJACENT:
+	case PROTO_EV_MPI_COMM_CREATE_GROUP:
+	case PROTO_EV_MPI_INTERCOMM_MERGE:
+		break;
+	default:
+		return 0;
+	}
+	if (comm_made(t, me))
+		return -1;
+	if (smpi && ev->type == PROTO_EV_MPI_COMM_SPLIT)
+		act(x, r, t, "comm_split %" PRId64 " %" PRId64,
+		    fld(ev, PROTO_F_color), fld(ev, PROTO_F_key));
+	else if (smpi && (ev->type == PROTO_EV_MPI_COMM_DUP ||
+			  ev->type == PROTO_EV_MPI_COMM_DUP_WITH_INFO))
+		act(x, r, t, "comm_dup");
+	return 1;
+}
+
+/* One MPI event of rank r in the exporter's dialect: 0, or -1 out of
+ * memory. */
+static int dialect_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+			 const struct proto_trace_event *me)
+{
+	int rc = life_event(x, r, t, me);
+
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (proto_ev_collective(me->ev->type) ||
+	    proto_ev_coll2(me->ev->type) == PROTO_COLL2_BLOCKING) {
+		/* Alltoallw, Reduce_scatter_block: mapped (not those written
+		 * for a nonblocking one) */
+		if (proto_ev_coll2(me->ev->type) && x->d == D_SMPI &&
+		    !(me->ev->flags & TI_EVF_NBC))
+			x->mapped[me->ev->type]++;
+		if (x->d == D_SMPI)
+			smpi_coll(x, r, t, me);
+		else
+			d2011_coll(x, r, t, me->ev);
+		return 0;
+	}
+	return x->d == D_SMPI ? smpi_p2p(x, r, t, me) : d2011_p2p(x, r, t, me);
 }
 
 double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate)
@@ -1439,6 +1500,140 @@ static double compute_flops(const struct ti_rank *t, const struct proto_event *e
 	return f;
 }
 
+/* ---- nonblocking and neighbourhood collectives ----------------------------- */
+
+/* The replay has neither nonblocking nor neighbourhood collectives: a
+ * nonblocking collective becomes its blocking form, written where its
+ * request completed, or earlier: with a later-started one's completion,
+ * or before the rank's next blocking collective (so that every rank
+ * writes its collectives in the order it called them, which MPI makes the
+ * same on every rank; written at each one's own completion, two ranks
+ * that completed them in other orders replayed them crossed and SimGrid
+ * deadlocked); counted per type: the ti_maps lines. A neighbourhood
+ * collective, blocking or the completion of a nonblocking one, is a sleep
+ * of its measured duration (computation in the 2011 dialect; io_time). */
+
+/* Remember the nonblocking collective me, request id: 0, or -1 out of
+ * memory (past TI_REQS_MAX it is forgotten: its completion writes nothing). */
+static int nbc_add(struct ti_rank *t, const struct proto_trace_event *me,
+		   int64_t id)
+{
+	struct ti_nbc *n;
+
+	if (t->nnbc >= TI_REQS_MAX)
+		return 0;
+	if (mgr_grow((void **)&t->nbc, &t->capnbc, t->nnbc + 1, sizeof(*t->nbc)))
+		return -1;
+	n = &t->nbc[t->nnbc];
+	*n = (struct ti_nbc){id, me->ev->type, 0, *me->ev, NULL, 0};
+	n->ev.type = (uint16_t)proto_ev_icoll(me->ev->type);
+	n->ev.flags |= TI_EVF_NBC;
+	if (me->array && me->narray) {
+		if (!(n->arr = malloc(me->narray * sizeof(*n->arr))))
+			return -1;
+		memcpy(n->arr, me->array, me->narray * sizeof(*n->arr));
+		n->narr = me->narray;
+	}
+	t->nnbc++;
+	return 0;
+}
+
+/* Write those of the first k remembered nonblocking collectives not
+ * written yet (in the order they were started) as their blocking forms,
+ * at the event me; the k-th (whole: 1, at its completion) takes me's
+ * duration, the others none. 0, or -1 on error. */
+static int nbc_write(struct mgr_ti *x, int32_t r, struct ti_rank *t, size_t k,
+		     int whole, const struct proto_trace_event *me)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < k && rc == 0; i++) {
+		struct ti_nbc *n = &t->nbc[i];
+		struct proto_trace_event as = {&n->ev, me->stream, n->arr, n->narr};
+
+		if (n->written)
+			continue;
+		n->written = 1;
+		n->ev.t_start = me->ev->t_start;
+		n->ev.t_end = whole && i == k - 1 ? me->ev->t_end : me->ev->t_start;
+		if (x->d == D_SMPI)
+			x->mapped[n->itype]++;
+		if (proto_ev_coll2(n->ev.type) == PROTO_COLL2_NEIGHBOR)
+			io_time(x, r, t, &n->ev, -1);
+		else
+			rc = dialect_event(x, r, t, &as);
+		free(n->arr);
+		n->arr = NULL;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* Request id was completed by the event me: the nonblocking collective it
+ * ends is written now if it was not yet, with those started before it,
+ * and forgotten. 1 when it was one, 0 if not, -1 on error. */
+static int nbc_done(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
+		    const struct proto_trace_event *me)
+{
+	for (size_t i = 0; id > 0 && i < t->nnbc; i++) {
+		if (t->nbc[i].id != id)
+			continue;
+		if (nbc_write(x, r, t, i + 1, 1, me) < 0)
+			return -1;
+		memmove(&t->nbc[i], &t->nbc[i + 1],
+			(t->nnbc - i - 1) * sizeof(*t->nbc));
+		t->nnbc--;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does the replay run an event of this type as a collective (an action
+ * every rank of the world takes in the same order)? */
+static int replayed_collective(unsigned type)
+{
+	return proto_ev_collective(type) ||
+	       proto_ev_coll2(type) == PROTO_COLL2_BLOCKING ||
+	       type == PROTO_EV_MPI_COMM_SPLIT || type == PROTO_EV_MPI_COMM_DUP ||
+	       type == PROTO_EV_MPI_COMM_DUP_WITH_INFO;
+}
+
+/* A nonblocking collective (remembered), a neighbourhood one (time), a
+ * blocking collective after nonblocking ones not written yet (they first),
+ * or a completion of nonblocking collectives' requests (their blocking
+ * forms): 1 when handled here, 0 otherwise (a completion that also
+ * completed other requests, or the blocking collective, goes on to the
+ * dialect), -1 on error. */
+static int nbc_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		     const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int k = proto_ev_coll2(ev->type), rc;
+	size_t n = 0, nb = 0;
+	int64_t id, req = fld(ev, PROTO_F_req);
+
+	if (k == PROTO_COLL2_NEIGHBOR) {
+		io_time(x, r, t, ev, -1);
+		return 1;
+	}
+	if (k == PROTO_COLL2_NB || k == PROTO_COLL2_INEIGHBOR)
+		return req > 0 && nbc_add(t, me, req) < 0 ? -1 : 1;
+	if (!t->nnbc)
+		return 0;
+	if (replayed_collective(ev->type))
+		return nbc_write(x, r, t, t->nnbc, 0, me);
+	/* a test that found a nonblocking collective not done: nothing */
+	for (size_t i = 0; ev->type == PROTO_EV_MPI_TEST &&
+	     !fld(ev, PROTO_F_result) && i < t->nnbc; i++)
+		if (t->nbc[i].id == req)
+			return 1;
+	for (; done_id(me, n, &id) == 0; n++) {
+		if ((rc = nbc_done(x, r, t, id, me)) < 0)
+			return -1;
+		nb += (size_t)rc;
+	}
+	return nb && nb == n ? 1 : 0;
+}
+
 static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 {
 	const struct proto_ev_info *info = proto_ev_info(me->ev->type);
@@ -1468,8 +1663,8 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 		const char *v = proto_stream_meta(me->stream, "instruction_rate");
 
 		t->instr_rate = v ? strtod(v, NULL) : 0;
-		if (me->ev->type == PROTO_EV_MPI_INIT && me->ev->arg[1] > 0)
-			t->world = me->ev->arg[1];
+		if (me->ev->type == PROTO_EV_MPI_INIT && fld(me->ev, PROTO_F_size) > 0)
+			t->world = fld(me->ev, PROTO_F_size);
 		else if ((v = proto_stream_meta(me->stream, "size")))
 			t->world = strtoll(v, NULL, 10);
 		if (t->world > x->world)
@@ -1493,9 +1688,7 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 	case -1:
 		return -1;
 	}
-	if (x->d == D_SMPI)
-		return smpi_event(x, r, t, me);
-	return d2011_event(x, r, t, me);
+	return dialect_event(x, r, t, me);
 }
 
 /* Everything that makes a trace unfit for replay: damage, losses, ranks
@@ -1555,7 +1748,15 @@ struct mgr_ti *mgr_ti_new(enum mgr_ti_dialect d, mgr_ti_open_fn open, void *arg)
 	x->d = d;
 	x->open = open;
 	x->open_arg = arg;
+	mgr_reqtab_init(&x->ioreqs, TI_REQS_MAX);
 	return x;
+}
+
+void mgr_ti_set_subs(struct mgr_ti *x, const struct mgr_ti_subs *subs,
+		     const struct mgr_comms *cm)
+{
+	x->subs = subs;
+	x->comms = cm;
 }
 
 int mgr_ti_event(struct mgr_ti *x, const struct proto_trace_event *te)
@@ -1597,6 +1798,56 @@ int mgr_ti_flush(struct mgr_ti *x)
 	return 0;
 }
 
+/* What mgr_ti_end says with a count alone, in this order (from
+ * TI_SAID_LATE on: after the lines with more figures). */
+#define SAID(count, kind, what) {offsetof(struct mgr_ti, count), kind, what}
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static const struct {
+	size_t off;		/* of the uint64_t count in struct mgr_ti */
+	const char *kind;	/* "warning" or "note" */
+	const char *what;	/* after the count */
+} ti_said[] = {
+	SAID(sub_coll, "warning", "collectives on communicators "
+	 "smaller than MPI_COMM_WORLD written as point-to-point messages among "
+	 "their members, tag " STR(TI_SUB_TAG) " (the replay runs every collective "
+	 "on MPI_COMM_WORLD)"),
+	SAID(self_coll, "note", "collectives on MPI_COMM_SELF "
+	 "need no action"),
+	SAID(skip_inter, "warning", "collectives on "
+	 "intercommunicators skipped (the replay has no intercommunicator)"),
+	SAID(skip_comm, "warning", "collectives on communicators "
+	 "smaller than MPI_COMM_WORLD skipped (the replay runs every collective on "
+	 "MPI_COMM_WORLD)"),
+	SAID(skip_req, "warning", "completions of requests not "
+	 "traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped"),
+	SAID(skip_2011, "warning", "calls have no counterpart in "
+	 "the 2011 dialect (gather, scatter, alltoall..., wildcard Irecv) and were "
+	 "skipped"),
+	SAID(skip_failed, "warning", "MPI calls that failed were "
+	 "skipped"),
+#define TI_SAID_LATE 7
+	SAID(cancelled, "warning", "cancelled requests: their "
+	 "isend/irecv lines became compute 0 and they are not waited for"),
+	SAID(skip_key, "warning", "waits dropped: the replay "
+	 "holds one request per (source, destination, tag) and another one under "
+	 "the same key was waited for first"),
+	SAID(cancel_kept, "warning", "cancelled requests keep "
+	 "their isend/irecv line (a stream that cannot seek): the replay may wait "
+	 "for them for ever"),
+};
+
+/* The lines of ti_said[from, to) whose count is not 0. */
+static void counts_said(const struct mgr_ti *x, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		uint64_t n = *(const uint64_t *)((const char *)x + ti_said[i].off);
+
+		if (n)
+			mgr_err("%s: %" PRIu64 " %s", ti_said[i].kind, n, ti_said[i].what);
+	}
+}
+
 void mgr_ti_end(struct mgr_ti *x)
 {
 	for (int64_t r = 0; r < x->world && (size_t)r < x->nrank; r++) {
@@ -1619,20 +1870,7 @@ void mgr_ti_end(struct mgr_ti *x)
 			mgr_err("warning: rank %" PRId64 " ends with %zu nonblocking "
 				"collectives never completed", r, t->nnbc);
 	}
-	if (x->skip_comm)
-		mgr_err("warning: %" PRIu64 " collectives on communicators "
-			"smaller than MPI_COMM_WORLD skipped (the replay runs "
-			"every collective on MPI_COMM_WORLD)", x->skip_comm);
-	if (x->skip_req)
-		mgr_err("warning: %" PRIu64 " completions of requests not "
-			"traced (MPI_REQUEST_NULL, MPI_PROC_NULL) skipped", x->skip_req);
-	if (x->skip_2011)
-		mgr_err("warning: %" PRIu64 " calls have no counterpart in the "
-			"2011 dialect (gather, scatter, alltoall..., wildcard "
-			"Irecv) and were skipped", x->skip_2011);
-	if (x->skip_failed)
-		mgr_err("warning: %" PRIu64 " MPI calls that failed were skipped",
-			x->skip_failed);
+	counts_said(x, 0, TI_SAID_LATE);
 	if (x->io_calls)
 		mgr_err("warning: %" PRIu64 " MPI-IO calls and completions of their "
 			"requests replayed as %s of their measured duration (%.6f s in "
@@ -1666,18 +1904,7 @@ void mgr_ti_end(struct mgr_ti *x)
 				"replay has no %s)", x->mapped[ti_maps[i].type],
 				proto_ev_info(ti_maps[i].type)->name, ti_maps[i].as,
 				proto_ev_info(ti_maps[i].type)->name);
-	if (x->cancelled)
-		mgr_err("warning: %" PRIu64 " cancelled requests: their isend/irecv "
-			"lines became compute 0 and they are not waited for",
-			x->cancelled);
-	if (x->skip_key)
-		mgr_err("warning: %" PRIu64 " waits dropped: the replay holds one "
-			"request per (source, destination, tag) and another one "
-			"under the same key was waited for first", x->skip_key);
-	if (x->cancel_kept)
-		mgr_err("warning: %" PRIu64 " cancelled requests keep their "
-			"isend/irecv line (a stream that cannot seek): the replay "
-			"may wait for them for ever", x->cancel_kept);
+	counts_said(x, TI_SAID_LATE, sizeof(ti_said) / sizeof(ti_said[0]));
 }
 
 int mgr_ti_free(struct mgr_ti *x)
@@ -1698,14 +1925,14 @@ int mgr_ti_free(struct mgr_ti *x)
 			free(t->comm[i].world);
 			free(t->comm[i].rank);
 		}
-		free(t->ioreq);
+		free(t->comm);
 		for (size_t i = 0; i < t->nnbc; i++)
 			free(t->nbc[i].arr);
 		free(t->nbc);
-		free(t->comm);
 	}
 	free(x->rank);
 	free(x->streams);
+	mgr_reqtab_clear(&x->ioreqs);
 	free(x);
 	return rc;
 }
@@ -1733,6 +1960,7 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 		     struct mgr_export_stats *st)
 {
 	struct out_dir od = {out};
+	struct mgr_ti_subs *subs = NULL;
 	struct mgr_ti *x = NULL;
 	struct mgr_events *e;
 	struct mgr_event me;
@@ -1752,6 +1980,13 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	if (!(x = mgr_ti_new(d, open_rank_file, &od))) {
 		mgr_err("out of memory");
 		goto fail;
+	}
+	if (d == D_SMPI) {	/* (the 2011 dialect skips them) */
+		if (!(subs = mgr_ti_subs_read(dir, mgr_events_comms(e), &rc))) {
+			mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+			goto fail;
+		}
+		mgr_ti_set_subs(x, subs, mgr_events_comms(e));
 	}
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		struct proto_trace_event te = {me.ev, me.stream, me.array, me.narray};
@@ -1792,6 +2027,7 @@ done:
 		if (mgr_ti_free(x) != 0)
 			rc = -1;
 	}
+	mgr_ti_subs_free(subs);
 	mgr_events_close(e);
 	return rc;
 }

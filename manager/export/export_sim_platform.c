@@ -113,39 +113,36 @@ static const char *net_meta(struct proto_trace *t, struct pf_rank *rk,
 	return proto_trace_meta(t, key);
 }
 
-/* Apply the stylesheet xsl_dir/name to doc, writing out. */
+/* Apply the stylesheet xsl_dir/name to doc, writing out: 0, or a negative
+ * PROTO_E_* code (said, mgr_fail). */
 static int apply(const char *xsl_dir, const char *name, xmlDocPtr doc,
 		 const char *out)
 {
 	char path[PATH_MAX];
 	xsltStylesheetPtr style;
 	xmlDocPtr res;
-	int rc = -1;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", xsl_dir, name);
-	if (access(path, R_OK) != 0) {
-		mgr_err("%s: stylesheet not found (set TAPESTRY_XSL_DIR?)", path);
-		return -1;
-	}
-	if (!(style = xsltParseStylesheetFile((const xmlChar *)path))) {
-		mgr_err("%s: not a valid stylesheet", path);
-		return -1;
-	}
+	if (access(path, R_OK) != 0)
+		return mgr_fail(PROTO_E_NOTFOUND, "%s: stylesheet not found (set "
+				"TAPESTRY_XSL_DIR?)", path);
+	if (!(style = xsltParseStylesheetFile((const xmlChar *)path)))
+		return mgr_fail(PROTO_E_FORMAT, "%s: not a valid stylesheet", path);
 	if (!(res = xsltApplyStylesheet(style, doc, NULL))) {
-		mgr_err("%s: transformation failed", path);
+		rc = mgr_fail(PROTO_E_FORMAT, "%s: transformation failed", path);
 		goto done;
 	}
-	if (xsltSaveResultToFilename(out, res, style, 0) < 0)
-		mgr_err("%s: cannot write", out);
-	else
-		rc = 0;
+	rc = xsltSaveResultToFilename(out, res, style, 0) < 0 ?
+	     mgr_fail(PROTO_E_IO, "%s: cannot write", out) : 0;
 	xmlFreeDoc(res);
 done:
 	xsltFreeStylesheet(style);
 	return rc;
 }
 
-/* Write out/job.xml; 0 or -1 (message printed). */
+/* Write out/job.xml: 0, or PROTO_E_IO (said, mgr_fail). Says on stderr
+ * which figures are defaults. */
 static int write_job(const char *dir, const char *path, struct proto_trace *t,
 		     struct pf_rank *rk, int64_t n)
 {
@@ -156,10 +153,8 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 	FILE *f = fopen(path, "w");
 	int defaulted = 0;
 
-	if (!f) {
-		mgr_err("%s: cannot write: %m", path);
-		return -1;
-	}
+	if (!f)
+		return mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 	if (!(lat > 0))
 		lat = PF_DEFAULT_LATENCY_S;
 	if (!(bw > 0))
@@ -194,10 +189,8 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 		fputs("\"/>\n", f);
 	}
 	fputs("</tapestry-simgrid>\n", f);
-	if (fclose(f) != 0) {
-		mgr_err("%s: write failed: %m", path);
-		return -1;
-	}
+	if (fclose(f) != 0)
+		return mgr_fail(PROTO_E_IO, "%s: write failed: %m", path);
 	if (defaulted)
 		mgr_err("warning: %s: %d ranks have no calibrated flop rate: "
 			"%.0e flop/s assumed", dir, defaulted, PF_DEFAULT_SPEED);
@@ -235,7 +228,8 @@ static struct pf_stream *stream_of(struct pf_stream **v, size_t *n,
 }
 
 /* Each MPI stream of sv[0 .. ns) at its rank: *rk (world entries, every
- * rank with its stream), *world. 0, or -1 after a message. */
+ * rank with its stream), *world. 0, or a negative PROTO_E_* code (said,
+ * mgr_fail). */
 static int place_ranks(const char *dir, struct pf_stream *sv, size_t ns,
 		       struct pf_rank **rkp, int64_t *worldp)
 {
@@ -252,32 +246,27 @@ static int place_ranks(const char *dir, struct pf_stream *sv, size_t ns,
 		if (sv[i].mpi && sv[i].rank >= 0 && sv[i].world > world)
 			world = sv[i].world;
 	}
-	if (world <= 0) {
-		mgr_err("%s: no MPI ranks in this trace (was it taken with "
-			"--sensors mpi?)", dir);
-		return -1;
-	}
-	if (world > PF_RANKS_MAX) {
-		mgr_err("%s: %" PRId64 " ranks: at most %d", dir, world, PF_RANKS_MAX);
-		return -1;
-	}
+	if (world <= 0)
+		return mgr_fail(PROTO_E_NOTFOUND, "%s: no MPI ranks in this trace "
+				"(was it taken with --sensors mpi?)", dir);
+	if (world > PF_RANKS_MAX)
+		return mgr_fail(PROTO_E_TOOBIG, "%s: %" PRId64 " ranks: at most %d",
+				dir, world, PF_RANKS_MAX);
 	if (!(rk = *rkp = calloc((size_t)world, sizeof(*rk))))
-		return -1;
+		return mgr_fail(PROTO_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < ns; i++) {
 		if (!sv[i].mpi || sv[i].rank < 0 || sv[i].rank >= world)
 			continue;
-		if (rk[sv[i].rank].st) {
-			mgr_err("%s: two processes claim MPI rank %d", dir, sv[i].rank);
-			return -1;
-		}
+		if (rk[sv[i].rank].st)
+			return mgr_fail(PROTO_E_FORMAT, "%s: two processes claim "
+					"MPI rank %d", dir, sv[i].rank);
 		rk[sv[i].rank].st = &sv[i];
 	}
 	for (int64_t r = 0; r < world; r++)
-		if (!rk[r].st) {
-			mgr_err("%s: MPI rank %" PRId64 " of %" PRId64
-				" has no events", dir, r, world);
-			return -1;
-		}
+		if (!rk[r].st)
+			return mgr_fail(PROTO_E_NOTFOUND, "%s: MPI rank %" PRId64
+					" of %" PRId64 " has no events", dir, r,
+					world);
 	*worldp = world;
 	return 0;
 }
@@ -296,7 +285,7 @@ int mgr_export_simgrid_platform(const char *dir, const char *out,
 	int rc;
 
 	if (!(t = mgr_trace_open(dir)))
-		return -1;
+		return PROTO_E_IO;
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		const struct proto_ev_info *info = proto_ev_info(te.ev->type);
 		struct pf_stream *s;
@@ -306,8 +295,8 @@ int mgr_export_simgrid_platform(const char *dir, const char *out,
 			      te.ev->type != PROTO_EV_COMPUTE))
 			continue;
 		if (!(s = stream_of(&sv, &ns, &caps, te.stream->id))) {
-			mgr_err("%s: too many streams", dir);
-			goto fail;
+			rc = mgr_fail(PROTO_E_TOOBIG, "%s: too many streams", dir);
+			goto done;
 		}
 		s->s = te.stream;
 		if (te.ev->type == PROTO_EV_COMPUTE) {
@@ -334,36 +323,35 @@ int mgr_export_simgrid_platform(const char *dir, const char *out,
 		}
 	}
 	if (rc < 0) {
-		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
-		goto fail;
+		mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
+		goto done;
 	}
-	if (place_ranks(dir, sv, ns, &rk, &world))
-		goto fail;
+	if ((rc = place_ranks(dir, sv, ns, &rk, &world)))
+		goto done;
 	if (mkdir(out, 0777) != 0) {
-		mgr_err("%s: cannot create: %m", out);
-		goto fail;
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot create: %m", out);
+		goto done;
 	}
 	snprintf(path, sizeof(path), "%s/job.xml", out);
-	if (write_job(dir, path, t, rk, world) != 0)
-		goto fail;
+	if ((rc = write_job(dir, path, t, rk, world)))
+		goto done;
 	if (!(doc = xmlReadFile(path, NULL, XML_PARSE_NONET))) {
-		mgr_err("%s: cannot parse what was just written", path);
-		goto fail;
+		rc = mgr_fail(PROTO_E_FORMAT, "%s: cannot parse what was just "
+			      "written", path);
+		goto done;
 	}
 	if (!(xsl = mgr_find("TAPESTRY_XSL_DIR", "../xsl",
-			     TAPESTRY_PKGDATADIR "/xsl")))
-		goto fail;
+			     TAPESTRY_PKGDATADIR "/xsl"))) {
+		rc = mgr_fail(PROTO_E_NOMEM, "out of memory");
+		goto done;
+	}
 	snprintf(path, sizeof(path), "%s/platform.xml", out);
-	if (apply(xsl, "simgrid-platform.xsl", doc, path) != 0)
-		goto fail;
+	if ((rc = apply(xsl, "simgrid-platform.xsl", doc, path)))
+		goto done;
 	snprintf(path, sizeof(path), "%s/hostfile", out);
-	if (apply(xsl, "simgrid-hostfile.xsl", doc, path) != 0)
-		goto fail;
+	if ((rc = apply(xsl, "simgrid-hostfile.xsl", doc, path)))
+		goto done;
 	st->written = (uint64_t)world;
-	rc = 0;
-	goto done;
-fail:
-	rc = -1;
 done:
 	free(xsl);
 	xmlFreeDoc(doc);

@@ -15,6 +15,8 @@
 #include "manager/export/export.h"
 #include "manager/export/export_viz.h"
 #include "manager/post/grow.h"
+#include "manager/post/mpi_ends.h"
+#include "manager/post/reqtab.h"
 #include "manager/mgr.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"
@@ -26,19 +28,12 @@ struct viz_count {
 	uint64_t k;	/* pass 2: messages met so far */
 };
 
-struct viz_req {
-	int kind;	/* VIZ_EP_ISEND or VIZ_EP_IRECV_POST */
-	int64_t peer, comm, tag, bytes;
-};
-
 struct viz_match {
-	struct viz_map send, recv;	/* channel -> counts */
+	struct mgr_map send, recv;	/* channel -> counts */
 	struct viz_count *sc, *rc;
 	size_t nsc, nrc;
-	struct viz_map reqmap;		/* (proc, req id) -> pool slot */
-	struct viz_req *pool;
-	uint32_t *freelist;
-	size_t npool, nfree;
+	struct mgr_reqtab reqs;		/* (proc, req id): kind VIZ_EP_ISEND
+					 * or VIZ_EP_IRECV_POST */
 	int pass2;
 	uint64_t overflow;
 };
@@ -49,9 +44,9 @@ struct viz_match *mgr_viz_match_new(void)
 
 	if (!m)
 		return NULL;
-	mgr_viz_map_init(&m->send, VIZ_CHANNELS_MAX);
-	mgr_viz_map_init(&m->recv, VIZ_CHANNELS_MAX);
-	mgr_viz_map_init(&m->reqmap, VIZ_REQS_MAX);
+	mgr_map_init(&m->send, VIZ_CHANNELS_MAX);
+	mgr_map_init(&m->recv, VIZ_CHANNELS_MAX);
+	mgr_reqtab_init(&m->reqs, VIZ_REQS_MAX);
 	m->sc = calloc(VIZ_CHANNELS_MAX, sizeof(*m->sc));
 	m->rc = calloc(VIZ_CHANNELS_MAX, sizeof(*m->rc));
 	if (!m->sc || !m->rc) {
@@ -65,20 +60,17 @@ void mgr_viz_match_free(struct viz_match *m)
 {
 	if (!m)
 		return;
-	mgr_viz_map_clear(&m->send);
-	mgr_viz_map_clear(&m->recv);
-	mgr_viz_map_clear(&m->reqmap);
+	mgr_map_clear(&m->send);
+	mgr_map_clear(&m->recv);
+	mgr_reqtab_clear(&m->reqs);
 	free(m->sc);
 	free(m->rc);
-	free(m->pool);
-	free(m->freelist);
 	free(m);
 }
 
 void mgr_viz_match_rewind(struct viz_match *m)
 {
-	mgr_viz_map_clear(&m->reqmap);
-	m->npool = m->nfree = 0;
+	mgr_reqtab_clear(&m->reqs);
 	m->pass2 = 1;
 }
 
@@ -91,15 +83,15 @@ uint64_t mgr_viz_match_overflow(const struct viz_match *m)
 static struct viz_count *chan(struct viz_match *m, int recv, uint64_t a,
 			      uint64_t b)
 {
-	struct viz_map *map = recv ? &m->recv : &m->send;
+	struct mgr_map *map = recv ? &m->recv : &m->send;
 	struct viz_count *c = recv ? m->rc : m->sc;
 	size_t *n = recv ? &m->nrc : &m->nsc;
-	int64_t i = mgr_viz_map_get(map, a, b);
+	int64_t i = mgr_map_get(map, a, b);
 
 	if (i >= 0)
 		return &c[i];
 	if (m->pass2 || *n >= VIZ_CHANNELS_MAX ||
-	    mgr_viz_map_put(map, a, b, (uint32_t)*n) != 0) {
+	    mgr_map_put(map, a, b, (uint32_t)*n) != 0) {
 		if (!m->pass2)
 			m->overflow++;
 		return NULL;
@@ -140,13 +132,13 @@ static void ep_link(struct viz_match *m, const struct viz_scan *s,
 	    (oproc = s->rank_proc[ep->peer]) == UINT32_MAX)
 		return;
 	if (is_send) {
-		int64_t i = mgr_viz_map_get(&m->recv, (uint64_t)(uint32_t)myrank << 32 | oproc,
+		int64_t i = mgr_map_get(&m->recv, (uint64_t)(uint32_t)myrank << 32 | oproc,
 					    ckey(ep->comm, ep->tag));
 		other = i >= 0 ? &m->rc[i] : NULL;
 		ep->sproc = proc;
 		ep->rproc = oproc;
 	} else {
-		int64_t i = mgr_viz_map_get(&m->send, (uint64_t)oproc << 32 | (uint32_t)myrank,
+		int64_t i = mgr_map_get(&m->send, (uint64_t)oproc << 32 | (uint32_t)myrank,
 					    ckey(ep->comm, ep->tag));
 		other = i >= 0 ? &m->sc[i] : NULL;
 		ep->sproc = oproc;
@@ -157,83 +149,106 @@ static void ep_link(struct viz_match *m, const struct viz_scan *s,
 
 static void req_post(struct viz_match *m, uint32_t proc, const struct viz_ep *ep)
 {
-	uint32_t slot;
+	struct mgr_req q = {ep->kind, ep->peer, ep->tag, ep->comm, ep->bytes, 0};
 
-	if (ep->req == 0)
-		return;
-	mgr_viz_map_del(&m->reqmap, proc, (uint64_t)ep->req);
-	if (m->nfree) {
-		slot = m->freelist[--m->nfree];
-	} else {
-		if (m->npool >= VIZ_REQS_MAX) {
-			m->overflow++;
-			return;
-		}
-		if (!m->pool) {
-			m->pool = malloc(VIZ_REQS_MAX * sizeof(*m->pool));
-			m->freelist = malloc(VIZ_REQS_MAX * sizeof(*m->freelist));
-			if (!m->pool || !m->freelist) {
-				free(m->pool);
-				free(m->freelist);
-				m->pool = NULL;
-				m->freelist = NULL;
-				m->overflow++;
-				return;
-			}
-		}
-		slot = (uint32_t)m->npool++;
-	}
-	if (mgr_viz_map_put(&m->reqmap, proc, (uint64_t)ep->req, slot) != 0) {
-		m->freelist[m->nfree++] = slot;
+	if (ep->req != 0 && mgr_reqtab_put(&m->reqs, proc, ep->req, &q) != 0)
 		m->overflow++;
-		return;
-	}
-	m->pool[slot] = (struct viz_req){ep->kind, ep->peer, ep->comm, ep->tag,
-					 ep->bytes};
 }
 
 /* A request completed: its end point (kind from the posting), or none. */
 static int req_done(struct viz_match *m, uint32_t proc, int64_t req,
 		    struct viz_ep *ep)
 {
-	int64_t slot = mgr_viz_map_get(&m->reqmap, proc, (uint64_t)req);
-	struct viz_req *q;
+	struct mgr_req q;
 
-	if (slot < 0 || req == 0)
+	if (req == 0 || !mgr_reqtab_take(&m->reqs, proc, req, &q))
 		return 0;
-	q = &m->pool[slot];
-	mgr_viz_map_del(&m->reqmap, proc, (uint64_t)req);
-	m->freelist[m->nfree++] = (uint32_t)slot;
 	ep->req = req;
-	ep->comm = q->comm;
-	if (q->kind == VIZ_EP_OTHER_DONE) {
+	ep->comm = q.comm;
+	if (q.kind == VIZ_EP_OTHER_DONE) {
 		ep->kind = VIZ_EP_OTHER_DONE;
 		ep->peer = -2;
 		ep->tag = 0;
-		if (ep->bytes == INT64_MIN)
-			ep->bytes = q->bytes;
-	} else if (q->kind == VIZ_EP_ISEND) {
+		if (ep->bytes == INT64_MIN || ep->bytes < 0)
+			ep->bytes = q.bytes;
+	} else if (q.kind == VIZ_EP_ISEND) {
 		ep->kind = VIZ_EP_ISEND_DONE;
-		ep->peer = q->peer;
-		ep->tag = q->tag;
-		ep->bytes = q->bytes;
+		ep->peer = q.peer;
+		ep->tag = q.tag;
+		ep->bytes = q.bytes;
 	} else {
 		ep->kind = VIZ_EP_IRECV_DONE;
 		/* the completion knows the actual source (and tag, unless
 		 * Waitall, whose array has no tag): the caller sets them */
 		if (ep->tag == INT64_MIN)
-			ep->tag = q->tag;
+			ep->tag = q.tag;
 		if (ep->peer == INT64_MIN)
-			ep->peer = q->peer;
+			ep->peer = q.peer;
 		if (ep->bytes == INT64_MIN)
-			ep->bytes = q->bytes;
+			ep->bytes = q.bytes;
 	}
 	return 1;
 }
 
-static int64_t arg_of(const struct proto_event *ev, enum proto_field f)
+/* A request completed, with what its completion knew in ep: its end point
+ * (linked when it ends a message) handed to cb; nothing for a request
+ * never posted. */
+static void ep_done(struct viz_match *m, const struct viz_scan *s, uint32_t proc,
+		    int64_t req, struct viz_ep *ep, viz_ep_cb cb, void *arg)
 {
-	return mgr_ev_field(ev, f, -1);
+	if (!req_done(m, proc, req, ep))
+		return;
+	if (ep->kind == VIZ_EP_IRECV_DONE)
+		ep_link(m, s, proc, ep);
+	cb(arg, ep);
+}
+
+/* One event's end points (mgr_viz_match_event). */
+struct ep_ctx {
+	struct viz_match *m;
+	const struct viz_scan *s;
+	uint32_t proc;
+	const struct mgr_event *me;
+	viz_ep_cb cb;
+	void *arg;
+};
+
+static int ep_of(void *arg, const struct mgr_end *e)
+{
+	static const int kinds[] = {
+		[MGR_END_SEND] = VIZ_EP_SEND, [MGR_END_RECV] = VIZ_EP_RECV,
+		[MGR_END_ISEND] = VIZ_EP_ISEND, [MGR_END_IRECV] = VIZ_EP_IRECV_POST,
+	};
+	struct ep_ctx *x = arg;
+	struct viz_ep ep = {0};
+
+	switch (e->kind) {
+	case MGR_END_SEND:
+	case MGR_END_RECV:
+	case MGR_END_ISEND:
+	case MGR_END_IRECV:
+		ep.kind = kinds[e->kind];
+		ep.peer = e->peer;
+		/* a Sendrecv without its receive tag: the send tag stands for
+		 * it (the usual shift pattern) */
+		ep.tag = e->tag != MGR_END_NOTAG ? e->tag : mgr_ev_field(x->me->ev, PROTO_F_tag, -1);
+		ep.comm = x->me->comm;
+		ep.bytes = e->bytes;
+		ep.req = e->req;
+		if (ep.kind == VIZ_EP_ISEND || ep.kind == VIZ_EP_IRECV_POST)
+			req_post(x->m, x->proc, &ep);
+		if (ep.kind != VIZ_EP_IRECV_POST)
+			ep_link(x->m, x->s, x->proc, &ep);
+		x->cb(x->arg, &ep);
+		break;
+	case MGR_END_DONE:	/* the tag a listed one lacks: the posted one */
+		ep.peer = e->peer;
+		ep.tag = e->listed && e->tag < 0 ? INT64_MIN : e->tag;
+		ep.bytes = e->bytes;
+		ep_done(x->m, x->s, x->proc, e->req, &ep, x->cb, x->arg);
+		break;
+	}
+	return 0;
 }
 
 /* A request that is neither a send nor a receive, started by me (a
@@ -261,103 +276,15 @@ void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
 			 uint32_t proc, const struct mgr_event *me,
 			 viz_ep_cb cb, void *arg)
 {
-	const struct proto_event *ev = me->ev;
-	struct viz_ep ep;
+	struct proto_trace_event te = {me->ev, me->stream, me->array, me->narray};
+	struct ep_ctx x = {m, s, proc, me, cb, arg};
 
-	if (ev->flags & PROTO_EVF_FAILED)
+	/* failed calls, and MPI_Startall (its requests are not followed
+	 * here), have no end points */
+	if ((me->ev->flags & PROTO_EVF_FAILED) || me->ev->type == PROTO_EV_MPI_STARTALL)
 		return;
-	memset(&ep, 0, sizeof(ep));
-	/* every send mode a send, Mrecv a recv ... (proto_ev_base) */
-	unsigned base = proto_ev_base(ev->type);
-	switch (base) {
-	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
-		ep.kind = ev->arg[5] == 1 ? VIZ_EP_ISEND : VIZ_EP_IRECV_POST;
-		ep.peer = ev->arg[1];
-		ep.tag = ev->arg[2];
-		ep.comm = me->comm;
-		ep.bytes = ev->arg[4];
-		ep.req = ev->arg[0];
-		req_post(m, proc, &ep);
-		if (ep.kind == VIZ_EP_ISEND)
-			ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		return;
-	case PROTO_EV_MPI_SEND:
-	case PROTO_EV_MPI_ISEND:
-	case PROTO_EV_MPI_IRECV:
-	case PROTO_EV_MPI_RECV:
-		ep.kind = base == PROTO_EV_MPI_SEND ? VIZ_EP_SEND :
-			base == PROTO_EV_MPI_ISEND ? VIZ_EP_ISEND :
-			base == PROTO_EV_MPI_IRECV ? VIZ_EP_IRECV_POST : VIZ_EP_RECV;
-		ep.peer = arg_of(ev, PROTO_F_peer);
-		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.comm = me->comm;
-		ep.bytes = arg_of(ev, PROTO_F_bytes);
-		ep.req = mgr_ev_field(ev, PROTO_F_req, 0);
-		if (ep.kind == VIZ_EP_ISEND || ep.kind == VIZ_EP_IRECV_POST)
-			req_post(m, proc, &ep);
-		if (ep.kind != VIZ_EP_IRECV_POST)
-			ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		return;
-	case PROTO_EV_MPI_SENDRECV:
-		ep.kind = VIZ_EP_SEND;
-		ep.peer = arg_of(ev, PROTO_F_peer);
-		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.comm = me->comm;
-		ep.bytes = arg_of(ev, PROTO_F_bytes);
-		ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		/* the receive's actual tag rides in the ARRAY (rtag, arrived,
-		 * probe_ns); traces from before it: the send tag stands for it
-		 * (the usual shift pattern) */
-		if (me->array && me->narray >= 1)
-			ep.tag = me->array[0];
-		ep.kind = VIZ_EP_RECV;
-		ep.peer = arg_of(ev, PROTO_F_src);
-		ep.bytes = arg_of(ev, PROTO_F_rbytes);
-		ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		return;
-	case PROTO_EV_MPI_WAIT:
-	case PROTO_EV_MPI_WAITANY:
-	case PROTO_EV_MPI_TEST:
-		if (ev->type == PROTO_EV_MPI_TEST && arg_of(ev, PROTO_F_result) != 1)
-			return;
-		ep.peer = arg_of(ev, PROTO_F_peer);
-		ep.tag = arg_of(ev, PROTO_F_tag);
-		ep.bytes = arg_of(ev, PROTO_F_bytes);
-		if (!req_done(m, proc, arg_of(ev, PROTO_F_req), &ep))
-			return;
-		if (ep.kind == VIZ_EP_IRECV_DONE)
-			ep_link(m, s, proc, &ep);
-		cb(arg, &ep);
-		return;
-	case PROTO_EV_MPI_WAITALL:
-	case PROTO_EV_MPI_WAITSOME:
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		/* array: the completed requests (proto_ev_done) */
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(ev->type, me->array, me->narray,
-						  i, &d); i++) {
-			memset(&ep, 0, sizeof(ep));
-			ep.peer = d.peer;
-			ep.bytes = d.bytes;
-			ep.tag = d.tag >= 0 ? d.tag : INT64_MIN;
-			if (!req_done(m, proc, d.req, &ep))
-				continue;
-			if (ep.kind == VIZ_EP_IRECV_DONE)
-				ep_link(m, s, proc, &ep);
-			cb(arg, &ep);
-		}
-		return;
-	}
-	default:
-		other_post(m, proc, me);
-		return;
-	}
+	(void)mgr_mpi_ends(&te, ep_of, &x);
+	other_post(m, proc, me);
 }
 
 /* ---- pass 1 ------------------------------------------------------------------------ */
@@ -375,7 +302,7 @@ static uint64_t fnv(const char *s, uint64_t h)
 
 static int64_t proc_of(struct viz_scan *s, const struct proto_stream *st)
 {
-	int64_t i = mgr_viz_map_get(&s->procmap, st->id, 0);
+	int64_t i = mgr_map_get(&s->procmap, st->id, 0);
 	struct viz_proc *np;
 	size_t cap;
 
@@ -390,7 +317,7 @@ static int64_t proc_of(struct viz_scan *s, const struct proto_stream *st)
 		s->procs = np;
 		s->procs_cap = cap;
 	}
-	if (mgr_viz_map_put(&s->procmap, st->id, 0, (uint32_t)s->nprocs) != 0)
+	if (mgr_map_put(&s->procmap, st->id, 0, (uint32_t)s->nprocs) != 0)
 		return PROTO_E_FULL;
 	np = &s->procs[s->nprocs];
 	memset(np, 0, sizeof(*np));
@@ -402,7 +329,7 @@ static int64_t proc_of(struct viz_scan *s, const struct proto_stream *st)
 
 static int64_t thread_of(struct viz_scan *s, uint32_t proc, uint32_t tid)
 {
-	int64_t i = mgr_viz_map_get(&s->threadmap, proc, tid);
+	int64_t i = mgr_map_get(&s->threadmap, proc, tid);
 	struct viz_thread *nt;
 
 	if (i >= 0)
@@ -418,7 +345,7 @@ static int64_t thread_of(struct viz_scan *s, uint32_t proc, uint32_t tid)
 		s->threads = nt;
 		s->threads_cap = cap;
 	}
-	if (mgr_viz_map_put(&s->threadmap, proc, tid, (uint32_t)s->nthreads) != 0)
+	if (mgr_map_put(&s->threadmap, proc, tid, (uint32_t)s->nthreads) != 0)
 		return -1;
 	s->threads[s->nthreads] = (struct viz_thread){proc, tid, 0};
 	if (!s->procs[proc].nthreads)
@@ -469,12 +396,12 @@ static int note_comm(struct viz_scan *s, const struct mgr_events *e,
 /* Host table, process labels, rank -> process. */
 static int scan_finish(struct viz_scan *s, struct proto_trace *t)
 {
-	struct viz_map hostmap;
+	struct mgr_map hostmap;
 	int rc = 0;
 
 	for (size_t i = 0; i < proto_trace_nstreams(t); i++) {
 		const struct proto_stream *st = proto_trace_stream(t, i);
-		int64_t p = mgr_viz_map_get(&s->procmap, st->id, 0);
+		int64_t p = mgr_map_get(&s->procmap, st->id, 0);
 
 		if (p < 0)
 			continue;
@@ -484,12 +411,12 @@ static int scan_finish(struct viz_scan *s, struct proto_trace *t)
 			 st->host[0] ? st->host : "localhost");
 		snprintf(s->procs[p].exe, sizeof(s->procs[p].exe), "%s", st->exe);
 	}
-	mgr_viz_map_init(&hostmap, VIZ_HOSTS_MAX);
+	mgr_map_init(&hostmap, VIZ_HOSTS_MAX);
 	s->max_rank = -1;
 	for (size_t p = 0; p < s->nprocs; p++) {
 		struct viz_proc *pr = &s->procs[p];
 		uint64_t h1 = fnv(pr->host, 0xcbf29ce484222325ull);
-		int64_t h = mgr_viz_map_get(&hostmap, h1, fnv(pr->host, 7));
+		int64_t h = mgr_map_get(&hostmap, h1, fnv(pr->host, 7));
 
 		if (h < 0) {
 			if (s->nhosts >= VIZ_HOSTS_MAX) {
@@ -508,7 +435,7 @@ static int scan_finish(struct viz_scan *s, struct proto_trace *t)
 				}
 				memcpy(s->hosts[s->nhosts], pr->host, sizeof(pr->host));
 				h = (int64_t)s->nhosts++;
-				if (mgr_viz_map_put(&hostmap, h1, fnv(pr->host, 7),
+				if (mgr_map_put(&hostmap, h1, fnv(pr->host, 7),
 						    (uint32_t)h) != 0) {
 					rc = PROTO_E_NOMEM;
 					goto done;
@@ -556,7 +483,7 @@ static int scan_finish(struct viz_scan *s, struct proto_trace *t)
 		pr->label = unique ? pr->pid : 1000000000 + (int64_t)p;
 	}
 done:
-	mgr_viz_map_clear(&hostmap);
+	mgr_map_clear(&hostmap);
 	return rc;
 }
 
@@ -583,8 +510,8 @@ int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	mgr_viz_map_init(&s->procmap, 1u << 20);
-	mgr_viz_map_init(&s->threadmap, VIZ_THREADS_MAX);
+	mgr_map_init(&s->procmap, 1u << 20);
+	mgr_map_init(&s->threadmap, VIZ_THREADS_MAX);
 	if (!(s->match = mgr_viz_match_new())) {
 		mgr_err("out of memory");
 		return -1;
@@ -663,19 +590,19 @@ void mgr_viz_scan_free(struct viz_scan *s)
 	free(s->hosts);
 	free(s->rank_proc);
 	free(s->members);
-	mgr_viz_map_clear(&s->procmap);
-	mgr_viz_map_clear(&s->threadmap);
+	mgr_map_clear(&s->procmap);
+	mgr_map_clear(&s->threadmap);
 	mgr_viz_match_free(s->match);
 	memset(s, 0, sizeof(*s));
 }
 
 uint32_t mgr_viz_thread_of(const struct viz_scan *s, const struct mgr_event *me)
 {
-	int64_t p = mgr_viz_map_get(&s->procmap, me->stream->id, 0), t;
+	int64_t p = mgr_map_get(&s->procmap, me->stream->id, 0), t;
 
 	if (p < 0)
 		return UINT32_MAX;
-	t = mgr_viz_map_get(&s->threadmap, (uint64_t)p, me->ev->tid);
+	t = mgr_map_get(&s->threadmap, (uint64_t)p, me->ev->tid);
 	return t < 0 ? UINT32_MAX : (uint32_t)t;
 }
 

@@ -1,6 +1,6 @@
 /*
  * manager/export/export_viz.h - what the viewer exports (chrome, paje, otf2, moca)
- * share: a bounded hash map (viz_map.c); the first pass over a job
+ * share, made of the manager's hash map (manager/post/map.h): the first pass over a job
  * (processes, threads, hosts, counts) and MPI message matching
  * (export_viz.c); the points of each event (viz_points.c); a bounded-memory
  * external sort that puts the points in time order (viz_sort.c); and the
@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include "manager/post/events.h"
+#include "manager/post/grow.h"
+#include "manager/post/map.h"
 #include "manager/export/export.h"
 
 #define VIZ_THREADS_MAX (1u << 20)	/* (process, thread) pairs */
@@ -27,27 +29,6 @@
 #define VIZ_REQS_MAX (1u << 20)		/* outstanding non-blocking requests */
 #define VIZ_COMMS_MAX 256		/* communicator names told apart (otf2) */
 #define VIZ_MEMBERS_MAX (1u << 20)	/* members of named communicators */
-
-/* Three-way comparison of two numbers: -1, 0 or 1. No hidden return: a
- * comparator chains them, if ((c = MGR_CMP(a, b)) || (c = ...)) return c; */
-#define MGR_CMP(x, y) (((x) > (y)) - ((x) < (y)))
-
-/* ---- a bounded hash map: 128-bit key -> 32-bit value ---------------------- */
-
-struct viz_map {
-	struct viz_slot *slot;
-	size_t cap, n, max;
-};
-
-/* Empty map holding at most max keys. */
-void mgr_viz_map_init(struct viz_map *m, size_t max);
-void mgr_viz_map_clear(struct viz_map *m);	/* frees the slots */
-/* Value of (a, b) or -1. */
-int64_t mgr_viz_map_get(const struct viz_map *m, uint64_t a, uint64_t b);
-/* Insert or replace; PROTO_E_FULL at the maximum, PROTO_E_NOMEM. */
-int mgr_viz_map_put(struct viz_map *m, uint64_t a, uint64_t b, uint32_t v);
-/* Remove (a, b) if present. */
-void mgr_viz_map_del(struct viz_map *m, uint64_t a, uint64_t b);
 
 /* ---- pass 1: the job's shape --------------------------------------------- */
 
@@ -87,8 +68,8 @@ struct viz_scan {
 	size_t nthreads, threads_cap;
 	char (*hosts)[256];
 	size_t nhosts, hosts_cap;
-	struct viz_map procmap;		/* (stream id, 0) -> proc */
-	struct viz_map threadmap;	/* (proc, tid) -> thread */
+	struct mgr_map procmap;		/* (stream id, 0) -> proc */
+	struct mgr_map threadmap;	/* (proc, tid) -> thread */
 	uint64_t events;
 	uint64_t by_type[PROTO_EV__COUNT];	/* events per type */
 	int64_t t_end;			/* largest end, ns from the job start */

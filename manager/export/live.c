@@ -163,16 +163,18 @@ static FILE *open_rank(void *arg, int32_t r)
 	FILE *f;
 
 	if (r < 0 || r >= LIVE_RANKS_MAX) {
-		mgr_err("rank %d out of range (at most %d ranks)", r, LIVE_RANKS_MAX);
+		mgr_fail(PROTO_E_TOOBIG, "rank %d out of range (at most %d "
+			 "ranks)", r, LIVE_RANKS_MAX);
 		return NULL;
 	}
 	if (L->np && r >= L->np) {
-		mgr_err("rank %d is outside the %" PRId64 " ranks of %s/list "
-			"(--np too small?)", r, L->np, L->o->outdir);
+		mgr_fail(PROTO_E_ARG, "rank %d is outside the %" PRId64 " "
+			 "ranks of %s/list (--np too small?)", r, L->np,
+			 L->o->outdir);
 		return NULL;
 	}
 	if (!(k = rank_slot(L, r)) || !(f = fopencookie(k, "w", io))) {
-		mgr_err("out of memory");
+		mgr_fail(PROTO_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	return f;
@@ -186,56 +188,51 @@ static void rank_path(const struct live *L, int64_t r, char *p, size_t cap)
 }
 
 /* Create the np rank files (or pipes), then the list, atomically: a
- * consumer that sees the list finds every file it names. */
+ * consumer that sees the list finds every file it names. 0, or a negative
+ * PROTO_E_* code (said, mgr_fail). */
 static int outputs_create(struct live *L, int64_t np)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	FILE *list;
 
-	if (np > LIVE_RANKS_MAX) {
-		mgr_err("%" PRId64 " ranks: at most %d", np, LIVE_RANKS_MAX);
-		return -1;
-	}
+	if (np > LIVE_RANKS_MAX)
+		return mgr_fail(PROTO_E_TOOBIG, "%" PRId64 " ranks: at most %d",
+				np, LIVE_RANKS_MAX);
 	for (int64_t r = 0; r < np; r++) {
 		struct lrank *k = rank_slot(L, (int32_t)r);
 		struct stat st;
 
-		if (!k) {
-			mgr_err("out of memory");
-			return -1;
-		}
+		if (!k)
+			return mgr_fail(PROTO_E_NOMEM, "out of memory");
 		rank_path(L, r, path, sizeof(path));
 		if (L->o->fifo) {
 			if (lstat(path, &st) == 0 && !S_ISFIFO(st.st_mode) &&
 			    unlink(path) != 0) {
-				mgr_err("%s: cannot replace: %m", path);
-				return -1;
+				return mgr_fail(PROTO_E_IO, "%s: cannot "
+						"replace: %m", path);
 			}
-			if (mkfifo(path, 0644) != 0 && errno != EEXIST) {
-				mgr_err("%s: cannot create a named pipe: %m", path);
-				return -1;
-			}
+			if (mkfifo(path, 0644) != 0 && errno != EEXIST)
+				return mgr_fail(PROTO_E_IO, "%s: cannot "
+						"create a named pipe: %m",
+						path);
 		} else {
 			k->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 				     0644);
-			if (k->fd < 0) {
-				mgr_err("%s: cannot write: %m", path);
-				return -1;
-			}
+			if (k->fd < 0)
+				return mgr_fail(PROTO_E_IO, "%s: cannot "
+						"write: %m", path);
 		}
 	}
 	snprintf(tmp, sizeof(tmp), "%s/list.tmp", L->o->outdir);
 	snprintf(path, sizeof(path), "%s/list", L->o->outdir);
-	if (!(list = fopen(tmp, "w"))) {
-		mgr_err("%s: cannot write: %m", tmp);
-		return -1;
-	}
+	if (!(list = fopen(tmp, "w")))
+		return mgr_fail(PROTO_E_IO, "%s: cannot write: %m", tmp);
 	for (int64_t r = 0; r < np; r++)
 		fprintf(list, "rank_%" PRId64 ".txt\n", r);
 	if (fclose(list) != 0 || rename(tmp, path) != 0) {
-		mgr_err("%s: cannot write: %m", path);
+		mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		unlink(tmp);
-		return -1;
+		return PROTO_E_IO;
 	}
 	L->np = np;
 	if (L->o->verbose)
@@ -362,7 +359,7 @@ static int64_t ranks_done(struct live *L, const struct mgr_ti *x,
 
 /* The end: pipes get what is buffered (each must be opened and read by the
  * simulator, within drain_s seconds), then every file is closed, which is
- * the simulator's end of file. */
+ * the simulator's end of file. 0, or a negative code (said). */
 static int finish_outputs(struct live *L)
 {
 	long long deadline_ms = (long long)(L->o->drain_s > 0 ? L->o->drain_s : 60) * 1000;
@@ -385,8 +382,8 @@ static int finish_outputs(struct live *L)
 			/* all written: its reader gets its end of file now,
 			 * whatever the others do */
 			if (close(k->fd) != 0 && !L->o->fifo && rc == 0) {
-				mgr_err("rank %" PRId64 ": write failed: %m", r);
-				rc = -1;
+				rc = mgr_fail(PROTO_E_IO, "rank %" PRId64 ": "
+					      "write failed: %m", r);
 			}
 			k->fd = -1;
 			k->closed = 1;
@@ -394,16 +391,15 @@ static int finish_outputs(struct live *L)
 		if (!pending)
 			break;
 		if (waited >= deadline_ms) {
-			mgr_err("%d of %" PRId64 " ranks' pipes were not read to the "
-				"end within %d s: their actions are lost", pending,
-				L->np, L->o->drain_s > 0 ? L->o->drain_s : 60);
-			rc = -1;
+			rc = mgr_fail(PROTO_E_CLOSED, "%d of %" PRId64 " ranks' "
+				      "pipes were not read to the end within %d s: "
+				      "their actions are lost", pending, L->np,
+				      L->o->drain_s > 0 ? L->o->drain_s : 60);
 			break;
 		}
 		if (stop_sig >= 2) {
-			mgr_err("second signal: %d ranks' pipes not read to the "
-				"end", pending);
-			rc = -1;
+			rc = mgr_fail(PROTO_E_CLOSED, "second signal: %d ranks' "
+				      "pipes not read to the end", pending);
 			break;
 		}
 		nap();
@@ -415,8 +411,8 @@ static int finish_outputs(struct live *L)
 		if (!k)
 			continue;
 		if (k->fd >= 0 && close(k->fd) != 0 && !L->o->fifo && rc == 0) {
-			mgr_err("rank %zu: write failed: %m", r);
-			rc = -1;
+			rc = mgr_fail(PROTO_E_IO, "rank %zu: write failed: %m",
+				      r);
 		}
 		k->fd = -1;
 	}
@@ -437,8 +433,8 @@ static void live_free(struct live *L)
 }
 
 /* Read what is stored now, at most LIVE_BATCH events (unbounded with
- * all, at the end). 1 when something was read, 0 when nothing, -1 on
- * failure. */
+ * all, at the end). 1 when something was read, 0 when nothing, a
+ * negative code on failure (said). */
 static int read_some(struct live *L, struct mgr_ti *x, struct proto_trace *t,
 		     int all)
 {
@@ -457,15 +453,15 @@ static int read_some(struct live *L, struct mgr_ti *x, struct proto_trace *t,
 			drain_all(L);
 		}
 	}
-	if (rc < 0) {
-		mgr_err("%s: read error: %s", L->o->jobdir, proto_strerror(rc));
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(rc, "%s: read error: %s", L->o->jobdir,
+				proto_strerror(rc));
 	return n > 0;
 }
 
 /* Signals (TERM and INT stop, PIPE ignored) and the output directory,
- * which must not hold a list yet: 0, or -1 after a message. */
+ * which must not hold a list yet: 0, or a negative PROTO_E_* code (said,
+ * mgr_fail). */
 static int live_prepare(const struct mgr_live_opts *o)
 {
 	struct sigaction sa;
@@ -479,20 +475,17 @@ static int live_prepare(const struct mgr_live_opts *o)
 	sigaction(SIGPIPE, &sa, NULL);
 	stop_sig = 0;
 
-	if (mkdir(o->outdir, 0777) != 0 && errno != EEXIST) {
-		mgr_err("%s: cannot create: %m", o->outdir);
-		return -1;
-	}
+	if (mkdir(o->outdir, 0777) != 0 && errno != EEXIST)
+		return mgr_fail(PROTO_E_IO, "%s: cannot create: %m", o->outdir);
 	snprintf(path, sizeof(path), "%s/list", o->outdir);
-	if (access(path, F_OK) == 0) {
-		mgr_err("%s already exists: give live-ti a new output directory", path);
-		return -1;
-	}
+	if (access(path, F_OK) == 0)
+		return mgr_fail(PROTO_E_EXISTS, "%s already exists: give "
+				"live-ti a new output directory", path);
 	return 0;
 }
 
 /* Follow the job directory (opened into *tp once it appears) until every
- * rank is done or a signal stops it: 0, or -1 after a message. */
+ * rank is done or a signal stops it: 0, or a negative code (said). */
 static int follow(struct live *L, struct mgr_ti *x, struct proto_trace **tp)
 {
 	const struct mgr_live_opts *o = L->o;
@@ -508,11 +501,9 @@ static int follow(struct live *L, struct mgr_ti *x, struct proto_trace **tp)
 			if (rc == PROTO_E_NOTFOUND && stat(o->jobdir, &st) == 0 &&
 			    !S_ISDIR(st.st_mode))
 				rc = PROTO_E_FORMAT;	/* a file: never a job */
-			if (rc != PROTO_E_NOTFOUND) {
-				mgr_err("%s: cannot follow: %s", o->jobdir,
-					proto_strerror(rc));
-				return -1;
-			}
+			if (rc != PROTO_E_NOTFOUND)
+				return mgr_fail(rc, "%s: cannot follow: %s",
+						o->jobdir, proto_strerror(rc));
 			if (!waiting_note++ && o->verbose)
 				fprintf(stderr, "tapestry: live-ti: waiting for "
 					"%s to appear\n", o->jobdir);
@@ -560,10 +551,11 @@ static int follow(struct live *L, struct mgr_ti *x, struct proto_trace **tp)
 }
 
 /* After following: what is left, the end of every rank's file and the
- * closing line: 0, or -1 after a message. */
+ * closing line: 0, or a negative code (said). */
 static int live_end(struct live *L, struct mgr_ti *x, struct proto_trace *t)
 {
 	const struct mgr_live_opts *o = L->o;
+	int rc;
 
 	if (t) {
 		/* what is stored now, then the events held for their array */
@@ -573,17 +565,17 @@ static int live_end(struct live *L, struct mgr_ti *x, struct proto_trace *t)
 	}
 	if (!L->np && mgr_ti_world(x) > 0 && outputs_create(L, mgr_ti_world(x)))
 		return -1;
-	if (!L->np) {
-		mgr_err("%s: no MPI rank seen%s: nothing written", o->jobdir,
-			stop_sig ? " before the stop" : "");
-		return -1;
-	}
+	if (!L->np)
+		return mgr_fail(PROTO_E_NOTFOUND, "%s: no MPI rank seen%s: "
+				"nothing written", o->jobdir,
+				stop_sig ? " before the stop" : "");
 	if (!mgr_ti_mpi_events(x)) {
 		/* the list exists: its readers still get their end of file */
-		mgr_err("%s: no MPI rank seen%s: the files stay empty", o->jobdir,
-			stop_sig ? " before the stop" : "");
+		rc = mgr_fail(PROTO_E_NOTFOUND, "%s: no MPI rank seen%s: the "
+			      "files stay empty", o->jobdir,
+			      stop_sig ? " before the stop" : "");
 		finish_outputs(L);
-		return -1;
+		return rc;
 	}
 	for (int64_t r = 0; r < L->np; r++)
 		if (!mgr_ti_rank_state(x, (int32_t)r, NULL))
@@ -611,8 +603,10 @@ int mgr_live_run(const struct mgr_live_opts *o)
 	int status = 1;
 
 	clock_gettime(CLOCK_MONOTONIC, &L.t0);
-	if (live_prepare(o))
+	if (live_prepare(o)) {
+		mgr_err_flush();
 		return 1;
+	}
 	if (!(x = mgr_ti_new(MGR_TI_SMPI, open_rank, &L))) {
 		mgr_err("out of memory");
 		return 1;
@@ -626,6 +620,7 @@ out:
 		status = 1;
 	proto_trace_close(t);
 	live_free(&L);
+	mgr_err_flush();	/* an exit status: launch's child _exits with it */
 	return status;
 }
 

@@ -64,6 +64,26 @@ void mgr_ti_end(struct mgr_ti *x);
  * when a stream failed to write (message printed). */
 int mgr_ti_free(struct mgr_ti *x);
 
+/* The members of the job's communicators (manager/export/export_sim_sub.c),
+ * read from the constructor events of the job directory dir beforehand:
+ * with them, the SMPI dialect writes a collective on a communicator of
+ * fewer ranks than the world as point-to-point messages among its members
+ * (docs/modules/export-simgrid.md); without (the live feed, which cannot
+ * read ahead) such collectives are skipped, counted. */
+struct mgr_ti_subs;
+struct mgr_comms;
+/* NULL with *rc (PROTO_E_*) on a read error or out of memory. */
+struct mgr_ti_subs *mgr_ti_subs_read(const char *dir, const struct mgr_comms *cm, int *rc);
+/* The world ranks of the communicator named name, in its rank order (*n
+ * of them), or NULL when its members are not known. */
+const int32_t *mgr_ti_subs_members(const struct mgr_ti_subs *s, int64_t name,
+				   size_t *n);
+void mgr_ti_subs_free(struct mgr_ti_subs *s);
+/* Give x the members (and the names they are listed by); x does not own
+ * them. */
+void mgr_ti_set_subs(struct mgr_ti *x, const struct mgr_ti_subs *subs,
+		     const struct mgr_comms *cm);
+
 /* ---- the live feed (manager/export/live.c) -------------------------------------- */
 
 struct mgr_live_opts {
@@ -80,7 +100,8 @@ struct mgr_live_opts {
  * stream's BYE stored) or SIGTERM/SIGINT, writing OUTDIR/rank_N.txt and
  * OUTDIR/list (docs/modules/live-ti.md). Installs its own signal handlers
  * for SIGTERM, SIGINT (stop and flush) and ignores SIGPIPE. Returns the
- * exit status: 0, 1 on failure (message printed). */
+ * exit status: 0, 1 on failure (message printed: the error slot is
+ * printed before it returns, as a forked child _exits with it). */
 int mgr_live_run(const struct mgr_live_opts *o);
 
 /* `tapestry live-ti [--np N] [--fifo] JOBDIR OUTDIR`. */

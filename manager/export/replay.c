@@ -22,6 +22,7 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "proto/error.h"
 
 #define LOG_TAIL 20		/* lines of smpirun's log shown on failure */
 #define LOG_LINE_MAX 4096
@@ -68,7 +69,7 @@ static char *find_smpirun(void)
 	return NULL;
 }
 
-/* Non-empty lines of path (a hostfile, the trace's list), or -1. */
+/* Non-empty lines of path (a hostfile, the trace's list), or PROTO_E_IO. */
 static long count_lines(const char *path)
 {
 	char line[LOG_LINE_MAX];
@@ -76,7 +77,7 @@ static long count_lines(const char *path)
 	long n = 0;
 
 	if (!f)
-		return -1;
+		return PROTO_E_IO;
 	while (fgets(line, sizeof(line), f))
 		if (line[strspn(line, " \t\r\n")])
 			n++;
@@ -87,18 +88,20 @@ static long count_lines(const char *path)
 /* The platform and hostfile of --platform p (a directory holding
  * platform.xml and hostfile, or a platform file with a hostfile beside
  * it), absolute and malloc'd, and the job.xml beside them when there is
- * one (else *job = NULL). 0, or -1 with a message. */
+ * one (else *job = NULL). 0, or a negative PROTO_E_* code (said, mgr_fail,
+ * but out of memory). */
 static int user_platform(const char *p, char **platform, char **hostfile,
 			 char **job)
 {
 	struct stat sb;
 	char *real = realpath(p, NULL), *dir = NULL, *slash;
-	int rc = -1;
+	int rc = PROTO_E_NOMEM;
 
 	*platform = *hostfile = *job = NULL;
 	if (!real || stat(real, &sb) != 0) {
-		mgr_err("%s: no such platform (--platform takes a directory with "
-			"platform.xml and hostfile, or a platform file)", p);
+		rc = mgr_fail(PROTO_E_NOTFOUND, "%s: no such platform (--platform "
+			      "takes a directory with platform.xml and hostfile, "
+			      "or a platform file)", p);
 		goto out;
 	}
 	if (!(dir = strdup(real)))
@@ -119,12 +122,13 @@ static int user_platform(const char *p, char **platform, char **hostfile,
 		goto out;
 	}
 	if (access(*platform, R_OK) != 0) {
-		mgr_err("%s: cannot read the platform: %m", *platform);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot read the platform: %m",
+			      *platform);
 		goto out;
 	}
 	if (access(*hostfile, R_OK) != 0) {
-		mgr_err("%s: cannot read the hostfile that goes with %s: %m",
-			*hostfile, *platform);
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot read the hostfile that goes "
+			      "with %s: %m", *hostfile, *platform);
 		goto out;
 	}
 	if (access(*job, R_OK) != 0) {
@@ -145,7 +149,8 @@ out:
 }
 
 /* Ranks, mean host speed and SMPI bandwidth factor (bwf, size bwsz; "0:1"
- * when job.xml has none) from the platform export's job.xml. */
+ * when job.xml has none) from the platform export's job.xml: 0, or
+ * PROTO_E_FORMAT (the caller says which file). */
 static int read_job(const char *path, long *ranks, double *speed, char *bwf,
 		    size_t bwsz)
 {
@@ -155,7 +160,7 @@ static int read_job(const char *path, long *ranks, double *speed, char *bwf,
 	long cnt = 0;
 
 	if (!doc)
-		return -1;
+		return PROTO_E_FORMAT;
 	root = xmlDocGetRootElement(doc);
 	for (n = root ? root->children : NULL; n; n = n->next) {
 		xmlChar *v;
@@ -180,28 +185,27 @@ static int read_job(const char *path, long *ranks, double *speed, char *bwf,
 	}
 	xmlFreeDoc(doc);
 	if (cnt <= 0)
-		return -1;
+		return PROTO_E_FORMAT;
 	*ranks = cnt;
 	*speed = sum / (double)cnt;
 	return 0;
 }
 
-/* Run argv with cwd and stdout+stderr to log; its exit status or -1. */
+/* Run argv with cwd and stdout+stderr to log: its exit status, or a
+ * negative PROTO_E_* code when it could not run (said, mgr_fail). */
 static int run(char *const argv[], const char *cwd, const char *log)
 {
 	pid_t pid;
 	int st, fd;
 
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		mgr_err("%s: cannot write: %m", log);
-		return -1;
-	}
+	if (fd < 0)
+		return mgr_fail(PROTO_E_IO, "%s: cannot write: %m", log);
 	pid = fork();
 	if (pid < 0) {
-		mgr_err("fork: %m");
+		mgr_fail(PROTO_E_IO, "fork: %m");
 		close(fd);
-		return -1;
+		return PROTO_E_IO;
 	}
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
@@ -218,14 +222,15 @@ static int run(char *const argv[], const char *cwd, const char *log)
 	close(fd);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
-			return -1;
+			return mgr_fail(PROTO_E_IO, "waitpid: %m");
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 /* The simulated time SMPI's replay logs ("Simulation time %f"), and the
- * last lines of the log for a failure report. */
+ * last lines of the log for a failure report: 0, PROTO_E_IO when the log
+ * cannot be read, PROTO_E_NOTFOUND when it has no simulated time. */
 static int parse_log(const char *log, double *simtime, int show_tail)
 {
 	static char tail[LOG_TAIL][LOG_LINE_MAX];
@@ -235,7 +240,7 @@ static int parse_log(const char *log, double *simtime, int show_tail)
 	int found = 0;
 
 	if (!f)
-		return -1;
+		return PROTO_E_IO;
 	while (fgets(line, sizeof(line), f)) {
 		const char *p = strstr(line, "] Simulation time ");
 
@@ -253,7 +258,7 @@ static int parse_log(const char *log, double *simtime, int show_tail)
 		for (size_t i = first; i < n; i++)
 			fprintf(stderr, "  | %s", tail[i % LOG_TAIL]);
 	}
-	return found ? 0 : -1;
+	return found ? 0 : PROTO_E_NOTFOUND;
 }
 
 /* The files of one replay, freed by replay_free. */
@@ -282,48 +287,42 @@ static void replay_free(struct replay *R)
 }
 
 /* The output folder (output, else DIR/replay) and the paths in it: 0, or
- * -1 (after a message but out of memory). */
+ * a negative PROTO_E_* code (said, mgr_fail, but out of memory). */
 static int replay_paths(struct replay *R, const char *output, int user_pf)
 {
 	if (output ? !(R->base = strdup(output)) :
 	    asprintf(&R->base, "%s/replay", R->dir) < 0)
-		return -1;
-	if (mkdir(R->base, 0777) != 0 && errno != EEXIST) {
-		mgr_err("%s: cannot create: %m", R->base);
-		return -1;
-	}
-	if (!(R->real = realpath(R->base, NULL))) {
-		mgr_err("%s: %m", R->base);
-		return -1;
-	}
+		return PROTO_E_NOMEM;
+	if (mkdir(R->base, 0777) != 0 && errno != EEXIST)
+		return mgr_fail(PROTO_E_IO, "%s: cannot create: %m", R->base);
+	if (!(R->real = realpath(R->base, NULL)))
+		return mgr_fail(PROTO_E_IO, "%s: %m", R->base);
 	if (asprintf(&R->ti, "%s/simgrid-ti", R->real) < 0 ||
 	    asprintf(&R->pf, "%s/simgrid-platform", R->real) < 0 ||
 	    asprintf(&R->log, "%s/smpirun.log", R->real) < 0 ||
 	    asprintf(&R->listpath, "%s/list", R->ti) < 0)
-		return -1;
+		return PROTO_E_NOMEM;
 	if (!user_pf && (asprintf(&R->platform, "%s/platform.xml", R->pf) < 0 ||
 			 asprintf(&R->hostfile, "%s/hostfile", R->pf) < 0 ||
 			 asprintf(&R->job, "%s/job.xml", R->pf) < 0))
-		return -1;
+		return PROTO_E_NOMEM;
 	return 0;
 }
 
 /* --platform: the trace's ranks, which the user's hostfile must place
- * each of: 0, or -1 after a message. */
+ * each of: 0, or a negative PROTO_E_* code (said, mgr_fail). */
 static int fit_user_platform(struct replay *R)
 {
 	long hosts = count_lines(R->hostfile), pr;
 
-	if ((R->ranks = count_lines(R->listpath)) <= 0) {
-		mgr_err("%s: no ranks in the exported trace", R->listpath);
-		return -1;
-	}
-	if (hosts < R->ranks) {
-		mgr_err("%s names %ld hosts, the trace of %s has %ld ranks: "
-			"the platform does not fit this job", R->hostfile,
-			hosts < 0 ? 0 : hosts, R->dir, R->ranks);
-		return -1;
-	}
+	if ((R->ranks = count_lines(R->listpath)) <= 0)
+		return mgr_fail(PROTO_E_NOTFOUND, "%s: no ranks in the exported "
+				"trace", R->listpath);
+	if (hosts < R->ranks)
+		return mgr_fail(PROTO_E_ARG, "%s names %ld hosts, the trace of %s "
+				"has %ld ranks: the platform does not fit this "
+				"job", R->hostfile, hosts < 0 ? 0 : hosts, R->dir,
+				R->ranks);
 	/* smpi/host-speed only silences SMPI's benchmarking note (replay
 	 * benchmarks nothing): any speed does */
 	if (!R->job || read_job(R->job, &pr, &R->speed, R->bwfac, sizeof(R->bwfac)) != 0)
@@ -416,6 +415,8 @@ int mgr_cmd_replay(int argc, char **argv)
 	if (user_pf && fit_user_platform(&R))
 		goto done;
 	status = run_smpirun(&R);
+	if (status < 0)
+		goto done;	/* smpirun did not run (said) */
 	if (status != 0 || parse_log(R.log, &simtime, 0) != 0) {
 		mgr_err("replay failed (smpirun exit status %d); last lines of %s:",
 			status, R.log);

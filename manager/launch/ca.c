@@ -31,6 +31,7 @@
 
 #include "manager/launch/ca.h"
 #include "manager/mgr.h"
+#include "proto/error.h"
 #include "proto/num.h"
 
 #define NAME_MAX_LEN 255
@@ -42,13 +43,14 @@ struct written {
 	int n, cap;
 };
 
-static void ossl_err(const char *what)
+/* OpenSSL's reason for the failure of what, into the error slot. */
+static int ossl_fail(const char *what)
 {
 	char buf[256];
 
 	ERR_error_string_n(ERR_get_error(), buf, sizeof(buf));
 	ERR_clear_error();
-	mgr_err("%s: %s", what, buf);
+	return mgr_fail(PROTO_E_IO, "%s: %s", what, buf);
 }
 
 static EVP_PKEY *new_key(void)
@@ -66,7 +68,8 @@ static EVP_PKEY *new_key(void)
 	return key;
 }
 
-/* Add extension nid = value to x (issuer for the key identifiers). */
+/* Add extension nid = value to x (issuer for the key identifiers): 0, or
+ * PROTO_E_ARG (OpenSSL says why). */
 static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
 {
 	X509V3_CTX v3;
@@ -76,10 +79,10 @@ static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
 	X509V3_set_ctx(&v3, issuer, x, NULL, NULL, 0);
 	ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
 	if (!ext)
-		return -1;
+		return PROTO_E_ARG;
 	ok = X509_add_ext(x, ext, -1);
 	X509_EXTENSION_free(ext);
-	return ok ? 0 : -1;
+	return ok ? 0 : PROTO_E_ARG;
 }
 
 /* A certificate for key named cn, signed by ca_key (issuer ca; NULL:
@@ -144,12 +147,12 @@ static FILE *create(struct written *w, const char *dir, const char *name,
 	FILE *f;
 
 	if ((size_t)snprintf(path, cap, "%s/%s", dir, name) >= cap) {
-		mgr_err("path too long: %s/%s", dir, name);
+		mgr_fail(PROTO_E_TOOBIG, "path too long: %s/%s", dir, name);
 		return NULL;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (fd < 0) {
-		mgr_err("cannot create %s: %s", path, strerror(errno));
+		mgr_fail(PROTO_E_IO, "cannot create %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (w->n == w->cap) {
@@ -159,7 +162,7 @@ static FILE *create(struct written *w, const char *dir, const char *name,
 		if (!np) {
 			close(fd);
 			unlink(path);
-			mgr_err("out of memory");
+			mgr_fail(PROTO_E_NOMEM, "out of memory");
 			return NULL;
 		}
 		w->path = np;
@@ -169,28 +172,26 @@ static FILE *create(struct written *w, const char *dir, const char *name,
 	if (!w->path[w->n]) {
 		close(fd);
 		unlink(path);
-		mgr_err("out of memory");
+		mgr_fail(PROTO_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	w->n++;
 	f = fdopen(fd, "w");
 	if (!f) {
 		close(fd);
-		mgr_err("cannot write %s: %s", path, strerror(errno));
+		mgr_fail(PROTO_E_IO, "cannot write %s: %s", path, strerror(errno));
 	}
 	return f;
 }
 
-/* Close f, reporting a write error. 0 or -1. */
+/* Close f: 0, or PROTO_E_IO after a write error (said). */
 static int finish(FILE *f, const char *path, int ok)
 {
 	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
 		ok = 0;
 	if (fclose(f) != 0)
 		ok = 0;
-	if (!ok)
-		mgr_err("cannot write %s", path);
-	return ok ? 0 : -1;
+	return ok ? 0 : mgr_fail(PROTO_E_IO, "cannot write %s", path);
 }
 
 static int write_pair(struct written *w, const char *dir, const char *base,
@@ -198,17 +199,21 @@ static int write_pair(struct written *w, const char *dir, const char *base,
 {
 	char name[NAME_MAX_LEN + 8], path[PATH_MAX];
 	FILE *f;
+	int rc;
 
 	snprintf(name, sizeof(name), "%s.key", base);
 	f = create(w, dir, name, 0600, path, sizeof(path));
-	if (!f || finish(f, path, PEM_write_PrivateKey(f, key, NULL, NULL, 0,
-						       NULL, NULL) == 1))
-		return -1;
+	if (!f)
+		return PROTO_E_IO;
+	rc = finish(f, path, PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL,
+						  NULL) == 1);
+	if (rc)
+		return rc;
 	snprintf(name, sizeof(name), "%s.crt", base);
 	f = create(w, dir, name, 0644, path, sizeof(path));
-	if (!f || finish(f, path, PEM_write_X509(f, x) == 1))
-		return -1;
-	return 0;
+	if (!f)
+		return PROTO_E_IO;
+	return finish(f, path, PEM_write_X509(f, x) == 1);
 }
 
 /* A host name is used as a file name and in a certificate: letters,
@@ -243,13 +248,11 @@ static int write_secret(struct written *w, const char *dir)
 	FILE *f;
 	int ok = 1;
 
-	if (RAND_bytes(raw, sizeof(raw)) != 1) {
-		ossl_err("random secret");
-		return -1;
-	}
+	if (RAND_bytes(raw, sizeof(raw)) != 1)
+		return ossl_fail("random secret");
 	f = create(w, dir, MGR_CA_SECRET, 0600, path, sizeof(path));
 	if (!f)
-		return -1;
+		return PROTO_E_IO;
 	for (size_t i = 0; i < sizeof(raw); i++)
 		if (fprintf(f, "%02x", raw[i]) != 2)
 			ok = 0;
@@ -261,20 +264,16 @@ static int write_secret(struct written *w, const char *dir)
 
 /* A new key (*key) and its certificate for cn (*x), signed by ca_key, or
  * self-signed when ca is NULL; what_key and what_cert name them in a
- * failure's message. 0, or -1 after it (what was made is left in *key and
- * *x for the caller to free). */
+ * failure's message. 0, or PROTO_E_IO (said; what was made is left in *key
+ * and *x for the caller to free). */
 static int key_and_cert(const char *what_key, const char *what_cert,
 			const char *cn, const char *san, X509 *ca, EVP_PKEY *ca_key,
 			int days, EVP_PKEY **key, X509 **x)
 {
-	if (!(*key = new_key())) {
-		ossl_err(what_key);
-		return -1;
-	}
-	if (!(*x = make_cert(*key, cn, san, ca, ca_key, days))) {
-		ossl_err(what_cert);
-		return -1;
-	}
+	if (!(*key = new_key()))
+		return ossl_fail(what_key);
+	if (!(*x = make_cert(*key, cn, san, ca, ca_key, days)))
+		return ossl_fail(what_cert);
 	return 0;
 }
 
@@ -287,46 +286,36 @@ int mgr_ca_generate(const char *dir, const char *const *hosts, int nhosts,
 	char path[PATH_MAX], cn[NAME_MAX_LEN + 64], san[NAME_MAX_LEN + 8];
 	unsigned char id[8];
 	struct stat sb;
-	int rc = -1;
+	int rc;
 
 	for (int i = 0; i < nhosts; i++) {
-		if (!host_ok(hosts[i])) {
-			mgr_err("bad host name '%s' (letters, digits, '.', '-', "
-				"'_', ':'; not 'ca' or 'manager')", hosts[i]);
-			return -1;
-		}
+		if (!host_ok(hosts[i]))
+			return mgr_fail(PROTO_E_ARG, "bad host name '%s' (letters, "
+					"digits, '.', '-', '_', ':'; not 'ca' or "
+					"'manager')", hosts[i]);
 		for (int j = 0; j < i; j++)
-			if (!strcmp(hosts[i], hosts[j])) {
-				mgr_err("host '%s' given twice", hosts[i]);
-				return -1;
-			}
+			if (!strcmp(hosts[i], hosts[j]))
+				return mgr_fail(PROTO_E_ARG, "host '%s' given twice",
+						hosts[i]);
 	}
-	if (days < 1 || days > DAYS_MAX) {
-		mgr_err("--days must be 1..%d", DAYS_MAX);
-		return -1;
-	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		mgr_err("cannot create %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		mgr_err("%s is not a directory", dir);
-		return -1;
-	}
+	if (days < 1 || days > DAYS_MAX)
+		return mgr_fail(PROTO_E_ARG, "--days must be 1..%d", DAYS_MAX);
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return mgr_fail(PROTO_E_IO, "cannot create %s: %s", dir,
+				strerror(errno));
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		return mgr_fail(PROTO_E_ARG, "%s is not a directory", dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, MGR_CA_KEY);
-	if (access(path, F_OK) == 0) {
-		mgr_err("%s already holds credentials (%s): not overwritten",
-			dir, MGR_CA_KEY);
-		return -1;
-	}
-	if (RAND_bytes(id, sizeof(id)) != 1) {
-		ossl_err("random");
-		return -1;
-	}
+	if (access(path, F_OK) == 0)
+		return mgr_fail(PROTO_E_EXISTS, "%s already holds credentials "
+				"(%s): not overwritten", dir, MGR_CA_KEY);
+	if (RAND_bytes(id, sizeof(id)) != 1)
+		return ossl_fail("random");
 	snprintf(cn, sizeof(cn), "tapestry job CA %02x%02x%02x%02x%02x%02x%02x%02x",
 		 id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7]);
-	if (key_and_cert("CA key", "CA certificate", cn, NULL, NULL, NULL, days,
-			 &ca_key, &ca) || write_pair(&w, dir, "ca", ca_key, ca))
+	if ((rc = key_and_cert("CA key", "CA certificate", cn, NULL, NULL, NULL,
+			       days, &ca_key, &ca)) ||
+	    (rc = write_pair(&w, dir, "ca", ca_key, ca)))
 		goto out;
 	for (int i = -1; i < nhosts; i++) {
 		const char *h = i < 0 ? MGR_CA_MANAGER : hosts[i];
@@ -337,17 +326,16 @@ int mgr_ca_generate(const char *dir, const char *const *hosts, int nhosts,
 			snprintf(san, sizeof(san), "IP:%s", h);
 		else
 			snprintf(san, sizeof(san), "DNS:%s", h);
-		if (key_and_cert("key", h, h, san, ca, ca_key, days, &key, &x) ||
-		    write_pair(&w, dir, h, key, x))
+		if ((rc = key_and_cert("key", h, h, san, ca, ca_key, days, &key,
+				       &x)) ||
+		    (rc = write_pair(&w, dir, h, key, x)))
 			goto out;
 		X509_free(x);
 		EVP_PKEY_free(key);
 		x = NULL;
 		key = NULL;
 	}
-	if (write_secret(&w, dir))
-		goto out;
-	rc = 0;
+	rc = write_secret(&w, dir);
 out:
 	X509_free(x);
 	EVP_PKEY_free(key);
@@ -360,8 +348,8 @@ out:
 	}
 	free(w.path);
 	if (rc && w.n)
-		mgr_err("nothing kept in %s: the %d files written were removed",
-			dir, w.n);
+		mgr_fail(rc, "nothing kept in %s: the %d files written were removed",
+			 dir, w.n);
 	return rc;
 }
 

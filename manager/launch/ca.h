@@ -17,8 +17,9 @@
  * and write ca.crt, ca.key, secret, manager.crt/.key and HOST.crt/.key for
  * each of the nhosts names (a name that parses as an IPv4 or IPv6 address
  * becomes an IP subjectAltName, others a DNS one). Keys and the secret are
- * mode 0600. days: validity of every certificate. On failure every file
- * written is removed and a message is printed. 0 or -1. */
+ * mode 0600. days: validity of every certificate. 0, or a negative
+ * PROTO_E_* code with its message in the error slot (mgr_fail) and every
+ * file written removed. */
 int mgr_ca_generate(const char *dir, const char *const *hosts, int nhosts,
 		    int days);
 

@@ -28,6 +28,7 @@
 #include "manager/launch/jobdesc.h"
 #include "manager/mgr.h"
 #include "manager/launch/spawn.h"
+#include "proto/error.h"
 #include "proto/num.h"
 
 struct ctx {
@@ -303,7 +304,7 @@ static const struct mgr_jd_launcher *find_launcher(const struct mgr_jobdesc *jd,
 }
 
 /* SLURM_TASKS_PER_NODE ("2(x3),1") into slots[], at most max; the count
- * of nodes it describes, or -1 when it does not read. */
+ * of nodes it describes, or PROTO_E_FORMAT when it does not read. */
 static int slurm_tasks(const char *s, int slots[], int max)
 {
 	int n = 0;
@@ -313,23 +314,23 @@ static int slurm_tasks(const char *s, int slots[], int max)
 		long v = strtol(s, &end, 10), rep = 1;
 
 		if (end == s || v < 0 || v > MGR_JD_MAX_SLOTS)
-			return -1;
+			return PROTO_E_FORMAT;
 		s = end;
 		if (!strncmp(s, "(x", 2)) {
 			rep = strtol(s + 2, &end, 10);
 			if (end == s + 2 || *end != ')' || rep < 1)
-				return -1;
+				return PROTO_E_FORMAT;
 			s = end + 1;
 		}
 		while (rep-- > 0) {
 			if (n == max)
-				return -1;
+				return PROTO_E_FORMAT;
 			slots[n++] = (int)v;
 		}
 		if (*s == ',')
 			s++;
 		else if (*s)
-			return -1;
+			return PROTO_E_FORMAT;
 	}
 	return n;
 }
@@ -1251,19 +1252,16 @@ int mgr_jobdesc_plan(const char *path, const char *dir,
 		     const struct mgr_jobdesc *jd)
 {
 	xmlDocPtr doc = NULL;
-	int rc = -1;
+	int rc = PROTO_E_FORMAT;	/* check_entities said why */
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		mgr_err("cannot create %s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return mgr_fail(PROTO_E_IO, "cannot create %s: %s", dir,
+				strerror(errno));
 	if (check_size(path, stderr))
-		return -1;
+		return PROTO_E_TOOBIG;
 	doc = xmlReadFile(path, NULL, JD_PARSE_OPTS);
-	if (!doc) {
-		mgr_err("%s: cannot parse", path);
-		return -1;
-	}
+	if (!doc)
+		return mgr_fail(PROTO_E_FORMAT, "%s: cannot parse", path);
 	{
 		struct ctx x = {.path = path, .err = stderr};
 
@@ -1279,7 +1277,8 @@ int mgr_jobdesc_plan(const char *path, const char *dir,
 		int wr = -1;
 
 		if (!st) {
-			mgr_err("cannot load the stylesheet %s", sp ? sp : plan_sheets[i].sheet);
+			rc = mgr_fail(PROTO_E_NOTFOUND, "cannot load the stylesheet "
+				      "%s", sp ? sp : plan_sheets[i].sheet);
 			free(sp);
 			goto out;
 		}
@@ -1289,14 +1288,16 @@ int mgr_jobdesc_plan(const char *path, const char *dir,
 		if (res)
 			wr = xsltSaveResultToFilename(tmp, res, st, 0);
 		if (wr < 0 || rename(tmp, out) < 0) {
-			mgr_err("%s: stylesheet %s failed", path, sp);
+			mgr_fail(PROTO_E_IO, "%s: stylesheet %s failed", path, sp);
 			unlink(tmp);
 		}
 		xmlFreeDoc(res);
 		xsltFreeStylesheet(st);
 		free(sp);
-		if (wr < 0)
+		if (wr < 0) {
+			rc = PROTO_E_IO;
 			goto out;
+		}
 	}
 	rc = 0;
 out:

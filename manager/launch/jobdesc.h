@@ -130,8 +130,9 @@ int mgr_jd_rank_host(const struct mgr_jobdesc *jd, int r);
  * collectors.plan (stylesheets found with mgr_find_data()). Each file is
  * written under a temporary name and renamed. jd: the description as
  * loaded, for what the file does not say (<hosts from="slurm"/>: the
- * allocation's hosts and the collectors made for them), or NULL. 0, or -1
- * with a message. */
+ * allocation's hosts and the collectors made for them), or NULL. 0, or a
+ * negative PROTO_E_* code (said: mgr_fail, or on stderr for what is wrong
+ * in the description, as mgr_jobdesc_load says it). */
 int mgr_jobdesc_plan(const char *path, const char *dir,
 		     const struct mgr_jobdesc *jd);
 

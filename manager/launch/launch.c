@@ -1596,6 +1596,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 		struct mgr_export_stats st = {0};
 
 		if (mgr_export(jd->output[i], L->dir, NULL, &st)) {
+			mgr_err_flush();	/* said before the next output's line */
 			export_failed = 1;
 			continue;
 		}

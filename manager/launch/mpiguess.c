@@ -26,6 +26,7 @@
 
 #include "manager/mgr.h"
 #include "manager/launch/spawn.h"
+#include "proto/error.h"
 
 static const char *const launchers[] = {
 	"mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "srun",
@@ -81,7 +82,8 @@ static const char *by_dir(const char *path)
 	return NULL;
 }
 
-/* Resolve prog like the shell does (PATH when it has no '/'). */
+/* Resolve prog like the shell does (PATH when it has no '/') into out: 0,
+ * or PROTO_E_NOTFOUND. */
 static int on_path(const char *prog, char *out, size_t cap)
 {
 	const char *path = getenv("PATH");
@@ -89,7 +91,7 @@ static int on_path(const char *prog, char *out, size_t cap)
 
 	if (strchr(prog, '/')) {
 		snprintf(out, cap, "%s", prog);
-		return access(out, X_OK) == 0 ? 0 : -1;
+		return access(out, X_OK) == 0 ? 0 : PROTO_E_NOTFOUND;
 	}
 	if (!path || !*path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -106,7 +108,7 @@ static int on_path(const char *prog, char *out, size_t cap)
 		if (*path == ':')
 			path++;
 	}
-	return -1;
+	return PROTO_E_NOTFOUND;
 }
 
 /* Follow file's links one at a time, classifying each name; leaves the
@@ -139,18 +141,26 @@ static void walk_links(char *file, size_t cap, struct mgr_mpi_guess *g)
 		g->flavour = by_dir(file);
 }
 
+/* The output of the shell command pre FILE post (file quoted), or NULL. */
+static FILE *run_on(const char *pre, const char *file, const char *post)
+{
+	char cmd[PATH_MAX * 2 + 64], q[PATH_MAX * 2] = "";
+
+	if (mgr_shell_quote(q, sizeof(q), file))
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "%s%s%s", pre, q, post);
+	return popen(cmd, "r");
+}
+
 /* The flavour of the MPI library file links (ldd), or NULL; *links set
  * when it links one. */
 static const char *by_libs(const char *file, int *links)
 {
-	char cmd[PATH_MAX * 2 + 64], q[PATH_MAX * 2] = "", line[1024];
+	char line[1024];
 	const char *f = NULL;
 	FILE *p;
 
-	if (mgr_shell_quote(q, sizeof(q), file))
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "ldd %s 2>/dev/null", q);
-	if (!(p = popen(cmd, "r")))
+	if (!(p = run_on("ldd ", file, " 2>/dev/null")))
 		return NULL;
 	while (fgets(line, sizeof(line), p)) {
 		int mpi = strstr(line, "libmpi.so") || strstr(line, "libmpich");
@@ -171,14 +181,11 @@ static const char *by_libs(const char *file, int *links)
 /* The flavour a launcher's `--version` names, or NULL (5 s at most). */
 static const char *by_version(const char *file)
 {
-	char cmd[PATH_MAX * 2 + 64], q[PATH_MAX * 2] = "", line[1024];
+	char line[1024];
 	const char *f = NULL;
 	FILE *p;
 
-	if (mgr_shell_quote(q, sizeof(q), file))
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "timeout -k 1 5 %s --version 2>&1 </dev/null", q);
-	if (!(p = popen(cmd, "r")))
+	if (!(p = run_on("timeout -k 1 5 ", file, " --version 2>&1 </dev/null")))
 		return NULL;
 	while (fgets(line, sizeof(line), p)) {
 		if (f)
@@ -211,7 +218,7 @@ int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g)
 	memset(g, 0, sizeof(*g));
 	if (on_path(prog, file, sizeof(file)) < 0) {
 		note(g, "%s not found", prog);
-		return -1;
+		return PROTO_E_NOTFOUND;
 	}
 	walk_links(file, sizeof(file), g);
 	note(g, "%s: %s", file, g->launcher ?

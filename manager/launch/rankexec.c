@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "manager/mgr.h"
+#include "proto/error.h"
 
 /* Is ip (numeric) an address of one of this machine's interfaces? */
 static int is_local(const struct ifaddrs *ifs, const char *ip)
@@ -101,22 +102,21 @@ static int my_rank(void)
 	return -1;
 }
 
-/* Its rank's line in MAP into addr: 0, or -1 (said). */
+/* Its rank's line in MAP into addr: 0, or a negative PROTO_E_* code (its
+ * message in the error slot). */
 static int from_file(const char *map, char *addr, size_t cap)
 {
 	char line[512];
 	FILE *f;
 	int rank;
 
-	if ((rank = my_rank()) < 0) {
-		mgr_err("rank-exec: no MPI rank in the environment "
-			"(OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)");
-		return -1;
-	}
-	if (!(f = fopen(map, "r"))) {
-		mgr_err("rank-exec: %s: %s", map, strerror(errno));
-		return -1;
-	}
+	if ((rank = my_rank()) < 0)
+		return mgr_fail(PROTO_E_NOTFOUND, "rank-exec: no MPI rank in the "
+				"environment (OMPI_COMM_WORLD_RANK, PMI_RANK, "
+				"PMIX_RANK)");
+	if (!(f = fopen(map, "r")))
+		return mgr_fail(PROTO_E_IO, "rank-exec: %s: %s", map,
+				strerror(errno));
 	addr[0] = 0;
 	while (fgets(line, sizeof(line), f)) {
 		int r;
@@ -128,10 +128,9 @@ static int from_file(const char *map, char *addr, size_t cap)
 		}
 	}
 	fclose(f);
-	if (!addr[0]) {
-		mgr_err("rank-exec: rank %d is not in %s", rank, map);
-		return -1;
-	}
+	if (!addr[0])
+		return mgr_fail(PROTO_E_NOTFOUND, "rank-exec: rank %d is not in %s",
+				rank, map);
 	return 0;
 }
 

@@ -75,7 +75,8 @@ struct mgr_mpi_guess {
 /* Is prog (args: its arguments, NULL-terminated, or NULL) an MPI launcher
  * or an MPI program, and which MPI: from its name and the links on its
  * way, the libraries it links, a launcher's --version, the launched
- * program's libraries. 0, or -1 when prog is not found (g->tried says). */
+ * program's libraries. 0, or PROTO_E_NOTFOUND when prog is not found
+ * (g->tried says). */
 int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g);
 
 /* The MPI ("openmpi", "mpich") a launcher's `prog --version` names (found
@@ -111,7 +112,8 @@ int mgr_status_query(const char *addr, const void *secret, size_t secretlen,
 		     char *why, size_t whylen);
 
 /* Read a job secret file the way tapestry-collector does (trailing
- * newlines dropped). 0, or -1 when unreadable or cap bytes or more. */
+ * newlines dropped). 0, PROTO_E_IO when unreadable, PROTO_E_TOOBIG at cap
+ * bytes or more (the caller says which file). */
 int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len);
 
 /* Append s to buf (at most cap bytes with the NUL) as one word quoted for

@@ -31,6 +31,8 @@
 #define STATUS_BUF_MAX (1u << 20)	/* STATS frames are < 270 KB */
 #define STATUS_MAX_NODES 1024
 
+/* A blocking socket connected to addr ("HOST:PORT"), its reads and writes
+ * limited to timeout_ms; or a negative PROTO_E_* code with the reason in why. */
 static int connect_to(const char *addr, int timeout_ms, char *why, size_t whylen)
 {
 	char host[256], *colon;
@@ -41,14 +43,14 @@ static int connect_to(const char *addr, int timeout_ms, char *why, size_t whylen
 	colon = strrchr(host, ':');
 	if (!colon) {
 		snprintf(why, whylen, "'%s' is not ADDR:PORT", addr);
-		return -1;
+		return PROTO_E_ARG;
 	}
 	*colon = '\0';
 	hints.ai_socktype = SOCK_STREAM;
 	if ((rc = getaddrinfo(host[0] == '[' ? host + 1 : host, colon + 1,
 			      &hints, &res)) != 0) {
 		snprintf(why, whylen, "%s: %s", addr, gai_strerror(rc));
-		return -1;
+		return PROTO_E_NOTFOUND;
 	}
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -82,7 +84,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	freeaddrinfo(res);
-	return -1;
+	return PROTO_E_IO;
 }
 
 static int send_msg(int fd, const struct proto_msg *m)
@@ -345,11 +347,11 @@ int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len)
 	size_t n;
 
 	if (!f)
-		return -1;
+		return PROTO_E_IO;
 	n = fread(buf, 1, cap, f);
 	fclose(f);
 	if (n >= cap)
-		return -1;
+		return PROTO_E_TOOBIG;
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		n--;	/* as tapestry-collector reads it */
 	*len = n;

@@ -10,8 +10,11 @@
 
 #include "manager/post/causality.h"
 #include "manager/post/comms.h"
+#include "manager/post/events.h"
 #include "manager/post/post.h"
 #include "manager/post/grow.h"
+#include "manager/post/mpi_ends.h"
+#include "manager/post/reqtab.h"
 #include "proto/error.h"
 #include "proto/trace.h"
 
@@ -62,19 +65,12 @@ struct pfx {			/* a member of a scan, by rank */
 	size_t i;
 };
 
-struct reqent {
-	uint64_t stream, req;
-	int64_t tag, comm;
-	int used;
-};
-
 struct mgr_causality {
 	struct cstream *s;
 	size_t ns, caps;
 	struct msg_end *snd, *rcv;
 	size_t nsnd, capsnd, nrcv, caprcv;
-	struct reqent *req;
-	size_t capreq, nreq;
+	struct mgr_reqtab req;		/* receives posted: tag and comm */
 	struct mgr_causality_stats st;
 	struct mgr_comms *comms;	/* communicators' job-wide names */
 	struct coll_end *coll;		/* collectives, by instance after the pass */
@@ -84,47 +80,6 @@ struct mgr_causality {
 	const struct mgr_post *post;
 	int error;
 };
-
-static struct reqent *req_slot(struct mgr_causality *c, uint64_t stream,
-			       uint64_t req, int create)
-{
-	if (create && (c->nreq + 1) * 2 > c->capreq) {
-		size_t ncap = c->capreq ? c->capreq * 2 : 1024;
-		int rc;
-		struct reqent *nr = mgr_big_calloc(ncap, sizeof(*nr), &rc);
-
-		if (!nr) {
-			c->error = rc;
-			return NULL;
-		}
-		for (size_t i = 0; i < c->capreq; i++) {
-			if (!c->req[i].used)
-				continue;
-			size_t k = mgr_hash2(c->req[i].stream, c->req[i].req) & (ncap - 1);
-			while (nr[k].used)
-				k = (k + 1) & (ncap - 1);
-			nr[k] = c->req[i];
-		}
-		mgr_big_free(c->req);
-		c->req = nr;
-		c->capreq = ncap;
-	}
-	if (!c->capreq)
-		return NULL;
-	size_t k = mgr_hash2(stream, req) & (c->capreq - 1);
-	while (c->req[k].used) {
-		if (c->req[k].stream == stream && c->req[k].req == req)
-			return &c->req[k];
-		k = (k + 1) & (c->capreq - 1);
-	}
-	if (!create)
-		return NULL;
-	c->req[k].used = 1;
-	c->req[k].stream = stream;
-	c->req[k].req = req;
-	c->nreq++;
-	return &c->req[k];
-}
 
 static uint32_t stream_index(struct mgr_causality *c,
 			     const struct proto_stream *ps)
@@ -205,15 +160,71 @@ static int add_coll(struct mgr_causality *c, uint32_t si, const struct proto_eve
 static void recv_posted(struct mgr_causality *c, uint64_t stream, int64_t req,
 			int64_t tag, int64_t comm)
 {
-	struct reqent *r = req_slot(c, stream, (uint64_t)req, 1);
+	struct mgr_req q = {.tag = tag, .comm = comm};
+	int rc = mgr_reqtab_put(&c->req, stream, req, &q);
 
-	if (!r) {
-		if (!c->error)
-			c->error = PROTO_E_NOMEM;
+	if (rc && !c->error)
+		c->error = rc;
+}
+
+/* A receive request completed, with the actual peer and tag (a
+ * completion's ARRAY without tags, MPI_Waitall's: posted 1, the tag the
+ * receive was posted with): its end, if its posting was seen. */
+static void recv_done(struct mgr_causality *c, uint32_t si, int64_t req,
+		      int64_t peer, int64_t tag, int posted, uint64_t t0,
+		      uint64_t t1, uint64_t order)
+{
+	struct mgr_req q;
+
+	if (!mgr_reqtab_take(&c->req, c->s[si].id, req, &q))
 		return;
+	if (posted && tag < 0 && q.tag >= 0)
+		tag = q.tag;
+	add_end(c, 0, si, peer, q.comm, posted && tag < 0 ? TAG_ANY : tag, t0, t1, order);
+}
+
+/* One event's message ends (ends_of). */
+struct ends_ctx {
+	struct mgr_causality *c;
+	uint32_t si;
+	uint64_t t0, t1, order;
+};
+
+static int one_end(void *arg, const struct mgr_end *e)
+{
+	struct ends_ctx *x = arg;
+	struct mgr_causality *c = x->c;
+	/* channels are keyed by the communicator's job-wide name */
+	int64_t comm = e->comm == MGR_END_NOTAG ? -1 :
+		mgr_comms_name(c->comms, c->s[x->si].id, e->comm);
+
+	switch (e->kind) {
+	case MGR_END_SEND:
+	case MGR_END_ISEND:
+		add_end(c, 1, x->si, e->peer, comm, e->tag, x->t0, x->t1, x->order);
+		break;
+	case MGR_END_RECV:	/* a Sendrecv without its receive tag: any */
+		add_end(c, 0, x->si, e->peer, comm, e->tag == MGR_END_NOTAG ? TAG_ANY : e->tag,
+			x->t0, x->t1, x->order);
+		break;
+	case MGR_END_IRECV:
+		recv_posted(c, c->s[x->si].id, e->req, e->tag, comm);
+		break;
+	case MGR_END_DONE:
+		recv_done(c, x->si, e->req, e->peer, e->tag, e->listed, x->t0, x->t1, x->order);
+		break;
 	}
-	r->tag = tag;
-	r->comm = comm;
+	return 0;
+}
+
+/* The message ends of te (stream index si): sends at their start,
+ * receives at their end (mpi_ends.h). */
+static void ends_of(struct mgr_causality *c, const struct proto_trace_event *te,
+		    uint32_t si, uint64_t t0, uint64_t t1, uint64_t order)
+{
+	struct ends_ctx x = {c, si, t0, t1, order};
+
+	(void)mgr_mpi_ends(te, one_end, &x);
 }
 
 static void on_event(struct mgr_causality *c, const struct proto_trace_event *te,
@@ -230,8 +241,6 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 	struct cstream *s = &c->s[si];
 	uint64_t t0 = mgr_post_global(c->post, s->id, ev->t_start);
 	uint64_t t1 = mgr_post_global(c->post, s->id, ev->t_end);
-	const int64_t *a = ev->arg;
-
 	int rc = mgr_big_grow((void **)&s->ends, &s->capends, s->nends + 1,
 			      sizeof(*s->ends));
 	if (rc) {
@@ -247,90 +256,15 @@ static void on_event(struct mgr_causality *c, const struct proto_trace_event *te
 	int64_t comm = -1;
 	int ci = proto_ev_arg(ev->type, PROTO_F_comm);
 	if (ci >= 0)
-		comm = mgr_comms_name(c->comms, s->id, a[ci]);
+		comm = mgr_comms_name(c->comms, s->id, ev->arg[ci]);
 	if (proto_ev_collective(ev->type) && comm >= 0 &&
-	    (rc = add_coll(c, si, ev, comm, a[ci], t0, t1))) {
+	    (rc = add_coll(c, si, ev, comm, ev->arg[ci], t0, t1))) {
 		c->error = rc;
 		return;
 	}
 	if (ev->flags & PROTO_EVF_FAILED)
 		return;
-	/* every send mode is a send, Mrecv a recv ... (proto_ev_base) */
-	switch (proto_ev_base(ev->type)) {
-	case PROTO_EV_MPI_SEND:		/* peer tag comm bytes */
-	case PROTO_EV_MPI_ISEND:	/* peer tag comm bytes req */
-		add_end(c, 1, si, a[0], comm, a[1], t0, t1, order);
-		break;
-	case PROTO_EV_MPI_IRECV:	/* peer tag comm bytes req */
-		recv_posted(c, s->id, a[4], a[1], comm);
-		break;
-	case PROTO_EV_MPI_START:	/* req peer tag comm bytes kind */
-		if (a[5] == 1)
-			add_end(c, 1, si, a[1], comm, a[2], t0, t1, order);
-		else
-			recv_posted(c, s->id, a[0], a[2], comm);
-		break;
-	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
-		for (size_t i = 0; te->array && i + 5 <= te->narray; i += 5) {
-			const int64_t *q = te->array + i;
-			/* the sensor's ARRAY has no communicator: the world's */
-			int64_t w = mgr_comms_name(c->comms, s->id, 0);
-
-			if (q[4] == 1)
-				add_end(c, 1, si, q[1], w, q[2], t0, t1, order);
-			else
-				recv_posted(c, s->id, q[0], q[2], w);
-		}
-		break;
-	case PROTO_EV_MPI_RECV:		/* peer tag comm bytes arrived */
-		add_end(c, 0, si, a[0], comm, a[1], t0, t1, order);
-		break;
-	case PROTO_EV_MPI_SENDRECV:	/* peer tag comm bytes src rbytes */
-		add_end(c, 1, si, a[0], comm, a[1], t0, t1, order);
-		/* the receive's tag rides in the ARRAY (rtag, arrived,
-		 * probe_ns); older traces have none: matched on the channel */
-		add_end(c, 0, si, a[4], comm,
-			te->array && te->narray >= 1 ? te->array[0] : TAG_ANY,
-			t0, t1, order);
-		break;
-	case PROTO_EV_MPI_WAIT:		/* req peer tag comm bytes arrived */
-	case PROTO_EV_MPI_TEST: {	/* req result peer tag comm bytes */
-		int64_t req = a[0], peer = ev->type == PROTO_EV_MPI_WAIT ? a[1] : a[2];
-		int64_t tag = ev->type == PROTO_EV_MPI_WAIT ? a[2] : a[3];
-		struct reqent *r = req_slot(c, s->id, (uint64_t)req, 0);
-
-		if (ev->type == PROTO_EV_MPI_TEST && !a[1])
-			break;
-		if (r)
-			add_end(c, 0, si, peer, r->comm, tag, t0, t1, order);
-		break;
-	}
-	case PROTO_EV_MPI_WAITANY: {	/* count index req peer tag bytes */
-		struct reqent *r = req_slot(c, s->id, (uint64_t)a[2], 0);
-		if (r)
-			add_end(c, 0, si, a[3], r->comm, a[4], t0, t1, order);
-		break;
-	}
-	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
-	case PROTO_EV_MPI_WAITSOME:	/* ARRAY: (req, peer, tag, bytes, index) */
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(ev->type, te->array, te->narray,
-						  i, &d); i++) {
-			struct reqent *r = req_slot(c, s->id, (uint64_t)d.req, 0);
-			int64_t tag = d.tag >= 0 ? d.tag : r ? r->tag : -1;
-
-			if (r)
-				add_end(c, 0, si, d.peer, r->comm,
-					tag >= 0 ? tag : TAG_ANY, t0, t1, order);
-		}
-		break;
-	}
-	default:
-		break;
-	}
+	ends_of(c, te, si, t0, t1, order);
 }
 
 static int32_t rank_of(const struct mgr_causality *c, uint32_t si)
@@ -345,29 +279,25 @@ static int cmp_send(const void *pa, const void *pb)
 {
 	const struct msg_end *a = pa, *b = pb;
 	int32_t ra = rank_of(sort_ctx, a->stream), rb = rank_of(sort_ctx, b->stream);
+	int c;
 
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->peer != b->peer)
-		return a->peer < b->peer ? -1 : 1;
-	if (a->comm != b->comm)
-		return a->comm < b->comm ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	if ((c = MGR_CMP(ra, rb)) || (c = MGR_CMP(a->peer, b->peer)) ||
+	    (c = MGR_CMP(a->comm, b->comm)))
+		return c;
+	return MGR_CMP(a->order, b->order);
 }
 
 static int cmp_recv(const void *pa, const void *pb)
 {
 	const struct msg_end *a = pa, *b = pb;
 	int32_t ra = rank_of(sort_ctx, a->stream), rb = rank_of(sort_ctx, b->stream);
+	int c;
 
 	/* receives are keyed (their peer = sender, their rank = receiver) */
-	if (a->peer != b->peer)
-		return a->peer < b->peer ? -1 : 1;
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->comm != b->comm)
-		return a->comm < b->comm ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	if ((c = MGR_CMP(a->peer, b->peer)) || (c = MGR_CMP(ra, rb)) ||
+	    (c = MGR_CMP(a->comm, b->comm)))
+		return c;
+	return MGR_CMP(a->order, b->order);
 }
 
 static void match(struct mgr_causality *c)
@@ -503,12 +433,11 @@ static uint64_t count_violations(const struct mgr_causality *c, int repaired,
 static int cmp_coll(const void *pa, const void *pb)
 {
 	const struct coll_end *a = pa, *b = pb;
+	int c;
 
-	if (a->name != b->name)
-		return a->name < b->name ? -1 : 1;
-	if (a->n != b->n)
-		return a->n < b->n ? -1 : 1;
-	return (a->stream > b->stream) - (a->stream < b->stream);
+	if ((c = MGR_CMP(a->name, b->name)) || (c = MGR_CMP(a->n, b->n)))
+		return c;
+	return MGR_CMP(a->stream, b->stream);
 }
 
 /* A collective's entry and exit: raw (how 0), during the repair (1: the
@@ -547,7 +476,7 @@ static int cmp_pfx(const void *pa, const void *pb)
 {
 	const struct pfx *a = pa, *b = pb;
 
-	return (a->crank > b->crank) - (a->crank < b->crank);
+	return MGR_CMP(a->crank, b->crank);
 }
 
 /* For a scan or exscan: in c->pfx, each member's bound (the latest entry of
@@ -658,7 +587,7 @@ static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	return (x > y) - (x < y);
+	return MGR_CMP(x, y);
 }
 
 static int repair(struct mgr_causality *c, int64_t lat)
@@ -747,6 +676,7 @@ struct mgr_causality *mgr_causality_build(const char *dir,
 	if (min_latency_ns > 1000000000000)
 		min_latency_ns = 1000000000000;
 	c->st.min_latency_ns = min_latency_ns;
+	mgr_reqtab_init(&c->req, SIZE_MAX);
 	if (!(c->comms = mgr_comms_new())) {
 		*rc = PROTO_E_NOMEM;
 		free(c);
@@ -762,6 +692,7 @@ struct mgr_causality *mgr_causality_build(const char *dir,
 	for (size_t i = 0; i < c->ns; i++)	/* ranks are final now */
 		c->s[i].rank = c->s[i].ps->rank;
 	proto_trace_close(t);
+	mgr_reqtab_clear(&c->req);	/* what never completed matches nothing */
 	for (size_t i = 0; i < c->ns; i++)
 		c->s[i].ps = NULL;
 	if (r < 0 || c->error) {
@@ -838,7 +769,7 @@ void mgr_causality_free(struct mgr_causality *c)
 	free(c->s);
 	mgr_big_free(c->snd);
 	mgr_big_free(c->rcv);
-	mgr_big_free(c->req);
+	mgr_reqtab_clear(&c->req);
 	mgr_big_free(c->coll);
 	free(c->pfx);
 	mgr_comms_free(c->comms);

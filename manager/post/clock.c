@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "manager/post/clock.h"
+#include "manager/post/grow.h"
 #include "proto/error.h"
 
 struct point {
@@ -23,7 +24,7 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
-	return (x > y) - (x < y);
+	return MGR_CMP(x, y);
 }
 
 /* Two-sided 97.5 % quantile of Student's t with df degrees of freedom. */

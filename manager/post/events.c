@@ -157,3 +157,11 @@ void mgr_events_close(struct mgr_events *e)
 	proto_trace_close(e->t);
 	fail_free(e);
 }
+
+int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
+		     int64_t def)
+{
+	int i = proto_ev_arg(ev->type, f);
+
+	return i < 0 ? def : ev->arg[i];
+}

@@ -35,6 +35,11 @@ struct mgr_event {
 					 * rank's own id), INT64_MIN: no comm field */
 };
 
+/* Argument of ev named f (events.def), or def when the event type has no
+ * such field: how the readers take an event's arguments. */
+int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
+		     int64_t def);
+
 /* Open dir; NULL with *rc. Prints nothing. */
 struct mgr_events *mgr_events_open(const char *dir, int *rc);
 

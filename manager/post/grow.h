@@ -134,6 +134,10 @@ static inline int64_t mgr_sat_wide(__int128 v)
 	return v > MGR_SAT_MAX ? MGR_SAT_MAX : v < -MGR_SAT_MAX ? -MGR_SAT_MAX : (int64_t)v;
 }
 
+/* Three-way comparison of two numbers: -1, 0 or 1. No hidden return: a
+ * comparator chains them, if ((c = MGR_CMP(a, b)) || (c = ...)) return c; */
+#define MGR_CMP(x, y) (((x) > (y)) - ((x) < (y)))
+
 /* A well-mixed 64-bit hash of (a, b). */
 static inline uint64_t mgr_hash2(uint64_t a, uint64_t b)
 {

@@ -23,7 +23,10 @@
 #include "manager/post/causality.h"
 #include "manager/post/perturb.h"
 #include "manager/post/comms.h"
+#include "manager/post/events.h"
 #include "manager/post/grow.h"
+#include "manager/post/mpi_ends.h"
+#include "manager/post/reqtab.h"
 #include "proto/error.h"
 #include "proto/trace.h"
 
@@ -131,13 +134,8 @@ struct rec {			/* an MPI event */
 				 * traced entry it waited for (collective_tails) */
 };
 
-/* The MPI_Isend records whose request no call has completed yet, by
- * (stream, request): open addressing, deleted by backward shift. */
-struct pend {
-	uint64_t stream;
-	int64_t req;
-	uint64_t rec1;		/* record index + 1; 0: free */
-};
+/* The MPI_Isend records whose request no call has completed yet: in p->pend
+ * by (stream, request), the record in its data. */
 #define PEND_MAX (1u << 20)	/* beyond, departures stay at the Isend */
 
 /* A collective member's entry in p->ix: its record, and in a scan the
@@ -175,8 +173,7 @@ struct mgr_perturb {
 	struct cinst *ci;		/* collective instances */
 	size_t nci, capci;
 	struct cmember *ix;		/* their members */
-	struct pend *pend;		/* pending MPI_Isend requests */
-	size_t npend, cappend;
+	struct mgr_reqtab pend;		/* pending MPI_Isend requests */
 	size_t capix;
 	int indirect;		/* INDIRECT_* */
 	double model_max_bytes;	/* the largest size among the model's kept points */
@@ -432,128 +429,53 @@ static int64_t calib_ps(const struct proto_event *ev)
 	       cost_ns(ev->arg[1]) * 1000;
 }
 
-static size_t pend_home(const struct mgr_perturb *p, uint64_t stream, int64_t req)
-{
-	uint64_t h = (stream ^ (uint64_t)req * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-
-	return (size_t)(h >> 17) & (p->cappend - 1);
-}
-
-static size_t pend_slot(const struct mgr_perturb *p, uint64_t stream, int64_t req)
-{
-	size_t k = pend_home(p, stream, req);
-
-	while (p->pend[k].rec1 && (p->pend[k].stream != stream || p->pend[k].req != req))
-		k = (k + 1) & (p->cappend - 1);
-	return k;
-}
-
 /* Remember the MPI_Isend record rec of (stream, req). 0 or PROTO_E_NOMEM;
  * past PEND_MAX pending requests, forgotten. */
 static int pend_put(struct mgr_perturb *p, uint64_t stream, int64_t req, uint64_t rec)
 {
-	if ((p->npend + 1) * 2 > p->cappend) {
-		if (p->npend >= PEND_MAX)
-			return 0;
-		size_t ocap = p->cappend, ncap = ocap ? ocap * 2 : 256;
-		struct pend *old = p->pend, *nt = calloc(ncap, sizeof(*nt));
+	struct mgr_req q = {.data = rec};
+	int rc = mgr_reqtab_put(&p->pend, stream, req, &q);
 
-		if (!nt)
-			return PROTO_E_NOMEM;
-		p->pend = nt;
-		p->cappend = ncap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i].rec1)
-				p->pend[pend_slot(p, old[i].stream, old[i].req)] = old[i];
-		free(old);
-	}
-	size_t k = pend_slot(p, stream, req);
-
-	if (!p->pend[k].rec1)
-		p->npend++;
-	p->pend[k] = (struct pend){stream, req, rec + 1};
-	return 0;
+	return rc == PROTO_E_FULL ? 0 : rc;
 }
 
 /* A call of stream completed request req: the MPI_Isend it started, if
  * any, learns which (done_by), and is forgotten. */
 static void pend_done(struct mgr_perturb *p, uint64_t stream, int64_t req, uint64_t by)
 {
-	if (!p->cappend)
-		return;
-	size_t k = pend_slot(p, stream, req), j = k;
+	struct mgr_req q;
 
-	if (!p->pend[k].rec1)
-		return;
-	p->r[p->pend[k].rec1 - 1].done_by = (int64_t)by;
-	/* backward shift: move up the entries whose probe passed k */
-	for (;;) {
-		p->pend[k].rec1 = 0;
-		for (;;) {
-			j = (j + 1) & (p->cappend - 1);
-			if (!p->pend[j].rec1) {
-				p->npend--;
-				return;
-			}
-			size_t h = pend_home(p, p->pend[j].stream, p->pend[j].req);
-			if ((j > k && (h <= k || h > j)) || (j < k && h <= k && h > j))
-				break;
-		}
-		p->pend[k] = p->pend[j];
-		k = j;
-	}
+	if (mgr_reqtab_take(&p->pend, stream, req, &q))
+		p->r[q.data].done_by = (int64_t)by;
 }
 
-/* An MPI_Isend's request is pending until a call of its stream completes
- * it (MPI_Wait, MPI_Waitany, MPI_Waitall, MPI_Test that found it done):
- * rec, the record of that call, is its done_by. 0 or PROTO_E_NOMEM. */
+/* The request ends of one event of a stream (pending_requests). */
+struct pend_ctx {
+	struct mgr_perturb *p;
+	uint64_t stream, rec;
+};
+
+static int pend_end(void *arg, const struct mgr_end *e)
+{
+	struct pend_ctx *x = arg;
+
+	if (e->kind == MGR_END_ISEND)
+		return pend_put(x->p, x->stream, e->req, x->rec);
+	if (e->kind == MGR_END_DONE || e->kind == MGR_END_FREE)
+		pend_done(x->p, x->stream, e->req, x->rec);
+	return 0;
+}
+
+/* An MPI_Isend's request (a started send's too) is pending until a call of
+ * its stream completes it (MPI_Wait, MPI_Waitany, MPI_Waitall, MPI_Test
+ * that found it done ...) or frees it: rec, the record of that call, is
+ * its done_by. 0 or PROTO_E_NOMEM. */
 static int pending_requests(struct mgr_perturb *p, const struct proto_trace_event *te,
 			    uint64_t stream, uint64_t rec)
 {
-	const int64_t *a = te->ev->arg;
+	struct pend_ctx x = {p, stream, rec};
 
-	switch (proto_ev_base(te->ev->type)) {
-	case PROTO_EV_MPI_ISEND:	/* every mode */
-		return pend_put(p, stream, a[proto_ev_arg(PROTO_EV_MPI_ISEND, PROTO_F_req)], rec);
-	case PROTO_EV_MPI_START:	/* a persistent send's activation */
-		return a[5] == 1 ? pend_put(p, stream, a[0], rec) : 0;
-	case PROTO_EV_MPI_STARTALL:	/* ARRAY: (req, peer, tag, bytes, kind) each */
-		for (size_t i = 0; te->array && i + 5 <= te->narray; i += 5) {
-			int rc = te->array[i + 4] == 1 ?
-				pend_put(p, stream, te->array[i], rec) : 0;
-
-			if (rc)
-				return rc;
-		}
-		break;
-	case PROTO_EV_MPI_WAIT:
-		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAIT, PROTO_F_req)], rec);
-		break;
-	case PROTO_EV_MPI_TEST:
-		if (a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_result)])
-			pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_TEST, PROTO_F_req)], rec);
-		break;
-	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none) */
-		pend_done(p, stream, a[proto_ev_arg(PROTO_EV_MPI_WAITANY, PROTO_F_req)], rec);
-		break;
-	case PROTO_EV_MPI_WAITALL:	/* ARRAY: (req, peer, bytes, arrived) each */
-	case PROTO_EV_MPI_WAITSOME:	/* ARRAY: (req, peer, tag, bytes, index) */
-	case PROTO_EV_MPI_TESTALL:
-	case PROTO_EV_MPI_TESTSOME: {
-		struct proto_done d;
-
-		for (size_t i = 0; !proto_ev_done(te->ev->type, te->array,
-						  te->narray, i, &d); i++)
-			pend_done(p, stream, d.req, rec);
-		break;
-	}
-	case PROTO_EV_MPI_REQUEST_FREE:
-		pend_done(p, stream, a[0], rec);
-		break;
-	default:
-		break;
-	}
-	return 0;
+	return mgr_mpi_ends(te, pend_end, &x);
 }
 
 /* ns of the sensor's arrived probe inside te's call (MPI_Recv's probe_ns,
@@ -872,16 +794,16 @@ static int cmp_key(const void *a, const void *b)
 	const struct rec *x = *(const struct rec *const *)a;
 	const struct rec *y = *(const struct rec *const *)b;
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	int c = MGR_CMP(x->key, y->key);
+
+	return c ? c : MGR_CMP(x->pos, y->pos);
 }
 
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
-	return (x > y) - (x < y);
+	return MGR_CMP(x, y);
 }
 
 /* The call where the message of send s to receive r left, in the traced
@@ -934,7 +856,7 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
-	return (x > y) - (x < y);
+	return MGR_CMP(x, y);
 }
 
 /* Least squares of y = lat + slope x over the points whose residual from
@@ -1086,11 +1008,11 @@ static int cmp_instance(const void *a, const void *b)
 	const struct rec *x = *(const struct rec *const *)a;
 	const struct rec *y = *(const struct rec *const *)b;
 
-	if (x->coll_comm != y->coll_comm)
-		return x->coll_comm < y->coll_comm ? -1 : 1;
-	if (x->coll != y->coll)
-		return x->coll < y->coll ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	int c;
+
+	if ((c = MGR_CMP(x->coll_comm, y->coll_comm)) || (c = MGR_CMP(x->coll, y->coll)))
+		return c;
+	return MGR_CMP(x->pos, y->pos);
 }
 
 static int cmp_crank(const void *a, const void *b)
@@ -1098,7 +1020,7 @@ static int cmp_crank(const void *a, const void *b)
 	const struct rec *x = *(const struct rec *const *)a;
 	const struct rec *y = *(const struct rec *const *)b;
 
-	return (x->crank > y->crank) - (x->crank < y->crank);
+	return MGR_CMP(x->crank, y->crank);
 }
 
 /* Group the collective records order[0..n) (sorted by instance) into
@@ -1186,12 +1108,11 @@ struct ctail {
 static int cmp_ctail(const void *a, const void *b)
 {
 	const struct ctail *x = a, *y = b;
+	int c;
 
-	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? -1 : 1;
-	return (x->after > y->after) - (x->after < y->after);
+	if ((c = MGR_CMP(x->group, y->group)) || (c = MGR_CMP(x->bytes, y->bytes)))
+		return c;
+	return MGR_CMP(x->after, y->after);
 }
 
 /* What each collective member took after the latest traced entry it waited
@@ -1460,6 +1381,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 	p->indirect = !ind || !*ind || !strcmp(ind, "auto") ? INDIRECT_AUTO :
 		      !strcmp(ind, "busy") ? INDIRECT_BUSY :
 		      !strcmp(ind, "stolen") ? INDIRECT_STOLEN : INDIRECT_NONE;
+	mgr_reqtab_init(&p->pend, PEND_MAX);
 	if (!(p->comms = mgr_comms_new())) {
 		*rc = PROTO_E_NOMEM;
 		free(p);
@@ -1651,16 +1573,16 @@ static int cmp_mpoint(const void *a, const void *b)
 {
 	const struct mpoint *x = a, *y = b;
 
-	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+	return MGR_CMP(x->bytes, y->bytes);
 }
 
 static int cmp_check(const void *a, const void *b)
 {
 	const struct mgr_model_check *x = a, *y = b;
 
-	if (x->n != y->n)
-		return x->n < y->n ? 1 : -1;
-	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+	int c = MGR_CMP(y->n, x->n);	/* most samples first */
+
+	return c ? c : MGR_CMP(x->bytes, y->bytes);
 }
 
 /* out[] keeps the max sets with the most receives. */
@@ -1762,7 +1684,7 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	mgr_big_free(p->r);
 	mgr_big_free(p->ci);
 	mgr_big_free(p->ix);
-	free(p->pend);
+	mgr_reqtab_clear(&p->pend);
 	mgr_comms_free(p->comms);
 	free(p);
 }

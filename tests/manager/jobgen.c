@@ -75,6 +75,34 @@ void jobgen_batch(struct jobgen *g, uint64_t stream, uint64_t seq,
 	free(data);
 }
 
+struct proto_event jobgen_ev(unsigned type, uint64_t t0, uint64_t t1,
+			     int64_t a0, int64_t a1, int64_t a2, int64_t a3,
+			     int64_t a4)
+{
+	struct proto_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = (uint16_t)type;
+	e.t_start = t0;
+	e.t_end = t1;
+	e.arg[0] = a0;
+	e.arg[1] = a1;
+	e.arg[2] = a2;
+	e.arg[3] = a3;
+	e.arg[4] = a4;
+	return e;
+}
+
+void jobgen_job(struct jobgen *g, uint64_t base, int nranks,
+		struct proto_event *const ev[], const size_t n[])
+{
+	for (int r = 0; r < nranks; r++)
+		jobgen_rank(g, base + (uint64_t)r, r);
+	for (int r = 0; r < nranks; r++)
+		jobgen_batch(g, base + (uint64_t)r, 1, ev[r], n[r]);
+	jobgen_close(g);
+}
+
 void jobgen_close(struct jobgen *g)
 {
 	cr_assert_eq(proto_jobdir_close(g->w), 0);

@@ -32,6 +32,15 @@ void jobgen_rank(struct jobgen *g, uint64_t stream, int rank);
 /* BATCH frame of ev[0..n) for (stream, seq). */
 void jobgen_batch(struct jobgen *g, uint64_t stream, uint64_t seq,
 		  const struct proto_event *ev, size_t n);
+/* An event of type from t0 to t1 with its first five arguments (the others
+ * zero). */
+struct proto_event jobgen_ev(unsigned type, uint64_t t0, uint64_t t1,
+			     int64_t a0, int64_t a1, int64_t a2, int64_t a3,
+			     int64_t a4);
+/* A job of nranks ranks, then the writer closed: rank r is stream base + r
+ * (its META "rank"), its events ev[r][0..n[r]) one BATCH of seq 1. */
+void jobgen_job(struct jobgen *g, uint64_t base, int nranks,
+		struct proto_event *const ev[], const size_t n[]);
 /* Close the writer (asserting success). */
 void jobgen_close(struct jobgen *g);
 /* Free everything and remove the scratch directory. */

@@ -10,7 +10,6 @@
 # not root or when network namespaces cannot be made.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
 [ "$(id -u)" = 0 ] || { echo "skip: not root"; exit 77; }
 command -v ip >/dev/null || { echo "skip: no ip"; exit 77; }
 n=$$
@@ -18,18 +17,15 @@ net="10.$((100 + n % 100)).$(((n / 100) % 250))"	# this run's /24
 nsa="tpa$n" nsb="tpb$n" br="tbr$n"
 tag="tn$n"
 work=$(mktemp -d /tmp/tapestry-test-netns.XXXXXX)
-cleanup() {
+cleanup_more() {
 	ip netns del "$nsa" 2>/dev/null
 	ip netns del "$nsb" 2>/dev/null
 	ip link del "va$n" 2>/dev/null
 	ip link del "vb$n" 2>/dev/null
 	ip link del "$br" 2>/dev/null
-	rm -rf "$work"
 }
-trap cleanup EXIT
+. "$top_srcdir/tests/manager/lib.sh"
 ip netns add "$nsa" 2>/dev/null || { echo "skip: cannot create a network namespace"; exit 77; }
-fail=0
-check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 set -e
 ip netns add "$nsb"
 ip link add "$br" type bridge
@@ -77,17 +73,14 @@ cat >"$work/job.xml" <<EOF
   <outputs><output format="csv"/></outputs>
 </job>
 EOF
-timeout 300 "$T" launch -o "$work/job" "$work/job.xml" >"$work/out" 2>"$work/err"
-rc=$?
-check "launch through ip netns exec exits 0 ($rc)" [ "$rc" = 0 ]
-[ "$rc" = 0 ] || { cat "$work/err"; tail -n 5 "$work/job/logs/"* 2>/dev/null; }
-check "  ...site a's collector came up in its namespace" grep -q "collector '$tag-a' on $nsa up at $net.2:" "$work/err"
-check "  ...site b's collector came up behind the 10 mbit link" grep -q "collector '$tag-b' on $nsb up at $net.3:" "$work/err"
+launch_ok 300 "through ip netns exec" "$work/job" "$work/job.xml"
+check "  ...site a's collector came up in its namespace" grep -q "collector '$tag-a' on $nsa up at $net.2:" "$work/job.err"
+check "  ...site b's collector came up behind the 10 mbit link" grep -q "collector '$tag-b' on $nsb up at $net.3:" "$work/job.err"
 w=$(awk -F, '$3=="write" && $6==1024' "$work/job/trace.csv" 2>/dev/null | wc -l)
 check "  ...all 40000 writes of both sites arrived (got $w)" [ "$w" = 40000 ]
 r=$(awk -F, '$3=="read" && $6==1024' "$work/job/trace.csv" 2>/dev/null | wc -l)
 check "  ...all 40000 reads arrived (got $r)" [ "$r" = 40000 ]
-check "  ...nothing lost" grep -q "losses         0 events counted lost, 0 batches missing" "$work/out"
+check "  ...nothing lost" grep -q "losses         0 events counted lost, 0 batches missing" "$work/job.out"
 # the manager made the job's credentials and the edges across hosts ran TLS
 check "  ...per-job credentials made" test -s "$work/job/creds/ca.crt" -a -s "$work/job/creds/secret"
 check "  ...the secret is private" [ "$(stat -c %a "$work/job/creds/secret" 2>/dev/null)" = 600 ]

@@ -14,7 +14,6 @@
 # Exit 77 without Open MPI, its sensor or the ping-pong program.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
 PP="$top_builddir/manager/tapestry-pingpong-openmpi"
 PPM="$top_builddir/manager/tapestry-pingpong-mpich"
 lib="$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so"
@@ -24,8 +23,6 @@ lib="$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d /tmp/tapestry-test-pingpong.XXXXXX)
 tag="tp$$"	# in every collector name this test starts: pgrep finds them
-trap 'rm -rf "$work"' EXIT
-fail=0
 . "$top_srcdir/tests/manager/lib.sh"
 none_left() { ! pgrep -f -- "--name [${tag:0:1}]${tag:1}" >/dev/null; }
 meta() { # meta DIR KEY: the value in DIR/meta.xml

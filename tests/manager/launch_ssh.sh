@@ -6,21 +6,13 @@
 # nothing is left running. Skips (77) when sshd is absent.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
 SSHD=$(command -v sshd || echo /usr/sbin/sshd)
 [ -x "$SSHD" ] || { echo "skip: no sshd"; exit 77; }
 command -v ssh-keygen >/dev/null || { echo "skip: no ssh-keygen"; exit 77; }
 work=$(mktemp -d /tmp/tapestry-test-ssh.XXXXXX)
 chmod 755 "$work"
 tag="ts$$"
-sshd_pid=
-cleanup() {
-	[ -n "$sshd_pid" ] && { kill "$sshd_pid" 2>/dev/null; wait "$sshd_pid" 2>/dev/null; }
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
-check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$top_srcdir/tests/manager/lib.sh"
 
 ssh-keygen -q -t ed25519 -N '' -f "$work/host_key" || exit 99
 ssh-keygen -q -t ed25519 -N '' -f "$work/user_key" || exit 99
@@ -42,7 +34,7 @@ PidFile $work/sshd.pid
 EOF
 mkdir -p /run/sshd 2>/dev/null
 "$SSHD" -D -e -f "$work/sshd_config" 2>"$work/sshd.log" &
-sshd_pid=$!
+pids+=($!)
 opts="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
 for i in $(seq 50); do
 	ssh $opts -o BatchMode=yes -p "$port" -i "$work/user_key" 127.0.0.1 true 2>/dev/null && break
@@ -55,32 +47,14 @@ fi
 
 cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
 mkdir -p "$work/io"
-cat >"$work/job.xml" <<EOF
-<?xml version="1.0"?>
-<job name="ssh">
-  <hosts>
-    <host name="front" address="127.0.0.1"/>
-    <host name="remote" address="127.0.0.1" slots="1" launcher="test-ssh"/>
-  </hosts>
-  <launchers>
-    <launcher name="test-ssh" type="ssh" port="$port" identity="user_key"
-              options="$opts"/>
-  </launchers>
-  <collectors>
-    <collector name="$tag-top" host="front"/>
-    <collector name="$tag-node" host="remote" parent="$tag-top"/>
-  </collectors>
-  <application executable="iodemo" processes="1" workdir="io">
+remote_xml "$work/job.xml" ssh remote \
+	"<launcher name=\"test-ssh\" type=\"ssh\" port=\"$port\" identity=\"user_key\" options=\"$opts\"/>" \
+	"$tag-top" "$tag-node" '<application executable="iodemo" processes="1" workdir="io">
     <argument>.</argument>
   </application>
-  <outputs><output format="csv"/></outputs>
-</job>
-EOF
-timeout 180 "$T" launch -o "$work/job" "$work/job.xml" >"$work/out" 2>"$work/err"
-rc=$?
-check "launch through ssh exits 0 ($rc)" [ "$rc" = 0 ]
-[ "$rc" = 0 ] || { cat "$work/err"; cat "$work/job/logs/"* 2>/dev/null; }
-check "  ...the node collector came up through ssh" grep -q "collector '$tag-node' on remote up at" "$work/err"
+  <outputs><output format="csv"/></outputs>'
+launch_ok 180 "through ssh" "$work/job" "$work/job.xml"
+check "  ...the node collector came up through ssh" grep -q "collector '$tag-node' on remote up at" "$work/job.err"
 n=$(awk -F, '$3=="fprintf"' "$work/job/trace.csv" 2>/dev/null | wc -l)
 check "  ...2000 fprintf events from the program started by ssh (got $n)" [ "$n" = 2000 ]
 sleep 0.5	# sshd's session processes end after the channel closes

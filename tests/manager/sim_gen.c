@@ -191,7 +191,7 @@ static void coll(struct gen *g)
 	EV(g, MPI_COMM_DUP, 0, 2, n, 0, 0, 0);
 	EV(g, MPI_ALLREDUCE, 8, 2, 0, 0, 0, 0);
 	/* a split in halves: its collective cannot be replayed, skipped */
-	EV(g, MPI_COMM_SPLIT, 0, r % 2, r, 3, (n + 1 - r % 2) / 2, 0);
+	EV(g, MPI_COMM_SPLIT, 0, r % 2, r, 3, (n + 1 - r % 2) / 2, r / 2);
 	EV(g, MPI_BCAST, 8, 0, 3, 0, 0, 0);
 	/* a dup of world with info: replayed as a dup, its collective too */
 	EV(g, MPI_COMM_DUP_WITH_INFO, 0, 4, n, r, 0, 0);

@@ -28,28 +28,15 @@ static void teardown(void)
 	jobgen_free(&g);
 }
 
-
-
-
-static struct proto_event mk(unsigned type, uint64_t t0, uint64_t t1,
-			     int64_t a0, int64_t a1, int64_t a2, int64_t a3,
-			     int64_t a4)
+/* The causality of the job written, asserting it builds. */
+static struct mgr_causality *build(const struct mgr_post *p, int64_t lat)
 {
-	struct proto_event e;
+	int rc;
+	struct mgr_causality *c = mgr_causality_build(g.dir, p, lat, &rc);
 
-	memset(&e, 0, sizeof(e));
-	e.type = (uint16_t)type;
-	e.t_start = t0;
-	e.t_end = t1;
-	e.arg[0] = a0;
-	e.arg[1] = a1;
-	e.arg[2] = a2;
-	e.arg[3] = a3;
-	e.arg[4] = a4;
-	return e;
+	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	return c;
 }
-
-
 
 TestSuite(causality, .init = setup, .fini = teardown);
 
@@ -61,28 +48,22 @@ Test(causality, violations_repaired_in_a_chain_and_ramped)
 	struct proto_event e0[2], e1[4], e2[2];
 	int rc;
 
-	jobgen_rank(&g, 10, 0);
-	jobgen_rank(&g, 11, 1);
-	jobgen_rank(&g, 12, 2);
-	e0[0] = mk(PROTO_EV_MPI_SEND, 1000, 1010, 1, 7, 0, 8, 0);
-	e0[1] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 0, 3, 0, 0, 0);
+	e0[0] = jobgen_ev(PROTO_EV_MPI_SEND, 1000, 1010, 1, 7, 0, 8, 0);
+	e0[1] = jobgen_ev(PROTO_EV_MPI_FINALIZE, 5000, 5100, 0, 3, 0, 0, 0);
 	/* rank 1: a barrier ending at 500, compute, recv 880..900, send 950 */
-	e1[0] = mk(PROTO_EV_MPI_BARRIER, 400, 500, 0, 0, 0, 0, 0);
-	e1[1] = mk(PROTO_EV_MPI_RECV, 880, 900, 0, 7, 0, 8, 0);
-	e1[2] = mk(PROTO_EV_MPI_SEND, 950, 960, 2, 9, 0, 8, 0);
-	e1[3] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 1, 3, 0, 0, 0);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_BARRIER, 400, 500, 0, 0, 0, 0, 0);
+	e1[1] = jobgen_ev(PROTO_EV_MPI_RECV, 880, 900, 0, 7, 0, 8, 0);
+	e1[2] = jobgen_ev(PROTO_EV_MPI_SEND, 950, 960, 2, 9, 0, 8, 0);
+	e1[3] = jobgen_ev(PROTO_EV_MPI_FINALIZE, 5000, 5100, 1, 3, 0, 0, 0);
 	/* rank 2 receives from rank 1 ending at 1000 (fine before repair) */
-	e2[0] = mk(PROTO_EV_MPI_RECV, 990, 1000, 1, 9, 0, 8, 0);
-	e2[1] = mk(PROTO_EV_MPI_FINALIZE, 5000, 5100, 2, 3, 0, 0, 0);
-	jobgen_batch(&g, 10, 1, e0, 2);
-	jobgen_batch(&g, 11, 1, e1, 4);
-	jobgen_batch(&g, 12, 1, e2, 2);
-	jobgen_close(&g);
+	e2[0] = jobgen_ev(PROTO_EV_MPI_RECV, 990, 1000, 1, 9, 0, 8, 0);
+	e2[1] = jobgen_ev(PROTO_EV_MPI_FINALIZE, 5000, 5100, 2, 3, 0, 0, 0);
+	jobgen_job(&g, 10, 3, (struct proto_event *[]){e0, e1, e2},
+		   (size_t[]){2, 4, 2});
 
 	struct mgr_post *p = mgr_post_build(g.dir, &rc);
 	cr_assert_not_null(p);
-	struct mgr_causality *c = mgr_causality_build(g.dir, p, 5, &rc);
-	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	struct mgr_causality *c = build(p, 5);
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->sends, 2);
 	cr_assert_eq(st->receives, 2);
@@ -113,19 +94,16 @@ Test(causality, violations_repaired_in_a_chain_and_ramped)
 Test(causality, nonblocking_tags_and_unmatched)
 {
 	struct proto_event e0[4], e1[8];
-	int rc;
 
-	jobgen_rank(&g, 20, 0);
-	jobgen_rank(&g, 21, 1);
-	e0[0] = mk(PROTO_EV_MPI_ISEND, 100, 110, 1, 5, 0, 8, 1);
-	e0[1] = mk(PROTO_EV_MPI_ISEND, 120, 130, 1, 6, 0, 8, 2);
-	e0[2] = mk(PROTO_EV_MPI_SENDRECV, 300, 400, 1, 8, 0, 8, 1);
+	e0[0] = jobgen_ev(PROTO_EV_MPI_ISEND, 100, 110, 1, 5, 0, 8, 1);
+	e0[1] = jobgen_ev(PROTO_EV_MPI_ISEND, 120, 130, 1, 6, 0, 8, 2);
+	e0[2] = jobgen_ev(PROTO_EV_MPI_SENDRECV, 300, 400, 1, 8, 0, 8, 1);
 	e0[2].arg[5] = 8;
-	e0[3] = mk(PROTO_EV_MPI_SEND, 500, 510, 1, 99, 0, 8, 0);	/* never received */
+	e0[3] = jobgen_ev(PROTO_EV_MPI_SEND, 500, 510, 1, 99, 0, 8, 0);	/* never received */
 	/* rank 1 posts tag 6 first, then tag 5; waitall completes both */
-	e1[0] = mk(PROTO_EV_MPI_IRECV, 50, 60, 0, 6, 0, 8, 1);
-	e1[1] = mk(PROTO_EV_MPI_IRECV, 70, 80, 0, 5, 0, 8, 2);
-	e1[2] = mk(PROTO_EV_MPI_WAITALL, 90, 105, 2, 0, 0, 0, 0);	/* ends before the sends */
+	e1[0] = jobgen_ev(PROTO_EV_MPI_IRECV, 50, 60, 0, 6, 0, 8, 1);
+	e1[1] = jobgen_ev(PROTO_EV_MPI_IRECV, 70, 80, 0, 5, 0, 8, 2);
+	e1[2] = jobgen_ev(PROTO_EV_MPI_WAITALL, 90, 105, 2, 0, 0, 0, 0);	/* ends before the sends */
 	e1[2].flags = PROTO_EVF_HASARRAY;
 	struct proto_event arr;
 	memset(&arr, 0, sizeof(arr));
@@ -141,14 +119,12 @@ Test(causality, nonblocking_tags_and_unmatched)
 	arr.arg[0] = vals[6];
 	arr.arg[1] = vals[7];
 	e1[4] = arr;
-	e1[5] = mk(PROTO_EV_MPI_SENDRECV, 300, 390, 0, 8, 0, 8, 0);
+	e1[5] = jobgen_ev(PROTO_EV_MPI_SENDRECV, 300, 390, 0, 8, 0, 8, 0);
 	e1[5].arg[5] = 8;
-	jobgen_batch(&g, 20, 1, e0, 4);
-	jobgen_batch(&g, 21, 1, e1, 6);
-	jobgen_close(&g);
+	jobgen_job(&g, 20, 2, (struct proto_event *[]){e0, e1},
+		   (size_t[]){4, 6});
 
-	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
-	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	struct mgr_causality *c = build(NULL, 0);
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->sends, 5);	/* 2 isend, 2 sendrecv, 1 send */
 	cr_assert_eq(st->receives, 4);	/* 2 in the waitall, 2 sendrecv */
@@ -169,15 +145,12 @@ Test(causality, nonblocking_tags_and_unmatched)
 Test(causality, sendrecv_receive_tag)
 {
 	struct proto_event e0[3], e1[3], arr;
-	int rc;
 
-	jobgen_rank(&g, 30, 0);
-	jobgen_rank(&g, 31, 1);
-	e0[0] = mk(PROTO_EV_MPI_SEND, 100, 110, 1, 7, 0, 8, 0);
-	e0[1] = mk(PROTO_EV_MPI_SEND, 200, 210, 1, 8, 0, 8, 0);
-	e0[2] = mk(PROTO_EV_MPI_RECV, 600, 700, 1, 3, 0, 8, 0);
+	e0[0] = jobgen_ev(PROTO_EV_MPI_SEND, 100, 110, 1, 7, 0, 8, 0);
+	e0[1] = jobgen_ev(PROTO_EV_MPI_SEND, 200, 210, 1, 8, 0, 8, 0);
+	e0[2] = jobgen_ev(PROTO_EV_MPI_RECV, 600, 700, 1, 3, 0, 8, 0);
 	/* peer 0, tag 3, comm 0, 8 bytes, src 0, rbytes 8 */
-	e1[0] = mk(PROTO_EV_MPI_SENDRECV, 300, 400, 0, 3, 0, 8, 0);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_SENDRECV, 300, 400, 0, 3, 0, 8, 0);
 	e1[0].arg[5] = 8;
 	e1[0].flags = PROTO_EVF_HASARRAY;
 	memset(&arr, 0, sizeof(arr));
@@ -188,13 +161,11 @@ Test(causality, sendrecv_receive_tag)
 	arr.arg[1] = 1;		/* arrived */
 	arr.arg[2] = 40;	/* probe_ns */
 	e1[1] = arr;
-	e1[2] = mk(PROTO_EV_MPI_RECV, 500, 550, 0, 7, 0, 8, 1);
-	jobgen_batch(&g, 30, 1, e0, 3);
-	jobgen_batch(&g, 31, 1, e1, 3);
-	jobgen_close(&g);
+	e1[2] = jobgen_ev(PROTO_EV_MPI_RECV, 500, 550, 0, 7, 0, 8, 1);
+	jobgen_job(&g, 30, 2, (struct proto_event *[]){e0, e1},
+		   (size_t[]){3, 3});
 
-	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
-	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	struct mgr_causality *c = build(NULL, 0);
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->sends, 3);
 	cr_assert_eq(st->receives, 3);
@@ -214,28 +185,23 @@ Test(causality, sendrecv_receive_tag)
 Test(causality, channels_by_communicator_name)
 {
 	struct proto_event e0[5], e1[5];
-	int rc;
 
-	jobgen_rank(&g, 40, 0);
-	jobgen_rank(&g, 41, 1);
 	/* rank 0: dup(self) -> 2, dup(world) -> 3 */
-	e0[0] = mk(PROTO_EV_MPI_COMM_DUP, 10, 20, 1, 2, 1, 0, 0);
-	e0[1] = mk(PROTO_EV_MPI_COMM_DUP, 30, 40, 0, 3, 2, 0, 0);
-	e0[2] = mk(PROTO_EV_MPI_SEND, 100, 110, 1, 5, 3, 8, 0);
-	e0[3] = mk(PROTO_EV_MPI_SEND, 200, 210, 1, 5, 0, 8, 0);
-	e0[4] = mk(PROTO_EV_MPI_FINALIZE, 900, 910, 0, 2, 0, 0, 0);
+	e0[0] = jobgen_ev(PROTO_EV_MPI_COMM_DUP, 10, 20, 1, 2, 1, 0, 0);
+	e0[1] = jobgen_ev(PROTO_EV_MPI_COMM_DUP, 30, 40, 0, 3, 2, 0, 0);
+	e0[2] = jobgen_ev(PROTO_EV_MPI_SEND, 100, 110, 1, 5, 3, 8, 0);
+	e0[3] = jobgen_ev(PROTO_EV_MPI_SEND, 200, 210, 1, 5, 0, 8, 0);
+	e0[4] = jobgen_ev(PROTO_EV_MPI_FINALIZE, 900, 910, 0, 2, 0, 0, 0);
 	/* rank 1: dup(world) -> 2, dup(self) -> 3 */
-	e1[0] = mk(PROTO_EV_MPI_COMM_DUP, 30, 40, 0, 2, 2, 0, 0);
-	e1[1] = mk(PROTO_EV_MPI_COMM_DUP, 50, 60, 1, 3, 1, 0, 0);
-	e1[2] = mk(PROTO_EV_MPI_RECV, 300, 350, 0, 5, 2, 8, 0);
-	e1[3] = mk(PROTO_EV_MPI_RECV, 400, 450, 0, 5, 0, 8, 0);
-	e1[4] = mk(PROTO_EV_MPI_FINALIZE, 900, 910, 1, 2, 0, 0, 0);
-	jobgen_batch(&g, 40, 1, e0, 5);
-	jobgen_batch(&g, 41, 1, e1, 5);
-	jobgen_close(&g);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_COMM_DUP, 30, 40, 0, 2, 2, 0, 0);
+	e1[1] = jobgen_ev(PROTO_EV_MPI_COMM_DUP, 50, 60, 1, 3, 1, 0, 0);
+	e1[2] = jobgen_ev(PROTO_EV_MPI_RECV, 300, 350, 0, 5, 2, 8, 0);
+	e1[3] = jobgen_ev(PROTO_EV_MPI_RECV, 400, 450, 0, 5, 0, 8, 0);
+	e1[4] = jobgen_ev(PROTO_EV_MPI_FINALIZE, 900, 910, 1, 2, 0, 0, 0);
+	jobgen_job(&g, 40, 2, (struct proto_event *[]){e0, e1},
+		   (size_t[]){5, 5});
 
-	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
-	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	struct mgr_causality *c = build(NULL, 0);
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->sends, 2);
 	cr_assert_eq(st->receives, 2);
@@ -259,32 +225,25 @@ Test(causality, channels_by_communicator_name)
 Test(causality, collectives_as_logical_messages)
 {
 	struct proto_event e0[4], e1[3], e2[4];
-	int rc;
 
-	jobgen_rank(&g, 50, 0);
-	jobgen_rank(&g, 51, 1);
-	jobgen_rank(&g, 52, 2);
-	e0[0] = mk(PROTO_EV_MPI_BARRIER, 100, 150, 0, 0, 0, 0, 0);
-	e0[1] = mk(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 0, 0, 2, 2);
+	e0[0] = jobgen_ev(PROTO_EV_MPI_BARRIER, 100, 150, 0, 0, 0, 0, 0);
+	e0[1] = jobgen_ev(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 0, 0, 2, 2);
 	e0[1].arg[5] = 0;	/* myrank */
-	e0[2] = mk(PROTO_EV_MPI_BCAST, 1000, 1500, 8, 1, 2, 0, 0);
-	e0[3] = mk(PROTO_EV_MPI_REDUCE, 1900, 1950, 8, 1, 0, 0, 0);
-	e1[0] = mk(PROTO_EV_MPI_BARRIER, 300, 350, 0, 0, 0, 0, 0);
-	e1[1] = mk(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 1, 1, 2, 1);
+	e0[2] = jobgen_ev(PROTO_EV_MPI_BCAST, 1000, 1500, 8, 1, 2, 0, 0);
+	e0[3] = jobgen_ev(PROTO_EV_MPI_REDUCE, 1900, 1950, 8, 1, 0, 0, 0);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_BARRIER, 300, 350, 0, 0, 0, 0, 0);
+	e1[1] = jobgen_ev(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 1, 1, 2, 1);
 	e1[1].arg[5] = 0;
-	e1[2] = mk(PROTO_EV_MPI_REDUCE, 1950, 2000, 8, 1, 0, 0, 0);
-	e2[0] = mk(PROTO_EV_MPI_BARRIER, 120, 400, 0, 0, 0, 0, 0);
-	e2[1] = mk(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 0, 2, 2, 2);
+	e1[2] = jobgen_ev(PROTO_EV_MPI_REDUCE, 1950, 2000, 8, 1, 0, 0, 0);
+	e2[0] = jobgen_ev(PROTO_EV_MPI_BARRIER, 120, 400, 0, 0, 0, 0, 0);
+	e2[1] = jobgen_ev(PROTO_EV_MPI_COMM_SPLIT, 400, 500, 0, 0, 2, 2, 2);
 	e2[1].arg[5] = 1;
-	e2[2] = mk(PROTO_EV_MPI_BCAST, 1600, 1700, 8, 1, 2, 0, 0);
-	e2[3] = mk(PROTO_EV_MPI_REDUCE, 2100, 2200, 8, 1, 0, 0, 0);
-	jobgen_batch(&g, 50, 1, e0, 4);
-	jobgen_batch(&g, 51, 1, e1, 3);
-	jobgen_batch(&g, 52, 1, e2, 4);
-	jobgen_close(&g);
+	e2[2] = jobgen_ev(PROTO_EV_MPI_BCAST, 1600, 1700, 8, 1, 2, 0, 0);
+	e2[3] = jobgen_ev(PROTO_EV_MPI_REDUCE, 2100, 2200, 8, 1, 0, 0, 0);
+	jobgen_job(&g, 50, 3, (struct proto_event *[]){e0, e1, e2},
+		   (size_t[]){4, 3, 4});
 
-	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
-	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	struct mgr_causality *c = build(NULL, 0);
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->collectives, 3);
 	cr_assert_eq(st->coll_violations_before, 3, "barrier, bcast, reduce: %llu",
@@ -311,21 +270,14 @@ Test(causality, collectives_as_logical_messages)
 Test(causality, scan_waits_for_lower_ranks)
 {
 	struct proto_event e0[1], e1[1], e2[1];
-	int rc;
 
-	jobgen_rank(&g, 60, 0);
-	jobgen_rank(&g, 61, 1);
-	jobgen_rank(&g, 62, 2);
-	e0[0] = mk(PROTO_EV_MPI_SCAN, 100, 150, 8, 0, 0, 0, 0);
-	e1[0] = mk(PROTO_EV_MPI_SCAN, 300, 350, 8, 0, 0, 0, 0);
-	e2[0] = mk(PROTO_EV_MPI_SCAN, 200, 250, 8, 0, 0, 0, 0);
-	jobgen_batch(&g, 60, 1, e0, 1);
-	jobgen_batch(&g, 61, 1, e1, 1);
-	jobgen_batch(&g, 62, 1, e2, 1);
-	jobgen_close(&g);
+	e0[0] = jobgen_ev(PROTO_EV_MPI_SCAN, 100, 150, 8, 0, 0, 0, 0);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_SCAN, 300, 350, 8, 0, 0, 0, 0);
+	e2[0] = jobgen_ev(PROTO_EV_MPI_SCAN, 200, 250, 8, 0, 0, 0, 0);
+	jobgen_job(&g, 60, 3, (struct proto_event *[]){e0, e1, e2},
+		   (size_t[]){1, 1, 1});
 
-	struct mgr_causality *c = mgr_causality_build(g.dir, NULL, 0, &rc);
-	cr_assert_not_null(c, "%s", proto_strerror(rc));
+	struct mgr_causality *c = build(NULL, 0);
 	const struct mgr_causality_stats *st = mgr_causality_stats(c);
 	cr_assert_eq(st->collectives, 1);
 	cr_assert_eq(st->coll_violations_before, 1, "%llu",

@@ -49,6 +49,15 @@ static size_t gen(struct proto_clock_sample *s, uint32_t *ph, size_t n,
 	return n;
 }
 
+/* Two phases of n samples 1 ms apart, the second gap ns after the first,
+ * with an outlier fraction out2 (the first has none): 2 n samples. */
+static size_t two_phases(struct proto_clock_sample *s, uint32_t *ph, size_t n,
+			 uint64_t gap, unsigned *seed, double out2)
+{
+	gen(s, ph, n, X0, 1000000, 0, seed, 0.0);
+	return n + gen(s + n, ph + n, n, X0 + gap, 1000000, 2, seed, out2);
+}
+
 Test(clock, offset_and_drift_within_targets_with_outliers)
 {
 	struct proto_clock_sample s[80];
@@ -88,8 +97,7 @@ Test(clock, filter_matters_without_it_outliers_bias_the_fit)
 	unsigned seed = 7;
 	struct mgr_clock_fit f;
 
-	gen(s, ph, 20, X0, 1000000, 0, &seed, 0.0);
-	gen(s + 20, ph + 20, 20, X0 + 60000000000ull, 1000000, 2, &seed, 0.45);
+	two_phases(s, ph, 20, 60000000000ull, &seed, 0.45);
 	cr_assert_eq(mgr_clock_fit(s, ph, 40, MGR_CLOCK_REF_PINGS, &f), 0);
 	cr_assert_lt(fabs(f.offset_ns - A), 5000);
 }
@@ -106,8 +114,7 @@ Test(clock, most_round_trips_delayed_on_one_leg)
 	unsigned seed = 11;
 	struct mgr_clock_fit f;
 
-	gen(s, ph, 20, X0, 1000000, 0, &seed, 0.0);
-	gen(s + 20, ph + 20, 20, X0 + 30000000000ull, 1000000, 2, &seed, 0.0);
+	two_phases(s, ph, 20, 30000000000ull, &seed, 0.0);
 	for (int i = 0; i < 40; i++) {
 		if (i % 20 >= 12)
 			continue;
@@ -156,8 +163,7 @@ Test(clock, loaded_network_warns)
 	double a = A;
 
 	A = 20000;	/* a 20 us offset measured through ms of jitter */
-	gen(s, ph, 10, X0, 1000000, 0, &seed, 0);
-	gen(s + 10, ph + 10, 10, X0 + 1000000000ull, 1000000, 2, &seed, 0);
+	two_phases(s, ph, 10, 1000000000ull, &seed, 0.0);
 	for (int i = 0; i < 20; i++)
 		s[i].rj += (uint64_t)expo(&seed, 2e6), s[i].sj = s[i].rj + 5000;
 	A = a;

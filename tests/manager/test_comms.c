@@ -48,6 +48,21 @@ static void dup(uint64_t stream, int64_t parent, int64_t made)
 	feed(stream, PROTO_EV_MPI_COMM_DUP, parent, made, 4, 0, 0, 0);
 }
 
+/* Local id `handle` names one communicator on streams a0 and a1, another
+ * on b0 and b1: both named (> 0), not the same. */
+static void two_groups(int64_t handle, uint64_t a0, uint64_t a1, uint64_t b0,
+		       uint64_t b1)
+{
+	int64_t a = mgr_comms_name(cm, a0, handle);
+	int64_t b = mgr_comms_name(cm, b0, handle);
+
+	cr_assert_gt(a, 0);
+	cr_assert_gt(b, 0);
+	cr_assert_neq(a, b);
+	cr_assert_eq(mgr_comms_name(cm, a1, handle), a);
+	cr_assert_eq(mgr_comms_name(cm, b1, handle), b);
+}
+
 Test(comms, world_self_and_unknown)
 {
 	cr_assert_eq(mgr_comms_name(cm, 7, 0), 0);
@@ -62,13 +77,7 @@ Test(comms, split_halves_differ)
 {
 	for (uint64_t s = 0; s < 4; s++)
 		split(s, 0, (int64_t)(s % 2), 2);
-	int64_t even = mgr_comms_name(cm, 0, 2), odd = mgr_comms_name(cm, 1, 2);
-
-	cr_assert_gt(even, 0);
-	cr_assert_gt(odd, 0);
-	cr_assert_neq(even, odd);
-	cr_assert_eq(mgr_comms_name(cm, 2, 2), even);
-	cr_assert_eq(mgr_comms_name(cm, 3, 2), odd);
+	two_groups(2, 0, 2, 1, 3);
 	cr_assert_eq(mgr_comms_stats(cm)->created, 4);
 	cr_assert_eq(mgr_comms_stats(cm)->named, 2);
 }
@@ -212,13 +221,7 @@ Test(comms, leaders)
 	cr_assert_eq(mgr_comms_name(cm, 0, 5), mgr_comms_name(cm, 1, 5));
 	cr_assert_eq(mgr_comms_name(cm, 2, 5), mgr_comms_name(cm, 3, 5));
 	cr_assert_neq(mgr_comms_name(cm, 0, 5), mgr_comms_name(cm, 2, 5));
-	int64_t a = mgr_comms_name(cm, 0, 2), b = mgr_comms_name(cm, 2, 2);
-
-	cr_assert_gt(a, 0);
-	cr_assert_gt(b, 0);
-	cr_assert_neq(a, b);
-	cr_assert_eq(mgr_comms_name(cm, 1, 2), a);
-	cr_assert_eq(mgr_comms_name(cm, 3, 2), b);
+	two_groups(2, 0, 1, 2, 3);
 	int64_t cart = mgr_comms_name(cm, 0, 3);
 	cr_assert_gt(cart, 0);
 	for (uint64_t s = 1; s < 4; s++)

@@ -56,7 +56,7 @@ check "ring rank 1 as expected" same "$EXP/ring-rank_1.txt" "$work/ring/simgrid-
 check "coll rank 0 as expected" same "$EXP/coll-rank_0.txt" "$work/coll/simgrid-ti/rank_0.txt"
 check "coll rank 3 as expected" same "$EXP/coll-rank_3.txt" "$work/coll/simgrid-ti/rank_3.txt"
 check "nonblock rank 1 as expected" same "$EXP/nonblock-rank_1.txt" "$work/nonblock/simgrid-ti/rank_1.txt"
-check "coll: the split's collective is reported skipped" grep -q "4 collectives on communicators smaller" "$work/coll.err"
+check "coll: the split's collectives written as messages among their members" grep -q "4 collectives on communicators smaller than MPI_COMM_WORLD written as point-to-point" "$work/coll.err"
 check "nonblock: MPI_PROC_NULL completions reported skipped" grep -q "4 completions of requests not traced" "$work/nonblock.err"
 # the ring's simulated time is deterministic: a change means the mapping moved
 check "ring simulated time as expected" grep -qx "simulated time: $(cat "$EXP/ring-simtime") s" "$work/ring.out"
@@ -221,6 +221,30 @@ if command -v mpicc.openmpi >/dev/null && [ -f "$lib" ] && [ -x "$col" ]; then
 		grep -q "^1 $a " "$work/calls_job/replay/simgrid-ti/rank_1.txt" ||
 			{ echo "  no $a action"; fail=1; }
 	done
+	# collectives on sub-communicators (a split reordering its ranks, a
+	# dup of it, MPI_COMM_SELF): written as messages among the members,
+	# replayed; the output the same traced or not
+	mpicc.openmpi -O1 -o "$work/split" "$top_srcdir/tests/manager/mpi_split.c" || exit 99
+	(cd "$work" && timeout 120 mpirun.openmpi --oversubscribe -np 4 ./split) >"$work/split.plain" 2>&1
+	(cd "$work" && TAPESTRY_COLLECTOR_BIN="$col" timeout 300 "$T" run \
+		--sensors libc,mpi --mpi openmpi -o "$work/split_job" -- \
+		mpirun.openmpi --oversubscribe -np 4 -x LD_PRELOAD \
+		-x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS ./split) >"$work/split.out" 2>"$work/split.err"
+	rc=$?
+	check "sub-communicators: traced (rc $rc), output as untraced" \
+		bash -c "[ $rc = 0 ] && grep -q checksum '$work/split.out' && cmp -s '$work/split.plain' '$work/split.out'"
+	"$T" replay "$work/split_job" >"$work/split_rp.out" 2>"$work/split_rp.err"
+	rc=$?
+	check "sub-communicators: replayed (rc $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || tail -5 "$work/split_rp.err"
+	check "  ...simulated time printed" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/split_rp.out"
+	check "  ...120 collectives written as messages, 60 on MPI_COMM_SELF need none, none skipped" bash -c "
+		grep -q '120 collectives on communicators smaller than MPI_COMM_WORLD written' '$work/split_rp.err' &&
+		grep -q '60 collectives on MPI_COMM_SELF need no action' '$work/split_rp.err' &&
+		! grep -q 'skipped (the replay' '$work/split_rp.err'"
+	check "  ...rank 1 sends to and receives from rank 3 on the collectives' tag" bash -c "
+		grep -q '^1 send 3 2147480000 ' '$work/split_job/replay/simgrid-ti/rank_1.txt' &&
+		grep -q '^1 recv 3 2147480000 ' '$work/split_job/replay/simgrid-ti/rank_1.txt'"
 	if command -v smpicc >/dev/null; then
 		(cd "$work" && smpicc -O1 -o ring_smpi "$top_srcdir/deploy/examples/ring.c" &&
 		 smpirun -np 4 -platform "$work/real/replay/simgrid-platform/platform.xml" \

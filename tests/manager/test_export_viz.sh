@@ -8,14 +8,9 @@
 # (non-job directory, damaged job, unwritable output) leaves nothing behind.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
 GEN="$top_builddir/tests/manager/viz_gen"
 work=$(mktemp -d /tmp/tapestry-test-viz.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail=0
-check() { # check DESCRIPTION COMMAND...
-	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
+. "$top_srcdir/tests/manager/lib.sh"
 for tool in python3 pj_dump otf2-print; do
 	command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "manager/post/grow.h"
+#include "tests/xorshift.h"
 
 static char tmpdir[64];
 
@@ -287,8 +288,7 @@ Test(grow, sort_heap_and_spilled)
 		cr_assert_eq(mgr_big_grow((void **)&r, &cap, n, sizeof(*r)), 0);
 		cr_assert_eq(mgr_big_spilled(r), spilled);
 		for (size_t i = 0; i < n; i++) {
-			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-			r[i].key = x % 1000;	/* many equal keys */
+			r[i].key = tests_xorshift64(&x) % 1000;	/* many equal keys */
 			r[i].id = (uint32_t)i;
 			memset(r[i].pad, (int)(i & 0x7f), sizeof(r[i].pad));
 		}

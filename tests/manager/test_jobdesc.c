@@ -30,6 +30,19 @@ static struct mgr_jobdesc *load(const char *path, int check, char **msgs)
 	return jd;
 }
 
+/* deploy/examples/name, which must load (its messages shown if not). */
+static struct mgr_jobdesc *example(const char *name, int check)
+{
+	char path[512], *msgs = NULL;
+	struct mgr_jobdesc *jd;
+
+	snprintf(path, sizeof(path), EXAMPLES "%s", name);
+	jd = load(path, check, &msgs);
+	cr_assert_not_null(jd, "%s: %s", name, msgs);
+	free(msgs);
+	return jd;
+}
+
 Test(jobdesc, examples_validate)
 {
 	static const char *ex[] = {"ring.xml", "two-sites.xml", "folding.xml", "io.xml"};
@@ -49,10 +62,8 @@ Test(jobdesc, examples_validate)
 
 Test(jobdesc, ring_model)
 {
-	char *msgs = NULL;
-	struct mgr_jobdesc *jd = load(EXAMPLES "ring.xml", 0, &msgs);
+	struct mgr_jobdesc *jd = example("ring.xml", 0);
 
-	cr_assert_not_null(jd, "%s", msgs);
 	cr_expect_str_eq(jd->name, "ring");
 	cr_expect_eq(jd->nhosts, 1);
 	cr_expect_str_eq(jd->host[0].address, "127.0.0.1");
@@ -73,16 +84,13 @@ Test(jobdesc, ring_model)
 	cr_expect_eq(jd->host[0].launcher->type, MGR_LAUNCH_LOCAL);
 	cr_expect_str_eq(jd->manager_address, "127.0.0.1");
 	mgr_jobdesc_free(jd);
-	free(msgs);
 }
 
 Test(jobdesc, two_sites_tree)
 {
-	char *msgs = NULL;
-	struct mgr_jobdesc *jd = load(EXAMPLES "two-sites.xml", 1, &msgs);
-
 	/* the executable is remote (ssh hosts): not checked here */
-	cr_assert_not_null(jd, "%s", msgs);
+	struct mgr_jobdesc *jd = example("two-sites.xml", 1);
+
 	cr_expect_eq(jd->ncollectors, 7);
 	cr_expect_str_eq(jd->col[jd->root].name, "top");
 	for (int h = 0; h < jd->nhosts; h++) {
@@ -97,21 +105,17 @@ Test(jobdesc, two_sites_tree)
 	cr_expect_eq(jd->mode, MGR_MODE_SCATTERING);
 	cr_expect_eq(jd->sensors, MGR_SENSOR_LIBC | MGR_SENSOR_MPI | MGR_SENSOR_MEM);
 	mgr_jobdesc_free(jd);
-	free(msgs);
 }
 
 Test(jobdesc, rank_placement_folds)
 {
-	char *msgs = NULL;
-	struct mgr_jobdesc *jd = load(EXAMPLES "two-sites.xml", 0, &msgs);
+	struct mgr_jobdesc *jd = example("two-sites.xml", 0);
 	/* hosts with slots: a1 a2 b1 b2 (2 each) at indexes 2 3 5 6 */
 	static const int want[] = {2, 2, 3, 3, 5, 5, 6, 6, 2, 2, 3};
 
-	cr_assert_not_null(jd, "%s", msgs);
 	for (int r = 0; r < (int)(sizeof(want) / sizeof(want[0])); r++)
 		cr_expect_eq(mgr_jd_rank_host(jd, r), want[r], "rank %d", r);
 	mgr_jobdesc_free(jd);
-	free(msgs);
 }
 
 /* Every kind of bad description: file, line, part of the message. */
@@ -277,6 +281,21 @@ static char *ent_doc(const char *decl, const char *exe, const char *body)
 	return t;
 }
 
+/* The description text t (freed) is refused, saying want (NULL: anything);
+ * what names the case. */
+static void refused(char *t, const char *what, const char *want)
+{
+	char *msgs = NULL;
+	struct mgr_jobdesc *jd = load_text(t, &msgs);
+
+	cr_expect_null(jd, "%s was accepted", what);
+	if (want)
+		cr_expect(strstr(msgs, want) != NULL, "%s: %s", what, msgs);
+	mgr_jobdesc_free(jd);
+	free(msgs);
+	free(t);
+}
+
 Test(jobdesc, entities_bounded_external_refused)
 {
 	/* 100 KB entity used 10,000 times: 130 KB of text, 1 GB expanded */
@@ -305,24 +324,12 @@ Test(jobdesc, entities_bounded_external_refused)
 	free(t);
 
 	/* an external entity in element text: refused, not read as nothing */
-	msgs = NULL;
-	t = ent_doc("<!ENTITY e SYSTEM \"file:///etc/hostname\">", "/bin/true",
-		    "<argument>&e;</argument>");
-	jd = load_text(t, &msgs);
-	cr_expect_null(jd, "an external entity in text was accepted");
-	cr_expect(strstr(msgs, "entity &e; is external") != NULL, "%s", msgs);
-	mgr_jobdesc_free(jd);
-	free(msgs);
-	free(t);
-
+	refused(ent_doc("<!ENTITY e SYSTEM \"file:///etc/hostname\">", "/bin/true",
+			"<argument>&e;</argument>"),
+		"an external entity in text", "entity &e; is external");
 	/* ... and in an attribute (libxml2 refuses it) */
-	msgs = NULL;
-	t = ent_doc("<!ENTITY e SYSTEM \"file:///etc/hostname\">", "&e;", "");
-	jd = load_text(t, &msgs);
-	cr_expect_null(jd, "an external entity in an attribute was accepted");
-	mgr_jobdesc_free(jd);
-	free(msgs);
-	free(t);
+	refused(ent_doc("<!ENTITY e SYSTEM \"file:///etc/hostname\">", "&e;", ""),
+		"an external entity in an attribute", NULL);
 
 	/* a small internal entity is fine */
 	msgs = NULL;
@@ -339,7 +346,6 @@ Test(jobdesc, entities_bounded_external_refused)
 	free(t);
 
 	/* over 1 MiB: refused before parsing */
-	msgs = NULL;
 	memset(decl, ' ', big);
 	decl[big] = 0;
 	{
@@ -352,12 +358,7 @@ Test(jobdesc, entities_bounded_external_refused)
 		t = ent_doc("", "/bin/true", pad);
 		free(pad);
 	}
-	jd = load_text(t, &msgs);
-	cr_expect_null(jd);
-	cr_expect(strstr(msgs, "too large") != NULL, "%s", msgs);
-	mgr_jobdesc_free(jd);
-	free(msgs);
-	free(t);
+	refused(t, "a description over 1 MiB", "too large");
 	free(decl);
 	free(body);
 }
@@ -366,8 +367,7 @@ Test(jobdesc, entities_bounded_external_refused)
 Test(jobdesc, arg_max_checked)
 {
 	size_t big = 100000;
-	char *decl = malloc(big + 64), *body = malloc(64 * 40), *t, *msgs = NULL;
-	struct mgr_jobdesc *jd;
+	char *decl = malloc(big + 64), *body = malloc(64 * 40);
 	long max = sysconf(_SC_ARG_MAX);
 	size_t nargs = (size_t)max / big + 2;
 
@@ -378,25 +378,14 @@ Test(jobdesc, arg_max_checked)
 	memset(decl + 12, 'y', big);
 	strcpy(decl + 12 + big, "\">");
 	/* one argument of 200 KB: over MAX_ARG_STRLEN */
-	t = ent_doc(decl, "/bin/true", "<argument>&b;&b;</argument>");
-	jd = load_text(t, &msgs);
-	cr_expect_null(jd);
-	cr_expect(strstr(msgs, "argument 1 is 200000 bytes") != NULL, "%s", msgs);
-	mgr_jobdesc_free(jd);
-	free(msgs);
-	free(t);
+	refused(ent_doc(decl, "/bin/true", "<argument>&b;&b;</argument>"),
+		"an argument of 200 KB", "argument 1 is 200000 bytes");
 	/* ARG_MAX / 100 KB + 2 arguments of 100 KB: over ARG_MAX */
 	body[0] = 0;
 	for (size_t i = 0; i < nargs; i++)
 		strcat(body, "<argument>&b;</argument>");
-	msgs = NULL;
-	t = ent_doc(decl, "/bin/true", body);
-	jd = load_text(t, &msgs);
-	cr_expect_null(jd);
-	cr_expect(strstr(msgs, "(ARG_MAX): nothing can start") != NULL, "%s", msgs);
-	mgr_jobdesc_free(jd);
-	free(msgs);
-	free(t);
+	refused(ent_doc(decl, "/bin/true", body), "arguments over ARG_MAX",
+		"(ARG_MAX): nothing can start");
 	free(decl);
 	free(body);
 }

@@ -9,18 +9,8 @@
 # ssh and ip-netns launches: launch_ssh.sh, launch_netns.sh.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
-C="$top_builddir/tapestry-collector"
-[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
 work=$(mktemp -d /tmp/tapestry-test-launch.XXXXXX)
 tag="tl$$"	# in every collector name this test starts: pgrep finds them
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 . "$top_srcdir/tests/manager/lib.sh"
 # "--name [t]l123": matches the collectors, not a command line holding it
 pat() { printf -- '--name [%s]%s' "${1:0:1}" "${1:1}"; }
@@ -53,34 +43,16 @@ done
 check "no collector after the bad descriptions" none_left
 
 # 3. a local non-MPI launch
-cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
-mkdir -p "$work/io"
-cat >"$work/io.xml" <<EOF
-<?xml version="1.0"?>
-<job name="io">
-  <hosts><host name="localhost" address="127.0.0.1" slots="2"/></hosts>
-  <collectors>
-    <collector name="$tag-gw" host="localhost"/>
-    <collector name="$tag-node" host="localhost" parent="$tag-gw"/>
-  </collectors>
-  <application executable="iodemo" processes="2" workdir="io">
-    <argument>.</argument>
-  </application>
-  <outputs><output format="csv"/></outputs>
-</job>
-EOF
-timeout 120 "$T" launch -o "$work/job-io" "$work/io.xml" >"$work/io.out" 2>"$work/io.err"
-rc=$?
-check "launch io.xml exits 0 ($rc)" [ "$rc" = 0 ]
-[ "$rc" = 0 ] || cat "$work/io.err"
-check "  ...collectors came up in order" grep -q "collector '$tag-node' on localhost up at 127.0.0.1:[0-9]* (parent $tag-gw)" "$work/io.err"
+io_xml "$tag" 2 "$work/io.xml" csv
+launch_ok 120 io.xml "$work/job-io" "$work/io.xml"
+check "  ...collectors came up in order" grep -q "collector '$tag-node' on localhost up at 127.0.0.1:[0-9]* (parent $tag-gw)" "$work/job-io.err"
 check "  ...plan and logs in the job directory" [ -f "$work/job-io/plan/hostfile.openmpi" -a -f "$work/job-io/plan/job.xml" -a -d "$work/job-io/logs" ]
 check "  ...the root receiver's messages in DIR/logs" grep -q "info col_new: collector .* storing into" "$work/job-io/logs/collector-root.log"
-check "  ...none of a collector's on the terminal" bash -c "! grep -Eq '^[0-9-]+T[0-9:.]+ (info|warn|error) ' '$work/io.err'"
+check "  ...none of a collector's on the terminal" bash -c "! grep -Eq '^[0-9-]+T[0-9:.]+ (info|warn|error) ' '$work/job-io.err'"
 check "  ...csv output written" [ -f "$work/job-io/trace.csv" ]
 n=$(awk -F, '$3=="fprintf"' "$work/job-io/trace.csv" 2>/dev/null | wc -l)
 check "  ...4000 fprintf events from 2 processes (got $n)" [ "$n" = 4000 ]
-check "  ...report printed" grep -q "losses         0 events counted lost, 0 batches missing" "$work/io.out"
+check "  ...report printed" grep -q "losses         0 events counted lost, 0 batches missing" "$work/job-io.out"
 check "  ...no collector left" none_left
 
 # 4. the Open MPI ring through the tree, with a job secret
@@ -88,11 +60,8 @@ if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v 
 	mpicc.openmpi -O1 -o "$work/ring" "$top_srcdir/deploy/examples/ring.c" || exit 99
 	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/secret"
 	ring_xml "$tag" 20 "$work/ring.xml" 's|</outputs>|</outputs><security secret-file="secret"/>|'
-	timeout 300 "$T" launch -o "$work/job-ring" "$work/ring.xml" >"$work/ring.out" 2>"$work/ring.err"
-	rc=$?
-	check "launch ring.xml (Open MPI, secret) exits 0 ($rc)" [ "$rc" = 0 ]
-	[ "$rc" = 0 ] || tail -n 20 "$work/ring.err"
-	check "  ...80 MPI_Send from 4 ranks" grep -Eq '^  MPI_Send +80 +20 +20 +20 +20' "$work/ring.out"
+	launch_ok 300 "ring.xml (Open MPI, secret)" "$work/job-ring" "$work/ring.xml"
+	check "  ...80 MPI_Send from 4 ranks" grep -Eq '^  MPI_Send +80 +20 +20 +20 +20' "$work/job-ring.out"
 	check "  ...no collector left" none_left
 	# 4 ranks on a host with fewer cores: said in one line, by plan too,
 	# and Open MPI runs in its yielding mode
@@ -100,11 +69,11 @@ if [ -f "$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so" ] && command -v 
 	"$T" plan -o "$work/plan-ring" "$work/ring.xml" 2>"$work/plan-ring.err"
 	if [ "$cores" -lt 4 ]; then
 		want="oversubscribed (localhost: 4 ranks on $cores cores): "
-		check "  ...oversubscription said once" [ "$(grep -c "$want" "$work/ring.err")" = 1 ]
+		check "  ...oversubscription said once" [ "$(grep -c "$want" "$work/job-ring.err")" = 1 ]
 		check "  ...and by plan" grep -q "$want" "$work/plan-ring.err"
-		check "  ...Open MPI told to yield" grep -q "$want.*openmpi runs in its yielding mode" "$work/ring.err"
+		check "  ...Open MPI told to yield" grep -q "$want.*openmpi runs in its yielding mode" "$work/job-ring.err"
 	else
-		check "  ...no oversubscription said" bash -c "! grep -q oversubscribed '$work/ring.err' '$work/plan-ring.err'"
+		check "  ...no oversubscription said" bash -c "! grep -q oversubscribed '$work/job-ring.err' '$work/plan-ring.err'"
 	fi
 	# bad input: the description says Open MPI, the mpirun.openmpi found
 	# first is another MPI's launcher: one line, nothing started
@@ -145,23 +114,9 @@ for p in "${pids[@]}"; do kill "$p"; wait "$p"; done
 pids=()
 
 # 6. half-way failures leave nothing behind
-cat >"$work/unreachable.xml" <<EOF
-<?xml version="1.0"?>
-<job name="unreachable">
-  <hosts>
-    <host name="front" address="127.0.0.1"/>
-    <host name="far" address="127.0.0.1" slots="1" launcher="closed"/>
-  </hosts>
-  <launchers>
-    <launcher name="closed" type="ssh" port="1" options="-o StrictHostKeyChecking=no"/>
-  </launchers>
-  <collectors>
-    <collector name="$tag-top" host="front"/>
-    <collector name="$tag-far" host="far" parent="$tag-top"/>
-  </collectors>
-  <application executable="/bin/true" processes="1"/>
-</job>
-EOF
+remote_xml "$work/unreachable.xml" unreachable far \
+	'<launcher name="closed" type="ssh" port="1" options="-o StrictHostKeyChecking=no"/>' \
+	"$tag-top" "$tag-far"
 timeout 120 "$T" launch --start-timeout 10 -o "$work/job-un" "$work/unreachable.xml" >/dev/null 2>"$work/un.err"
 rc=$?
 check "unreachable collector host: launch fails ($rc)" [ "$rc" = 1 ]
@@ -179,23 +134,9 @@ check "executable that cannot start: launch fails with 127 ($rc)" [ "$rc" = 127 
 check "  ...and says so" grep -q "could not be started" "$work/broken.err"
 check "  ...no collector left" none_left "${tag}b-"
 
-cat >"$work/slow.xml" <<EOF
-<?xml version="1.0"?>
-<job name="slow">
-  <hosts>
-    <host name="front" address="127.0.0.1"/>
-    <host name="nowhere" address="127.0.0.1" slots="1" launcher="fake"/>
-  </hosts>
-  <launchers>
-    <launcher name="fake" type="template" command="sleep 30; {command}"/>
-  </launchers>
-  <collectors>
-    <collector name="$tag-t2" host="front"/>
-    <collector name="$tag-n2" host="nowhere" parent="$tag-t2"/>
-  </collectors>
-  <application executable="/bin/true" processes="1"/>
-</job>
-EOF
+remote_xml "$work/slow.xml" slow nowhere \
+	'<launcher name="fake" type="template" command="sleep 30; {command}"/>' \
+	"$tag-t2" "$tag-n2"
 timeout 120 "$T" launch --start-timeout 2 -o "$work/job-slow" "$work/slow.xml" >/dev/null 2>"$work/slow.err"
 rc=$?
 check "collector that never comes up: launch fails ($rc)" [ "$rc" = 1 ]

@@ -13,7 +13,6 @@
 # sensor) or SimGrid.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
 GEN="$top_builddir/tests/manager/sim_gen"
 command -v smpirun >/dev/null 2>&1 || { echo "SimGrid (smpirun) not installed: skipped"; exit 77; }
 lib="$top_builddir/sensor/.libs/libtapestry-mpi-openmpi.so"
@@ -23,14 +22,6 @@ if ! command -v mpicc.openmpi >/dev/null || [ ! -f "$lib" ] || [ ! -x "$col" ]; 
 	echo "Open MPI or its sensor not built: skipped"; exit 77
 fi
 work=$(mktemp -d /tmp/tapestry-test-live.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 . "$top_srcdir/tests/manager/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export TAPESTRY_COLLECTOR_BIN="$col"
@@ -41,6 +32,12 @@ for k in ring coll nonblock; do
 	"$T" export -f simgrid-ti "$work/$k" 2>/dev/null
 	timeout 60 "$T" live-ti "$work/$k" "$work/$k.live" 2>"$work/$k.err"
 	check "$k: live-ti on a finished job exits 0" [ $? = 0 ]
+	# but for the messages the export writes for collectives on
+	# sub-communicators (coll's split), whose members the live feed
+	# cannot know in advance: it skips them (export-simgrid.md)
+	for f in "$work/$k/simgrid-ti"/*; do
+		grep -v ' 2147480000' "$f" > "$f.nosub" && mv "$f.nosub" "$f"
+	done
 	check "$k: identical to export -f simgrid-ti" diff -r "$work/$k/simgrid-ti" "$work/$k.live"
 done
 "$T" live-ti "$work/ring" "$work/ring.live" 2>"$work/e"

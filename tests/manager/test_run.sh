@@ -5,13 +5,8 @@
 # collectors on loopback; then every bad input of those commands.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
 work=$(mktemp -d /tmp/tapestry-test-run.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail=0
-check() { # check DESCRIPTION COMMAND...
-	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
+. "$top_srcdir/tests/manager/lib.sh"
 
 cc -O1 -pthread -o "$work/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
 "$work/iodemo" "$work" >"$work/plain.out" 2>&1

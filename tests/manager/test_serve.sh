@@ -7,19 +7,9 @@
 # serving the others. The pages in a browser: test_serve_browser.sh.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
-C="$top_builddir/tapestry-collector"
-[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
 command -v curl >/dev/null || { echo "no curl"; exit 77; }
 work=$(mktemp -d /tmp/tapestry-test-serve.XXXXXX)
 tag="ts$$"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 . "$top_srcdir/tests/manager/lib.sh"
 
 # start_serve OUT ARGS...: tapestry serve on a free loopback port; sets U, SP
@@ -46,25 +36,9 @@ poll() {
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
 
 # 0. a job, descriptions, and the program they launch
-mkdir -p "$work/jobs" "$work/descs/io"
-cc -O1 -pthread -o "$work/descs/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
-timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" >/dev/null 2>"$work/run.err"
+serve_job
 check "tapestry run made the job" [ -d "$work/jobs/run1/segments" ]
-jobs=$(cd "$work/jobs" && pwd -P)
-"$T" report --xml "$jobs/run1" >"$work/report.xml"
-cat >"$work/descs/io.xml" <<EOF
-<?xml version="1.0"?>
-<job name="io">
-  <hosts><host name="localhost" address="127.0.0.1" slots="2"/></hosts>
-  <collectors>
-    <collector name="$tag-gw" host="localhost"/>
-    <collector name="$tag-node" host="localhost" parent="$tag-gw"/>
-  </collectors>
-  <application executable="iodemo" processes="1" workdir="io">
-    <argument>.</argument>
-  </application>
-</job>
-EOF
+io_xml "$tag" 1 "$work/descs/io.xml"
 cp "$top_srcdir/tests/manager/launch_bad/cycle.xml" "$work/descs/bad.xml"
 
 # 1. options

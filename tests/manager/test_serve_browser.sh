@@ -9,22 +9,12 @@
 # $top_builddir/tests/manager/serve-*.png. Skips (77) without chromium.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
-T="$top_builddir/manager/tapestry"
-C="$top_builddir/tapestry-collector"
-[ -x "$C" ] || C="$top_builddir/collector/tapestry-collector"
 CHROMIUM=$(command -v chromium || command -v chromium-browser) || { echo "no chromium: skip"; exit 77; }
 command -v curl >/dev/null || { echo "no curl: skip"; exit 77; }
 work=$(mktemp -d /tmp/tapestry-test-serve-browser.XXXXXX)
 shots="$top_builddir/tests/manager"
 mkdir -p "$shots"
 tag="tb$$"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail=0
 . "$top_srcdir/tests/manager/lib.sh"
 dom() { python3 "$top_srcdir/tests/manager/serve_dom.py" "$@"; }
 
@@ -43,11 +33,7 @@ page() {
 }
 
 # a job, a description, a tree of two real collectors
-mkdir -p "$work/jobs" "$work/descs/io"
-cc -O1 -pthread -o "$work/descs/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
-timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" >/dev/null 2>"$work/run.err"
-jobs=$(cd "$work/jobs" && pwd -P)
-"$T" report --xml "$jobs/run1" >"$work/report.xml"
+serve_job
 cat >"$work/descs/io.xml" <<EOF
 <?xml version="1.0"?>
 <job name="io">

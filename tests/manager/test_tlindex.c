@@ -35,22 +35,6 @@ static void teardown(void)
 
 TestSuite(tlindex, .init = setup, .fini = teardown);
 
-static struct proto_event mk(unsigned type, uint64_t t0, uint64_t t1, int64_t a0,
-			     int64_t a1, int64_t a2, int64_t a3)
-{
-	struct proto_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.type = (uint16_t)type;
-	e.t_start = t0;
-	e.t_end = t1;
-	e.arg[0] = a0;
-	e.arg[1] = a1;
-	e.arg[2] = a2;
-	e.arg[3] = a3;
-	return e;
-}
-
 /* The answer to a query, NUL-terminated (free it). */
 static char *query(int64_t t0, int64_t t1, int w)
 {
@@ -96,11 +80,11 @@ static void two_ranks(void)
 	for (int i = 0; i < 200; i++) {
 		uint64_t t = 100000 + 100 * (uint64_t)(199 - i);
 
-		e0[i] = mk(PROTO_EV_WRITE, t, t + 40, 1, 8, 8, 0);
+		e0[i] = jobgen_ev(PROTO_EV_WRITE, t, t + 40, 1, 8, 8, 0, 0);
 	}
-	e0[200] = mk(PROTO_EV_MPI_SEND, 130000, 130010, 1, 7, 0, 8);
-	e1[0] = mk(PROTO_EV_MPI_RECV, 130500, 130600, 0, 7, 0, 8);
-	e1[1] = mk(PROTO_EV_MEM_SAMPLE, 120000, 120000, 4096000, 0, 0, 0);
+	e0[200] = jobgen_ev(PROTO_EV_MPI_SEND, 130000, 130010, 1, 7, 0, 8, 0);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_RECV, 130500, 130600, 0, 7, 0, 8, 0);
+	e1[1] = jobgen_ev(PROTO_EV_MEM_SAMPLE, 120000, 120000, 4096000, 0, 0, 0, 0);
 	jobgen_batch(&g, 10, 1, e0, 201);
 	jobgen_batch(&g, 11, 1, e1, 2);
 	jobgen_close(&g);

@@ -28,6 +28,7 @@
 #include "proto/event.h"
 #include "proto/jobdir.h"
 #include "proto/msg.h"
+#include "tests/strev.h"
 
 #define BATCH 50
 
@@ -137,18 +138,7 @@ static void string(struct stream *s, uint32_t tid, int64_t id, const char *str)
 
 	if (s->n + len / PROTO_STRING_CHUNK + 1 >= BATCH)
 		flush(s);
-	for (size_t off = 0; off < len; off += PROTO_STRING_CHUNK) {
-		size_t take = len - off < PROTO_STRING_CHUNK ? len - off : PROTO_STRING_CHUNK;
-		struct proto_event *e = &s->ev[s->n++];
-
-		memset(e, 0, sizeof(*e));
-		e->type = PROTO_EV_STRING;
-		e->tid = tid;
-		e->t_start = (uint64_t)id;
-		e->t_end = off;
-		e->flags = (uint16_t)take;
-		memcpy(e->arg, str + off, take);
-	}
+	s->n += tests_string_events(&s->ev[s->n], tid, id, str);
 }
 
 #define T0 1000000000000ull

@@ -19,6 +19,7 @@
 #include "proto/codec.h"
 #include "proto/error.h"
 #include "proto/event.h"
+#include "tests/xorshift.h"
 
 static const int levels[] = { 0, 1, 3, 9, 19 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
@@ -27,13 +28,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	uint64_t x = rng_state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return x;
+	return tests_xorshift64(&rng_state);
 }
 
 static void fill_garbage(struct proto_event *ev, size_t n)

@@ -196,6 +196,33 @@ Test(event, collectives_are_one_run)
 	cr_assert_not(proto_ev_collective(PROTO_EV__INVALID));
 }
 
+/* Every MPI_File_ event is MPI-IO: the data accesses reads or writes, the
+ * rest (management, the pointer, view and query run) file management. */
+Test(event, mpiio_kinds)
+{
+	unsigned n = 0;
+
+	for (unsigned t = 1; t < PROTO_EV__COUNT; t++) {
+		const struct proto_ev_info *i = proto_ev_info(t);
+		int io = proto_ev_mpiio(t);
+
+		if (strncmp(i->name, "MPI_File_", 9)) {
+			cr_assert_eq(io, PROTO_IO_NOT, "%s", i->name);
+			continue;
+		}
+		n++;
+		cr_assert_neq(io, PROTO_IO_NOT, "%s", i->name);
+		/* delete names a path, every other call a file id */
+		cr_assert_geq(proto_ev_arg(t, t == PROTO_EV_MPI_FILE_DELETE ?
+					   PROTO_F_path : PROTO_F_file), 0, "%s", i->name);
+	}
+	cr_assert_eq(n, 41 + 11);
+	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_SEEK), PROTO_IO_FILE);
+	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_GET_INFO), PROTO_IO_FILE);
+	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_IREAD_AT), PROTO_IO_READ);
+	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_WRITE_ORDERED_END), PROTO_IO_WRITE);
+}
+
 /* Each nonblocking collective completes as the blocking type whose name it
  * carries after its "I" (case aside), with the same arguments and a req after them. */
 Test(event, nonblocking_collectives_map_to_blocking)

@@ -176,6 +176,17 @@ static void flip(const char *p, long off)
 	free(b);
 }
 
+/* Where frame k of those write_frames put in segment 0 starts: after the
+ * segment's 32-byte header and the frames before it. */
+static long frame_at(int k)
+{
+	size_t off = 32;
+
+	for (int i = 0; i < k; i++)
+		off += fr[i].len;
+	return (long)off;
+}
+
 static unsigned nsegments(void)
 {
 	unsigned n = 0;
@@ -359,12 +370,9 @@ Test(jobdir, corrupt_payload_byte_in_a_middle_frame)
 {
 	struct proto_jobdir_r *r;
 	const struct proto_jobdir_report *rep;
-	size_t off = 32;
 
 	write_frames(0, 20, 0, 0);
-	for (int i = 0; i < 10; i++)
-		off += fr[i].len;
-	flip(seg(0), (long)(off + PROTO_FRAME_HDR + 3));
+	flip(seg(0), frame_at(10) + PROTO_FRAME_HDR + 3);
 	rep = read_all(&r, 20, 10);
 	cr_assert_eq(rep->frames, 19);
 	cr_assert_eq(rep->skipped_bytes, fr[10].len);
@@ -378,12 +386,9 @@ Test(jobdir, corrupt_length_in_a_middle_frame_header)
 {
 	struct proto_jobdir_r *r;
 	const struct proto_jobdir_report *rep;
-	size_t off = 32;
 
 	write_frames(0, 20, 0, 0);
-	for (int i = 0; i < 7; i++)
-		off += fr[i].len;
-	flip(seg(0), (long)(off + 6));	/* length byte 2: huge length */
+	flip(seg(0), frame_at(7) + 6);	/* length byte 2: huge length */
 	rep = read_all(&r, 20, 7);
 	cr_assert_eq(rep->skipped_bytes, fr[7].len);
 	proto_jobdir_close_r(r);
@@ -395,12 +400,9 @@ Test(jobdir, corrupt_last_segment_then_append_starts_a_new_one)
 	const struct proto_jobdir_report *rep;
 	struct proto_jobdir_w *w;
 	int rc = -1;
-	size_t off = 32;
 
 	write_frames(0, 10, 0, 0);
-	for (int i = 0; i < 4; i++)
-		off += fr[i].len;
-	flip(seg(0), (long)(off + PROTO_FRAME_HDR));
+	flip(seg(0), frame_at(4) + PROTO_FRAME_HDR);
 	w = proto_jobdir_create(dir, PROTO_JOBDIR_APPEND, 0, &rc);
 	cr_assert_not_null(w);
 	cr_assert_eq(proto_jobdir_recovery(w)->new_segment, 1);

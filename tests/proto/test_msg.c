@@ -877,21 +877,8 @@ Test(msg, field_error_before_full)
 	free(m);
 }
 
-Test(msg, errnames_of_msg_codes_distinct)
-{
-	static const int codes[] = {
-		PROTO_E_LENGTH, PROTO_E_TOOBIG, PROTO_E_FIELD, PROTO_E_TYPE,
-		PROTO_E_FULL, PROTO_E_ARG, PROTO_E_NOMEM,
-	};
-	size_t n = sizeof(codes) / sizeof(codes[0]);
-
-	for (size_t i = 0; i < n; i++) {
-		cr_assert_str_neq(proto_errname(codes[i]), "PROTO_E_UNKNOWN");
-		for (size_t j = 0; j < i; j++)
-			cr_assert_str_neq(proto_errname(codes[i]),
-					  proto_errname(codes[j]));
-	}
-}
+/* The names of the message decoder's codes: tests/proto/test_frame.c,
+ * errnames_of_every_code_distinct. */
 
 Test(msg, equal_distinguishes)
 {

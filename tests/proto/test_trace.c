@@ -14,6 +14,7 @@
 #include "proto/jobdir.h"
 #include "proto/msg.h"
 #include "proto/trace.h"
+#include "tests/strev.h"
 
 static char dir[64];
 static struct proto_jobdir_w *w;
@@ -96,26 +97,6 @@ static struct proto_event ev_of(unsigned type, uint32_t tid, uint64_t t)
 	return e;
 }
 
-/* STRING records for s with id on tid, appended to ev[*n] */
-static void add_string(struct proto_event *ev, size_t *n, uint32_t tid,
-		       int64_t id, const char *s)
-{
-	size_t len = strlen(s);
-
-	for (size_t off = 0; off < len; off += PROTO_STRING_CHUNK) {
-		struct proto_event *e = &ev[(*n)++];
-		size_t take = len - off < PROTO_STRING_CHUNK ? len - off : PROTO_STRING_CHUNK;
-
-		memset(e, 0, sizeof(*e));
-		e->type = PROTO_EV_STRING;
-		e->tid = tid;
-		e->t_start = (uint64_t)id;
-		e->t_end = off;
-		e->flags = (uint16_t)take;
-		memcpy(e->arg, s + off, take);
-	}
-}
-
 TestSuite(trace, .init = setup, .fini = teardown);
 
 Test(trace, strings_arrays_meta_dups_gaps_and_corrupt_batches)
@@ -129,7 +110,7 @@ Test(trace, strings_arrays_meta_dups_gaps_and_corrupt_batches)
 	longpath[sizeof(longpath) - 1] = '\0';
 	put_meta(7, "rank", "3");
 	put_meta(7, "host", "node-a");
-	add_string(ev, &n, 0, 1, longpath);
+	n += tests_string_events(&ev[n], 0, 1, longpath);
 	ev[n] = ev_of(PROTO_EV_OPEN, 0, 100);
 	ev[n].arg[0] = 5;
 	ev[n++].arg[3] = 1;

@@ -110,6 +110,22 @@ static void done(MPI_Request *req, MPI_Status *st, int how)
 	default:
 		ok(MPI_Waitany(1, req, &k, st), "waitany");
 	}
+/* The individual file pointer moved to off (etypes of the view at disp:
+ * ints): where the sensor must find it. */
+static void seek(MPI_File fh, long long off, long long disp)
+{
+	ok(MPI_File_seek(fh, off, MPI_SEEK_SET), "seek");
+	fprintf(ex, "MPI_File_seek file=1 path=%s voffset=%lld whence=%d pos=%lld coll=0\n",
+		path, off, MPI_SEEK_SET, disp + off * 4);
+}
+
+/* The shared one: its position after the call is only known to be past
+ * the view's start (the other ranks' ordered accesses may move it). */
+static void seek_shared(MPI_File fh, long long off)
+{
+	ok(MPI_File_seek_shared(fh, off, MPI_SEEK_SET), "seek_shared");
+	fprintf(ex, "MPI_File_seek_shared file=1 path=%s voffset=%lld whence=%d pos=+ coll=1\n",
+		path, off, MPI_SEEK_SET);
 }
 
 /* Writes: explicit offsets [0, 2n) blocks, then through the view at
@@ -134,12 +150,12 @@ static void writes(MPI_File fh)
 	fprintf(ex, "MPI_File_set_view file=1 path=%s disp=%lld etype=4 ftype=4 coll=1\n",
 		path, disp);
 	/* offsets in the view are in ints */
-	MPI_File_seek(fh, rank * B, MPI_SEEK_SET);
+	seek(fh, rank * B, disp);
 	off = disp + rank * BY;
 	fill(off);
 	ok(MPI_File_write(fh, buf, B, MPI_INT, &st), "write");
 	ex_done("MPI_File_write", 1, off, 0);
-	MPI_File_seek(fh, (n + rank) * B, MPI_SEEK_SET);
+	seek(fh, (n + rank) * B, disp);
 	off = disp + (n + rank) * BY;
 	fill(off);
 	ok(MPI_File_write_all(fh, buf, B, MPI_INT, &st), "write_all");
@@ -150,13 +166,13 @@ static void writes(MPI_File fh)
 	   "iwrite_at");
 	ex_rw("MPI_File_iwrite_at", 1, off, BY, 0, "req=+");
 	done(&req, &st, 0);
-	MPI_File_seek(fh, (3 * n + rank) * B, MPI_SEEK_SET);
+	seek(fh, (3 * n + rank) * B, disp);
 	off = disp + (3 * n + rank) * BY;
 	fill(off);
 	ok(MPI_File_iwrite_all(fh, buf, B, MPI_INT, &req), "iwrite_all");
 	ex_rw("MPI_File_iwrite_all", 1, off, BY, 1, "req=+");
 	done(&req, MPI_STATUS_IGNORE, 1);
-	MPI_File_seek(fh, (4 * n + rank) * B, MPI_SEEK_SET);
+	seek(fh, (4 * n + rank) * B, disp);
 	off = disp + (4 * n + rank) * BY;
 	fill(off);
 	ok(MPI_File_write_all_begin(fh, buf, B, MPI_INT), "write_all_begin");
@@ -191,12 +207,12 @@ static void reads(MPI_File fh)
 				MPI_STATUS_IGNORE), "read_at_all");
 	check("read_at_all", off);
 	ex_done("MPI_File_read_at_all", 1, off, 1);
-	MPI_File_seek(fh, (2 * n + rank) * B, MPI_SEEK_SET);
+	seek(fh, (2 * n + rank) * B, disp);
 	off = disp + (2 * n + rank) * BY;
 	ok(MPI_File_read(fh, buf, B, MPI_INT, &st), "read");
 	check("read", off);
 	ex_done("MPI_File_read", 1, off, 0);
-	MPI_File_seek(fh, (3 * n + rank) * B, MPI_SEEK_SET);
+	seek(fh, (3 * n + rank) * B, disp);
 	off = disp + (3 * n + rank) * BY;
 	ok(MPI_File_read_all(fh, buf, B, MPI_INT, &st), "read_all");
 	check("read_all", off);
@@ -207,7 +223,7 @@ static void reads(MPI_File fh)
 	ex_rw("MPI_File_iread_at", 1, off, BY, 0, "req=+");
 	done(&req, &st, 2);
 	check("iread_at", off);
-	MPI_File_seek(fh, (5 * n + rank) * B, MPI_SEEK_SET);
+	seek(fh, (5 * n + rank) * B, disp);
 	off = disp + (5 * n + rank) * BY;
 	ok(MPI_File_iread(fh, buf, B, MPI_INT, &req), "iread");
 	ex_rw("MPI_File_iread", 1, off, BY, 0, "req=+");
@@ -219,7 +235,7 @@ static void reads(MPI_File fh)
 	ex_rw("MPI_File_iread_at_all", 1, off, BY, 1, "req=+");
 	done(&req, &st, 4);
 	check("iread_at_all", off);
-	MPI_File_seek(fh, (n + rank) * B, MPI_SEEK_SET);
+	seek(fh, (n + rank) * B, disp);
 	off = disp + (n + rank) * BY;
 	ok(MPI_File_read_all_begin(fh, buf, B, MPI_INT), "read_all_begin");
 	ex_rw("MPI_File_read_all_begin", 1, off, BY, 1, "");
@@ -241,6 +257,63 @@ static void reads(MPI_File fh)
 	ex_rw("MPI_File_read_at", 1, disp + 1000 * n * BY, BY, 0, "result=0");
 }
 
+/* The pointer and view queries, a relative seek and the read after it,
+ * atomicity and info hints, on the view at disp (the shared pointer at
+ * its start: nothing moved it since the view was set). */
+static void queries(MPI_File fh)
+{
+	long long n = size, disp = 2 * n * BY, off;
+	MPI_Offset o, sz;
+	MPI_Datatype et, ft;
+	MPI_Info info, used;
+	MPI_Status st;
+	char rep[MPI_MAX_DATAREP_STRING];
+	int flag, nk = -1;
+
+	seek(fh, rank * B, disp);
+	ok(MPI_File_seek(fh, B, MPI_SEEK_CUR), "seek cur");
+	off = disp + (rank + 1) * BY;
+	fprintf(ex, "MPI_File_seek file=1 path=%s voffset=%d whence=%d pos=%lld coll=0\n",
+		path, B, MPI_SEEK_CUR, off);
+	ok(MPI_File_get_position(fh, &o), "get_position");
+	fprintf(ex, "MPI_File_get_position file=1 path=%s voffset=%lld pos=%lld\n",
+		path, (long long)o, off);
+	ok(MPI_File_read(fh, buf, B, MPI_INT, &st), "read after seek");
+	check("read after seek", off);
+	ex_done("MPI_File_read", 1, off, 0);
+	ok(MPI_File_get_position_shared(fh, &o), "get_position_shared");
+	fprintf(ex, "MPI_File_get_position_shared file=1 path=%s voffset=0 pos=%lld\n",
+		path, disp);
+	ok(MPI_File_get_byte_offset(fh, 3, &o), "get_byte_offset");
+	fprintf(ex, "MPI_File_get_byte_offset file=1 path=%s voffset=3 pos=%lld\n",
+		path, (long long)o);
+	if (o != disp + 12) {
+		printf("rank %d: byte offset %lld\n", rank, (long long)o);
+		bad = 1;
+	}
+	ok(MPI_File_get_size(fh, &sz), "get_size");
+	fprintf(ex, "MPI_File_get_size file=1 path=%s fsize=%lld\n", path, (long long)sz);
+	ok(MPI_File_get_view(fh, &o, &et, &ft, rep), "get_view");
+	fprintf(ex, "MPI_File_get_view file=1 path=%s disp=%lld etype=4 ftype=4\n",
+		path, disp);
+	ok(MPI_File_set_atomicity(fh, 1), "set_atomicity");
+	fprintf(ex, "MPI_File_set_atomicity file=1 path=%s flag=1 coll=1\n", path);
+	ok(MPI_File_get_atomicity(fh, &flag), "get_atomicity");
+	fprintf(ex, "MPI_File_get_atomicity file=1 path=%s flag=%d\n", path, flag != 0);
+	ok(MPI_File_set_atomicity(fh, 0), "set_atomicity 0");
+	fprintf(ex, "MPI_File_set_atomicity file=1 path=%s flag=0 coll=1\n", path);
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "access_style", "read_mostly");
+	ok(MPI_File_set_info(fh, info), "set_info");
+	fprintf(ex, "MPI_File_set_info file=1 path=%s nkeys=1 coll=1\n", path);
+	MPI_Info_free(&info);
+	ok(MPI_File_get_info(fh, &used), "get_info");
+	MPI_Info_get_nkeys(used, &nk);
+	fprintf(ex, "MPI_File_get_info file=1 path=%s nkeys=%d\n", path, nk);
+	MPI_Info_free(&used);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* The shared file pointer (offsets unknown to the sensor: -1): ordered
  * writes from the view's start, read back in order, then one ordered split
  * pair and the non-collective forms past them. */
@@ -250,12 +323,12 @@ static void shared(MPI_File fh)
 	MPI_Request req;
 	MPI_Status st;
 
-	ok(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET), "seek_shared");
+	seek_shared(fh, 0);
 	off = disp + rank * BY;
 	fill(off);
 	ok(MPI_File_write_ordered(fh, buf, B, MPI_INT, &st), "write_ordered");
 	ex_done("MPI_File_write_ordered", 1, -1, 1);
-	ok(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET), "seek_shared");
+	seek_shared(fh, 0);
 	ok(MPI_File_read_ordered(fh, buf, B, MPI_INT, &st), "read_ordered");
 	check("read_ordered", off);
 	ex_done("MPI_File_read_ordered", 1, -1, 1);
@@ -265,7 +338,7 @@ static void shared(MPI_File fh)
 	ex_rw("MPI_File_write_ordered_begin", 1, -1, BY, 1, "");
 	ok(MPI_File_write_ordered_end(fh, buf, &st), "write_ordered_end");
 	ex_done("MPI_File_write_ordered_end", 1, -1, 1);
-	ok(MPI_File_seek_shared(fh, n * B, MPI_SEEK_SET), "seek_shared");
+	seek_shared(fh, n * B);
 	ok(MPI_File_read_ordered_begin(fh, buf, B, MPI_INT), "read_ordered_begin");
 	ex_rw("MPI_File_read_ordered_begin", 1, -1, BY, 1, "");
 	ok(MPI_File_read_ordered_end(fh, buf, &st), "read_ordered_end");
@@ -282,7 +355,7 @@ static void shared(MPI_File fh)
 	ex_rw("MPI_File_iwrite_shared", 1, -1, BY, 0, "req=+");
 	done(&req, &st, 5);
 	MPI_Barrier(MPI_COMM_WORLD);
-	ok(MPI_File_seek_shared(fh, 2 * n * B, MPI_SEEK_SET), "seek_shared");
+	seek_shared(fh, 2 * n * B);
 	ok(MPI_File_read_shared(fh, buf, B, MPI_INT, &st), "read_shared");
 	ex_done("MPI_File_read_shared", 1, -1, 0);
 	ok(MPI_File_iread_shared(fh, buf, B, MPI_INT, &req), "iread_shared");
@@ -323,7 +396,6 @@ static void errors(void)
 int main(int argc, char **argv)
 {
 	int amode = MPI_MODE_CREATE | MPI_MODE_RDWR;
-	char name[4096];
 	MPI_File fh;
 	MPI_Status st;
 
@@ -337,11 +409,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	path = argv[1];
-	snprintf(name, sizeof(name), "%s.%d", argv[2], rank);
-	if (!(ex = fopen(name, "w"))) {
-		perror(name);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	ex = mpi_expect(argv[2], rank);
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	ok(MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh), "open");
 	fprintf(ex, "MPI_File_open file=1 path=%s comm=0 flags=%d coll=1\n", path, amode);
@@ -352,6 +420,7 @@ int main(int argc, char **argv)
 		8LL * size * BY);
 	writes(fh);
 	reads(fh);
+	queries(fh);
 	shared(fh);
 	ok(MPI_File_close(&fh), "close");
 	fprintf(ex, "MPI_File_close file=1 path=%s coll=1\n", path);

@@ -4,7 +4,8 @@
 !
 ! The Fortran counterpart of mpi_io.c, shorter: open, write_at_all, a
 ! view, iwrite_at + MPI_WAIT, a split collective write through the
-! individual pointer, sync, read_at, close, delete; each rank writes to
+! individual pointer (after a seek and get_position), sync, read_at,
+! close, delete; each rank writes to
 ! EXPECT.RANK what it knows of each call (format of mpi_io.c).
 program mpi_io_f
   implicit none
@@ -12,7 +13,7 @@ program mpi_io_f
   integer, parameter :: B = 100
   integer :: rank, nprocs, ierr, fh, req, i, u, amode, bad
   integer :: buf(B), st(MPI_STATUS_SIZE)
-  integer(kind=MPI_OFFSET_KIND) :: off, disp
+  integer(kind=MPI_OFFSET_KIND) :: off, disp, pos
   character(len=4096) :: path, expect, name
 
   call MPI_INIT(ierr)
@@ -53,6 +54,12 @@ program mpi_io_f
   call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
 
   call MPI_FILE_SEEK(fh, int((nprocs + rank) * B, MPI_OFFSET_KIND), MPI_SEEK_SET, ierr)
+  write (u, '(A,A,A,I0,A,I0,A,I0,A)') 'MPI_File_seek file=1 path=', trim(path), &
+       ' voffset=', (nprocs + rank) * B, ' whence=', MPI_SEEK_SET, &
+       ' pos=', disp + (nprocs + rank) * 400, ' coll=0'
+  call MPI_FILE_GET_POSITION(fh, pos, ierr)
+  write (u, '(A,A,A,I0,A,I0)') 'MPI_File_get_position file=1 path=', trim(path), &
+       ' voffset=', pos, ' pos=', disp + (nprocs + rank) * 400
   call MPI_FILE_WRITE_ALL_BEGIN(fh, buf, B, MPI_INTEGER, ierr)
   write (u, '(A,A,A,I0,A)') 'MPI_File_write_all_begin file=1 path=', trim(path), &
        ' offset=', disp + (nprocs + rank) * 400, ' bytes=400 coll=1'

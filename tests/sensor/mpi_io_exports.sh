@@ -43,6 +43,32 @@ otf2_printed() {
 	otf2-print -G "$tmp/o.otf2/traces.otf2" > "$tmp/o.defs" 2>&1
 }
 
+# otf2_counts WHAT WANT RECORD...: the number of each RECORD in the printed
+# events, " n1 n2 ..."; said with WHAT (and 1 returned) when not WANT.
+otf2_counts() {
+	_what=$1
+	_w=$2
+	shift 2
+	_got=
+	for _r in "$@"; do
+		_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
+	done
+	[ "$_got" = "$_w" ] && return 0
+	echo "FAIL: $flavour: OTF2 $_what:$_got, want$_w"
+	return 1
+}
+
+# otf2_quiet: otf2-print said no warning nor error (the region of the
+# failed calls' mpi_error records aside); else said, 1.
+otf2_quiet() {
+	grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" |
+		grep -qv '"mpi_error"' || return 0
+	echo "FAIL: $flavour: otf2-print complains"
+	grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | grep -v '"mpi_error"' |
+		head -n 5
+	return 1
+}
+
 # replay_runs WHAT: the job's replay in SimGrid (when smpirun is there)
 # runs to its end; else said, 1.
 replay_runs() {
@@ -80,12 +106,7 @@ mpi_io_exports() {
 				"destroy handles files):$_got, want$_want"
 			_bad=1
 		fi
-		# (the region of the failed calls' mpi_error records aside)
-		if grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | grep -qv '"mpi_error"'; then
-			echo "FAIL: $flavour: otf2-print complains"
-			grep -i 'warning\|error' "$tmp/o.evts" "$tmp/o.defs" | grep -v '"mpi_error"' | head -n 5
-			_bad=1
-		fi
+		otf2_quiet || _bad=1
 	fi
 
 	"$tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
@@ -148,8 +169,10 @@ mpi_io_exports() {
 mpi_rma_exports() {
 	_bad=0
 	_ex=$(cat "$tmp"/expect.*)
-	# the group calls are local: no replay time; failed calls are skipped
-	_all=$(printf '%s\n' "$_ex" | grep -vi 'group' | grep -vc 'failed=1')
+	# the group calls, attach, detach, sync and shared_query are local: no
+	# replay time; failed calls are skipped
+	_local='^MPI_Win_(attach|detach|sync|shared_query) '
+	_all=$(printf '%s\n' "$_ex" | grep -vi 'group' | grep -Ev "$_local" | grep -vc 'failed=1')
 	_nb=$(printf '%s\n' "$_ex" | grep -c 'req=+')
 	"$tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
 		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
@@ -160,7 +183,7 @@ mpi_rma_exports() {
 	fi
 	"$tapestry" report --xml "$job" > "$tmp/rep.xml" 2> "$tmp/rep.err" || {
 		echo "FAIL: $flavour: report"; cat "$tmp/rep.err"; return 1; }
-	for _name in $(printf '%s\n' "$_ex" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
+	for _name in $(printf '%s\n' "$_ex" | grep -Ev "$_local" | cut -d' ' -f1 | grep -vi 'group' | sort -u); do
 		_n=$(printf '%s\n' "$_ex" | grep -c "^$_name ")
 		_ok=$(printf '%s\n' "$_ex" | grep "^$_name " | grep -vc 'failed=1')
 		_w=$(sed -n "s/.*warning: \([0-9]*\) $_name calls replayed as sleeps.*/\1/p" "$tmp/ti.err")
@@ -188,7 +211,10 @@ mpi_rma_exports() {
 	fi
 	# OTF2: an RmaWin per window a rank made, created and destroyed; an
 	# RmaPut / RmaGet / RmaAtomic per operation with a real target, each
-	# completed at a synchronisation
+	# completed at a synchronisation; RmaCollectiveBegin/End around window
+	# construction, destruction, fence, post, start, complete, wait; an
+	# RmaRequestLock per lock and lock_all, an RmaReleaseLock per unlock,
+	# an RmaSync per flush and Win_sync
 	if otf2_printed; then
 		_ops=$(printf '%s\n' "$_ex" | grep -v 'peer=-' | grep -E '^MPI_(R?put|R?get|R?accumulate|R?get_accumulate|Fetch_and_op|Compare_and_swap) ' -i)
 		_put=$(printf '%s\n' "$_ops" | grep -c '^MPI_R\{0,1\}[Pp]ut ')
@@ -208,6 +234,24 @@ mpi_rma_exports() {
 				"destroy windows):$_got, want$_want"
 			_bad=1
 		fi
+		# collective synchronisations bracketed; locks, releases, syncs
+		_ok=$(printf '%s\n' "$_ex" | grep -v 'failed=1')
+		_coll=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_(create|create_dynamic|allocate|allocate_shared|free|fence|post|start|complete|wait) ')
+		_lock=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_lock(_all)? ')
+		_rel=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_unlock(_all)? ')
+		_sync=$(printf '%s\n' "$_ok" | grep -Ec '^MPI_Win_(flush|flush_local|flush_all|flush_local_all|sync) ')
+		otf2_counts "RMA synchronisation records (collective begin end, lock release sync)" \
+			" $_coll $_coll $_lock $_rel $_sync" RMA_COLLECTIVE_BEGIN \
+			RMA_COLLECTIVE_END RMA_REQUEST_LOCK RMA_RELEASE_LOCK RMA_SYNC || _bad=1
+		# lock types: MPI_LOCK_SHARED is 2 (Open MPI) or 235 (MPICH); lock_all shared
+		_excl=$(printf '%s\n' "$_ok" | grep '^MPI_Win_lock ' | grep -Evc ' lock_type=(2|235) ')
+		_got="$(grep '^RMA_REQUEST_LOCK ' "$tmp/o.evts" | grep -c 'Type: EXCLUSIVE')"
+		_got="$_got $(grep '^RMA_REQUEST_LOCK ' "$tmp/o.evts" | grep -c 'Type: SHARED')"
+		if [ "$_got" != "$_excl $((_lock - _excl))" ]; then
+			echo "FAIL: $flavour: OTF2 locks exclusive, shared: $_got, want $_excl $((_lock - _excl))"
+			_bad=1
+		fi
+		otf2_quiet || _bad=1
 	fi
 	replay_runs one-sided || _bad=1
 	return $_bad
@@ -222,38 +266,32 @@ mpi_rma_exports() {
 mpi_coll_exports() {
 	_bad=0
 	_all=$(cat "$tmp"/expect.* | wc -l)
-	"$B/manager/tapestry" export -f csv -o "$tmp/c.csv" "$job" 2> "$tmp/csv.err" || {
+	"$tapestry" export -f csv -o "$tmp/c.csv" "$job" 2> "$tmp/csv.err" || {
 		echo "FAIL: $flavour: export csv"; cat "$tmp/csv.err"; return 1; }
 	_n=$(awk -F, '$3 ~ /^MPI_(I[a-z]|Alltoallw|Reduce_scatter_block|Neighbor)/ && $3 != "MPI_Init"' "$tmp/c.csv" | wc -l)
 	if [ "$_n" != "$_all" ]; then
 		echo "FAIL: $flavour: CSV: $_n collectives, want $_all"
 		_bad=1
 	fi
-	"$B/manager/tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
+	"$tapestry" export -f chrome -o "$tmp/c.json" "$job" 2> "$tmp/chrome.err" || {
 		echo "FAIL: $flavour: export chrome"; cat "$tmp/chrome.err"; return 1; }
 	_n=$(grep -Eo '"name":"MPI_(I[a-z]|Alltoallw|Reduce_scatter_block|Neighbor)[a-z_]*"' "$tmp/c.json" | grep -vc Init)
 	if [ "$_n" != "$_all" ]; then
 		echo "FAIL: $flavour: Chrome: $_n collectives, want $_all"
 		_bad=1
 	fi
-	"$B/manager/tapestry" export -f paje -o "$tmp/c.paje" "$job" 2> "$tmp/paje.err" || {
+	"$tapestry" export -f paje -o "$tmp/c.paje" "$job" 2> "$tmp/paje.err" || {
 		echo "FAIL: $flavour: export paje"; cat "$tmp/paje.err"; return 1; }
 	if ! grep -q 'MPI_Ineighbor_alltoallw' "$tmp/c.paje"; then
 		echo "FAIL: $flavour: Paje: no MPI_Ineighbor_alltoallw"
 		_bad=1
 	fi
-	if command -v otf2-print > /dev/null &&
-		"$B/manager/tapestry" export -f otf2 -o "$tmp/o.otf2" "$job" 2> "$tmp/otf2.err"; then
-		otf2-print "$tmp/o.otf2/traces.otf2" > "$tmp/o.evts" 2>&1
+	if otf2_printed; then
 		# the MPI_Reduce at the program's end is a collective too; the
 		# neighbourhood ones have no OTF2 operation (regions only)
 		_w=$(($(cat "$tmp"/expect.* | grep -vc '^MPI_I\{0,1\}[Nn]eighbor_') + NP))
-		_b=$(grep -c '^MPI_COLLECTIVE_BEGIN ' "$tmp/o.evts")
-		_e=$(grep -c '^MPI_COLLECTIVE_END ' "$tmp/o.evts")
-		if [ "$_b.$_e" != "$_w.$_w" ]; then
-			echo "FAIL: $flavour: OTF2: $_b collective begins, $_e ends, want $_w"
-			_bad=1
-		fi
+		otf2_counts "collective begins, ends" " $_w $_w" MPI_COLLECTIVE_BEGIN \
+			MPI_COLLECTIVE_END || _bad=1
 		# each End on the location of its Begin, after it; a nonblocking
 		# one's inside the completion's region (the MPI_W* / MPI_T* leave
 		# follows it)
@@ -263,18 +301,14 @@ mpi_coll_exports() {
 			echo "FAIL: $flavour: OTF2: collective ends without their begins"
 			_bad=1
 		fi
-		if grep -qi 'warning\|error' "$tmp/o.evts"; then
-			echo "FAIL: $flavour: otf2-print complains"
-			grep -i 'warning\|error' "$tmp/o.evts" | head -n 5
-			_bad=1
-		fi
+		otf2_quiet || _bad=1
 	fi
 	# SimGrid: each nonblocking collective the blocking one at its
 	# completion, one warning line per kind (NP each); Alltoallw and
 	# Reduce_scatter_block mapped too; the 5 neighbourhood collectives
 	# and 5 completions of nonblocking ones a rank: sleeps; no request
 	# left over or unknown; the replay runs
-	"$B/manager/tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
+	"$tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
 		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
 	_n=$(grep -c "^tapestry: warning: $NP MPI_I[a-z_]* written as [a-z]* at its completion" "$tmp/ti.err")
 	_m=$(grep -c "^tapestry: warning: $NP MPI_\(Alltoallw\|Reduce_scatter_block\) written as" "$tmp/ti.err")
@@ -292,13 +326,6 @@ mpi_coll_exports() {
 		cat "$tmp/ti/rank_0.txt"
 		_bad=1
 	fi
-	if command -v smpirun > /dev/null; then
-		timeout 300 "$B/manager/tapestry" replay -o "$tmp/replay" "$job" \
-			> "$tmp/replay.out" 2>&1
-		grep -q '^simulated time: ' "$tmp/replay.out" || {
-			echo "FAIL: $flavour: the replay of the collectives job did not run"
-			tail -n 20 "$tmp/replay.out"
-			_bad=1; }
-	fi
+	replay_runs collectives || _bad=1
 	return $_bad
 }

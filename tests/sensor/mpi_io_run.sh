@@ -7,8 +7,9 @@
 # comparison, ARRAY values included, every request completed once by
 # mpi_tracecheck -a, then the exports, see mpi_coll_exports) or point to
 # point from 3 threads a rank (PROG threads: mpi_threads.c, skipped without
-# MPI_THREAD_MULTIPLE; mpi_tracecheck -a with the counts, the threads) under
-# the MPI sensor.
+# MPI_THREAD_MULTIPLE; mpi_tracecheck -a with the counts, the threads) or
+# the MPI-4 large-count forms (PROG large: mpi_large.c, the comparison only)
+# under the MPI sensor.
 #
 # FLAVOUR: ompi or mpich; LANG: c (default), f (mpi_io.f90, mpif.h) or f08
 # (mpi_io_f08.f90, the mpi_f08 module), compiled here with the flavour's
@@ -33,6 +34,7 @@ prog=${3:-io}
 NP=4
 case $prog in
 io)	names='^MPI_File_' ;;
+large)	names='^MPI_(Send|Ssend|Rsend|Bsend|Recv|Isend|Issend|Ibsend|Irsend|Irecv|Bcast|Reduce|Allreduce|Put|Get)$|^MPI_(Win|File)_' ;;
 rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
 threads) names='^MPI_' ;;
 coll)	names='^MPI_(I(barrier|bcast|reduce|allreduce|gatherv?|scatterv?|allgatherv?|alltoall[vw]?|reduce_scatter(_block)?|scan|exscan)|Alltoallw|Reduce_scatter_block|I?[Nn]eighbor_[a-z]*)$' ;;
@@ -57,7 +59,7 @@ run_mpi() {
 	_out=$1
 	_how=${2:-plain}
 	set -- "$exe" "$tmp/expect"
-	[ $prog = io ] && set -- "$exe" "$tmp/data" "$tmp/expect"
+	[ $prog = io ] || [ $prog = large ] && set -- "$exe" "$tmp/data" "$tmp/expect"
 	if [ "$_how" = traced ]; then
 		mpi_traced $NP -- "$@" > "$_out" 2> "$_out.err"
 	else
@@ -175,6 +177,10 @@ if [ $prog = coll ]; then
 	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
 	mpi_coll_exports || status=1
 	[ $status = 0 ] && echo "ok: $flavour mpi_coll ($nexp collectives checked)"
+	exit $status
+fi
+if [ $prog = large ]; then
+	[ $status = 0 ] && echo "ok: $flavour mpi_large ($nexp large-count calls checked)"
 	exit $status
 fi
 if [ $prog = rma ]; then

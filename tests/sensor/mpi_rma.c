@@ -6,7 +6,8 @@
  *
  * On 3 or more ranks (the tests use 4): windows made four ways, fence,
  * passive-target (lock, lock_all) and general active-target (post, start,
- * complete, wait) epochs, with Put, Get, Accumulate, Get_accumulate,
+ * complete, wait) epochs, a dynamic window's attach, sync and detach, a
+ * shared memory window's query, with Put, Get, Accumulate, Get_accumulate,
  * Fetch_and_op, Compare_and_swap and the request-based Rput, Rget,
  * Raccumulate, Rget_accumulate (completed by MPI_Wait), the flushes, and a
  * Put to MPI_PROC_NULL. Each rank writes to EXPECT.RANK one line per
@@ -191,12 +192,38 @@ static void groups(void)
 	}
 }
 
+/* The dynamic window w3: a region attached, an epoch with Win_sync,
+ * detached (the size it was attached with); the shared memory window w4:
+ * the segment of its rank 0 (the lowest world rank of node, key 0). */
+static void dynamic(MPI_Win w3, MPI_Win w4, MPI_Comm node)
+{
+	int *reg = calloc(B, sizeof(int)), *base = NULL, du = 0, lead = 0;
+	MPI_Aint sz = 0;
+
+	MPI_Win_attach(w3, reg, B * sizeof(int));
+	fprintf(ex, "MPI_Win_attach win=3 bytes=%d\n", (int)(B * sizeof(int)));
+	MPI_Win_lock_all(0, w3);
+	fprintf(ex, "MPI_Win_lock_all win=3 assert=0\n");
+	MPI_Win_sync(w3);
+	fprintf(ex, "MPI_Win_sync win=3\n");
+	MPI_Win_unlock_all(w3);
+	fprintf(ex, "MPI_Win_unlock_all win=3\n");
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_detach(w3, reg);
+	fprintf(ex, "MPI_Win_detach win=3 bytes=%d\n", (int)(B * sizeof(int)));
+	free(reg);
+	MPI_Allreduce(&rank, &lead, 1, MPI_INT, MPI_MIN, node);
+	MPI_Win_shared_query(w4, 0, &sz, &du, &base);
+	want(sz == B * (MPI_Aint)sizeof(int) && du == 4 && base, "shared_query");
+	fprintf(ex, "MPI_Win_shared_query win=4 peer=%d bytes=%d disp_unit=4\n",
+		lead, (int)(B * sizeof(int)));
+}
+
 int main(int argc, char **argv)
 {
 	int *mem, *mem2, *shm, i;
 	MPI_Win w, w2, w3, w4;
 	MPI_Comm node;
-	char name[4096];
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -207,11 +234,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	snprintf(name, sizeof(name), "%s.%d", argv[1], rank);
-	if (!(ex = fopen(name, "w"))) {
-		perror(name);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	ex = mpi_expect(argv[1], rank);
 	groups();
 	MPI_Win_allocate(8 * B * sizeof(int), sizeof(int), MPI_INFO_NULL,
 			 MPI_COMM_WORLD, &mem, &w);
@@ -243,6 +266,8 @@ int main(int argc, char **argv)
 	lock_all_epoch(w);
 	MPI_Barrier(MPI_COMM_WORLD);
 	pscw_epoch(w2, mem2);
+	MPI_Barrier(MPI_COMM_WORLD);
+	dynamic(w3, w4, node);
 
 	MPI_Win_free(&w4);
 	fprintf(ex, "MPI_Win_free win=4\n");

@@ -1,15 +1,13 @@
 /*
- * manager/export/viz_map.c - the bounded open-addressing hash map of the
- * viewer exports: (a, b) keys to 32-bit values, at most max entries
- * (export_viz.h, struct viz_map).
+ * manager/post/map.c - the manager's bounded hash map (map.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/export/export_viz.h"
+#include "manager/post/map.h"
 #include "proto/error.h"
 
-struct viz_slot {
+struct mgr_map_slot {
 	uint64_t a, b;
 	uint32_t v;
 	uint32_t used;
@@ -26,20 +24,20 @@ static uint64_t mix(uint64_t a, uint64_t b)
 	return x ^ (x >> 32);
 }
 
-void mgr_viz_map_init(struct viz_map *m, size_t max)
+void mgr_map_init(struct mgr_map *m, size_t max)
 {
 	memset(m, 0, sizeof(*m));
 	m->max = max;
 }
 
-void mgr_viz_map_clear(struct viz_map *m)
+void mgr_map_clear(struct mgr_map *m)
 {
 	free(m->slot);
 	m->slot = NULL;
 	m->cap = m->n = 0;
 }
 
-static size_t map_find(const struct viz_map *m, uint64_t a, uint64_t b)
+static size_t map_find(const struct mgr_map *m, uint64_t a, uint64_t b)
 {
 	size_t i = mix(a, b) & (m->cap - 1);
 
@@ -48,7 +46,7 @@ static size_t map_find(const struct viz_map *m, uint64_t a, uint64_t b)
 	return i;
 }
 
-int64_t mgr_viz_map_get(const struct viz_map *m, uint64_t a, uint64_t b)
+int64_t mgr_map_get(const struct mgr_map *m, uint64_t a, uint64_t b)
 {
 	size_t i;
 
@@ -58,10 +56,10 @@ int64_t mgr_viz_map_get(const struct viz_map *m, uint64_t a, uint64_t b)
 	return m->slot[i].used ? (int64_t)m->slot[i].v : -1;
 }
 
-static int map_grow(struct viz_map *m)
+static int map_grow(struct mgr_map *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct viz_slot *old = m->slot, *ns = calloc(ncap, sizeof(*ns));
+	struct mgr_map_slot *old = m->slot, *ns = calloc(ncap, sizeof(*ns));
 	size_t ocap = m->cap;
 
 	if (!ns)
@@ -75,7 +73,7 @@ static int map_grow(struct viz_map *m)
 	return 0;
 }
 
-int mgr_viz_map_put(struct viz_map *m, uint64_t a, uint64_t b, uint32_t v)
+int mgr_map_put(struct mgr_map *m, uint64_t a, uint64_t b, uint32_t v)
 {
 	size_t i;
 	int rc;
@@ -88,11 +86,11 @@ int mgr_viz_map_put(struct viz_map *m, uint64_t a, uint64_t b, uint32_t v)
 			return PROTO_E_FULL;
 		m->n++;
 	}
-	m->slot[i] = (struct viz_slot){a, b, v, 1};
+	m->slot[i] = (struct mgr_map_slot){a, b, v, 1};
 	return 0;
 }
 
-void mgr_viz_map_del(struct viz_map *m, uint64_t a, uint64_t b)
+void mgr_map_del(struct mgr_map *m, uint64_t a, uint64_t b)
 {
 	size_t i, j, k, mask = m->cap - 1;
 

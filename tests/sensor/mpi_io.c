@@ -110,6 +110,8 @@ static void done(MPI_Request *req, MPI_Status *st, int how)
 	default:
 		ok(MPI_Waitany(1, req, &k, st), "waitany");
 	}
+}
+
 /* The individual file pointer moved to off (etypes of the view at disp:
  * ints): where the sensor must find it. */
 static void seek(MPI_File fh, long long off, long long disp)

@@ -8,12 +8,14 @@
  * On exactly 4 ranks. The nonblocking collectives on MPI_COMM_WORLD are
  * completed by each completion call in turn (Wait, Test, Waitall,
  * Waitsome, Testall, Waitany, Testany, Testsome); the neighbourhood ones
- * run on a 1-D cartesian communicator (id 2, not periodic: the ends have
- * MPI_PROC_NULL neighbours), a distributed graph (id 3: each rank sends to
- * the next two ranks of the ring) and a graph (id 4: the ring). Each rank
+ * run on a 1-D cartesian communicator (id 3, not periodic: the ends have
+ * MPI_PROC_NULL neighbours), a distributed graph (id 4: each rank sends to
+ * the next two ranks of the ring) and a graph (id 5: the ring); before
+ * them an MPI_Ibcast on a split of the world in the reverse order (id 2)
+ * records its root's world rank. Each rank
  * writes to EXPECT.RANK one line per traced collective, in order: "NAME
  * field=value ..." with what the program knows (bytes, rbytes, root, comm,
- * indeg, outdeg, req "+", arr: the event's ARRAY), which the test compares
+ * indeg, outdeg, req "+", wroot, arr: the event's ARRAY), which the test compares
  * with the trace. Rank 0 prints "mpi_coll: ok" when every result read back
  * is right.
  */
@@ -89,7 +91,7 @@ static void rooted(void)
 	for (int i = 0; i < 10; i++)
 		v[i] = rank == 1 ? 100 + i : -1;
 	MPI_Ibcast(v, 10, MPI_INT, 1, MPI_COMM_WORLD, r);
-	fprintf(ex, "MPI_Ibcast bytes=40 root=1 comm=0 req=+\n");
+	fprintf(ex, "MPI_Ibcast bytes=40 root=1 comm=0 req=+ wroot=1\n");
 	while (!flag)
 		MPI_Test(r, &flag, MPI_STATUS_IGNORE);
 	want(v[9] == 109, "ibcast");
@@ -98,7 +100,7 @@ static void rooted(void)
 	for (int i = 0; i < 5; i++)
 		s[i] = rank * i;
 	MPI_Ireduce(d, dsum, 8, MPI_DOUBLE, MPI_SUM, 2, MPI_COMM_WORLD, &r[0]);
-	fprintf(ex, "MPI_Ireduce bytes=64 root=2 comm=0 req=+\n");
+	fprintf(ex, "MPI_Ireduce bytes=64 root=2 comm=0 req=+ wroot=2\n");
 	MPI_Iallreduce(s, sum, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[1]);
 	fprintf(ex, "MPI_Iallreduce bytes=20 comm=0 req=+\n");
 	MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
@@ -111,8 +113,8 @@ static void rooted(void)
  * ints) at the root only. */
 static void v_expect(const char *name, int sb, int rb, int root)
 {
-	fprintf(ex, "%s bytes=%d rbytes=%d root=%d comm=0 req=+%s\n", name, sb,
-		rb, root, rank == root ? " arr=4,8,12,16" : "");
+	fprintf(ex, "%s bytes=%d rbytes=%d root=%d comm=0 req=+ wroot=%d%s\n",
+		name, sb, rb, root, root, rank == root ? " arr=4,8,12,16" : "");
 }
 
 /* Igather(v), Iscatter(v): completed by Waitsome */
@@ -123,7 +125,7 @@ static void rooted_v(void)
 	int counts[NP] = {1, 2, 3, 4}, displs[NP] = {0, 1, 3, 6}, sc[2];
 
 	MPI_Igather(s, 3, MPI_INT, g, 3, MPI_INT, 0, MPI_COMM_WORLD, &r[0]);
-	fprintf(ex, "MPI_Igather bytes=12 rbytes=%d root=0 comm=0 req=+\n",
+	fprintf(ex, "MPI_Igather bytes=12 rbytes=%d root=0 comm=0 req=+ wroot=0\n",
 		rank == 0 ? 12 : 0);
 	MPI_Igatherv(s, rank + 1, MPI_INT, gv, counts, displs, MPI_INT, 3,
 		     MPI_COMM_WORLD, &r[1]);
@@ -131,7 +133,7 @@ static void rooted_v(void)
 	for (int i = 0; i < 10; i++)
 		sv[i] = i;
 	MPI_Iscatter(sv, 2, MPI_INT, sc, 2, MPI_INT, 1, MPI_COMM_WORLD, &r[2]);
-	fprintf(ex, "MPI_Iscatter bytes=%d rbytes=8 root=1 comm=0 req=+\n",
+	fprintf(ex, "MPI_Iscatter bytes=%d rbytes=8 root=1 comm=0 req=+ wroot=1\n",
 		rank == 1 ? 8 : 0);
 	MPI_Iscatterv(sv, counts, displs, MPI_INT, rv, rank + 1, MPI_INT, 0,
 		      MPI_COMM_WORLD, &r[3]);
@@ -245,6 +247,22 @@ static void rest(void)
 	want(rsb[0] == NP, "reduce_scatter_block");
 }
 
+/* MPI_Ibcast on the world in the reverse order: its root 0 is world rank
+ * NP - 1 */
+static void reversed(void)
+{
+	MPI_Comm rev;
+	MPI_Request r;
+	int v = rank;
+
+	MPI_Comm_split(MPI_COMM_WORLD, 0, NP - 1 - rank, &rev);
+	MPI_Ibcast(&v, 1, MPI_INT, 0, rev, &r);
+	fprintf(ex, "MPI_Ibcast bytes=4 root=0 comm=2 req=+ wroot=%d\n", NP - 1);
+	MPI_Wait(&r, MPI_STATUS_IGNORE);
+	want(v == NP - 1, "ibcast on the reversed world");
+	MPI_Comm_free(&rev);
+}
+
 /* "arr=" of a neighbourhood collective: sources, destinations (world
  * ranks, -2 for MPI_PROC_NULL), bytes per destination, per source */
 static void nbr_expect(const char *name, long sb, long rb, int comm,
@@ -271,17 +289,17 @@ static void nbr_simple(MPI_Comm cart, MPI_Comm graph)
 	MPI_Request r;
 
 	MPI_Neighbor_allgather(s, 1, MPI_INT, g, 1, MPI_INT, cart);
-	nbr_expect("MPI_Neighbor_allgather", 4, 4, 2, line, line, four, four, 0);
+	nbr_expect("MPI_Neighbor_allgather", 4, 4, 3, line, line, four, four, 0);
 	want(g[0] == (rank > 0 ? rank - 1 : -1), "neighbor_allgather");
 	MPI_Neighbor_alltoall(s, 1, MPI_INT, g, 1, MPI_INT, graph);
-	nbr_expect("MPI_Neighbor_alltoall", 4, 4, 4, rg, rg, four, four, 0);
+	nbr_expect("MPI_Neighbor_alltoall", 4, 4, 5, rg, rg, four, four, 0);
 	want(g[1] == ring(1), "neighbor_alltoall");
 	MPI_Ineighbor_allgather(s, 2, MPI_INT, g, 2, MPI_INT, graph, &r);
-	nbr_expect("MPI_Ineighbor_allgather", 8, 8, 4, rg, rg, eight, eight, 1);
+	nbr_expect("MPI_Ineighbor_allgather", 8, 8, 5, rg, rg, eight, eight, 1);
 	MPI_Wait(&r, MPI_STATUS_IGNORE);
 	want(g[2] == ring(1), "ineighbor_allgather");
 	MPI_Ineighbor_alltoall(s, 1, MPI_INT, g, 1, MPI_INT, cart, &r);
-	nbr_expect("MPI_Ineighbor_alltoall", 4, 4, 2, line, line, four, four, 1);
+	nbr_expect("MPI_Ineighbor_alltoall", 4, 4, 3, line, line, four, four, 1);
 	MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
@@ -297,21 +315,21 @@ static void nbr_v(MPI_Comm dg)
 	MPI_Request r;
 
 	MPI_Neighbor_allgatherv(s, 1, MPI_INT, g, one, d1, MPI_INT, dg);
-	nbr_expect("MPI_Neighbor_allgatherv", 4, 8, 3, src, dst, four, four, 0);
+	nbr_expect("MPI_Neighbor_allgatherv", 4, 8, 4, src, dst, four, four, 0);
 	want(g[1] == ring(-2), "neighbor_allgatherv");
 	MPI_Neighbor_alltoallv(s, cnt, dis, MPI_INT, g, cnt, dis, MPI_INT, dg);
-	nbr_expect("MPI_Neighbor_alltoallv", 12, 12, 3, src, dst, b, b, 0);
+	nbr_expect("MPI_Neighbor_alltoallv", 12, 12, 4, src, dst, b, b, 0);
 	MPI_Neighbor_alltoallw(s, cnt, ad, ty, g, cnt, ad, ty, dg);
-	nbr_expect("MPI_Neighbor_alltoallw", 12, 12, 3, src, dst, b, b, 0);
+	nbr_expect("MPI_Neighbor_alltoallw", 12, 12, 4, src, dst, b, b, 0);
 	MPI_Ineighbor_allgatherv(s, 1, MPI_INT, g, one, d1, MPI_INT, dg, &r);
-	nbr_expect("MPI_Ineighbor_allgatherv", 4, 8, 3, src, dst, four, four, 1);
+	nbr_expect("MPI_Ineighbor_allgatherv", 4, 8, 4, src, dst, four, four, 1);
 	MPI_Wait(&r, MPI_STATUS_IGNORE);
 	MPI_Ineighbor_alltoallv(s, cnt, dis, MPI_INT, g, cnt, dis, MPI_INT, dg,
 				&r);
-	nbr_expect("MPI_Ineighbor_alltoallv", 12, 12, 3, src, dst, b, b, 1);
+	nbr_expect("MPI_Ineighbor_alltoallv", 12, 12, 4, src, dst, b, b, 1);
 	MPI_Wait(&r, MPI_STATUS_IGNORE);
 	MPI_Ineighbor_alltoallw(s, cnt, ad, ty, g, cnt, ad, ty, dg, &r);
-	nbr_expect("MPI_Ineighbor_alltoallw", 12, 12, 3, src, dst, b, b, 1);
+	nbr_expect("MPI_Ineighbor_alltoallw", 12, 12, 4, src, dst, b, b, 1);
 	MPI_Wait(&r, MPI_STATUS_IGNORE);
 	want(g[0] == ring(-1) && g[2] == ring(-2), "neighbor_alltoall(v,w)");
 }
@@ -361,6 +379,7 @@ int main(int argc, char **argv)
 	rooted_v();
 	all();
 	rest();
+	reversed();
 	neighbours();
 	fclose(ex);
 	MPI_Reduce(&bad, &allbad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);

@@ -304,13 +304,14 @@ mpi_coll_exports() {
 		otf2_quiet || _bad=1
 	fi
 	# SimGrid: each nonblocking collective the blocking one at its
-	# completion, one warning line per kind (NP each); Alltoallw and
+	# completion, one warning line per kind (NP each, the Ibcast 2 NP); Alltoallw and
 	# Reduce_scatter_block mapped too; the 5 neighbourhood collectives
 	# and 5 completions of nonblocking ones a rank: sleeps; no request
 	# left over or unknown; the replay runs
 	"$tapestry" export -f simgrid-ti -o "$tmp/ti" "$job" 2> "$tmp/ti.err" || {
 		echo "FAIL: $flavour: export simgrid-ti"; cat "$tmp/ti.err"; return 1; }
-	_n=$(grep -c "^tapestry: warning: $NP MPI_I[a-z_]* written as [a-z]* at its completion" "$tmp/ti.err")
+	_n=$(grep -c "^tapestry: warning: [0-9]* MPI_I[a-z_]* written as [a-z]* at its completion" "$tmp/ti.err")
+	grep -q "^tapestry: warning: $((2 * NP)) MPI_Ibcast written as bcast" "$tmp/ti.err" || _n=0
 	_m=$(grep -c "^tapestry: warning: $NP MPI_\(Alltoallw\|Reduce_scatter_block\) written as" "$tmp/ti.err")
 	_s=$(grep -c "^tapestry: warning: $((NP * 10)) neighbourhood collectives" "$tmp/ti.err")
 	if [ "$_n.$_m.$_s" != 17.2.1 ] ||
@@ -320,7 +321,9 @@ mpi_coll_exports() {
 		cat "$tmp/ti.err"
 		_bad=1
 	fi
+	# (and the reversed world's bcast rooted at world rank NP - 1)
 	if ! grep -q "^0 bcast 40 1\$" "$tmp/ti/rank_0.txt" ||
+		! grep -q "^0 bcast 4 $((NP - 1))\$" "$tmp/ti/rank_0.txt" ||
 		! grep -q "^3 gatherv 16 4 8 12 16 3\$" "$tmp/ti/rank_3.txt"; then
 		echo "FAIL: $flavour: SimGrid: no bcast 40 1 on rank 0 or gatherv on rank 3"
 		cat "$tmp/ti/rank_0.txt"

@@ -105,7 +105,7 @@ static uint64_t key_a(int64_t src, int64_t dst)
 static int64_t chan_of(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm)
 {
 	int64_t i = mgr_map_get(&m->chans, key_a(src, dst), (uint32_t)comm);
-	int rc;
+	int rc = 0;
 
 	if (i >= 0)
 		return i;
@@ -121,7 +121,7 @@ static int64_t chan_of(struct mgr_match *m, int64_t src, int64_t dst, int64_t co
 static int64_t lane_of(struct mgr_match *m, uint32_t ch, int64_t tag)
 {
 	int64_t i = mgr_map_get(&m->lanes, ch, (uint32_t)tag);
-	int rc;
+	int rc = 0;
 
 	if (i >= 0)
 		return i;
@@ -210,14 +210,28 @@ static int check(int64_t src, int64_t dst, int64_t comm, int64_t tag)
 	return 0;
 }
 
+/* The lane of (src, dst, comm, tag), made when new, and its channel in
+ * *ch: its index, or < 0 (PROTO_E_*). */
+static int64_t lane_for(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
+			int64_t tag, int64_t *ch)
+{
+	int rc = check(src, dst, comm, tag);
+
+	if (rc)
+		return rc;
+	if ((*ch = chan_of(m, src, dst, comm)) < 0)
+		return *ch;
+	return lane_of(m, (uint32_t)*ch, tag);
+}
+
 int mgr_match_send(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
 		   int64_t tag, const void *payload, uint64_t *ord)
 {
-	int64_t ch, ln;
-	int rc = check(src, dst, comm, tag);
+	int64_t ch, ln = lane_for(m, src, dst, comm, tag, &ch);
+	int rc = 0;
 
-	if (rc || (ch = chan_of(m, src, dst, comm)) < 0 || (ln = lane_of(m, (uint32_t)ch, tag)) < 0)
-		return rc ? rc : (int)(ch < 0 ? ch : ln);
+	if (ln < 0)
+		return (int)ln;
 	struct lane *l = &m->lane[ln];
 	uint64_t k = l->nsent++;
 	uint32_t any = m->chan[ch].any, r = l->rcv.head;
@@ -251,11 +265,11 @@ int mgr_match_send(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
 int mgr_match_recv(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
 		   int64_t tag, const void *payload)
 {
-	int64_t ch, ln;
-	int rc = check(src, dst, comm, tag);
+	int64_t ch, ln = lane_for(m, src, dst, comm, tag, &ch);
+	int rc = 0;
 
-	if (rc || (ch = chan_of(m, src, dst, comm)) < 0 || (ln = lane_of(m, (uint32_t)ch, tag)) < 0)
-		return rc ? rc : (int)(ch < 0 ? ch : ln);
+	if (ln < 0)
+		return (int)ln;
 	struct chan *c = &m->chan[ch];
 	uint64_t seq = c->nrecv++;
 	/* the first send waiting it accepts */

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # bench/serve.sh - `tapestry serve` on a large synthetic MPI job (bench/post_gen)
 # against a small one made the same way (the baseline), issue 24: prints
-#   - the one-off work per job: `tapestry report --xml` and the timeline index
-#     (each run by the server as a child; wall time until the first 200),
-#     and the index file's size;
-#   - "first paint": the wall time of the requests a job page makes before it
-#     draws (page, script, sheet, job, report.xml, the whole-job timeline at
-#     1200 pixels), caches made; HTTP on loopback, not a browser's paint;
+#   - "first paint, cold": the wall time of the requests a job page makes
+#     before it draws (page, script, sheet, job, report.xml, the whole-job
+#     timeline at 1200 pixels) on a job never viewed: the report and the
+#     timeline answer 202 (the page draws its frame and the job's figures
+#     from the index, and fills in the rest as they come);
+#   - the one-off work per job, by one child of the server (one
+#     post-processing for both): the wall time from that first view until
+#     report-quick.xml answers 200 (the counts the page shows first, one read
+#     of the job), then report.xml, then the timeline; the child's peak memory
+#     (VmRSS, and of it RssAnon: the anonymous part; the rest is file pages
+#     of the spilled arrays and of the index, which the kernel reclaims),
+#     sampled every 0.2 s; the index file's size;
+#   - "first paint, warm": the same requests once both are made (all 200);
+#     HTTP on loopback, not a browser's paint;
 #   - zoom requests: 20 windows at each zoom level (1/1 .. 1/10^6 of the job,
 #     at random places, 1200 pixels): the server's time (its Server-Timing
 #     header) and curl's time_total, median and max;
@@ -52,20 +60,51 @@ wait200() {
 	echo "$EPOCHREALTIME - $t0" | bc
 }
 
-printf '# %s, %d ranks; baseline %d events\n' "$n" "$ranks" $((n / 100))
-for job in small big; do
-	r=$(wait200 "$U/api/jobs/$job/report.xml")
-	i=$(wait200 "$U/api/jobs/$job/timeline?w=1200")
-	ev=$(curl -s "$U/api/jobs/$job/timeline?w=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
-	sz=$(du -m "$work/jobs/$job/.tapestry-serve/timeline.idx" | cut -f1)
-	printf '%-6s report %.1f s, index %.1f s (%s MB, %s events on the timeline)\n' \
-		"$job" "$r" "$i" "$sz" "$ev"
-	t=0
-	for p in / /app.js /style.css "/api/jobs/$job" "/api/jobs/$job/report.xml" \
-		"/api/jobs/$job/timeline?w=1200"; do
+# paint JOB: the wall time of the six requests of a job page, ms
+paint() {
+	local t=0 p
+	for p in / /app.js /style.css "/api/jobs/$1" "/api/jobs/$1/report.xml" \
+		"/api/jobs/$1/timeline?w=1200"; do
 		t=$(echo "$t + $(curl -s -o /dev/null -w '%{time_total}' "$U$p")" | bc)
 	done
-	printf '%-6s first paint (6 requests) %.1f ms\n' "$job" "$(echo "$t * 1000" | bc)"
+	echo "$t * 1000" | bc
+}
+# childmem: the largest VmRSS and RssAnon (kB) of the server's children
+# while $work/building exists, into $work/childmem
+childmem() {
+	local rss=0 anon=0 c v a
+	while [ -e "$work/building" ]; do
+		for c in $(pgrep -P "$SP"); do
+			v=$(kb VmRSS "$c") a=$(kb RssAnon "$c")
+			[ "${v:-0}" -gt "$rss" ] && rss=$v
+			[ "${a:-0}" -gt "$anon" ] && anon=$a
+		done
+		sleep 0.2
+	done
+	echo "$rss $anon" >"$work/childmem"
+}
+
+printf '# %s, %d ranks; baseline %d events; load average %s\n' "$n" "$ranks" $((n / 100)) \
+	"$(cut -d' ' -f1-3 /proc/loadavg)"
+for job in small big; do
+	t0=$EPOCHREALTIME
+	touch "$work/building"
+	childmem & CM=$!
+	printf '%-6s first paint, cold (report and timeline 202) %.1f ms\n' "$job" "$(paint "$job")"
+	wait200 "$U/api/jobs/$job/report-quick.xml" >/dev/null
+	qk=$(echo "$EPOCHREALTIME - $t0" | bc)
+	wait200 "$U/api/jobs/$job/report.xml" >/dev/null
+	r=$(echo "$EPOCHREALTIME - $t0" | bc)
+	i=$(wait200 "$U/api/jobs/$job/timeline?w=1200")
+	i=$(echo "$EPOCHREALTIME - $t0" | bc)
+	rm -f "$work/building"
+	wait "$CM"
+	read -r crss canon <"$work/childmem"
+	ev=$(curl -s "$U/api/jobs/$job/timeline?w=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	sz=$(du -m "$work/jobs/$job/.tapestry-serve/timeline.idx" | cut -f1)
+	printf '%-6s quick report after %.1f s, report ready after %.1f s, timeline after %.1f s (index %s MB, %s events on the timeline); the child peak VmRSS %s kB, RssAnon %s kB; load average %s\n' \
+		"$job" "$qk" "$r" "$i" "$sz" "$ev" "$crss" "$canon" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	printf '%-6s first paint, warm (6 requests, all 200) %.1f ms\n' "$job" "$(paint "$job")"
 	read -r tmin tmax <<<"$(curl -s "$U/api/jobs/$job/timeline?w=1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["tmin"], d["tmax"])')"
 	for z in 1 10 100 1000 10000 100000 1000000; do
 		for k in $(seq 20); do

@@ -25,6 +25,17 @@ int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
  * XML, to out: the exit status of `tapestry report` (0, or 1 after a
  * message). launch prints it after a job. */
 int mgr_report(const char *dir, int xml, FILE *out);
+/* The same from the events of dir opened by the caller (mgr_events_open,
+ * or NULL: opened here), whose one iteration it uses up; hook (or NULL) sees
+ * every event of it, then NULL at its clean end (not after a read error):
+ * the timeline index of `tapestry serve` is made in the same pass. */
+struct mgr_events;
+struct mgr_event;
+typedef int (*mgr_report_hook)(void *arg, const struct mgr_event *ev);
+#define MGR_REPORT_XML 1	/* flags: --xml */
+#define MGR_REPORT_QUICK 2	/* --quick: no post-processing (me unused) */
+int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *out,
+		      mgr_report_hook hook, void *arg);
 
 /* Errors (docs/ARCHITECTURE.md, "Errors"). A command prints: mgr_err()
  * prints "tapestry: " + message to stderr, after the messages the error slot

@@ -127,13 +127,16 @@ static uint64_t undelivered(const struct proto_stream *s, uint64_t *gap_ns)
 
 static void help(FILE *out)
 {
-	fputs("usage: tapestry report [--xml] [--strict] DIR\n"
+	fputs("usage: tapestry report [--xml] [--strict] [--quick] DIR\n"
 	      "  Events per type and rank, streams (traced processes) with their\n"
 	      "  losses, and what was skipped as damaged.\n"
 	      "  --xml     machine-readable output\n"
+	      "  --quick   without the post-processing (clock fits, causality\n"
+	      "            repair, perturbation correction): the counts, streams\n"
+	      "            and losses in one read of the job\n"
 	      "  --strict  exit 1 when the job directory is damaged (corrupt or\n"
-	      "            missing batches, damaged segments, lost events), as\n"
-	      "            `tapestry export --strict` refuses it\n",
+	      "            missing batches, damaged segments, lost events) or its\n"
+	      "            index is, as `tapestry export --strict` refuses it\n",
 	      out);
 }
 
@@ -152,6 +155,10 @@ struct report {
 	const char *dir;
 	struct proto_trace *t;
 	struct mgr_events *me;			/* NULL: post-processing failed */
+	int own_me;				/* opened here (closed with r) */
+	int quick;				/* --quick: no post-processing */
+	mgr_report_hook hook;			/* sees every event of me, or NULL */
+	void *hook_arg;
 	const struct mgr_post *post;		/* these four: NULL with me */
 	const struct mgr_perturb_stats *ps;
 	const struct mgr_causality_stats *cs;
@@ -177,6 +184,10 @@ struct report {
 	 * MPI_Abort's launcher kills the other ranks): they lost what they had
 	 * not sent yet, counted as such rather than as no loss */
 	uint64_t cut;
+	/* DIR/index, checked (gather_index): "ok", "absent" or "damaged" */
+	const char *index_state;
+	uint64_t index_entries;			/* valid entries before a problem */
+	char index_problem[128];		/* "" or what is wrong with it */
 };
 
 /* The spans of the traced and corrected events (struct report). */
@@ -186,9 +197,13 @@ static void gather_span(struct report *r)
 	int64_t r0[2] = {INT64_MAX, INT64_MAX}, r1[2] = {INT64_MIN, INT64_MIN};
 	int64_t c0[2] = {INT64_MAX, INT64_MAX}, c1[2] = {INT64_MIN, INT64_MIN};
 
-	while (mgr_events_next(r->me, &ev) == 1) {
+	int rc;
+
+	while ((rc = mgr_events_next(r->me, &ev)) == 1) {
 		const struct proto_ev_info *info = proto_ev_info(ev.ev->type);
 
+		if (r->hook)
+			r->hook(r->hook_arg, &ev);
 		if (!info || info->category == PROTO_CAT_TRACER)
 			continue;
 		for (int k = 0; k < 2; k++) {
@@ -200,6 +215,8 @@ static void gather_span(struct report *r)
 			if (ev.end > c1[k]) c1[k] = ev.end;
 		}
 	}
+	if (r->hook && rc == 0)
+		r->hook(r->hook_arg, NULL);	/* the clean end */
 	int k = r1[1] > r0[1] ? 1 : 0;
 	r->span_ranks = k;
 	if (r1[k] > r0[k]) {
@@ -241,7 +258,7 @@ static void gather_post(struct report *r)
 {
 	int prc;
 
-	if (!(r->me = mgr_events_open(r->dir, &prc))) {
+	if (!r->me && !(r->me = mgr_events_open(r->dir, &prc))) {
 		mgr_err("%s: post-processing failed (%s)", r->dir, proto_strerror(prc));
 		return;
 	}
@@ -299,25 +316,63 @@ static void report_free(struct report *r)
 	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
 		free(r->tally[ty].by_rank);
 	proto_trace_close(r->t);
-	mgr_events_close(r->me);
+	if (r->own_me)
+		mgr_events_close(r->me);
 	if (r->nodes)
 		free(r->nodes->msg);
 	free(r->nodes);
 }
 
-/* Fill r from the job directory dir: 0, or -1 after a message (r is to be
- * freed either way). */
-static int report_gather(struct report *r, const char *dir)
+/* DIR/index, entry by entry. The report never needs it: the reader takes
+ * every batch from the segments (docs/FORMAT.md, "The job directory": the
+ * index is derived data); it only counts the events of the batches the
+ * segments lack (gap_events). A damaged index is said, not fatal: the
+ * figures read from the segments stand; --strict refuses the job. */
+static void gather_index(struct report *r)
 {
-	memset(r, 0, sizeof(*r));
+	struct proto_jobdir_index_entry e;
+	struct proto_jobdir_r *jd;
+	int rc;
+
+	r->index_state = "damaged";
+	if (!(jd = proto_jobdir_open(r->dir, &rc))) {
+		snprintf(r->index_problem, sizeof(r->index_problem), "%s",
+			 proto_strerror(rc));
+		return;
+	}
+	while ((rc = proto_jobdir_index_get(jd, r->index_entries, &e)) == 1)
+		r->index_entries++;
+	proto_jobdir_close_r(jd);
+	if (rc == 0)
+		r->index_state = "ok";
+	else if (rc == PROTO_E_NOTFOUND)
+		r->index_state = "absent";
+	else if (rc == PROTO_E_FORMAT)
+		snprintf(r->index_problem, sizeof(r->index_problem), "a bad header");
+	else
+		snprintf(r->index_problem, sizeof(r->index_problem), "%s at entry %" PRIu64,
+			 proto_strerror(rc), r->index_entries);
+}
+
+/* Fill r from the job directory dir, with its events me when the caller
+ * has them (NULL: opened here): 0, or -1 after a message (r is to be freed
+ * either way). */
+static int report_gather(struct report *r, const char *dir, struct mgr_events *me,
+			 int quick)
+{
 	r->dir = dir;
+	r->me = me;
+	r->own_me = !me;
+	r->quick = quick;
 	if (!(r->t = mgr_trace_open(dir)))
 		return -1;
-	gather_post(r);
+	if (!quick)
+		gather_post(r);
 	if (gather_events(r) < 0)
 		return -1;
 	r->st = proto_trace_stats(r->t);
 	r->jr = proto_trace_report(r->t);
+	gather_index(r);
 	r->ns = proto_trace_nstreams(r->t);
 	for (size_t i = 0; i < r->ns; i++) {
 		const struct proto_stream *s = proto_trace_stream(r->t, i);
@@ -403,20 +458,58 @@ static void data_moved(FILE *out, const struct report *r, int xml)
 
 /* ---- XML ------------------------------------------------------------------ */
 
+/* The XML 1.0 character at s, its length in *len: the code point, or -1
+ * when the bytes are not one (invalid or overlong UTF-8, a surrogate,
+ * U+FFFE/U+FFFF, a control other than TAB, LF and CR). */
+static long xml_char(const unsigned char *s, size_t *len)
+{
+	static const unsigned char lead_min[4] = {0, 0xc2, 0xe0, 0xf0};
+	static const long cp_min[4] = {0, 0x80, 0x800, 0x10000};
+	size_t more = s[0] < 0x80 ? 0 : s[0] < 0xe0 ? 1 : s[0] < 0xf0 ? 2 : 3;
+	long c = more ? s[0] & (0x3f >> more) : s[0];
+
+	*len = 1;
+	if (s[0] < lead_min[more] || s[0] > 0xf4)
+		return -1;
+	for (size_t i = 1; i <= more; i++) {
+		if ((s[i] & 0xc0) != 0x80)	/* the NUL ending s stops here too */
+			return -1;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < cp_min[more] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ||
+	    c == 0xfffe || c == 0xffff || (c < 0x20 && c != 9 && c != 10 && c != 13))
+		return -1;
+	*len = more + 1;
+	return c;
+}
+
+/* s as XML text: markup escaped; TAB, LF and CR as character references
+ * (kept by attribute normalisation); every byte that is not part of an XML
+ * 1.0 character (other controls, invalid UTF-8) as U+FFFD, so that the
+ * output always parses (xmllint) whatever a traced program named. */
 static void xml_text(FILE *out, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default:
-			if ((unsigned char)*s < 0x20)
-				fprintf(out, "&#%d;", *s);
-			else
-				fputc(*s, out);
-		}
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n;
+
+	while (*p) {
+		long c = xml_char(p, &n);
+
+		if (c < 0)
+			fputs("\xef\xbf\xbd", out);
+		else if (c == '<')
+			fputs("&lt;", out);
+		else if (c == '>')
+			fputs("&gt;", out);
+		else if (c == '&')
+			fputs("&amp;", out);
+		else if (c == '"')
+			fputs("&quot;", out);
+		else if (c < 0x20)
+			fprintf(out, "&#%ld;", c);
+		else
+			fwrite(p, 1, n, out);
+		p += n;
 	}
 }
 
@@ -622,6 +715,11 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "gap_events", r->gap_events);
 	attr_u(out, "refused_frames", r->refused);
 	attr_u(out, "streams_cut", r->cut);
+	attr_s(out, "index", r->index_state);
+	if (r->quick)
+		attr_s(out, "post", "skipped");
+	if (r->index_problem[0])
+		attr_s(out, "index_problem", r->index_problem);
 	fputs(">\n", out);
 	xml_streams(out, r);
 	xml_events(out, r);
@@ -836,6 +934,14 @@ static void report_text(FILE *out, const struct report *r)
 			r->undelivered);
 	if (r->jr && r->jr->first_problem[0])
 		fprintf(out, "               first problem: %s\n", r->jr->first_problem);
+	if (r->quick)
+		fprintf(out, "post           skipped (--quick): no clock, perturbation or causality"
+			" figures\n");
+	if (r->index_problem[0])
+		fprintf(out, "index          damaged (%s): not used; every figure here was read"
+			" from the segments, which hold every batch stored (the index only"
+			" locates batches, and counts the events of missing ones)\n",
+			r->index_problem);
 	text_refused(out, r);
 	text_streams(out, r);
 	text_events(out, r);
@@ -851,6 +957,14 @@ static void report_text(FILE *out, const struct report *r)
 
 int mgr_report(const char *dir, int xml, FILE *out)
 {
+	return mgr_report_events(dir, NULL, xml ? MGR_REPORT_XML : 0, out, NULL, NULL);
+}
+
+int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *out,
+		      mgr_report_hook hook, void *arg)
+{
+	int xml = flags & MGR_REPORT_XML;
+
 	struct report *r = malloc(sizeof(*r));
 	int status = 1;
 
@@ -858,10 +972,18 @@ int mgr_report(const char *dir, int xml, FILE *out)
 		mgr_err("out of memory");
 		return 1;
 	}
-	if (!report_gather(r, dir)) {
+	memset(r, 0, sizeof(*r));
+	r->hook = hook;
+	r->hook_arg = arg;
+	if (!report_gather(r, dir, me, flags & MGR_REPORT_QUICK)) {
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
 		status = mgr_export_strict && mgr_export_damage(r->t, dir, "report");
+		if (mgr_export_strict && r->index_problem[0]) {
+			mgr_err("%s: damaged index (%s): refused (--strict)", dir,
+				r->index_problem);
+			status = 1;
+		}
 	}
 	report_free(r);
 	free(r);
@@ -873,15 +995,17 @@ int mgr_cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{"xml", no_argument, NULL, 'x'},
 		{"strict", no_argument, NULL, 'S'},
+		{"quick", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int c, xml = 0;
+	int c, flags = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'x': xml = 1; break;
+		case 'x': flags |= MGR_REPORT_XML; break;
+		case 'q': flags |= MGR_REPORT_QUICK; break;
 		case 'S': mgr_export_strict = 1; break;
 		case 'h': help(stdout); return 0;
 		default: help(stderr); return 2;
@@ -892,5 +1016,5 @@ int mgr_cmd_report(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
-	return mgr_report(argv[optind], xml, stdout);
+	return mgr_report_events(argv[optind], NULL, flags, stdout, NULL, NULL);
 }

@@ -213,21 +213,79 @@ static void sift(char *b, size_t r, size_t n, size_t size,
 	}
 }
 
+/* The elements [lo, mid) and [mid, hi) of src, each sorted, merged into
+ * dst at the same places. */
+static void merge_runs(const char *src, char *dst, size_t lo, size_t mid, size_t hi,
+		       size_t size, int (*cmp)(const void *, const void *))
+{
+	size_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi) {
+		const char *x = src + i * size, *y = src + j * size;
+		int take_y = cmp(y, x) < 0;
+
+		memcpy(dst + k++ * size, take_y ? y : x, size);
+		i += !take_y;
+		j += take_y;
+	}
+	memcpy(dst + k * size, src + i * size, (mid - i) * size);
+	k += mid - i;
+	memcpy(dst + k * size, src + j * size, (hi - j) * size);
+}
+
+/* A bottom-up merge sort of the spilled array b through t (as large, on
+ * file too): runs of MGR_SORT_RUN bytes sorted by qsort (its scratch
+ * bounded by the run), then merged pairwise, each pass reading and writing
+ * both files in order. */
+static void merge_sort(char *b, char *t, size_t n, size_t size,
+		       int (*cmp)(const void *, const void *))
+{
+	size_t run = MGR_SORT_RUN / size ? MGR_SORT_RUN / size : 1;
+	char *src = b, *dst = t;
+
+	for (size_t i = 0; i < n; i += run)
+		qsort(b + i * size, n - i < run ? n - i : run, size, cmp);
+	for (size_t w = run; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = n - lo < w ? n : lo + w;
+			size_t hi = n - lo < 2 * w ? n : lo + 2 * w;
+
+			merge_runs(src, dst, lo, mid, hi, size, cmp);
+		}
+		char *x = src;
+
+		src = dst;
+		dst = x;
+	}
+	if (src != b)
+		memcpy(b, src, n * size);
+}
+
 /* Sort the big array base (n elements of size bytes) by cmp. On the heap:
- * qsort, whose scratch is bounded like the array. Spilled: an in-place
- * heapsort, since qsort's merge buffer (glibc allocates one as large as
- * the array, or an index of pointers) would be anonymous memory growing
- * with the trace: exactly what the spill avoids. Not stable: cmp must be
- * a total order where equal elements may come in any order. */
+ * qsort, whose scratch is bounded like the array. Spilled: qsort's merge
+ * buffer (glibc allocates one as large as the array, or an index of
+ * pointers) would be anonymous memory growing with the trace, exactly what
+ * the spill avoids: a merge sort through a second spilled array instead
+ * (merge_sort), or, when there is no room for it, an in-place heapsort (its
+ * accesses all over the file make it several times slower). Not stable:
+ * cmp must be a total order where equal elements may come in any order. */
 void mgr_big_sort(void *base, size_t n, size_t size,
 		  int (*cmp)(const void *, const void *))
 {
 	char *b = base;
+	void *t = NULL;
 
 	if (n < 2)
 		return;
 	if (!mgr_big_spilled(base)) {
 		qsort(base, n, size, cmp);
+		return;
+	}
+	if (n > SIZE_MAX / size || mgr_big_resize(&t, n * size) != 0)
+		t = NULL;
+	if (t) {
+		merge_sort(b, t, n, size, cmp);
+		mgr_big_free(t);
 		return;
 	}
 	for (size_t start = n / 2; start-- > 0;)	/* heapify */

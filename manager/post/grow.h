@@ -44,6 +44,7 @@ static inline int mgr_grow(void **p, size_t *cap, size_t need, size_t size)
 
 #define MGR_SPILL_DEFAULT ((size_t)64 << 20)	/* heap budget of big arrays */
 #define MGR_SPILL_MIN ((size_t)1 << 20)	/* smaller arrays stay on the heap */
+#define MGR_SORT_RUN ((size_t)4 << 20)	/* bytes a spilled sort's runs hold */
 #define MGR_BIG_HDR 64			/* header in front: keeps 64-byte alignment */
 
 struct mgr_big_hdr {
@@ -106,11 +107,13 @@ static inline int mgr_big_spilled(const void *p)
 void mgr_big_free(void *p);
 
 /* Sort the big array base (n elements of size bytes) by cmp. On the heap:
- * qsort, whose scratch is bounded like the array. Spilled: an in-place
- * heapsort, since qsort's merge buffer (glibc allocates one as large as
- * the array, or an index of pointers) would be anonymous memory growing
- * with the trace: exactly what the spill avoids. Not stable: cmp must be
- * a total order where equal elements may come in any order. */
+ * qsort, whose scratch is bounded like the array. Spilled: a merge sort
+ * through a second big array as large (runs of MGR_SORT_RUN bytes by
+ * qsort, then merged in passes over both in order), since qsort's merge
+ * buffer would be anonymous memory growing with the trace: exactly what the
+ * spill avoids; an in-place heapsort when there is no room for the second
+ * array. Not stable: cmp must be a total order where equal elements may
+ * come in any order. */
 void mgr_big_sort(void *base, size_t n, size_t size,
 		  int (*cmp)(const void *, const void *));
 

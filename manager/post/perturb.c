@@ -789,10 +789,18 @@ static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 	return 0;
 }
 
-static int cmp_key(const void *a, const void *b)
+/* A record's processing key with what orders it: sorted as such, the
+ * comparisons read no record (pointers to records sorted by their fields
+ * cost a cache miss, or a page of a spilled array, each). */
+struct keyed {
+	int64_t key;
+	uint64_t pos;
+	struct rec *r;
+};
+
+static int cmp_keyed(const void *a, const void *b)
 {
-	const struct rec *x = *(const struct rec *const *)a;
-	const struct rec *y = *(const struct rec *const *)b;
+	const struct keyed *x = a, *y = b;
 
 	int c = MGR_CMP(x->key, y->key);
 
@@ -1183,9 +1191,16 @@ static int order_by_key(struct mgr_perturb *p, struct rec **order)
 	mgr_big_sort(order, n, sizeof(*order), cmp_instance);
 	if ((rc = group_instances(p, order, n)) || (rc = collective_tails(p, n)))
 		return rc;
+	struct keyed *k = mgr_big_calloc(p->nr + 1, sizeof(*k), &rc);
+
+	if (!k)
+		return rc;
 	for (size_t i = 0; i < p->nr; i++)
-		order[i] = &p->r[i];
-	mgr_big_sort(order, p->nr, sizeof(*order), cmp_key);
+		k[i] = (struct keyed){p->r[i].key, p->r[i].pos, &p->r[i]};
+	mgr_big_sort(k, p->nr, sizeof(*k), cmp_keyed);
+	for (size_t i = 0; i < p->nr; i++)
+		order[i] = k[i].r;
+	mgr_big_free(k);
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <libxml/tree.h>
 
 #include "manager/serve/serve.h"
+#include "proto/jobdir.h"
 
 #define CACHE ".tapestry-serve"
 #define LIST_MAX 2000		/* job directories listed */
@@ -97,25 +98,22 @@ struct summary {
 	int ranks;
 };
 
+/* The events of the job per its index (a damaged index: what its valid
+ * entries say; the report reads the segments and says what is wrong). */
 static void index_records(const char *dir, struct summary *sm)
 {
+	struct proto_jobdir_index_entry ie;
+	struct proto_jobdir_r *jd;
 	char p[4200];
-	uint8_t e[40 * 256];
+	uint8_t e[32];
 	FILE *f;
-	size_t n;
+	int rc;
 
-	snprintf(p, sizeof(p), "%s/index", dir);
-	if (!(f = fopen(p, "rb")))
-		return;
-	if (fseek(f, 16, SEEK_SET) == 0)
-		while ((n = fread(e, 40, 256, f)) > 0)
-			for (size_t i = 0; i < n; i++) {
-				uint32_t r;
-
-				memcpy(&r, e + i * 40 + 32, 4);
-				sm->records += r;
-			}
-	fclose(f);
+	if ((jd = proto_jobdir_open(dir, &rc))) {
+		for (uint64_t i = 0; proto_jobdir_index_get(jd, i, &ie) == 1; i++)
+			sm->records += ie.nrecords;
+		proto_jobdir_close_r(jd);
+	}
 	snprintf(p, sizeof(p), "%s/segments/000000.tps", dir);
 	if ((f = fopen(p, "rb"))) {
 		if (fread(e, 1, 32, f) == 32)
@@ -208,7 +206,7 @@ static void num_or_null(struct evbuffer *b, const char *k, const char *v)
 
 static const char *report_state(struct srv *s, const char *dir, const char *cache)
 {
-	struct srv_child *c = srv_child_find(s, SRV_CHILD_REPORT, dir);
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
 
 	if (cache[0] && srv_cache_fresh(dir, cache))
 		return "ready";
@@ -466,17 +464,9 @@ static void export_start(struct srv *s, struct evhttp_request *req, const char *
 
 /* ---- report and timeline: built by a child, then served from the cache ------- */
 
-static void rename_done(struct srv *s, struct srv_child *c)
+static void cache_done(struct srv *s, struct srv_child *c)
 {
-	char tmp[4500], dst[4400];
-	const char *base = c->kind == SRV_CHILD_REPORT ? "report.xml" : "timeline.idx";
-
-	snprintf(dst, sizeof(dst), "%s/" CACHE "/%s", c->key, base);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
-	if (c->kind == SRV_CHILD_REPORT && c->status == 0 && rename(tmp, dst) < 0)
-		c->status = 1;
-	if (c->kind == SRV_CHILD_REPORT && c->status)
-		unlink(tmp);
+	(void)c;
 	s->reports_running--;
 }
 
@@ -490,34 +480,38 @@ static void busy(struct evhttp_request *req, const char *state)
 	evbuffer_free(b);
 }
 
-/* 1 when the cache file of kind is fresh (path in out); else a reply (202
- * while building, 500 when the build failed) has been sent: 0. */
+/* 1 when the cache file (want_report: report.xml, else timeline.idx) is
+ * fresh (path in out); else a reply (202 while building, 500 when the
+ * build failed) has been sent: 0. Both files come from one child (serve.c,
+ * build_cache: one post-processing for the two), started for whichever is
+ * stale; it writes the report first, so the report may be fresh while the
+ * child still indexes. */
 static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
-		  enum srv_child_kind kind, char *out, size_t cap)
+		  int want_report, char *out, size_t cap)
 {
-	char cdir[4300], why[256], tmp[4500];
-	const char *base = kind == SRV_CHILD_REPORT ? "report.xml" : "timeline.idx";
-	struct srv_child *c = srv_child_find(s, kind, dir);
+	char cdir[4300], why[256], rep[4400], idx[4400];
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
 
 	if (srv_cache_dir(dir, cdir, sizeof(cdir))) {
 		srv_error(req, 503, "cannot write the cache %s: %s", cdir, strerror(errno));
 		return 0;
 	}
-	snprintf(out, cap, "%s/%s", cdir, base);
+	snprintf(rep, sizeof(rep), "%s/report.xml", cdir);
+	snprintf(idx, sizeof(idx), "%s/timeline.idx", cdir);
+	snprintf(out, cap, "%s", want_report ? rep : idx);
+	if (srv_cache_fresh(dir, out))
+		return 1;
 	if (c && srv_child_running(c)) {
 		busy(req, "building");
 		return 0;
 	}
-	if (srv_cache_fresh(dir, out))
-		return 1;
 	if (c && c->status) {
 		char retry[4];
 
 		if (srv_query(req, "retry", retry, sizeof(retry))) {
 			size_t n = c->outlen > 2000 ? 2000 : c->outlen;
 
-			srv_error(req, 500, "%s failed (exit %d): %.*s",
-				  kind == SRV_CHILD_REPORT ? "tapestry report" : "indexing",
+			srv_error(req, 500, "the job's report and index failed (exit %d): %.*s",
 				  c->status, (int)n, c->out + c->outlen - n);
 			return 0;
 		}
@@ -526,25 +520,15 @@ static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
 		busy(req, "queued");
 		return 0;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-	int fd = -1;
-	const char *rep[] = {"tapestry", "report", "--xml", dir, NULL};
-	const char *idx[] = {"tapestry", "serve", "--build-index", dir, out, NULL};
+	const char *argv[] = {"tapestry", "serve", "--build-index", dir,
+			      srv_cache_fresh(dir, idx) ? "-" : idx,
+			      srv_cache_fresh(dir, rep) ? NULL : rep, NULL};
 
-	if (kind == SRV_CHILD_REPORT &&
-	    (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		srv_error(req, 503, "cannot write %s: %s", tmp, strerror(errno));
-		return 0;
-	}
-	c = srv_child_start(s, kind, dir, kind == SRV_CHILD_REPORT ? rep : idx, fd,
-			    why, sizeof(why));
-	if (fd >= 0)
-		close(fd);
-	if (!c) {
+	if (!(c = srv_child_start(s, SRV_CHILD_CACHE, dir, argv, -1, why, sizeof(why)))) {
 		srv_error(req, 500, "cannot start: %s", why);
 		return 0;
 	}
-	c->done = rename_done;
+	c->done = cache_done;
 	s->reports_running++;
 	busy(req, "building");
 	return 0;
@@ -569,7 +553,7 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	struct evbuffer *b;
 	int rc;
 
-	if (!cached(s, req, dir, SRV_CHILD_INDEX, path, sizeof(path)))
+	if (!cached(s, req, dir, 0, path, sizeof(path)))
 		return;
 	struct timespec a, z;
 	char timing[64];
@@ -598,6 +582,41 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	evbuffer_free(b);
 }
 
+static void send_xml(struct evhttp_request *req, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	struct evbuffer *b = evbuffer_new();
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		srv_error(req, 500, "cannot read %s", path);
+	} else {
+		evbuffer_add_file(b, fd, 0, st.st_size);
+		srv_reply(req, 200, "application/xml", b);
+	}
+	evbuffer_free(b);
+}
+
+/* The report when it is made, else the quick one (post="skipped") once
+ * the cache child has written it, else as report.xml (202, building). */
+static void report_quick(struct srv *s, struct evhttp_request *req, const char *dir)
+{
+	char cdir[4300], full[4400], quick[4400];
+
+	if (!srv_cache_dir(dir, cdir, sizeof(cdir))) {
+		snprintf(full, sizeof(full), "%s/report.xml", cdir);
+		snprintf(quick, sizeof(quick), "%s/" SRV_QUICK, cdir);
+		if (!srv_cache_fresh(dir, full) && srv_cache_fresh(dir, quick)) {
+			send_xml(req, quick);
+			return;
+		}
+	}
+	if (cached(s, req, dir, 1, full, sizeof(full)))
+		send_xml(req, full);
+}
+
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest)
 {
@@ -618,21 +637,10 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (!*rest) {
 		job_info(s, req, name, dir);
 	} else if (!strcmp(rest, "/report.xml")) {
-		if (cached(s, req, dir, SRV_CHILD_REPORT, path, sizeof(path))) {
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
-			struct stat st;
-			struct evbuffer *b = evbuffer_new();
-
-			if (fd < 0 || fstat(fd, &st) < 0) {
-				if (fd >= 0)
-					close(fd);
-				srv_error(req, 500, "cannot read %s", path);
-			} else {
-				evbuffer_add_file(b, fd, 0, st.st_size);
-				srv_reply(req, 200, "application/xml", b);
-			}
-			evbuffer_free(b);
-		}
+		if (cached(s, req, dir, 1, path, sizeof(path)))
+			send_xml(req, path);
+	} else if (!strcmp(rest, "/" SRV_QUICK)) {
+		report_quick(s, req, dir);
 	} else if (!strcmp(rest, "/timeline")) {
 		timeline(s, req, dir, 0);
 	} else if (!strcmp(rest, "/event")) {

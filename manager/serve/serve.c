@@ -29,7 +29,9 @@
 #include <event2/keyvalq_struct.h>
 
 #include "manager/mgr.h"
+#include "manager/post/events.h"
 #include "manager/serve/serve.h"
+#include "proto/error.h"
 #include "manager/launch/spawn.h"
 
 #define SRV_HEADERS_MAX 8192
@@ -517,6 +519,68 @@ static int listen_on(struct srv *s, struct evhttp *http, const char *addr, int p
 	return 0;
 }
 
+/* The report of me (flags of mgr_report_events; hook and arg: who else
+ * sees its pass over the events) into file report (written as report.tmp,
+ * renamed): 0, or -1 after a message. */
+static int build_report(const char *dir, struct mgr_events *me, int flags,
+			const char *report, mgr_report_hook hook, void *arg)
+{
+	char tmpname[4400];
+	FILE *f;
+	int bad;
+
+	snprintf(tmpname, sizeof(tmpname), "%s.tmp", report);
+	if (!(f = fopen(tmpname, "w"))) {
+		fprintf(stderr, "tapestry: cannot write %s: %s\n", tmpname, strerror(errno));
+		return -1;
+	}
+	bad = mgr_report_events(dir, me, MGR_REPORT_XML | flags, f, hook, arg);
+	bad |= fclose(f) != 0;
+	if (bad || rename(tmpname, report) < 0) {
+		fprintf(stderr, "tapestry: the report of %s failed\n", dir);
+		unlink(tmpname);
+		return -1;
+	}
+	return 0;
+}
+
+/* The child that makes a job's cache (jobs.c): `serve --build-index DIR
+ * INDEX|- [REPORT]`. A quick report first (SRV_QUICK beside REPORT: one
+ * read, no post-processing: the page's counts within seconds), then one
+ * post-processing for both the report and the index, made in the same pass
+ * over the events (the post-processing's corrections are applied in one
+ * iteration only). 0, or 1 after a message. */
+static int build_cache(const char *dir, const char *index, const char *report)
+{
+	char quick[4400], why[4500];
+	const char *slash = report ? strrchr(report, '/') : NULL;
+	struct srv_tl_builder *tb = NULL;
+	int rc, bad = 0, want_index = strcmp(index, "-") != 0;
+
+	if (slash) {
+		snprintf(quick, sizeof(quick), "%.*s/" SRV_QUICK, (int)(slash - report), report);
+		bad = build_report(dir, NULL, MGR_REPORT_QUICK, quick, NULL, NULL);
+	}
+	struct mgr_events *me = mgr_events_open(dir, &rc);
+
+	if (want_index && !me) {
+		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));
+		bad = 1;
+	} else if (want_index && report && !(tb = srv_tl_begin(index, why, sizeof(why)))) {
+		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, why);
+		bad = 1;
+	}
+	/* without me, the report says what failed and gives what it can */
+	if (report)
+		bad |= build_report(dir, me, 0, report, tb ? srv_tl_add : NULL, tb);
+	if (tb)
+		bad |= srv_tl_finish(tb, me, dir, index) != 0;
+	else if (want_index && me && !report)
+		bad |= srv_tl_build_events(me, dir, index) != 0;
+	mgr_events_close(me);
+	return bad ? 1 : 0;
+}
+
 int mgr_cmd_serve(int argc, char **argv)
 {
 	struct srv *s = calloc(1, sizeof(*s));
@@ -527,10 +591,10 @@ int mgr_cmd_serve(int argc, char **argv)
 	int port = 0, status = 1;
 
 	if (argc >= 2 && !strcmp(argv[1], "--build-index")) {
-		/* internal: the child that indexes a job (tlindex.c) */
-		if (argc != 4)
+		/* internal: the child that makes a job's cache */
+		if (argc != 4 && argc != 5)
 			return 2;
-		return srv_tl_build(argv[2], argv[3]) ? 1 : 0;
+		return build_cache(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	}
 	if (!s)
 		return 1;

@@ -39,7 +39,7 @@ struct srv {
 	int loopback;
 	struct srv_child *children;	/* running and finished children */
 	struct srv_tree *tree;
-	int reports_running;		/* report/index children at once: 1 */
+	int reports_running;		/* cache children (report and index) at once: 1 */
 };
 
 /* ---- serve.c: replies ------------------------------------------------------ */
@@ -61,7 +61,7 @@ int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap
 
 /* ---- child.c: child processes of this binary ------------------------------- */
 
-enum srv_child_kind { SRV_CHILD_REPORT, SRV_CHILD_INDEX, SRV_CHILD_PLAN,
+enum srv_child_kind { SRV_CHILD_CACHE, SRV_CHILD_PLAN,
 		      SRV_CHILD_LAUNCH, SRV_CHILD_EXPORT };
 
 struct srv_child {
@@ -115,15 +115,35 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest);
 /* Cache directory of job dir (DIR/.tapestry-serve), created: 0 or -1. */
 int srv_cache_dir(const char *dir, char *out, size_t cap);
+/* The quick report (`tapestry report --xml --quick`) the cache child writes
+ * beside report.xml before the post-processing. */
+#define SRV_QUICK "report-quick.xml"
 /* 1 when cache file f is newer than the job's data (index and meta.xml). */
 int srv_cache_fresh(const char *dir, const char *f);
 
 /* ---- tlindex.c: the timeline index ----------------------------------------- */
 
 /* Build the timeline index of job dir into file out (written as out.tmp,
- * renamed). 0, or -1 after a message on stderr. Runs in a child process:
- * memory grows with the job's lanes and a 4-byte map per event. */
+ * renamed). 0, or -1 after a message on stderr. Runs in a child process;
+ * its anonymous memory is bounded whatever the job: fixed tables of lanes
+ * and paths (at most 32 MiB of paths), and what grows with the job (a
+ * 4-byte map per event, the messages, a lane's sort) in big arrays within
+ * the post-processing's heap budget (manager/post/grow.h). */
 int srv_tl_build(const char *dir, const char *out);
+/* The same from the events of dir opened by the caller (consumed). */
+struct mgr_events;
+struct mgr_event;
+int srv_tl_build_events(struct mgr_events *me, const char *dir, const char *out);
+/* The same in steps, for a caller that reads the events itself (the cache
+ * child: the report's pass over them): begin (NULL with why), srv_tl_add
+ * for every event of one iteration of me and then once with NULL at its
+ * clean end (the index fails without it), finish (frees b), or free. */
+struct srv_tl_builder;
+struct srv_tl_builder *srv_tl_begin(const char *out, char *why, size_t whylen);
+int srv_tl_add(void *b, const struct mgr_event *ev);
+int srv_tl_finish(struct srv_tl_builder *b, struct mgr_events *me, const char *dir,
+		  const char *out);
+void srv_tl_free(struct srv_tl_builder *b);
 /* Answer a timeline request from index file path: query t0, t1 (ns), w
  * (pixels). Appends JSON to b: 0, or with why set -2 (a bad request), -3 (the
  * index is damaged or of another version: build it again), -1 (else). */

@@ -29,6 +29,7 @@
 
 #include "manager/post/causality.h"
 #include "manager/post/events.h"
+#include "manager/post/grow.h"
 #include "manager/serve/serve.h"
 #include "proto/error.h"
 #include "proto/event.h"
@@ -83,16 +84,23 @@ struct builder {
 	struct tl_lane *lanes;
 	uint32_t *slot;		/* hash (stream, tid) -> lane + 1 */
 	size_t nlanes;
-	uint32_t *posmap;	/* yield position -> record number */
-	uint64_t npos, cappos;
+	uint32_t *posmap;	/* yield position -> record number (a big array:
+				 * on file beyond the heap budget, grow.h) */
+	uint64_t npos;
+	size_t cappos;
 	char *str;
 	size_t strlen;
 	uint32_t *sslot;	/* hash of strings -> offset + 1 */
 	struct tl_rec *rec;	/* the output's records (mapped) */
-	struct tl_msg *msg;
+	struct tl_msg *msg;	/* a big array too */
 	size_t nmsg, capmsg;
 	uint64_t nsparse;
 	int failed;
+	FILE *tmp;		/* the records in yield order (unlinked) */
+	uint64_t nrec;
+	int64_t tmin, tmax;
+	int rc;			/* the first error of srv_tl_add, 0 */
+	int ended;		/* srv_tl_add saw the end of the events */
 };
 
 static uint64_t mix(uint64_t x)
@@ -166,61 +174,48 @@ struct tmp_rec {
 	struct tl_rec r;
 };
 
-/* Pass 1: every kept event into tmp (lane, record), in yield order. */
-static int pass_events(struct builder *b, struct mgr_events *me, FILE *tmp,
-		       uint64_t *nrec, int64_t *tmin, int64_t *tmax)
+/* Pass 1: one event into b->tmp (lane, record), in yield order. */
+static int add_event(struct builder *b, const struct mgr_event *ev)
 {
-	struct mgr_event ev;
+	uint64_t pos = b->npos++;
 	int rc;
 
-	*tmin = INT64_MAX;
-	*tmax = INT64_MIN;
-	while ((rc = mgr_events_next(me, &ev)) == 1) {
-		uint64_t pos = b->npos++;
+	if (pos == b->cappos && (rc = mgr_big_grow((void **)&b->posmap, &b->cappos,
+						    pos + 1, sizeof(uint32_t))))
+		return rc;
+	b->posmap[pos] = UINT32_MAX;
+	if (!kept(ev->ev->type))
+		return 0;
+	long lane = lane_of(b, ev->stream, ev->ev->tid);
 
-		if (pos == b->cappos) {
-			uint64_t nc = b->cappos ? b->cappos * 2 : 1u << 16;
-			uint32_t *np = realloc(b->posmap, nc * sizeof(uint32_t));
+	if (lane < 0 || b->nrec >= UINT32_MAX - 1)
+		return PROTO_E_TOOBIG;
+	struct tl_lane *l = &b->lanes[lane];
+	struct tmp_rec t = {.lane = (uint32_t)lane};
 
-			if (!np)
-				return PROTO_E_NOMEM;
-			b->posmap = np;
-			b->cappos = nc;
-		}
-		b->posmap[pos] = UINT32_MAX;
-		if (!kept(ev.ev->type))
-			continue;
-		long lane = lane_of(b, ev.stream, ev.ev->tid);
+	if (!l->count++) {
+		l->rank = ev->stream->rank;
+		l->pid = ev->stream->pid;
+		const char *slash = strrchr(ev->stream->exe, '/');
 
-		if (lane < 0 || *nrec >= UINT32_MAX - 1)
-			return PROTO_E_TOOBIG;
-		struct tl_lane *l = &b->lanes[lane];
-		struct tmp_rec t = {.lane = (uint32_t)lane};
-
-		if (!l->count++) {
-			l->rank = ev.stream->rank;
-			l->pid = ev.stream->pid;
-			const char *slash = strrchr(ev.stream->exe, '/');
-
-			snprintf(l->host, sizeof(l->host), "%.63s", ev.stream->host);
-			snprintf(l->exe, sizeof(l->exe), "%.123s", slash ? slash + 1 : ev.stream->exe);
-		}
-		t.r.start = ev.start;
-		t.r.end = ev.end < ev.start ? ev.start : ev.end;
-		memcpy(t.r.arg, ev.ev->arg, sizeof(t.r.arg));
-		t.r.type = ev.ev->type;
-		t.r.flags = ev.ev->flags;
-		t.r.path = ev.path ? intern(b, ev.path) : 0;
-		t.r.pos = pos;
-		if (fwrite(&t, sizeof(t), 1, tmp) != 1)
-			return PROTO_E_IO;
-		(*nrec)++;
-		if (t.r.start < *tmin)
-			*tmin = t.r.start;
-		if (t.r.end > *tmax)
-			*tmax = t.r.end;
+		snprintf(l->host, sizeof(l->host), "%.63s", ev->stream->host);
+		snprintf(l->exe, sizeof(l->exe), "%.123s", slash ? slash + 1 : ev->stream->exe);
 	}
-	return rc < 0 ? rc : 0;
+	t.r.start = ev->start;
+	t.r.end = ev->end < ev->start ? ev->start : ev->end;
+	memcpy(t.r.arg, ev->ev->arg, sizeof(t.r.arg));
+	t.r.type = ev->ev->type;
+	t.r.flags = ev->ev->flags;
+	t.r.path = ev->path ? intern(b, ev->path) : 0;
+	t.r.pos = pos;
+	if (fwrite(&t, sizeof(t), 1, b->tmp) != 1)
+		return PROTO_E_IO;
+	b->nrec++;
+	if (t.r.start < b->tmin)
+		b->tmin = t.r.start;
+	if (t.r.end > b->tmax)
+		b->tmax = t.r.end;
+	return 0;
 }
 
 static int cmp_lane(const void *a, const void *b)
@@ -315,16 +310,9 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
 	if (b->failed || send_pos >= b->npos || recv_pos >= b->npos ||
 	    b->posmap[send_pos] == UINT32_MAX || b->posmap[recv_pos] == UINT32_MAX)
 		return;
-	if (b->nmsg == b->capmsg) {
-		size_t nc = b->capmsg ? b->capmsg * 2 : 4096;
-		struct tl_msg *nm = realloc(b->msg, nc * sizeof(*nm));
-
-		if (!nm) {
-			b->failed = 1;
-			return;
-		}
-		b->msg = nm;
-		b->capmsg = nc;
+	if (mgr_big_grow((void **)&b->msg, &b->capmsg, b->nmsg + 1, sizeof(*b->msg))) {
+		b->failed = 1;
+		return;
 	}
 	b->msg[b->nmsg].send = b->posmap[send_pos];
 	b->msg[b->nmsg++].recv = b->posmap[recv_pos];
@@ -348,12 +336,32 @@ static int cmp_msg_recv(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sort the records of a lane (the corrections may reorder a few) through a
+ * big array: its scratch stays within the post-processing's heap budget
+ * (qsort's would be anonymous memory as large as the lane). */
+static int sort_lane(struct tl_rec *r, uint64_t n)
+{
+	struct tl_rec *t = NULL;
+	int rc;
+
+	if (n > SIZE_MAX / sizeof(*r))
+		return PROTO_E_TOOBIG;
+	if ((rc = mgr_big_resize((void **)&t, n * sizeof(*r))))
+		return rc;
+	memcpy(t, r, n * sizeof(*r));
+	mgr_big_sort(t, n, sizeof(*r), cmp_rec);
+	memcpy(r, t, n * sizeof(*r));
+	mgr_big_free(t);
+	return 0;
+}
+
 /* Pass 2: records into their lanes' places in the mapped output, lanes
  * sorted by time, posmap pointing at the final places. */
 static int place(struct builder *b, FILE *tmp, uint32_t *perm, uint64_t nrec)
 {
 	uint64_t *cursor = calloc(b->nlanes, sizeof(uint64_t));
 	struct tmp_rec t;
+	int rc;
 
 	if (!cursor)
 		return PROTO_E_NOMEM;
@@ -376,8 +384,8 @@ static int place(struct builder *b, FILE *tmp, uint32_t *perm, uint64_t nrec)
 
 		for (uint64_t i = 1; i < l->count && sorted; i++)
 			sorted = cmp_rec(&r[i - 1], &r[i]) <= 0;
-		if (!sorted)
-			qsort(r, l->count, sizeof(*r), cmp_rec);
+		if (!sorted && (rc = sort_lane(r, l->count)))
+			return rc;
 		for (uint64_t i = 0; i < l->count; i++)
 			b->posmap[r[i].pos] = (uint32_t)(l->first + i);
 	}
@@ -472,18 +480,24 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 	h.size = h.off_str + b->strlen;
 	g_sort_rec = b->rec;
 	rc = PROTO_E_IO;
-	qsort(b->msg, b->nmsg, sizeof(*b->msg), cmp_msg_send);
+	mgr_big_sort(b->msg, b->nmsg, sizeof(*b->msg), cmp_msg_send);
 	if (pwrite(fd, b->msg, b->nmsg * sizeof(*b->msg), (off_t)h.off_msend) !=
 	    (ssize_t)(b->nmsg * sizeof(*b->msg)))
 		goto out;
-	qsort(b->msg, b->nmsg, sizeof(*b->msg), cmp_msg_recv);
+	mgr_big_sort(b->msg, b->nmsg, sizeof(*b->msg), cmp_msg_recv);
 	if (pwrite(fd, b->msg, b->nmsg * sizeof(*b->msg), (off_t)h.off_mrecv) !=
 	    (ssize_t)(b->nmsg * sizeof(*b->msg)) ||
 	    pwrite(fd, b->str, b->strlen, (off_t)h.off_str) != (ssize_t)b->strlen)
 		goto out;
 	memcpy(map, &h, sizeof(h));
-	if (msync(map, cap, MS_SYNC) < 0 || rename(tmpname, out) < 0)
+	if (rename(tmpname, out) < 0)
 		goto out;
+	/* the server maps the page cache: it answers from the index at once,
+	 * and the disk catches up after (a sync first made a 10^7-event job's
+	 * timeline wait for 1 GB to reach the disk). The child exits once it
+	 * is there; a machine crash meanwhile may tear the cache, which
+	 * manager-serve.md says how to drop. */
+	fdatasync(fd);
 	rc = 0;
 out:
 	if (map != MAP_FAILED)
@@ -496,47 +510,106 @@ out:
 	return rc;
 }
 
-int srv_tl_build(const char *dir, const char *out)
+struct srv_tl_builder *srv_tl_begin(const char *out, char *why, size_t whylen)
 {
-	struct builder b;
-	struct mgr_events *me = NULL;
+	struct builder *b = calloc(1, sizeof(*b));
 	char tmpname[4400];
-	FILE *tmp = NULL;
-	uint64_t nrec = 0;
-	int64_t tmin = 0, tmax = 0;
-	int rc = PROTO_E_NOMEM;
 
-	memset(&b, 0, sizeof(b));
+	if (!b || !(b->lanes = malloc(TL_LANES_MAX * sizeof(*b->lanes))) ||
+	    !(b->slot = calloc(TL_LANES_MAX * 2, sizeof(uint32_t))) ||
+	    !(b->sslot = calloc(TL_STR_SLOTS, sizeof(uint32_t)))) {
+		snprintf(why, whylen, "out of memory");
+		srv_tl_free((struct srv_tl_builder *)b);
+		return NULL;
+	}
 	snprintf(tmpname, sizeof(tmpname), "%s.rec", out);
-	if (!(b.lanes = malloc(TL_LANES_MAX * sizeof(*b.lanes))) ||
-	    !(b.slot = calloc(TL_LANES_MAX * 2, sizeof(uint32_t))) ||
-	    !(b.sslot = calloc(TL_STR_SLOTS, sizeof(uint32_t))))
-		goto out;
-	if (!(me = mgr_events_open(dir, &rc)))
-		goto out;
-	if (!(tmp = fopen(tmpname, "w+"))) {
-		rc = PROTO_E_IO;
-		goto out;
+	if (!(b->tmp = fopen(tmpname, "w+"))) {
+		snprintf(why, whylen, "cannot write %s: %s", tmpname, strerror(errno));
+		srv_tl_free((struct srv_tl_builder *)b);
+		return NULL;
 	}
 	unlink(tmpname);	/* gone with the process, whatever happens */
-	if ((rc = pass_events(&b, me, tmp, &nrec, &tmin, &tmax)))
-		goto out;
-	if (!nrec)
-		tmin = tmax = 0;
-	rc = write_index(&b, me, tmp, out, nrec, tmin, tmax);
-out:
+	b->tmin = INT64_MAX;
+	b->tmax = INT64_MIN;
+	return (struct srv_tl_builder *)b;
+}
+
+int srv_tl_add(void *arg, const struct mgr_event *ev)
+{
+	struct builder *b = arg;
+
+	if (!ev)
+		b->ended = 1;
+	else if (!b->rc)
+		b->rc = add_event(b, ev);
+	return b->rc;
+}
+
+int srv_tl_finish(struct srv_tl_builder *tb, struct mgr_events *me, const char *dir,
+		  const char *out)
+{
+	struct builder *b = (struct builder *)tb;
+	int rc = b->rc ? b->rc : b->ended ? 0 : PROTO_E_IO;
+
+	if (!rc) {
+		if (!b->nrec)
+			b->tmin = b->tmax = 0;
+		rc = write_index(b, me, b->tmp, out, b->nrec, b->tmin, b->tmax);
+	}
 	if (rc)
 		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));
-	if (tmp)
-		fclose(tmp);
-	mgr_events_close(me);
-	free(b.lanes);
-	free(b.slot);
-	free(b.sslot);
-	free(b.str);
-	free(b.posmap);
-	free(b.msg);
+	srv_tl_free(tb);
 	return rc ? -1 : 0;
+}
+
+void srv_tl_free(struct srv_tl_builder *tb)
+{
+	struct builder *b = (struct builder *)tb;
+
+	if (!b)
+		return;
+	void *heap[] = {b->lanes, b->slot, b->sslot, b->str, b};
+
+	if (b->tmp)
+		fclose(b->tmp);
+	mgr_big_free(b->posmap);
+	mgr_big_free(b->msg);
+	for (size_t i = 0; i < sizeof(heap) / sizeof(heap[0]); i++)
+		free(heap[i]);
+}
+
+int srv_tl_build_events(struct mgr_events *me, const char *dir, const char *out)
+{
+	char why[4500];
+	struct srv_tl_builder *b = srv_tl_begin(out, why, sizeof(why));
+	struct mgr_event ev;
+	int rc;
+
+	if (!b) {
+		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, why);
+		return -1;
+	}
+	while ((rc = mgr_events_next(me, &ev)) == 1 && !srv_tl_add(b, &ev))
+		;
+	if (rc == 0)
+		srv_tl_add(b, NULL);
+	else if (rc < 0)
+		((struct builder *)b)->rc = rc;
+	return srv_tl_finish(b, me, dir, out);
+}
+
+int srv_tl_build(const char *dir, const char *out)
+{
+	int rc;
+	struct mgr_events *me = mgr_events_open(dir, &rc);
+
+	if (!me) {
+		fprintf(stderr, "tapestry: indexing %s: %s\n", dir, proto_strerror(rc));
+		return -1;
+	}
+	rc = srv_tl_build_events(me, dir, out);
+	mgr_events_close(me);
+	return rc;
 }
 
 /* ---- querying --------------------------------------------------------------------- */

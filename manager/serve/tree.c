@@ -6,6 +6,11 @@
  * (its time_ns key) last moved. A collector whose report has not moved for
  * SRV_STALE_S seconds, or whose tree does not answer, is stale.
  *
+ * A collector's STATS carry only the offset of its last clock round's best
+ * sample against its parent: the tree fits every round seen (the last
+ * SRV_FIT_SAMPLES) the way the report fits a job's CLOCK frames
+ * (manager/post/clock.h), for the offset, drift and quality shown.
+ *
  * Lock order: t->mu only; the queries run without it.
  */
 #include <inttypes.h>
@@ -17,6 +22,7 @@
 
 #include <event2/buffer.h>
 
+#include "manager/post/clock.h"
 #include "manager/serve/serve.h"
 #include "manager/launch/spawn.h"
 #include "proto/msg.h"
@@ -24,6 +30,7 @@
 #define SRV_TREE_NODES 1024
 #define SRV_STALE_S 3.0
 #define SRV_KV_JSON 12288
+#define SRV_FIT_SAMPLES 64	/* clock rounds a node's live fit is made of */
 
 struct tnode {
 	int root;
@@ -31,6 +38,10 @@ struct tnode {
 	char time_ns[32];
 	double moved;		/* server time (s) at which time_ns last changed */
 	char kv[SRV_KV_JSON];	/* the STATS keys as a JSON object */
+	char last_clock[64];	/* clock_offset_ns/clock_rtt_ns last seen */
+	struct proto_clock_sample fs[SRV_FIT_SAMPLES];	/* a ring, one per round */
+	unsigned nfs;		/* rounds seen (the ring holds the last ones) */
+	char fit[320];		/* the live fit as a JSON object, "" until one */
 };
 
 struct troot {
@@ -86,6 +97,46 @@ static void kv_json(const struct proto_meta *m, char *out, size_t cap)
 	evbuffer_free(b);
 }
 
+/* The rounds' samples as fitted (a sample of MGR_CLOCK_NODE_PINGS: the
+ * child stamps s and r, the parent rj and sj), remade from what STATS say:
+ * the child's time y (time_ns), the offset o = parent - child and the round
+ * trip: s, r = y -+ rtt / 2, rj = sj = y + o give back o and rtt. */
+static void live_fit(struct tnode *nd, const char *y, const char *o, const char *rtt)
+{
+	char key[sizeof(nd->last_clock)];
+	struct proto_clock_sample *x;
+	struct mgr_clock_fit f;
+	uint64_t t = strtoull(y, NULL, 10), r = strtoull(rtt, NULL, 10);
+	int64_t off = strtoll(o, NULL, 10);
+
+	snprintf(key, sizeof(key), "%s/%s", o, rtt);
+	if (!strcmp(key, nd->last_clock) || !t || t < r)
+		return;		/* no new round since the last STATS */
+	snprintf(nd->last_clock, sizeof(nd->last_clock), "%s", key);
+	x = &nd->fs[nd->nfs++ % SRV_FIT_SAMPLES];
+	x->s = t - r / 2;
+	x->r = t + r / 2;
+	x->rj = x->sj = (uint64_t)((int64_t)t + off);
+	unsigned n = nd->nfs < SRV_FIT_SAMPLES ? nd->nfs : SRV_FIT_SAMPLES;
+
+	if (mgr_clock_fit(nd->fs, NULL, n, MGR_CLOCK_NODE_PINGS, &f)) {
+		snprintf(nd->fit, sizeof(nd->fit), "{\"rounds\":%u}", n);
+		return;
+	}
+	/* offset node - parent at the newest round, as the report gives it at x0 */
+	double now = f.offset_ns + (f.slope - 1) * (double)(x->rj - f.x0);
+	unsigned w = f.warn & ~MGR_CLOCK_WARN_ONE_PHASE;	/* live: one phase so far */
+
+	snprintf(nd->fit, sizeof(nd->fit), "{\"rounds\":%u,\"used\":%zu,\"offset_ns\":%.1f,"
+		 "\"offset_ci_ns\":%.1f,\"drift_ppm\":%.4f,\"drift_ci_ppm\":%.4f,"
+		 "\"rtt_min_ns\":%.0f,\"quality\":\"%s\"}", n, f.n_used, now, f.offset_ci_ns,
+		 (f.slope - 1) * 1e6, f.slope_ci * 1e6, f.rtt_min_ns,
+		 w & MGR_CLOCK_WARN_FEW ? "few samples" :
+		 w & MGR_CLOCK_WARN_LOADED ? "loaded network or NTP slewing" :
+		 w & MGR_CLOCK_WARN_ADJUSTED ? "something adjusts the clock" :
+		 w & MGR_CLOCK_WARN_NO_DRIFT ? "ok (drift not significant: 0)" : "ok");
+}
+
 struct batch {
 	struct srv_tree *t;
 	int root;
@@ -114,6 +165,11 @@ static void on_stats(const struct proto_meta *m, void *arg)
 			nd->moved = bt->now;
 		snprintf(nd->time_ns, sizeof(nd->time_ns), "%s", tn ? tn : "");
 		kv_json(m, nd->kv, sizeof(nd->kv));
+		const char *o = proto_meta_get(m, "clock_offset_ns");
+		const char *rtt = proto_meta_get(m, "clock_rtt_ns");
+
+		if (tn && o && rtt)
+			live_fit(nd, tn, o, rtt);
 	}
 	pthread_mutex_unlock(&t->mu);
 }
@@ -228,8 +284,9 @@ void srv_tree_json(struct srv_tree *t, struct evbuffer *b)
 		double age = now - n->moved;
 
 		evbuffer_add_printf(b, "%s{\"root\":%d,\"id\":\"%016" PRIx64 "\",\"age_s\":%.1f,"
-				    "\"stale\":%s,\"stats\":%s}", i ? "," : "", n->root, n->id,
-				    age, age > SRV_STALE_S ? "true" : "false", n->kv);
+				    "\"stale\":%s,\"clock_fit\":%s,\"stats\":%s}", i ? "," : "",
+				    n->root, n->id, age, age > SRV_STALE_S ? "true" : "false",
+				    n->fit[0] ? n->fit : "null", n->kv);
 	}
 	evbuffer_add_printf(b, "]}\n");
 	pthread_mutex_unlock(&t->mu);

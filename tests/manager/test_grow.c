@@ -275,18 +275,21 @@ static int cmp_rec3(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* mgr_big_sort: qsort on the heap, an in-place heapsort once spilled; the
- * same order either way, and the elements' other bytes move with them */
+/* mgr_big_sort: qsort on the heap, a merge sort through a second spilled
+ * array once spilled (n below one run: qsort alone; n of several runs, not
+ * a power of two of them: merge passes with an odd run out); the same
+ * order either way, and the elements' other bytes move with them */
 Test(grow, sort_heap_and_spilled)
 {
-	for (int spilled = 0; spilled < 2; spilled++) {
-		size_t n = 5001, cap = 0;
+	for (int spilled = 0; spilled < 3; spilled++) {
+		size_t n = spilled == 2 ? 5 * MGR_SORT_RUN / sizeof(struct rec3) + 17 : 5001;
+		size_t cap = 0;
 		struct rec3 *r = NULL;
 		uint64_t x = 88172645463325252ull;
 
 		setenv("TAPESTRY_SPILL_BYTES", spilled ? "0" : "1073741824", 1);
 		cr_assert_eq(mgr_big_grow((void **)&r, &cap, n, sizeof(*r)), 0);
-		cr_assert_eq(mgr_big_spilled(r), spilled);
+		cr_assert_eq(mgr_big_spilled(r), spilled > 0);
 		for (size_t i = 0; i < n; i++) {
 			r[i].key = tests_xorshift64(&x) % 1000;	/* many equal keys */
 			r[i].id = (uint32_t)i;

@@ -59,6 +59,11 @@ curl -s "$U/api/jobs" >"$work/jobs.json"
 check "the job list names run1" [ "$(json "$work/jobs.json" 'd["jobs"][0]["name"]')" = run1 ]
 check "report.xml is served (after 202s)" [ "$(poll "$U/api/jobs/run1/report.xml" "$work/got.xml")" = 200 ]
 check "  ...and is exactly tapestry report --xml" cmp "$work/report.xml" "$work/got.xml"
+check "  ...the quick one made first is exactly tapestry report --xml --quick" \
+	cmp <("$T" report --xml --quick "$jobs/run1") "$jobs/run1/.tapestry-serve/report-quick.xml"
+check "report-quick.xml once the report is made: the report" \
+	[ "$(poll "$U/api/jobs/run1/report-quick.xml" "$work/gotq.xml")" = 200 ]
+check "  ...byte for byte" cmp "$work/report.xml" "$work/gotq.xml"
 curl -s "$U/api/jobs" >"$work/jobs.json"
 ev=$(python3 -c "import xml.etree.ElementTree as E; print(E.parse('$work/report.xml').getroot().get('events'))")
 check "the list's events equal the report's ($ev)" [ "$(json "$work/jobs.json" 'd["jobs"][0]["events"]')" = "$ev" ]
@@ -69,7 +74,7 @@ mkdir -p "$work/jobs/broken"	# an index but no segments: not readable
 printf 'not an index' >"$work/jobs/broken/index"
 c=$(poll "$U/api/jobs/broken/report.xml" "$work/broken.json")
 check "a report that fails: 500 ($c)" [ "$c" = 500 ]
-check "  ...with tapestry report's message" grep -q "tapestry report failed (exit 1): tapestry: " "$work/broken.json"
+check "  ...with the child's message" grep -q "the job's report and index failed (exit 1): tapestry: " "$work/broken.json"
 check "  ...and the list says failed" grep -q '"name":"broken",[^}]*"report":"failed"' <(curl -s "$U/api/jobs")
 check "HEAD of the list: 200, no body" [ "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$U/api/jobs")" = "200 0" ]
 rm -rf "$work/jobs/broken"
@@ -148,7 +153,7 @@ pids+=($rootpid)
 for _ in $(seq 50); do grep -q listening "$work/root.port" && break; sleep 0.1; done
 raddr=$(awk '{print $2}' "$work/root.port")
 "$C" --listen 127.0.0.1:0 --print-port --parent "$raddr" --stats-period 200ms \
-	--name "$tag-leaf" >"$work/leaf.port" 2>/dev/null & leafpid=$!
+	--clock-period 300ms --name "$tag-leaf" >"$work/leaf.port" 2>/dev/null & leafpid=$!
 pids+=($leafpid)
 start_serve "$work/serve2.out" --jobs "$work/jobs" --descriptions "$work/descs" --collector "$raddr"
 U2=$U
@@ -170,6 +175,16 @@ for _ in $(seq 50); do
 done
 check "  ...the leaf with its clock against the root (offset, round trip)" \
 	[ "$(json "$work/tree.json" '[int(n["stats"]["clock_rtt_ns"]) > 0 and "clock_offset_ns" in n["stats"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]')" = True ]
+leaf_fit() { json "$work/tree.json" '[n["clock_fit"] for n in d["nodes"] if n["stats"]["name"]=="'$tag-leaf'"][0]'"$1"; }
+for _ in $(seq 100); do
+	[ "$(leaf_fit '.get("used", 0) >= 3')" = True ] && break
+	sleep 0.2
+	curl -s "$U2/api/tree" >"$work/tree.json"
+done
+check "  ...and the fit of its rounds, as the report makes it: offset, drift, quality" \
+	[ "$(leaf_fit '.keys() >= {"rounds", "used", "offset_ns", "offset_ci_ns", "drift_ppm", "drift_ci_ppm", "quality"}')" = True ]
+check "  ...one clock on one host: the fitted offset within a millisecond" \
+	[ "$(leaf_fit '["offset_ns"] ** 2 < 1e12')" = True ]
 # a traced process connected to the leaf: its stream under the leaf
 laddr=$(awk '{print $2}' "$work/leaf.port")
 LD_PRELOAD="$top_builddir/sensor/.libs/libtapestry-sensor.so" TAPESTRY_COLLECTOR="$laddr" \

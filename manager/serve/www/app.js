@@ -163,11 +163,28 @@ async function jobPage(name, q) {
     '<h2>Exports</h2><section id="exports"></section>';
   const info = await api(base);
   if (gen !== pageGen) return;
+  /* until the report comes (a whole post-processing of a large job takes a
+   * while the first time), what the job's index says */
+  if (info.job.report !== 'ready')
+    $('#job-figs').innerHTML = '<section><div class="figs">' + fig('records (index)', info.job.records) +
+      fig('segments', fmtBytes(info.job.bytes)) + fig('created', info.job.date || '—') +
+      '</div><p class="mut" id="report-wait">The report is being made (clock fits, causality repair, ' +
+      'perturbation correction over the whole job, once): its figures replace these when it is ready.</p></section>';
   renderExports(base, info.exports);
   const tl = startTimeline(base, gen, q);
-  const xml = await until(base + '/report.xml', gen, {text: true});
+  /* the quick report (counts, streams: one read of the job) first when the
+   * report is not made yet, then the report with the post-processing */
+  let xml = await until(base + '/report-quick.xml', gen, {text: true});
   if (gen !== pageGen || xml === null) return;
-  renderReport(new DOMParser().parseFromString(xml, 'application/xml'));
+  let doc = new DOMParser().parseFromString(xml, 'application/xml');
+  renderReport(doc);
+  if (doc.documentElement.getAttribute('post') === 'skipped') {
+    $('#job-report').insertAdjacentHTML('afterbegin', '<p class="mut" id="report-wait">Counts from one read of the job; ' +
+      'the clocks, causality repair and perturbation correction follow when the post-processing is done.</p>');
+    xml = await until(base + '/report.xml', gen, {text: true});
+    if (gen !== pageGen || xml === null) return;
+    renderReport(new DOMParser().parseFromString(xml, 'application/xml'));
+  }
   await tl;
 }
 
@@ -583,8 +600,7 @@ function renderTree(box, d, only) {
         `<span>children <b>${esc(s.children)}</b></span>` +
         `<span>unacked frames <b>${esc(s.unacked_frames)}</b></span>` +
         `<span>clock drift <b>${esc(s.clock_drift_ppm)} ppm</b></span>` +
-        (s.clock_offset_ns !== undefined ? `<span>clock vs parent <b data-k="clock_offset_ns">${fmtNs(Number(s.clock_offset_ns))}</b> ` +
-          `(round trip ${fmtNs(Number(s.clock_rtt_ns))})</span>` : '') +
+        clockFit(n.clock_fit, s) +
         (s.stored_batches !== undefined ? `<span>stored batches <b>${esc(s.stored_batches)}</b></span>` : '') +
         '</div>' + streamList(s.stream_list) + '</div>';
       const k = kids(n.id);
@@ -598,7 +614,29 @@ function renderTree(box, d, only) {
   box.innerHTML = h;
 }
 
-/* "ID,HOST,RANK,PID,EVENTS;...[;+N]" (the collector's STATS stream_list) */
+/* The clock against the parent as the report computes it: the server's fit
+ * of every round seen (offset node - parent at the newest round, 95 %
+ * half-widths, quality); the last round's sample (parent - node) beside it. */
+function clockFit(f, s) {
+  if (s.clock_offset_ns === undefined) return '';
+  const last = `<span class="mut" data-k="clock_offset_ns" data-v="${esc(s.clock_offset_ns)}">last round: parent − node ` +
+    `${fmtNs(Number(s.clock_offset_ns))}, round trip ${fmtNs(Number(s.clock_rtt_ns))}</span>`;
+  if (!f || f.offset_ns === undefined)
+    return `<span>clock fit vs parent <b data-k="clock_fit">pending (${f ? f.rounds : 0} rounds)</b></span>` + last;
+  return `<span>clock fit vs parent (node − parent) <b data-k="clock_fit_offset_ns">${fmtNs(f.offset_ns)}</b> ± ${fmtNs(f.offset_ci_ns)}, ` +
+    `drift <b data-k="clock_fit_drift_ppm">${f.drift_ppm.toFixed(3)}</b> ± ${f.drift_ci_ppm.toFixed(3)} ppm, ` +
+    `<b data-k="clock_fit_quality">${esc(f.quality)}</b> (${f.used} of ${f.rounds} rounds)</span>` + last;
+}
+
+/* "ID,HOST,RANK,PID,EVENTS;...[;+N]" (the collector's STATS stream_list);
+ * rank -1: the stream's HELLO had none (the launcher's environment did not
+ * say it), so it is pending until MPI_Init's META, which reaches the job
+ * directory (the job page) but not the collector's list */
+function rankCell(v) {
+  return Number(v) >= 0 ? esc(v) :
+    '<span class="mut" title="not in the stream\'s HELLO: known once MPI_Init\'s META is stored (job page)">pending</span>';
+}
+
 function streamList(v) {
   if (!v) return '';
   let more = '';
@@ -607,7 +645,7 @@ function streamList(v) {
     return x.length > 0;
   }).map(x => x.split(','));
   return '<table class="streams"><tr><th>stream</th><th>host</th><th class="n">rank</th><th class="n">pid</th><th class="n">events</th></tr>' +
-    rows.map(r => `<tr data-stream="${esc(r[0])}"><td>${esc(r[0])}</td><td>${esc(r[1])}</td><td class="n">${esc(r[2])}</td>` +
+    rows.map(r => `<tr data-stream="${esc(r[0])}"><td>${esc(r[0])}</td><td>${esc(r[1])}</td><td class="n">${rankCell(r[2])}</td>` +
       `<td class="n">${esc(r[3])}</td><td class="n">${esc(r[4])}</td></tr>`).join('') + more + '</table>';
 }
 

@@ -28,8 +28,9 @@ struct list {
 
 struct node {			/* an end waiting */
 	uint32_t lane;
-	uint32_t prev, next;	/* in its lane's list */
-	uint32_t cprev, cnext;	/* a send: in its channel's list */
+	uint32_t link[2][2];	/* (previous, next) in its lane's list, and
+				 * (a send) in its channel's; a free node:
+				 * link[0][1] the next free one */
 	uint64_t seq;		/* a receive: its number on its channel */
 	uint64_t ord;		/* a send: its number on its lane */
 };
@@ -145,7 +146,7 @@ static uint32_t node_new(struct mgr_match *m, const void *payload, int *rc)
 		return NIL;
 	}
 	if (n != NIL) {
-		m->freed = m->node[n].next;
+		m->freed = m->node[n].link[0][1];
 	} else {
 		if ((*rc = mgr_big_grow((void **)&m->node, &m->capnode, m->nnode + 1,
 					sizeof(*m->node))) ||
@@ -161,45 +162,26 @@ static uint32_t node_new(struct mgr_match *m, const void *payload, int *rc)
 
 static void node_free(struct mgr_match *m, uint32_t n)
 {
-	m->node[n].next = m->freed;
+	m->node[n].link[0][1] = m->freed;
 	m->freed = n;
 	m->waiting--;
 }
 
-/* Append node n to list l (links prev/next, or cprev/cnext when chan). */
-static void push(struct mgr_match *m, struct list *l, uint32_t n, int chan)
+/* Append node n to list l: its lane's (c 0) or its channel's (c 1). */
+static void push(struct mgr_match *m, struct list *l, uint32_t n, int c)
 {
-	uint32_t *prev = chan ? &m->node[n].cprev : &m->node[n].prev;
-	uint32_t *next = chan ? &m->node[n].cnext : &m->node[n].next;
-
-	*prev = l->tail;
-	*next = NIL;
-	if (l->tail == NIL)
-		l->head = n;
-	else if (chan)
-		m->node[l->tail].cnext = n;
-	else
-		m->node[l->tail].next = n;
+	m->node[n].link[c][0] = l->tail;
+	m->node[n].link[c][1] = NIL;
+	*(l->tail == NIL ? &l->head : &m->node[l->tail].link[c][1]) = n;
 	l->tail = n;
 }
 
-static void unlink_node(struct mgr_match *m, struct list *l, uint32_t n, int chan)
+static void unlink_node(struct mgr_match *m, struct list *l, uint32_t n, int c)
 {
-	uint32_t p = chan ? m->node[n].cprev : m->node[n].prev;
-	uint32_t x = chan ? m->node[n].cnext : m->node[n].next;
+	uint32_t p = m->node[n].link[c][0], x = m->node[n].link[c][1];
 
-	if (p == NIL)
-		l->head = x;
-	else if (chan)
-		m->node[p].cnext = x;
-	else
-		m->node[p].next = x;
-	if (x == NIL)
-		l->tail = p;
-	else if (chan)
-		m->node[x].cprev = p;
-	else
-		m->node[x].prev = p;
+	*(p == NIL ? &l->head : &m->node[p].link[c][1]) = x;
+	*(x == NIL ? &l->tail : &m->node[x].link[c][0]) = p;
 }
 
 static int check(int64_t src, int64_t dst, int64_t comm, int64_t tag)
@@ -224,18 +206,35 @@ static int64_t lane_for(struct mgr_match *m, int64_t src, int64_t dst, int64_t c
 	return lane_of(m, (uint32_t)*ch, tag);
 }
 
+/* An end that found no other: it waits in lane ln (a send also in its
+ * channel's list), numbered k. 0 or PROTO_E_*. */
+static int wait(struct mgr_match *m, const void *payload, int64_t ln, int send, uint64_t k)
+{
+	int rc = 0;
+	uint32_t n = node_new(m, payload, &rc);
+	struct lane *l = &m->lane[ln];
+
+	if (n == NIL)
+		return rc;
+	m->node[n].lane = (uint32_t)ln;
+	m->node[n].ord = send ? k : 0;
+	m->node[n].seq = send ? 0 : k;
+	push(m, send ? &l->snd : &l->rcv, n, 0);
+	if (send)
+		push(m, &m->chan[l->chan].snd, n, 1);
+	return 0;
+}
+
 int mgr_match_send(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
 		   int64_t tag, const void *payload, uint64_t *ord)
 {
 	int64_t ch, ln = lane_for(m, src, dst, comm, tag, &ch);
-	int rc = 0;
 
 	if (ln < 0)
 		return (int)ln;
-	struct lane *l = &m->lane[ln];
+	struct lane *l = &m->lane[ln], *rl = l;
 	uint64_t k = l->nsent++;
 	uint32_t any = m->chan[ch].any, r = l->rcv.head;
-	struct lane *rl = l;
 
 	if (ord)
 		*ord = k;
@@ -245,20 +244,11 @@ int mgr_match_send(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
 		rl = &m->lane[any];
 		r = rl->rcv.head;
 	}
-	if (r != NIL) {
-		unlink_node(m, &rl->rcv, r, 0);
-		m->fn(m->arg, payload, m->pay + (size_t)r * m->psize, tag, k);
-		node_free(m, r);
-		return 0;
-	}
-	uint32_t n = node_new(m, payload, &rc);
-	if (n == NIL)
-		return rc;
-	l = &m->lane[ln];
-	m->node[n].lane = (uint32_t)ln;
-	m->node[n].ord = k;
-	push(m, &l->snd, n, 0);
-	push(m, &m->chan[ch].snd, n, 1);
+	if (r == NIL)
+		return wait(m, payload, ln, 1, k);
+	unlink_node(m, &rl->rcv, r, 0);
+	m->fn(m->arg, payload, m->pay + (size_t)r * m->psize, tag, k);
+	node_free(m, r);
 	return 0;
 }
 
@@ -266,7 +256,6 @@ int mgr_match_recv(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
 		   int64_t tag, const void *payload)
 {
 	int64_t ch, ln = lane_for(m, src, dst, comm, tag, &ch);
-	int rc = 0;
 
 	if (ln < 0)
 		return (int)ln;
@@ -274,21 +263,14 @@ int mgr_match_recv(struct mgr_match *m, int64_t src, int64_t dst, int64_t comm,
 	uint64_t seq = c->nrecv++;
 	/* the first send waiting it accepts */
 	uint32_t s = tag == MGR_MATCH_ANY ? c->snd.head : m->lane[ln].snd.head;
+	struct lane *sl;
 
-	if (s != NIL) {
-		struct lane *sl = &m->lane[m->node[s].lane];
-
-		unlink_node(m, &sl->snd, s, 0);
-		unlink_node(m, &c->snd, s, 1);
-		m->fn(m->arg, m->pay + (size_t)s * m->psize, payload, sl->tag, m->node[s].ord);
-		node_free(m, s);
-		return 0;
-	}
-	uint32_t n = node_new(m, payload, &rc);
-	if (n == NIL)
-		return rc;
-	m->node[n].lane = (uint32_t)ln;
-	m->node[n].seq = seq;
-	push(m, &m->lane[ln].rcv, n, 0);
+	if (s == NIL)
+		return wait(m, payload, ln, 0, seq);
+	sl = &m->lane[m->node[s].lane];
+	unlink_node(m, &sl->snd, s, 0);
+	unlink_node(m, &c->snd, s, 1);
+	m->fn(m->arg, m->pay + (size_t)s * m->psize, payload, sl->tag, m->node[s].ord);
+	node_free(m, s);
 	return 0;
 }

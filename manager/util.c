@@ -56,6 +56,7 @@ void mgr_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	fflush(stdout);		/* what was printed before comes before */
 	mgr_err_flush();
 	fputs("tapestry: ", stderr);
 	va_start(ap, fmt);
@@ -172,4 +173,24 @@ size_t mgr_smpi_factor_span(const char *s)
 int mgr_smpi_factor_ok(const char *s)
 {
 	return s && *s && mgr_smpi_factor_span(s) == strlen(s);
+}
+
+/* Sensors and collectors run in other directories than the manager (a
+ * program that changes directory, a collector started elsewhere): every
+ * path handed to them is absolute. */
+int mgr_abs_path(const char *path, char *out, size_t cap)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (path[0] == '/')
+		n = snprintf(out, cap, "%s", path);
+	else if (!getcwd(cwd, sizeof(cwd)))
+		return mgr_fail(PROTO_E_IO, "cannot tell the current directory: %s",
+				strerror(errno));
+	else
+		n = snprintf(out, cap, "%s/%s", cwd, path);
+	if (n < 0 || (size_t)n >= cap)
+		return mgr_fail(PROTO_E_IO, "%s: path too long", path);
+	return 0;
 }

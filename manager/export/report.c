@@ -135,8 +135,11 @@ static void help(FILE *out)
 	      "            repair, perturbation correction): the counts, streams\n"
 	      "            and losses in one read of the job\n"
 	      "  --strict  exit 1 when the job directory is damaged (corrupt or\n"
-	      "            missing batches, damaged segments, lost events) or its\n"
-	      "            index is, as `tapestry export --strict` refuses it\n",
+	      "            missing batches, damaged segments, lost events, streams\n"
+	      "            cut short) or its index is, as `tapestry export --strict`\n"
+	      "            refuses it, or when a collector rejected connections\n"
+	      "  Exit status: 0, 1 (not a readable job directory; --strict and\n"
+	      "  damage), 2 (usage).\n",
 	      out);
 }
 
@@ -180,6 +183,7 @@ struct report {
 	uint64_t gap_events;			/* in missing batches (index) */
 	uint64_t undelivered;			/* estimated, no-BYE streams */
 	uint64_t refused;			/* by every collector */
+	uint64_t rejected;			/* connections, by every collector */
 	/* streams without their end (no BYE: the process was killed, as
 	 * MPI_Abort's launcher kills the other ranks): they lost what they had
 	 * not sent yet, counted as such rather than as no loss */
@@ -385,7 +389,8 @@ static int report_gather(struct report *r, const char *dir, struct mgr_events *m
 		r->cut += !s->ended;
 	}
 	for (size_t i = 0; r->nodes && i < r->nodes->count; i++)
-		r->refused += r->nodes->n[i].refused;
+		r->refused += r->nodes->n[i].refused,
+		r->rejected += r->nodes->n[i].rejected;
 	return 0;
 }
 
@@ -715,6 +720,7 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "gap_events", r->gap_events);
 	attr_u(out, "refused_frames", r->refused);
 	attr_u(out, "streams_cut", r->cut);
+	attr_u(out, "rejected_connections", r->rejected);
 	attr_s(out, "index", r->index_state);
 	if (r->quick)
 		attr_s(out, "post", "skipped");
@@ -925,6 +931,11 @@ static void report_text(FILE *out, const struct report *r)
 			" not sent yet is lost%s)", r->cut, r->undelivered ?
 			", estimated below" : ", how much is not known");
 	fputc('\n', out);
+	if (r->rejected)
+		fprintf(out, "               %" PRIu64 " connection%s rejected by the "
+			"collectors (a refused handshake: job secret?): their events "
+			"are not in the job, how many is not known\n", r->rejected,
+			r->rejected == 1 ? "" : "s");
 	if (r->gap_events)
 		fprintf(out, "               the index names %" PRIu64 " events in the "
 			"missing batches\n", r->gap_events);
@@ -979,6 +990,12 @@ int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *o
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
 		status = mgr_export_strict && mgr_export_damage(r->t, dir, "report");
+		if (mgr_export_strict && r->rejected) {
+			mgr_err("%s: %" PRIu64 " connections rejected by the "
+				"collectors, their events not in the job: refused "
+				"(--strict)", dir, r->rejected);
+			status = 1;
+		}
 		if (mgr_export_strict && r->index_problem[0]) {
 			mgr_err("%s: damaged index (%s): refused (--strict)", dir,
 				r->index_problem);

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "manager/launch/appsig.h"
 #include "manager/launch/ca.h"
 #include "manager/export/export.h"
 #include "manager/launch/jobdesc.h"
@@ -38,6 +39,7 @@
 #include "proto/num.h"
 
 #define DRAIN_TIMEOUT_MS 60000
+#define APP_GRACE_MS 10000	/* after a signal passed on, before SIGKILL */
 #define CMD_MAX 16384
 #define ARGV_MAX 256
 
@@ -553,6 +555,7 @@ static pid_t run_with(const char *const argv[], char *const env[], const char *w
 
 	if (pid != 0)
 		return pid;
+	mgr_app_child();
 	for (int i = 0; env && env[i]; i++)
 		putenv(env[i]);
 	if (geteuid() == 0) {
@@ -571,13 +574,11 @@ static pid_t run_with(const char *const argv[], char *const env[], const char *w
 	_exit(127);
 }
 
+/* The application's processes: a signal to launch is passed on to each
+ * (appsig.h). */
 static int wait_pid(pid_t pid)
 {
-	int st = 0;
-
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return mgr_wait_code(st);
+	return mgr_app_wait(pid, APP_GRACE_MS);
 }
 
 /* mpirun with the plan's hostfile; the sensor settings reach every rank
@@ -1158,6 +1159,7 @@ static int copy_file(const char *from, const char *to)
 struct launch_opts {
 	const char *dir, *desc;		/* job directory, job description */
 	char defdir[64];		/* dir when -o is not given */
+	char absdir[PATH_MAX];		/* dir made absolute */
 	int start_ms;
 	int keep_going, pingpong, times;
 	struct mgr_live_opts live;	/* live.outdir: --live-ti */
@@ -1219,6 +1221,10 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		mgr_err("%s already exists: choose a new job directory with -o", o->dir);
 		return 2;
 	}
+	/* the collectors, the ranks and rank-exec run in other directories */
+	if (mgr_abs_path(o->dir, o->absdir, sizeof(o->absdir)))
+		return 1;
+	o->dir = o->absdir;
 	return -1;
 }
 
@@ -1572,8 +1578,12 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	struct mgr_jobdesc *jd = L->jd;
 	int export_failed = 0, status;
 
-	fprintf(stderr, "tapestry: application exited with status %d; draining "
-		"the collectors\n", app);
+	char how[128];
+
+	mgr_app_ended(app, how, sizeof(how));
+	fprintf(stderr, "tapestry: application %s%s; draining the collectors\n",
+		how, mgr_sig_caught() ? " (tapestry was signalled: it stopped "
+		"the application)" : "");
 	L->mark[PH_DRAIN] = mgr_now_ms();
 	if (stop_tree(L, DRAIN_TIMEOUT_MS)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
@@ -1607,6 +1617,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	L->mark[PH_REPORT] = mgr_now_ms();
 	mgr_report(L->dir, 0, stdout);
 	L->mark[PH_N] = mgr_now_ms();
+	fflush(stdout);		/* the report before the times, through a pipe too */
 	if (o->times)
 		print_times(L);
 	status = o->keep_going ? 0 : app;
@@ -1628,6 +1639,7 @@ int mgr_cmd_launch(int argc, char **argv)
 
 	if ((rc = launch_options(argc, argv, &o)) >= 0)
 		return rc;
+	mgr_sig_catch();
 	if (!(L = calloc(1, sizeof(*L)))) {
 		mgr_err("out of memory");
 		return 1;
@@ -1652,7 +1664,8 @@ int mgr_cmd_launch(int argc, char **argv)
 		goto stop;
 	app_ran = 1;
 	L->mark[PH_APP] = mgr_now_ms();
-	status = finish(L, &o, &live, L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L));
+	status = finish(L, &o, &live, mgr_sig_caught() ? 128 + mgr_sig_caught() :
+			L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L));
 	goto out;
 stop:
 	stop_tree(L, 5000);
@@ -1671,5 +1684,5 @@ out:
 	free(L->collector);
 	free(L->lib);
 	free(L);
-	return status;
+	return mgr_sig_caught() ? 128 + mgr_sig_caught() : status;
 }

@@ -40,8 +40,10 @@ static void help(FILE *out)
 	fputs("usage: tapestry export -f FORMAT [-o OUT] [--strict] DIR\n"
 	      "  -f, --format FORMAT  one of:\n", out);
 	for (size_t i = 0; i < NFORMATS; i++)
-		fprintf(out, "      %-17s %s\n", formats[i].name, formats[i].summary);
-	fputs("  -o, --output OUT     output path (default: DIR/<format's name>; csv: '-' = stdout)\n"
+		fprintf(out, "      %-17s %s\n%-24s(default output DIR/%s)\n",
+			formats[i].name, formats[i].summary, "", formats[i].def);
+	fputs("  -o, --output OUT     output path (default: inside DIR, named as above;\n"
+	      "                       csv: '-' = stdout)\n"
 	      "  --strict             refuse a damaged job directory (corrupt or\n"
 	      "                       missing batches, damaged segments, lost events);\n"
 	      "                       without it every format exports what is intact\n"
@@ -155,6 +157,8 @@ int mgr_cmd_export(int argc, char **argv)
 		return 1;
 	if (!output || strcmp(output, "-"))
 		fprintf(stderr, "tapestry: %s: %" PRIu64 " events read, %" PRIu64
-			" written\n", format, st.events, st.written);
+			" written to %s%s%s\n", format, st.events, st.written,
+			output ? output : argv[optind], output ? "" : "/",
+			output ? "" : formats[i].def);
 	return 0;
 }

@@ -899,8 +899,9 @@ static int run_mpi(struct launch *L)
 	for (int i = 0; i < jd->nargs; i++)
 		argv[n++] = jd->arg[i];
 	argv[n] = NULL;
-	fprintf(stderr, "tapestry: running %s with %d processes (%s, %s)\n",
-		jd->executable, jd->processes, argv[0], mgr_jd_mode_name(jd->mode));
+	fprintf(stderr, "tapestry: running %s with %d process%s (%s, %s)\n",
+		jd->executable, jd->processes, jd->processes == 1 ? "" : "es",
+		argv[0], mgr_jd_mode_name(jd->mode));
 	if ((pid = run_with(argv, NULL, NULL, 1)) < 0) {
 		mgr_err("fork: %s", strerror(errno));
 		goto out;
@@ -1011,8 +1012,9 @@ static int run_direct(struct launch *L)
 	static char store[CMD_MAX * 2];
 	int started = 0, rc = 0;
 
-	fprintf(stderr, "tapestry: running %s with %d processes (no MPI, %s)\n",
-		jd->executable, jd->processes, mgr_jd_mode_name(jd->mode));
+	fprintf(stderr, "tapestry: running %s with %d process%s (no MPI, %s)\n",
+		jd->executable, jd->processes, jd->processes == 1 ? "" : "es",
+		mgr_jd_mode_name(jd->mode));
 	for (int r = 0; r < jd->processes; r++) {
 		int h = mgr_jd_rank_host(jd, r);
 		const struct mgr_jd_host *host = &jd->host[h];

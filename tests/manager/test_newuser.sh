@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# tests/manager/test_newuser.sh - what a new user met first (issue 21's trial):
+# a relative job directory with a program that changes directory (every event
+# kept), a refused connection said as a loss, SIGTERM to run and launch (the
+# application stopped, the tree drained, nothing left running, exit 143), a
+# failing or missing program said, unknown sensors refused, singular counts,
+# and the messages of report and export.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+work=$(mktemp -d /tmp/tapestry-test-newuser.XXXXXX)
+. "$top_srcdir/tests/manager/lib.sh"
+T=$(readlink -f "$T")
+cd "$work" || exit 99
+
+# 1. relative job directory, a program that changes directory: the sensors of
+# the processes after `cd /` still find the job's secret
+timeout 120 "$T" run -o rel -- /bin/sh -c 'cd / && ls >/dev/null && ls >/dev/null' 2>rel.err
+check "run with a relative -o exits 0" [ $? = 0 ]
+check "  ...every process after the cd is in the job" grep -q "from 3 processes, none lost" rel.err
+check "  ...no connection refused" bash -c "! grep -q refused rel.err"
+[ "$fail" = 0 ] || cat rel.err
+
+# 1. a connection refused (a process with another secret) is said as a loss
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >wrong
+timeout 120 "$T" run -o refused -- /bin/sh -c "TAPESTRY_SECRET_FILE=$work/wrong ls >/dev/null" 2>ref.err
+check "run with a refused process exits 0" [ $? = 0 ]
+check "  ...its summary does not say none lost" bash -c "! grep -q 'none lost' ref.err"
+check "  ...it says connections were refused" grep -q "connections\? refused (their events are not in the job)" ref.err
+"$T" report refused >ref.txt
+check "  ...and so does the report" grep -q "rejected by the collectors" ref.txt
+"$T" report --strict refused >/dev/null 2>refs.err
+check "  ...which --strict refuses" [ $? = 1 ]
+
+# the processes below pid $1, recursively
+descendants() {
+	local c
+	for c in $(ps -o pid= --ppid "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+# none of the pids given is alive (a zombie is not: its parent may be init)
+all_gone() {
+	local p
+	for p in "$@"; do
+		[ -e "/proc/$p" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$p/stat" 2>/dev/null && return 1
+	done
+	return 0
+}
+# signal_stop NAME CMD...: start CMD (a run or launch whose program writes
+# $work/NAME.pid, then sleeps), SIGTERM the manager once the program runs,
+# check its status, that nothing it started is left, and the job written
+signal_stop() {
+	local name=$1 tp rc kids
+	shift
+	"$@" >"$name.out" 2>"$name.err" &
+	tp=$!
+	pids+=("$tp")
+	while [ ! -s "$name.pid" ] && kill -0 "$tp" 2>/dev/null; do sleep 0.1; done
+	kids=$(descendants "$tp")
+	kill -TERM "$tp"
+	wait "$tp"
+	rc=$?
+	check "$name: SIGTERM ends it with 143 ($rc)" [ "$rc" = 143 ]
+	check "$name:   ...the program was running" [ -s "$name.pid" ]
+	check "$name:   ...nothing it started is left ($(echo $kids))" all_gone $kids
+	all_gone $kids || kill -KILL $kids 2>/dev/null	# what the failure left
+	check "$name:   ...the job written" [ -d "$name/segments" ]
+	check "$name:   ...saying the program was stopped" grep -q "killed by signal 15" "$name.err"
+	"$T" report --quick "$name" >"$name.txt" 2>&1
+	check "$name:   ...the job holds the program's stream" grep -q " pid $(cat "$name.pid") " "$name.txt"
+	[ "$fail" = 0 ] || cat "$name.err"
+}
+signal_stop sigrun "$T" run -o sigrun -- /bin/sh -c "echo \$\$ >$work/sigrun.pid; sleep 300; true"
+cat >sig.xml <<XML
+<?xml version="1.0"?>
+<job name="sig">
+  <hosts><host name="localhost" address="127.0.0.1" slots="1"/></hosts>
+  <collectors>
+    <collector name="nfsig-gw" host="localhost"/>
+    <collector name="nfsig-node" host="localhost" parent="nfsig-gw"/>
+  </collectors>
+  <application executable="/bin/sh" processes="1" workdir="$work">
+    <argument>-c</argument><argument>echo \$\$ >siglaunch.pid; sleep 300; true</argument>
+  </application>
+</job>
+XML
+signal_stop siglaunch "$T" launch --no-pingpong -o siglaunch sig.xml
+
+# 1. launch with a relative -o, a program that changes directory
+sed -e 's|echo \$\$ >siglaunch.pid; sleep 300; true|cd / \&amp;\&amp; ls >/dev/null|' sig.xml >cd.xml
+timeout 120 "$T" launch -o j-cd cd.xml >cd.out 2>cd.err
+check "launch -o relative exits 0" [ $? = 0 ]
+check "  ...both processes in the job" grep -q "^events .*, 2 streams" cd.out
+check "  ...no connection rejected" bash -c "! grep -q 'rejected by the collectors' cd.out"
+check "  ...one process said in the singular" grep -q "with 1 process (" cd.err
+
+# 3. the program's end said; a program that cannot run: no job directory
+"$T" run -o f -- false 2>false.err
+check "run -- false exits 1" [ $? = 1 ]
+check "  ...and says so" grep -q "false exited with status 1" false.err
+"$T" run -o missing -- nosuchprog-nf 2>missing.err
+check "run -- a missing program exits 127" [ $? = 127 ]
+check "  ...says it in one line" [ "$(wc -l <missing.err)" = 1 ]
+check "  ...naming it" grep -q "cannot execute nosuchprog-nf" missing.err
+check "  ...and leaves no job directory" [ ! -e missing ]
+
+# 4. unknown sensor names
+"$T" run --sensors foo -o s -- true 2>sens.err
+check "run --sensors foo is a usage error" [ $? = 2 ]
+check "  ...naming it" grep -q "not 'foo'" sens.err
+check "  ...nothing made" [ ! -e s ]
+"$T" run --sensors libc,mem -o s2 -- true 2>/dev/null
+check "run --sensors libc,mem is taken" [ $? = 0 ]
+
+# 10. singulars
+check "one process said in the singular" grep -q "from 1 process," false.err
+check "one link said in the singular" bash -c "! grep -q 'all 1 links' false.err"
+
+# 5. export says what it wrote
+"$T" export -f csv rel 2>exp.err
+check "export says the path it wrote" grep -q "rel/trace.csv" exp.err
+"$T" export --help | grep -q "trace.csv" 
+check "export --help names the default outputs" [ $? = 0 ]
+
+# 11. report of a directory that is not a job says what is missing
+"$T" report "$work/sig.xml" 2>/dev/null
+mkdir notajob
+"$T" report notajob 2>nj.err
+check "report of a non-job directory fails" [ $? = 1 ]
+check "  ...saying what is missing" grep -q "no segments" nj.err
+exit $fail

@@ -35,6 +35,7 @@
 #include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
+#include "manager/launch/status.h"
 #include "proto/msg.h"
 #include "proto/num.h"
 
@@ -1377,6 +1378,7 @@ static int start_root(struct launch *L, const char *desc)
 		return -1;
 	}
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L->root.addr, L->dir);
+	mgr_status_note(L->dir, L->root.addr, jd->secret_file);
 	snprintf(path, sizeof(path), "%s/plan", L->dir);
 	if (mgr_jobdesc_plan(desc, path, jd)) {
 		mgr_err("cannot write the plan and logs into %s", L->dir);

@@ -33,6 +33,7 @@
 #include "manager/launch/netcal.h"
 #include "manager/launch/summary.h"
 #include "manager/launch/spawn.h"
+#include "manager/launch/status.h"
 #include "proto/error.h"
 
 #define START_TIMEOUT_MS 10000
@@ -235,6 +236,7 @@ static int start_collectors(struct run *R)
 		return -1;
 	}
 	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", R->root.port);
+	mgr_status_note(R->dir, rootaddr, R->secret);
 	fd = log_fd(R, "node", &R->tee[1]);
 	rc = mgr_spawn_listener(node_argv, &R->node, START_TIMEOUT_MS, 0, fd);
 	if (fd >= 0)
@@ -279,9 +281,10 @@ static int run_program(struct run *R)
 	}
 	code = mgr_app_wait(app, APP_GRACE_MS);
 	mgr_app_ended(code, how, sizeof(how));
-	fprintf(stderr, "tapestry: %s %s%s; draining the collectors\n",
-		R->prog[0], how, mgr_sig_caught() ? " (tapestry was signalled: "
-		"it stopped the program)" : "");
+	if (code)	/* a quiet terminal: a clean end goes without saying */
+		fprintf(stderr, "tapestry: %s %s%s\n", R->prog[0], how,
+			mgr_sig_caught() ? " (tapestry was signalled: it stopped "
+			"the program)" : "");
 	return code;
 }
 

@@ -4,7 +4,7 @@
 # kept), a refused connection said as a loss, SIGTERM to run and launch (the
 # application stopped, the tree drained, nothing left running, exit 143), a
 # failing or missing program said, unknown sensors refused, singular counts,
-# and the messages of report and export.
+# status of a job directory, and the messages of report and export.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 work=$(mktemp -d /tmp/tapestry-test-newuser.XXXXXX)
@@ -58,6 +58,11 @@ signal_stop() {
 	pids+=("$tp")
 	while [ ! -s "$name.pid" ] && kill -0 "$tp" 2>/dev/null; do sleep 0.1; done
 	kids=$(descendants "$tp")
+	# 9. status finds the running job's root and secret from its directory
+	"$T" status "$name" >"$name.status" 2>&1
+	check "$name: status DIR answers" [ $? = 0 ]
+	(cd "$name" && "$T" status) >"$name.status2" 2>&1
+	check "$name: status inside DIR answers" [ $? = 0 ]
 	kill -TERM "$tp"
 	wait "$tp"
 	rc=$?
@@ -129,4 +134,8 @@ mkdir notajob
 "$T" report notajob 2>nj.err
 check "report of a non-job directory fails" [ $? = 1 ]
 check "  ...saying what is missing" grep -q "no segments" nj.err
+# 9. status elsewhere: a hint naming the options
+"$T" status --timeout 1 127.0.0.1:1 2>st.err
+check "status of nothing fails" [ $? = 1 ]
+check "  ...naming the job directory form" grep -q "tapestry status JOBDIR" st.err
 exit $fail

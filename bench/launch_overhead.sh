@@ -5,14 +5,18 @@
 # ring, in one run: the bare mpirun's wall time (median of 3), then each
 # phase of `tapestry launch --times` (set-up, collectors up, ping-pong,
 # application, drain, post-processing and exports, report), with and
-# without the ping-pong (--no-pingpong). Target: launch at most 0.5 s more
-# than the bare mpirun before the exports.
+# without the ping-pong: measured (--fresh-pingpong), kept from the
+# previous launch (the default once a measure is kept; the bench's own
+# cache, TAPESTRY_CACHE_DIR) and none (--no-pingpong). Target: launch at
+# most 0.5 s more than the bare mpirun before the exports.
 # Usage: bench/launch_overhead.sh [BUILD_DIR] (default: build/)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
 T=$(mktemp -d /tmp/tapestry-bench-launch.XXXXXX)
 trap 'rm -rf "$T"' EXIT
+export TAPESTRY_CACHE_DIR="$T/cache"
+mkdir "$TAPESTRY_CACHE_DIR"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cores=$(nproc)
 np=4
@@ -29,13 +33,13 @@ for i in 1 2 3; do
 	bare+=("$(echo "$(now) - $t0" | bc)")
 done
 b=$(printf '%s\n' "${bare[@]}" | sort -n | sed -n 2p)
-echo "ring of $np ranks on $cores cores, $(date -u +%Y-%m-%d)"
+echo "ring of $np ranks on $cores cores, $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf 'bare mpirun                 %.3f s (median of 3)\n' "$b"
-for mode in "" --no-pingpong; do
+for mode in --fresh-pingpong "" --no-pingpong; do
 	"$B/manager/tapestry" launch --times $mode -o "$T/job$mode" "$T/ring.xml" \
 		>/dev/null 2>"$T/err$mode" || { tail -n 5 "$T/err$mode"; exit 1; }
 	line=$(sed -n 's/^tapestry: times: //p' "$T/err$mode")
-	echo "tapestry launch ${mode:-(with ping-pong)}"
+	echo "tapestry launch ${mode:-(the measure kept from the run before)}"
 	echo "$line" | tr ',' '\n' | sed 's/^ */  /'
 	before=$(echo "$line" | tr ',' '\n' | grep -v -e 'post-processing' -e report -e total |
 		awk '{ s += $(NF - 1) } END { printf "%.3f", s }')

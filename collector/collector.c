@@ -71,6 +71,7 @@ void col_config_default(struct col_config *cfg)
 	cfg->stats_period_ms = 5000;
 	cfg->handshake_ms = 10000;
 	cfg->idle_ms = 60000;
+	cfg->keepalive_ms = 5000;
 	cfg->seq_window = 1u << 16;
 	cfg->frame_max = PROTO_FRAME_MAX;
 }
@@ -748,7 +749,7 @@ void col_free(struct col *c)
 	col_up_fini(c);
 	col_root_close(c);
 	while (col_map_next(&c->streams, &i, &key, &val))
-		free(val);
+		col_stream_free(val);
 	col_map_clear(&c->streams);
 	i = 0;
 	while (col_map_next(&c->nodes, &i, &key, &val))

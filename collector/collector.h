@@ -40,6 +40,11 @@ struct col_config {
 	unsigned handshake_ms;		/* close a connection stuck this long */
 	unsigned idle_ms;		/* close a streaming child silent this
 					 * long (0: never; healthy ones ping) */
+	unsigned keepalive_ms;		/* the link to the parent sends a PING
+					 * this often when neither the clock
+					 * nor the STATS period is as short
+					 * (the parent's idle timeout; 0:
+					 * never) */
 	uint64_t seq_window;		/* root: a BATCH more than this past the
 					 * last stored (or LOSS-named) seq of
 					 * its stream is refused */

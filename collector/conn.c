@@ -123,10 +123,11 @@ void col_stream_gc(struct col *c, struct col_stream *s)
 	/* A stream is forgotten only once it ended (BYE): until then its seq
 	 * is the base of its window, so that a connection that is not its
 	 * sensor's cannot restart it far ahead (out_of_window). */
-	if (c->root || !s || s->owner || s->ua_head || !s->bye)
+	if (c->root || !s || s->owner || s->ua_head || s->held_head ||
+	    !s->bye)
 		return;
 	col_map_del(&c->streams, s->id);
-	free(s);
+	col_stream_free(s);
 }
 
 /* The uid owning the other end of a loopback TCP connection, from
@@ -236,18 +237,6 @@ static int out_of_window(struct col *c, struct col_conn *cn,
 	return 1;
 }
 
-/* 1 when a and b are loopback connections of the same user: a process of
- * that user could take over the other anyway (ptrace, its files), so a
- * second connection of a stream from it is a reconnect, not a forgery. */
-static int same_user(struct col_conn *a, struct col_conn *b)
-{
-	if (!a->has_uid && loopback_uid(a, &a->uid) == 0)
-		a->has_uid = 1;
-	if (!b->has_uid && loopback_uid(b, &b->uid) == 0)
-		b->has_uid = 1;
-	return a->has_uid && b->has_uid && a->uid == b->uid;
-}
-
 /* May cn speak for stream id? A sensor speaks only for the stream of its
  * HELLO; a stream whose owner is a live connection is accepted only from
  * it, or from a new connection of the same peer (same role and HELLO id:
@@ -282,9 +271,7 @@ static void closing_timeout_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 
-/* Send ERROR, stop reading, free once the output is flushed. Returns 1
- * when cn has been freed already. */
-static int conn_fail(struct col_conn *cn, int code, const char *why)
+int col_conn_fail(struct col_conn *cn, int code, const char *why)
 {
 	struct proto_msg m;
 	struct timeval tv = {CLOSING_MS / 1000, (CLOSING_MS % 1000) * 1000};
@@ -404,6 +391,8 @@ void col_conn_close(struct col_conn *cn, const char *why)
 			while (col_map_next(&c->streams, &i, &key, &val)) {
 				struct col_stream *s = val;
 
+				if (s->claim_via == cn)
+					s->claim_via = NULL;
 				if (s->owner != cn)
 					continue;
 				s->owner = NULL;
@@ -431,6 +420,8 @@ static int send_challenge(struct col_conn *cn)
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_MSG_CHALLENGE;
 	m.u.challenge.flags = cn->col->cfg.secretlen ? PROTO_AUTH_REQUIRED : 0;
+	if (cn->role == PROTO_ROLE_SENSOR)
+		m.u.challenge.flags |= col_key_flags(cn->col, cn->peer_id);
 	rc = proto_random(cn->server_nonce, PROTO_NONCE);
 	if (rc)
 		return rc;
@@ -461,42 +452,28 @@ static void send_status(struct col_conn *cn)
 	}
 }
 
+/* A sensor's AUTH is followed by its KEY (key.c), which decides. */
 static int on_auth(struct col_conn *cn, const struct proto_msg *m)
 {
 	struct col *c = cn->col;
 	uint8_t want[PROTO_MAC];
-	struct proto_msg w;
 
 	proto_auth_proof(PROTO_AUTH_CLIENT, c->cfg.secret, c->cfg.secretlen,
 			 cn->server_nonce, cn->client_nonce, cn->peer_id, want);
 	if (!proto_auth_equal(want, m->u.auth.mac))
 		return PROTO_E_AUTH;
 	if (cn->role == PROTO_ROLE_SENSOR) {
-		struct col_stream *s = col_stream_get(c, cn->peer_id, 0);
-
-		if (s && s->owner && s->owner != cn &&
-		    s->owner->state == CS_STREAM) {
-			struct col_conn *old = s->owner;
-
-			if (old->role != PROTO_ROLE_SENSOR ||
-			    old->peer_id != cn->peer_id ||
-			    !same_user(cn, old)) {
-				col_refuse(cn, cn->peer_id, 0, "a second "
-					   "connection for a stream that is "
-					   "connected");
-				return PROTO_E_AUTH;
-			}
-			/* the sensor reconnected (its send timed out while
-			 * we were not reading, say) before we saw its old
-			 * connection end: the old one goes, its unread
-			 * batches are resent on the new one */
-			col_info("stream %016" PRIx64 " reconnected from %s: "
-				 "its connection from %s is closed", cn->peer_id,
-				 cn->peer, old->peer);
-			s->owner = NULL;
-			col_conn_close(old, NULL);
-		}
+		cn->state = CS_KEY;
+		return 0;
 	}
+	return col_conn_welcome(cn);
+}
+
+int col_conn_welcome(struct col_conn *cn)
+{
+	struct col *c = cn->col;
+	struct proto_msg w;
+
 	memset(&w, 0, sizeof(w));
 	w.type = PROTO_MSG_WELCOME;
 	w.u.welcome.node_id = c->node_id;
@@ -565,6 +542,12 @@ static int on_stream_frame(struct col_conn *cn, struct col_frame *f,
 	case PROTO_MSG_PING:
 		col_frame_unref(f);
 		return on_ping(cn, m, t_recv);
+	case PROTO_MSG_KEY:	/* a claim passed up by a child collector */
+		col_frame_unref(f);
+		if (cn->role != PROTO_ROLE_COLLECTOR)
+			return PROTO_E_STATE;
+		col_key_from_below(cn, &m->u.key);
+		return 0;
 	case PROTO_MSG_BATCH:
 	case PROTO_MSG_BYE:
 	case PROTO_MSG_META:
@@ -670,6 +653,13 @@ static int on_frame(struct col_conn *cn, struct col_frame *f, uint64_t t_recv)
 		break;
 	case CS_AUTH:
 		rc = f->type == PROTO_MSG_AUTH ? on_auth(cn, m) : PROTO_E_STATE;
+		break;
+	case CS_KEY:
+		rc = f->type == PROTO_MSG_KEY ? col_key_claim(cn, &m->u.key) :
+		     PROTO_E_STATE;
+		break;
+	case CS_VERDICT:	/* nothing until WELCOME */
+		rc = PROTO_E_STATE;
 		break;
 	case CS_STREAM:
 		if (f->type == PROTO_MSG_ERROR) {
@@ -798,7 +788,7 @@ int col_conn_process(struct col_conn *cn)
 		if (rc == 1)
 			release(cn);
 		if (rc < 0)
-			return conn_fail(cn, rc, cn->state == CS_STREAM ?
+			return col_conn_fail(cn, rc, cn->state == CS_STREAM ?
 					 "malformed frame" :
 					 "malformed handshake frame");
 		rc = on_frame(cn, f, t_recv);
@@ -809,7 +799,7 @@ int col_conn_process(struct col_conn *cn)
 			return 1;
 		}
 		if (rc && cn->state == CS_STREAM)
-			return conn_fail(cn, rc, rc == PROTO_E_AUTH ?
+			return col_conn_fail(cn, rc, rc == PROTO_E_AUTH ?
 					 "frame refused: not its stream" :
 					 rc == PROTO_E_FIELD ?
 					 "frame refused: seq out of window" :
@@ -817,8 +807,10 @@ int col_conn_process(struct col_conn *cn)
 					 "message not allowed in this state" :
 					 "bad message");
 		if (rc)
-			return conn_fail(cn, rc, rc == PROTO_E_AUTH ?
-					 "authentication failed" :
+			return col_conn_fail(cn, rc, rc == PROTO_E_AUTH ?
+					 (cn->state == CS_KEY ?
+					  "stream key refused" :
+					  "authentication failed") :
 					 rc == PROTO_E_STATE ?
 					 "message not allowed in this state" :
 					 "bad message");
@@ -861,7 +853,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 				 "(%zu bytes of a truncated frame)", cn->peer,
 				 left);
 			col_conn_close(cn, NULL);
-		} else if (cn->state == CS_HELLO || cn->state == CS_AUTH) {
+		} else if (cn->state < CS_STREAM) {
 			c->st.rejected++;
 			col_warn("closing %s: closed by peer during the "
 				 "handshake", cn->peer);
@@ -916,7 +908,7 @@ struct col_conn *col_conn_attach(struct col *c, struct bufferevent *bev,
 		return NULL;
 	}
 	for (struct col_conn *x = c->conns; x; x = x->next)
-		if (x->state == CS_HELLO || x->state == CS_AUTH) {
+		if (x->state < CS_STREAM) {
 			pending++;
 			oldest = x;	/* the list is newest first */
 		}

@@ -124,19 +124,32 @@ uint64_t col_spill_bytes(const struct col_spill *s);
 int col_spill_empty(const struct col_spill *s);
 /* Size of the oldest file (what the next col_spill_read_file returns). */
 uint64_t col_spill_head_size(const struct col_spill *s);
+/* What a read could not return: bytes skipped (a torn or corrupt tail),
+ * and, when the file ends inside a BATCH whose frame and batch headers are
+ * whole (a collector killed while spilling), which batch that was. */
+struct col_spill_skip {
+	uint64_t bytes;
+	int torn;			/* stream, seq, nrecords are set */
+	uint64_t stream, seq;
+	uint32_t nrecords;
+};
+
 /* Read the oldest file (closing it for writing first when it is the one
  * being written), call fn for each frame in order, then delete the file.
- * A torn or corrupt tail is counted in *skipped (bytes) and dropped.
+ * A torn or corrupt tail is dropped and described in *skip (added to its
+ * bytes; torn set when the tail was a BATCH that says which).
  * 0, PROTO_E_NOTFOUND when empty, PROTO_E_IO. */
 int col_spill_read_file(struct col_spill *s,
 			void (*fn)(void *arg, const uint8_t *frame, size_t len),
-			void *arg, uint64_t *skipped);
+			void *arg, struct col_spill_skip *skip);
 
 /* ---- connections ------------------------------------------------------ */
 
 enum col_conn_state {
 	CS_HELLO = 0,		/* waiting for HELLO */
 	CS_AUTH,		/* CHALLENGE sent, waiting for AUTH */
+	CS_KEY,			/* a sensor's AUTH taken, waiting for KEY */
+	CS_VERDICT,		/* its KEY sent up, waiting for the VERDICT */
 	CS_STREAM,		/* WELCOME sent */
 	CS_CLOSING,		/* flushing output, then freed */
 };
@@ -162,6 +175,7 @@ struct col_conn {
 	int wait_logged;
 	int32_t rank;
 	char host[64];
+	struct proto_key claim;		/* CS_VERDICT: the KEY sent up */
 };
 
 /* Per-stream state (both modes). */
@@ -176,6 +190,17 @@ struct col_stream {
 	int bye;
 	uint64_t bye_seq;		/* BYE's last_seq */
 	uint64_t events;		/* in its batches received here */
+	uint8_t verifier[PROTO_MAC];	/* its stream key's (key.c) */
+	int has_verifier;
+	struct col_conn *claim_via;	/* the child a KEY came from (its
+					 * VERDICT goes back there) */
+	int purged;			/* refused above: frames of it still
+					 * spilled are dropped when read */
+	/* A KEY not answered yet by the parent (key.c): of a sensor taken
+	 * on its word here (its frames are then held, not sent up, until
+	 * the answer), or passed on from a child (claim_via). */
+	struct proto_key *claim;
+	struct col_frame *held_head, *held_tail;
 };
 
 enum col_up_state {
@@ -240,6 +265,7 @@ struct col {
 	struct col_frame *ua_head, *ua_tail;	/* global unacked, send order */
 	struct col_frame *t_head, *t_tail;	/* behind the spill, in memory */
 	uint64_t ua_count;
+	uint64_t held_frames;		/* of streams taken on their word */
 	struct col_spill *spill;
 	struct proto_msg *msg2;		/* decode scratch for spill refills */
 	struct sockaddr_storage parent_sa;
@@ -250,6 +276,7 @@ struct col {
 	int64_t clock_offset_ns;
 	uint64_t clock_rtt_ns;
 	struct event *clock_timer;
+	struct event *keepalive_timer;
 	struct proto_codec *codec;
 	struct proto_event *scratch_ev;	/* recompression and filtering */
 	uint32_t *filter;		/* copy of cfg.filter, or NULL */
@@ -312,6 +339,35 @@ int col_read_frame(struct col *c, struct evbuffer *in, size_t max,
  * uid of a loopback peer) and what, kept for STATS "refused_by". */
 void col_refuse(struct col_conn *cn, uint64_t stream, uint64_t seq,
 		const char *why);
+/* Send ERROR code (why), stop reading, free once the output is flushed.
+ * Returns 1 when cn has been freed already. */
+int col_conn_fail(struct col_conn *cn, int code, const char *why);
+/* Finish a handshake: WELCOME (the stream's, for a sensor: key.c). 0 or
+ * a code (PROTO_E_CLOSED: a status client served and to be closed). */
+int col_conn_welcome(struct col_conn *cn);
+
+/* key.c: stream keys (docs/PROTOCOL.md, "Stream keys"). */
+/* CHALLENGE flags for a sensor's HELLO of stream id. */
+uint32_t col_key_flags(struct col *c, uint64_t id);
+/* The KEY of sensor connection cn (in CS_KEY): WELCOME, refusal, or the
+ * question to the parent (cn then waits in CS_VERDICT). 0 or a code. */
+int col_key_claim(struct col_conn *cn, const struct proto_key *k);
+/* A KEY passed up by child collector cn: answered (root), or passed on. */
+void col_key_from_below(struct col_conn *cn, const struct proto_key *k);
+/* A VERDICT from the parent; f is its frame (passed down as it is). */
+void col_key_verdict(struct col *c, const struct proto_verdict *v,
+		     const struct col_frame *f);
+/* The link to the parent is up: ask again for every claim waiting. */
+void col_key_resend(struct col *c);
+/* up.c: forget every frame of stream held for the parent (queued, held,
+ * sent and not acknowledged; spilled ones when read): its claim was
+ * refused. */
+void col_up_purge(struct col *c, struct col_stream *s);
+/* up.c: the parent said yes: the frames of s held back go up, first. */
+void col_up_release(struct col *c, struct col_stream *s);
+/* Free a stream's state (not its frames in the upward lists). */
+void col_stream_free(struct col_stream *s);
+
 /* Memory given back (a frame freed, a reservation released): let the
  * connections waiting to read a large frame try again. */
 void col_conn_mem_freed(struct col *c);

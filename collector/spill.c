@@ -216,9 +216,37 @@ int col_spill_write(struct col_spill *s, const void *frame, size_t len)
 	return 0;
 }
 
+static uint64_t le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The tail p[0..n) does not hold a whole frame: when it is the start of a
+ * BATCH whose header checked (TRUNCATED, not a corrupt header) and whose
+ * 24-byte batch header is there, say which batch it was, so that its
+ * events are counted as lost instead of leaving a gap of unknown size. */
+static void torn_batch(const uint8_t *p, size_t n, int rc,
+		       struct col_spill_skip *skip)
+{
+	const uint8_t *b = p + PROTO_FRAME_HDR;
+
+	skip->bytes += n;
+	if (rc != PROTO_E_TRUNCATED || n < PROTO_FRAME_HDR + PROTO_BATCH_HDR ||
+	    p[3] != PROTO_MSG_BATCH || !le(b, 8) || !le(b + 8, 8))
+		return;
+	skip->torn = 1;
+	skip->stream = le(b, 8);
+	skip->seq = le(b + 8, 8);
+	skip->nrecords = (uint32_t)le(b + 16, 4);
+}
+
 int col_spill_read_file(struct col_spill *s,
 			void (*fn)(void *arg, const uint8_t *frame, size_t len),
-			void *arg, uint64_t *skipped)
+			void *arg, struct col_spill_skip *skip)
 {
 	char p[4096];
 	struct stat sb;
@@ -262,18 +290,17 @@ int col_spill_read_file(struct col_spill *s,
 		off += (size_t)r;
 	}
 	if (size < COL_SPILL_HDR || memcmp(buf, COL_SPILL_MAGIC, 8)) {
-		if (skipped)
-			*skipped += size;
+		skip->bytes += size;
 		goto done;
 	}
 	for (off = COL_SPILL_HDR; off < size;) {
 		struct proto_frame f;
 		size_t used;
+		int frc = proto_frame_decode(buf + off, size - off,
+					     PROTO_FRAME_MAX, &f, &used);
 
-		if (proto_frame_decode(buf + off, size - off, PROTO_FRAME_MAX,
-				       &f, &used)) {
-			if (skipped)
-				*skipped += size - off;
+		if (frc) {
+			torn_batch(buf + off, size - off, frc, skip);
 			break;
 		}
 		fn(arg, buf + off, used);

@@ -32,6 +32,8 @@
 #define UP_MAX_READ (256u << 10)
 
 static void up_connect(struct col *c);
+static void batch_lost(struct col *c, uint64_t stream, uint64_t seq,
+		       uint32_t nrecords);
 
 /* Free the upward connection, if any, and mark the link down. While it is
  * freed, up_tearing tells ref_cleanup that the frames it still held were
@@ -105,8 +107,58 @@ static void ua_unlink(struct col *c, struct col_frame *f)
 
 int col_up_idle(const struct col *c)
 {
-	return !c->q_head && !c->t_head && !c->ua_head &&
+	return !c->q_head && !c->t_head && !c->ua_head && !c->held_frames &&
 	       col_spill_empty(c->spill);
+}
+
+void col_stream_free(struct col_stream *s)
+{
+	struct col_frame *f;
+
+	while ((f = s->held_head)) {
+		s->held_head = f->next;
+		col_frame_unref(f);
+	}
+	free(s->claim);
+	free(s);
+}
+
+/* A frame of a stream taken on its word (key.c) waits for the parent's
+ * answer to its KEY before it goes up: 1 when f is held back so. */
+static int hold(struct col *c, struct col_frame *f)
+{
+	struct col_stream *s = f->stream ? col_stream_get(c, f->stream, 0) :
+				NULL;
+
+	if (!s || !s->claim || s->claim_via)
+		return 0;
+	f->next = NULL;
+	push_tail(&s->held_head, &s->held_tail, f);
+	c->held_frames++;
+	return 1;
+}
+
+void col_up_release(struct col *c, struct col_stream *s)
+{
+	struct col_frame *f;
+	uint64_t bytes = 0, records = 0;
+
+	if (!s->held_head)
+		return;
+	for (f = s->held_head; f; f = f->next) {
+		bytes += f->len;
+		records += f->nrecords;
+		c->held_frames--;
+	}
+	/* before anything of the stream still queued: its order is kept */
+	s->held_tail->next = c->q_head;
+	if (!c->q_head)
+		c->q_tail = s->held_tail;
+	c->q_head = s->held_head;
+	c->q_bytes += bytes;
+	c->q_records += records;
+	s->held_head = s->held_tail = NULL;
+	col_up_flush(c);
 }
 
 /* ---- backpressure ----------------------------------------------------- */
@@ -225,6 +277,14 @@ static void refill_one(void *arg, const uint8_t *bytes, size_t len)
 		return;
 	}
 	f = col_frame_new(c, bytes, len, c->msg2);
+	if (f->stream) {
+		struct col_stream *s = col_stream_get(c, f->stream, 0);
+
+		if (s && s->purged) {	/* its claim was refused above */
+			col_frame_unref(f);
+			return;
+		}
+	}
 	q_push(c, f);
 	r->frames++;
 }
@@ -233,7 +293,7 @@ static void refill_one(void *arg, const uint8_t *bytes, size_t len)
 static int refill(struct col *c)
 {
 	struct refill r = {c, 0};
-	uint64_t skipped = 0;
+	struct col_spill_skip skip = {0};
 	int rc;
 
 	if (col_spill_empty(c->spill))
@@ -241,14 +301,23 @@ static int refill(struct col *c)
 	if (c->mem_used + col_spill_head_size(c->spill) > c->cfg.mem_cap &&
 	    (c->ua_head || c->q_head))
 		return 0;	/* after the next ACK */
-	rc = col_spill_read_file(c->spill, refill_one, &r, &skipped);
+	rc = col_spill_read_file(c->spill, refill_one, &r, &skip);
 	if (rc && rc != PROTO_E_NOTFOUND) {
 		col_err("spill read: %s", proto_strerror(rc));
 		return 0;
 	}
-	if (skipped)
+	if (skip.bytes)
 		col_warn("spill: %" PRIu64 " bytes of a torn file skipped",
-			 skipped);
+			 skip.bytes);
+	if (skip.torn) {
+		/* its sender may still hold it and send it again (then the
+		 * root stores it and the LOSS is void); else it is lost with
+		 * its events counted, not as a gap of unknown size */
+		col_warn("spill: batch %016" PRIx64 ":%" PRIu64 " (%u events) "
+			 "was in the torn tail", skip.stream, skip.seq,
+			 skip.nrecords);
+		batch_lost(c, skip.stream, skip.seq, skip.nrecords);
+	}
 	if (col_spill_empty(c->spill) && c->t_head) {
 		/* The tail was waiting behind the spill: now it is next. */
 		while (c->t_head) {
@@ -276,7 +345,8 @@ void col_up_flush(struct col *c)
 		return;
 	for (;;) {
 		while ((f = q_pop(c)))
-			send_frame(c, f);
+			if (!hold(c, f))
+				send_frame(c, f);
 		if (!refill(c))
 			break;
 	}
@@ -404,22 +474,23 @@ static struct col_frame *transform(struct col *c, struct col_frame *f)
 
 /* ---- enqueue ---------------------------------------------------------- */
 
-static void drop_batch(struct col *c, struct col_frame *f)
+/* This collector lost batch seq of stream (nrecords events): counted, and
+ * said upward in a LOSS naming that one seq (docs/PROTOCOL.md, "LOSS"),
+ * queued in order behind what is already waiting. */
+static void batch_lost(struct col *c, uint64_t stream, uint64_t seq,
+		       uint32_t nrecords)
 {
 	struct proto_msg m;
 	struct col_frame *lf;
 	int rc;
 
 	c->st.dropped_batches++;
-	c->st.dropped_events += f->nrecords;
-	col_err("dropping batch %016" PRIx64 ":%" PRIu64 " (%u events): "
-		"memory and spill exhausted", f->stream, f->seq, f->nrecords);
+	c->st.dropped_events += nrecords;
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_MSG_LOSS;
-	m.u.loss.stream = f->stream;
-	m.u.loss.dropped = f->nrecords;
-	m.u.loss.first_seq = m.u.loss.last_seq = f->seq;
-	col_frame_unref(f);
+	m.u.loss.stream = stream;
+	m.u.loss.dropped = nrecords;
+	m.u.loss.first_seq = m.u.loss.last_seq = seq;
 	lf = col_frame_msg(c, &m, &rc);
 	if (lf) {
 		if (c->t_head || !col_spill_empty(c->spill))
@@ -427,6 +498,14 @@ static void drop_batch(struct col *c, struct col_frame *f)
 		else
 			q_push(c, lf);
 	}
+}
+
+static void drop_batch(struct col *c, struct col_frame *f)
+{
+	col_err("dropping batch %016" PRIx64 ":%" PRIu64 " (%u events): "
+		"memory and spill exhausted", f->stream, f->seq, f->nrecords);
+	batch_lost(c, f->stream, f->seq, f->nrecords);
+	col_frame_unref(f);
 }
 
 void col_up_enqueue(struct col *c, struct col_frame *f)
@@ -463,6 +542,51 @@ void col_up_enqueue(struct col *c, struct col_frame *f)
 	}
 	col_up_pressure(c);
 	maybe_flush(c);
+}
+
+/* Drop the frames of stream s from the list at *head (via next). */
+static void purge_list(struct col_frame **head, struct col_frame **tail,
+		       uint64_t stream, uint64_t *bytes, uint64_t *records)
+{
+	struct col_frame **pp = head, *f;
+
+	*tail = NULL;
+	while ((f = *pp)) {
+		if (f->stream != stream) {
+			*tail = f;
+			pp = &f->next;
+			continue;
+		}
+		*pp = f->next;
+		if (bytes) {
+			*bytes -= f->len;
+			*records -= f->nrecords;
+		}
+		col_frame_unref(f);
+	}
+}
+
+void col_up_purge(struct col *c, struct col_stream *s)
+{
+	struct col_frame *f;
+
+	purge_list(&c->q_head, &c->q_tail, s->id, &c->q_bytes, &c->q_records);
+	purge_list(&c->t_head, &c->t_tail, s->id, NULL, NULL);
+	while ((f = s->held_head)) {
+		s->held_head = f->next;
+		c->held_frames--;
+		col_frame_unref(f);
+	}
+	s->held_tail = NULL;
+	while ((f = s->ua_head)) {
+		s->ua_head = f->next;
+		f->next = NULL;
+		ua_unlink(c, f);
+		col_frame_unref(f);
+	}
+	s->ua_tail = NULL;
+	s->purged = 1;
+	col_drain_check(c);
 }
 
 /* ---- link ------------------------------------------------------------- */
@@ -693,6 +817,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 		case PROTO_MSG_ACK: m->u.ack = c->msg->u.ack; break;
 		case PROTO_MSG_PONG: m->u.pong = c->msg->u.pong; break;
 		case PROTO_MSG_ERROR: m->u.error = c->msg->u.error; break;
+		case PROTO_MSG_VERDICT: m->u.verdict = c->msg->u.verdict; break;
 		default: break;
 		}
 		if (f->type == PROTO_MSG_ERROR) {
@@ -748,6 +873,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 					   c->up_ever ? 1 : 0,
 					   c->cfg.clock_rounds);
 			c->up_ever = 1;
+			col_key_resend(c);	/* sensors waiting for WELCOME */
 			c->q_urgent = 1;
 			col_up_flush(c);
 			break;
@@ -757,6 +883,8 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 				acked = 1;
 			} else if (f->type == PROTO_MSG_PONG) {
 				on_pong(c, &m->u.pong);
+			} else if (f->type == PROTO_MSG_VERDICT) {
+				col_key_verdict(c, &m->u.verdict, f);
 			} else {
 				goto unexpected;
 			}
@@ -862,8 +990,37 @@ static void up_connect(struct col *c)
 		up_fail(c, "connect failed");
 }
 
+/* A PING now and then keeps the link open under the parent's idle
+ * timeout (docs/SECURITY.md, "Limits") when neither the clock rounds nor
+ * STATS come often enough: id 0, so that its PONG is no clock sample. */
+static void keepalive_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct col *c = arg;
+	struct proto_msg m;
+
+	if (c->up_state != UP_STREAM)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_MSG_PING;
+	m.u.ping.t_send = col_now_ns();
+	col_send_msg(c->up, &m);
+}
+
+static int period_covers(unsigned period, unsigned keepalive)
+{
+	return period && period <= keepalive;
+}
+
 int col_up_start(struct col *c)
 {
+	unsigned k = c->cfg.keepalive_ms;
+
+	if (k && !period_covers(c->cfg.clock_period_ms, k) &&
+	    !period_covers(c->cfg.stats_period_ms, k)) {
+		struct timeval tv = {k / 1000, (k % 1000) * 1000};
+
+		event_add(c->keepalive_timer, &tv);
+	}
 	up_connect(c);
 	return 0;
 }
@@ -898,7 +1055,10 @@ int col_up_init(struct col *c)
 	c->resume_ev = event_new(c->base, -1, 0, resume_cb, c);
 	c->flush_timer = evtimer_new(c->base, flush_timer_cb, c);
 	c->up_retry = evtimer_new(c->base, retry_cb, c);
-	if (!c->resume_ev || !c->flush_timer || !c->up_retry)
+	c->keepalive_timer = event_new(c->base, -1, EV_PERSIST, keepalive_cb,
+				       c);
+	if (!c->resume_ev || !c->flush_timer || !c->up_retry ||
+	    !c->keepalive_timer)
 		return PROTO_E_NOMEM;
 	return 0;
 }
@@ -911,5 +1071,8 @@ void col_up_fini(struct col *c)
 		event_free(c->flush_timer);
 	if (c->up_retry)
 		event_free(c->up_retry);
+	if (c->keepalive_timer)
+		event_free(c->keepalive_timer);
 	c->resume_ev = c->flush_timer = c->up_retry = NULL;
+	c->keepalive_timer = NULL;
 }

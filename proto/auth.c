@@ -141,12 +141,15 @@ void proto_auth_proof(enum proto_auth_side side, const void *secret,
 {
 	static const char client_label[] = "tapestry-v1 client";
 	static const char server_label[] = "tapestry-v1 server";
+	static const char stream_label[] = "tapestry-v1 stream";
 	uint8_t msg[sizeof(client_label) - 1 + 2 * PROTO_NONCE + 8];
 	size_t off = 0;
 
-	_Static_assert(sizeof(client_label) == sizeof(server_label),
+	_Static_assert(sizeof(client_label) == sizeof(server_label) &&
+		       sizeof(client_label) == sizeof(stream_label),
 		       "labels must have one length");
-	memcpy(msg, side == PROTO_AUTH_CLIENT ? client_label : server_label,
+	memcpy(msg, side == PROTO_AUTH_CLIENT ? client_label :
+	       side == PROTO_AUTH_SERVER ? server_label : stream_label,
 	       sizeof(client_label) - 1);
 	off += sizeof(client_label) - 1;
 	memcpy(msg + off, server_nonce, PROTO_NONCE);
@@ -156,6 +159,45 @@ void proto_auth_proof(enum proto_auth_side side, const void *secret,
 	for (int i = 0; i < 8; i++)
 		msg[off++] = (uint8_t)(id >> (8 * i));
 	proto_hmac_sha256(secret, secretlen, msg, off, out);
+}
+
+void proto_stream_verifier(const uint8_t key[PROTO_STREAM_KEY], uint64_t stream,
+			   uint8_t out[PROTO_MAC])
+{
+	static const char label[] = "tapestry-v1 verify";
+	uint8_t msg[sizeof(label) - 1 + 8];
+
+	memcpy(msg, label, sizeof(label) - 1);
+	for (int i = 0; i < 8; i++)
+		msg[sizeof(label) - 1 + i] = (uint8_t)(stream >> (8 * i));
+	proto_hmac_sha256(key, PROTO_STREAM_KEY, msg, sizeof(msg), out);
+}
+
+void proto_key_claim(struct proto_key *k, const uint8_t verifier[PROTO_MAC],
+		     uint64_t stream, const uint8_t server_nonce[PROTO_NONCE],
+		     const uint8_t client_nonce[PROTO_NONCE],
+		     uint32_t challenge_flags)
+{
+	memset(k, 0, sizeof(*k));
+	k->stream = stream;
+	memcpy(k->server_nonce, server_nonce, PROTO_NONCE);
+	memcpy(k->client_nonce, client_nonce, PROTO_NONCE);
+	if (!(challenge_flags & PROTO_CHALLENGE_KNOWN)) {
+		k->flags = PROTO_KEY_VERIFIER;
+		memcpy(k->verifier, verifier, PROTO_MAC);
+	}
+	proto_auth_proof(PROTO_AUTH_STREAM, verifier, PROTO_MAC, server_nonce,
+			 client_nonce, stream, k->proof);
+}
+
+int proto_key_check(const struct proto_key *k,
+		    const uint8_t verifier[PROTO_MAC])
+{
+	uint8_t want[PROTO_MAC];
+
+	proto_auth_proof(PROTO_AUTH_STREAM, verifier, PROTO_MAC,
+			 k->server_nonce, k->client_nonce, k->stream, want);
+	return proto_auth_equal(want, k->proof);
 }
 
 int proto_auth_equal(const uint8_t a[PROTO_MAC], const uint8_t b[PROTO_MAC])

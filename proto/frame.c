@@ -29,6 +29,8 @@ static const char *const msg_names[PROTO_MSG__MAX + 1] = {
 	[PROTO_MSG_META] = "META",
 	[PROTO_MSG_BYE] = "BYE",
 	[PROTO_MSG_ERROR] = "ERROR",
+	[PROTO_MSG_KEY] = "KEY",
+	[PROTO_MSG_VERDICT] = "VERDICT",
 };
 
 const char *proto_msg_name(unsigned type)

@@ -39,7 +39,9 @@ enum proto_msg_type {
 	PROTO_MSG_META = 12,	/* key/value metadata of a stream */
 	PROTO_MSG_BYE = 13,	/* orderly end of a stream */
 	PROTO_MSG_ERROR = 14,	/* the peer is closing because of an error */
-	PROTO_MSG__MAX = 14
+	PROTO_MSG_KEY = 15,	/* a sensor's stream key proof, passed upward */
+	PROTO_MSG_VERDICT = 16,	/* a parent's answer to a KEY it was sent */
+	PROTO_MSG__MAX = 16
 };
 
 /* A decoded frame; payload points into the caller's buffer. */

@@ -276,6 +276,44 @@ static int enc_meta(struct wr *w, const struct proto_meta *m)
 	return 0;
 }
 
+/* KEY: the verifier is all zeros unless its flag says it is there, so
+ * that a payload has one encoding. */
+static int key_ok(const struct proto_key *k)
+{
+	uint8_t any = 0;
+
+	if (k->stream == 0)
+		return 0;
+	if (k->flags & PROTO_KEY_VERIFIER)
+		return 1;
+	for (int i = 0; i < PROTO_MAC; i++)
+		any |= k->verifier[i];
+	return any == 0;
+}
+
+static int enc_key(struct wr *w, const struct proto_key *k)
+{
+	if (!key_ok(k))
+		return PROTO_E_FIELD;
+	put_u64(w, k->stream);
+	put_u32(w, k->flags);
+	put_bytes(w, k->server_nonce, PROTO_NONCE);
+	put_bytes(w, k->client_nonce, PROTO_NONCE);
+	put_bytes(w, k->verifier, PROTO_MAC);
+	put_bytes(w, k->proof, PROTO_MAC);
+	return 0;
+}
+
+static int enc_verdict(struct wr *w, const struct proto_verdict *v)
+{
+	if (v->stream == 0 || v->result > PROTO_VERDICT_REFUSED)
+		return PROTO_E_FIELD;
+	put_u64(w, v->stream);
+	put_u32(w, v->result);
+	put_bytes(w, v->server_nonce, PROTO_NONCE);
+	return 0;
+}
+
 static int enc_payload(struct wr *w, const struct proto_msg *m)
 {
 	const struct proto_loss *l = &m->u.loss;
@@ -339,6 +377,10 @@ static int enc_payload(struct wr *w, const struct proto_msg *m)
 			return PROTO_E_FIELD;
 		put_u32(w, (uint32_t)m->u.error.code);
 		return put_str(w, m->u.error.message, PROTO_VALUE_MAX, 0);
+	case PROTO_MSG_KEY:
+		return enc_key(w, &m->u.key);
+	case PROTO_MSG_VERDICT:
+		return enc_verdict(w, &m->u.verdict);
 	default:
 		return PROTO_E_TYPE;
 	}
@@ -477,6 +519,27 @@ static void dec_meta(struct rd *r, struct proto_meta *m)
 	}
 }
 
+static void dec_key(struct rd *r, struct proto_key *k)
+{
+	k->stream = get_u64(r);
+	check(r, k->stream != 0, PROTO_E_FIELD);
+	k->flags = get_u32(r);
+	get_bytes(r, k->server_nonce, PROTO_NONCE);
+	get_bytes(r, k->client_nonce, PROTO_NONCE);
+	get_bytes(r, k->verifier, PROTO_MAC);
+	check(r, key_ok(k), PROTO_E_FIELD);
+	get_bytes(r, k->proof, PROTO_MAC);
+}
+
+static void dec_verdict(struct rd *r, struct proto_verdict *v)
+{
+	v->stream = get_u64(r);
+	check(r, v->stream != 0, PROTO_E_FIELD);
+	v->result = get_u32(r);
+	check(r, v->result <= PROTO_VERDICT_REFUSED, PROTO_E_FIELD);
+	get_bytes(r, v->server_nonce, PROTO_NONCE);
+}
+
 static void dec_payload(struct rd *r, struct proto_msg *m)
 {
 	struct proto_loss *l = &m->u.loss;
@@ -543,6 +606,12 @@ static void dec_payload(struct rd *r, struct proto_msg *m)
 		check(r, m->u.error.code < 0, PROTO_E_FIELD);
 		get_str(r, m->u.error.message, PROTO_VALUE_MAX, 0);
 		break;
+	case PROTO_MSG_KEY:
+		dec_key(r, &m->u.key);
+		break;
+	case PROTO_MSG_VERDICT:
+		dec_verdict(r, &m->u.verdict);
+		break;
 	default:
 		fail(r, PROTO_E_TYPE);
 		break;
@@ -608,6 +677,15 @@ static int meta_eq(const struct proto_meta *a, const struct proto_meta *b)
 	return 1;
 }
 
+static int key_eq(const struct proto_key *a, const struct proto_key *b)
+{
+	return a->stream == b->stream && a->flags == b->flags &&
+	       !memcmp(a->server_nonce, b->server_nonce, PROTO_NONCE) &&
+	       !memcmp(a->client_nonce, b->client_nonce, PROTO_NONCE) &&
+	       !memcmp(a->verifier, b->verifier, PROTO_MAC) &&
+	       !memcmp(a->proof, b->proof, PROTO_MAC);
+}
+
 int proto_msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 {
 	const struct proto_loss *la = &a->u.loss, *lb = &b->u.loss;
@@ -656,6 +734,13 @@ int proto_msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 	case PROTO_MSG_ERROR:
 		return a->u.error.code == b->u.error.code &&
 		       !strcmp(a->u.error.message, b->u.error.message);
+	case PROTO_MSG_KEY:
+		return key_eq(&a->u.key, &b->u.key);
+	case PROTO_MSG_VERDICT:
+		return a->u.verdict.stream == b->u.verdict.stream &&
+		       a->u.verdict.result == b->u.verdict.result &&
+		       !memcmp(a->u.verdict.server_nonce,
+			       b->u.verdict.server_nonce, PROTO_NONCE);
 	default:
 		return 0;
 	}

@@ -50,6 +50,11 @@ struct proto_challenge {
 	uint8_t nonce[PROTO_NONCE];
 };
 #define PROTO_AUTH_REQUIRED 0x1u
+/* The server wants a KEY frame after the AUTH of a sensor (always set for
+ * sensors), and whether it already knows the stream's verifier (then the
+ * KEY carries the proof only). */
+#define PROTO_CHALLENGE_KEY 0x2u
+#define PROTO_CHALLENGE_KNOWN 0x4u
 
 struct proto_auth {
 	uint8_t mac[PROTO_MAC];
@@ -124,6 +129,33 @@ struct proto_bye {
 	uint32_t reason;	/* 0: normal exit, 1: signal, 2: exec */
 };
 
+/* A sensor's proof that it holds its stream's key (docs/PROTOCOL.md,
+ * "Stream keys"): sent after AUTH, forwarded upward unchanged by a
+ * collector that cannot check it. */
+struct proto_key {
+	uint64_t stream;
+	uint32_t flags;		/* PROTO_KEY_VERIFIER */
+	uint8_t server_nonce[PROTO_NONCE];	/* of the sensor's connection */
+	uint8_t client_nonce[PROTO_NONCE];
+	uint8_t verifier[PROTO_MAC];	/* zeros without PROTO_KEY_VERIFIER */
+	uint8_t proof[PROTO_MAC];
+};
+#define PROTO_KEY_VERIFIER 0x1u
+/* The sensor has never been welcomed for this stream (a hint, not proof:
+ * a collector whose parent is away takes such a claim on its word until
+ * the parent answers). */
+#define PROTO_KEY_FIRST 0x2u
+
+/* The answer to a KEY a collector passed up: the claim of the connection
+ * whose server nonce this is was accepted (0) or refused (1). */
+struct proto_verdict {
+	uint64_t stream;
+	uint32_t result;
+	uint8_t server_nonce[PROTO_NONCE];
+};
+#define PROTO_VERDICT_OK 0
+#define PROTO_VERDICT_REFUSED 1
+
 struct proto_error {
 	int32_t code;		/* enum proto_err */
 	char message[PROTO_VALUE_MAX + 1];
@@ -146,6 +178,8 @@ struct proto_msg {
 		struct proto_loss loss;
 		struct proto_bye bye;
 		struct proto_error error;
+		struct proto_key key;
+		struct proto_verdict verdict;
 	} u;
 };
 

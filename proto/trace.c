@@ -397,9 +397,10 @@ static void on_array(struct proto_trace *t, const struct proto_event *r)
 
 /* Every lost event once (proto-trace.md, "Losses"): the sensor says its
  * drops twice - DROP records in the data (per thread, since the last one)
- * and LOSS frames (a running total, resent after reconnects) - so the
- * larger of the two is its count; a collector that dropped a batch says so
- * in a LOSS of that one seq, which is then never stored. */
+ * and LOSS frames (a running total, resent after reconnects, naming no
+ * seq) - so the larger of the two is its count; a collector that lost a
+ * batch says so in a LOSS of that one seq, whose events count once when
+ * that batch is never stored (its sender may send it again). */
 static void loss_total(struct proto_stream *s)
 {
 	uint64_t cand = 0;
@@ -410,14 +411,26 @@ static void loss_total(struct proto_stream *s)
 			  s->sensor_loss) + s->collector_loss + cand;
 }
 
+static int in_gap(const struct proto_stream *s, uint64_t seq);
+
 static void on_loss(struct proto_stream *s, const struct proto_loss *l)
 {
-	if (l->first_seq && l->first_seq == l->last_seq &&
-	    l->first_seq > s->last_seq) {
-		/* a collector's drop, or a sensor's first LOSS before its
-		 * batch was stored: decided when (if) that batch comes */
-		if (s->loss_ncand < 8) {
-			s->loss_cand_seq[s->loss_ncand] = l->first_seq;
+	uint64_t seq = l->first_seq;
+
+	if (seq && seq == l->last_seq) {
+		unsigned i;
+
+		/* a collector lost batch seq: void when it is stored (before
+		 * or after this LOSS), once per seq however many said it */
+		if (seq <= s->last_seq && !in_gap(s, seq))
+			return;
+		for (i = 0; i < s->loss_ncand && s->loss_cand_seq[i] != seq; i++)
+			;
+		if (i < s->loss_ncand) {
+			if (l->dropped > s->loss_cand_n[i])
+				s->loss_cand_n[i] = l->dropped;
+		} else if (s->loss_ncand < 8) {
+			s->loss_cand_seq[s->loss_ncand] = seq;
 			s->loss_cand_n[s->loss_ncand++] = l->dropped;
 		} else {
 			s->collector_loss += l->dropped;
@@ -428,14 +441,13 @@ static void on_loss(struct proto_stream *s, const struct proto_loss *l)
 	loss_total(s);
 }
 
-/* Batch seq of s is stored: a single-seq LOSS naming it was a sensor's. */
+/* Batch seq of s is stored: a LOSS naming it is void (it arrived after
+ * all). */
 static void loss_stored(struct proto_stream *s, uint64_t seq)
 {
 	for (unsigned i = 0; i < s->loss_ncand; i++) {
 		if (s->loss_cand_seq[i] != seq)
 			continue;
-		if (s->loss_cand_n[i] > s->sensor_loss)
-			s->sensor_loss = s->loss_cand_n[i];
 		s->loss_cand_seq[i] = s->loss_cand_seq[--s->loss_ncand];
 		s->loss_cand_n[i] = s->loss_cand_n[s->loss_ncand];
 		i--;

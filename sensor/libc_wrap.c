@@ -671,7 +671,7 @@ SN_EXPORT int dup2(int fd, int fd2)
 	return r;
 }
 
-/* dup3 is recorded as DUP2 (the flags are not kept). */
+/* dup3: its own event, with its flags (O_CLOEXEC). */
 SN_EXPORT int dup3(int fd, int fd2, int flags)
 {
 	struct sn_call c;
@@ -692,7 +692,8 @@ SN_EXPORT int dup3(int fd, int fd2, int flags)
 		sn_fd_set(r, p);
 	call_end(&c);
 	if (c.on)
-		rec(&c, PROTO_EV_DUP2, r < 0, fd, fd2, r, p, ERR_IF(&c, r < 0), 0);
+		rec(&c, PROTO_EV_DUP3, r < 0, fd, fd2, r, p, ERR_IF(&c, r < 0),
+		    flags);
 	call_done(&c);
 	return r;
 }
@@ -706,36 +707,51 @@ static void forget_range(unsigned lo, unsigned hi)
 }
 
 /* close_range and closefrom close many descriptors at once (daemons, the
- * children of process managers): not recorded (no event type), but the
- * runtime's own descriptors are moved or dropped first. */
+ * children of process managers): the runtime's own descriptors in the
+ * range are moved above it first, or dropped when no number is free
+ * there (closefrom, close_range(lo, ~0U)): the sender then makes new ones
+ * (a new connection resends what was not acknowledged), so the program
+ * streams on. Recorded as CLOSE_RANGE (lo, hi, flags) and CLOSEFROM (lo).
+ * With CLOSE_RANGE_CLOEXEC nothing is closed (the runtime's descriptors
+ * are close-on-exec already). */
 SN_EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
 {
+	struct sn_call c;
 	int r;
 
-	if (SN_UNLIKELY(!sn_real.close_range))
-		sn_libc_resolve();
+	call_begin(&c, sn_real.close_range != NULL);
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		sn_own_evict(lo, hi);
-	if (!sn_real.close_range) {
+	if (sn_real.close_range) {
+		r = sn_real.close_range(lo, hi, flags);
+	} else {
 		errno = ENOSYS;
-		return -1;
+		r = -1;
 	}
-	r = sn_real.close_range(lo, hi, flags);
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
 		forget_range(lo, hi);
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_CLOSE_RANGE, r < 0, lo, hi, flags, r,
+		    ERR_IF(&c, r < 0), 0);
+	call_done(&c);
 	return r;
 }
 
 SN_EXPORT void closefrom(int lo)
 {
-	if (SN_UNLIKELY(!sn_real.closefrom))
-		sn_libc_resolve();
-	if (lo < 0)
-		lo = 0;
-	sn_own_evict(lo, INT_MAX);
+	struct sn_call c;
+	int from = lo < 0 ? 0 : lo;
+
+	call_begin(&c, sn_real.closefrom != NULL);
+	sn_own_evict(from, INT_MAX);
 	if (sn_real.closefrom)
 		sn_real.closefrom(lo);
-	forget_range((unsigned)lo, UINT_MAX);
+	forget_range((unsigned)from, UINT_MAX);
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_CLOSEFROM, 0, lo, 0, 0, 0, 0, 0);
+	call_done(&c);
 }
 
 SN_EXPORT int fclose(FILE *f)

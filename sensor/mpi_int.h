@@ -22,7 +22,7 @@
  * the common epilogue. */
 struct mw_call {
 	int on;				/* an event is being recorded */
-	int flush;			/* sn_flush_all() after the event */
+	int flush;			/* after the event: 1 sn_flush_all(), 2 sn_ship_all() */
 	uint16_t type;			/* PROTO_EV_*; __INVALID: no event */
 	uint16_t flags;			/* PROTO_EVF_* */
 	uint64_t t0;			/* entry time */

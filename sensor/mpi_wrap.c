@@ -681,7 +681,9 @@ void mw_end(struct mw_call *c, int rc)
 		sn_leave();
 	}
 	mw_call_done(c);
-	if (c->flush)
+	if (c->flush == 2)
+		sn_ship_all();
+	else if (c->flush)
 		sn_flush_all();
 	/* once, as MPI_Init returns: the wrapper's own calls are traced from
 	 * here (the guard is free again) */
@@ -854,9 +856,10 @@ static int do_Finalize(struct mw_call *c)
 	rc = next_Finalize();
 	mw_state = ST_FINALIZED;
 	tables_free();
-	/* the sensor ships over its own socket: flushing after MPI is gone
-	 * is fine, and the Finalize event is then part of the flush */
-	c->flush = 1;
+	/* the sensor ships over its own socket: shipping after MPI is gone
+	 * is fine, and the Finalize event is then part of it; no wait for
+	 * the acknowledgements (the exit's final flush has them) */
+	c->flush = 2;
 	return rc;
 }
 

@@ -241,7 +241,8 @@ SN_HIDDEN int sn_sender_is_self(void);
 SN_HIDDEN int sn_sender_running(void);
 SN_HIDDEN void sn_sender_atfork_child(void);
 SN_HIDDEN void sn_sender_stop(void);
-/* Ask the sender to ship what is buffered; reason: -1 plain flush, 0 exit
+/* Ask the sender to ship what is buffered; reason: -2 ship without
+ * waiting for the acknowledgements, -1 plain flush (acknowledged), 0 exit
  * (BYE normal), 1 fatal signal (BYE signal), 2 exec (BYE exec). Waits at
  * most timeout_ms. Async-signal-safe except for the first call's lazy
  * set-up. */
@@ -259,8 +260,9 @@ enum { SN_OWN_SOCK, SN_OWN_EVENT, SN_OWN_STAT, SN_OWN_N };
  * holds a while (created at the lowest free number, they would take the
  * numbers the program is about to get). */
 SN_HIDDEN int sn_own_high(int fd);
-/* Publish fd (which the caller just made) in slot, first moved high and
- * close-on-exec when it can be. Returns the number now published. */
+/* Publish fd (which the caller just made, close-on-exec) in slot at
+ * once, then move it high when it can be. Returns the number now
+ * published (-1: dropped by an eviction meanwhile). */
 SN_HIDDEN int sn_own_adopt(int slot, int fd);
 /* Begin a use of slot's descriptor: returns it, or -1 when the slot is
  * empty or was dropped; every get is paired with sn_own_put(slot, phase)
@@ -283,6 +285,8 @@ SN_HIDDEN void sn_own_atfork_child(void);
 /* rt_init.c (sn_init is in sensor.h) */
 SN_HIDDEN uint64_t sn_stream_id(void);
 SN_HIDDEN void sn_new_stream_id(void);
+/* The verifier of this stream's key (PROTO_MAC bytes; proto/auth.h). */
+SN_HIDDEN const uint8_t *sn_stream_verifier(void);
 /* Fill m (id and key/values) with the stream metadata. Thread-safe. */
 SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
 SN_HIDDEN void sn_calibrate(int at_exit);

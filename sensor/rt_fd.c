@@ -6,8 +6,9 @@
  * eventfd, /proc/self/stat). Each lives in a slot; it is moved high
  * (F_DUPFD_CLOEXEC at or above a base well clear of the numbers programs
  * use) and is close-on-exec. A program may still close it or dup2 onto it
- * (a daemon closing every descriptor above 2, MPICH's proxy rearranging
- * its low descriptors in a forked child): the wrapper first evicts the
+ * (a daemon closing every descriptor above 2 by close, close_range or
+ * closefrom, MPICH's proxy rearranging its low descriptors in a forked
+ * child): the wrapper first evicts the
  * slot (its file moves to another free number, or the slot is dropped
  * when there is none outside the range being closed), then the program's
  * call runs and succeeds as it would untraced. The sender notices a
@@ -136,14 +137,32 @@ int sn_own_high(int fd)
 	return hi;
 }
 
-/* See rt.h. */
+/* See rt.h. The new descriptor is published at once, at the number the
+ * kernel gave it (no call makes a socket or an eventfd at a chosen
+ * number), then moved high like an eviction moves it: from the first
+ * instruction after its creation a program's close, dup2 or close_range
+ * over that number evicts it as any slot's, where a move before the
+ * publication left a window in which the program closed the runtime's
+ * descriptor (or a new file of its own under the runtime's number). */
 int sn_own_adopt(int slot, int fd)
 {
+	struct own_slot *s = &slots[slot];
+	int hi;
+
 	if (fd < 0)
 		return -1;
-	fd = sn_own_high(fd);
-	atomic_store(&slots[slot].fd, fd);
-	return fd;
+	atomic_store(&s->fd, fd);
+	if (fd >= base() || (hi = dup_at(fd, base())) < 0)
+		return fd;
+	if (atomic_compare_exchange_strong(&s->fd, &fd, hi)) {
+		quiesce(s);
+		raw_close(fd);
+		return hi;
+	}
+	/* evicted meanwhile: the program's call closes the low number, the
+	 * eviction's copy (or none) is the slot's */
+	raw_close(hi);
+	return sn_own_peek(slot);
 }
 
 /* See rt.h. */

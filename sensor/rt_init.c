@@ -263,7 +263,19 @@ uint64_t sn_stream_id(void)
 	return atomic_load(&stream_id);
 }
 
-/* Draw a new random stream id. */
+/* The stream's key never leaves the process; collectors learn its
+ * verifier (proto/auth.h, "Stream keys"), with which a reconnection
+ * proves it is this stream's and not another process speaking for it. */
+static uint8_t stream_key[PROTO_STREAM_KEY];
+static uint8_t stream_verifier[PROTO_MAC];
+
+const uint8_t *sn_stream_verifier(void)
+{
+	return stream_verifier;
+}
+
+/* Draw a new random stream id and stream key (at start, in a forked
+ * child, after a failed exec: before the sender thread runs). */
 void sn_new_stream_id(void)
 {
 	uint64_t id = 0;
@@ -271,6 +283,14 @@ void sn_new_stream_id(void)
 	while (id == 0)
 		if (proto_random(&id, sizeof(id)))
 			id = ((uint64_t)getpid() << 32) ^ sn_now_vdso();
+	if (proto_random(stream_key, sizeof(stream_key))) {
+		/* no entropy source at all: a key that is at least not the
+		 * stream id (the proof still binds a reconnection to it) */
+		uint64_t t = sn_now_vdso() ^ ((uint64_t)getpid() << 40);
+
+		proto_hmac_sha256(&t, sizeof(t), &id, sizeof(id), stream_key);
+	}
+	proto_stream_verifier(stream_key, id, stream_verifier);
 	atomic_store(&stream_id, id);
 }
 
@@ -1029,4 +1049,11 @@ void sn_flush_all(void)
 {
 	if (atomic_load(&sn_state) == SN_ST_READY)
 		sn_sender_flush(-1, 5000);
+}
+
+/* See sensor.h. */
+void sn_ship_all(void)
+{
+	if (atomic_load(&sn_state) == SN_ST_READY)
+		sn_sender_flush(-2, 5000);
 }

@@ -14,7 +14,8 @@
  * sender stops draining and the producers count drops). After a broken
  * connection it reconnects with backoff and resends what is unacknowledged.
  *
- * Connection: HELLO, CHALLENGE, AUTH, WELCOME (server proof checked), META,
+ * Connection: HELLO, CHALLENGE, AUTH, KEY (the stream key proof), WELCOME
+ * (server proof checked), META,
  * then BATCH / PING / CLOCK / LOSS; BYE at the end (docs/ARCHITECTURE.md).
  * Clock: 20 PING/PONG rounds after connecting (phase 0), 5 every 5 s
  * (phase 1), 20 at the end (phase 2), shipped as CLOCK frames.
@@ -97,10 +98,11 @@ static struct {
 	size_t rlen;
 	uint64_t next_connect, backoff_ms;
 	int warned, ended, own_payload;
+	int welcomed;		/* this stream was welcomed once (KEY) */
 	uint64_t last_ping, last_mem, last_loss;
 	uint64_t next_drain;	/* the periodic drain is due (mono ns) */
 	uint64_t last_drain;	/* the last drain (mono ns) */
-	uint64_t loss_sent, loss_first_seq;
+	uint64_t loss_sent;
 	uint64_t minflt, majflt;
 	uint8_t nonce[PROTO_NONCE];
 	/* what the reader saw */
@@ -120,7 +122,7 @@ static _Atomic(const char *) why_failed;
 static _Atomic int said;
 static _Atomic int running;
 static _Atomic uint64_t flush_req, flush_done;
-static _Atomic int flush_reason = -1;
+static _Atomic int flush_reason = -2;	/* the highest reason asked, -2 none */
 static _Atomic int stop_req, resume_req, meta_dirty, calib_req;
 /* calib_req (sn_sender_calibrate) */
 enum { CAL_NONE, CAL_ASKED, CAL_DONE, CAL_TAKEN };
@@ -428,13 +430,12 @@ static void send_loss(void)
 
 	if (d == S.loss_sent || S.sock < 0)
 		return;
+	/* the drops never became batches: the LOSS names no seq, so that
+	 * it cannot be taken for a collector's LOSS of one lost batch
+	 * (PROTOCOL.md, "LOSS"; counted once by the reader) */
 	mp = small_msg(PROTO_MSG_LOSS);
-	if (!S.loss_first_seq)
-		S.loss_first_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
 	mp->u.loss.stream = sn_stream_id();
 	mp->u.loss.dropped = d;
-	mp->u.loss.first_seq = S.loss_first_seq;
-	mp->u.loss.last_seq = S.seq_next > 1 ? S.seq_next - 1 : 1;
 	if (send_msg(mp) == 0) {
 		S.loss_sent = d;
 		atomic_store(&loss_said, d);
@@ -537,6 +538,18 @@ static int handshake(void)
 			 mp->u.auth.mac);
 	if (send_msg(mp))
 		return PROTO_E_IO;
+	/* the stream key proof (PROTOCOL.md, "Stream keys"); a collector
+	 * that does not know the stream asks its parent before WELCOME */
+	if (S.challenge.flags & PROTO_CHALLENGE_KEY) {
+		mp = small_msg(PROTO_MSG_KEY);
+		proto_key_claim(&mp->u.key, sn_stream_verifier(), sn_stream_id(),
+				S.challenge.nonce, S.nonce,
+				S.challenge.flags);
+		if (!S.welcomed)
+			mp->u.key.flags |= PROTO_KEY_FIRST;
+		if (send_msg(mp))
+			return PROTO_E_IO;
+	}
 	if (!wait_for(&S.got_welcome, dl))
 		return PROTO_E_AUTH;
 	proto_auth_proof(PROTO_AUTH_SERVER, sn_cfg.secret, sn_cfg.secretlen,
@@ -546,6 +559,7 @@ static int handshake(void)
 		return PROTO_E_AUTH;
 	}
 	S.node_id = S.welcome.node_id;
+	S.welcomed = 1;
 	return 0;
 }
 
@@ -766,15 +780,30 @@ static void say_undelivered(uint64_t pending)
 	       why ? why : "not acknowledged before the end");
 }
 
+/* The end of the stream on the connection: the last clock rounds, LOSS,
+ * BYE (reason). 1 when the BYE went out. */
+static int send_bye(int reason)
+{
+	struct proto_msg *m;
+
+	ping_rounds(20, 2);
+	send_loss();
+	m = small_msg(PROTO_MSG_BYE);
+	m->u.bye.stream = sn_stream_id();
+	m->u.bye.last_seq = S.seq_next - 1;
+	m->u.bye.reason = (uint32_t)reason;
+	return S.sock >= 0 && send_msg(m) == 0;
+}
+
 static void handle_flush(void)
 {
 	uint64_t target = atomic_load(&flush_req);
-	int reason;
+	int reason, bye = 0;
 	uint64_t dl;
 
 	if (target <= atomic_load(&flush_done))
 		return;
-	reason = atomic_exchange(&flush_reason, -1);
+	reason = atomic_exchange(&flush_reason, -2);
 	sn_clock_anchor();
 	drain(1, 1);
 	if (S.nev > 0)
@@ -786,12 +815,24 @@ static void handle_flush(void)
 	 * rank -1 */
 	if (S.sock >= 0 && atomic_exchange(&meta_dirty, 0))
 		send_meta();
-	dl = mono() + 4000000000ull;
+	/* at the end, the BYE right behind the last batch: a collector
+	 * forwards a BYE at once with what it holds before it, where the
+	 * last batches alone would wait for its --flush-ms at every level of
+	 * the tree (the exiting process waited for that); the BYE's ACK
+	 * covers every batch. After a reconnection (batches resent) it goes
+	 * again below. */
+	if (reason >= 0 && S.sock >= 0 && S.sent_upto + 1 >= S.seq_next)
+		bye = send_bye(reason);
+	/* -2 ships only: the process goes on (MPI_Finalize) and its end
+	 * waits for the acknowledgements, quickly with its BYE, where a
+	 * wait here lasted the collectors' --flush-ms at every level */
+	dl = mono() + (reason == -2 ? 0 : 4000000000ull);
 	while (S.acked + 1 < S.seq_next && mono() < dl) {
 		if (S.sock < 0) {
 			/* lost on the way: reconnect once more, resending */
 			if (try_connect())
 				break;
+			bye = 0;
 			continue;
 		}
 		if (S.sent_upto + 1 < S.seq_next) {
@@ -802,28 +843,18 @@ static void handle_flush(void)
 		}
 		pump(50);
 	}
-	if (reason >= 0 && S.sock >= 0) {
-		struct proto_msg *m;
-		int acked = 0;
-
-		ping_rounds(20, 2);
-		send_loss();
-		m = small_msg(PROTO_MSG_BYE);
-		m->u.bye.stream = sn_stream_id();
-		m->u.bye.last_seq = S.seq_next - 1;
-		m->u.bye.reason = (uint32_t)reason;
-		if (S.sock >= 0 && send_msg(m) == 0) {
-			dl = mono() + 1000000000ull;
-			while (S.sock >= 0 && S.acked + 1 < S.seq_next &&
-			       mono() < dl)
-				pump(50);
-			acked = S.acked + 1 >= S.seq_next;
-		}
+	if (reason >= 0 && S.sock >= 0 && !bye && (bye = send_bye(reason))) {
+		dl = mono() + 1000000000ull;
+		while (S.sock >= 0 && S.acked + 1 < S.seq_next && mono() < dl)
+			pump(50);
+	}
+	if (reason >= 0 && bye)
 		SN_DEBUG("BYE sent (last seq %llu, %s)",
 			 (unsigned long long)(S.seq_next - 1),
-			 acked ? "acknowledged" : "not acknowledged");
+			 S.acked + 1 >= S.seq_next ? "acknowledged" :
+			 "not acknowledged");
+	if (reason >= 0 && S.sock >= 0)
 		disconnect("end of stream");
-	}
 	if (reason >= 0) {
 		S.ended = 1;
 		say_undelivered(S.nev);
@@ -838,7 +869,7 @@ static void new_stream(void)
 	S.seq_next = 1;
 	S.acked = 0;
 	S.sent_upto = 0;
-	S.loss_first_seq = 0;
+	S.welcomed = 0;
 	S.loss_sent = 0;
 	atomic_store(&loss_said, 0);
 	atomic_store(&said, 0);
@@ -1120,7 +1151,7 @@ void sn_sender_atfork_child(void)
 	atomic_store(&running, 0);
 	atomic_store(&flush_req, 0);
 	atomic_store(&flush_done, 0);
-	atomic_store(&flush_reason, -1);
+	atomic_store(&flush_reason, -2);
 	atomic_store(&stop_req, 0);
 	atomic_store(&resume_req, 0);
 	atomic_store(&meta_dirty, 0);

@@ -93,9 +93,13 @@ SN_HIDDEN void sn_cfg_bad(const char *name, const char *v, const char *want,
 SN_HIDDEN int sn_env_word(const char *name, const char *const *words, int def,
 			  const char *want);
 
-/* Flush everything buffered and wait (bounded) until the sender has shipped
- * it: called at MPI_Finalize, exit, exec and fatal signals. */
+/* Flush everything buffered and wait (bounded) until the collector has
+ * acknowledged it: called at MPI_Abort (the job is killed next). */
 SN_HIDDEN void sn_flush_all(void);
+/* Ship everything buffered without waiting for the acknowledgements:
+ * MPI_Finalize (the process goes on to its exit, whose final flush waits
+ * for them). */
+SN_HIDDEN void sn_ship_all(void);
 
 /* Initialise the runtime now (idempotent; also done lazily by the first
  * sn_enter()). A wrapper library calls it from its constructor. Returns 0,

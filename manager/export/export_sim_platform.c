@@ -167,8 +167,16 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 	if (!mgr_smpi_factor_ok(bwf))
 		bwf = "0:1";
 	fprintf(f, "  <network one-way-latency=\"%.6g\" link-latency=\"%.6g\" "
-		"link-bandwidth=\"%.6g\" bw-factor=\"%s\" source=\"%s\"/>\n",
+		"link-bandwidth=\"%.6g\" bw-factor=\"%s\" source=\"%s\"",
 		lat, lat / 2, bw, bwf, src);
+	/* when the ping-pong measured them (a kept measure: before this job) */
+	const char *when = net_meta(t, rk, n, "net_calibration_date");
+	if (when && !strcmp(src, "trace")) {
+		fputs(" measured=\"", f);
+		xml_attr(f, when);
+		fputs("\"", f);
+	}
+	fputs("/>\n", f);
 	for (int64_t r = 0; r < n; r++) {
 		const struct proto_stream *s = rk[r].st->s;
 		double speed = 0;

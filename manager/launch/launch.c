@@ -78,6 +78,8 @@ struct launch {
 	char colname[MGR_JD_MAX_COLLECTORS][96];
 	char logdir[PATH_MAX];
 	struct mgr_netcal nc;			/* network ping-pong before the app */
+	struct mgr_netcal_job ncjob;		/* ... while it runs */
+	struct mgr_netcal_key nckey;		/* ... what its cached measure is for */
 	int cores[MGR_JD_MAX_HOSTS];		/* 0 not asked yet, -1 unknown */
 	long long mark[PH_N + 1];		/* when each phase began (ms) */
 	int step_out;				/* the srun step's stdout, or -1 */
@@ -358,12 +360,15 @@ static void tls_words(const struct launch *L, const char *name,
 
 /* Wait (L->start_ms at most) until the collector at addr, run by ch, has
  * its parent's WELCOME: 1, 0 when it answers without it, -1 when it does
- * not answer (why says) or ch exited. */
+ * not answer (why says) or ch exited. The queries come 1 ms apart at
+ * first, doubling to 50 ms: a collector on this machine is up within a
+ * few ms of its start, one behind ssh later. */
 static int wait_parent(struct launch *L, struct mgr_child *ch, const char *addr,
 		       char *why, size_t cap)
 {
 	long long deadline = mgr_now_ms() + L->start_ms;
 	struct up_check u = {.up = -1};
+	useconds_t step = 1000;
 
 	while (mgr_now_ms() < deadline) {
 		u.up = -1;
@@ -372,11 +377,16 @@ static int wait_parent(struct launch *L, struct mgr_child *ch, const char *addr,
 			break;
 		if (mgr_child_exited(ch))
 			break;
-		usleep(100000);
+		usleep(step);
+		if (step < 50000)
+			step *= 2;
 	}
 	return u.up;
 }
 
+/* Start collector i and wait for its "listening" line (its address is
+ * what its children need): 0, or -1 after a message with the tail of
+ * its log. Whether it reached its parent is collector_up's. */
 static int start_collector(struct launch *L, int i)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -385,9 +395,9 @@ static int start_collector(struct launch *L, int i)
 	const char *words[ARGV_MAX], *argv[ARGV_MAX];
 	char listen[300], parent[160], optbuf[MGR_JD_MAX_OPTS][80];
 	char tlsbuf[3][PATH_MAX + 64], tls_listen[300];
-	char logpath[PATH_MAX + 128], why[512];
+	char logpath[PATH_MAX + 128];
 	static char store[CMD_MAX * 2];
-	int n = 0, fd, rc = -1;
+	int n = 0, fd, rc;
 	struct mgr_child *ch = &L->col[i];
 
 	snprintf(L->colname[i], sizeof(L->colname[i]), "collector '%s' on %s",
@@ -445,9 +455,27 @@ static int start_collector(struct launch *L, int i)
 		else
 			mgr_err("%s did not start within %d s", L->colname[i],
 				L->start_ms / 1000);
-		goto out;
+		log_tail(logpath);
+		rc = -1;
+	} else {
+		rc = 0;
 	}
-	int up = wait_parent(L, ch, ch->addr, why, sizeof(why));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Has collector i (started) its parent's WELCOME? 0, or -1 after a
+ * message with the tail of its log. */
+static int collector_up(struct launch *L, int i)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	struct mgr_jd_collector *c = &jd->col[i];
+	struct mgr_child *ch = &L->col[i];
+	const struct mgr_child *pc = c->parent < 0 ? &L->root : &L->col[c->parent];
+	const char *parent = cross_host(L, i) ? pc->tls_addr : pc->addr;
+	char logpath[PATH_MAX + 128], why[512];
+	int rc = -1, up = wait_parent(L, ch, ch->addr, why, sizeof(why));
 
 	if (up > 0) {
 		fprintf(stderr, "tapestry: %s up at %s (parent %s)\n", L->colname[i],
@@ -465,11 +493,11 @@ static int start_collector(struct launch *L, int i)
 		mgr_err("%s announced %s but does not answer there: %s",
 			L->colname[i], ch->addr, why);
 	}
-out:
-	if (fd >= 0)
-		close(fd);
-	if (rc)
+	if (rc) {
+		snprintf(logpath, sizeof(logpath), "%s/collector-%s.log", L->logdir,
+			 c->name);
 		log_tail(logpath);
+	}
 	return rc;
 }
 
@@ -915,93 +943,118 @@ out:
 	return rc;
 }
 
-/* The network calibration (manager/launch/netcal.c) with the job's mpirun: two
- * processes, on rank 0's host and on the first other host a rank runs on
- * (both on rank 0's host when every rank shares it), the description's
- * environment, not traced. A failure leaves the defaults to the export. */
-static void calibrate(struct launch *L)
+/* The ping-pong's hosts: rank 0's and the first other host a rank runs
+ * on (rank 0's twice when every rank shares it), in mpirun's hostfile
+ * (path) and as the cache key's line. 0, or -1 (nc says why). */
+static int pingpong_hosts(struct launch *L, const char *path)
 {
 	/* in a Slurm allocation, mpirun knows the nodes by their names */
 #define HN(h) (jd->from_slurm ? jd->host[h].name : jd->host[h].address)
 	struct mgr_jobdesc *jd = L->jd;
-	const char *argv[MGR_NETCAL_ARGV_MAX];
-	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64], agent[PATH_MAX + 64];
-	char *env[MGR_JD_MAX_ENV + 1] = {NULL};
-	int h0 = mgr_jd_rank_host(jd, 0), h1 = h0, n = 0;
+	int h0 = mgr_jd_rank_host(jd, 0), h1 = h0, omp = jd->mpi == MGR_MPI_OPENMPI;
 	FILE *f;
 
 	for (int r = 1; r < jd->processes && h1 == h0; r++)
 		h1 = mgr_jd_rank_host(jd, r);
 	if (h0 < 0 || h1 < 0)
 		h0 = h1 = 0;
+	if (!(f = fopen(path, "w"))) {
+		mgr_netcal_skip(&L->nc, "failed: cannot write %s", path);
+		return -1;
+	}
+	if (h0 == h1)
+		fprintf(f, omp ? "%s slots=2\n" : "%s:2\n", HN(h0));
+	else
+		fprintf(f, omp ? "%s slots=1\n%s slots=1\n" : "%s:1\n%s:1\n", HN(h0),
+			HN(h1));
+	if (fclose(f) != 0) {
+		mgr_netcal_skip(&L->nc, "failed: cannot write %s", path);
+		return -1;
+	}
+	for (int k = 0; k < 2; k++) {
+		const struct mgr_jd_host *h = &jd->host[k ? h1 : h0];
+		const struct mgr_jd_launcher *l = h->launcher;
+
+		mgr_netcal_key_add(&L->nckey, "host %s %s launcher %d %s %s %d %s %s",
+				   HN(k ? h1 : h0), h->name, (int)l->type,
+				   l->command ? l->command : "", l->user ? l->user : "",
+				   l->port, l->identity ? l->identity : "",
+				   l->options ? l->options : "");
+	}
+	return 0;
+#undef HN
+}
+
+/* The network calibration (manager/launch/netcal.c) with the job's
+ * mpirun: two processes on the hosts of pingpong_hosts, the description's
+ * environment, not traced. Started beside the collectors (it measures
+ * once calibrate_finish lets it), or taken from the cache (fresh: not). A
+ * failure leaves the defaults to the export. */
+static void calibrate_start(struct launch *L, int fresh)
+{
+	struct mgr_jobdesc *jd = L->jd;
+	const char *argv[MGR_NETCAL_ARGV_MAX];
+	const char *mpirun = jd->mpi == MGR_MPI_OPENMPI ? "mpirun.openmpi" : "mpirun.mpich";
+	char hostfile[PATH_MAX + 64], logpath[PATH_MAX + 64], agent[PATH_MAX + 64];
+	char *env[MGR_JD_MAX_ENV + 1] = {NULL};
+	int n = 0, omp = jd->mpi == MGR_MPI_OPENMPI;
+
+	mgr_netcal_key_init(&L->nckey, mgr_jd_mpi_name(jd->mpi), mpirun);
 	snprintf(hostfile, sizeof(hostfile), "%s/plan/pingpong.hosts", L->dir);
 	snprintf(logpath, sizeof(logpath), "%s/pingpong.log", L->logdir);
-	if (!(f = fopen(hostfile, "w"))) {
-		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
+	if (pingpong_hosts(L, hostfile)) {
 		mgr_err("warning: network ping-pong %s: the SimGrid platform will "
 			"use default latency and bandwidth", L->nc.note);
 		return;
 	}
-	if (jd->mpi == MGR_MPI_OPENMPI) {
-		if (h0 == h1)
-			fprintf(f, "%s slots=2\n", HN(h0));
-		else
-			fprintf(f, "%s slots=1\n%s slots=1\n", HN(h0),
-				HN(h1));
-	} else {
-		if (h0 == h1)
-			fprintf(f, "%s:2\n", HN(h0));
-		else
-			fprintf(f, "%s:1\n%s:1\n", HN(h0),
-				HN(h1));
-	}
-	if (fclose(f) != 0) {
-		mgr_netcal_skip(&L->nc, "failed: cannot write %s", hostfile);
-		mgr_err("warning: network ping-pong %s: the SimGrid platform will "
-			"use default latency and bandwidth", L->nc.note);
-		return;
-	}
-	if (jd->mpi == MGR_MPI_OPENMPI) {
-		argv[n++] = "mpirun.openmpi";
-		argv[n++] = "--hostfile";
-		argv[n++] = hostfile;
-		for (int i = 0; i < jd->nenv && n < MGR_NETCAL_ARGV_MAX - 8; i++) {
-			if (asprintf(&env[i], "%s=%s", jd->env[i].name,
-				     jd->env[i].value) < 0) {
-				env[i] = NULL;
-				break;
-			}
-			argv[n++] = "-x";
-			argv[n++] = env[i];
-		}
-	} else {
-		argv[n++] = "mpirun.mpich";
-		argv[n++] = "-f";
-		argv[n++] = hostfile;
-		for (int i = 0; i < jd->nenv && n < MGR_NETCAL_ARGV_MAX - 8; i++) {
+	argv[n++] = mpirun;
+	argv[n++] = omp ? "--hostfile" : "-f";
+	argv[n++] = hostfile;
+	for (int i = 0; i < jd->nenv && n < MGR_NETCAL_ARGV_MAX - 8; i++) {
+		mgr_netcal_key_add(&L->nckey, "env %s=%s", jd->env[i].name,
+				   jd->env[i].value);
+		if (!omp) {
 			argv[n++] = "-genv";
 			argv[n++] = jd->env[i].name;
 			argv[n++] = jd->env[i].value;
+		} else if (asprintf(&env[i], "%s=%s", jd->env[i].name,
+				    jd->env[i].value) >= 0) {
+			argv[n++] = "-x";
+			argv[n++] = env[i];
+		} else {
+			env[i] = NULL;
+			break;
 		}
 	}
 	if (write_agent(L, agent, sizeof(agent)) == 0 && agent[0]) {
-		argv[n++] = jd->mpi == MGR_MPI_OPENMPI ? "--mca" : "-launcher";
-		argv[n++] = jd->mpi == MGR_MPI_OPENMPI ? "plm_rsh_agent" : "ssh";
-		if (jd->mpi != MGR_MPI_OPENMPI)
+		argv[n++] = omp ? "--mca" : "-launcher";
+		argv[n++] = omp ? "plm_rsh_agent" : "ssh";
+		if (!omp)
 			argv[n++] = "-launcher-exec";
 		argv[n++] = agent;
 	}
 	argv[n++] = "-np";
 	argv[n++] = "2";
 	argv[n] = NULL;
-	if (mgr_netcal_run(argv, mgr_jd_mpi_name(jd->mpi), logpath,
-			   MGR_NETCAL_TIMEOUT_MS, &L->nc) == 0) {
-		char brief[512];
+	/* a kept measure is said with the figures (calibrate_finish) */
+	if (fresh || !mgr_netcal_cached(&L->nckey, logpath, &L->nc))
+		mgr_netcal_start(argv, mgr_jd_mpi_name(jd->mpi), logpath,
+				 MGR_NETCAL_TIMEOUT_MS, &L->ncjob, &L->nc);
+	free_env(env);
+}
 
+/* The started ping-pong measures now (the collectors are up) and is
+ * waited for; its measure goes to the cache. */
+static void calibrate_finish(struct launch *L)
+{
+	char brief[512];
+
+	if (L->ncjob.pid > 0 && mgr_netcal_finish(&L->ncjob, &L->nc) == 0)
+		mgr_netcal_store(&L->nckey, L->ncjob.log, &L->nc);
+	if (L->nc.ok) {
 		mgr_netcal_brief(&L->nc, brief, sizeof(brief));
 		fprintf(stderr, "tapestry: network %s\n", brief);
 	}
-	free_env(env);
 }
 
 /* Not MPI: one process per rank, each through its host's launcher, with
@@ -1119,7 +1172,11 @@ static void launch_help(FILE *out)
 	      "  --no-pingpong          do not measure the network before an MPI\n"
 	      "                         application (by default an MPI ping-pong between\n"
 	      "                         two of its hosts gives the SimGrid platform its\n"
-	      "                         latency and bandwidth; logs/pingpong.log)\n"
+	      "                         latency and bandwidth; logs/pingpong.log). A\n"
+	      "                         measure is kept for a day and used again by the\n"
+	      "                         next job with the same hosts, MPI and settings\n"
+	      "                         (docs/modules/manager-launch.md)\n"
+	      "  --fresh-pingpong       measure again even when a kept measure applies\n"
 	      "  --times                at the end, one line with the seconds each phase\n"
 	      "                         took (set-up, collectors up, ping-pong,\n"
 	      "                         application, drain, post-processing and\n"
@@ -1164,7 +1221,8 @@ struct launch_opts {
 	char defdir[64];		/* dir when -o is not given */
 	char absdir[PATH_MAX];		/* dir made absolute */
 	int start_ms;
-	int keep_going, pingpong, times;
+	int keep_going, times;
+	int pingpong;			/* 0 none, 1 kept or measured, 2 measured */
 	struct mgr_live_opts live;	/* live.outdir: --live-ti */
 };
 
@@ -1179,6 +1237,7 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		{"live-ti", required_argument, NULL, 'L'},
 		{"live-fifo", no_argument, NULL, 'F'},
 		{"no-pingpong", no_argument, NULL, 'P'},
+		{"fresh-pingpong", no_argument, NULL, 'R'},
 		{"times", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1206,6 +1265,7 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		case 'L': o->live.outdir = optarg; break;
 		case 'F': o->live.fifo = 1; break;
 		case 'P': o->pingpong = 0; break;
+		case 'R': o->pingpong = 2; break;
 		case 'T': o->times = 1; break;
 		case 'h': launch_help(stdout); return 0;
 		default: launch_help(stderr); return 2;
@@ -1333,7 +1393,22 @@ static int check_secret_mpirun(struct launch *L)
 	return 0;
 }
 
-/* The root receiver, which creates the job directory, then DIR/logs and
+/* DIR/logs and DIR/plan, before anything runs (the ping-pong's hostfile
+ * and log go there): 0, or -1 after a message. */
+static int job_dirs(struct launch *L)
+{
+	char plan[PATH_MAX + 16];
+
+	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
+	snprintf(plan, sizeof(plan), "%s/plan", L->dir);
+	if (mkdir(L->logdir, 0700) < 0 || mkdir(plan, 0700) < 0) {
+		mgr_err("cannot create the logs and the plan in %s: %m", L->dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* The root receiver, which writes the job directory, then the plan in
  * DIR/plan (with a copy of the description desc): 0, or -1 after a
  * message. */
 static int start_root(struct launch *L, const char *desc)
@@ -1363,10 +1438,8 @@ static int start_root(struct launch *L, const char *desc)
 	root_argv[rn] = NULL;
 	/* its messages go to DIR/logs like every other collector's, not
 	 * between the application's lines on the terminal */
-	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
 	snprintf(path, sizeof(path), "%s/collector-root.log", L->logdir);
-	if (mkdir(L->logdir, 0700) < 0 ||
-	    (fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
 		mgr_err("cannot write the logs into %s: %m", L->logdir);
 		return -1;
 	}
@@ -1544,10 +1617,17 @@ static int start_slurm_step(struct launch *L)
 }
 
 /* Every collector, parents first, then the network ping-pong before an
- * MPI application: 0, or -1 when a collector did not start. */
+ * MPI application: its mpirun started before the root receiver
+ * (calibrate_start) and its ranks started up beside ours; it measures
+ * once every collector is up (nothing of the job runs then). Each
+ * collector is started once its parent listens (its address is all the
+ * child needs); whether each reached its parent is checked once all are
+ * started. 0, or -1 when a collector did not start (the ping-pong is
+ * stopped then). */
 static int start_tree(struct launch *L, int pingpong)
 {
 	struct mgr_jobdesc *jd = L->jd;
+	int mpi = jd->mpi != MGR_MPI_NONE;
 
 	L->mark[PH_COLLECTORS] = mgr_now_ms();
 	for (int i = 0; i < jd->ncollectors; i++)
@@ -1555,22 +1635,29 @@ static int start_tree(struct launch *L, int pingpong)
 	qsort_r(L->order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
 	if (jd->slurm_step) {
 		if (start_slurm_step(L))
-			return -1;
+			goto fail;
 	} else {
 		for (int k = 0; k < jd->ncollectors; k++)
 			if (start_collector(L, L->order[k]))
-				return -1;
+				goto fail;
+		for (int k = 0; k < jd->ncollectors; k++)
+			if (collector_up(L, L->order[k]))
+				goto fail;
 	}
 	L->mark[PH_PINGPONG] = mgr_now_ms();
-	if (jd->mpi != MGR_MPI_NONE && pingpong) {
-		calibrate(L);
-	} else if (jd->mpi != MGR_MPI_NONE) {
+	if (mpi && pingpong) {
+		calibrate_finish(L);
+	} else if (mpi) {
 		mgr_netcal_skip(&L->nc, "skipped (--no-pingpong)");
 		fprintf(stderr, "tapestry: network ping-pong skipped (--no-pingpong): "
 			"the SimGrid platform will use default latency and "
 			"bandwidth\n");
 	}
 	return 0;
+fail:
+	if (mpi && pingpong)
+		mgr_netcal_abort(&L->ncjob);
+	return -1;
 }
 
 /* After the application (exit status app): drain the tree, end the live
@@ -1589,6 +1676,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 		how, mgr_sig_caught() ? " (tapestry was signalled: it stopped "
 		"the application)" : "");
 	L->mark[PH_DRAIN] = mgr_now_ms();
+	mgr_netcal_reap(&L->ncjob, 10000);	/* its mpirun ended beside the app */
 	if (stop_tree(L, DRAIN_TIMEOUT_MS)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
 			"may be incomplete (tapestry report says what it holds)", L->dir);
@@ -1650,6 +1738,8 @@ int mgr_cmd_launch(int argc, char **argv)
 	}
 	L->dir = o.dir;
 	L->step_out = -1;
+	L->ncjob.pid = -1;
+	L->ncjob.go_fd = L->ncjob.out_fd = L->ncjob.log_fd = -1;
 	L->start_ms = o.start_ms;
 	L->live = o.live.outdir != NULL;
 	mgr_child_init(&L->root, "root receiver");
@@ -1662,7 +1752,12 @@ int mgr_cmd_launch(int argc, char **argv)
 	}
 	if (find_programs(L) || make_credentials(L))
 		goto out;
-	if (check_secret_mpirun(L) || start_root(L, o.desc) ||
+	if (check_secret_mpirun(L) || job_dirs(L))
+		goto stop;
+	/* first: its mpirun's start is most of its time, beside ours */
+	if (L->jd->mpi != MGR_MPI_NONE && o.pingpong)
+		calibrate_start(L, o.pingpong > 1);
+	if (start_root(L, o.desc) ||
 	    (o.live.outdir && start_live(L, &o.live, &live)) ||
 	    start_tree(L, o.pingpong))
 		goto stop;
@@ -1673,6 +1768,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	goto out;
 stop:
 	stop_tree(L, 5000);
+	mgr_netcal_abort(&L->ncjob);
 	if (!app_ran) {
 		/* nothing was traced: do not leave a job directory behind */
 		nftw(L->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -1681,6 +1777,7 @@ stop:
 	}
 out:
 	stop_tree(L, 5000);
+	mgr_netcal_abort(&L->ncjob);	/* ended long ago, or stopped now */
 	mgr_child_stop(&live, 5000);
 	if (L->step_out >= 0)
 		close(L->step_out);

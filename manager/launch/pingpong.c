@@ -24,15 +24,21 @@
  *   pingpong: net_latency_ns L net_bandwidth_Bps B
  *   pingpong: size_bytes S one_way_ns min X median Y reps R   (each size)
  *   pingpong: bw_factor S0:F0;S1:F1;...
- * Usage: tapestry-pingpong-FLAVOUR [ROUNDS [SIZE [REPS]]]
+ * Usage: tapestry-pingpong-FLAVOUR [--wait-go] [ROUNDS [SIZE [REPS]]]
  * (defaults 1000, 4194304, 10; maximums 10^6, 1 GiB, 10^4).
+ * --wait-go: once both ranks are up, rank 0 waits for a line (or the end)
+ * on its stdin, which mpirun forwards from its own, before measuring
+ * (GO_WAIT_S at most): the manager starts the ping-pong beside its
+ * collectors and lets it measure once they are up.
  * Exit status 0, 2 on bad arguments or fewer than two ranks (MPI errors
  * abort the job, as MPI does by default).
  */
 #include <mpi.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ROUNDS_MAX 1000000L
 #define SIZE_MAX_BYTES (1L << 30)
@@ -41,6 +47,7 @@
 #define REPS_MID 200		/* round trips per intermediate size */
 #define MID_FIRST 64
 #define MID_LAST (1L << 20)
+#define GO_WAIT_S 50
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -78,6 +85,16 @@ static void pingpong(int rank, char *buf, int len, long n, int warm, double *t)
 	}
 }
 
+/* --wait-go: a line, the end of stdin or GO_WAIT_S, whichever is first. */
+static void wait_go(void)
+{
+	struct pollfd p = {0, POLLIN, 0};
+	char c = 0;
+
+	while (c != '\n' && poll(&p, 1, GO_WAIT_S * 1000) > 0 && read(0, &c, 1) == 1)
+		;
+}
+
 /* A decimal argument in [1, max], or -1. */
 static long arg(const char *s, long max)
 {
@@ -93,16 +110,21 @@ int main(int argc, char **argv)
 	char host[MPI_MAX_PROCESSOR_NAME] = "", peer[MPI_MAX_PROCESSOR_NAME] = "";
 	double *t = NULL, lmin = 0, lmed = 0, smin, smed, bw = 1;
 	char *buf = NULL;
-	int rank, nranks, len, rc = 0;
+	int rank, nranks, len, rc = 0, go = 0;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	if (argc > 1 && !strcmp(argv[1], "--wait-go")) {
+		go = 1;
+		argv++;
+		argc--;
+	}
 	if ((argc > 1 && (rounds = arg(argv[1], ROUNDS_MAX)) < 0) ||
 	    (argc > 2 && (size = arg(argv[2], SIZE_MAX_BYTES)) < 0) ||
 	    (argc > 3 && (reps = arg(argv[3], REPS_MAX)) < 0) || argc > 4) {
 		if (rank == 0)
-			fprintf(stderr, "usage: %s [ROUNDS [SIZE [REPS]]] "
+			fprintf(stderr, "usage: %s [--wait-go] [ROUNDS [SIZE [REPS]]] "
 				"(at most %ld, %ld, %ld)\n", argv[0], ROUNDS_MAX,
 				SIZE_MAX_BYTES, REPS_MAX);
 		rc = 2;
@@ -129,6 +151,8 @@ int main(int argc, char **argv)
 			 MPI_STATUS_IGNORE);
 	else
 		MPI_Send(host, (int)strlen(host) + 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+	if (go && rank == 0)
+		wait_go();
 	pingpong(rank, buf, 1, rounds, (int)(rounds / 10 + 1), t);
 	if (rank == 0)
 		stats(t, rounds, &lmin, &lmed);

@@ -62,7 +62,10 @@ static void help(FILE *out)
 	      "  --no-pingpong         when PROGRAM is an MPI launcher, do not measure the\n"
 	      "                        network first (by default: an MPI ping-pong of two\n"
 	      "                        processes with that launcher, for the SimGrid\n"
-	      "                        platform; DIR/logs/pingpong.log)\n"
+	      "                        platform; DIR/logs/pingpong.log). A measure is\n"
+	      "                        kept for a day and used again with the same\n"
+	      "                        launcher, MPI and settings\n"
+	      "  --fresh-pingpong      measure again even when a kept measure applies\n"
 	      "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
 	      "  mode (one line says so).\n"
 	      "  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to PROGRAM's process\n"
@@ -108,12 +111,15 @@ static int pingpong_launcher(const char *prog, const struct mgr_mpi_guess *g)
 }
 
 /* The ping-pong with PROGRAM's mpirun (flavour mpi, else detected), two
- * processes on this host. */
+ * processes on this host; a measure kept for the same launcher, MPI and
+ * settings when there is one and not fresh (netcal.h). Its mpirun's end
+ * is left to mgr_netcal_reap(j) after the program. */
 static void calibrate(const char *dir, const char *mpirun, const char *mpi,
-		      struct mgr_netcal *nc)
+		      int fresh, struct mgr_netcal *nc, struct mgr_netcal_job *j)
 {
 	char logdir[PATH_MAX], log[PATH_MAX + 32];
 	const char *argv[] = {mpirun, "-np", "2", NULL, NULL};
+	struct mgr_netcal_key key;
 
 	if (!mpi) {
 		mgr_netcal_skip(nc, "failed: cannot tell which MPI %s is "
@@ -133,7 +139,13 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 			"will use default latency and bandwidth", nc->note);
 		return;
 	}
-	mgr_netcal_run(argv, mpi, log, MGR_NETCAL_TIMEOUT_MS, nc);
+	mgr_netcal_key_init(&key, mpi, mpirun);
+	mgr_netcal_key_add(&key, "host localhost 2 %s", argv[3] ? argv[3] : "");
+	if (!fresh && mgr_netcal_cached(&key, log, nc))
+		return;
+	if (mgr_netcal_start(argv, mpi, log, MGR_NETCAL_TIMEOUT_MS, j, nc) == 0 &&
+	    mgr_netcal_finish(j, nc) == 0)
+		mgr_netcal_store(&key, log, nc);
 }
 
 /* Everything one `tapestry run` holds, released by run_free(). */
@@ -146,6 +158,7 @@ struct run {
 	pid_t tee[2];			/* -v: the tee of each collector's log */
 	char nodeaddr[64];
 	struct mgr_netcal nc;
+	struct mgr_netcal_job ncjob;	/* its mpirun, reaped after the program */
 	struct mgr_mpi_guess guess;
 	char defdir[64];
 	char absdir[PATH_MAX];		/* dir made absolute */
@@ -292,6 +305,7 @@ static void run_free(struct run *R)
 {
 	mgr_child_stop(&R->node, 5000);
 	mgr_child_stop(&R->root, 5000);
+	mgr_netcal_abort(&R->ncjob);	/* ended already, or stopped now */
 	for (int i = 0; i < 2; i++)
 		if (R->tee[i] > 0)
 			while (waitpid(R->tee[i], NULL, 0) < 0 && errno == EINTR)
@@ -357,6 +371,7 @@ static int parse(struct run *R, int argc, char **argv)
 		{"secret-file", required_argument, NULL, 'S'},
 		{"keep-going", no_argument, NULL, 'k'},
 		{"no-pingpong", no_argument, NULL, 'P'},
+		{"fresh-pingpong", no_argument, NULL, 'R'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -373,6 +388,7 @@ static int parse(struct run *R, int argc, char **argv)
 		case 'S': R->secret = optarg; break;
 		case 'k': R->keep_going = 1; break;
 		case 'P': R->pingpong = 0; break;
+		case 'R': R->pingpong = 2; break;
 		case 'v': R->verbose = 1; break;
 		case 'h': help(stdout); return 10;
 		default: help(stderr); return 2;
@@ -475,7 +491,8 @@ static void summarize(struct run *R)
 
 int mgr_cmd_run(int argc, char **argv)
 {
-	struct run R = {.pingpong = 1, .tee = {-1, -1}};
+	struct run R = {.pingpong = 1, .tee = {-1, -1},
+			.ncjob = {.pid = -1, .go_fd = -1, .out_fd = -1, .log_fd = -1}};
 	int status = 1, app_status, rc;
 
 	mgr_child_init(&R.root, "root receiver");
@@ -488,7 +505,7 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	R.launcher = pingpong_launcher(R.prog[0], &R.guess);
 	if (R.launcher && R.pingpong)
-		calibrate(R.dir, R.prog[0], R.mpi, &R.nc);
+		calibrate(R.dir, R.prog[0], R.mpi, R.pingpong > 1, &R.nc, &R.ncjob);
 	else if (R.launcher)
 		mgr_netcal_skip(&R.nc, "skipped (--no-pingpong)");
 	oversubscribe(&R);
@@ -497,6 +514,7 @@ int mgr_cmd_run(int argc, char **argv)
 		strstr(R.sensors, "mpi") ? ", " : "",
 		strstr(R.sensors, "mpi") ? R.mpi : "", R.dir);
 	app_status = mgr_sig_caught() ? 128 + mgr_sig_caught() : run_program(&R);
+	mgr_netcal_reap(&R.ncjob, 10000);	/* its mpirun ended beside the program */
 	if (app_status < 0)
 		goto out;
 	if (mgr_child_stop(&R.node, DRAIN_TIMEOUT_MS) |

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -176,9 +177,48 @@ fail_pipe:
 	return -1;
 }
 
-static int wait_child(struct mgr_child *c, int timeout_ms, int term)
+/* Sleep until pid (a child) may have exited, deadline (ms) at most: on
+ * its pidfd when the kernel has them (the wake-up is the exit itself),
+ * else a 5 ms step. */
+static void await_exit(pid_t pid, long long deadline)
+{
+	long long left = deadline - mgr_now_ms();
+	int fd;
+
+	if (left <= 0)
+		return;
+#ifdef SYS_pidfd_open
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		struct pollfd p = {fd, POLLIN, 0};
+
+		poll(&p, 1, left > 1000 ? 1000 : (int)left);
+		close(fd);
+		return;
+	}
+#else
+	(void)fd;
+#endif
+	usleep(left > 5 ? 5000 : (useconds_t)left * 1000);
+}
+
+int mgr_wait_exit(pid_t pid, int timeout_ms, int *status)
 {
 	long long deadline = mgr_now_ms() + timeout_ms;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return 1;
+		if (mgr_now_ms() >= deadline)
+			return 0;
+		await_exit(pid, deadline);
+	}
+}
+
+static int wait_child(struct mgr_child *c, int timeout_ms, int term)
+{
 	int st = 0;
 
 	if (c->in_fd >= 0) {
@@ -189,21 +229,14 @@ static int wait_child(struct mgr_child *c, int timeout_ms, int term)
 		return WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0 ? 0 : -1;
 	if (term)
 		kill(c->group ? -c->pid : c->pid, SIGTERM);
-	for (;;) {
-		pid_t r = waitpid(c->pid, &st, WNOHANG);
-
-		if (r == c->pid || (r < 0 && errno == ECHILD))
-			break;
-		if (mgr_now_ms() > deadline) {
-			mgr_err("%s (pid %d) did not stop within %d s: killed",
-				c->what, (int)c->pid, timeout_ms / 1000);
-			kill(c->group ? -c->pid : c->pid, SIGKILL);
-			waitpid(c->pid, &st, 0);
-			c->status = st;
-			c->pid = -1;
-			return -1;
-		}
-		usleep(20000);
+	if (!mgr_wait_exit(c->pid, timeout_ms, &st)) {
+		mgr_err("%s (pid %d) did not stop within %d s: killed",
+			c->what, (int)c->pid, timeout_ms / 1000);
+		kill(c->group ? -c->pid : c->pid, SIGKILL);
+		waitpid(c->pid, &st, 0);
+		c->status = st;
+		c->pid = -1;
+		return -1;
 	}
 	c->status = st;
 	c->pid = -1;

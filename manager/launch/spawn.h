@@ -58,6 +58,11 @@ int mgr_child_stop(struct mgr_child *c, int timeout_ms);
  * after that. Same return values as mgr_child_stop(). */
 int mgr_child_close(struct mgr_child *c, int timeout_ms);
 
+/* Wait for the child pid at most timeout_ms without signalling it,
+ * woken by its exit (pidfd) rather than by polling: 1 when it was reaped
+ * (*status filled) or is not a child, 0 when it still runs. */
+int mgr_wait_exit(pid_t pid, int timeout_ms, int *status);
+
 /* 1 when c has exited (reaps it, fills c->status), 0 when running. */
 int mgr_child_exited(struct mgr_child *c);
 

@@ -52,7 +52,7 @@ fail() {
 		[ -f "$f" ] || continue
 		echo "== $f" >&2
 		# what went wrong, then how it ended
-		grep -v " info on_auth: \| info col_conn_close: " "$f" | tail -30 >&2
+		grep -v " info col_conn_welcome: \| info col_conn_close: " "$f" | tail -30 >&2
 		tail -5 "$f" >&2
 	done
 	exit 1

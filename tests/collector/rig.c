@@ -116,21 +116,51 @@ void hello(struct bufferevent *t, uint8_t role, uint64_t id)
 	send_m(t, &msg);
 }
 
-/* Full handshake with secret key; returns 1 when WELCOME came. */
-int handshake(struct rig *r, struct bufferevent *t, uint64_t id,
-		     const char *key)
+/* The stream key of the rig's sensor id: derived from the id, so that a
+ * reconnection holds the same key; a forger's differs. */
+void rig_verifier(uint64_t id, int forged, uint8_t v[PROTO_MAC])
 {
-	uint8_t snonce[PROTO_NONCE], want[PROTO_MAC];
+	uint8_t key[PROTO_STREAM_KEY];
+
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)(id >> (8 * (i % 8))) ^ (forged ? 0x5a : 0);
+	proto_stream_verifier(key, id, v);
+}
+
+void rig_know(struct rig *r, uint64_t id)
+{
+	struct col_stream *s = col_stream_get(r->col, id, 1);
+
+	cr_assert_not_null(s);
+	rig_verifier(id, 0, s->verifier);
+	s->has_verifier = 1;
+}
+
+int handshake_key(struct rig *r, struct bufferevent *t, uint64_t id,
+		  const char *key, int how)
+{
+	uint8_t snonce[PROTO_NONCE], want[PROTO_MAC], v[PROTO_MAC];
 
 	hello(t, PROTO_ROLE_SENSOR, id);
 	spin(r->base);
 	cr_assert_eq(recv_m(t), 1);
 	cr_assert_eq(msg.type, PROTO_MSG_CHALLENGE);
+	cr_assert(msg.u.challenge.flags & PROTO_CHALLENGE_KEY);
 	memcpy(snonce, msg.u.challenge.nonce, PROTO_NONCE);
-	msg.type = PROTO_MSG_AUTH;
-	proto_auth_proof(PROTO_AUTH_CLIENT, key, strlen(key), snonce, cnonce,
-			 id, msg.u.auth.mac);
-	send_m(t, &msg);
+	rig_verifier(id, how & RIG_FORGED, v);
+	{
+		uint32_t flags = msg.u.challenge.flags;
+
+		msg.type = PROTO_MSG_AUTH;
+		proto_auth_proof(PROTO_AUTH_CLIENT, key, strlen(key), snonce,
+				 cnonce, id, msg.u.auth.mac);
+		send_m(t, &msg);
+		msg.type = PROTO_MSG_KEY;
+		proto_key_claim(&msg.u.key, v, id, snonce, cnonce, flags);
+		if (how & RIG_FIRST)
+			msg.u.key.flags |= PROTO_KEY_FIRST;
+		send_m(t, &msg);
+	}
 	spin(r->base);
 	if (!recv_m(t) || msg.type != PROTO_MSG_WELCOME)
 		return 0;
@@ -139,6 +169,17 @@ int handshake(struct rig *r, struct bufferevent *t, uint64_t id,
 	cr_assert(proto_auth_equal(want, msg.u.welcome.mac));
 	cr_assert_eq(msg.u.welcome.node_id, 0x1234);
 	return 1;
+}
+
+/* A forwarder has no parent that answers KEY here: it is told the
+ * stream's verifier first, as if its parent had said yes (test_key.c
+ * plays the parent). */
+int handshake(struct rig *r, struct bufferevent *t, uint64_t id,
+		     const char *key)
+{
+	if (!r->col->root && !col_stream_get(r->col, id, 0))
+		rig_know(r, id);
+	return handshake_key(r, t, id, key, 0);
 }
 
 size_t nconns(struct rig *r)

@@ -39,8 +39,20 @@ void rig_down(struct rig *r);
 /* A child connection: returns the test's end. */
 struct bufferevent *child(struct rig *r);
 void hello(struct bufferevent *t, uint8_t role, uint64_t id);
-/* Full handshake with secret key; returns 1 when WELCOME came. */
+/* Full handshake with secret key and the stream key of id: how, 0 or
+ * RIG_FORGED (a forger's key) | RIG_FIRST (the KEY says the stream is
+ * new); returns 1 when WELCOME came. */
+#define RIG_FORGED 1
+#define RIG_FIRST 2
+int handshake_key(struct rig *r, struct bufferevent *t, uint64_t id,
+		  const char *key, int how);
+/* The same, with the stream's own key; on a forwarder the stream's
+ * verifier is registered first (rig_know). */
 int handshake(struct rig *r, struct bufferevent *t, uint64_t id, const char *key);
+/* The verifier of the rig's stream key of id (forged: another key). */
+void rig_verifier(uint64_t id, int forged, uint8_t v[PROTO_MAC]);
+/* The collector knows stream id's verifier (as after a parent's yes). */
+void rig_know(struct rig *r, uint64_t id);
 /* The collector's child connections. */
 size_t nconns(struct rig *r);
 /* Send msg on to, run the loop, read the answer on from into msg and

@@ -3,7 +3,7 @@
  * speak the sensor side of the protocol to a collector.
  *
  * Each stream connects, does the handshake (role SENSOR, id = its stream
- * id), sends META once, then E events as BATCH frames of B records encoded
+ * id, the proof of its random stream key), sends META once, then E events as BATCH frames of B records encoded
  * with proto_codec, at most W batches ahead of the cumulative ACK. After a
  * lost connection it reconnects with backoff and resends everything after
  * the last ACK (the root deduplicates). When all its batches are
@@ -48,6 +48,8 @@ struct stream {
 	int meta_sent, bye_sent;
 	unsigned backoff_ms;
 	uint8_t nonce[PROTO_NONCE], snonce[PROTO_NONCE];
+	uint8_t verifier[PROTO_MAC];	/* of its random stream key */
+	int welcomed;
 };
 
 struct synth {
@@ -280,12 +282,19 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			memcpy(s->snonce, m->u.challenge.nonce, PROTO_NONCE);
 			{
 				uint8_t mac[PROTO_MAC];
+				uint32_t flags = m->u.challenge.flags;
 
 				proto_auth_proof(PROTO_AUTH_CLIENT, sy->secret,
 						 sy->secretlen, s->snonce,
 						 s->nonce, s->id, mac);
 				m->type = PROTO_MSG_AUTH;
 				memcpy(m->u.auth.mac, mac, PROTO_MAC);
+				send_msg(bev, m);
+				m->type = PROTO_MSG_KEY;
+				proto_key_claim(&m->u.key, s->verifier, s->id,
+						s->snonce, s->nonce, flags);
+				if (!s->welcomed)
+					m->u.key.flags |= PROTO_KEY_FIRST;
 				send_msg(bev, m);
 			}
 			s->state = S_WELCOME;
@@ -301,6 +310,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			if (!proto_auth_equal(want, m->u.welcome.mac))
 				goto bad;
 			s->state = S_STREAM;
+			s->welcomed = 1;
 			s->backoff_ms = 0;
 			if (!s->meta_sent) {
 				m->type = PROTO_MSG_META;
@@ -518,6 +528,12 @@ int main(int argc, char **argv)
 		s->sy = &sy;
 		while (!s->id)
 			proto_random(&s->id, sizeof(s->id));
+		{
+			uint8_t key[PROTO_STREAM_KEY];
+
+			proto_random(key, sizeof(key));
+			proto_stream_verifier(key, s->id, s->verifier);
+		}
 		s->next_seq = 1;
 		s->retry = evtimer_new(sy.base, retry_cb, s);
 		st_connect(s);

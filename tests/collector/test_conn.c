@@ -258,6 +258,14 @@ Test(conn, replayed_proof_refused)
 			 11, auth);
 	msg.type = PROTO_MSG_AUTH;
 	memcpy(msg.u.auth.mac, auth, PROTO_MAC);
+	send_m(first, &msg);
+	{
+		uint8_t v[PROTO_MAC];
+
+		rig_verifier(11, 0, v);
+		msg.type = PROTO_MSG_KEY;
+		proto_key_claim(&msg.u.key, v, 11, snonce, cnonce, 0);
+	}
 	roundtrip(&r, first, first, PROTO_MSG_WELCOME);
 	/* replayed on a new connection: the server nonce is fresh */
 	hello(second, PROTO_ROLE_SENSOR, 11);

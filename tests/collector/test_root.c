@@ -13,6 +13,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "proto/auth.h"
 #include "proto/jobdir.h"
 #include "tests/collector/rig.h"
 
@@ -81,9 +82,22 @@ Test(root, root_dedup_and_gap)
 	rig_down(&r);
 }
 
+/* A sensor of stream id on a new child of r that stored its batch 1. */
+static struct bufferevent *streaming(struct rig *r, uint64_t id)
+{
+	struct bufferevent *t = child(r);
+
+	cr_assert(handshake(r, t, id, ""));
+	send_batch(t, id, 1, 2);
+	spin(r->base);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.u.ack.seq, 1);
+	return t;
+}
+
 /* docs/SECURITY.md, "Streams": a sensor speaks only for its own stream, a
- * live stream is not taken by a second connection (no uid here: pairs are
- * not loopback sockets), a seq far ahead is refused; each refusal counted,
+ * live stream is not taken by a second connection without its key, a seq
+ * far ahead is refused; each refusal counted,
  * the real stream unharmed. */
 Test(root, streams_bound_and_seq_window)
 {
@@ -92,20 +106,15 @@ Test(root, streams_bound_and_seq_window)
 	struct col_stats st;
 
 	rig_up(&r, 1);
-	a = child(&r);
-	cr_assert(handshake(&r, a, 42, ""));
-	send_batch(a, 42, 1, 2);
-	spin(r.base);
-	cr_assert_eq(recv_m(a), 1);
-	cr_assert_eq(msg.u.ack.seq, 1);
+	a = streaming(&r, 42);
 	/* another sensor sends a batch of stream 42 */
 	b = child(&r);
 	cr_assert(handshake(&r, b, 43, ""));
 	send_batch(b, 42, 1000000000, 1);
 	expect_error(&r, b, PROTO_E_AUTH);
-	/* a second connection of stream 42 while the first lives */
+	/* a second connection of stream 42 without its key */
 	c = child(&r);
-	cr_assert(!handshake(&r, c, 42, ""));
+	cr_assert(!handshake_key(&r, c, 42, "", 1));
 	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
 	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
 	/* a fresh stream starting far ahead */
@@ -125,5 +134,98 @@ Test(root, streams_bound_and_seq_window)
 	bufferevent_free(c);
 	bufferevent_free(d);
 	bufferevent_free(a);
+	rig_down(&r);
+}
+
+/* docs/PROTOCOL.md, "Stream keys": the first connection of a stream
+ * registers its verifier; a second connection without the key is refused,
+ * whether the first one lives or is gone; the real sensor reconnecting
+ * (the same key) is taken, and its old connection closed. */
+Test(root, stream_key_binds_reconnections)
+{
+	struct bufferevent *forger[2], *sensor, *back;
+	struct col_stats st;
+	struct rig r;
+
+	rig_up(&r, 1);
+	sensor = streaming(&r, 42);
+	for (int i = 0; i < 2; i++) {
+		forger[i] = child(&r);
+		cr_assert(!handshake_key(&r, forger[i], 42, "", RIG_FORGED));
+		cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+		spin(r.base);
+		if (i == 0) {
+			cr_assert_eq(nconns(&r), 1);	/* it still streams */
+			bufferevent_free(sensor);	/* now it is gone */
+			spin(r.base);
+		}
+	}
+	back = child(&r);
+	cr_assert(handshake(&r, back, 42, ""));	/* the sensor itself */
+	send_batch(back, 42, 2, 2);
+	spin(r.base);
+	cr_assert_eq(recv_m(back), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ACK);
+	cr_assert_eq(msg.u.ack.seq, 2);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.refused, 2);
+	cr_assert_eq(st.stored_batches, 2);
+	for (int i = 0; i < 2; i++)
+		bufferevent_free(forger[i]);
+	bufferevent_free(back);
+	rig_down(&r);
+}
+
+/* A collector's handshake (role 2, node id) on t. */
+static void collector_hs(struct rig *r, struct bufferevent *t, uint64_t id)
+{
+	uint8_t sn[PROTO_NONCE];
+
+	hello(t, PROTO_ROLE_COLLECTOR, id);
+	spin(r->base);
+	cr_assert_eq(recv_m(t), 1);
+	memcpy(sn, msg.u.challenge.nonce, PROTO_NONCE);
+	msg.type = PROTO_MSG_AUTH;
+	proto_auth_proof(PROTO_AUTH_CLIENT, "", 0, sn, cnonce, id,
+			 msg.u.auth.mac);
+	roundtrip(r, t, t, PROTO_MSG_WELCOME);
+}
+
+/* A KEY passed up by a collector (restarted: it did not know the stream)
+ * is answered with a VERDICT: yes with the stream's key, no (counted)
+ * without; a stream the root has never seen is registered. */
+Test(root, key_passed_up_is_answered)
+{
+	struct rig r;
+	struct bufferevent *a, *g;
+	uint8_t sn[PROTO_NONCE] = {7}, v[PROTO_MAC];
+	struct col_stats st;
+
+	rig_up(&r, 1);
+	a = child(&r);
+	cr_assert(handshake(&r, a, 42, ""));
+	g = child(&r);
+	collector_hs(&r, g, 0x77);
+	rig_verifier(42, 1, v);
+	msg.type = PROTO_MSG_KEY;
+	proto_key_claim(&msg.u.key, v, 42, sn, cnonce, 0);
+	roundtrip(&r, g, g, PROTO_MSG_VERDICT);
+	cr_assert_eq(msg.u.verdict.result, PROTO_VERDICT_REFUSED);
+	cr_assert_eq(msg.u.verdict.server_nonce[0], 7);
+	rig_verifier(42, 0, v);
+	msg.type = PROTO_MSG_KEY;
+	proto_key_claim(&msg.u.key, v, 42, sn, cnonce, 0);
+	roundtrip(&r, g, g, PROTO_MSG_VERDICT);
+	cr_assert_eq(msg.u.verdict.result, PROTO_VERDICT_OK);
+	rig_verifier(45, 0, v);	/* new to the root: registered */
+	msg.type = PROTO_MSG_KEY;
+	proto_key_claim(&msg.u.key, v, 45, sn, cnonce, 0);
+	roundtrip(&r, g, g, PROTO_MSG_VERDICT);
+	cr_assert_eq(msg.u.verdict.result, PROTO_VERDICT_OK);
+	cr_assert(col_stream_get(r.col, 45, 0)->has_verifier);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.refused, 1);
+	bufferevent_free(a);
+	bufferevent_free(g);
 	rig_down(&r);
 }

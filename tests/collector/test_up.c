@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -53,23 +54,46 @@ static void parent_accept(struct rig *r)
 	spin(r->base);
 }
 
-/* Count BATCH frames waiting at the parent; answer PINGs. */
+/* msg is a PING the parent received: answer it; 1 when it was one. */
+static int parent_pong(struct rig *r)
+{
+	uint64_t id = msg.u.ping.id, ts = msg.u.ping.t_send;
+
+	if (msg.type != PROTO_MSG_PING)
+		return 0;
+	msg.type = PROTO_MSG_PONG;
+	msg.u.pong.id = id;
+	msg.u.pong.t_orig = ts;
+	msg.u.pong.t_recv = msg.u.pong.t_send = ts + 1;
+	send_m(parent_end, &msg);
+	spin(r->base);
+	return 1;
+}
+
+static struct proto_loss parent_loss;	/* the last LOSS the parent got */
+static int parent_nloss;
+static uint64_t parent_streams;	/* bit (stream % 64) of each BATCH got */
+
+/* msg is a frame the parent got: note a BATCH's stream. */
+static void parent_saw(void)
+{
+	if (msg.type == PROTO_MSG_BATCH)
+		parent_streams |= 1ull << (msg.u.batch.stream % 64);
+}
+
+/* Count BATCH frames waiting at the parent; answer PINGs; keep LOSSes. */
 static int parent_batches(struct rig *r, uint64_t *last_seq)
 {
 	int n = 0;
 
 	spin(r->base);
 	while (recv_m(parent_end)) {
-		if (msg.type == PROTO_MSG_PING) {
-			uint64_t id = msg.u.ping.id, ts = msg.u.ping.t_send;
-
-			msg.type = PROTO_MSG_PONG;
-			msg.u.pong.id = id;
-			msg.u.pong.t_orig = ts;
-			msg.u.pong.t_recv = msg.u.pong.t_send = ts + 1;
-			send_m(parent_end, &msg);
-			spin(r->base);
+		if (parent_pong(r))
 			continue;
+		parent_saw();
+		if (msg.type == PROTO_MSG_LOSS) {
+			parent_loss = msg.u.loss;
+			parent_nloss++;
 		}
 		if (msg.type == PROTO_MSG_BATCH) {
 			n++;
@@ -195,51 +219,274 @@ Test(up, reconnect_resends_unacked_in_order)
 }
 
 
-Test(up, forwarder_spills_when_parent_down_then_catches_up)
+/* A forwarder whose parent is away: batches 1..40 spilled (memory cap of
+ * a few batches). With keep, the collector then dies with the newest
+ * spill file cut inside its last batch (after its headers), and a new one
+ * is started on the same spill directory. Then the parent comes: every
+ * spilled batch reaches it in order, and the cut one as a LOSS naming it
+ * with its events (the batches that were still in memory are gone with
+ * the first collector: their sensor resends them). Returns the batches
+ * forwarded. */
+static int spill_then_catch_up(struct rig *r, int cut, uint64_t *last)
 {
-	struct rig r;
 	struct bufferevent *t;
-	struct col_stats st;
 	char sdir[160];
-	uint64_t last = 0;
-	int rc, n;
+	int rc, n = 0;
 
-	rig_up(&r, 0);
-	col_free(r.col);
-	snprintf(sdir, sizeof(sdir), "%s/spill", r.dir);
-	r.cfg.spill_dir = sdir;
-	r.cfg.mem_cap = 2048;	/* a few batches */
-	r.cfg.flush_ms = 0;
-	r.cfg.clock_rounds = 0;
-	r.col = col_new(r.base, &r.cfg, &rc);
-	cr_assert_not_null(r.col);
-	t = child(&r);
-	cr_assert(handshake(&r, t, 7, ""));
+	rig_up(r, 0);
+	col_free(r->col);
+	snprintf(sdir, sizeof(sdir), "%s/spill", r->dir);
+	r->cfg.spill_dir = strdup(sdir);
+	r->cfg.mem_cap = 2048;	/* a few batches */
+	r->cfg.flush_ms = 0;
+	r->cfg.clock_rounds = 0;
+	r->col = col_new(r->base, &r->cfg, &rc);
+	cr_assert_not_null(r->col);
+	t = child(r);
+	cr_assert(handshake(r, t, 7, ""));
 	for (uint64_t s = 1; s <= 40; s++)
 		send_batch(t, 7, s, 8);
-	spin(r.base);
-	col_get_stats(r.col, &st);
-	cr_assert_gt(st.spilled_bytes, 0);
-	cr_assert_eq(st.frames_up, 0);
-	col_set_up_connector(r.col, connector, r.base);
-	parent_accept(&r);
-	n = 0;
-	for (int round = 0; round < 100 && n < 40; round++) {
-		int k = parent_batches(&r, &last);
+	spin(r->base);
+	cr_assert_gt(col_spill_bytes(r->col->spill), 0);
+	cr_assert_eq(r->col->st.frames_up, 0);
+	if (cut) {
+		struct dirent *de;
+		DIR *d = opendir(sdir);
+		char newest[256] = "", path[512];
+		struct stat sb;
+
+		bufferevent_free(t);
+		t = NULL;
+		col_free(r->col);	/* its files stay */
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, "spill-", 6) &&
+			    strcmp(de->d_name, newest) > 0)
+				snprintf(newest, sizeof(newest), "%s", de->d_name);
+		closedir(d);
+		snprintf(path, sizeof(path), "%s/%s", sdir, newest);
+		cr_assert_eq(stat(path, &sb), 0);
+		cr_assert_eq(truncate(path, sb.st_size - 10), 0);
+		r->col = col_new(r->base, &r->cfg, &rc);
+		cr_assert_not_null(r->col);
+	}
+	col_set_up_connector(r->col, connector, r->base);
+	parent_accept(r);
+	parent_nloss = 0;
+	for (int round = 0; round < 100 && *last < 40 && !parent_nloss;
+	     round++) {
+		int k = parent_batches(r, last);
 
 		n += k;
 		if (k) {
 			msg.type = PROTO_MSG_ACK;
 			msg.u.ack.stream = 7;
-			msg.u.ack.seq = last;
+			msg.u.ack.seq = *last;
 			send_m(parent_end, &msg);
 		}
-		spin(r.base);
+		spin(r->base);
 	}
-	cr_assert_eq(n, 40);
+	cr_assert_eq(col_spill_bytes(r->col->spill), 0);
+	if (t)
+		bufferevent_free(t);
+	free((char *)r->cfg.spill_dir);
+	r->cfg.spill_dir = NULL;
+	return n;
+}
+
+Test(up, forwarder_spills_when_parent_down_then_catches_up)
+{
+	struct rig r;
+	uint64_t last = 0;
+
+	cr_assert_eq(spill_then_catch_up(&r, 0, &last), 40);
 	cr_assert_eq(last, 40);
+	cr_assert_eq(parent_nloss, 0);
+	rig_down(&r);
+}
+
+/* The spill's torn tail: the batch it held is said lost with its 8 events
+ * (not a gap of unknown size at the root), counted once. */
+Test(up, torn_spill_tail_is_a_counted_loss)
+{
+	struct rig r;
+	struct col_stats st;
+	uint64_t last = 0;
+
+	cr_assert_gt(spill_then_catch_up(&r, 1, &last), 0);
+	cr_assert_eq(last, 39);
+	cr_assert_eq(parent_nloss, 1);
+	cr_assert_eq(parent_loss.stream, 7);
+	cr_assert_eq(parent_loss.first_seq, 40);
+	cr_assert_eq(parent_loss.last_seq, 40);
+	cr_assert_eq(parent_loss.dropped, 8);
 	col_get_stats(r.col, &st);
-	cr_assert_eq(st.spilled_bytes, 0);
+	cr_assert_eq(st.dropped_batches, 1);
+	cr_assert_eq(st.dropped_events, 8);
+	rig_down(&r);
+}
+
+/* docs/SECURITY.md, "Limits": with no clock rounds and no STATS the link
+ * still sends a PING (id 0) every keepalive_ms, so that the parent's idle
+ * timeout does not close it; its PONG is no clock sample. */
+Test(up, keepalive_without_clock_or_stats)
+{
+	struct rig r;
+	int rc, pings = 0;
+
+	rig_up(&r, 0);
+	col_free(r.col);
+	r.cfg.clock_period_ms = 0;
+	r.cfg.stats_period_ms = 0;
+	r.cfg.clock_rounds = 0;
+	r.cfg.keepalive_ms = 20;
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	for (int i = 0; i < 100 && pings < 2; i++) {
+		usleep(10000);
+		spin(r.base);
+		while (recv_m(parent_end))
+			if (msg.type == PROTO_MSG_PING) {
+				cr_assert_eq(msg.u.ping.id, 0);
+				pings++;
+				parent_pong(&r);
+			}
+	}
+	cr_assert_eq(pings, 2);
+	cr_assert_eq(r.col->clock.msg ? r.col->clock.msg->u.clock.n : 0, 0);
+	rig_down(&r);
+}
+
+/* The next KEY the parent received (PINGs answered): 1 with msg. */
+static int parent_key(struct rig *r)
+{
+	spin(r->base);
+	while (recv_m(parent_end)) {
+		if (parent_pong(r))
+			continue;
+		parent_saw();
+		if (msg.type == PROTO_MSG_KEY)
+			return 1;
+	}
+	return 0;
+}
+
+/* The parent answers the KEY in msg. */
+static void parent_verdict(struct rig *r, uint32_t result)
+{
+	struct proto_key k = msg.u.key;
+
+	msg.type = PROTO_MSG_VERDICT;
+	msg.u.verdict.stream = k.stream;
+	msg.u.verdict.result = result;
+	memcpy(msg.u.verdict.server_nonce, k.server_nonce, PROTO_NONCE);
+	send_m(parent_end, &msg);
+	spin(r->base);
+}
+
+/* docs/PROTOCOL.md, "Stream keys": a collector that does not know a
+ * stream (new, or the collector was restarted since it began) passes the
+ * sensor's KEY up and sends WELCOME only on the parent's yes; then it
+ * knows the verifier and refuses a forger itself; a no is a refusal. */
+Test(up, key_of_an_unknown_stream_asks_the_parent)
+{
+	struct rig r;
+	struct bufferevent *t, *forger, *other;
+	struct col_stats st;
+
+	forwarder(&r, 1);
+	t = child(&r);
+	cr_assert_not(handshake_key(&r, t, 7, "", 0));	/* no answer yet */
+	cr_assert(parent_key(&r));
+	cr_assert_eq(msg.u.key.stream, 7);
+	cr_assert(msg.u.key.flags & PROTO_KEY_VERIFIER);
+	parent_verdict(&r, PROTO_VERDICT_OK);
+	cr_assert_eq(recv_m(t), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	cr_assert(col_stream_get(r.col, 7, 0)->has_verifier);
+	forger = child(&r);
+	cr_assert_not(handshake_key(&r, forger, 7, "", 1));
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	cr_assert_not(parent_key(&r), "decided here, not above");
+	other = child(&r);
+	cr_assert_not(handshake_key(&r, other, 8, "", 1));
+	cr_assert(parent_key(&r));
+	parent_verdict(&r, PROTO_VERDICT_REFUSED);
+	cr_assert_eq(recv_m(other), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	send_batch(t, 7, 1, 2);
+	spin(r.base);
+	cr_assert_eq(parent_batches(&r, NULL), 1);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.refused, 2);
 	bufferevent_free(t);
+	bufferevent_free(forger);
+	bufferevent_free(other);
+	rig_down(&r);
+}
+
+/* A sensor that says its stream is new is taken on its word while the
+ * parent is away (the node buffers for it), and its KEY goes up with the
+ * link; its frames are held back until the answer: a yes sends them; a no
+ * closes the connection and drops every frame of that stream held here,
+ * so none reaches the parent and nothing waits for an ACK, even when the
+ * connection is gone by then. A claim without that word waits for the
+ * link and the parent's answer. */
+Test(up, first_key_taken_while_the_parent_is_away)
+{
+	struct rig r;
+	struct bufferevent *t, *forger, *waits, *gone;
+	uint64_t last = 0;
+	int keys = 0;
+
+	rig_up(&r, 0);
+	waits = child(&r);
+	cr_assert_not(handshake_key(&r, waits, 11, "", 0));
+	t = child(&r);
+	cr_assert(handshake_key(&r, t, 9, "", RIG_FIRST));
+	forger = child(&r);
+	cr_assert(handshake_key(&r, forger, 10, "", RIG_FIRST | RIG_FORGED));
+	gone = child(&r);
+	cr_assert(handshake_key(&r, gone, 12, "", RIG_FIRST | RIG_FORGED));
+	for (uint64_t q = 1; q <= 3; q++) {
+		send_batch(t, 9, q, 2);
+		send_batch(forger, 10, q, 2);
+		send_batch(gone, 12, q, 2);
+	}
+	spin(r.base);
+	bufferevent_free(gone);
+	spin(r.base);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	parent_streams = 0;
+	while (parent_key(&r)) {
+		keys++;
+		parent_verdict(&r, msg.u.key.stream == 10 ||
+			       msg.u.key.stream == 12 ?
+			       PROTO_VERDICT_REFUSED : PROTO_VERDICT_OK);
+	}
+	cr_assert_eq(keys, 4);
+	cr_assert_eq(recv_m(waits), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	cr_assert_eq(recv_m(forger), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(msg.u.error.code, PROTO_E_AUTH);
+	cr_assert_not(col_stream_get(r.col, 10, 0)->has_verifier);
+	cr_assert_null(col_stream_get(r.col, 9, 0)->claim, "not settled");
+	msg.type = PROTO_MSG_ACK;
+	msg.u.ack.stream = 9;
+	msg.u.ack.seq = 3;
+	send_m(parent_end, &msg);
+	spin(r.base);
+	parent_batches(&r, &last);
+	cr_assert(col_up_idle(r.col), "streams 10, 12: frames still held");
+	cr_assert_eq(parent_streams, 1ull << 9, "batches of %llx went up",
+		     (unsigned long long)parent_streams);
+	bufferevent_free(t);
+	bufferevent_free(forger);
+	bufferevent_free(waits);
 	rig_down(&r);
 }

@@ -71,12 +71,49 @@ check "  ...two processes on the job's one host" grep -q "^127.0.0.1 slots=2\$" 
 pf="$work/job/simgrid-platform"
 check "  ...platform export: the figures come from the trace" grep -q 'source="trace"' "$pf/job.xml"
 check "  ...platform export: the bandwidth factor with them" grep -q 'bw-factor="0:1;64:' "$pf/job.xml"
+check "  ...platform export: the date of the measure" grep -Eq 'measured="[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"' "$pf/job.xml"
 llat=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\2/p' "$pf/platform.xml")
 lbw=$(sed -n 's/.*link id="node-0-link" bandwidth="\([^B]*\)Bps" latency="\([^s]*\)s".*/\1/p' "$pf/platform.xml")
 check "  ...platform.xml: each link half the one-way latency ($llat s)" \
 	close_to "${llat:-0}" "$(awk -v l="$lat" 'BEGIN { print l * 1e-9 / 2 }')"
 check "  ...platform.xml: each link the bandwidth ($lbw B/s)" close_to "${lbw:-0}" "$bw"
 check "  ...no collector left" none_left
+
+# ---- 2b. the kept measure (TAPESTRY_CACHE_DIR: the test's own) -------------------
+export TAPESTRY_CACHE_DIR="$work/cache"
+mkdir "$TAPESTRY_CACHE_DIR"
+timeout 300 "$T" launch -o "$work/job-c1" "$work/ring.xml" >/dev/null 2>"$work/c1.err"
+check "launch with a cache: exit 0, measured" [ $? = 0 -a "$(meta "$work/job-c1" net_calibration_cached)" = no ]
+check "  ...kept one measure" [ "$(ls "$TAPESTRY_CACHE_DIR" | wc -l)" = 1 ]
+check "  ...meta.xml: when it was measured" bash -c "grep -Eq 'key=\"net_calibration_date\">[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z<' '$work/job-c1/meta.xml'"
+timeout 300 "$T" launch -o "$work/job-c2" "$work/ring.xml" >/dev/null 2>"$work/c2.err"
+check "the next launch: exit 0, the kept measure" [ $? = 0 -a "$(meta "$work/job-c2" net_calibration_cached)" = yes ]
+check "  ...says so" grep -q "network ping-pong (openmpi, .*; kept from 20" "$work/c2.err"
+check "  ...the same figures" [ "$(meta "$work/job-c2" net_latency_ns)" = "$(meta "$work/job-c1" net_latency_ns)" ]
+check "  ...the same date" [ "$(meta "$work/job-c2" net_calibration_date)" = "$(meta "$work/job-c1" net_calibration_date)" ]
+check "  ...its log says where it comes from" grep -q "^# measured .* by an earlier job" "$work/job-c2/logs/pingpong.log"
+check "  ...and has the figures" grep -q "^pingpong: net_latency_ns" "$work/job-c2/logs/pingpong.log"
+timeout 300 "$T" launch --fresh-pingpong -o "$work/job-c3" "$work/ring.xml" >/dev/null 2>"$work/c3.err"
+check "launch --fresh-pingpong: measured again" [ "$(meta "$work/job-c3" net_calibration_cached)" = no ]
+sed 's|</application>|<environment name="OMPI_MCA_btl_vader_single_copy_mechanism" value="none"/></application>|' \
+	"$work/ring.xml" >"$work/ring-env.xml"
+timeout 300 "$T" launch -o "$work/job-c4" "$work/ring-env.xml" >/dev/null 2>"$work/c4.err"
+check "another environment in the description: measured" [ "$(meta "$work/job-c4" net_calibration_cached)" = no ]
+OMPI_MCA_btl_vader_eager_limit=8192 timeout 300 "$T" launch -o "$work/job-c5" "$work/ring.xml" >/dev/null 2>"$work/c5.err"
+check "another MPI setting in the environment: measured" [ "$(meta "$work/job-c5" net_calibration_cached)" = no ]
+for f in "$TAPESTRY_CACHE_DIR"/netcal-*; do	# every kept measure a day and more old
+	sed -i 's/^measured .*/measured 1000/' "$f"
+done
+timeout 300 "$T" launch -o "$work/job-c6" "$work/ring.xml" >/dev/null 2>"$work/c6.err"
+check "a measure older than a day: measured again" [ "$(meta "$work/job-c6" net_calibration_cached)" = no ]
+check "  ...no collector left" none_left
+for k in 1 2; do
+	"$T" run -o "$work/run-c$k" --sensors mpi --mpi openmpi -- mpirun.openmpi --oversubscribe \
+		-np 2 -x LD_PRELOAD -x TAPESTRY_COLLECTOR -x TAPESTRY_SENSORS "$work/ring" 2 >/dev/null 2>&1
+done
+check "tapestry run: measured, then kept" [ "$(meta "$work/run-c1" net_calibration_cached)" = no -a \
+	"$(meta "$work/run-c2" net_calibration_cached)" = yes ]
+export TAPESTRY_CACHE_DIR=none	# as the suite runs: no kept measure
 
 # ---- 3. skipped, failing, missing ----------------------------------------------
 timeout 300 "$T" launch --no-pingpong -o "$work/job-skip" "$work/ring.xml" >/dev/null 2>"$work/s.err"

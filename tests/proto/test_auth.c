@@ -98,6 +98,49 @@ Test(auth, proofs_differ_by_side_secret_nonce_and_id)
 	cr_assert_not(proto_auth_equal(p1, p2));
 }
 
+/* Stream keys (proto/auth.h): the verifier depends on the key and the
+ * stream; a claim checks against its own verifier only, and not once its
+ * nonces, stream or proof change; with PROTO_CHALLENGE_KNOWN the verifier
+ * stays home. */
+Test(auth, stream_key_claims)
+{
+	uint8_t key[PROTO_STREAM_KEY], v[PROTO_MAC], v2[PROTO_MAC];
+	uint8_t sn[PROTO_NONCE], cn[PROTO_NONCE], zero[PROTO_MAC] = {0};
+	struct proto_key k, k2;
+
+	cr_assert_eq(proto_random(key, sizeof(key)), 0);
+	cr_assert_eq(proto_random(sn, sizeof(sn)), 0);
+	cr_assert_eq(proto_random(cn, sizeof(cn)), 0);
+	proto_stream_verifier(key, 42, v);
+	proto_stream_verifier(key, 43, v2);
+	cr_assert_not(proto_auth_equal(v, v2));
+	key[0] ^= 1;
+	proto_stream_verifier(key, 42, v2);
+	cr_assert_not(proto_auth_equal(v, v2));
+	proto_key_claim(&k, v, 42, sn, cn, PROTO_CHALLENGE_KEY);
+	cr_assert_eq(k.flags, PROTO_KEY_VERIFIER);
+	cr_assert(proto_auth_equal(k.verifier, v));
+	cr_assert(proto_key_check(&k, v));
+	cr_assert_not(proto_key_check(&k, v2));
+	proto_key_claim(&k2, v, 42, sn, cn,
+			PROTO_CHALLENGE_KEY | PROTO_CHALLENGE_KNOWN);
+	cr_assert_eq(k2.flags, 0);
+	cr_assert(proto_auth_equal(k2.verifier, zero));
+	cr_assert(proto_auth_equal(k2.proof, k.proof));
+	k2 = k;
+	k2.server_nonce[3] ^= 1;
+	cr_assert_not(proto_key_check(&k2, v));
+	k2 = k;
+	k2.stream = 43;
+	cr_assert_not(proto_key_check(&k2, v));
+	k2 = k;
+	k2.proof[31] ^= 1;
+	cr_assert_not(proto_key_check(&k2, v));
+	/* not the AUTH proof under the same key: labels differ */
+	proto_auth_proof(PROTO_AUTH_CLIENT, v, PROTO_MAC, sn, cn, 42, v2);
+	cr_assert_not(proto_auth_equal(v2, k.proof));
+}
+
 Test(auth, random_is_not_constant)
 {
 	uint8_t a[32], b[32];

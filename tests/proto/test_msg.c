@@ -727,9 +727,10 @@ Test(msg, fixed_sizes_short_and_long)
 		{PROTO_MSG_WELCOME, 44}, {PROTO_MSG_ACK, 16},
 		{PROTO_MSG_PING, 16}, {PROTO_MSG_PONG, 32},
 		{PROTO_MSG_LOSS, 32}, {PROTO_MSG_BYE, 20},
+		{PROTO_MSG_KEY, 140}, {PROTO_MSG_VERDICT, 44},
 	};
 	struct proto_msg *m = msg_new(0);
-	uint8_t buf[64];
+	uint8_t buf[160];
 
 	memset(buf, 0, sizeof(buf));
 	buf[0] = 1;	/* stream 1 where there is one */
@@ -949,4 +950,63 @@ Test(msg, meta_get)
 	cr_assert_null(proto_meta_get(mt, "ran"));
 	cr_assert_null(proto_meta_get(mt, "ranks"));
 	free(m);
+}
+
+/* docs/PROTOCOL.md, KEY (15) and VERDICT (16): layouts byte for byte, the
+ * verifier all zeros without its flag, stream 0 and results over 1
+ * refused. */
+Test(msg, key_and_verdict)
+{
+	struct proto_msg *m = msg_new(PROTO_MSG_KEY);
+	struct raw *r = raw_new();
+	struct proto_key *k = &m->u.key;
+	uint8_t b[4][PROTO_MAC];
+
+	for (int i = 0; i < 4; i++)
+		fill(b[i], PROTO_MAC, (uint8_t)(10 * i + 1));
+	k->stream = 0x0102030405060708ull;
+	k->flags = PROTO_KEY_VERIFIER;
+	memcpy(k->server_nonce, b[0], PROTO_NONCE);
+	memcpy(k->client_nonce, b[1], PROTO_NONCE);
+	memcpy(k->verifier, b[2], PROTO_MAC);
+	memcpy(k->proof, b[3], PROTO_MAC);
+	r64(r, 0x0102030405060708ull);
+	r32(r, 1);
+	for (int i = 0; i < 4; i++)
+		rbytes(r, b[i], PROTO_MAC);
+	expect_payload(m, r);
+	round_trip(m, 140);
+	/* without the verifier's flag its bytes must be 0 */
+	k->flags = 0;
+	expect(decode_raw(PROTO_MSG_KEY, r->b + 0, 8, m), PROTO_E_LENGTH);
+	r->b[8] = 0;
+	expect(decode_raw(PROTO_MSG_KEY, r->b, r->n, m), PROTO_E_FIELD);
+	memset(r->b + 76, 0, PROTO_MAC);
+	expect(decode_raw(PROTO_MSG_KEY, r->b, r->n, m), 0);
+	cr_assert_eq(m->u.key.flags, 0);
+	round_trip(m, 140);
+	memset(r->b, 0, 8);
+	expect(decode_raw(PROTO_MSG_KEY, r->b, r->n, m), PROTO_E_FIELD);
+
+	m->type = PROTO_MSG_VERDICT;
+	m->u.verdict.stream = 9;
+	m->u.verdict.result = PROTO_VERDICT_REFUSED;
+	memcpy(m->u.verdict.server_nonce, b[0], PROTO_NONCE);
+	r->n = 0;
+	r64(r, 9);
+	r32(r, 1);
+	rbytes(r, b[0], PROTO_NONCE);
+	expect_payload(m, r);
+	round_trip(m, 44);
+	r->b[8] = 2;
+	expect(decode_raw(PROTO_MSG_VERDICT, r->b, r->n, m), PROTO_E_FIELD);
+	m->u.verdict.result = 2;
+	{
+		size_t w;
+		uint8_t out[64];
+
+		expect(proto_msg_encode(m, out, sizeof(out), &w), PROTO_E_FIELD);
+	}
+	free(m);
+	free(r);
 }

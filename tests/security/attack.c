@@ -18,7 +18,12 @@
  * wait: prints "held" once every byte is written), idle (a good
  * handshake, then nothing: exit 0 when the server closes).
  * --role sensor|collector sets the HELLO's role, --hello-id HEX its id
- * (default random; "stream" for the --stream id).
+ * (default random; "stream" for the --stream id). A sensor proves a
+ * stream key of its own (KEY): right for a stream it starts, wrong for
+ * the stream of another process, so a second connection for --stream
+ * (live, or its connection gone) is refused at the handshake; with
+ * --first its KEY says the stream is new (a node that does not know the
+ * stream then takes it on its word until the root says no).
  *
  * Prints one line: what the server answered (ERROR code and message, or
  * the close and how long it took). Exit 0 when the server refused the
@@ -52,6 +57,7 @@ static size_t secretlen;
 static int timeout_ms = 20000;
 static struct proto_msg msg;	/* large: not on the stack */
 static uint8_t hello_role = PROTO_ROLE_SENSOR;
+static int key_first;	/* --first: its KEY says the stream is new */
 
 static uint64_t now_ms(void)
 {
@@ -213,11 +219,13 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 		     const char *key, size_t keylen, uint8_t *auth_out)
 {
 	uint8_t sn[PROTO_NONCE];
+	uint32_t flags;
 
 	hello(fd, id, cn);
 	if (next(fd, timeout_ms) != 1 || msg.type != PROTO_MSG_CHALLENGE)
 		return 0;
 	memcpy(sn, msg.u.challenge.nonce, PROTO_NONCE);
+	flags = msg.u.challenge.flags;
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_MSG_AUTH;
 	proto_auth_proof(PROTO_AUTH_CLIENT, key, keylen, sn, cn, id,
@@ -225,6 +233,19 @@ static int handshake(int fd, uint64_t id, const uint8_t cn[PROTO_NONCE],
 	if (auth_out)
 		memcpy(auth_out, msg.u.auth.mac, PROTO_MAC);
 	send_msg(fd, &msg);
+	if (flags & PROTO_CHALLENGE_KEY) {
+		/* the attacker's own stream key: right for a stream it starts,
+		 * wrong for a stream of another process it speaks for */
+		uint8_t skey[PROTO_STREAM_KEY], v[PROTO_MAC];
+
+		proto_random(skey, sizeof(skey));
+		proto_stream_verifier(skey, id, v);
+		msg.type = PROTO_MSG_KEY;
+		proto_key_claim(&msg.u.key, v, id, sn, cn, flags);
+		if (key_first)	/* it says the stream is new */
+			msg.u.key.flags |= PROTO_KEY_FIRST;
+		send_msg(fd, &msg);
+	}
 	return next(fd, timeout_ms) == 1 && msg.type == PROTO_MSG_WELCOME;
 }
 
@@ -331,6 +352,7 @@ int main(int argc, char **argv)
 		{"seq", required_argument, NULL, 'q'},
 		{"role", required_argument, NULL, 'r'},
 		{"hello-id", required_argument, NULL, 'i'},
+		{"first", no_argument, NULL, 'f'},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t stream = 0, seq = 1000000000ull;
@@ -349,6 +371,7 @@ int main(int argc, char **argv)
 		case 'S': stream = strtoull(optarg, NULL, 16); break;
 		case 'q': seq = strtoull(optarg, NULL, 10); break;
 		case 'i': hello_id = optarg; break;
+		case 'f': key_first = 1; break;
 		case 'r':
 			hello_role = !strcmp(optarg, "collector") ?
 				     PROTO_ROLE_COLLECTOR : PROTO_ROLE_SENSOR;

@@ -6,7 +6,8 @@
 # default), one synthetic sensor streaming. While it streams, the attacker
 # reads the stream id from the node's log and sends one 41-byte BATCH for
 # it with seq 10^9: as another sensor, as a second connection of the same
-# stream, as a collector, to the node and to the root; and a BATCH of a
+# stream (without the stream's key: refused at its handshake), as a
+# collector, to the node and to the root; and a BATCH of a
 # fresh stream with seq 10^9 (the window alone). Each is refused (ERROR,
 # close), counted ("refused" in STATS) and logged with who sent it; the
 # job is stored complete (every (stream, seq) once, BYE) and the report
@@ -43,9 +44,8 @@ forge() {	# WHAT TARGET ARGS...
 	sed "s/^/  $what: /" "$T/a.out"
 }
 forge "node, another sensor" --connect $N --stream $sid
-# a second connection of the stream: from another user it is refused; from
-# the stream's own user it is a reconnect (that user could take the
-# process over anyway) and its seq is then held to the window
+# a second connection of the stream without its key (the attacker's own):
+# refused at the handshake, whoever sends it
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	OTHER="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	chmod 755 "$T"
@@ -79,10 +79,11 @@ for f in "$T/node.log" "$T/root.log" "$T/job/index" "$T"/job/segments/*; do
 done
 echo "  job directory 0700, its files and the logs 0600"
 expect_log node "refused from .*another stream" "node: another sensor"
-[ $other = 1 ] && expect_log node "refused from .*uid 65534).*stream that is connected" "node: a second connection, another user"
-expect_log node "refused from .*(sensor .*seq 1000000000: seq out of the window" "node: a second connection, the same user"
+[ $other = 1 ] && expect_log node "refused from .*uid 65534).*without the stream's key" "node: a second connection, another user"
+expect_log node "refused from .*(sensor .*uid $(id -u)).*seq 0: a second connection without the stream's key" "node: a second connection, the same user"
 expect_log node "refused from .*(collector .*seq 1000000000: \(the stream belongs to another connection\|seq out of the window\)" "node: a collector"
 expect_log root "refused from .*(collector.*belongs to another connection" "root: a collector"
+expect_log root "refused from .*(sensor .*seq 0: a second connection without the stream's key" "root: the same stream id"
 expect_log root "refused from .*seq out of the window" "root: a fresh stream"
 grep "refused from" "$T/node.log" | grep -q " uid $(id -u)" ||
 	fail "the node's log does not name the sender's uid"

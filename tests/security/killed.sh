@@ -12,37 +12,16 @@ B=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 T=$(mktemp -d /tmp/sec-killed-XXXXXX)
 . "${top_srcdir:-$B}/tests/security/lib.sh"
 trap cleanup EXIT INT TERM
-SO=$B/sensor/.libs/libtapestry-sensor.so
 [ -f "$SO" ] || { echo "no sensor library: skipped"; exit 77; }
-command -v cc >/dev/null || { echo "no C compiler: skipped"; exit 77; }
-cat >"$T/writer.c" <<'EOC'
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	long n = argc > 2 ? atol(argv[2]) : -1;
-	for (uint64_t i = 0; n < 0 || (long)i < n; i++) {
-		if (write(fd, &i, 8) != 8)
-			return 1;
-		if (i % 64 == 63)
-			usleep(100);
-	}
-	return 0;
-}
-EOC
-cc -O1 -o "$T/writer" "$T/writer.c" || fail "cannot build the writer"
 
 start_col root --listen 127.0.0.1:0 --output "$T/job" || fail root
 start_col node --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root || fail node
 env LD_PRELOAD="$SO" TAPESTRY_COLLECTOR=127.0.0.1:$PORT_node TAPESTRY_SENSORS=libc \
-	"$T/writer" "$T/records" &
+	"$WRITER" "$T/records" &
 W=$!
 PIDS="$PIDS $W"
 env LD_PRELOAD="$SO" TAPESTRY_COLLECTOR=127.0.0.1:$PORT_node TAPESTRY_SENSORS=libc \
-	"$T/writer" "$T/records2" 1000 || fail "the normal run"
+	"$WRITER" "$T/records2" 1000 || fail "the normal run"
 sleep 2
 kill -9 $W
 wait $W 2>/dev/null

@@ -4,6 +4,8 @@
 . "${top_srcdir:-$B}/tests/collector/lib.sh"
 ATTACK="$B/tests/security/attack"
 TAP="$B/manager/tapestry"
+SO=$B/sensor/.libs/libtapestry-sensor.so	# the sensor, when built
+WRITER=$B/tests/security/writer		# a program for it to trace
 
 # tls_port NAME : the TLS port printed by collector NAME (waits for it).
 tls_port() {

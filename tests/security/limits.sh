@@ -17,7 +17,6 @@ B=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 T=$(mktemp -d /tmp/sec-limits-XXXXXX)
 . "${top_srcdir:-$B}/tests/security/lib.sh"
 trap cleanup EXIT INT TERM
-SO=$B/sensor/.libs/libtapestry-sensor.so
 
 rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 
@@ -64,20 +63,28 @@ N=127.0.0.1:$PORT_idle
 sed 's/^/  /' "$T/idle.out"
 expect_log idle "idle for 2000 ms after the handshake" idle
 
-echo "== a quiet traced program is not closed (the sensor pings)"
+echo "== a quiet traced program and a quiet collector are not closed (they ping)"
+start_col quiet --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root \
+	--idle-timeout 7s || fail node
+# no clock rounds, no STATS: its keep-alive PINGs (every 5 s) hold the link
+start_col silent --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_quiet \
+	--clock-period 0 --stats-period 0 || fail "silent collector"
 if [ -f "$SO" ]; then
-	start_col quiet --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root \
-		--idle-timeout 7s || fail node
 	timeout 60 env LD_PRELOAD="$SO" TAPESTRY_COLLECTOR=127.0.0.1:$PORT_quiet \
 		sleep 12 || fail "the traced sleep failed"
-	stop_col quiet
-	if grep -q "idle for" "$T/quiet.log"; then
-		fail "a healthy sensor was closed as idle"
-	fi
 	grep -q "sensor .* connected" "$T/quiet.log" || fail "the sensor never connected"
-	echo "  sleep 12 traced, --idle-timeout 7s: not closed"
 else
-	echo "  skipped: no sensor library"
+	echo "  (no sensor library: the collector alone)"
+	sleep 12
 fi
+stop_col silent
+stop_col quiet
+if grep -q "idle for" "$T/quiet.log"; then
+	fail "a healthy sensor or collector was closed as idle"
+fi
+n=$(grep -c "collector .* connected" "$T/quiet.log")
+[ "$n" = 1 ] || fail "the silent collector connected $n times (closed as idle?)"
+grep -q "reconnected" "$T/silent.log" && fail "the silent collector reconnected"
+echo "  12 s, --idle-timeout 7s: the traced sleep and a collector run with --clock-period 0 --stats-period 0 not closed"
 stop_col idle; stop_col root
 echo PASS

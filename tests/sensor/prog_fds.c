@@ -19,6 +19,11 @@
  * lowexec    closes 0, 1 and 2 and executes itself as lowchild (the same
  *            steps as lowfork's child, in a new image whose sensor started
  *            with 0-2 closed).
+ * calls      the calls the sensor records for descriptors: writes LINES
+ *            lines to DIR/calls-1.out, close_range(3, ~0U, 0), LINES to
+ *            calls-2.out, closefrom(3), LINES to calls-3.out; then
+ *            dup3(fd of calls-4.out, 20, O_CLOEXEC), LINES lines to fd 20,
+ *            and dup3(20, 20, 0), which fails with EINVAL.
  * busy       4 threads write LINES * 200 times each to DIR/busy-T.out while
  *            the main thread closes every descriptor from 100 up, 50 times,
  *            then close_range(100, ~0U) 20 times: the runtime's descriptors
@@ -82,6 +87,34 @@ static int closeall(int how)
 	fflush(stdout);
 	return write_lines(1, how == 0 ? "closeall.out" :
 			   how == 1 ? "closerange.out" : "closefrom.out");
+}
+
+/* The "calls" mode (above). */
+static int calls(void)
+{
+	char path[4096];
+	int r, fd, bad = 0, ok = 0;
+
+	bad |= write_lines(1, "calls-1.out");
+	r = close_range(3, ~0U, 0);
+	printf("close_range: %d errno %s\n", r, ename(r));
+	fflush(stdout);
+	bad |= write_lines(1, "calls-2.out");
+	closefrom(3);
+	bad |= write_lines(1, "calls-3.out");
+	snprintf(path, sizeof(path), "%s/calls-4.out", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	r = dup3(fd, 20, O_CLOEXEC);
+	printf("dup3 onto 20: %d errno %s cloexec %d\n", r, ename(r),
+	       (fcntl(20, F_GETFD) & FD_CLOEXEC) != 0);
+	close(fd);
+	for (int i = 0; i < LINES; i++)
+		ok += write(20, "0123456789abcdef\n", 17) == 17;
+	printf("writes to fd 20: %d of %d\n", ok, LINES);
+	r = dup3(20, 20, 0);
+	printf("dup3 20 onto 20: %d errno %s\n", r, ename(r));
+	close(20);
+	return bad || ok != LINES;
 }
 
 /* Open a file at the lowest free number and dup2 it onto want. */
@@ -234,6 +267,8 @@ int main(int argc, char **argv)
 		return lowexec(argv[0]);
 	if (!strcmp(argv[1], "lowchild"))
 		return lowchild();
+	if (!strcmp(argv[1], "calls"))
+		return calls();
 	if (!strcmp(argv[1], "busy"))
 		return busy();
 	fprintf(stderr, "prog_fds: unknown mode %s\n", argv[1]);

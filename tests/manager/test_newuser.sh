@@ -134,6 +134,24 @@ mkdir notajob
 "$T" report notajob 2>nj.err
 check "report of a non-job directory fails" [ $? = 1 ]
 check "  ...saying what is missing" grep -q "no segments" nj.err
+# 12. serve lists the newest job first, and says it stops on SIGTERM
+if command -v curl >/dev/null; then
+	mkdir jobs
+	cp -r rel jobs/a-old && cp -r refused jobs/z-new
+	touch -d '2020-01-01' jobs/a-old/segments
+	"$T" serve --listen 127.0.0.1:0 --jobs jobs >serve.out 2>serve.err &
+	sp=$!
+	pids+=("$sp")
+	while ! grep -q serving serve.out && kill -0 "$sp" 2>/dev/null; do sleep 0.1; done
+	u=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' serve.out)
+	order=$(curl -s "$u/api/jobs" | python3 -c 'import json,sys; print(" ".join(j["name"] for j in json.load(sys.stdin)["jobs"]))')
+	check "serve lists the newest job first ($order)" [ "$order" = "z-new a-old" ]
+	kill -TERM "$sp"
+	wait "$sp"
+	check "  ...and exits 0 on SIGTERM" [ $? = 0 ]
+	check "  ...saying so" grep -q "serve: Terminated, stopping" serve.err
+fi
+
 # 9. status elsewhere: a hint naming the options
 "$T" status --timeout 1 127.0.0.1:1 2>st.err
 check "status of nothing fails" [ $? = 1 ]

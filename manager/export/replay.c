@@ -41,7 +41,9 @@ static void help(FILE *out)
 	      "                       file with a hostfile beside it; the hostfile\n"
 	      "                       names at least one host per rank of DIR\n"
 	      "  TAPESTRY_SMPIRUN     smpirun to use (default: the one configure found,\n"
-	      "                       else smpirun in PATH)\n", out);
+	      "                       else smpirun in PATH)\n"
+	      "  Exit status: 0, 1 (export or replay failed, SimGrid missing: said),\n"
+	      "  2 (usage).\n", out);
 }
 
 /* smpirun to run, malloc'd, or NULL when SimGrid is not installed. */

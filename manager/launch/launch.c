@@ -96,7 +96,8 @@ static void plan_help(FILE *out)
 	      "  deployment.xml (SimGrid) and collectors.plan (start order).\n"
 	      "  -o, --output DIR   where to write them (default: ./plan)\n"
 	      "  --check            also check that the executable and the secret\n"
-	      "                     file exist on this machine\n"
+	      "                     file exist on this machine (hosts reached\n"
+	      "                     through ssh or another launcher are not checked)\n"
 	      "  Exit status: 0, 1 when the description is invalid (each problem\n"
 	      "  printed as APP.xml:LINE: message), 2 on a usage error.\n",
 	      out);
@@ -1152,7 +1153,9 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 
 static void launch_help(FILE *out)
 {
-	fputs("usage: tapestry launch [-o DIR] [--start-timeout S] APP.xml\n"
+	fputs("usage: tapestry launch [-o DIR] [--start-timeout S] [--keep-going]\n"
+	      "                       [--no-pingpong | --fresh-pingpong] [--times]\n"
+	      "                       [--live-ti DIR [--live-fifo]] APP.xml\n"
 	      "  Runs the job APP.xml describes: validates it (nothing starts when\n"
 	      "  it is invalid), starts the root receiver writing DIR, then every\n"
 	      "  collector of the tree (parents first) through its host's launcher,\n"
@@ -1181,8 +1184,11 @@ static void launch_help(FILE *out)
 	      "                         took (set-up, collectors up, ping-pong,\n"
 	      "                         application, drain, post-processing and\n"
 	      "                         exports, report)\n"
+	      "  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to the application's\n"
+	      "  process group; the tree is drained and the job directory written.\n"
 	      "  Exit status: the application's, 1 when launching or collection\n"
-	      "  failed (everything started is stopped), 2 on a usage error.\n",
+	      "  failed (everything started is stopped), 2 on a usage error, 128+N\n"
+	      "  after signal N to tapestry.\n",
 	      out);
 }
 

@@ -43,7 +43,8 @@
 static void help(FILE *out)
 {
 	fputs("usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
-	      "                    [--keep-going] [--no-pingpong] -- PROGRAM [ARGS...]\n"
+	      "                    [--keep-going] [--no-pingpong | --fresh-pingpong]\n"
+	      "                    -- PROGRAM [ARGS...]\n"
 	      "  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
 	      "  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
 	      "  the job directory DIR (default: ./tapestry-job-PID).\n"

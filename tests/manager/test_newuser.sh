@@ -77,28 +77,22 @@ signal_stop() {
 	[ "$fail" = 0 ] || cat "$name.err"
 }
 signal_stop sigrun "$T" run -o sigrun -- /bin/sh -c "echo \$\$ >$work/sigrun.pid; sleep 300; true"
-cat >sig.xml <<XML
-<?xml version="1.0"?>
-<job name="sig">
-  <hosts><host name="localhost" address="127.0.0.1" slots="1"/></hosts>
-  <collectors>
-    <collector name="nfsig-gw" host="localhost"/>
-    <collector name="nfsig-node" host="localhost" parent="nfsig-gw"/>
-  </collectors>
-  <application executable="/bin/sh" processes="1" workdir="$work">
-    <argument>-c</argument><argument>echo \$\$ >siglaunch.pid; sleep 300; true</argument>
-  </application>
-</job>
-XML
+# a description of one process on this host: lib.sh's, running /bin/sh in $work
+io_xml nfsig 1 "$work/io.xml"
+sed -e 's|executable="iodemo"|executable="/bin/sh"|' -e "s|workdir=\"io\"|workdir=\"$work\"|" \
+	-e 's|<argument>.</argument>|<argument>-c</argument><argument>echo $$ >siglaunch.pid; sleep 300; true</argument>|' \
+	io.xml >sig.xml
 signal_stop siglaunch "$T" launch --no-pingpong -o siglaunch sig.xml
 
 # 1. launch with a relative -o, a program that changes directory
 sed -e 's|echo \$\$ >siglaunch.pid; sleep 300; true|cd / \&amp;\&amp; ls >/dev/null|' sig.xml >cd.xml
-timeout 120 "$T" launch -o j-cd cd.xml >cd.out 2>cd.err
-check "launch -o relative exits 0" [ $? = 0 ]
-check "  ...both processes in the job" grep -q "^events .*, 2 streams" cd.out
-check "  ...no connection rejected" bash -c "! grep -q 'rejected by the collectors' cd.out"
-check "  ...one process said in the singular" grep -q "with 1 process (" cd.err
+# 7. ... with --times, stdout and stderr into one pipe: the times line last
+timeout 120 "$T" launch --times -o j-cd cd.xml 2>&1 | cat >cd.all
+check "launch -o relative exits 0" [ "${PIPESTATUS[0]}" = 0 ]
+check "  ...both processes in the job" grep -q "^events .*, 2 streams" cd.all
+check "  ...no connection rejected" bash -c "! grep -q 'rejected by the collectors' cd.all"
+check "  ...one process said in the singular" grep -q "with 1 process (" cd.all
+check "  ...the times line after the report" bash -c "tail -n 1 cd.all | grep -q '^tapestry: times:'"
 
 # 3. the program's end said; a program that cannot run: no job directory
 "$T" run -o f -- false 2>false.err
@@ -142,7 +136,7 @@ if command -v curl >/dev/null; then
 	"$T" serve --listen 127.0.0.1:0 --jobs jobs >serve.out 2>serve.err &
 	sp=$!
 	pids+=("$sp")
-	while ! grep -q serving serve.out && kill -0 "$sp" 2>/dev/null; do sleep 0.1; done
+	while ! grep -qs serving serve.out && kill -0 "$sp" 2>/dev/null; do sleep 0.1; done
 	u=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' serve.out)
 	order=$(curl -s "$u/api/jobs" | python3 -c 'import json,sys; print(" ".join(j["name"] for j in json.load(sys.stdin)["jobs"]))')
 	check "serve lists the newest job first ($order)" [ "$order" = "z-new a-old" ]

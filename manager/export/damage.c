@@ -34,8 +34,9 @@ int mgr_export_damage(struct proto_trace *t, const char *dir,
 	if (!ts->bad_batches && !skipped && !gaps && !lost && !cut)
 		return 0;
 	if (cut)
-		snprintf(in_cut, sizeof(in_cut), ", %" PRIu64 " streams cut short "
-			 "(no end seen: what they had not sent is lost)", cut);
+		snprintf(in_cut, sizeof(in_cut), ", %" PRIu64 " stream%s cut short "
+			 "(no end seen: what they had not sent is lost)", cut,
+			 cut == 1 ? "" : "s");
 	if (skipped && jr->first_problem[0])
 		snprintf(where, sizeof(where), ": %s", jr->first_problem);
 	if (gap_ev)

@@ -920,15 +920,15 @@ static void text_refused(FILE *out, const struct report *r)
 static void report_text(FILE *out, const struct report *r)
 {
 	fprintf(out, "job directory  %s\n", r->dir);
-	fprintf(out, "events         %" PRIu64 " in %" PRIu64 " batches, %zu streams\n",
-		r->st->events, r->st->batches, r->ns);
+	fprintf(out, "events         %" PRIu64 " in %" PRIu64 " batches, %zu stream%s\n",
+		r->st->events, r->st->batches, r->ns, r->ns == 1 ? "" : "s");
 	fprintf(out, "losses         %" PRIu64 " events counted lost, %" PRIu64
 		" batches missing, %" PRIu64 " corrupt batches, %" PRIu64
 		" damaged bytes skipped", r->lost, r->gaps, r->st->bad_batches,
 		r->jr ? r->jr->skipped_bytes : 0);
 	if (r->cut)
-		fprintf(out, ", %" PRIu64 " streams cut short (no end seen: what they had"
-			" not sent yet is lost%s)", r->cut, r->undelivered ?
+		fprintf(out, ", %" PRIu64 " stream%s cut short (no end seen: what they had"
+			" not sent yet is lost%s)", r->cut, r->cut == 1 ? "" : "s", r->undelivered ?
 			", estimated below" : ", how much is not known");
 	fputc('\n', out);
 	if (r->rejected)

@@ -31,6 +31,17 @@ check "  ...and so does the report" grep -q "rejected by the collectors" ref.txt
 "$T" report --strict refused >/dev/null 2>refs.err
 check "  ...which --strict refuses" [ $? = 1 ]
 
+# 6. a stream cut short (SIGKILL: no end record) is damage under --strict
+timeout 120 "$T" run --keep-going -o cut -- /bin/sh -c 'ls >/dev/null; kill -9 $$' 2>cut.err
+check "run of a program killed by SIGKILL says so" grep -q "killed by signal 9" cut.err
+"$T" report cut >cut.txt 2>&1
+check "  ...its stream is cut short" grep -q "1 stream cut short" cut.txt
+"$T" report --strict cut >/dev/null 2>cuts.err
+check "  ...which report --strict refuses" [ $? = 1 ]
+"$T" export --strict -f csv cut 2>cute.err
+check "  ...and export --strict too" [ $? = 1 ]
+check "  ...saying why" grep -q "1 stream cut short.*refused (--strict)" cute.err
+
 # the processes below pid $1, recursively
 descendants() {
 	local c

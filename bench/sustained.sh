@@ -17,8 +17,13 @@
 # added ns against plain's median, and what was lost (tapestry: events
 # counted lost in the job directory; LTTng: events discarded); for the
 # tapestry runs also the sender thread's CPU time per record, from its own
-# FLUSH (encoding a batch) and SEND (sending it) records: a figure the
-# machine's load does not change much, unlike the wall time.
+# FLUSH (collecting and encoding a batch) and SEND (sending it) records,
+# and the CPU time of every process of the run (the program, its sender
+# thread, the collectors, `tapestry run`; children's CPU time as the shell
+# sees it) per call beyond plain's: the marginal cost, from a second run of
+# CALLS / 10 calls whose CPU is subtracted (start-up, calibrations, the
+# end of the job are the same in both). CPU figures change little with the
+# machine's load, unlike the wall time.
 # Usage: bench/sustained.sh [BUILD_DIR] (default build/). Environment:
 # R (5), CALLS (2000000), CONFIGS ("plain stream postmortem lttng").
 # Target (issue 23): the sensor at most +30 ns per call, nothing lost.
@@ -71,22 +76,54 @@ sender_cpu() {
 		END { if (fr) printf "%s %.1f %.1f\n", c, fc / fr, sc / fr }' >> "$T/sender"
 }
 ns() { sed -n 's/^sustained: ns_per_call \([0-9.]*\).*/\1/p' "$1"; }
+# KC = children's CPU (user + system) in ns so far, from the shell's
+# `times` (through files: in a pipe or $(...) it would run in a subshell
+# of its own and see none of them)
+kids_cpu() {
+	times > "$T/times"
+	awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) {
+		split($i, a, "m"); t += a[1] * 60 + substr(a[2], 1, length(a[2]) - 1) }
+		printf "%.0f\n", t * 1e9 }' "$T/times" > "$T/kc"
+	read -r KC < "$T/kc"
+}
+# one_run CONFIG N: the loop of N calls under CONFIG; its children's CPU
+# (ns) into $T/run_cpu, the program's output in $T/out, its errors in $T/err
+one_run() {
+	local c0
+	kids_cpu
+	c0=$KC
+	case $1 in
+	plain)
+		"$T/sustained" "$2" > "$T/out" 2> "$T/err" || return 1 ;;
+	*)
+		rm -rf "${T:?}/job"
+		TAPESTRY_MODE=$1 timeout 600 "$TAP" run -o "$T/job" -- \
+			"$T/sustained" "$2" > "$T/out" 2> "$T/err" || return 1 ;;
+	esac
+	kids_cpu
+	# the tree's, then the program's main thread and process (its line)
+	echo "$((KC - c0)) $(sed -n 's/^sustained:.* cpu_main_ns \([0-9]*\) cpu_proc_ns \([0-9]*\).*/\1 \2/p' "$T/out")" > "$T/run_cpu"
+}
+SHORT=$((CALLS / 10))
 echo "sustained loop: $CALLS x write(/dev/null, 64 B), $R rounds of [$CONFIGS]"
 echo "host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq 1 "$R"); do
 	for c in $CONFIGS; do
 		lost=0
 		case $c in
-		plain)
-			"$T/sustained" "$CALLS" > "$T/out" 2>&1 || { cat "$T/out"; exit 1; } ;;
-		stream|postmortem)
-			rm -rf "${T:?}/job"
-			TAPESTRY_MODE=$c timeout 600 "$TAP" run -o "$T/job" -- \
-				"$T/sustained" "$CALLS" > "$T/out" 2> "$T/err" ||
+		plain|stream|postmortem)
+			# the short run first: the long one's job is read below
+			one_run "$c" "$SHORT" && cp "$T/run_cpu" "$T/short_cpu" &&
+				one_run "$c" "$CALLS" ||
 				{ cat "$T/out" "$T/err"; exit 1; }
-			lost=$("$TAP" report "$T/job" 2>/dev/null |
-				sed -n 's/^losses *\([0-9]*\) events counted lost.*/\1/p')
-			sender_cpu "$c" ;;
+			# marginal ns per call: tree, main thread, process
+			paste -d' ' "$T/run_cpu" "$T/short_cpu" | awk -v c="$c" -v n=$((CALLS - SHORT)) \
+				'{ printf "%s %.1f %.1f %.1f\n", c, ($1 - $4) / n, ($2 - $5) / n, ($3 - $6) / n }' >> "$T/cpu"
+			if [ "$c" != plain ]; then
+				lost=$("$TAP" report "$T/job" 2>/dev/null |
+					sed -n 's/^losses *\([0-9]*\) events counted lost.*/\1/p')
+				sender_cpu "$c"
+			fi ;;
 		lttng)
 			[ $have_lttng = 1 ] || continue
 			session_start "b$i" "$T/lttng.log" || { cat "$T/lttng.log"; exit 1; }
@@ -115,6 +152,23 @@ if [ -s "$T/sender" ]; then
 		e=$(awk -v c="$c" '$1 == c { print $2 }' "$T/sender" | med)
 		s=$(awk -v c="$c" '$1 == c { print $3 }' "$T/sender" | med)
 		[ -n "$e" ] && printf '  %-12s %8s ns %8s ns\n' "$c" "$e" "$s"
+	done
+fi
+if [ -s "$T/cpu" ]; then
+	echo "CPU ns per call, marginal, medians over rounds: every process of"
+	echo "the run (and beyond plain), the program's main thread, its other"
+	echo "threads (the sender), the rest (the collectors, and tapestry run,"
+	echo "which reads the whole job at the end)"
+	printf '  %-12s %8s %8s %8s %8s %8s\n' config all added main sender rest
+	cb=$(awk '$1 == "plain" { print $2 }' "$T/cpu" | med)
+	for c in plain stream postmortem; do
+		a=$(awk -v c="$c" '$1 == c { print $2 }' "$T/cpu" | med)
+		[ -n "$a" ] || continue
+		m=$(awk -v c="$c" '$1 == c { print $3 }' "$T/cpu" | med)
+		o=$(awk -v c="$c" '$1 == c { print $4 - $3 }' "$T/cpu" | med)
+		r=$(awk -v c="$c" '$1 == c { print $2 - $4 }' "$T/cpu" | med)
+		printf '  %-12s %8s %+8.1f %8s %8s %8s\n' "$c" "$a" \
+			"$(awk -v a="$a" -v b="${cb:-0}" 'BEGIN { print a - b }')" "$m" "$o" "$r"
 	done
 fi
 echo "target (issue 23): tapestry at most +30 ns per call, nothing lost"

@@ -99,6 +99,52 @@ int proto_ev_rma(unsigned type)
 	return type >= PROTO_EV_MPI_WIN_CREATE && type <= PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL;
 }
 
+/* The later collectives are one run of events.def: two blocking ones,
+ * the nonblocking ones (in the order of their blocking types from
+ * MPI_Barrier, then the two above), five neighbourhood ones, their
+ * nonblocking forms in the same order. */
+_Static_assert(PROTO_EV_MPI_IEXSCAN - PROTO_EV_MPI_IBARRIER == 16,
+	       "one nonblocking collective per blocking type");
+_Static_assert(PROTO_EV_MPI_INEIGHBOR_ALLTOALLW - PROTO_EV_MPI_ALLTOALLW == 28,
+	       "the later collectives must stay one run of events.def");
+
+int proto_ev_coll2(unsigned type)
+{
+	if (type < PROTO_EV_MPI_ALLTOALLW || type > PROTO_EV_MPI_INEIGHBOR_ALLTOALLW)
+		return PROTO_COLL2_NOT;
+	if (type <= PROTO_EV_MPI_REDUCE_SCATTER_BLOCK)
+		return PROTO_COLL2_BLOCKING;
+	if (type <= PROTO_EV_MPI_IEXSCAN)
+		return PROTO_COLL2_NB;
+	if (type <= PROTO_EV_MPI_NEIGHBOR_ALLTOALLW)
+		return PROTO_COLL2_NEIGHBOR;
+	return PROTO_COLL2_INEIGHBOR;
+}
+
+unsigned proto_ev_icoll(unsigned type)
+{
+	static const unsigned short blocking[] = {
+		PROTO_EV_MPI_BARRIER, PROTO_EV_MPI_BCAST, PROTO_EV_MPI_REDUCE,
+		PROTO_EV_MPI_ALLREDUCE, PROTO_EV_MPI_GATHER,
+		PROTO_EV_MPI_GATHERV, PROTO_EV_MPI_SCATTER,
+		PROTO_EV_MPI_SCATTERV, PROTO_EV_MPI_ALLGATHER,
+		PROTO_EV_MPI_ALLGATHERV, PROTO_EV_MPI_ALLTOALL,
+		PROTO_EV_MPI_ALLTOALLV, PROTO_EV_MPI_ALLTOALLW,
+		PROTO_EV_MPI_REDUCE_SCATTER, PROTO_EV_MPI_REDUCE_SCATTER_BLOCK,
+		PROTO_EV_MPI_SCAN, PROTO_EV_MPI_EXSCAN,
+	};
+
+	switch (proto_ev_coll2(type)) {
+	case PROTO_COLL2_NB:
+		return blocking[type - PROTO_EV_MPI_IBARRIER];
+	case PROTO_COLL2_INEIGHBOR:
+		return type - PROTO_EV_MPI_INEIGHBOR_ALLGATHER +
+		       PROTO_EV_MPI_NEIGHBOR_ALLGATHER;
+	default:
+		return 0;
+	}
+}
+
 const char *proto_field_name(unsigned f)
 {
 	return f < PROTO_F__COUNT ? field_names[f] : NULL;

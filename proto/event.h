@@ -57,6 +57,10 @@ static inline void proto_ev_set_args(struct proto_event *e, int64_t a0,
  * returning false), folded into one record from the first one's start to
  * the last one's end; an ARRAY of 1 value follows: the number of calls. */
 #define PROTO_EVF_FOLDED 0x0008u
+/* An MPI call that failed (PROTO_EVF_FAILED too): an MPI_ERROR record
+ * with the code it returned follows it on its thread, after its ARRAY
+ * records. */
+#define PROTO_EVF_ERRCODE 0x0010u
 
 /* STRING records: t_start = string id (> 0), t_end = byte offset of this
  * chunk in the string, flags = chunk length (1..48), arg[] = the bytes.
@@ -151,6 +155,18 @@ int proto_ev_mpiio(unsigned type);
 
 /* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes). */
 int proto_ev_rma(unsigned type);
+
+/* The later collectives (issue 19), one run of events.def from
+ * MPI_Alltoallw: proto_ev_coll2() is 1 for Alltoallw and
+ * Reduce_scatter_block, 2 for a nonblocking collective, 3 for a blocking
+ * neighbourhood collective, 4 for a nonblocking one, else 0;
+ * proto_ev_icoll() the blocking type a nonblocking collective (or
+ * neighbourhood collective) completes as (MPI_Ibcast: MPI_BCAST,
+ * MPI_Ineighbor_alltoall: MPI_NEIGHBOR_ALLTOALL), 0 for any other type. */
+enum { PROTO_COLL2_NOT = 0, PROTO_COLL2_BLOCKING = 1, PROTO_COLL2_NB = 2,
+       PROTO_COLL2_NEIGHBOR = 3, PROTO_COLL2_INEIGHBOR = 4 };
+int proto_ev_coll2(unsigned type);
+unsigned proto_ev_icoll(unsigned type);
 
 /* Name of a field ("bytes"), or NULL. */
 const char *proto_field_name(unsigned f);

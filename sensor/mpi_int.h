@@ -120,6 +120,54 @@ SN_HIDDEN int mw_running(void);
  * 'rank' into *wrank (may be NULL; -3 when unknown). */
 SN_HIDDEN int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank);
 
+/* Communicator id of comm (-1: none), its size and own rank (either may
+ * be NULL; 0 and -1 when unknown). */
+SN_HIDDEN int64_t mw_comm_info(MPI_Comm comm, int *size, int *myrank);
+
+/* The arguments (and ARRAY) of a collective's event, shared by its
+ * blocking and nonblocking forms (mpi_coll.c); rid: the nonblocking form's
+ * request id, 0 for the blocking one (whose table has no req). rooted:
+ * Bcast, Reduce; plain: Allreduce, Scan, Exscan; allgather: also
+ * Alltoall; alltoallv: also Alltoallw (types given per rank, else one). */
+SN_HIDDEN void mw_coll_rooted(struct mw_call *c, int64_t bytes, int root,
+			      MPI_Comm comm, int64_t rid);
+SN_HIDDEN void mw_coll_plain(struct mw_call *c, int64_t bytes, MPI_Comm comm,
+			     int64_t rid);
+SN_HIDDEN void mw_coll_gather(struct mw_call *c, const void *sbuf, int scount,
+			      MPI_Datatype stype, int rcount,
+			      MPI_Datatype rtype, int root, MPI_Comm comm,
+			      int64_t rid);
+SN_HIDDEN void mw_coll_gatherv(struct mw_call *c, const void *sbuf,
+			       int scount, MPI_Datatype stype,
+			       const int *rcounts, MPI_Datatype rtype,
+			       int root, MPI_Comm comm, int64_t rid);
+SN_HIDDEN void mw_coll_scatter(struct mw_call *c, int scount,
+			       MPI_Datatype stype, const void *rbuf,
+			       int rcount, MPI_Datatype rtype, int root,
+			       MPI_Comm comm, int64_t rid);
+SN_HIDDEN void mw_coll_scatterv(struct mw_call *c, const int *scounts,
+				MPI_Datatype stype, const void *rbuf,
+				int rcount, MPI_Datatype rtype, int root,
+				MPI_Comm comm, int64_t rid);
+SN_HIDDEN void mw_coll_allgather(struct mw_call *c, const void *sbuf,
+				 int scount, MPI_Datatype stype, int rcount,
+				 MPI_Datatype rtype, MPI_Comm comm,
+				 int64_t rid);
+SN_HIDDEN void mw_coll_allgatherv(struct mw_call *c, const void *sbuf,
+				  int scount, MPI_Datatype stype,
+				  const int *rcounts, MPI_Datatype rtype,
+				  MPI_Comm comm, int64_t rid);
+SN_HIDDEN void mw_coll_alltoallv(struct mw_call *c, const void *sbuf,
+				 const int *scounts,
+				 const MPI_Datatype *stypes,
+				 MPI_Datatype stype, const int *rcounts,
+				 const MPI_Datatype *rtypes,
+				 MPI_Datatype rtype, MPI_Comm comm,
+				 int64_t rid);
+SN_HIDDEN void mw_coll_reduce_scatter(struct mw_call *c, const int *rcounts,
+				      MPI_Datatype type, MPI_Comm comm,
+				      int64_t rid);
+
 /* A request that is neither a send nor a receive (an MPI-IO or RMA one),
  * just started through the variable *req: its sequential id, kept like a
  * nonblocking constructor's so that its completion records the same id

@@ -442,29 +442,6 @@ static int64_t status_bytes(const MPI_Status *st)
 	return (int64_t)n;
 }
 
-static int64_t counts_sum(const int *counts, int n)
-{
-	int64_t s = 0;
-	int i;
-
-	if (!counts)
-		return 0;
-	for (i = 0; i < n; i++)
-		s += counts[i] > 0 ? counts[i] : 0;
-	return s;
-}
-
-/* ARRAY of counts[i] x type size, i < n, appended at c->arr + at. */
-static void counts_array(int64_t *arr, size_t room, const int *counts, int n,
-			 MPI_Datatype t)
-{
-	int64_t sz = type_bytes(t, 1);
-	size_t i;
-
-	for (i = 0; i < (size_t)n && i < room; i++)
-		arr[i] = counts[i] > 0 ? counts[i] * sz : 0;
-}
-
 static void set_args(struct mw_call *c, int64_t a0, int64_t a1, int64_t a2,
 		     int64_t a3, int64_t a4, int64_t a5)
 {
@@ -652,6 +629,25 @@ void mw_begin(struct mw_call *c, unsigned type)
 
 static void calibrate_wrapper(void);
 
+/* The MPI_ERROR record after the record of a call that returned rc (not
+ * MPI_SUCCESS) at t: only failed calls pay for it. */
+static void error_record(const struct mw_call *c, int rc, uint64_t t)
+{
+	struct proto_event *e;
+	int cls = 0;
+
+	if (PMPI_Error_class(rc, &cls) != MPI_SUCCESS)
+		cls = -1;
+	if (!(e = sn_slot()))
+		return;
+	e->t_start = t;
+	e->t_end = t;
+	e->type = PROTO_EV_MPI_ERROR;
+	e->flags = PROTO_EVF_INSTANT;
+	proto_ev_set_args(e, rc, cls, c->type, 0, 0, 0);
+	sn_commit(e);
+}
+
 void mw_end(struct mw_call *c, int rc)
 {
 	struct proto_event *e;
@@ -661,7 +657,7 @@ void mw_end(struct mw_call *c, int rc)
 	if (c->on) {
 		t1 = mw_t_ret >= c->t0 ? mw_t_ret : sn_now();
 		if (rc != MPI_SUCCESS)
-			c->flags |= PROTO_EVF_FAILED;
+			c->flags |= PROTO_EVF_FAILED | PROTO_EVF_ERRCODE;
 		if (c->narr)
 			c->flags |= PROTO_EVF_HASARRAY;
 		/* a fold's record, and the COMPUTE event kept back, before
@@ -676,6 +672,8 @@ void mw_end(struct mw_call *c, int rc)
 			sn_commit(e);
 			if (c->narr)
 				sn_array(c->arr, c->narr);
+			if (rc != MPI_SUCCESS)
+				error_record(c, rc, t1);
 		}
 		mw_compute_open();
 		sn_leave();
@@ -1889,8 +1887,7 @@ static int do_Bcast(struct mw_call *c, void *buf, int count,
 {
 	int rc = next_Bcast(buf, count, type, root, comm);
 
-	set_args(c, type_bytes(type, count), root,
-		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0);
+	mw_coll_rooted(c, type_bytes(type, count), root, comm, 0);
 	return rc;
 }
 
@@ -1900,8 +1897,7 @@ static int do_Reduce(struct mw_call *c, const void *sbuf, void *rbuf,
 {
 	int rc = next_Reduce(sbuf, rbuf, count, type, op, root, comm);
 
-	set_args(c, type_bytes(type, count), root,
-		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0);
+	mw_coll_rooted(c, type_bytes(type, count), root, comm, 0);
 	return rc;
 }
 
@@ -1910,8 +1906,7 @@ static int do_Allreduce(struct mw_call *c, const void *sbuf, void *rbuf,
 {
 	int rc = next_Allreduce(sbuf, rbuf, count, type, op, comm);
 
-	set_args(c, type_bytes(type, count),
-		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0, 0);
+	mw_coll_plain(c, type_bytes(type, count), comm, 0);
 	return rc;
 }
 
@@ -1920,12 +1915,9 @@ static int do_Gather(struct mw_call *c, const void *sbuf, int scount,
 		     MPI_Datatype rtype, int root, MPI_Comm comm)
 {
 	int rc = next_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root,
-			     comm), me;
-	int64_t id = comm_lookup(comm, 0, NULL, NULL, &me);
-	int64_t rb = me == root ? type_bytes(rtype, rcount) : 0;
+			     comm);
 
-	set_args(c, sbuf == MPI_IN_PLACE ? rb : type_bytes(stype, scount), rb,
-		 root, id, 0, 0);
+	mw_coll_gather(c, sbuf, scount, stype, rcount, rtype, root, comm, 0);
 	return rc;
 }
 
@@ -1935,19 +1927,9 @@ static int do_Gatherv(struct mw_call *c, const void *sbuf, int scount,
 		      MPI_Comm comm)
 {
 	int rc = next_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype,
-			      root, comm), me, size;
-	int64_t id = comm_lookup(comm, 0, NULL, &size, &me), rb = 0, sb, *arr;
-	size_t n = size > 0 ? (size_t)size : 0;
+			      root, comm);
 
-	sb = type_bytes(stype, scount);
-	if (me == root && rcounts) {
-		rb = type_bytes(rtype, counts_sum(rcounts, size));
-		if (sbuf == MPI_IN_PLACE && root >= 0 && root < size)
-			sb = type_bytes(rtype, rcounts[root]);
-		if (c->on && (arr = mw_call_array(c, &n)))
-			counts_array(arr, n, rcounts, size, rtype);
-	}
-	set_args(c, sb, rb, root, id, 0, 0);
+	mw_coll_gatherv(c, sbuf, scount, stype, rcounts, rtype, root, comm, 0);
 	return rc;
 }
 
@@ -1956,12 +1938,9 @@ static int do_Scatter(struct mw_call *c, const void *sbuf, int scount,
 		      MPI_Datatype rtype, int root, MPI_Comm comm)
 {
 	int rc = next_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root,
-			      comm), me;
-	int64_t id = comm_lookup(comm, 0, NULL, NULL, &me);
-	int64_t sb = me == root ? type_bytes(stype, scount) : 0;
+			      comm);
 
-	set_args(c, sb, rbuf == MPI_IN_PLACE ? sb : type_bytes(rtype, rcount),
-		 root, id, 0, 0);
+	mw_coll_scatter(c, scount, stype, rbuf, rcount, rtype, root, comm, 0);
 	return rc;
 }
 
@@ -1971,19 +1950,9 @@ static int do_Scatterv(struct mw_call *c, const void *sbuf,
 		       MPI_Datatype rtype, int root, MPI_Comm comm)
 {
 	int rc = next_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount,
-			       rtype, root, comm), me, size;
-	int64_t id = comm_lookup(comm, 0, NULL, &size, &me), sb = 0, rb, *arr;
-	size_t n = size > 0 ? (size_t)size : 0;
+			       rtype, root, comm);
 
-	rb = type_bytes(rtype, rcount);
-	if (me == root && scounts) {
-		sb = type_bytes(stype, counts_sum(scounts, size));
-		if (rbuf == MPI_IN_PLACE && root >= 0 && root < size)
-			rb = type_bytes(stype, scounts[root]);
-		if (c->on && (arr = mw_call_array(c, &n)))
-			counts_array(arr, n, scounts, size, stype);
-	}
-	set_args(c, sb, rb, root, id, 0, 0);
+	mw_coll_scatterv(c, scounts, stype, rbuf, rcount, rtype, root, comm, 0);
 	return rc;
 }
 
@@ -1992,10 +1961,8 @@ static int do_Allgather(struct mw_call *c, const void *sbuf, int scount,
 			MPI_Datatype rtype, MPI_Comm comm)
 {
 	int rc = next_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-	int64_t rb = type_bytes(rtype, rcount);
 
-	set_args(c, sbuf == MPI_IN_PLACE ? rb : type_bytes(stype, scount), rb,
-		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0);
+	mw_coll_allgather(c, sbuf, scount, stype, rcount, rtype, comm, 0);
 	return rc;
 }
 
@@ -2004,17 +1971,9 @@ static int do_Allgatherv(struct mw_call *c, const void *sbuf, int scount,
 			 const int displs[], MPI_Datatype rtype, MPI_Comm comm)
 {
 	int rc = next_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs,
-				 rtype, comm), me, size;
-	int64_t id = comm_lookup(comm, 0, NULL, &size, &me), sb, rb, *arr;
-	size_t n = size > 0 ? (size_t)size : 0;
+				 rtype, comm);
 
-	sb = type_bytes(stype, scount);
-	rb = rcounts ? type_bytes(rtype, counts_sum(rcounts, size)) : 0;
-	if (sbuf == MPI_IN_PLACE && rcounts && me >= 0 && me < size)
-		sb = type_bytes(rtype, rcounts[me]);
-	if (c->on && rcounts && (arr = mw_call_array(c, &n)))
-		counts_array(arr, n, rcounts, size, rtype);
-	set_args(c, sb, rb, id, 0, 0, 0);
+	mw_coll_allgatherv(c, sbuf, scount, stype, rcounts, rtype, comm, 0);
 	return rc;
 }
 
@@ -2023,10 +1982,8 @@ static int do_Alltoall(struct mw_call *c, const void *sbuf, int scount,
 		       MPI_Datatype rtype, MPI_Comm comm)
 {
 	int rc = next_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-	int64_t rb = type_bytes(rtype, rcount);
 
-	set_args(c, sbuf == MPI_IN_PLACE ? rb : type_bytes(stype, scount), rb,
-		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0);
+	mw_coll_allgather(c, sbuf, scount, stype, rcount, rtype, comm, 0);
 	return rc;
 }
 
@@ -2036,22 +1993,10 @@ static int do_Alltoallv(struct mw_call *c, const void *sbuf,
 			const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
 	int rc = next_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts,
-				rdispls, rtype, comm), size;
-	int64_t id = comm_lookup(comm, 0, NULL, &size, NULL), sb, rb, *arr;
-	size_t n = size > 0 ? (size_t)size * 2 : 0;
-	int inplace = sbuf == MPI_IN_PLACE;
-	const int *sc = inplace ? rcounts : scounts;
-	MPI_Datatype st = inplace ? rtype : stype;
+				rdispls, rtype, comm);
 
-	sb = sc ? type_bytes(st, counts_sum(sc, size)) : 0;
-	rb = rcounts ? type_bytes(rtype, counts_sum(rcounts, size)) : 0;
-	if (c->on && sc && rcounts && (arr = mw_call_array(c, &n))) {
-		counts_array(arr, n, sc, size, st);
-		if (n > (size_t)size)
-			counts_array(arr + size, n - (size_t)size, rcounts,
-				     size, rtype);
-	}
-	set_args(c, sb, rb, id, 0, 0, 0);
+	mw_coll_alltoallv(c, sbuf, scounts, NULL, stype, rcounts, NULL, rtype,
+			  comm, 0);
 	return rc;
 }
 
@@ -2059,14 +2004,9 @@ static int do_Reduce_scatter(struct mw_call *c, const void *sbuf, void *rbuf,
 			     const int rcounts[], MPI_Datatype type,
 			     MPI_Op op, MPI_Comm comm)
 {
-	int rc = next_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm), size;
-	int64_t id = comm_lookup(comm, 0, NULL, &size, NULL), *arr;
-	size_t n = size > 0 ? (size_t)size : 0;
+	int rc = next_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
 
-	if (c->on && rcounts && (arr = mw_call_array(c, &n)))
-		counts_array(arr, n, rcounts, size, type);
-	set_args(c, rcounts ? type_bytes(type, counts_sum(rcounts, size)) : 0,
-		 id, 0, 0, 0, 0);
+	mw_coll_reduce_scatter(c, rcounts, type, comm, 0);
 	return rc;
 }
 
@@ -2075,8 +2015,7 @@ static int do_Scan(struct mw_call *c, const void *sbuf, void *rbuf, int count,
 {
 	int rc = next_Scan(sbuf, rbuf, count, type, op, comm);
 
-	set_args(c, type_bytes(type, count),
-		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0, 0);
+	mw_coll_plain(c, type_bytes(type, count), comm, 0);
 	return rc;
 }
 
@@ -2085,16 +2024,20 @@ static int do_Exscan(struct mw_call *c, const void *sbuf, void *rbuf,
 {
 	int rc = next_Exscan(sbuf, rbuf, count, type, op, comm);
 
-	set_args(c, type_bytes(type, count),
-		 comm_lookup(comm, 0, NULL, NULL, NULL), 0, 0, 0, 0);
+	mw_coll_plain(c, type_bytes(type, count), comm, 0);
 	return rc;
 }
 
-/* ---- for the other wrapper files (mpi_io.c, mpi_ext.c) ------------------ */
+/* ---- for the other wrapper files (mpi_io.c, mpi_ext.c, mpi_coll.c) ------- */
 
 int64_t mw_comm_id(MPI_Comm comm, int rank, int64_t *wrank)
 {
 	return comm_lookup(comm, rank, wrank, NULL, NULL);
+}
+
+int64_t mw_comm_info(MPI_Comm comm, int *size, int *myrank)
+{
+	return comm_lookup(comm, 0, NULL, size, myrank);
 }
 
 int64_t mw_req_other(const MPI_Request *req, int64_t bytes)

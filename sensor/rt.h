@@ -219,6 +219,8 @@ SN_HIDDEN uint64_t sn_threads_dropped(void);
 SN_HIDDEN uint64_t sn_threads_written(void);
 /* Records waiting in every ring, a snapshot (sender side). */
 SN_HIDDEN size_t sn_threads_pending(void);
+/* 1 when a ring past half full kicked the sender since its last drain. */
+SN_HIDDEN int sn_threads_kicked(void);
 SN_HIDDEN void sn_threads_atfork_child(void);
 /* Emit an instant tracer event on the calling thread, bypassing the guard
  * (used by the sender and the signal handler). 0 or PROTO_E_FULL. */
@@ -231,6 +233,7 @@ SN_HIDDEN void sn_strings_reset(void);
 SN_HIDDEN void sn_clock_init(void);
 SN_HIDDEN void sn_clock_anchor(void);
 SN_HIDDEN uint64_t sn_clock_fix(uint64_t prov);
+SN_HIDDEN void sn_clock_fix_events(struct proto_event *ev, size_t n);
 SN_HIDDEN const char *sn_clock_method(void);
 SN_HIDDEN double sn_clock_tsc_hz(void);
 
@@ -238,6 +241,9 @@ SN_HIDDEN double sn_clock_tsc_hz(void);
 SN_HIDDEN int sn_sender_start(void);
 SN_HIDDEN void sn_sender_kick(void);
 SN_HIDDEN int sn_sender_is_self(void);
+/* 1 on the sender thread once it has a descriptor table of its own
+ * (unshare(CLONE_FILES)): the program's descriptors are not in it. */
+SN_HIDDEN int sn_sender_own_table(void);
 SN_HIDDEN int sn_sender_running(void);
 SN_HIDDEN void sn_sender_atfork_child(void);
 SN_HIDDEN void sn_sender_stop(void);
@@ -248,6 +254,9 @@ SN_HIDDEN void sn_sender_stop(void);
  * set-up. */
 SN_HIDDEN void sn_sender_flush(int reason, int timeout_ms);
 SN_HIDDEN void sn_sender_calibrate(int timeout_ms);
+/* On the sender thread between calibration samples: drain the rings when
+ * they hold enough (no-op elsewhere). */
+SN_HIDDEN void sn_sender_tend(void);
 /* Resume after a failed exec: new stream, reconnect. */
 SN_HIDDEN void sn_sender_resume(void);
 SN_HIDDEN void sn_sender_meta_changed(void);
@@ -279,6 +288,9 @@ SN_HIDDEN void sn_own_close(int slot);
  * free above it), so the program's call succeeds as it would untraced.
  * Called by the close/dup2/dup3/close_range/closefrom wrappers. */
 SN_HIDDEN void sn_own_evict(long lo, long hi);
+/* close(2) past the wrappers, for a descriptor that is not the program's
+ * (the close wrapper forgets that number's path and evicts the slots). */
+SN_HIDDEN void sn_raw_close(int fd);
 /* A forked child: close the parent's descriptors, empty the slots. */
 SN_HIDDEN void sn_own_atfork_child(void);
 

@@ -77,6 +77,18 @@ static void make_key(void)
 		thread_key = (pthread_key_t)-1;
 }
 
+/* The fill past which a producer kicks the sender, and the head at which
+ * a new ring first looks: half the ring in post-mortem mode (the rings are
+ * the buffer: no work beside the program until then), a quarter in stream
+ * mode (the sender, short of CPU on a loaded machine, then has three
+ * quarters of the ring to come, not a half). At least 1. */
+static uint64_t kick_fill(uint32_t cap)
+{
+	uint64_t f = sn_cfg.postmortem ? cap / 2 : cap / 4;
+
+	return f ? f : 1;
+}
+
 /* Ring size for a new thread: a sixteenth of the budget (at most
  * SN_RING_MAX_BYTES), and at most an eighth of what the rings may still
  * reserve, so that sizes shrink gradually when many threads live at once;
@@ -138,7 +150,7 @@ static struct sn_thread *adopt_locked(void)
 		t->tail_cache = atomic_load_explicit(&t->tail,
 						     memory_order_acquire);
 		t->widx = (uint32_t)(h % t->cap);
-		t->kick_at = h + (t->cap / 2 ? t->cap / 2 : 1);
+		t->kick_at = h + kick_fill(t->cap);
 		t->dropped = 0;
 		t->drop_pending = 0;
 		t->nowait = 0;
@@ -225,7 +237,7 @@ struct sn_thread *sn_thread_register(void)
 	t->map_bytes = map;
 	t->cap = (uint32_t)cap;
 	t->ring = (struct proto_event *)((char *)m + hdr);
-	t->kick_at = cap / 2 ? cap / 2 : 1;
+	t->kick_at = kick_fill(cap);
 	set_tid(t);
 	pthread_mutex_lock(&threads_mu);
 	if (nthreads >= SN_MAX_THREADS) {
@@ -423,7 +435,7 @@ struct proto_event *sn_slot_slow(void)
 }
 
 /* Called by the producer every so often (head reached kick_at): wakes the
- * sender once when the ring is more than half full. */
+ * sender once when the ring is more than kick_fill() full. */
 void sn_commit_slow(struct sn_thread *t)
 {
 	uint64_t used;
@@ -431,7 +443,7 @@ void sn_commit_slow(struct sn_thread *t)
 	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 	used = t->head_priv - t->tail_cache;
 	t->kick_at = t->head_priv + (t->cap / 4 ? t->cap / 4 : 1);
-	if (used > t->cap / 2 &&
+	if (used > kick_fill(t->cap) &&
 	    !atomic_exchange_explicit(&t->kicked, 1, memory_order_relaxed))
 		sn_sender_kick();
 }
@@ -664,6 +676,20 @@ size_t sn_threads_drain(sn_drain_fn fn, void *ctx, size_t max)
 	return total;
 }
 
+/* 1 when a ring's producer has kicked the sender since its last drain
+ * (the ring was past half full). */
+int sn_threads_kicked(void)
+{
+	int k = 0;
+
+	pthread_mutex_lock(&threads_mu);
+	for (int i = 0; i < nthreads && !k; i++)
+		k = atomic_load_explicit(&threads[i]->kicked,
+					 memory_order_relaxed);
+	pthread_mutex_unlock(&threads_mu);
+	return k;
+}
+
 /* Records waiting in every ring (a snapshot; the producers go on). */
 size_t sn_threads_pending(void)
 {
@@ -734,7 +760,7 @@ void sn_threads_atfork_child(void)
 		self->drop_pending = 0;
 		self->nowait = 0;
 		self->tid = 0;
-		self->kick_at = self->cap / 2 ? self->cap / 2 : 1;
+		self->kick_at = kick_fill(self->cap);
 		memset(self->strcache, 0, sizeof(self->strcache));
 		atomic_store(&self->head, 0);
 		atomic_store(&self->tail, 0);

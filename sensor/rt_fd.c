@@ -66,6 +66,12 @@ static void raw_close(int fd)
 		syscall(SYS_close, fd);
 }
 
+/* See rt.h. */
+void sn_raw_close(int fd)
+{
+	raw_close(fd);
+}
+
 static void pause_us(long us)
 {
 	struct timespec ts = {0, us * 1000};

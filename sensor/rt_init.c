@@ -598,8 +598,10 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(dd, k) && sn_cal_quiet(dt, k)); k++) {
-		uint64_t h0 = t->head_priv, t0, t1, t2;
+		uint64_t h0, t0, t1, t2;
 
+		sn_sender_tend();	/* the program's rings go on filling */
+		h0 = t->head_priv;
 		sn_tls.guard = 1;
 		evict_next(t, ITER);
 		t0 = sn_now_vdso();
@@ -694,8 +696,10 @@ void sn_calibrate(int at_exit)
 	    t->head_priv - atomic_load_explicit(&t->tail, memory_order_acquire) > t->cap / 2)
 		return;
 	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(s, k) && sn_cal_quiet(s2, k)); k++) {
-		uint64_t t0, t1, h0 = t->head_priv;
+		uint64_t t0, t1, h0;
 
+		sn_sender_tend();	/* the program's rings go on filling */
+		h0 = t->head_priv;
 		evict_next(t, ITER);
 		sn_tls.guard = 0;
 		t0 = sn_now_vdso();

@@ -19,18 +19,22 @@
  * then BATCH / PING / CLOCK / LOSS; BYE at the end (docs/ARCHITECTURE.md).
  * Clock: 20 PING/PONG rounds after connecting (phase 0), 5 every 5 s
  * (phase 1), 20 at the end (phase 2), shipped as CLOCK frames.
- * Its own work appears in the trace: FLUSH (drain + encode) and SEND
- * events with durations, MEM_SAMPLE every TAPESTRY_MEM_PERIOD_MS.
+ * Its own work appears in the trace: FLUSH (encode; its cpu_ns also
+ * counts collecting the batch from the rings) and SEND events with
+ * durations, MEM_SAMPLE every TAPESTRY_MEM_PERIOD_MS.
  *
  * Everything here runs on the sender thread except sn_sender_kick(),
  * sn_sender_flush() and the fork/resume requests, which only touch
  * atomics and the eventfd.
  *
- * Descriptors: the socket, the eventfd and /proc/self/stat live in
- * rt_fd.c's slots; every system call on one runs between sn_own_get() and
- * sn_own_put(), since the program may close or dup2 onto the number at any
- * time (the slot then moves or is dropped). A dropped socket is a broken
- * connection; a dropped eventfd or stat file is made again.
+ * Descriptors: the sender thread takes a descriptor table of its own
+ * (go_private; the socket and /proc/self/stat then live only there, out
+ * of the program's reach). Where it cannot, the socket, the eventfd and
+ * /proc/self/stat live in rt_fd.c's slots; every system call on one runs
+ * between own_get() and own_put() (sn_own_get/put then), since the
+ * program may close or dup2 onto the number at any time (the slot then
+ * moves or is dropped). A dropped socket is a broken connection; a
+ * dropped eventfd or stat file is made again.
  */
 #include "config.h"
 
@@ -40,11 +44,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -63,6 +69,8 @@
  * a batch cost half again as many bytes per event as thousands (the
  * codec's and zstd's per-batch costs) */
 #define DRAIN_MIN_RECORDS 4096
+/* a drain that emptied the rings once goes on only while this many wait */
+#define DRAIN_TAIL_MIN 1024
 #define PING_PERIOD_NS (5ull * 1000000000ull)
 #define LOSS_PERIOD_NS (100ull * 1000000ull)
 #define RBUF 65536
@@ -104,6 +112,7 @@ static struct {
 	uint64_t last_drain;	/* the last drain (mono ns) */
 	uint64_t loss_sent;
 	uint64_t minflt, majflt;
+	uint64_t collect_cpu;	/* thread CPU of collecting S.ev (in FLUSH) */
 	uint8_t nonce[PROTO_NONCE];
 	/* what the reader saw */
 	int got_challenge, got_welcome, got_error;
@@ -132,6 +141,147 @@ static uint64_t mono(void)
 	return sn_now_vdso();
 }
 
+/* ---- the sender's descriptors ---------------------------------------- */
+
+/* The sender thread gives itself a descriptor table of its own
+ * (unshare(CLONE_FILES), go_private): while a second thread shares the
+ * program's table, the kernel takes and drops a reference to the file in
+ * every read or write of the program (fdget: 23 ns a write(2) to /dev/null
+ * here, a write of 145 ns taking 172 beside an idle thread, 144 beside one
+ * with a table of its own). Its socket and files then live in that table
+ * (priv_fd), out of the program's reach: no slot of rt_fd.c, nothing for
+ * the program to close or dup2 onto. The eventfd stays in both: the
+ * program's threads kick through the slot, the sender reads its own copy.
+ * Where unshare fails, the slots as before (priv 0). */
+static int priv;
+static int priv_fd[SN_OWN_N] = {-1, -1, -1};
+
+static int own_get(int slot, unsigned *ph)
+{
+	*ph = 0;
+	return priv ? priv_fd[slot] : sn_own_get(slot, ph);
+}
+
+static void own_put(int slot, unsigned ph)
+{
+	if (!priv)
+		sn_own_put(slot, ph);
+}
+
+static int own_peek(int slot)
+{
+	return priv ? priv_fd[slot] : sn_own_peek(slot);
+}
+
+static int own_adopt(int slot, int fd)
+{
+	if (!priv)
+		return sn_own_adopt(slot, fd);
+	priv_fd[slot] = fd;
+	return fd;
+}
+
+static void own_close(int slot)
+{
+	if (!priv) {
+		sn_own_close(slot);
+	} else if (priv_fd[slot] >= 0) {
+		/* past the close wrapper, which would act on the program's
+		 * descriptor of that number */
+		sn_raw_close(priv_fd[slot]);
+		priv_fd[slot] = -1;
+	}
+}
+
+/* Close the descriptors of this thread's table listed in
+ * /proc/thread-self/fd but keep (kernels before close_range, 5.9): passes
+ * of getdents64 until one closes nothing. 0, or -1 when the list cannot be
+ * read. */
+static int close_listed_but(int keep)
+{
+	char buf[4096];
+	int dir, closed;
+
+	dir = open("/proc/thread-self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	do {
+		long n;
+
+		closed = 0;
+		lseek(dir, 0, SEEK_SET);
+		while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				/* struct linux_dirent64: ino, off, reclen, type, name */
+				unsigned short reclen;
+				const char *name = buf + off + 19;
+				long fd;
+				char *end;
+
+				memcpy(&reclen, buf + off + 16, sizeof(reclen));
+				off += reclen;
+				fd = strtol(name, &end, 10);
+				if (*end || end == name || fd == keep || fd == dir)
+					continue;
+				sn_raw_close((int)fd);
+				closed = 1;
+			}
+		}
+	} while (closed);
+	sn_raw_close(dir);
+	return 0;
+}
+
+/* Close every descriptor of this thread's (private) table but keep. Its
+ * copy of the program's table holds references to the program's files: a
+ * pipe's write end kept here would keep the reader from ever seeing its
+ * end. */
+static void close_all_but(int keep)
+{
+	struct rlimit rl;
+	long hi;
+
+#ifdef SYS_close_range
+	if ((keep == 0 || syscall(SYS_close_range, 0u, (unsigned)keep - 1, 0u) == 0) &&
+	    syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
+		return;
+#endif
+	if (close_listed_but(keep) == 0)
+		return;
+	hi = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ?
+		(long)rl.rlim_cur : 65536;
+	for (long fd = 0; fd < hi; fd++)
+		if (fd != keep)
+			sn_raw_close((int)fd);
+}
+
+/* 1 when the program's threads can no longer kick us: the sender has its
+ * own table and the program dropped the eventfd from its own (closefrom
+ * and no number left to move it to; only the program's threads could make
+ * another there). The loop then looks at the rings' kick flags every ms. */
+static int kick_lost(void)
+{
+	return priv && sn_own_peek(SN_OWN_EVENT) < 0;
+}
+
+/* On the sender thread, first thing: a descriptor table of its own with
+ * only the eventfd in it (above). */
+static void go_private(void)
+{
+	int ev = sn_own_peek(SN_OWN_EVENT);
+
+	if (ev < 0 || unshare(CLONE_FILES) != 0) {
+		SN_INFO("descriptor table shared with the program (%s)",
+			ev < 0 ? "no eventfd" : strerror(errno));
+		return;
+	}
+	close_all_but(ev);
+	for (int i = 0; i < SN_OWN_N; i++)
+		priv_fd[i] = -1;
+	priv_fd[SN_OWN_EVENT] = ev;
+	priv = 1;
+}
+
 /* Wake the sender. Async-signal-safe (one eventfd write). */
 void sn_sender_kick(void)
 {
@@ -156,6 +306,12 @@ int sn_sender_is_self(void)
 	return atomic_load(&running) && S.tid == gettid();
 }
 
+/* See rt.h. */
+int sn_sender_own_table(void)
+{
+	return priv && sn_sender_is_self();
+}
+
 /* ---- frames out ---------------------------------------------------------- */
 
 static void disconnect(const char *why)
@@ -164,7 +320,7 @@ static void disconnect(const char *why)
 		return;
 	SN_INFO("disconnected: %s", why);
 	atomic_store(&why_failed, why);
-	sn_own_close(SN_OWN_SOCK);
+	own_close(SN_OWN_SOCK);
 	S.sock = -1;
 	S.sent_upto = S.acked;
 	S.rlen = 0;
@@ -176,7 +332,7 @@ static void disconnect(const char *why)
 static ssize_t sock_io(int out, void *buf, size_t len)
 {
 	unsigned ph;
-	int fd = sn_own_get(SN_OWN_SOCK, &ph);
+	int fd = own_get(SN_OWN_SOCK, &ph);
 	ssize_t r;
 
 	if (fd < 0) {
@@ -187,7 +343,7 @@ static ssize_t sock_io(int out, void *buf, size_t len)
 	} else {
 		r = recv(fd, buf, len, MSG_DONTWAIT);
 	}
-	sn_own_put(SN_OWN_SOCK, ph);
+	own_put(SN_OWN_SOCK, ph);
 	return r;
 }
 
@@ -280,7 +436,7 @@ static void dispatch(const struct proto_msg *m)
  * connection is broken (it is then closed). */
 static int pump(int timeout_ms)
 {
-	struct pollfd p = {.fd = sn_own_peek(SN_OWN_SOCK), .events = POLLIN};
+	struct pollfd p = {.fd = own_peek(SN_OWN_SOCK), .events = POLLIN};
 	int r;
 
 	if (S.sock < 0)
@@ -337,16 +493,23 @@ static int pump(int timeout_ms)
 	return 0;
 }
 
-/* Pump until *flag is set or deadline (mono ns) passes. 1 when set. */
-static int wait_for(int *flag, uint64_t deadline)
+/* Pump until *flag is set or deadline (mono ns) passes. 1 when set.
+ * tend (after META only: batches may go out): in steps of 2 ms, draining
+ * the rings between them (sn_sender_tend), for an answer that takes long
+ * (a collector short of CPU took tens of ms for a PONG while a ring of
+ * 9 ms overflowed). */
+static int wait_for(int *flag, uint64_t deadline, int tend)
 {
 	while (!*flag && !S.got_error) {
 		uint64_t now = mono();
+		int ms = (int)((deadline - now) / 1000000) + 1;
 
 		if (now >= deadline || S.sock < 0)
 			return 0;
-		if (pump((int)((deadline - now) / 1000000) + 1) < 0)
+		if (pump(tend && ms > 2 ? 2 : ms) < 0)
 			return 0;
+		if (tend && !*flag)
+			sn_sender_tend();
 	}
 	return *flag;
 }
@@ -393,13 +556,13 @@ static int dial(void)
 			    a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0)
 			continue;
-		sn_own_adopt(SN_OWN_SOCK, fd);
-		fd = sn_own_get(SN_OWN_SOCK, &ph);
+		own_adopt(SN_OWN_SOCK, fd);
+		fd = own_get(SN_OWN_SOCK, &ph);
 		ok = fd >= 0 && connect_one(fd, a);
-		sn_own_put(SN_OWN_SOCK, ph);
+		own_put(SN_OWN_SOCK, ph);
 		if (ok)
 			break;
-		sn_own_close(SN_OWN_SOCK);
+		own_close(SN_OWN_SOCK);
 		fd = -1;
 	}
 	freeaddrinfo(res);
@@ -476,9 +639,13 @@ static void ping_rounds(int rounds, uint32_t phase)
 
 	memset(c, 0, offsetof(struct proto_clock, sample));
 	for (int i = 0; i < rounds && S.sock >= 0; i++) {
-		struct proto_msg *m = small_msg(PROTO_MSG_PING);
+		struct proto_msg *m;
 		uint64_t s;
 
+		sn_sender_tend();	/* rounds take a while beside the program */
+		if (S.sock < 0)
+			break;
+		m = small_msg(PROTO_MSG_PING);
 		S.ping_id++;
 		S.got_pong = 0;
 		s = sn_clock_fix(sn_now_fast());
@@ -488,7 +655,7 @@ static void ping_rounds(int rounds, uint32_t phase)
 			disconnect("PING send failed");
 			break;
 		}
-		if (!wait_for(&S.got_pong, mono() + 500000000ull))
+		if (!wait_for(&S.got_pong, mono() + 500000000ull, 1))
 			break;
 		c->sample[n].s = s;
 		c->sample[n].rj = S.pong.t_recv;
@@ -530,7 +697,7 @@ static int handshake(void)
 	snprintf(mp->u.hello.name, sizeof(mp->u.hello.name), "%s", exe);
 	if (send_msg(mp))
 		return PROTO_E_IO;
-	if (!wait_for(&S.got_challenge, dl))
+	if (!wait_for(&S.got_challenge, dl, 0))
 		return PROTO_E_AUTH;
 	mp = small_msg(PROTO_MSG_AUTH);
 	proto_auth_proof(PROTO_AUTH_CLIENT, sn_cfg.secret, sn_cfg.secretlen,
@@ -550,7 +717,7 @@ static int handshake(void)
 		if (send_msg(mp))
 			return PROTO_E_IO;
 	}
-	if (!wait_for(&S.got_welcome, dl))
+	if (!wait_for(&S.got_welcome, dl, 0))
 		return PROTO_E_AUTH;
 	proto_auth_proof(PROTO_AUTH_SERVER, sn_cfg.secret, sn_cfg.secretlen,
 			 S.challenge.nonce, S.nonce, sn_stream_id(), proof);
@@ -591,7 +758,7 @@ static int try_connect(void)
 	return S.sock >= 0 ? 0 : PROTO_E_CLOSED;
 
 fail_sock:
-	sn_own_close(SN_OWN_SOCK);
+	own_close(SN_OWN_SOCK);
 	S.sock = -1;
 	atomic_store(&why_failed, S.got_error ?
 		     "the collector refused the handshake (job secret?)" :
@@ -623,12 +790,11 @@ static int collect(void *ctx, const struct proto_event *ev, size_t n)
 
 	(void)ctx;
 	memcpy(out, ev, n * sizeof(*ev));
+	sn_clock_fix_events(out, n);
 	for (size_t i = 0; i < n; i++) {
 		if (out[i].type == PROTO_EV_STRING ||
 		    out[i].type == PROTO_EV_ARRAY)
 			continue;
-		out[i].t_start = sn_clock_fix(out[i].t_start);
-		out[i].t_end = sn_clock_fix(out[i].t_end);
 		if (out[i].tid != S.own_tid)
 			S.nev_app++;
 		else if (out[i].type != PROTO_EV_FLUSH &&
@@ -678,15 +844,17 @@ static void ship(void)
 	atomic_fetch_add(&kept_events, b->nrec);
 	atomic_fetch_add(&kept_batches, 1);
 	sn_emit(PROTO_EV_FLUSH, 0, t0, sn_now_fast(), (int64_t)S.nev,
-		(int64_t)b->len, (int64_t)(cpu_now() - c0), 0);
+		(int64_t)b->len, (int64_t)(cpu_now() - c0 + S.collect_cpu), 0);
 	S.nev = S.nev_app = 0;
 	S.own_payload = 0;
+	S.collect_cpu = 0;
 	if (S.sock >= 0 && S.sent_upto + 1 == b->seq)
 		send_batch(b);
 	return;
 drop:
 	S.nev = S.nev_app = 0;
 	S.own_payload = 0;
+	S.collect_cpu = 0;
 }
 
 /* Drain the rings into batches. force: ship even the sender's own
@@ -695,10 +863,20 @@ static void drain(int force, int all)
 {
 	for (int round = 0; round < (all ? 256 : 4); round++) {
 		size_t got, app;
+		uint64_t c0;
 
 		if (S.kept_bytes >= S.keep_limit)
 			break;
+		/* what came in while the last batch was encoded waits for the
+		 * next drain unless it makes a batch worth its fixed cost
+		 * (about 6 us: 150 ns a record in the batches of 40 that
+		 * emptying the rings to the last record made at 6 million
+		 * records a second) */
+		if (round > 0 && !force && sn_threads_pending() < DRAIN_TAIL_MIN)
+			break;
+		c0 = cpu_now();
 		got = sn_threads_drain(collect, NULL, BATCH_EVENTS - S.nev);
+		S.collect_cpu += cpu_now() - c0;
 		app = S.nev_app;
 		if (S.nev == BATCH_EVENTS || app > 0 ||
 		    (S.nev > 0 && ((force && round == 0) || S.own_payload)))
@@ -708,6 +886,30 @@ static void drain(int force, int all)
 		    (!all && S.nev < BATCH_EVENTS && got < 1024))
 			break;
 	}
+}
+
+/* Between the samples of a calibration (sn_calibrate, on this thread) and
+ * between clock rounds (after META, so batches may go out): drain the rings when they hold DRAIN_MIN_RECORDS (post-mortem mode: when
+ * one is half full, as the loop does). The start-up
+ * calibration takes 8-30 ms while the program already runs, and a ring of
+ * a sixteenth of the default budget (58,000 records) fills in 9 ms at 6.5
+ * million calls a second: drained only after it, the first lap overflowed
+ * (events lost in stream mode, a wait in post-mortem mode). */
+void sn_sender_tend(void)
+{
+	int saved = sn_tls.guard;
+
+	/* not in the exit calibration: the exiting thread waits 1 s for it
+	 * (sn_sender_calibrate), and the program is about to end anyway */
+	if (!sn_sender_is_self() || S.ended ||
+	    atomic_load(&calib_req) == CAL_TAKEN ||
+	    !(sn_cfg.postmortem ? sn_threads_kicked() :
+	      sn_threads_pending() >= DRAIN_MIN_RECORDS))
+		return;
+	sn_tls.guard = 1;	/* the calibration clears it: our calls untraced */
+	sn_clock_anchor();
+	drain(0, 1);
+	sn_tls.guard = saved;
 }
 
 /* ---- memory sampler ------------------------------------------------------ */
@@ -722,15 +924,15 @@ static void mem_sample(void)
 	unsigned ph;
 	int fd;
 
-	if (sn_own_peek(SN_OWN_STAT) < 0 &&
-	    sn_own_adopt(SN_OWN_STAT, open("/proc/self/stat",
+	if (own_peek(SN_OWN_STAT) < 0 &&
+	    own_adopt(SN_OWN_STAT, open("/proc/self/stat",
 					   O_RDONLY | O_CLOEXEC)) < 0)
 		return;
 	t = sn_now_fast();
-	fd = sn_own_get(SN_OWN_STAT, &ph);
+	fd = own_get(SN_OWN_STAT, &ph);
 	if (fd >= 0)
 		n = pread(fd, buf, sizeof(buf) - 1, 0);
-	sn_own_put(SN_OWN_STAT, ph);
+	own_put(SN_OWN_STAT, ph);
 	if (n <= 0)
 		return;
 	buf[n] = 0;
@@ -883,10 +1085,10 @@ static void new_stream(void)
  * on its period only). */
 static int own_event_fd(void)
 {
-	int fd = sn_own_peek(SN_OWN_EVENT);
+	int fd = own_peek(SN_OWN_EVENT);
 
 	if (fd < 0)
-		fd = sn_own_adopt(SN_OWN_EVENT,
+		fd = own_adopt(SN_OWN_EVENT,
 				  eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	return fd;
 }
@@ -896,6 +1098,7 @@ static void *sender_main(void *arg)
 	(void)arg;
 	sn_tls.guard = 1;
 	S.tid = gettid();
+	go_private();
 	if (sn_thread_register())
 		S.own_tid = sn_tls.thr->tid;
 	sn_calibrate(0);
@@ -906,7 +1109,7 @@ static void *sender_main(void *arg)
 	while (!atomic_load(&stop_req)) {
 		struct pollfd p[2] = {
 			{.fd = own_event_fd(), .events = POLLIN},
-			{.fd = sn_own_peek(SN_OWN_SOCK), .events = POLLIN},
+			{.fd = own_peek(SN_OWN_SOCK), .events = POLLIN},
 		};
 		uint64_t now = mono(), due = S.next_drain;
 		int kicked = 0, full = 0, wait_ms;
@@ -921,17 +1124,19 @@ static void *sender_main(void *arg)
 		    S.last_mem + (uint64_t)sn_cfg.mem_period_ms * 1000000ull < due)
 			due = S.last_mem + (uint64_t)sn_cfg.mem_period_ms * 1000000ull;
 		wait_ms = due > now ? (int)((due - now + 999999) / 1000000) : 0;
-		if (wait_ms > DRAIN_PERIOD_MS)
-			wait_ms = DRAIN_PERIOD_MS;
-		if (poll(p, S.sock >= 0 ? 2 : 1, wait_ms) > 0 &&
-		    (p[0].revents & POLLIN)) {
+		if (wait_ms > (kick_lost() ? 1 : DRAIN_PERIOD_MS))
+			wait_ms = kick_lost() ? 1 : DRAIN_PERIOD_MS;
+		if (poll(p, S.sock >= 0 ? 2 : 1, wait_ms) == 0 && kick_lost() &&
+		    sn_threads_kicked()) {
+			kicked = full = 1;
+		} else if (p[0].revents & POLLIN) {
 			uint64_t v;
 			unsigned ph;
-			int fd = sn_own_get(SN_OWN_EVENT, &ph);
+			int fd = own_get(SN_OWN_EVENT, &ph);
 
 			if (fd >= 0 && syscall(SYS_read, fd, &v, sizeof(v)) < 0)
 				v = 0;
-			sn_own_put(SN_OWN_EVENT, ph);
+			own_put(SN_OWN_EVENT, ph);
 			kicked = full = 1;
 		}
 		if (S.sock >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -1030,6 +1235,7 @@ int sn_sender_start(void)
 	S.keep_limit = (size_t)(sn_cfg.budget / 4);
 	if (S.keep_limit < (1u << 20))
 		S.keep_limit = 1u << 20;
+	priv = 0;	/* the program's table until the thread has its own */
 	if (own_event_fd() < 0)
 		return PROTO_E_IO;
 	atomic_store(&stop_req, 0);
@@ -1148,6 +1354,7 @@ void sn_sender_stop(void)
 void sn_sender_atfork_child(void)
 {
 	sn_own_atfork_child();
+	priv = 0;
 	atomic_store(&running, 0);
 	atomic_store(&flush_req, 0);
 	atomic_store(&flush_done, 0);
@@ -1169,6 +1376,7 @@ void sn_sender_atfork_child(void)
 	S.tmp = NULL;
 	S.rbuf = NULL;
 	S.nev = S.nev_app = 0;
+	S.collect_cpu = 0;
 	S.rlen = 0;
 	S.warned = 0;
 	S.backoff_ms = 0;

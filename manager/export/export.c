@@ -49,7 +49,7 @@ static void help(FILE *out)
 	      "                       without it every format exports what is intact\n"
 	      "                       and says what was skipped\n"
 	      "  The output appears only when complete: a failed export leaves nothing.\n"
-	      "\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result\n"
+	      "\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode\n"
 	      "  times in ns from the job start; empty fields where the event has no such value.\n",
 	      out);
 }

@@ -80,7 +80,7 @@ struct chrome {
 	FILE *out;
 	const struct viz_scan *s;
 	const struct mgr_event *me;
-	uint32_t proc;
+	uint32_t proc, loc;	/* the event's process and thread */
 	uint64_t written, flows;
 };
 
@@ -90,23 +90,34 @@ static void sep(struct chrome *c)
 		fputs(",\n", c->out);
 }
 
+/* A matched message's end: a flow ("s" at the send, "f" at the receive,
+ * both at their event's start), written when the message is matched. */
+static int on_link(void *arg, const struct viz_pt *p)
+{
+	struct chrome *c = arg;
+	const struct viz_thread *th = &c->s->threads[p->loc];
+
+	sep(c);
+	fprintf(c->out, "{\"name\":\"MPI message\",\"cat\":\"mpi\",\"ph\":\"%s\","
+		"\"id\":\"%" PRId64 ".%" PRId64 ".%" PRId64 ".%" PRId64 ".%" PRId64 "\",\"ts\":",
+		p->a[5] ? "s" : "f", p->a[0], p->a[1], p->a[2], p->a[3], p->a[4]);
+	us(c->out, p->start);
+	if (!p->a[5])
+		fputs(",\"bp\":\"e\"", c->out);
+	fprintf(c->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRIu32 "}",
+		c->s->procs[th->proc].label, th->tid);
+	c->flows++;
+	return 0;
+}
+
+/* An end point of the current event: to the matcher. */
 static void on_ep(void *arg, const struct viz_ep *ep)
 {
 	struct chrome *c = arg;
-	int send = ep->kind == VIZ_EP_SEND || ep->kind == VIZ_EP_ISEND;
+	struct viz_pt p;
 
-	if (!ep->linked)
-		return;
-	sep(c);
-	fprintf(c->out, "{\"name\":\"MPI message\",\"cat\":\"mpi\",\"ph\":\"%s\","
-		"\"id\":\"%" PRIu32 ".%" PRIu32 ".%" PRId64 ".%" PRId64 ".%" PRIu64 "\",\"ts\":",
-		send ? "s" : "f", ep->sproc, ep->rproc, ep->comm, ep->tag, ep->ord);
-	us(c->out, c->me->start);
-	if (!send)
-		fputs(",\"bp\":\"e\"", c->out);
-	fprintf(c->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRIu32 "}",
-		c->s->procs[c->proc].label, c->me->ev->tid);
-	c->flows++;
+	mgr_viz_link_point(&p, c->loc, 0, c->me, 0, ep);
+	mgr_viz_match_link(c->s->match, ep, &p);
 }
 
 static void write_meta(struct chrome *c)
@@ -221,6 +232,7 @@ int mgr_export_chrome(const char *dir, const char *path, struct mgr_export_stats
 	}
 	setvbuf(c.out, NULL, _IOFBF, 1 << 20);
 	c.s = &s;
+	mgr_viz_match_sink(s.match, on_link, &c);
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"tapestry\",", c.out);
 	fputs("\"job\":", c.out);
 	json_str(c.out, dir);
@@ -235,9 +247,10 @@ int mgr_export_chrome(const char *dir, const char *path, struct mgr_export_stats
 		if (t == UINT32_MAX)
 			continue;
 		c.proc = s.threads[t].proc;
+		c.loc = t;
 		c.me = &me;
 		write_event(&c, &me);
-		mgr_viz_match_event(s.match, &s, c.proc, &me, on_ep, &c);
+		mgr_viz_match_event(s.match, c.proc, &me, on_ep, &c);
 	}
 	mgr_viz_progress_end(&pg);
 	fputs("\n]}\n", c.out);

@@ -34,7 +34,7 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 		mgr_events_close(e);
 		return rc;
 	}
-	fputs("rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result\n", out);
+	fputs("rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode\n", out);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		const struct proto_event *ev = me.ev;
 		const struct proto_ev_info *info = proto_ev_info(ev->type);
@@ -59,6 +59,8 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 			fprintf(out, "%" PRId64, me.stream->pid);
 		fputc(',', out);
 		opt_i64(out, ev, PROTO_F_result);
+		fputc(',', out);
+		opt_i64(out, ev, PROTO_F_errcode);
 		fputc('\n', out);
 		st->written++;
 	}

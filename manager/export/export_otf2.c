@@ -14,6 +14,7 @@
 
 #include "manager/post/events.h"
 #include "manager/export/export.h"
+#include "manager/post/grow.h"
 #include "manager/export/export_viz.h"
 #include "manager/post/reqtab.h"
 #include "manager/mgr.h"
@@ -72,7 +73,15 @@ static int coll_op(unsigned type, OTF2_CollectiveOp *op)
 	case PROTO_EV_MPI_REDUCE_SCATTER: *op = OTF2_COLLECTIVE_OP_REDUCE_SCATTER; return 1;
 	case PROTO_EV_MPI_SCAN: *op = OTF2_COLLECTIVE_OP_SCAN; return 1;
 	case PROTO_EV_MPI_EXSCAN: *op = OTF2_COLLECTIVE_OP_EXSCAN; return 1;
-	default: return 0;
+	case PROTO_EV_MPI_ALLTOALLW: *op = OTF2_COLLECTIVE_OP_ALLTOALLW; return 1;
+	case PROTO_EV_MPI_REDUCE_SCATTER_BLOCK:
+		*op = OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
+		return 1;
+	default:
+		/* a nonblocking collective: its blocking form's operation (the
+		 * neighbourhood ones have none in OTF2: regions only) */
+		return proto_ev_coll2(type) == PROTO_COLL2_NB ?
+			coll_op(proto_ev_icoll(type), op) : 0;
 	}
 }
 
@@ -134,6 +143,8 @@ static OTF2_Paradigm paradigm(unsigned type)
 #define IO_MAX 65536u
 #define IO_SPLIT (1ull << 61)	/* matching ids: split collectives */
 #define IO_NB (1ull << 62)	/* nonblocking (| req) */
+/* what a pending request (struct otf2's pend) is */
+enum { PEND_IO = 1, PEND_COLL = 2 };
 
 struct io_handle {
 	uint32_t proc;		/* process index (viz_scan) */
@@ -162,8 +173,10 @@ struct otf2 {
 	size_t nio;
 	char **paths;
 	size_t npaths;
-	struct mgr_reqtab pend;		/* (location, request) -> its IoHandle:
-					 * nonblocking I/O not completed yet */
+	struct mgr_reqtab pend;		/* (location, request) -> its IoHandle
+					 * (kind PEND_IO): nonblocking I/O not
+					 * completed yet; or (PEND_COLL) a
+					 * nonblocking collective's End */
 	struct io_handle *win;	/* windows: proc, id (file) -> RmaWin ref */
 	size_t nwin;
 	struct rma_pending *rpend;
@@ -600,12 +613,12 @@ static int io_scan(struct otf2 *o, const char *dir)
 	return 0;
 }
 
-/* The I/O records of an MPI-IO point, or of a wait completing an MPI-IO
- * request: handle created at a successful open's leave, destroyed at a
- * close's; an operation begun at a read/write/sync's enter and completed
- * at its leave, or issued there (nonblocking: completed at the leave of
- * the MPI_Wait, MPI_Test or MPI_Waitany that completed it; a split
- * collective: at its _end's leave). Matching ids: the event number, the
+/* The I/O records of an MPI-IO point: handle created at a successful
+ * open's leave, destroyed at a close's; an operation begun at a
+ * read/write/sync's enter and completed at its leave, or issued there
+ * (nonblocking: completed by other_done() at the end point of the Wait*
+ * or Test* that completed it, whichever; a split collective: at its
+ * _end's leave). Matching ids: the event number, the
  * request | IO_NB, the file id | IO_SPLIT. */
 static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 		     OTF2_TimeStamp t)
@@ -614,24 +627,9 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 	uint64_t match = (uint64_t)(p->seq < 0 ? -p->seq : p->seq);
 	int failed = (p->flags & PROTO_EVF_FAILED) != 0;
 	const char *name = proto_ev_info(p->type)->name;
-	struct mgr_req q;
 	uint32_t h;
 
-	if (io == PROTO_IO_NOT) {
-		int bi = proto_ev_arg(p->type, PROTO_F_bytes);
-		int64_t req;
-
-		if (enter || failed || !mgr_reqtab_count(&o->pend) || bi < 0 ||
-		    (p->type != PROTO_EV_MPI_WAIT && p->type != PROTO_EV_MPI_WAITANY &&
-		     (p->type != PROTO_EV_MPI_TEST || !p->a[1])))
-			return;
-		req = p->a[proto_ev_arg(p->type, PROTO_F_req)];
-		if (req > 0 && mgr_reqtab_take(&o->pend, p->loc, req, &q))
-			OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, (uint32_t)q.data,
-				p->a[bi] > 0 ? (uint64_t)p->a[bi] : 0, IO_NB | (uint64_t)req));
-		return;
-	}
-	if (p->type == PROTO_EV_MPI_FILE_DELETE ||
+	if (io == PROTO_IO_NOT || p->type == PROTO_EV_MPI_FILE_DELETE ||
 	    (h = handle_of(o, o->io, o->nio, p->loc, p->a[0])) == UINT32_MAX)
 		return;
 	ri = proto_ev_arg(p->type, PROTO_F_req);
@@ -674,10 +672,57 @@ static void io_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
 		OK(OTF2_EvtWriter_IoOperationIssued(w, NULL, t, h, match));
 		if (ri >= 0)
 			(void)mgr_reqtab_put(&o->pend, p->loc, p->a[ri],
-					     &(struct mgr_req){.data = h});	/* full: not completed */
+					     &(struct mgr_req){.kind = PEND_IO, .data = h});	/* full: not completed */
 	} else
 		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, h,
 			resi >= 0 && p->a[resi] > 0 ? (uint64_t)p->a[resi] : 0, match));
+}
+
+/* At the leave of a nonblocking collective that worked: its End waits for
+ * the completion of its request (in the pending table: root as peer, the
+ * operation as tag, bytes, rbytes as data). */
+static void coll_pend(struct otf2 *o, const struct viz_pt *p, OTF2_CollectiveOp op)
+{
+	struct proto_event ev = {.type = p->type};
+	struct mgr_req q = {.kind = PEND_COLL, .tag = op};
+	int64_t req;
+
+	memcpy(ev.arg, p->a, sizeof(ev.arg));
+	req = mgr_ev_field(&ev, PROTO_F_req, 0);
+	q.peer = mgr_ev_field(&ev, PROTO_F_root, -1);
+	q.comm = mgr_ev_field(&ev, PROTO_F_comm, 0);
+	q.bytes = mgr_ev_field(&ev, PROTO_F_bytes, 0);
+	q.data = (uint64_t)mgr_ev_field(&ev, PROTO_F_rbytes, q.bytes);
+	if (req > 0 && mgr_reqtab_put(&o->pend, p->loc, req, &q) == PROTO_E_NOMEM)
+		o->err = 1;	/* full: its End is not written */
+}
+
+static void coll_end(struct otf2 *o, OTF2_EvtWriter *w, OTF2_TimeStamp t,
+		     OTF2_CollectiveOp op, int64_t comm, int64_t root,
+		     int64_t bytes, int64_t rbytes)
+{
+	OK(OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, op, comm_ref(o->s, comm),
+		root >= 0 ? (uint32_t)root : OTF2_UNDEFINED_UINT32,
+		(uint64_t)(bytes < 0 ? 0 : bytes), (uint64_t)(rbytes < 0 ? 0 : rbytes)));
+}
+
+/* A request other than a send's or a receive's completed (end point
+ * VIZ_EP_OTHER_DONE, whichever Wait* or Test* completed it): a nonblocking
+ * collective's End, or an MPI-IO operation's IoOperationComplete. */
+static void other_done(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *p,
+		       OTF2_TimeStamp t)
+{
+	int64_t req = p->a[5], bytes = p->a[4];
+	struct mgr_req q;
+
+	if (req <= 0 || !mgr_reqtab_take(&o->pend, p->loc, req, &q))
+		return;
+	if (q.kind == PEND_COLL)
+		coll_end(o, w, t, (OTF2_CollectiveOp)q.tag, q.comm, q.peer, q.bytes,
+			 (int64_t)q.data);
+	else
+		OK(OTF2_EvtWriter_IoOperationComplete(w, NULL, t, (uint32_t)q.data,
+			bytes > 0 ? (uint64_t)bytes : 0, IO_NB | (uint64_t)req));
 }
 
 /* The definitions of the MPI-IO paradigm, files and handles. */
@@ -731,19 +776,18 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 			io_point(o, w, p, t);
 		if (o->nwin && rma_type(p->type))
 			rma_point(o, w, p, t);
-		if (coll) {
+		if (coll && proto_ev_icoll(p->type) &&
+		    !(p->flags & PROTO_EVF_FAILED)) {
+			coll_pend(o, p, op);
+		} else if (coll) {
 			struct proto_event ev = {.type = p->type};
 
 			memcpy(ev.arg, p->a, sizeof(ev.arg));
 			int64_t bytes = mgr_ev_field(&ev, PROTO_F_bytes, 0);
-			int64_t rbytes = mgr_ev_field(&ev, PROTO_F_rbytes, bytes);
-			int64_t root = mgr_ev_field(&ev, PROTO_F_root, -1);
-			int64_t comm = mgr_ev_field(&ev, PROTO_F_comm, 0);
 
-			OK(OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, op, comm_ref(s, comm),
-				root >= 0 ? (uint32_t)root : OTF2_UNDEFINED_UINT32,
-				(uint64_t)(bytes < 0 ? 0 : bytes),
-				(uint64_t)(rbytes < 0 ? 0 : rbytes)));
+			coll_end(o, w, t, op, mgr_ev_field(&ev, PROTO_F_comm, 0),
+				 mgr_ev_field(&ev, PROTO_F_root, -1), bytes,
+				 mgr_ev_field(&ev, PROTO_F_rbytes, bytes));
 		}
 		OK(OTF2_EvtWriter_Leave(w, NULL, t, o->region[p->type < PROTO_EV__COUNT ? p->type : 0]));
 		break;
@@ -774,6 +818,9 @@ static void write_point(struct otf2 *o, OTF2_EvtWriter *w, const struct viz_pt *
 			break;
 		case VIZ_EP_ISEND_DONE:
 			OK(OTF2_EvtWriter_MpiIsendComplete(w, NULL, t, req));
+			break;
+		case VIZ_EP_OTHER_DONE:
+			other_done(o, w, p, t);
 			break;
 		case VIZ_EP_IRECV_DONE:
 			if (known)

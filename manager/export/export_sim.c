@@ -28,6 +28,7 @@
 
 #include "manager/post/comms.h"
 #include "manager/post/events.h"
+#include "manager/post/grow.h"
 #include "manager/post/reqtab.h"
 #include "manager/export/export.h"
 #include "manager/export/live.h"
@@ -80,6 +81,18 @@ struct ti_comm {
 	int32_t *rank;		/* its inverse: rank of each world rank */
 };
 
+/* A nonblocking collective not completed yet: its call's event as the
+ * blocking type (and ARRAY), written at its completion or earlier. */
+struct ti_nbc {
+	int64_t id;
+	unsigned itype;		/* the nonblocking type (counted as mapped) */
+	int written;		/* its blocking form is written, its
+				 * completion still to come */
+	struct proto_event ev;
+	int64_t *arr;
+	size_t narr;
+};
+
 struct ti_rank {
 	FILE *f;
 	uint64_t stream;	/* the stream that owns this rank */
@@ -96,6 +109,9 @@ struct ti_rank {
 	double flop_rate;	/* of the last COMPUTE event, 0 before one */
 	size_t nioreq;		/* its MPI-IO and one-sided requests not
 				 * completed yet (in mgr_ti.ioreqs) */
+	struct ti_nbc *nbc;	/* nonblocking collectives not completed, in
+				 * the order they were started */
+	size_t nnbc, capnbc;
 };
 
 struct ti_stream {
@@ -131,6 +147,8 @@ struct mgr_ti {
 	uint64_t cancel_kept;	/* ... whose line could not be (live feed) */
 	uint64_t io_calls;	/* MPI-IO calls and waits: sleeps (computes) */
 	uint64_t io_ns;		/* their measured time */
+	uint64_t nbr_calls;	/* neighbourhood collectives: sleeps */
+	uint64_t nbr_ns;
 	/* one-sided calls by type (from MPI_Win_create), and the completions
 	 * of their requests (last slot): sleeps (computes) */
 	uint64_t rma_calls[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
@@ -159,9 +177,32 @@ static const struct {
 	{PROTO_EV_MPI_TESTSOME, "a wait per request it completed"},
 	{PROTO_EV_MPI_TESTALL, "a wait per request it completed"},
 	{PROTO_EV_MPI_REQUEST_FREE, "nothing (the replay waits for the request at its end)"},
+	{PROTO_EV_MPI_ALLTOALLW, "alltoallv (each rank's bytes)"},
+	{PROTO_EV_MPI_REDUCE_SCATTER_BLOCK, "reducescatter"},
+	{PROTO_EV_MPI_IBARRIER, "barrier at its completion"},
+	{PROTO_EV_MPI_IBCAST, "bcast at its completion"},
+	{PROTO_EV_MPI_IREDUCE, "reduce at its completion"},
+	{PROTO_EV_MPI_IALLREDUCE, "allreduce at its completion"},
+	{PROTO_EV_MPI_IGATHER, "gather at its completion"},
+	{PROTO_EV_MPI_IGATHERV, "gatherv at its completion"},
+	{PROTO_EV_MPI_ISCATTER, "scatter at its completion"},
+	{PROTO_EV_MPI_ISCATTERV, "scatterv at its completion"},
+	{PROTO_EV_MPI_IALLGATHER, "allgather at its completion"},
+	{PROTO_EV_MPI_IALLGATHERV, "allgatherv at its completion"},
+	{PROTO_EV_MPI_IALLTOALL, "alltoall at its completion"},
+	{PROTO_EV_MPI_IALLTOALLV, "alltoallv at its completion"},
+	{PROTO_EV_MPI_IALLTOALLW, "alltoallv at its completion"},
+	{PROTO_EV_MPI_IREDUCE_SCATTER, "reducescatter at its completion"},
+	{PROTO_EV_MPI_IREDUCE_SCATTER_BLOCK, "reducescatter at its completion"},
+	{PROTO_EV_MPI_ISCAN, "scan at its completion"},
+	{PROTO_EV_MPI_IEXSCAN, "exscan at its completion"},
 };
 
 #define RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
+
+/* The event flag of a blocking collective written for a nonblocking one
+ * (not counted as an Alltoallw or Reduce_scatter_block of the program). */
+#define TI_EVF_NBC 0x8000u
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -635,14 +676,18 @@ static void waitall(struct mgr_ti *x, int32_t r, struct ti_rank *t,
  * one-sided call, and a completion that waited only for such requests,
  * become a sleep of the call's measured duration (SMPI's "sleep SECONDS");
  * the 2011 dialect has no sleep, so there it is computation at the rank's
- * flop rate. Counted for the warning lines: kind 0 MPI-IO, else 1 + the
- * one-sided kind (RMA_KINDS - 1: completions of one-sided requests). */
+ * flop rate. Counted for the warning lines: kind 0 MPI-IO, -1 a
+ * neighbourhood collective, else 1 + the one-sided kind (RMA_KINDS - 1:
+ * completions of one-sided requests). */
 static void io_time(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		    const struct proto_event *ev, int kind)
 {
 	uint64_t ns = ev->t_end > ev->t_start ? ev->t_end - ev->t_start : 0;
 
-	if (kind == 0) {
+	if (kind < 0) {
+		x->nbr_calls++;
+		x->nbr_ns += ns;
+	} else if (kind == 0) {
 		x->io_calls++;
 		x->io_ns += ns;
 	} else {
@@ -683,6 +728,31 @@ static int ioreq_take(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id
 	return q.kind;
 }
 
+/* The i-th request id (0: none) a completion (Wait, Test, Waitany,
+ * Testany, or the ARRAY of Waitall, Waitsome, Testall, Testsome) says it
+ * completed: 0, or -1 past the last one (or not a completion). */
+static int done_id(const struct proto_trace_event *me, size_t i, int64_t *id)
+{
+	const struct proto_event *ev = me->ev;
+	struct proto_done d;
+
+	*id = 0;
+	switch (proto_ev_base(ev->type)) {
+	case PROTO_EV_MPI_WAIT:
+	case PROTO_EV_MPI_WAITANY:	/* and Testany (req 0: none) */
+		*id = fld(ev, PROTO_F_req);
+		return i ? -1 : 0;
+	case PROTO_EV_MPI_TEST:
+		*id = fld(ev, PROTO_F_result) ? fld(ev, PROTO_F_req) : 0;
+		return i ? -1 : 0;
+	default:
+		if (proto_ev_done(ev->type, me->array, me->narray, i, &d))
+			return -1;
+		*id = d.req;
+		return 0;
+	}
+}
+
 /* An MPI-IO event (time; its request remembered), or a completion of
  * MPI-IO requests: 1 when handled here (nothing left for the dialect; a
  * Waitall that also completed other requests goes on to it without its
@@ -701,31 +771,26 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	}
 	if (!t->nioreq)
 		return 0;
-	switch (ev->type) {
-	case PROTO_EV_MPI_WAIT:
-		k = ioreq_take(x, r, t, fld(ev, PROTO_F_req));
-		break;
-	case PROTO_EV_MPI_TEST:
-		k = fld(ev, PROTO_F_result) ? ioreq_take(x, r, t, fld(ev, PROTO_F_req)) : 0;
-		break;
-	case PROTO_EV_MPI_WAITANY:
-		k = ioreq_take(x, r, t, fld(ev, PROTO_F_req));
-		break;
-	case PROTO_EV_MPI_WAITALL: {
-		size_t n = me->array ? me->narray / 4 : 0, io = 0;
+	/* a test that found its MPI-IO request not done: nothing to replay */
+	if (ev->type == PROTO_EV_MPI_TEST && !fld(ev, PROTO_F_result))
+		return mgr_reqtab_get(&x->ioreqs, (uint64_t)r, fld(ev, PROTO_F_req)) != NULL;
+	for (size_t i = 0, n = 0, io = 0; ; i++) {
+		int64_t id;
+		int kk;
 
-		for (size_t i = 0; i < n; i++)
-			if ((k = ioreq_take(x, r, t, me->array[i * 4])))
-				io++;
-		if (!io || io < n)
-			return 0;
-		break;
+		if (done_id(me, i, &id) < 0) {
+			/* a completion that also completed other requests goes
+			 * on to the dialect without its MPI-IO ones */
+			if (!io || io < n)
+				return 0;
+			break;
+		}
+		n++;
+		if ((kk = ioreq_take(x, r, t, id))) {
+			io++;
+			k = kk;
+		}
 	}
-	default:
-		return 0;
-	}
-	if (!k)
-		return 0;
 	io_time(x, r, t, ev, k == 1 ? 0 : RMA_KINDS);
 	return 1;
 }
@@ -1070,6 +1135,7 @@ static void smpi_vcoll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		fputc('\n', t->f);
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:
+	case PROTO_EV_MPI_ALLTOALLW:	/* the same ARRAY of bytes */
 		fprintf(t->f, "%d alltoallv %" PRId64, r, clamp_int(x, b));
 		counts(x, t, me, 0, b, cm);
 		fprintf(t->f, " %" PRId64, clamp_int(x, rb));
@@ -1077,6 +1143,7 @@ static void smpi_vcoll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		fputc('\n', t->f);
 		break;
 	case PROTO_EV_MPI_REDUCE_SCATTER:
+	case PROTO_EV_MPI_REDUCE_SCATTER_BLOCK:	/* no ARRAY: total / n each */
 		fprintf(t->f, "%d reducescatter", r);
 		counts(x, t, me, 0, b, cm);
 		fputs(" 0\n", t->f);
@@ -1380,7 +1447,13 @@ static int dialect_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 
 	if (rc)
 		return rc < 0 ? -1 : 0;
-	if (proto_ev_collective(me->ev->type)) {
+	if (proto_ev_collective(me->ev->type) ||
+	    proto_ev_coll2(me->ev->type) == PROTO_COLL2_BLOCKING) {
+		/* Alltoallw, Reduce_scatter_block: mapped (not those written
+		 * for a nonblocking one) */
+		if (proto_ev_coll2(me->ev->type) && x->d == D_SMPI &&
+		    !(me->ev->flags & TI_EVF_NBC))
+			x->mapped[me->ev->type]++;
 		if (x->d == D_SMPI)
 			smpi_coll(x, r, t, me);
 		else
@@ -1427,6 +1500,140 @@ static double compute_flops(const struct ti_rank *t, const struct proto_event *e
 	return f;
 }
 
+/* ---- nonblocking and neighbourhood collectives ----------------------------- */
+
+/* The replay has neither nonblocking nor neighbourhood collectives: a
+ * nonblocking collective becomes its blocking form, written where its
+ * request completed, or earlier: with a later-started one's completion,
+ * or before the rank's next blocking collective (so that every rank
+ * writes its collectives in the order it called them, which MPI makes the
+ * same on every rank; written at each one's own completion, two ranks
+ * that completed them in other orders replayed them crossed and SimGrid
+ * deadlocked); counted per type: the ti_maps lines. A neighbourhood
+ * collective, blocking or the completion of a nonblocking one, is a sleep
+ * of its measured duration (computation in the 2011 dialect; io_time). */
+
+/* Remember the nonblocking collective me, request id: 0, or -1 out of
+ * memory (past TI_REQS_MAX it is forgotten: its completion writes nothing). */
+static int nbc_add(struct ti_rank *t, const struct proto_trace_event *me,
+		   int64_t id)
+{
+	struct ti_nbc *n;
+
+	if (t->nnbc >= TI_REQS_MAX)
+		return 0;
+	if (mgr_grow((void **)&t->nbc, &t->capnbc, t->nnbc + 1, sizeof(*t->nbc)))
+		return -1;
+	n = &t->nbc[t->nnbc];
+	*n = (struct ti_nbc){id, me->ev->type, 0, *me->ev, NULL, 0};
+	n->ev.type = (uint16_t)proto_ev_icoll(me->ev->type);
+	n->ev.flags |= TI_EVF_NBC;
+	if (me->array && me->narray) {
+		if (!(n->arr = malloc(me->narray * sizeof(*n->arr))))
+			return -1;
+		memcpy(n->arr, me->array, me->narray * sizeof(*n->arr));
+		n->narr = me->narray;
+	}
+	t->nnbc++;
+	return 0;
+}
+
+/* Write those of the first k remembered nonblocking collectives not
+ * written yet (in the order they were started) as their blocking forms,
+ * at the event me; the k-th (whole: 1, at its completion) takes me's
+ * duration, the others none. 0, or -1 on error. */
+static int nbc_write(struct mgr_ti *x, int32_t r, struct ti_rank *t, size_t k,
+		     int whole, const struct proto_trace_event *me)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < k && rc == 0; i++) {
+		struct ti_nbc *n = &t->nbc[i];
+		struct proto_trace_event as = {&n->ev, me->stream, n->arr, n->narr};
+
+		if (n->written)
+			continue;
+		n->written = 1;
+		n->ev.t_start = me->ev->t_start;
+		n->ev.t_end = whole && i == k - 1 ? me->ev->t_end : me->ev->t_start;
+		if (x->d == D_SMPI)
+			x->mapped[n->itype]++;
+		if (proto_ev_coll2(n->ev.type) == PROTO_COLL2_NEIGHBOR)
+			io_time(x, r, t, &n->ev, -1);
+		else
+			rc = dialect_event(x, r, t, &as);
+		free(n->arr);
+		n->arr = NULL;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* Request id was completed by the event me: the nonblocking collective it
+ * ends is written now if it was not yet, with those started before it,
+ * and forgotten. 1 when it was one, 0 if not, -1 on error. */
+static int nbc_done(struct mgr_ti *x, int32_t r, struct ti_rank *t, int64_t id,
+		    const struct proto_trace_event *me)
+{
+	for (size_t i = 0; id > 0 && i < t->nnbc; i++) {
+		if (t->nbc[i].id != id)
+			continue;
+		if (nbc_write(x, r, t, i + 1, 1, me) < 0)
+			return -1;
+		memmove(&t->nbc[i], &t->nbc[i + 1],
+			(t->nnbc - i - 1) * sizeof(*t->nbc));
+		t->nnbc--;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does the replay run an event of this type as a collective (an action
+ * every rank of the world takes in the same order)? */
+static int replayed_collective(unsigned type)
+{
+	return proto_ev_collective(type) ||
+	       proto_ev_coll2(type) == PROTO_COLL2_BLOCKING ||
+	       type == PROTO_EV_MPI_COMM_SPLIT || type == PROTO_EV_MPI_COMM_DUP ||
+	       type == PROTO_EV_MPI_COMM_DUP_WITH_INFO;
+}
+
+/* A nonblocking collective (remembered), a neighbourhood one (time), a
+ * blocking collective after nonblocking ones not written yet (they first),
+ * or a completion of nonblocking collectives' requests (their blocking
+ * forms): 1 when handled here, 0 otherwise (a completion that also
+ * completed other requests, or the blocking collective, goes on to the
+ * dialect), -1 on error. */
+static int nbc_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		     const struct proto_trace_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	int k = proto_ev_coll2(ev->type), rc;
+	size_t n = 0, nb = 0;
+	int64_t id, req = fld(ev, PROTO_F_req);
+
+	if (k == PROTO_COLL2_NEIGHBOR) {
+		io_time(x, r, t, ev, -1);
+		return 1;
+	}
+	if (k == PROTO_COLL2_NB || k == PROTO_COLL2_INEIGHBOR)
+		return req > 0 && nbc_add(t, me, req) < 0 ? -1 : 1;
+	if (!t->nnbc)
+		return 0;
+	if (replayed_collective(ev->type))
+		return nbc_write(x, r, t, t->nnbc, 0, me);
+	/* a test that found a nonblocking collective not done: nothing */
+	for (size_t i = 0; ev->type == PROTO_EV_MPI_TEST &&
+	     !fld(ev, PROTO_F_result) && i < t->nnbc; i++)
+		if (t->nbc[i].id == req)
+			return 1;
+	for (; done_id(me, n, &id) == 0; n++) {
+		if ((rc = nbc_done(x, r, t, id, me)) < 0)
+			return -1;
+		nb += (size_t)rc;
+	}
+	return nb && nb == n ? 1 : 0;
+}
+
 static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 {
 	const struct proto_ev_info *info = proto_ev_info(me->ev->type);
@@ -1470,6 +1677,12 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 		return 0;
 	}
 	switch (io_event(x, r, t, me)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
+	}
+	switch (nbc_event(x, r, t, me)) {
 	case 1:
 		return 0;
 	case -1:
@@ -1653,6 +1866,9 @@ void mgr_ti_end(struct mgr_ti *x)
 		if (req_live(t))
 			mgr_err("warning: rank %" PRId64 " ends with %zu requests "
 				"never completed", r, req_live(t));
+		if (t->nnbc)
+			mgr_err("warning: rank %" PRId64 " ends with %zu nonblocking "
+				"collectives never completed", r, t->nnbc);
 	}
 	counts_said(x, 0, TI_SAID_LATE);
 	if (x->io_calls)
@@ -1661,6 +1877,13 @@ void mgr_ti_end(struct mgr_ti *x)
 			"all): the replay has no file I/O", x->io_calls,
 			x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
 			(double)x->io_ns * 1e-9);
+	if (x->nbr_calls)
+		mgr_err("warning: %" PRIu64 " neighbourhood collectives (and completions "
+			"of nonblocking ones) replayed as %s of their measured duration "
+			"(%.6f s in all): the replay has no neighbourhood collectives",
+			x->nbr_calls,
+			x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
+			(double)x->nbr_ns * 1e-9);
 	for (int k = 0; k < RMA_KINDS; k++)
 		if (x->rma_calls[k])
 			mgr_err("warning: %" PRIu64 " %s%s replayed as %s of their measured "
@@ -1703,6 +1926,9 @@ int mgr_ti_free(struct mgr_ti *x)
 			free(t->comm[i].rank);
 		}
 		free(t->comm);
+		for (size_t i = 0; i < t->nnbc; i++)
+			free(t->nbc[i].arr);
+		free(t->nbc);
 	}
 	free(x->rank);
 	free(x->streams);

@@ -1,6 +1,7 @@
 /*
- * manager/export/export_viz.c - MPI message matching and the first pass over
- * a job (processes, threads, hosts, counts, message channels) that the
+ * manager/export/export_viz.c - MPI end points and message links (through the
+ * manager's one matcher, manager/post/match.h) and the first pass over a
+ * job (processes, threads, hosts, counts) that the
  * viewer exports share. The rest of their machinery (export_viz.h):
  * viz_map.c (bounded hash map), viz_points.c (the points of each event),
  * viz_sort.c (external sort), viz_progress.c (progress line).
@@ -15,6 +16,7 @@
 #include "manager/export/export.h"
 #include "manager/export/export_viz.h"
 #include "manager/post/grow.h"
+#include "manager/post/match.h"
 #include "manager/post/mpi_ends.h"
 #include "manager/post/reqtab.h"
 #include "manager/mgr.h"
@@ -23,34 +25,57 @@
 
 /* ---- MPI matching -------------------------------------------------------------- */
 
-struct viz_count {
-	uint64_t n;	/* pass 1: messages of the channel */
-	uint64_t k;	/* pass 2: messages met so far */
+/* An end waiting in the matcher: its link point, and its process. */
+struct viz_link {
+	struct viz_pt p;
+	uint32_t proc;
 };
 
 struct viz_match {
-	struct mgr_map send, recv;	/* channel -> counts */
-	struct viz_count *sc, *rc;
-	size_t nsc, nrc;
+	struct mgr_match *match;	/* the manager's one (match.h) */
+	const struct viz_scan *s;
 	struct mgr_reqtab reqs;		/* (proc, req id): kind VIZ_EP_ISEND
 					 * or VIZ_EP_IRECV_POST */
-	int pass2;
+	viz_link_cb sink;
+	void *sink_arg;
+	int err;			/* the sink's first failure */
 	uint64_t overflow;
 };
 
-struct viz_match *mgr_viz_match_new(void)
+/* Both ends of a message found: their link points, named alike, to the
+ * sink, the send's first. */
+static void paired(void *arg, const void *send, const void *recv, int64_t tag,
+		   uint64_t ord)
+{
+	struct viz_match *m = arg;
+	struct viz_link e[2];
+
+	memcpy(&e[0], send, sizeof(e[0]));
+	memcpy(&e[1], recv, sizeof(e[1]));
+	for (int i = 0; i < 2; i++) {
+		struct viz_pt *p = &e[i].p;
+		int rc;
+
+		p->a[0] = e[0].proc;
+		p->a[1] = e[1].proc;
+		p->a[3] = tag;	/* a receive of any tag: the send's */
+		p->a[4] = (int64_t)ord;
+		p->a[5] = i == 0;
+		if (m->sink && (rc = m->sink(m->sink_arg, p)) && !m->err)
+			m->err = rc;
+	}
+}
+
+struct viz_match *mgr_viz_match_new(const struct viz_scan *s)
 {
 	struct viz_match *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
-	mgr_map_init(&m->send, VIZ_CHANNELS_MAX);
-	mgr_map_init(&m->recv, VIZ_CHANNELS_MAX);
+	m->s = s;
 	mgr_reqtab_init(&m->reqs, VIZ_REQS_MAX);
-	m->sc = calloc(VIZ_CHANNELS_MAX, sizeof(*m->sc));
-	m->rc = calloc(VIZ_CHANNELS_MAX, sizeof(*m->rc));
-	if (!m->sc || !m->rc) {
-		mgr_viz_match_free(m);
+	if (!(m->match = mgr_match_new(sizeof(struct viz_link), VIZ_WAITING_MAX, paired, m))) {
+		free(m);
 		return NULL;
 	}
 	return m;
@@ -60,18 +85,21 @@ void mgr_viz_match_free(struct viz_match *m)
 {
 	if (!m)
 		return;
-	mgr_map_clear(&m->send);
-	mgr_map_clear(&m->recv);
 	mgr_reqtab_clear(&m->reqs);
-	free(m->sc);
-	free(m->rc);
+	mgr_match_free(m->match);
 	free(m);
 }
 
-void mgr_viz_match_rewind(struct viz_match *m)
+void mgr_viz_match_sink(struct viz_match *m, viz_link_cb fn, void *arg)
 {
-	mgr_reqtab_clear(&m->reqs);
-	m->pass2 = 1;
+	m->sink = fn;
+	m->sink_arg = arg;
+	m->err = 0;
+}
+
+int mgr_viz_match_err(const struct viz_match *m)
+{
+	return m->err;
 }
 
 uint64_t mgr_viz_match_overflow(const struct viz_match *m)
@@ -79,72 +107,28 @@ uint64_t mgr_viz_match_overflow(const struct viz_match *m)
 	return m->overflow;
 }
 
-/* Channel counter of (a, b) in map/counts, created in pass 1. */
-static struct viz_count *chan(struct viz_match *m, int recv, uint64_t a,
-			      uint64_t b)
+void mgr_viz_match_link(struct viz_match *m, const struct viz_ep *ep,
+			const struct viz_pt *p)
 {
-	struct mgr_map *map = recv ? &m->recv : &m->send;
-	struct viz_count *c = recv ? m->rc : m->sc;
-	size_t *n = recv ? &m->nrc : &m->nsc;
-	int64_t i = mgr_map_get(map, a, b);
+	int send = ep->kind == VIZ_EP_SEND || ep->kind == VIZ_EP_ISEND;
+	int64_t rank = m->s->procs[ep->proc].rank;
+	struct viz_link l = {*p, ep->proc};
+	int rc;
 
-	if (i >= 0)
-		return &c[i];
-	if (m->pass2 || *n >= VIZ_CHANNELS_MAX ||
-	    mgr_map_put(map, a, b, (uint32_t)*n) != 0) {
-		if (!m->pass2)
-			m->overflow++;
-		return NULL;
-	}
-	return &c[(*n)++];
-}
-
-/* comm: the communicator's job-wide name (negative: unnamed) */
-static uint64_t ckey(int64_t comm, int64_t tag)
-{
-	return (uint64_t)(uint32_t)comm << 32 | (uint32_t)tag;
-}
-
-/* Count (pass 1) or link (pass 2) one end point. */
-static void ep_link(struct viz_match *m, const struct viz_scan *s,
-		    uint32_t proc, struct viz_ep *ep)
-{
-	int is_send = ep->kind == VIZ_EP_SEND || ep->kind == VIZ_EP_ISEND;
-	struct viz_count *own, *other;
-	uint32_t oproc;
-	int32_t myrank;
-
-	ep->linked = 0;
-	if (ep->peer < 0 || ep->tag < 0 || ep->comm < INT32_MIN || ep->comm > INT32_MAX)
+	if (!send && ep->kind != VIZ_EP_RECV && ep->kind != VIZ_EP_IRECV_DONE)
 		return;
-	own = is_send ? chan(m, 0, (uint64_t)proc << 32 | (uint32_t)ep->peer,
-			     ckey(ep->comm, ep->tag)) :
-		chan(m, 1, (uint64_t)ep->peer << 32 | proc, ckey(ep->comm, ep->tag));
-	if (!own)
-		return;
-	if (!m->pass2) {
-		own->n++;
-		return;
-	}
-	ep->ord = own->k++;
-	myrank = s->procs[proc].rank;
-	if (myrank < 0 || ep->peer > s->max_rank ||
-	    (oproc = s->rank_proc[ep->peer]) == UINT32_MAX)
-		return;
-	if (is_send) {
-		int64_t i = mgr_map_get(&m->recv, (uint64_t)(uint32_t)myrank << 32 | oproc,
-					    ckey(ep->comm, ep->tag));
-		other = i >= 0 ? &m->rc[i] : NULL;
-		ep->sproc = proc;
-		ep->rproc = oproc;
-	} else {
-		int64_t i = mgr_map_get(&m->send, (uint64_t)oproc << 32 | (uint32_t)myrank,
-					    ckey(ep->comm, ep->tag));
-		other = i >= 0 ? &m->sc[i] : NULL;
-		ep->sproc = oproc;
-		ep->rproc = proc;
-	}
-	ep->linked = other && ep->ord < other->n;
+	if (rank < 0 || ep->peer < 0)
+		return;		/* no message, or its ends unknown */
+	l.p.kind = VIZ_PT_LINK;
+	l.p.a[2] = ep->comm;
+	/* a receive of tag MPI_ANY_TAG (-1), or none recorded, takes any */
+	if (send)
+		rc = mgr_match_send(m->match, rank, ep->peer, ep->comm, ep->tag, &l, NULL);
+	else
+		rc = mgr_match_recv(m->match, ep->peer, rank, ep->comm,
+				    ep->tag < 0 || ep->anytag ? MGR_MATCH_ANY : ep->tag, &l);
+	if (rc == PROTO_E_FULL || rc == PROTO_E_NOMEM)
+		m->overflow++;
 }
 
 static void req_post(struct viz_match *m, uint32_t proc, const struct viz_ep *ep)
@@ -165,7 +149,13 @@ static int req_done(struct viz_match *m, uint32_t proc, int64_t req,
 		return 0;
 	ep->req = req;
 	ep->comm = q.comm;
-	if (q.kind == VIZ_EP_ISEND) {
+	if (q.kind == VIZ_EP_OTHER_DONE) {
+		ep->kind = VIZ_EP_OTHER_DONE;
+		ep->peer = -2;
+		ep->tag = 0;
+		if (ep->bytes == INT64_MIN || ep->bytes < 0)
+			ep->bytes = q.bytes;
+	} else if (q.kind == VIZ_EP_ISEND) {
 		ep->kind = VIZ_EP_ISEND_DONE;
 		ep->peer = q.peer;
 		ep->tag = q.tag;
@@ -185,22 +175,19 @@ static int req_done(struct viz_match *m, uint32_t proc, int64_t req,
 }
 
 /* A request completed, with what its completion knew in ep: its end point
- * (linked when it ends a message) handed to cb; nothing for a request
- * never posted. */
-static void ep_done(struct viz_match *m, const struct viz_scan *s, uint32_t proc,
-		    int64_t req, struct viz_ep *ep, viz_ep_cb cb, void *arg)
+ * handed to cb; nothing for a request never posted. */
+static void ep_done(struct viz_match *m, uint32_t proc, int64_t req,
+		    struct viz_ep *ep, viz_ep_cb cb, void *arg)
 {
 	if (!req_done(m, proc, req, ep))
 		return;
-	if (ep->kind == VIZ_EP_IRECV_DONE)
-		ep_link(m, s, proc, ep);
+	ep->proc = proc;
 	cb(arg, ep);
 }
 
 /* One event's end points (mgr_viz_match_event). */
 struct ep_ctx {
 	struct viz_match *m;
-	const struct viz_scan *s;
 	uint32_t proc;
 	const struct mgr_event *me;
 	viz_ep_cb cb;
@@ -222,48 +209,65 @@ static int ep_of(void *arg, const struct mgr_end *e)
 	case MGR_END_ISEND:
 	case MGR_END_IRECV:
 		ep.kind = kinds[e->kind];
+		ep.proc = x->proc;
 		ep.peer = e->peer;
 		/* a Sendrecv without its receive tag: the send tag stands for
-		 * it (the usual shift pattern) */
+		 * it in the records (the usual shift pattern); it matches
+		 * any, as in causality */
 		ep.tag = e->tag != MGR_END_NOTAG ? e->tag : mgr_ev_field(x->me->ev, PROTO_F_tag, -1);
-		ep.comm = x->me->comm;
+		ep.anytag = e->tag == MGR_END_NOTAG;
+		/* an MPI_Startall entry's: the world (mpi_ends.h) */
+		ep.comm = x->me->comm != INT64_MIN ? x->me->comm : e->comm == 0 ? 0 : INT64_MIN;
 		ep.bytes = e->bytes;
 		ep.req = e->req;
 		if (ep.kind == VIZ_EP_ISEND || ep.kind == VIZ_EP_IRECV_POST)
 			req_post(x->m, x->proc, &ep);
-		if (ep.kind != VIZ_EP_IRECV_POST)
-			ep_link(x->m, x->s, x->proc, &ep);
 		x->cb(x->arg, &ep);
 		break;
 	case MGR_END_DONE:	/* the tag a listed one lacks: the posted one */
 		ep.peer = e->peer;
 		ep.tag = e->listed && e->tag < 0 ? INT64_MIN : e->tag;
 		ep.bytes = e->bytes;
-		ep_done(x->m, x->s, x->proc, e->req, &ep, x->cb, x->arg);
+		ep_done(x->m, x->proc, e->req, &ep, x->cb, x->arg);
 		break;
 	}
 	return 0;
 }
 
-void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
-			 uint32_t proc, const struct mgr_event *me,
-			 viz_ep_cb cb, void *arg)
+/* A request that is neither a send nor a receive, started by me (a
+ * nonblocking collective, an MPI-IO or one-sided call, Comm_idup): kept so
+ * that its completion gives a VIZ_EP_OTHER_DONE end point; none here. */
+static void other_post(struct viz_match *m, uint32_t proc,
+		       const struct mgr_event *me)
+{
+	const struct proto_event *ev = me->ev;
+	struct viz_ep ep;
+
+	if (!proto_ev_icoll(ev->type) && !proto_ev_mpiio(ev->type) &&
+	    !proto_ev_rma(ev->type) && ev->type != PROTO_EV_MPI_COMM_IDUP)
+		return;
+	memset(&ep, 0, sizeof(ep));
+	ep.kind = VIZ_EP_OTHER_DONE;
+	ep.req = mgr_ev_field(ev, PROTO_F_req, 0);
+	ep.comm = me->comm;
+	ep.bytes = mgr_ev_field(ev, PROTO_F_bytes, 0);
+	if (ep.req > 0)
+		req_post(m, proc, &ep);
+}
+
+void mgr_viz_match_event(struct viz_match *m, uint32_t proc,
+			 const struct mgr_event *me, viz_ep_cb cb, void *arg)
 {
 	struct proto_trace_event te = {me->ev, me->stream, me->array, me->narray};
-	struct ep_ctx x = {m, s, proc, me, cb, arg};
+	struct ep_ctx x = {m, proc, me, cb, arg};
 
-	/* failed calls, and MPI_Startall (its requests are not followed
-	 * here), have no end points */
-	if ((me->ev->flags & PROTO_EVF_FAILED) || me->ev->type == PROTO_EV_MPI_STARTALL)
-		return;
+	if (me->ev->flags & PROTO_EVF_FAILED)
+		return;		/* failed calls have no end points */
 	(void)mgr_mpi_ends(&te, ep_of, &x);
+	other_post(m, proc, me);
 }
 
 /* ---- pass 1 ------------------------------------------------------------------------ */
-
-static void nop_ep(void *arg, const struct viz_ep *ep)
-{
-}
 
 static uint64_t fnv(const char *s, uint64_t h)
 {
@@ -484,7 +488,7 @@ int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 	memset(s, 0, sizeof(*s));
 	mgr_map_init(&s->procmap, 1u << 20);
 	mgr_map_init(&s->threadmap, VIZ_THREADS_MAX);
-	if (!(s->match = mgr_viz_match_new())) {
+	if (!(s->match = mgr_viz_match_new(s))) {
 		mgr_err("out of memory");
 		return -1;
 	}
@@ -534,7 +538,6 @@ int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 			if ((rc = note_comm(s, e, &me, (uint32_t)p)) != 0)
 				break;
 		}
-		mgr_viz_match_event(s->match, s, (uint32_t)p, &me, nop_ep, NULL);
 	}
 	mgr_viz_progress_end(&pg);
 	if (rc == 0) {
@@ -551,7 +554,6 @@ int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 		mgr_err("%s: %s", dir, proto_strerror(rc));
 		return -1;
 	}
-	mgr_viz_match_rewind(s->match);
 	return 0;
 }
 

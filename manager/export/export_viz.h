@@ -25,7 +25,7 @@
 
 #define VIZ_THREADS_MAX (1u << 20)	/* (process, thread) pairs */
 #define VIZ_HOSTS_MAX 65536
-#define VIZ_CHANNELS_MAX (1u << 20)	/* (src, dst, comm, tag) message channels */
+#define VIZ_WAITING_MAX (1u << 22)	/* message ends waiting for their other end */
 #define VIZ_REQS_MAX (1u << 20)		/* outstanding non-blocking requests */
 #define VIZ_COMMS_MAX 256		/* communicator names told apart (otf2) */
 #define VIZ_MEMBERS_MAX (1u << 20)	/* members of named communicators */
@@ -82,7 +82,7 @@ struct viz_scan {
 	size_t ncomms;
 	struct viz_member *members;	/* of named communicators (otf2) */
 	size_t nmembers, members_cap;
-	struct viz_match *match;	/* message channel counts */
+	struct viz_match *match;	/* message matching (pass 2) */
 };
 
 /* Pass 1 over dir for the export format (named in the damage message):
@@ -99,46 +99,63 @@ uint32_t mgr_viz_thread_of(const struct viz_scan *s, const struct mgr_event *me)
  * the final read status; returns rc < 0 ? -1 : 0. */
 int mgr_viz_read_end(const char *dir, struct mgr_events *e, int rc);
 
-/* ---- MPI matching ---------------------------------------------------------- */
+/* ---- MPI end points and message links ------------------------------------ */
 
 enum viz_ep_kind {
 	VIZ_EP_SEND = 1,	/* blocking send (MPI_Send, the send of Sendrecv) */
 	VIZ_EP_RECV,		/* blocking receive (MPI_Recv, Sendrecv) */
-	VIZ_EP_ISEND,		/* MPI_Isend posted */
-	VIZ_EP_IRECV_POST,	/* MPI_Irecv posted */
+	VIZ_EP_ISEND,		/* MPI_Isend posted (or a send started) */
+	VIZ_EP_IRECV_POST,	/* MPI_Irecv posted (or a receive started) */
 	VIZ_EP_ISEND_DONE,	/* an Isend request completed (wait/test) */
 	VIZ_EP_IRECV_DONE,	/* an Irecv request completed: the message */
+	VIZ_EP_OTHER_DONE,	/* another request completed (a nonblocking
+				 * collective, MPI-IO, one-sided, Comm_idup):
+				 * req, bytes (the completion's), peer -2 */
 };
 
-/* A message end point of one event. When linked, the message is the ord-th
- * one of the channel (sproc -> rproc, comm, tag) and both ends carry the
- * same (sproc, rproc, comm, tag, ord). */
+/* A message end point of one event, as the event records it. */
 struct viz_ep {
 	int kind;
+	uint32_t proc;		/* the event's process */
 	int64_t peer;		/* world rank of the other side (< 0 unknown) */
 	int64_t comm, tag, bytes, req;
-	uint32_t sproc, rproc;	/* process indexes of sender and receiver */
-	uint64_t ord;
-	int linked;
+	int anytag;		/* a receive whose tag is not recorded (tag:
+				 * the send's of its Sendrecv): any */
 };
 
 struct viz_match;
+struct viz_pt;
 
-struct viz_match *mgr_viz_match_new(void);
+/* The link points of a matched message (struct viz_pt, kind VIZ_PT_LINK,
+ * a = sproc, rproc, comm, tag, ord, is_send): both ends of a message are
+ * named alike, (sproc, rproc, comm, tag, ord) being the processes of the
+ * sender and the receiver, the communicator's job-wide name, the send's
+ * tag and its number among the sends of that channel and tag. 0, or an
+ * error the matcher keeps (mgr_viz_match_err). */
+typedef int (*viz_link_cb)(void *arg, const struct viz_pt *p);
+
+/* Matching for the processes of s (pass-1 result: final ranks, so a rank
+ * learnt late still matches). NULL on out of memory. */
+struct viz_match *mgr_viz_match_new(const struct viz_scan *s);
 void mgr_viz_match_free(struct viz_match *m);
-/* The end points of me (emitted by process proc), handed to cb in order.
- * Pass 1 (s->match being filled by mgr_viz_scan) counts the messages of each
- * channel; pass 2 (after mgr_viz_match_rewind) sets linked for the k-th send
- * and the k-th receive of a channel when both exist (MPI's non-overtaking
- * order per (src, dst, comm, tag)). Ranks are the processes' final ranks
- * (pass-1 result), so a rank learnt late still matches. */
+/* The end points of me (emitted by process proc), handed to cb in order;
+ * requests are followed from their posting to their completion. */
 typedef void (*viz_ep_cb)(void *arg, const struct viz_ep *ep);
-void mgr_viz_match_event(struct viz_match *m, const struct viz_scan *s,
-			 uint32_t proc, const struct mgr_event *me,
-			 viz_ep_cb cb, void *arg);
-/* Start pass 2: keeps the pass-1 counts, clears the requests. */
-void mgr_viz_match_rewind(struct viz_match *m);
-/* End points not counted for lack of room (channel or request maximum). */
+void mgr_viz_match_event(struct viz_match *m, uint32_t proc,
+			 const struct mgr_event *me, viz_ep_cb cb, void *arg);
+/* Where the link points go (and clear the error). */
+void mgr_viz_match_sink(struct viz_match *m, viz_link_cb fn, void *arg);
+/* Hand a message end (a send, a receive, an Isend posted, an Irecv
+ * completed; others are ignored) with its link point p (time, location,
+ * keys) to the manager's matcher (manager/post/match.h): when its other end
+ * is met, now or later in the read, both link points go to the sink. Ends
+ * never met give no link. Called in the read order, per process in its
+ * order. */
+void mgr_viz_match_link(struct viz_match *m, const struct viz_ep *ep,
+			const struct viz_pt *p);
+/* The sink's first failure, 0. */
+int mgr_viz_match_err(const struct viz_match *m);
+/* End points left out for lack of room (requests or ends waiting). */
 uint64_t mgr_viz_match_overflow(const struct viz_match *m);
 
 /* ---- points in time order (external sort) -------------------------------- */
@@ -172,11 +189,17 @@ typedef int (*viz_pt_cmp)(const struct viz_pt *x, const struct viz_pt *y);
 int mgr_viz_cmp_time(const struct viz_pt *x, const struct viz_pt *y);
 
 /* The points of one event (its enter, its end points, its leave), keyed for
- * mgr_viz_cmp_time; eps/neps from mgr_viz_match_event. Adds them to s. */
+ * mgr_viz_cmp_time; eps/neps from mgr_viz_match_event. Adds them to s;
+ * links (not NULL) is handed the message ends with their link points
+ * (mgr_viz_match_link), to be added when matched. */
 struct viz_sort;
 int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 		      const struct mgr_event *me, const struct viz_ep *eps,
-		      size_t neps, int with_eps, int with_links);
+		      size_t neps, int with_eps, struct viz_match *links);
+/* The link point of end point i (ep) of event me at location loc, event
+ * number seq: the keys mgr_viz_add_event gives it. */
+void mgr_viz_link_point(struct viz_pt *p, uint32_t loc, uint64_t seq,
+			const struct mgr_event *me, size_t i, const struct viz_ep *ep);
 
 /* A sort holding at most run_max points in memory (a sorted run is spilled
  * to an anonymous temporary file when full; runs are merged VIZ_FANIN at a

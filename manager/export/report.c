@@ -29,6 +29,7 @@ struct tally {
 	uint64_t *by_rank;	/* MAX_RANKS + 1 (last: no rank or over max) */
 	uint64_t bytes;		/* sum of the bytes argument of the calls that
 				 * worked (see data_moved) */
+	uint64_t failed;	/* calls that returned an error */
 };
 
 #define MAX_NODES 1024
@@ -301,6 +302,7 @@ static int gather_events(struct report *r)
 			return PROTO_E_NOMEM;
 		}
 		ty->total++;
+		ty->failed += (te.ev->flags & PROTO_EVF_FAILED) != 0;
 		int bi = proto_ev_arg(te.ev->type, PROTO_F_bytes);
 		if (bi >= 0 && !(te.ev->flags & PROTO_EVF_FAILED) && te.ev->arg[bi] > 0)
 			ty->bytes += (uint64_t)te.ev->arg[bi];
@@ -581,6 +583,8 @@ static void xml_events(FILE *out, const struct report *r)
 		fprintf(out, "  <events");
 		attr_s(out, "type", proto_ev_info(ty)->name);
 		attr_u(out, "count", y->total);
+		if (y->failed)
+			attr_u(out, "failed", y->failed);
 		fputc('>', out);
 		for (int k = 0; k <= r->maxrank; k++)
 			if (y->by_rank[k])
@@ -770,6 +774,23 @@ static void text_streams(FILE *out, const struct report *r)
 	}
 }
 
+/* The MPI calls that returned an error, per type: their codes are in the
+ * mpi_error records after them (docs/FORMAT.md; the CSV's errcode column). */
+static void failed_calls(FILE *out, const struct report *r)
+{
+	int any = 0;
+
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+		if (!r->tally[ty].failed ||
+		    proto_ev_info(ty)->category != PROTO_CAT_MPI)
+			continue;
+		fprintf(out, "%s %s %" PRIu64, any++ ? "," : "\nfailed MPI calls",
+			proto_ev_info(ty)->name, r->tally[ty].failed);
+	}
+	if (any)
+		fprintf(out, "\n  (their error codes: the mpi_error records, csv column errcode)\n");
+}
+
 static void text_events(FILE *out, const struct report *r)
 {
 	fprintf(out, "\nevents by type%s\n", r->maxrank >= 0 ? " (total, then per rank)" : "");
@@ -783,6 +804,7 @@ static void text_events(FILE *out, const struct report *r)
 			fprintf(out, " %8" PRIu64, y->by_rank[k]);
 		fprintf(out, "\n");
 	}
+	failed_calls(out, r);
 }
 
 static void text_collectors(FILE *out, const struct report *r)

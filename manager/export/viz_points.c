@@ -44,21 +44,40 @@ static void event_args(int64_t *a, const struct mgr_event *me)
 		a[ci] = me->comm;
 }
 
+/* The common part of an event's points. */
+static void point_of(struct viz_pt *p, uint32_t loc, const struct mgr_event *me)
+{
+	memset(p, 0, sizeof(*p));
+	p->loc = loc;
+	p->type = me->ev->type;
+	p->flags = me->ev->flags;
+	p->start = me->start;
+	p->end = me->end < me->start ? me->start : me->end;
+}
+
+/* An event's end points in order (1 + 2i, their link 2 + 2i), below its
+ * leave (UINT16_MAX). */
+#define EPS_MAX ((UINT16_MAX - 3) / 2)
+
+void mgr_viz_link_point(struct viz_pt *p, uint32_t loc, uint64_t seq,
+			const struct mgr_event *me, size_t i, const struct viz_ep *ep)
+{
+	point_of(p, loc, me);
+	at_side(p, is_start_side(ep->kind) || me->end <= me->start, seq);
+	p->sub = (uint16_t)(2 + 2 * (i < EPS_MAX ? i : EPS_MAX));
+	p->kind = VIZ_PT_LINK;
+}
+
 int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 		      const struct mgr_event *me, const struct viz_ep *eps,
-		      size_t neps, int with_eps, int with_links)
+		      size_t neps, int with_eps, struct viz_match *links)
 {
 	const struct proto_event *ev = me->ev;
 	int instant = me->end <= me->start;
 	struct viz_pt p;
 	int rc;
 
-	memset(&p, 0, sizeof(p));
-	p.loc = loc;
-	p.type = ev->type;
-	p.flags = ev->flags;
-	p.start = me->start;
-	p.end = me->end < me->start ? me->start : me->end;
+	point_of(&p, loc, me);
 	if (ev->type == PROTO_EV_MEM_SAMPLE) {
 		p.t = me->start;
 		p.cls = 1;
@@ -71,9 +90,10 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 	/* enter side: outer events (later end) first; leave side: inner ones
 	 * (later start) first. Inside one event: enter (sub 0), end points in
 	 * order (1 + 2i, their link 2 + 2i), leave (UINT16_MAX); so the order
-	 * is total and the sort's result does not depend on how it ran. */
-	if (neps > (UINT16_MAX - 3) / 2)
-		neps = (UINT16_MAX - 3) / 2;
+	 * is total and the sort's result does not depend on how it ran (nor
+	 * on when a link was added: when its message was matched). */
+	if (neps > EPS_MAX)
+		neps = EPS_MAX;
 	p.t = p.start;
 	p.cls = 1;
 	p.nest = -p.end;
@@ -85,9 +105,8 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 		return rc;
 	for (size_t i = 0; i < neps; i++) {
 		const struct viz_ep *ep = &eps[i];
-		int start_side = is_start_side(ep->kind);
 
-		at_side(&p, start_side || instant, seq);
+		at_side(&p, is_start_side(ep->kind) || instant, seq);
 		p.sub = (uint16_t)(1 + 2 * i);
 		if (with_eps) {
 			p.kind = VIZ_PT_EP;
@@ -100,16 +119,12 @@ int mgr_viz_add_event(struct viz_sort *s, uint32_t loc, uint64_t seq,
 			if ((rc = mgr_viz_sort_add(s, &p)) != 0)
 				return rc;
 		}
-		if (with_links && ep->linked) {
-			p.sub++;
-			p.kind = VIZ_PT_LINK;
-			p.a[0] = ep->sproc;
-			p.a[1] = ep->rproc;
-			p.a[2] = ep->comm;
-			p.a[3] = ep->tag;
-			p.a[4] = (int64_t)ep->ord;
-			p.a[5] = start_side;
-			if ((rc = mgr_viz_sort_add(s, &p)) != 0)
+		if (links) {
+			struct viz_pt lp;
+
+			mgr_viz_link_point(&lp, loc, seq, me, i, ep);
+			mgr_viz_match_link(links, ep, &lp);
+			if ((rc = mgr_viz_match_err(links)) != 0)
 				return rc;
 		}
 	}
@@ -147,6 +162,12 @@ static void on_ep(void *arg, const struct viz_ep *ep)
 	e->v[e->n++] = *ep;
 }
 
+/* A matched message's link point into the sort. */
+static int link_to_sort(void *arg, const struct viz_pt *p)
+{
+	return mgr_viz_sort_add(arg, p);
+}
+
 int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
 		      int with_eps, int with_links, const char *what,
 		      struct mgr_export_stats *st)
@@ -162,6 +183,7 @@ int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
 		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
 		return -1;
 	}
+	mgr_viz_match_sink(s->match, link_to_sort, so);
 	mgr_viz_progress_init(&pg, what, s->events);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		uint32_t t = mgr_viz_thread_of(s, &me);
@@ -171,9 +193,9 @@ int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
 		if (t == UINT32_MAX)
 			continue;
 		eps.n = 0;
-		mgr_viz_match_event(s->match, s, s->threads[t].proc, &me, on_ep, &eps);
+		mgr_viz_match_event(s->match, s->threads[t].proc, &me, on_ep, &eps);
 		rc = mgr_viz_add_event(so, t, ++seq, &me, eps.v, eps.n, with_eps,
-				       with_links);
+				       with_links ? s->match : NULL);
 		if (rc != 0)
 			break;
 	}

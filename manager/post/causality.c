@@ -13,6 +13,7 @@
 #include "manager/post/events.h"
 #include "manager/post/post.h"
 #include "manager/post/grow.h"
+#include "manager/post/match.h"
 #include "manager/post/mpi_ends.h"
 #include "manager/post/reqtab.h"
 #include "proto/error.h"
@@ -20,7 +21,6 @@
 
 #define TAG_ANY (-1)
 #define MAX_PASSES 64
-#define TAG_SCAN 4096		/* how far a tagged receive looks for its send */
 
 struct jump {
 	uint64_t t_j, t_p;	/* receive start (collective end); ramp start */
@@ -300,55 +300,71 @@ static int cmp_recv(const void *pa, const void *pb)
 	return MGR_CMP(a->order, b->order);
 }
 
+/* The channel of send s against that of receive r. */
+static int cmp_channel(const struct mgr_causality *c, const struct msg_end *s,
+		       const struct msg_end *r)
+{
+	int k;
+
+	if ((k = MGR_CMP(rank_of(c, s->stream), r->peer)) ||
+	    (k = MGR_CMP(s->peer, rank_of(c, r->stream))))
+		return k;
+	return MGR_CMP(s->comm, r->comm);
+}
+
+/* A pair of the matcher: payloads are indexes in snd and rcv. */
+static void paired(void *arg, const void *send, const void *recv, int64_t tag,
+		   uint64_t ord)
+{
+	struct mgr_causality *c = arg;
+	size_t p, q;
+
+	(void)tag;
+	(void)ord;
+	memcpy(&p, send, sizeof(p));
+	memcpy(&q, recv, sizeof(q));
+	c->snd[p].match = (int64_t)q;
+	c->rcv[q].match = (int64_t)p;
+	c->st.matched++;
+}
+
+/* The ends into the one matcher (match.h), channel by channel in the sorted
+ * arrays (a channel's sends before its receives), so that what waits in it
+ * is one channel's sends and the unmatched ones. A receive of tag TAG_ANY
+ * takes any tag. */
 static void match(struct mgr_causality *c)
 {
+	struct mgr_match *m = mgr_match_new(sizeof(size_t), SIZE_MAX, paired, c);
 	size_t i = 0, j = 0;
 
+	if (!m) {
+		c->error = PROTO_E_NOMEM;
+		return;
+	}
 	sort_ctx = c;
 	mgr_big_sort(c->snd, c->nsnd, sizeof(*c->snd), cmp_send);
 	mgr_big_sort(c->rcv, c->nrcv, sizeof(*c->rcv), cmp_recv);
-	while (i < c->nsnd && j < c->nrcv) {
-		struct msg_end *s = &c->snd[i], *r = &c->rcv[j];
-		int32_t s_src = rank_of(c, s->stream), r_src = r->peer;
-		int32_t s_dst = s->peer, r_dst = rank_of(c, r->stream);
-		int k = s_src != r_src ? (s_src < r_src ? -1 : 1) :
-			s_dst != r_dst ? (s_dst < r_dst ? -1 : 1) :
-			s->comm != r->comm ? (s->comm < r->comm ? -1 : 1) : 0;
+	while (i < c->nsnd || j < c->nrcv) {
+		int k = i >= c->nsnd ? 1 : j >= c->nrcv ? -1 :
+			cmp_channel(c, &c->snd[i], &c->rcv[j]);
+		int rc;
 
-		if (k < 0) {
+		if (k <= 0) {
+			const struct msg_end *s = &c->snd[i];
+
+			rc = mgr_match_send(m, rank_of(c, s->stream), s->peer, s->comm, s->tag, &i, NULL);
 			i++;
-			continue;
-		}
-		if (k > 0) {
+		} else {
+			const struct msg_end *r = &c->rcv[j];
+
+			rc = mgr_match_recv(m, r->peer, rank_of(c, r->stream), r->comm,
+					    r->tag == TAG_ANY ? MGR_MATCH_ANY : r->tag, &j);
 			j++;
-			continue;
 		}
-		/* one channel: sends [i, ie), receives [j, je) */
-		size_t ie = i, je = j;
-		while (ie < c->nsnd && rank_of(c, c->snd[ie].stream) == s_src &&
-		       c->snd[ie].peer == s_dst && c->snd[ie].comm == s->comm)
-			ie++;
-		while (je < c->nrcv && c->rcv[je].peer == r_src &&
-		       rank_of(c, c->rcv[je].stream) == r_dst && c->rcv[je].comm == r->comm)
-			je++;
-		size_t first = i;
-		for (size_t q = j; q < je; q++) {
-			while (first < ie && c->snd[first].match >= 0)
-				first++;
-			for (size_t p = first; p < ie && p < first + TAG_SCAN; p++) {
-				if (c->snd[p].match >= 0)
-					continue;
-				if (c->rcv[q].tag != TAG_ANY && c->rcv[q].tag != c->snd[p].tag)
-					continue;
-				c->snd[p].match = (int64_t)q;
-				c->rcv[q].match = (int64_t)p;
-				c->st.matched++;
-				break;
-			}
-		}
-		i = ie;
-		j = je;
+		if (rc == PROTO_E_NOMEM || rc == PROTO_E_FULL)
+			c->error = rc;
 	}
+	mgr_match_free(m);
 	c->st.unmatched_sends = c->nsnd - c->st.matched;
 	c->st.unmatched_receives = c->nrcv - c->st.matched;
 }
@@ -703,6 +719,11 @@ struct mgr_causality *mgr_causality_build(const char *dir,
 	c->st.sends = c->nsnd;
 	c->st.receives = c->nrcv;
 	match(c);
+	if (c->error) {
+		*rc = c->error;
+		mgr_causality_free(c);
+		return NULL;
+	}
 	for (size_t i = 0; i < c->ncoll; i++)	/* world ranks are final too */
 		if (c->coll[i].name == 0)
 			c->coll[i].crank = c->s[c->coll[i].stream].rank;

@@ -2,8 +2,9 @@
  * manager/post/causality.h - causality repair: the controlled logical clock.
  *
  * After the linear clock correction (manager/post/post.h) a message may still
- * appear received before it was sent. Messages are matched FIFO per channel
- * (sender, receiver, communicator, tag: MPI's non-overtaking rule; the
+ * appear received before it was sent. Messages are matched by the manager's
+ * one matcher (match.h: FIFO per sender, receiver, communicator and tag,
+ * MPI's non-overtaking rule, a receive of unknown tag taking any; the
  * communicator by its job-wide name, manager/post/comms.h). A forward
  * pass moves each violating receive to send + the minimum latency and shifts
  * every later event of the receiving process by the same amount (local

@@ -1,9 +1,9 @@
 /*
  * manager/post/mpi_ends.h - what an MPI event does to messages and requests:
- * the one reading of the MPI events that every matcher of the manager
- * shares (causality.c, perturb.c, and the viewer exports' matcher,
- * manager/export/export_viz.c), so that a new call or a new field is taught
- * to them in one place. The requests an event posts are remembered by its
+ * the one reading of the MPI events that every reader of messages in the
+ * manager shares (causality.c, perturb.c, and the viewer exports,
+ * manager/export/export_viz.c; they pair messages through match.h), so that
+ * a new call or a new field is taught to them in one place. The requests an event posts are remembered by its
  * reader in the request table (reqtab.h) until their completion.
  *
  * The ends of an event, in order (arguments by field name, events.def):

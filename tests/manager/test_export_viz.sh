@@ -52,6 +52,9 @@ cat "$work/chrome.out"
 check "chrome: one X event per event but memory samples ($states)" grep -q "^X=$states C=$mem " "$work/chrome.out"
 check "chrome: one flow per matched message ($links)" grep -q " s=$links f=$links " "$work/chrome.out"
 check "chrome: every flow start has its end" grep -q "^flows_paired=1" "$work/chrome.out"
+# one matcher (manager/post/match.h): the viewers link causality's messages
+m=$("$T" report "$work/job" 2>/dev/null | sed -n 's/.* \([0-9]*\) messages matched.*/\1/p' | head -n1)
+check "chrome: the messages causality matched, no more, no fewer ($m = $links)" [ "$m" = "$links" ]
 check "chrome: the path survives escaping (quote, backslash, tab, UTF-8, bad byte)" \
 	grep -q "^paths_ok=1" "$work/chrome.out"
 check "chrome: a process_name per process ($procs)" grep -q "^procs=$procs" "$work/chrome.out"

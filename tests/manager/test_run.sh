@@ -19,7 +19,7 @@ check "job directory written" [ -d "$work/job/segments" ]
 
 "$T" export -f csv -o "$work/t.csv" "$work/job" 2>"$work/export.err"
 check "export csv succeeds" [ $? = 0 ]
-check "csv header" [ "$(head -n1 "$work/t.csv")" = "rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result" ]
+check "csv header" [ "$(head -n1 "$work/t.csv")" = "rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode" ]
 n_fprintf=$(awk -F, '$3=="fprintf"' "$work/t.csv" | wc -l)
 check "2000 fprintf events (got $n_fprintf)" [ "$n_fprintf" = 2000 ]
 n_paths=$(awk -F, '$3=="fprintf" && $10 ~ /iodemo-[ab].txt$/' "$work/t.csv" | wc -l)

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proto/error.h"
 #include "proto/event.h"
@@ -220,4 +221,42 @@ Test(event, mpiio_kinds)
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_GET_INFO), PROTO_IO_FILE);
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_IREAD_AT), PROTO_IO_READ);
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_WRITE_ORDERED_END), PROTO_IO_WRITE);
+}
+
+/* Each nonblocking collective completes as the blocking type whose name it
+ * carries after its "I" (case aside), with the same arguments and a req after them. */
+Test(event, nonblocking_collectives_map_to_blocking)
+{
+	unsigned n[5] = {0};
+
+	for (unsigned t = 0; t < PROTO_EV__COUNT + 2; t++) {
+		int k = proto_ev_coll2(t);
+		unsigned b = proto_ev_icoll(t);
+
+		n[k]++;
+		if (k != PROTO_COLL2_NB && k != PROTO_COLL2_INEIGHBOR) {
+			cr_assert_eq(b, 0u, "%u", t);
+			continue;
+		}
+		const struct proto_ev_info *i = proto_ev_info(t), *bi = proto_ev_info(b);
+
+		cr_assert_not_null(bi, "%s", i->name);
+		/* MPI_Ineighbor_x: MPI_Neighbor_x */
+		cr_assert_eq(strcasecmp(i->name + 5, bi->name + 4), 0, "%s -> %s",
+			     i->name, bi->name);
+		cr_assert_eq(i->name[4], 'I');
+		for (int a = 0; a < PROTO_EV_NARGS; a++)
+			if (bi->field[a] != PROTO_F_none)
+				cr_assert_eq(i->field[a], bi->field[a], "%s arg %d", i->name, a);
+		cr_assert_geq(proto_ev_arg(t, PROTO_F_req), 0, "%s", i->name);
+		cr_assert_lt(proto_ev_arg(b, PROTO_F_req), 0, "%s", bi->name);
+	}
+	cr_assert_eq(n[PROTO_COLL2_BLOCKING], 2);
+	cr_assert_eq(n[PROTO_COLL2_NB], 17);
+	cr_assert_eq(n[PROTO_COLL2_NEIGHBOR], 5);
+	cr_assert_eq(n[PROTO_COLL2_INEIGHBOR], 5);
+	cr_assert_eq(proto_ev_icoll(PROTO_EV_MPI_IBCAST), PROTO_EV_MPI_BCAST);
+	cr_assert_eq(proto_ev_icoll(PROTO_EV_MPI_IREDUCE_SCATTER_BLOCK),
+		     PROTO_EV_MPI_REDUCE_SCATTER_BLOCK);
+	cr_assert_not(proto_ev_collective(PROTO_EV_MPI_IBARRIER));
 }

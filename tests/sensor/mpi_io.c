@@ -15,7 +15,10 @@
  *
  * with what the program knows of the call (the file's id, its path, the
  * absolute byte offset, bytes asked for, whether collective, bytes
- * transferred; "req=+" for a request id the next MPI_Wait must repeat,
+ * transferred; "req=+" for a request id the next completion must repeat:
+ * each nonblocking call's request is completed by another of MPI_Wait,
+ * MPI_Waitall, MPI_Waitsome, MPI_Testany, MPI_Testall, MPI_Testsome,
+ * MPI_Waitany,
  * "failed=1" for a call that must fail), which the test compares with the
  * trace. stdout (rank 0) is deterministic: the error classes of the bad
  * calls and "mpi_io: ok", or what went wrong.
@@ -75,6 +78,40 @@ static void ok(int rc, const char *what)
 	}
 }
 
+/* Complete req by one of the completion calls (how, 0..6, see the top),
+ * polling the Test ones until it is done. */
+static void done(MPI_Request *req, MPI_Status *st, int how)
+{
+	int flag = 0, k, idx;
+	MPI_Status *sts = st == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : st;
+
+	switch (how) {
+	case 0:
+		ok(MPI_Wait(req, st), "wait");
+		return;
+	case 1:
+		ok(MPI_Waitall(1, req, sts), "waitall");
+		return;
+	case 2:
+		ok(MPI_Waitsome(1, req, &k, &idx, sts), "waitsome");
+		return;
+	case 3:
+		while (!flag)
+			ok(MPI_Testany(1, req, &k, &flag, st), "testany");
+		return;
+	case 4:
+		while (!flag)
+			ok(MPI_Testall(1, req, &flag, sts), "testall");
+		return;
+	case 5:
+		for (k = 0; k != 1;)
+			ok(MPI_Testsome(1, req, &k, &idx, sts), "testsome");
+		return;
+	default:
+		ok(MPI_Waitany(1, req, &k, st), "waitany");
+	}
+}
+
 /* The individual file pointer moved to off (etypes of the view at disp:
  * ints): where the sensor must find it. */
 static void seek(MPI_File fh, long long off, long long disp)
@@ -130,13 +167,13 @@ static void writes(MPI_File fh)
 	ok(MPI_File_iwrite_at(fh, (2 * n + rank) * B, buf, B, MPI_INT, &req),
 	   "iwrite_at");
 	ex_rw("MPI_File_iwrite_at", 1, off, BY, 0, "req=+");
-	ok(MPI_Wait(&req, &st), "wait");
+	done(&req, &st, 0);
 	seek(fh, (3 * n + rank) * B, disp);
 	off = disp + (3 * n + rank) * BY;
 	fill(off);
 	ok(MPI_File_iwrite_all(fh, buf, B, MPI_INT, &req), "iwrite_all");
 	ex_rw("MPI_File_iwrite_all", 1, off, BY, 1, "req=+");
-	ok(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+	done(&req, MPI_STATUS_IGNORE, 1);
 	seek(fh, (4 * n + rank) * B, disp);
 	off = disp + (4 * n + rank) * BY;
 	fill(off);
@@ -186,19 +223,19 @@ static void reads(MPI_File fh)
 	ok(MPI_File_iread_at(fh, (4 * n + rank) * B, buf, B, MPI_INT, &req),
 	   "iread_at");
 	ex_rw("MPI_File_iread_at", 1, off, BY, 0, "req=+");
-	ok(MPI_Wait(&req, &st), "wait");
+	done(&req, &st, 2);
 	check("iread_at", off);
 	seek(fh, (5 * n + rank) * B, disp);
 	off = disp + (5 * n + rank) * BY;
 	ok(MPI_File_iread(fh, buf, B, MPI_INT, &req), "iread");
 	ex_rw("MPI_File_iread", 1, off, BY, 0, "req=+");
-	ok(MPI_Wait(&req, &st), "wait");
+	done(&req, &st, 3);
 	check("iread", off);
 	off = disp + rank * BY;
 	ok(MPI_File_iread_at_all(fh, rank * B, buf, B, MPI_INT, &req),
 	   "iread_at_all");
 	ex_rw("MPI_File_iread_at_all", 1, off, BY, 1, "req=+");
-	ok(MPI_Wait(&req, &st), "wait");
+	done(&req, &st, 4);
 	check("iread_at_all", off);
 	seek(fh, (n + rank) * B, disp);
 	off = disp + (n + rank) * BY;
@@ -318,14 +355,14 @@ static void shared(MPI_File fh)
 	ex_done("MPI_File_write_shared", 1, -1, 0);
 	ok(MPI_File_iwrite_shared(fh, buf, B, MPI_INT, &req), "iwrite_shared");
 	ex_rw("MPI_File_iwrite_shared", 1, -1, BY, 0, "req=+");
-	ok(MPI_Wait(&req, &st), "wait");
+	done(&req, &st, 5);
 	MPI_Barrier(MPI_COMM_WORLD);
 	seek_shared(fh, 2 * n * B);
 	ok(MPI_File_read_shared(fh, buf, B, MPI_INT, &st), "read_shared");
 	ex_done("MPI_File_read_shared", 1, -1, 0);
 	ok(MPI_File_iread_shared(fh, buf, B, MPI_INT, &req), "iread_shared");
 	ex_rw("MPI_File_iread_shared", 1, -1, BY, 0, "req=+");
-	ok(MPI_Wait(&req, &st), "wait");
+	done(&req, &st, 6);
 	for (int i = 0; i < B; i++)
 		if (buf[i] != -1) {
 			printf("rank %d: read_shared: int %d is %d\n", rank, i, buf[i]);

@@ -3,7 +3,12 @@
 # default) or one-sided communication and groups (PROG rma: mpi_rma.c or .f90; the
 # same comparison of its events with its expectations, then the SimGrid
 # export's sleeps and the report's counts, see mpi_rma_exports) or the
-# MPI-4 large-count forms (PROG large: mpi_large.c, the comparison only)
+# nonblocking and neighbourhood collectives (PROG coll: mpi_coll.c; the same
+# comparison, ARRAY values included, every request completed once by
+# mpi_tracecheck -a, then the exports, see mpi_coll_exports) or point to
+# point from 3 threads a rank (PROG threads: mpi_threads.c, skipped without
+# MPI_THREAD_MULTIPLE; mpi_tracecheck -a with the counts, the threads) or
+# the MPI-4 large-count forms (PROG large: mpi_large.c, the comparison only)
 # under the MPI sensor.
 #
 # FLAVOUR: ompi or mpich; LANG: c (default), f (mpi_io.f90, mpif.h) or f08
@@ -31,6 +36,8 @@ case $prog in
 io)	names='^MPI_File_' ;;
 large)	names='^MPI_(Send|Ssend|Rsend|Bsend|Recv|Isend|Issend|Ibsend|Irsend|Irecv|Bcast|Reduce|Allreduce|Put|Get)$|^MPI_(Win|File)_' ;;
 rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
+threads) names='^MPI_' ;;
+coll)	names='^MPI_(I(barrier|bcast|reduce|allreduce|gatherv?|scatterv?|allgatherv?|alltoall[vw]?|reduce_scatter(_block)?|scan|exscan)|Alltoallw|Reduce_scatter_block|I?[Nn]eighbor_[a-z]*)$' ;;
 *)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
 esac
 . "$(dirname "$0")/mpi_lib.sh"
@@ -63,6 +70,8 @@ run_mpi() {
 run_mpi "$tmp/plain.out" || {
 	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out" "$tmp/plain.out.err"
 	exit 1; }
+grep -q "^mpi_threads: no MPI_THREAD_MULTIPLE" "$tmp/plain.out" &&
+	skip "$flavour: no MPI_THREAD_MULTIPLE"
 grep -q "^mpi_$prog: ok\$" "$tmp/plain.out" || {
 	echo "FAIL: $flavour: mpi_$prog untraced"; cat "$tmp/plain.out"; exit 1; }
 
@@ -76,28 +85,61 @@ mpi_col_stop
 status=0
 mpi_same_output "$flavour" "$tmp/plain.out" "$tmp/traced.out" || status=1
 
+if [ $prog = threads ]; then
+	# NT=3 threads x ITER=40 rounds: the counts per rank, every message
+	# matched, every request completed once (mpi_tracecheck -a), and each
+	# rank's Sendrecvs on 3 threads
+	"$B/tests/sensor/mpi_tracecheck" -a "$job" $NP MPI_Sendrecv=120 \
+		MPI_Irecv=240 MPI_Isend=360 MPI_Waitall=120 MPI_Recv=120 \
+		MPI_Wait=120 MPI_Waitany=240 MPI_Comm_dup=2 > "$tmp/check.out" 2>&1 || {
+		echo "FAIL: $flavour: mpi_tracecheck"; cat "$tmp/check.out"; status=1; }
+	"$B/tests/sensor/dump_trace" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
+		echo "FAIL: $flavour: dump_trace"; cat "$tmp/dump.err"; exit 1; }
+	n=$(awk '$1 == "ev" && $5 == "name=MPI_Sendrecv" { print $2, $4 }' "$tmp/dump" |
+		sort -u | wc -l)
+	[ "$n" = $((NP * 3)) ] || {
+		echo "FAIL: $flavour: MPI_Sendrecv on $n threads, want $((NP * 3))"; status=1; }
+	[ $status = 0 ] && echo "ok: $flavour mpi_threads (3 threads a rank)"
+	exit $status
+fi
+
 # The trace's MPI-IO events and waits, per rank: "rank name k=v ..."
 "$dump" "$job" > "$tmp/dump" 2> "$tmp/dump.err" || {
 	echo "FAIL: $flavour: dump_trace"; cat "$tmp/dump.err"; exit 1; }
-awk -v names="$names" '$1 == "ev" {
+# (an event's ARRAY values follow it as "arr=v,v,...")
+awk -v names="$names" 'function out() { if (pend != "") print pend; pend = "" }
+$1 == "array" { if (pend != "") { v = $NF; sub(/^values=/, "", v)
+		pend = pend (narr++ ? "," : " arr=") v }
+	next }
+$1 == "ev" {
+	out(); narr = 0
 	s = $2; sub(/^stream=/, "", s)
 	name = $5; sub(/^name=/, "", name)
 	if (name == "MPI_Init") {
 		for (i = 6; i <= NF; i++) if ($i ~ /^rank=/) { r = $i; sub(/^rank=/, "", r); rank[s] = r }
 		next
 	}
-	if (name !~ names && name != "MPI_Wait") next
+	if (name !~ names && name !~ /^MPI_(Wait|Test)(all|any|some)?$/) next
 	line = name
 	for (i = 8; i <= NF; i++) line = line " " $i
-	print (s in rank ? rank[s] : "?"), line
-}' "$tmp/dump" > "$tmp/io"
+	pend = (s in rank ? rank[s] : "?") " " line
+}
+END { out() }' "$tmp/dump" > "$tmp/io"
 
 # compare RANK: the rank's events with its expectations, in order
 compare() {
 	grep "^$1 " "$tmp/io" | cut -d' ' -f2- > "$tmp/got.$1"
-	awk -v rank="$1" -v flavour="$flavour" '
-	NR == FNR { if ($1 != "MPI_Wait") ev[++n] = $0; else wait[$0] = 1
-		    for (i = 2; i <= NF; i++) if ($1 == "MPI_Wait" && $i ~ /^req=/) waited[$i] = 1
+	awk -v rank="$1" -v flavour="$flavour" -v prog=$prog '
+	# the completions (whichever call): the request ids they repeat, from
+	# their req argument or their ARRAY (proto_ev_done: 4 values a request
+	# for MPI_Waitall, 5 for the others, the id first)
+	NR == FNR { if ($1 !~ /^MPI_(Wait|Test)(all|any|some)?$/) { ev[++n] = $0; next }
+		    stride = $1 == "MPI_Waitall" ? 4 : 5
+		    for (i = 2; i <= NF; i++) {
+			if ($i ~ /^req=/) waited[$i] = 1
+			if ($i ~ /^arr=/) { v = $i; sub(/^arr=/, "", v); m = split(v, a, ",")
+				for (j = 1; j <= m; j += stride) waited["req=" a[j]] = 1 }
+		    }
 		    next }
 	{
 		k++
@@ -111,7 +153,7 @@ compare() {
 			split($i, kv, "=")
 			if (kv[2] == "+") {
 				if (!(have[kv[1]] > 0)) { printf "FAIL: %s rank %s event %d (%s): %s=%s, want > 0\n", flavour, rank, k, $1, kv[1], have[kv[1]]; bad = 1 }
-				else if (kv[1] == "req" && !(("req=" have["req"]) in waited)) { printf "FAIL: %s rank %s event %d (%s): req %s never waited for\n", flavour, rank, k, $1, have["req"]; bad = 1 }
+				else if (kv[1] == "req" && prog != "coll" && !(("req=" have["req"]) in waited)) { printf "FAIL: %s rank %s event %d (%s): req %s never waited for\n", flavour, rank, k, $1, have["req"]; bad = 1 }
 			} else if (have[kv[1]] != kv[2]) {
 				printf "FAIL: %s rank %s event %d (%s): %s=%s, want %s\n", flavour, rank, k, $1, kv[1], have[kv[1]], kv[2]; bad = 1
 			}
@@ -127,6 +169,16 @@ while [ $r -lt $NP ]; do
 	r=$((r + 1))
 done
 nexp=$(cat "$tmp"/expect.* | wc -l)
+if [ $prog = coll ]; then
+	# every request completed exactly once, whatever completed it
+	"$B/tests/sensor/mpi_tracecheck" -a "$job" $NP MPI_Ibarrier=1 \
+		MPI_Ineighbor_alltoallw=1 > "$tmp/check.out" 2>&1 || {
+		echo "FAIL: $flavour: mpi_tracecheck"; cat "$tmp/check.out"; status=1; }
+	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
+	mpi_coll_exports || status=1
+	[ $status = 0 ] && echo "ok: $flavour mpi_coll ($nexp collectives checked)"
+	exit $status
+fi
 if [ $prog = large ]; then
 	[ $status = 0 ] && echo "ok: $flavour mpi_large ($nexp large-count calls checked)"
 	exit $status

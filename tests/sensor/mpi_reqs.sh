@@ -176,10 +176,36 @@ echo "ok: $flavour order"
 # error class for each (the program compares PMPI_ with MPI_ and prints
 # "rank N ok"), and nothing crashes on the sentinels; the trace checks
 # (failed calls move nothing) and replays
-if trace $NP "$tmp/job-bad" "$B/tests/sensor/mpi_bad_$flavour"; then
+if trace $NP "$tmp/job-bad" "$B/tests/sensor/mpi_bad_$flavour" "$tmp/errs"; then
 	n=$(grep -c '^rank [0-9]* ok$' "$tmp/traced.out")
 	[ "$n" = $NP ] || { echo "FAIL: $flavour bad: the wrapper returned other errors"
 		cat "$tmp/traced.out"; status=1; }
+	# each failed call's mpi_error record: the code the program got, its
+	# class, right after the call's record (flagged failed)
+	"$B/tests/sensor/dump_trace" "$tmp/job-bad" | awk -v d="$tmp/got" '
+		$1 != "ev" { next }
+		{ s = $2; name = $5; sub(/^name=/, "", name) }
+		name == "MPI_Init" { for (i = 6; i <= NF; i++) if ($i ~ /^rank=/) { r = $i; sub(/^rank=/, "", r); rk[s] = r } }
+		name == "mpi_error" { c = $8; k = $9; sub(/^errcode=/, "", c); sub(/^errclass=/, "", k)
+			if (!(s in failed) || !failed[s]) c = c " after an event not failed"
+			out[s] = out[s] c " " k "\n" }
+		{ failed[s] = / failed=1/ }
+		END { for (s in out) printf "%s", out[s] > (d "." rk[s]) }'
+	r=0
+	while [ $r -lt $NP ]; do
+		cmp -s "$tmp/errs.$r" "$tmp/got.$r" || { echo "FAIL: $flavour bad: rank $r's mpi_error records"
+			diff "$tmp/errs.$r" "$tmp/got.$r"; status=1; }
+		r=$((r + 1))
+	done
+	"$tapestry" export -f csv -o "$tmp/bad.csv" "$tmp/job-bad" 2> /dev/null
+	n=$(awk -F, '$3 == "mpi_error" && $13 != ""' "$tmp/bad.csv" | wc -l)
+	[ "$n" = "$(cat "$tmp"/errs.* | wc -l)" ] || {
+		echo "FAIL: $flavour bad: $n mpi_error CSV lines with their code"; status=1; }
+	# the report's count of failed MPI calls
+	n=$("$tapestry" report "$tmp/job-bad" 2> /dev/null | sed -n 's/^failed MPI calls //p' |
+		tr ',' '\n' | awk '{ s += $NF } END { print s + 0 }')
+	[ "$n" = "$(cat "$tmp"/errs.* | wc -l)" ] || {
+		echo "FAIL: $flavour bad: the report counts $n failed MPI calls"; status=1; }
 	"$check" -a "$tmp/job-bad" $NP MPI_Mrecv=1 MPI_Imrecv=1 MPI_Testany=2 || {
 		echo "FAIL: $flavour bad: trace check"; status=1; }
 	export_replay "$tmp/job-bad" "$tmp/plat" || status=1

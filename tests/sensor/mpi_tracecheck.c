@@ -204,6 +204,13 @@ static int pass1(const char *dir)
 		} else if (e->type == PROTO_EV_MPI_START && e->arg[0] > 0) {
 			add_req(te.stream->id, e->arg[0], e->arg[3], e->arg[2],
 				e->arg[5] == 2);
+		} else if (proto_ev_icoll(e->type) &&
+			   proto_ev_arg(e->type, PROTO_F_req) >= 0 &&
+			   e->arg[proto_ev_arg(e->type, PROTO_F_req)] > 0) {
+			/* a nonblocking collective: completed once, no message */
+			add_req(te.stream->id,
+				e->arg[proto_ev_arg(e->type, PROTO_F_req)], -1,
+				-1, 0);
 		} else if (e->type == PROTO_EV_MPI_STARTALL) {
 			for (size_t i = 0; i + 5 <= te.narray; i += 5)
 				if (te.array[i] > 0)

@@ -11,12 +11,14 @@
 # the trace is replayed and the simulated time printed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/deploy/setup.sh" >/tmp/tapestry-demo-setup.log 2>&1 || {
-	echo "demo: set-up failed, see /tmp/tapestry-demo-setup.log"; tail -n 20 /tmp/tapestry-demo-setup.log; exit 1; }
-b="$top/build"
-T="$b/manager/tapestry"
 work=$(mktemp -d /tmp/tapestry-demo.XXXXXX)
 echo "demo: working in $work"
+# the set-up's log is this run's own (two users or two runs do not share it)
+log="$work/setup.log"
+"$top/deploy/setup.sh" >"$log" 2>&1 || {
+	echo "demo: set-up failed, see $log"; tail -n 20 "$log"; exit 1; }
+b="$top/build"
+T="$b/manager/tapestry"
 
 # the description names its executable relative to itself: put both here.
 # It asks for 4 ranks on 4 slots; on a machine with fewer cores the ring

@@ -32,7 +32,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: tapestry COMMAND [OPTIONS] [ARGS]\n\ncommands:\n", out);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(out, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+		fprintf(out, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
 	fputs("\n`tapestry COMMAND --help` describes each command.\n", out);
 }
 

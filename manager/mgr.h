@@ -73,6 +73,11 @@ struct proto_trace *mgr_trace_open(const char *dir);
  * a message for each value not understood. */
 int mgr_env_check(void);
 
+/* path made absolute against the current directory into out (cap bytes;
+ * it need not exist): 0, or a negative proto code (said, mgr_fail). Every
+ * path handed to a sensor or a collector is absolute. */
+int mgr_abs_path(const char *path, char *out, size_t cap);
+
 /* Write s to out as one CSV field (quoted when needed). */
 void mgr_csv_field(FILE *out, const char *s);
 

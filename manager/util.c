@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "manager/mgr.h"
@@ -56,6 +57,7 @@ void mgr_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	fflush(stdout);		/* what was printed before comes before */
 	mgr_err_flush();
 	fputs("tapestry: ", stderr);
 	va_start(ap, fmt);
@@ -136,14 +138,34 @@ int mgr_env_check(void)
 	return bad ? -1 : 0;
 }
 
+/* What is missing when a job directory is "not found": the directory, or
+ * the segments/ a collector writes into it (a directory that is not a job's:
+ * "not found" alone read as if dir itself were absent). */
+static const char *not_found_why(const char *dir, char *buf, size_t cap)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) != 0)
+		return "no such directory";
+	if (!S_ISDIR(sb.st_mode))
+		return "not a directory";
+	snprintf(buf, cap, "%s/segments", dir);
+	if (stat(buf, &sb) != 0)
+		return "no segments/ in it: not a job directory (tapestry run "
+		       "or launch writes one)";
+	return "a file of it not found";
+}
+
 struct proto_trace *mgr_trace_open(const char *dir)
 {
 	int rc = 0;
 	struct proto_trace *t = proto_trace_open(dir, &rc);
+	char buf[PATH_MAX + 16];
 
 	if (!t)
 		mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
-			 proto_strerror(rc));
+			 rc == PROTO_E_NOTFOUND ? not_found_why(dir, buf, sizeof(buf))
+			 : proto_strerror(rc));
 	return t;
 }
 
@@ -172,4 +194,24 @@ size_t mgr_smpi_factor_span(const char *s)
 int mgr_smpi_factor_ok(const char *s)
 {
 	return s && *s && mgr_smpi_factor_span(s) == strlen(s);
+}
+
+/* Sensors and collectors run in other directories than the manager (a
+ * program that changes directory, a collector started elsewhere): every
+ * path handed to them is absolute. */
+int mgr_abs_path(const char *path, char *out, size_t cap)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (path[0] == '/')
+		n = snprintf(out, cap, "%s", path);
+	else if (!getcwd(cwd, sizeof(cwd)))
+		return mgr_fail(PROTO_E_IO, "cannot tell the current directory: %s",
+				strerror(errno));
+	else
+		n = snprintf(out, cap, "%s/%s", cwd, path);
+	if (n < 0 || (size_t)n >= cap)
+		return mgr_fail(PROTO_E_IO, "%s: path too long", path);
+	return 0;
 }

@@ -2,6 +2,8 @@
  * manager/export/damage.c - one damage policy for every export and the
  * report (docs/modules/manager.md, "Damage"): what is intact is exported
  * and what was skipped is said, or, with --strict, the job is refused.
+ * Streams cut short (no BYE: the process was killed) count: what they had
+ * not sent is lost, as surely as counted losses are.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,8 +19,9 @@ int mgr_export_damage(struct proto_trace *t, const char *dir,
 {
 	const struct proto_trace_stats *ts = proto_trace_stats(t);
 	const struct proto_jobdir_report *jr = proto_trace_report(t);
-	uint64_t lost = 0, gaps = 0, gap_ev = 0, skipped = jr ? jr->skipped_bytes : 0;
-	char where[300] = "", in_gaps[64] = "";
+	uint64_t lost = 0, gaps = 0, gap_ev = 0, cut = 0;
+	uint64_t skipped = jr ? jr->skipped_bytes : 0;
+	char where[300] = "", in_gaps[64] = "", in_cut[96] = "";
 
 	for (size_t i = 0; i < proto_trace_nstreams(t); i++) {
 		const struct proto_stream *s = proto_trace_stream(t, i);
@@ -26,9 +29,14 @@ int mgr_export_damage(struct proto_trace *t, const char *dir,
 		lost += s->lost_events;
 		gaps += s->gap_batches;
 		gap_ev += s->gap_events;
+		cut += !s->ended;
 	}
-	if (!ts->bad_batches && !skipped && !gaps && !lost)
+	if (!ts->bad_batches && !skipped && !gaps && !lost && !cut)
 		return 0;
+	if (cut)
+		snprintf(in_cut, sizeof(in_cut), ", %" PRIu64 " stream%s cut short "
+			 "(no end seen: what they had not sent is lost)", cut,
+			 cut == 1 ? "" : "s");
 	if (skipped && jr->first_problem[0])
 		snprintf(where, sizeof(where), ": %s", jr->first_problem);
 	if (gap_ev)
@@ -36,8 +44,8 @@ int mgr_export_damage(struct proto_trace *t, const char *dir,
 			 "index)", gap_ev);
 	mgr_err("%s: damaged job directory (%" PRIu64 " corrupt batches, %"
 		PRIu64 " bytes skipped%s, %" PRIu64 " batches missing%s, %"
-		PRIu64 " events lost): %s %s", dir, ts->bad_batches, skipped,
-		where, gaps, in_gaps, lost, format, mgr_export_strict ?
+		PRIu64 " events lost%s): %s %s", dir, ts->bad_batches, skipped,
+		where, gaps, in_gaps, lost, in_cut, format, mgr_export_strict ?
 		"refused (--strict)" : "exported what is intact");
 	return mgr_export_strict ? -1 : 0;
 }

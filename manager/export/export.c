@@ -39,14 +39,16 @@ static const struct {
 static void list_formats(FILE *out)
 {
 	for (size_t i = 0; i < NFORMATS; i++)
-		fprintf(out, "      %-17s %s\n", formats[i].name, formats[i].summary);
+		fprintf(out, "      %-17s %s\n%-24s(default output DIR/%s)\n",
+			formats[i].name, formats[i].summary, "", formats[i].def);
 }
 
 static const struct mgr_opts_doc export_doc = {
 	.opt = {
 		{"format", 'f', MGR_OPT_SHORT, "FORMAT", "one of:", list_formats},
 		{"output", 'o', MGR_OPT_SHORT, "OUT",
-		 "output path (default: DIR/<format's name>; csv: '-' = stdout)"},
+		 "output path (default: inside DIR, named as above;\n"
+		 "csv: '-' = stdout)"},
 		{"strict", 'S', 0, NULL, "refuse a damaged job directory (corrupt or\n"
 		 "missing batches, damaged segments, lost events);\n"
 		 "without it every format exports what is intact\n"
@@ -154,6 +156,8 @@ int mgr_cmd_export(int argc, char **argv)
 		return 1;
 	if (!output || strcmp(output, "-"))
 		fprintf(stderr, "tapestry: %s: %" PRIu64 " events read, %" PRIu64
-			" written\n", format, st.events, st.written);
+			" written to %s%s%s\n", format, st.events, st.written,
+			output ? output : argv[optind], output ? "" : "/",
+			output ? "" : formats[i].def);
 	return 0;
 }

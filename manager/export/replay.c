@@ -46,7 +46,9 @@ static const struct mgr_opts_doc replay_doc = {
 		"  (default DIR/replay, replaced), replays it with SimGrid\n"
 		"  (smpirun -replay) and prints the simulated time.\n",
 	.tail = "  TAPESTRY_SMPIRUN     smpirun to use (default: the one configure found,\n"
-		"                       else smpirun in PATH)\n",
+		"                       else smpirun in PATH)\n"
+		"  Exit status: 0, 1 (export or replay failed, SimGrid missing: said),\n"
+		"  2 (usage).\n",
 };
 
 /* smpirun to run, malloc'd, or NULL when SimGrid is not installed. */

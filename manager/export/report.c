@@ -136,14 +136,18 @@ static const struct mgr_opts_doc report_doc = {
 		 "and losses in one read of the job"},
 		{"strict", 'S', 0, NULL,
 		 "exit 1 when the job directory is damaged (corrupt or\n"
-		 "missing batches, damaged segments, lost events) or its\n"
-		 "index is, as `tapestry export --strict` refuses it"},
+		 "missing batches, damaged segments, lost events, streams\n"
+		 "cut short) or its index is, as `tapestry export --strict`\n"
+		 "refuses it, or when a collector rejected connections"},
 	},
 	.col = 14,
 	.head = "usage: tapestry report [--xml] [--strict] [--quick] DIR\n"
 		"  Events per type and rank, streams (traced processes) with their\n"
 		"  losses, and what was skipped as damaged.\n",
+	.tail = "  Exit status: 0, 1 (not a readable job directory; --strict and\n"
+		"  damage), 2 (usage).\n",
 };
+
 /* The test of one communication model on the receives whose message came
  * late ([004] 6.3: mgr_perturb_model_check). */
 #define CHECK_SHOWN 4
@@ -184,6 +188,7 @@ struct report {
 	uint64_t gap_events;			/* in missing batches (index) */
 	uint64_t undelivered;			/* estimated, no-BYE streams */
 	uint64_t refused;			/* by every collector */
+	uint64_t rejected;			/* connections, by every collector */
 	/* streams without their end (no BYE: the process was killed, as
 	 * MPI_Abort's launcher kills the other ranks): they lost what they had
 	 * not sent yet, counted as such rather than as no loss */
@@ -390,7 +395,8 @@ static int report_gather(struct report *r, const char *dir, struct mgr_events *m
 		r->cut += !s->ended;
 	}
 	for (size_t i = 0; r->nodes && i < r->nodes->count; i++)
-		r->refused += r->nodes->n[i].refused;
+		r->refused += r->nodes->n[i].refused,
+		r->rejected += r->nodes->n[i].rejected;
 	return 0;
 }
 
@@ -722,6 +728,7 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "gap_events", r->gap_events);
 	attr_u(out, "refused_frames", r->refused);
 	attr_u(out, "streams_cut", r->cut);
+	attr_u(out, "rejected_connections", r->rejected);
 	attr_s(out, "index", r->index_state);
 	if (r->quick)
 		attr_s(out, "post", "skipped");
@@ -939,17 +946,22 @@ static void text_refused(FILE *out, const struct report *r)
 static void report_text(FILE *out, const struct report *r)
 {
 	fprintf(out, "job directory  %s\n", r->dir);
-	fprintf(out, "events         %" PRIu64 " in %" PRIu64 " batches, %zu streams\n",
-		r->st->events, r->st->batches, r->ns);
+	fprintf(out, "events         %" PRIu64 " in %" PRIu64 " batches, %zu stream%s\n",
+		r->st->events, r->st->batches, r->ns, r->ns == 1 ? "" : "s");
 	fprintf(out, "losses         %" PRIu64 " events counted lost, %" PRIu64
 		" batches missing, %" PRIu64 " corrupt batches, %" PRIu64
 		" damaged bytes skipped", r->lost, r->gaps, r->st->bad_batches,
 		r->jr ? r->jr->skipped_bytes : 0);
 	if (r->cut)
-		fprintf(out, ", %" PRIu64 " streams cut short (no end seen: what they had"
-			" not sent yet is lost%s)", r->cut, r->undelivered ?
+		fprintf(out, ", %" PRIu64 " stream%s cut short (no end seen: what they had"
+			" not sent yet is lost%s)", r->cut, r->cut == 1 ? "" : "s", r->undelivered ?
 			", estimated below" : ", how much is not known");
 	fputc('\n', out);
+	if (r->rejected)
+		fprintf(out, "               %" PRIu64 " connection%s rejected by the "
+			"collectors (a refused handshake: job secret?): their events "
+			"are not in the job, how many is not known\n", r->rejected,
+			r->rejected == 1 ? "" : "s");
 	if (r->gap_events)
 		fprintf(out, "               the index names %" PRIu64 " events in the "
 			"missing batches\n", r->gap_events);
@@ -1004,6 +1016,12 @@ int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *o
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
 		status = mgr_export_strict && mgr_export_damage(r->t, dir, "report");
+		if (mgr_export_strict && r->rejected) {
+			mgr_err("%s: %" PRIu64 " connections rejected by the "
+				"collectors, their events not in the job: refused "
+				"(--strict)", dir, r->rejected);
+			status = 1;
+		}
 		if (mgr_export_strict && r->index_problem[0]) {
 			mgr_err("%s: damaged index (%s): refused (--strict)", dir,
 				r->index_problem);

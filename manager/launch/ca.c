@@ -372,7 +372,8 @@ static const struct mgr_opts_doc ca_doc = {
 		"Keys and the secret are mode 0600. An existing ca.key is never\n"
 		"overwritten. --days: validity (default 30).\n"
 		"Use: tapestry-collector --tls-cert DIR/HOST.crt --tls-key DIR/HOST.key\n"
-		"     --tls-ca DIR/ca.crt --secret-file DIR/secret ...\n",
+		"     --tls-ca DIR/ca.crt --secret-file DIR/secret ...\n"
+		"Exit status: 0, 1 (not made: said), 2 (usage).\n",
 };
 
 int mgr_cmd_ca(int argc, char **argv)

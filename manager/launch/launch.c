@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "manager/launch/appsig.h"
 #include "manager/launch/ca.h"
 #include "manager/export/export.h"
 #include "manager/launch/jobdesc.h"
@@ -35,10 +36,12 @@
 #include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
+#include "manager/launch/status.h"
 #include "proto/msg.h"
 #include "proto/num.h"
 
 #define DRAIN_TIMEOUT_MS 60000
+#define APP_GRACE_MS 10000	/* after a signal passed on, before SIGKILL */
 #define CMD_MAX 16384
 #define ARGV_MAX 256
 
@@ -91,7 +94,8 @@ static const struct mgr_opts_doc plan_doc = {
 		 "where to write them (default: ./plan)"},
 		{"check", 'c', 0, NULL,
 		 "also check that the executable and the secret\n"
-		 "file exist on this machine"},
+		 "file exist on this machine (hosts reached\n"
+		 "through ssh or another launcher are not checked)"},
 	},
 	.col = 21,
 	.head = "usage: tapestry plan [-o DIR] [--check] APP.xml\n"
@@ -576,6 +580,7 @@ static pid_t run_with(const char *const argv[], char *const env[], const char *w
 
 	if (pid != 0)
 		return pid;
+	mgr_app_child();
 	for (int i = 0; env && env[i]; i++)
 		putenv(env[i]);
 	if (geteuid() == 0) {
@@ -594,13 +599,11 @@ static pid_t run_with(const char *const argv[], char *const env[], const char *w
 	_exit(127);
 }
 
+/* The application's processes: a signal to launch is passed on to each
+ * (appsig.h). */
 static int wait_pid(pid_t pid)
 {
-	int st = 0;
-
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return mgr_wait_code(st);
+	return mgr_app_wait(pid, APP_GRACE_MS);
 }
 
 /* mpirun with the plan's hostfile; the sensor settings reach every rank
@@ -921,8 +924,9 @@ static int run_mpi(struct launch *L)
 	for (int i = 0; i < jd->nargs; i++)
 		argv[n++] = jd->arg[i];
 	argv[n] = NULL;
-	fprintf(stderr, "tapestry: running %s with %d processes (%s, %s)\n",
-		jd->executable, jd->processes, argv[0], mgr_jd_mode_name(jd->mode));
+	fprintf(stderr, "tapestry: running %s with %d process%s (%s, %s)\n",
+		jd->executable, jd->processes, jd->processes == 1 ? "" : "es",
+		argv[0], mgr_jd_mode_name(jd->mode));
 	if ((pid = run_with(argv, NULL, NULL, 1)) < 0) {
 		mgr_err("fork: %s", strerror(errno));
 		goto out;
@@ -1058,8 +1062,9 @@ static int run_direct(struct launch *L)
 	static char store[CMD_MAX * 2];
 	int started = 0, rc = 0;
 
-	fprintf(stderr, "tapestry: running %s with %d processes (no MPI, %s)\n",
-		jd->executable, jd->processes, mgr_jd_mode_name(jd->mode));
+	fprintf(stderr, "tapestry: running %s with %d process%s (no MPI, %s)\n",
+		jd->executable, jd->processes, jd->processes == 1 ? "" : "es",
+		mgr_jd_mode_name(jd->mode));
 	for (int r = 0; r < jd->processes; r++) {
 		int h = mgr_jd_rank_host(jd, r);
 		const struct mgr_jd_host *host = &jd->host[h];
@@ -1171,7 +1176,9 @@ static const struct mgr_opts_doc launch_doc = {
 		 "exports, report)"},
 	},
 	.col = 25,
-	.head = "usage: tapestry launch [-o DIR] [--start-timeout S] APP.xml\n"
+	.head = "usage: tapestry launch [-o DIR] [--start-timeout S] [--keep-going]\n"
+		"                       [--no-pingpong | --fresh-pingpong] [--times]\n"
+		"                       [--live-ti DIR [--live-fifo]] APP.xml\n"
 		"  Runs the job APP.xml describes: validates it (nothing starts when\n"
 		"  it is invalid), starts the root receiver writing DIR, then every\n"
 		"  collector of the tree (parents first) through its host's launcher,\n"
@@ -1180,8 +1187,11 @@ static const struct mgr_opts_doc launch_doc = {
 		"  (leaves first), writes the outputs APP.xml asks for and prints\n"
 		"  the report. DIR/plan holds the generated files, DIR/logs the\n"
 		"  collectors' messages.\n",
-	.tail = "  Exit status: the application's, 1 when launching or collection\n"
-		"  failed (everything started is stopped), 2 on a usage error.\n",
+	.tail = "  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to the application's\n"
+		"  process group; the tree is drained and the job directory written.\n"
+		"  Exit status: the application's, 1 when launching or collection\n"
+		"  failed (everything started is stopped), 2 on a usage error, 128+N\n"
+		"  after signal N to tapestry.\n",
 };
 
 static int cmp_depth(const void *a, const void *b, void *arg)
@@ -1217,6 +1227,7 @@ static int copy_file(const char *from, const char *to)
 struct launch_opts {
 	const char *dir, *desc;		/* job directory, job description */
 	char defdir[64];		/* dir when -o is not given */
+	char absdir[PATH_MAX];		/* dir made absolute */
 	int start_ms;
 	int keep_going, times;
 	int pingpong;			/* 0 none, 1 kept or measured, 2 measured */
@@ -1267,6 +1278,10 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		mgr_err("%s already exists: choose a new job directory with -o", o->dir);
 		return 2;
 	}
+	/* the collectors, the ranks and rank-exec run in other directories */
+	if (mgr_abs_path(o->dir, o->absdir, sizeof(o->absdir)))
+		return 1;
+	o->dir = o->absdir;
 	return -1;
 }
 
@@ -1430,6 +1445,7 @@ static int start_root(struct launch *L, const char *desc)
 		return -1;
 	}
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L->root.addr, L->dir);
+	mgr_status_note(L->dir, L->root.addr, jd->secret_file);
 	snprintf(path, sizeof(path), "%s/plan", L->dir);
 	if (mgr_jobdesc_plan(desc, path, jd)) {
 		mgr_err("cannot write the plan and logs into %s", L->dir);
@@ -1647,8 +1663,12 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	struct mgr_jobdesc *jd = L->jd;
 	int export_failed = 0, status;
 
-	fprintf(stderr, "tapestry: application exited with status %d; draining "
-		"the collectors\n", app);
+	char how[128];
+
+	mgr_app_ended(app, how, sizeof(how));
+	fprintf(stderr, "tapestry: application %s%s; draining the collectors\n",
+		how, mgr_sig_caught() ? " (tapestry was signalled: it stopped "
+		"the application)" : "");
 	L->mark[PH_DRAIN] = mgr_now_ms();
 	mgr_netcal_reap(&L->ncjob, 10000);	/* its mpirun ended beside the app */
 	if (stop_tree(L, DRAIN_TIMEOUT_MS)) {
@@ -1683,6 +1703,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	L->mark[PH_REPORT] = mgr_now_ms();
 	mgr_report(L->dir, 0, stdout);
 	L->mark[PH_N] = mgr_now_ms();
+	fflush(stdout);		/* the report before the times, through a pipe too */
 	if (o->times)
 		print_times(L);
 	status = o->keep_going ? 0 : app;
@@ -1704,6 +1725,7 @@ int mgr_cmd_launch(int argc, char **argv)
 
 	if ((rc = launch_options(argc, argv, &o)) >= 0)
 		return rc;
+	mgr_sig_catch();
 	if (!(L = calloc(1, sizeof(*L)))) {
 		mgr_err("out of memory");
 		return 1;
@@ -1735,7 +1757,8 @@ int mgr_cmd_launch(int argc, char **argv)
 		goto stop;
 	app_ran = 1;
 	L->mark[PH_APP] = mgr_now_ms();
-	status = finish(L, &o, &live, L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L));
+	status = finish(L, &o, &live, mgr_sig_caught() ? 128 + mgr_sig_caught() :
+			L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L));
 	goto out;
 stop:
 	stop_tree(L, 5000);
@@ -1756,5 +1779,5 @@ out:
 	free(L->collector);
 	free(L->lib);
 	free(L);
-	return status;
+	return mgr_sig_caught() ? 128 + mgr_sig_caught() : status;
 }

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manager/launch/appsig.h"
 #include "manager/launch/ca.h"
 #include "manager/mgr.h"
 #include "manager/opts.h"
@@ -33,10 +34,12 @@
 #include "manager/launch/netcal.h"
 #include "manager/launch/summary.h"
 #include "manager/launch/spawn.h"
+#include "manager/launch/status.h"
 #include "proto/error.h"
 
 #define START_TIMEOUT_MS 10000
 #define DRAIN_TIMEOUT_MS 60000
+#define APP_GRACE_MS 10000	/* after the signal passed on, before SIGKILL */
 
 static const struct mgr_opts_doc run_doc = {
 	.opt = {
@@ -69,13 +72,18 @@ static const struct mgr_opts_doc run_doc = {
 	},
 	.in_order = 1, .col = 24,
 	.head = "usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
+		"                    [--keep-going] [--no-pingpong | --fresh-pingpong]\n"
 		"                    -- PROGRAM [ARGS...]\n"
 		"  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
 		"  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
 		"  the job directory DIR (default: ./tapestry-job-PID).\n",
 	.tail = "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
 		"  mode (one line says so).\n"
-		"  Exit status: PROGRAM's (or 1 when tracing failed).\n",
+		"  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to PROGRAM's process\n"
+		"  group; the collectors are drained and the job directory written.\n"
+		"  Exit status: PROGRAM's (or 1 when tracing failed; 127 when PROGRAM\n"
+		"  cannot be executed, and then no job directory is made; 128+N after\n"
+		"  signal N to tapestry).\n",
 };
 
 /* The sensors and the MPI flavour for the program argv[0]: --sensors
@@ -163,6 +171,8 @@ struct run {
 	struct mgr_netcal_job ncjob;	/* its mpirun, reaped after the program */
 	struct mgr_mpi_guess guess;
 	char defdir[64];
+	char absdir[PATH_MAX];		/* dir made absolute */
+	char abssecret[PATH_MAX];	/* --secret-file made absolute */
 	char secretpath[PATH_MAX + 16];	/* the one made for the job */
 };
 
@@ -249,6 +259,7 @@ static int start_collectors(struct run *R)
 		return -1;
 	}
 	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", R->root.port);
+	mgr_status_note(R->dir, rootaddr, R->secret);
 	fd = log_fd(R, "node", &R->tee[1]);
 	rc = mgr_spawn_listener(node_argv, &R->node, START_TIMEOUT_MS, 0, fd);
 	if (fd >= 0)
@@ -265,7 +276,8 @@ static int start_collectors(struct run *R)
 /* Run PROGRAM with the sensor preloaded; its exit status as a shell says. */
 static int run_program(struct run *R)
 {
-	int ast = 0;
+	char how[128];
+	int code;
 	pid_t app = fork();
 
 	if (app < 0) {
@@ -276,6 +288,7 @@ static int run_program(struct run *R)
 		const char *old = getenv("LD_PRELOAD");
 		char *pre = NULL;
 
+		mgr_app_child();
 		if (old && *old && asprintf(&pre, "%s:%s", R->lib, old) > 0)
 			setenv("LD_PRELOAD", pre, 1);
 		else
@@ -289,11 +302,13 @@ static int run_program(struct run *R)
 			strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(app, &ast, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(ast) && WEXITSTATUS(ast) == 127)
-		mgr_err("%s could not be started", R->prog[0]);
-	return mgr_wait_code(ast);
+	code = mgr_app_wait(app, APP_GRACE_MS);
+	mgr_app_ended(code, how, sizeof(how));
+	if (code)	/* a quiet terminal: a clean end goes without saying */
+		fprintf(stderr, "tapestry: %s %s%s\n", R->prog[0], how,
+			mgr_sig_caught() ? " (tapestry was signalled: it stopped "
+			"the program)" : "");
+	return code;
 }
 
 static void run_free(struct run *R)
@@ -307,6 +322,53 @@ static void run_free(struct run *R)
 				;
 	free(R->collector);
 	free(R->lib);
+}
+
+/* --sensors: names among libc, mpi and mem separated by commas, at least
+ * one (the sensor would skip an unknown name and trace with the others,
+ * silently for the user here). 1, or 0 after a message. */
+static int sensors_ok(const char *list)
+{
+	static const char *const names[] = {"libc", "mpi", "mem"};
+	const char *p = list;
+
+	do {
+		size_t n = strcspn(p, ","), k;
+
+		for (k = 0; k < 3; k++)
+			if (strlen(names[k]) == n && !strncmp(p, names[k], n))
+				break;
+		if (k == 3) {
+			mgr_err("--sensors takes names among libc, mpi and mem "
+				"separated by commas, not '%.*s'", (int)n, p);
+			return 0;
+		}
+		p += n;
+	} while (*p++ == ',');
+	return 1;
+}
+
+/* Whether PROGRAM can be run as execvp would find it. */
+static int executable(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; ; p++) {
+		size_t n = strcspn(p, ":");
+		struct stat sb;
+
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)n, n ? p : ".",
+			 "/", prog);
+		if (access(buf, X_OK) == 0 && stat(buf, &sb) == 0 &&
+		    S_ISREG(sb.st_mode))
+			return 1;
+		p += n;
+		if (!*p)
+			return 0;
+	}
 }
 
 /* Options into R; 0, or the exit status of a usage error or --help + 10. */
@@ -349,6 +411,23 @@ static int parse(struct run *R, int argc, char **argv)
 		mgr_err("--mpi takes openmpi or mpich, not '%s'", R->mpi);
 		return 2;
 	}
+	if (R->sensors && !sensors_ok(R->sensors))
+		return 2;
+	if (!executable(R->prog[0])) {
+		mgr_err("cannot execute %s: %s: nothing traced, no job directory "
+			"made", R->prog[0], strchr(R->prog[0], '/') ?
+			"no such executable file" : "not found in PATH");
+		return 127;
+	}
+	/* the sensors and collectors run elsewhere (a program that changes
+	 * directory): they are handed absolute paths */
+	if (mgr_abs_path(R->dir, R->absdir, sizeof(R->absdir)) ||
+	    (R->secret && mgr_abs_path(R->secret, R->abssecret,
+				       sizeof(R->abssecret))))
+		return 1;
+	R->dir = R->absdir;
+	if (R->secret)
+		R->secret = R->abssecret;
 	return choose_sensors(R->prog, &R->sensors, &R->mpi, &R->guess);
 }
 
@@ -419,6 +498,7 @@ int mgr_cmd_run(int argc, char **argv)
 	rc = parse(&R, argc, argv);
 	if (rc)
 		return rc == 10 ? 0 : rc;
+	mgr_sig_catch();
 	if (find_parts(&R) || start_collectors(&R))
 		goto out;
 	R.launcher = pingpong_launcher(R.prog[0], &R.guess);
@@ -431,7 +511,7 @@ int mgr_cmd_run(int argc, char **argv)
 		"collectors up, logs in %s/logs)\n", R.prog[0], R.dir, R.sensors,
 		strstr(R.sensors, "mpi") ? ", " : "",
 		strstr(R.sensors, "mpi") ? R.mpi : "", R.dir);
-	app_status = run_program(&R);
+	app_status = mgr_sig_caught() ? 128 + mgr_sig_caught() : run_program(&R);
 	mgr_netcal_reap(&R.ncjob, 10000);	/* its mpirun ended beside the program */
 	if (app_status < 0)
 		goto out;
@@ -447,5 +527,5 @@ int mgr_cmd_run(int argc, char **argv)
 	status = R.keep_going ? 0 : app_status;
 out:
 	run_free(&R);
-	return status;
+	return mgr_sig_caught() ? 128 + mgr_sig_caught() : status;
 }

@@ -15,7 +15,9 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "manager/mgr.h"
 #include "manager/opts.h"
 #include "manager/launch/spawn.h"
+#include "manager/launch/status.h"
 #include "proto/auth.h"
 #include "proto/error.h"
 #include "proto/msg.h"
@@ -337,13 +340,54 @@ static const struct mgr_opts_doc status_doc = {
 		 "give up after S seconds (1 to 86400, default 5)"},
 	},
 	.col = 20,
-	.head = "usage: tapestry status [--secret-file F] [--timeout S] [ADDR:PORT]\n"
-		"  Shows the live collector tree below the collector at ADDR:PORT\n"
-		"  (default 127.0.0.1:7450): each collector with its children,\n"
-		"  streams, event and byte rates, buffered and spilled bytes, drops.\n"
+	.head = "usage: tapestry status [--secret-file F] [--timeout S] [ADDR:PORT | DIR]\n"
+		"  Shows the live collector tree below the collector at ADDR:PORT:\n"
+		"  each collector with its children, streams, event and byte rates,\n"
+		"  buffered and spilled bytes, drops. DIR, a running job's directory\n"
+		"  (tapestry run or launch), gives its root receiver's address and\n"
+		"  secret (DIR/logs/root-status); without an argument, the current\n"
+		"  directory when it is one, else 127.0.0.1:7450.\n"
 		"  Collectors below report every --stats-period (tapestry launch\n"
 		"  starts them with 1 s), so a new one shows after that.\n",
+	.tail = "  Exit status: 0, 1 (no answer), 2 (usage).\n",
 };
+
+void mgr_status_note(const char *dir, const char *addr, const char *secret)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/logs/root-status", dir);
+	if (!(f = fopen(path, "w")))
+		return;
+	fprintf(f, "addr %s\n", addr);
+	if (secret)
+		fprintf(f, "secret %s\n", secret);
+	fclose(f);
+}
+
+/* DIR/logs/root-status into addr and secret (secret "" when none): 0, or
+ * -1 when dir holds none. */
+static int status_find(const char *dir, char *addr, size_t acap, char *secret,
+		       size_t scap)
+{
+	char path[4096], line[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/logs/root-status", dir);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	*addr = *secret = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "addr ", 5))
+			snprintf(addr, acap, "%.*s", (int)(acap - 1), line + 5);
+		else if (!strncmp(line, "secret ", 7))
+			snprintf(secret, scap, "%.*s", (int)(scap - 1), line + 7);
+	}
+	fclose(f);
+	return *addr ? 0 : -1;
+}
 
 int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len)
 {
@@ -364,9 +408,10 @@ int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len)
 
 int mgr_cmd_status(int argc, char **argv)
 {
-	const char *addr = "127.0.0.1:7450";
-	char secret[4096], why[512];
+	const char *addr = NULL, *secret_file = NULL;
+	char secret[4096], why[512], found[256], found_secret[4096];
 	size_t secretlen = 0;
+	struct stat sb;
 	int c, timeout_ms = 5000, rc;
 	long v;
 	struct tree t = {0};
@@ -374,12 +419,7 @@ int mgr_cmd_status(int argc, char **argv)
 	optind = 1;
 	while ((c = mgr_opts_next(&status_doc, argc, argv)) > 0) {
 		switch (c) {
-		case 'S':
-			if (mgr_read_secret(optarg, secret, sizeof(secret), &secretlen)) {
-				mgr_err("cannot read the secret file %s", optarg);
-				return 2;
-			}
-			break;
+		case 'S': secret_file = optarg; break;
 		case 't':
 			if (proto_parse_long(optarg, 1, 86400, &v)) {
 				mgr_err("--timeout takes a number of seconds from 1 "
@@ -396,6 +436,30 @@ int mgr_cmd_status(int argc, char **argv)
 		addr = argv[optind++];
 	if (optind < argc)
 		return mgr_opts_usage(&status_doc);
+	if (addr && stat(addr, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if (status_find(addr, found, sizeof(found), found_secret,
+				sizeof(found_secret))) {
+			mgr_err("%s: no logs/root-status: not the directory of a job "
+				"tapestry run or launch is running", addr);
+			return 1;
+		}
+		addr = found;
+		if (!secret_file && *found_secret)
+			secret_file = found_secret;
+	} else if (!addr) {
+		addr = "127.0.0.1:7450";
+		if (!status_find(".", found, sizeof(found), found_secret,
+				 sizeof(found_secret))) {
+			addr = found;
+			if (!secret_file && *found_secret)
+				secret_file = found_secret;
+		}
+	}
+	if (secret_file &&
+	    mgr_read_secret(secret_file, secret, sizeof(secret), &secretlen)) {
+		mgr_err("cannot read the secret file %s", secret_file);
+		return 2;
+	}
 	if (!strchr(addr, ':')) {
 		mgr_err("'%s' is not ADDR:PORT", addr);
 		return 2;
@@ -407,6 +471,10 @@ int mgr_cmd_status(int argc, char **argv)
 			      why, sizeof(why));
 	if (rc) {
 		mgr_err("status of %s: %s", addr, why);
+		if (addr != found)
+			mgr_err("a job's collectors: tapestry status JOBDIR (its "
+				"root's address and secret), or ADDR:PORT with "
+				"--secret-file F");
 		free(t.n);
 		return 1;
 	}

@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "manager/post/post.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"
+#include "proto/msg.h"
 #include "proto/trace.h"
 
 #define PROGRESS_EVERY 65536	/* events between clock reads */
@@ -76,8 +78,36 @@ static void progress(uint64_t done, uint64_t total, double t0)
 	fflush(stderr);
 }
 
+#define MAX_COLLECTORS 1024
+
+/* The last STATS frame of each collector: its "rejected" count. */
+struct rejects {
+	uint64_t id[MAX_COLLECTORS], n[MAX_COLLECTORS];
+	size_t count;
+	struct proto_msg msg;
+};
+
+static void on_frame(void *arg, const struct proto_frame *f)
+{
+	struct rejects *rj = arg;
+	const char *v;
+	size_t i;
+
+	if (f->type != PROTO_MSG_STATS || proto_msg_decode(f, &rj->msg) != 0)
+		return;
+	for (i = 0; i < rj->count && rj->id[i] != rj->msg.u.meta.id; i++)
+		;
+	if (i == MAX_COLLECTORS)
+		return;
+	rj->count += i == rj->count;
+	rj->id[i] = rj->msg.u.meta.id;
+	v = proto_meta_get(&rj->msg.u.meta, "rejected");
+	rj->n[i] = v ? strtoull(v, NULL, 10) : 0;
+}
+
 int mgr_summary_read(const char *dir, struct mgr_summary *s)
 {
+	struct rejects *rj = calloc(1, sizeof(*rj));
 	struct proto_trace_event te;
 	struct proto_trace *t;
 	struct mgr_post *post;
@@ -86,8 +116,12 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 	uint64_t total = tty ? index_total(dir) : 0;
 
 	memset(s, 0, sizeof(*s));
-	if (!(t = proto_trace_open(dir, &rc)))
+	if (!(t = proto_trace_open(dir, &rc))) {
+		free(rj);
 		return rc;
+	}
+	if (rj)
+		proto_trace_on_frame(t, on_frame, rj);
 	while ((rc = proto_trace_next(t, &te)) == 1) {
 		s->events++;
 		if (!tty || total == 0 || s->events % PROGRESS_EVERY)
@@ -109,6 +143,9 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 		s->ranks += st->rank >= 0;
 	}
 	s->corrupt = proto_trace_stats(t)->bad_batches;
+	for (size_t i = 0; rj && i < rj->count; i++)
+		s->rejected += rj->n[i];
+	free(rj);
 	proto_trace_close(t);
 	if (rc < 0)
 		return rc;
@@ -121,15 +158,18 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 		       const char *network, FILE *out)
 {
-	fprintf(out, "tapestry: %" PRIu64 " events from %zu processes", s->events,
-		s->streams);
+	fprintf(out, "tapestry: %" PRIu64 " events from %zu process%s", s->events,
+		s->streams, s->streams == 1 ? "" : "es");
 	if (s->ranks)
-		fprintf(out, " (%zu MPI ranks)", s->ranks);
+		fprintf(out, " (%zu MPI rank%s)", s->ranks, s->ranks == 1 ? "" : "s");
 	if (s->lost || s->gaps || s->corrupt)
 		fprintf(out, ", %" PRIu64 " lost, %" PRIu64 " batches missing, %"
 			PRIu64 " corrupt", s->lost, s->gaps, s->corrupt);
-	else
+	else if (!s->rejected)
 		fputs(", none lost", out);
+	if (s->rejected)
+		fprintf(out, ", %" PRIu64 " connection%s refused (their events are "
+			"not in the job)", s->rejected, s->rejected == 1 ? "" : "s");
 	fprintf(out, "; clock: %s\n", s->clock);
 	if (network && *network)
 		fprintf(out, "tapestry: network: %s\n", network);

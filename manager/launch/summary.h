@@ -10,6 +10,9 @@
 
 struct mgr_summary {
 	uint64_t events, lost, gaps, corrupt;
+	uint64_t rejected;	/* connections the collectors closed for a fault
+				 * (a refused handshake): their events are not
+				 * in the job and their count is not known */
 	size_t streams, ranks;
 	char clock[256];	/* the clock quality in one line */
 };

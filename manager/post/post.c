@@ -327,8 +327,9 @@ void mgr_post_quality(const struct mgr_post *p, char *buf, size_t cap)
 	if (!p || p->n == 0)
 		snprintf(buf, cap, "no clock samples: times are the raw host clocks");
 	else if (fitted == 0)
-		snprintf(buf, cap, "one clock for all %zu links: no correction needed",
-			 same);
+		snprintf(buf, cap, same == 1 ? "one clock for the %zu link: no "
+			 "correction needed" : "one clock for all %zu links: no "
+			 "correction needed", same);
 	else if (warned)
 		snprintf(buf, cap, "%zu links fitted, within %.0f ns (95%%); %zu "
 			 "with a warning (%s)", fitted, worst, warned, first);

@@ -250,16 +250,41 @@ static void job_json(struct srv *s, struct evbuffer *b, const char *name,
 	evbuffer_add(b, "}", 1);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* A job in the list: its name and when its trace was last written (the
+ * mtime of DIR/segments: an export written later into DIR does not move
+ * the job up). */
+struct listed {
+	char *name;
+	time_t t;
+};
+
+/* Newest first, then by name. */
+static int cmp_listed(const void *a, const void *b)
 {
-	return -strcmp(*(char *const *)a, *(char *const *)b);
+	const struct listed *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static time_t written_at(const char *dir)
+{
+	char p[4400];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/segments", dir);
+	if (stat(p, &st) == 0 || stat(dir, &st) == 0)
+		return st.st_mtime;
+	return 0;
 }
 
 void srv_jobs_list(struct srv *s, struct evhttp_request *req)
 {
 	DIR *d = opendir(s->jobs);
 	struct evbuffer *b = evbuffer_new();
-	char **names = calloc(LIST_MAX, sizeof(char *)), dir[4300];
+	struct listed *names = calloc(LIST_MAX, sizeof(*names));
+	char dir[4300];
 	size_t n = 0;
 	struct dirent *de;
 
@@ -272,25 +297,25 @@ void srv_jobs_list(struct srv *s, struct evhttp_request *req)
 	while ((de = readdir(d))) {
 		if (job_dir(s, de->d_name, dir, sizeof(dir)))
 			continue;
-		if (n == LIST_MAX || !(names[n] = strdup(de->d_name))) {
+		if (n == LIST_MAX || !(names[n].name = strdup(de->d_name))) {
 			truncated = 1;
 			break;
 		}
-		n++;
+		names[n++].t = written_at(dir);
 	}
-	qsort(names, n, sizeof(char *), cmp_str);
+	qsort(names, n, sizeof(*names), cmp_listed);
 	evbuffer_add_printf(b, "{\"jobs\":[");
 	for (size_t i = 0; i < n; i++) {
-		job_dir(s, names[i], dir, sizeof(dir));
+		job_dir(s, names[i].name, dir, sizeof(dir));
 		if (i)
 			evbuffer_add(b, ",", 1);
-		job_json(s, b, names[i], dir);
+		job_json(s, b, names[i].name, dir);
 	}
 	evbuffer_add_printf(b, "],\"truncated\":%s}\n", truncated ? "true" : "false");
 	srv_reply(req, 200, "application/json", b);
 out:
 	for (size_t i = 0; names && i < n; i++)
-		free(names[i]);
+		free(names[i].name);
 	free(names);
 	if (b)
 		evbuffer_free(b);
@@ -300,23 +325,27 @@ out:
 
 /* ---- exports ------------------------------------------------------------------- */
 
-/* The regular files under dir/rel (no links followed), as JSON strings. */
+/* The regular files under dir/rel (no links followed), as JSON strings,
+ * in name order (an OTF2 archive's files as otf2-print lists them). */
 static void list_tree(struct evbuffer *b, const char *dir, const char *rel, int *count,
 		      int depth)
 {
-	char p[4400], r[4400];
-	DIR *d;
-	struct dirent *de;
+	char p[4400], r[4400], f[8900];
+	struct dirent **de = NULL;
 	struct stat st;
+	int n;
 
 	snprintf(p, sizeof(p), "%s/%s", dir, rel);
-	if (depth > 8 || !(d = opendir(p)))
+	if (depth > 8 || (n = scandir(p, &de, NULL, alphasort)) < 0)
 		return;
-	while ((de = readdir(d)) && *count < TREE_FILES_MAX) {
-		if (!srv_name_ok(de->d_name) ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	for (int i = 0; i < n; i++) {
+		const char *name = de[i]->d_name;
+
+		snprintf(f, sizeof(f), "%s/%s", p, name);
+		if (*count >= TREE_FILES_MAX || !srv_name_ok(name) ||
+		    lstat(f, &st) < 0)
 			continue;
-		snprintf(r, sizeof(r), "%s/%s", rel, de->d_name);
+		snprintf(r, sizeof(r), "%s/%s", rel, name);
 		if (S_ISDIR(st.st_mode)) {
 			list_tree(b, dir, r, count, depth + 1);
 		} else if (S_ISREG(st.st_mode)) {
@@ -325,7 +354,9 @@ static void list_tree(struct evbuffer *b, const char *dir, const char *rel, int 
 			evbuffer_add_printf(b, ",\"bytes\":%lld}", (long long)st.st_size);
 		}
 	}
-	closedir(d);
+	for (int i = 0; i < n; i++)
+		free(de[i]);
+	free(de);
 }
 
 static void job_info(struct srv *s, struct evhttp_request *req, const char *name,

@@ -357,6 +357,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		srv_child_reap(g_srv);
 		return;
 	}
+	fprintf(stderr, "tapestry: serve: %s, stopping\n", strsignal((int)sig));
 	event_base_loopexit(g_srv->base, NULL);
 }
 

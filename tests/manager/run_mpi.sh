@@ -69,7 +69,7 @@ if command -v script >/dev/null; then
 		'$top_builddir/tests/sensor/prog_libc' burst 200000 '$work'" /dev/null >"$work/tty.out" 2>&1
 	check "on a terminal: run succeeds" [ $? = 0 ]
 	check "  ...a progress line" grep -aq $'\rtapestry: reading the trace: .* of .* events, .*/s' "$work/tty.out"
-	check "  ...then the summary" grep -aq 'events from 1 processes, none lost' "$work/tty.out"
+	check "  ...then the summary" grep -aq 'events from 1 process, none lost' "$work/tty.out"
 fi
 
 # the flavour from links and alternatives: a link to Debian's mpirun
@@ -90,7 +90,7 @@ if command -v mpicc.mpich >/dev/null; then
 	timeout 120 "$T" run -o "$work/single.job" -- "$work/single" >"$work/single.out" 2>"$work/single.err"
 	check "an MPI program alone runs traced" [ $? = 0 ]
 	check "  ...with the MPICH sensor, told by its libraries" grep -q "sensors libc,mpi,mem, mpich;" "$work/single.err"
-	check "  ...its rank traced" grep -q "(1 MPI ranks)" "$work/single.err"
+	check "  ...its rank traced" grep -q "(1 MPI rank)" "$work/single.err"
 fi
 
 # bad input: a launcher whose flavour nothing tells, one clear line naming

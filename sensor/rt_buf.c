@@ -584,10 +584,11 @@ void sn_array(const int64_t *v, size_t n)
 }
 
 /* See sensor.h. Not from the sender thread on a descriptor table of its
- * own (rt_send.c): its numbers (its calibration's /dev/null, its
- * /proc files, through the open and fclose wrappers) are not the
- * program's, whose path at that number would be lost or wrong. The
- * sender runs guarded: the test costs others one thread-local load. */
+ * own (rt_send.c): its numbers are not the program's, and the close and
+ * fclose wrappers forget a number's path even unrecorded (its
+ * calibration's fclose of /dev/null would erase the program's path of
+ * that number). The sender runs guarded: the test costs others one
+ * thread-local load. */
 void sn_fd_set(int fd, int64_t path_id)
 {
 	if (SN_UNLIKELY(sn_tls.guard) && sn_sender_own_table())

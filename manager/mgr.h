@@ -22,8 +22,8 @@ int mgr_cmd_host_exec(int argc, char **argv);
 int mgr_cmd_serve(int argc, char **argv);	/* manager/serve/serve.c */
 
 /* The report of the job directory dir (manager/export/report.c), as text or
- * XML, to out: the exit status of `tapestry report` (0, or 1 after a
- * message). launch prints it after a job. */
+ * XML, to out: 0, or a negative PROTO_E_* code (said, mgr_fail; --strict
+ * refusals come after the report). launch prints it after a job. */
 int mgr_report(const char *dir, int xml, FILE *out);
 /* The same from the events of dir opened by the caller (mgr_events_open,
  * or NULL: opened here), whose one iteration it uses up; hook (or NULL) sees

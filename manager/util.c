@@ -23,8 +23,10 @@ static __thread size_t slot_len;
 
 void mgr_err_flush(void)
 {
-	if (slot_len)
-		fwrite(slot, 1, slot_len, stderr);
+	if (!slot_len)
+		return;
+	fflush(stdout);		/* what was printed before comes before */
+	fwrite(slot, 1, slot_len, stderr);
 	slot_len = 0;
 }
 

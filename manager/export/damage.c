@@ -10,6 +10,7 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "proto/error.h"
 #include "proto/trace.h"
 
 int mgr_export_strict;
@@ -21,7 +22,7 @@ int mgr_export_damage(struct proto_trace *t, const char *dir,
 	const struct proto_jobdir_report *jr = proto_trace_report(t);
 	uint64_t lost = 0, gaps = 0, gap_ev = 0, cut = 0;
 	uint64_t skipped = jr ? jr->skipped_bytes : 0;
-	char where[300] = "", in_gaps[64] = "", in_cut[96] = "";
+	char where[300] = "", in_gaps[64] = "", in_cut[96] = "", msg[1024];
 
 	for (size_t i = 0; i < proto_trace_nstreams(t); i++) {
 		const struct proto_stream *s = proto_trace_stream(t, i);
@@ -42,10 +43,12 @@ int mgr_export_damage(struct proto_trace *t, const char *dir,
 	if (gap_ev)
 		snprintf(in_gaps, sizeof(in_gaps), " (%" PRIu64 " events per the "
 			 "index)", gap_ev);
-	mgr_err("%s: damaged job directory (%" PRIu64 " corrupt batches, %"
-		PRIu64 " bytes skipped%s, %" PRIu64 " batches missing%s, %"
-		PRIu64 " events lost%s): %s %s", dir, ts->bad_batches, skipped,
-		where, gaps, in_gaps, lost, in_cut, format, mgr_export_strict ?
-		"refused (--strict)" : "exported what is intact");
-	return mgr_export_strict ? -1 : 0;
+	snprintf(msg, sizeof(msg), "%s: damaged job directory (%" PRIu64 " corrupt "
+		 "batches, %" PRIu64 " bytes skipped%s, %" PRIu64 " batches "
+		 "missing%s, %" PRIu64 " events lost%s): %s", dir, ts->bad_batches,
+		 skipped, where, gaps, in_gaps, lost, in_cut, format);
+	if (mgr_export_strict)
+		return mgr_fail(PROTO_E_FORMAT, "%s refused (--strict)", msg);
+	mgr_err("%s exported what is intact", msg);	/* a warning: it goes on */
+	return 0;
 }

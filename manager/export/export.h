@@ -51,8 +51,9 @@ double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate);
  * is exported for what is intact, and what was skipped is said on stderr
  * (one line, `tapestry: DIR: damaged job directory (...): FORMAT exported
  * what is intact`); with `tapestry export --strict` (mgr_export_strict set)
- * it is refused (`... : refused (--strict)`). Call once the whole
- * trace has been read. 0, or -1 when refused. */
+ * it is refused (`... : FORMAT refused (--strict)`). Call once the whole
+ * trace has been read. 0 (the warning printed when found), or
+ * PROTO_E_FORMAT when refused (said, mgr_fail). */
 struct proto_trace;
 extern int mgr_export_strict;
 int mgr_export_damage(struct proto_trace *t, const char *dir,

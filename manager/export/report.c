@@ -302,8 +302,7 @@ static int gather_events(struct report *r)
 
 		if (!ty->by_rank &&
 		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
-			mgr_err("out of memory");
-			return PROTO_E_NOMEM;
+			return mgr_fail(PROTO_E_NOMEM, "out of memory");
 		}
 		ty->total++;
 		ty->failed += (te.ev->flags & PROTO_EVF_FAILED) != 0;
@@ -317,7 +316,7 @@ static int gather_events(struct report *r)
 		ty->by_rank[k]++;
 	}
 	if (rc < 0)
-		mgr_err("%s: read error: %s", r->dir, proto_strerror(rc));
+		return mgr_fail(rc, "%s: read error: %s", r->dir, proto_strerror(rc));
 	return rc;
 }
 
@@ -365,8 +364,8 @@ static void gather_index(struct report *r)
 }
 
 /* Fill r from the job directory dir, with its events me when the caller
- * has them (NULL: opened here): 0, or -1 after a message (r is to be freed
- * either way). */
+ * has them (NULL: opened here): 0, or a negative code (said, mgr_fail;
+ * r is to be freed either way). */
 static int report_gather(struct report *r, const char *dir, struct mgr_events *me,
 			 int quick)
 {
@@ -374,12 +373,14 @@ static int report_gather(struct report *r, const char *dir, struct mgr_events *m
 	r->me = me;
 	r->own_me = !me;
 	r->quick = quick;
+	int rc;
+
 	if (!(r->t = mgr_trace_open(dir)))
-		return -1;
+		return PROTO_E_IO;
 	if (!quick)
 		gather_post(r);
-	if (gather_events(r) < 0)
-		return -1;
+	if ((rc = gather_events(r)) < 0)
+		return rc;
 	r->st = proto_trace_stats(r->t);
 	r->jr = proto_trace_report(r->t);
 	gather_index(r);
@@ -1003,34 +1004,30 @@ int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *o
 	int xml = flags & MGR_REPORT_XML;
 
 	struct report *r = malloc(sizeof(*r));
-	int status = 1;
+	int rc;
 
-	if (!r) {
-		mgr_err("out of memory");
-		return 1;
-	}
+	if (!r)
+		return mgr_fail(PROTO_E_NOMEM, "out of memory");
 	memset(r, 0, sizeof(*r));
 	r->hook = hook;
 	r->hook_arg = arg;
-	if (!report_gather(r, dir, me, flags & MGR_REPORT_QUICK)) {
+	if (!(rc = report_gather(r, dir, me, flags & MGR_REPORT_QUICK))) {
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
-		status = mgr_export_strict && mgr_export_damage(r->t, dir, "report");
-		if (mgr_export_strict && r->rejected) {
-			mgr_err("%s: %" PRIu64 " connections rejected by the "
-				"collectors, their events not in the job: refused "
-				"(--strict)", dir, r->rejected);
-			status = 1;
-		}
-		if (mgr_export_strict && r->index_problem[0]) {
-			mgr_err("%s: damaged index (%s): refused (--strict)", dir,
-				r->index_problem);
-			status = 1;
-		}
+		if (mgr_export_strict)
+			rc = mgr_export_damage(r->t, dir, "report");
+		if (mgr_export_strict && r->rejected)
+			rc = mgr_fail(PROTO_E_AUTH, "%s: %" PRIu64 " connections "
+				      "rejected by the collectors, their events not "
+				      "in the job: refused (--strict)", dir,
+				      r->rejected);
+		if (mgr_export_strict && r->index_problem[0])
+			rc = mgr_fail(PROTO_E_FORMAT, "%s: damaged index (%s): "
+				      "refused (--strict)", dir, r->index_problem);
 	}
 	report_free(r);
 	free(r);
-	return status;
+	return rc;
 }
 
 int mgr_cmd_report(int argc, char **argv)
@@ -1051,5 +1048,6 @@ int mgr_cmd_report(int argc, char **argv)
 		mgr_err("report needs one job directory");
 		return mgr_opts_usage(&report_doc);
 	}
-	return mgr_report_events(argv[optind], NULL, flags, stdout, NULL, NULL);
+	return mgr_report_events(argv[optind], NULL, flags, stdout, NULL, NULL) ?
+	       1 : 0;
 }

@@ -37,6 +37,7 @@
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
 #include "manager/launch/status.h"
+#include "proto/error.h"
 #include "proto/msg.h"
 #include "proto/num.h"
 
@@ -113,8 +114,8 @@ static struct mgr_jobdesc *load(const char *path, int check)
 	struct mgr_jobdesc *jd;
 
 	if (!schema || access(schema, R_OK) != 0) {
-		mgr_err("the job description schema is not installed (%s)",
-			schema ? schema : "jobdesc.rng");
+		mgr_fail(PROTO_E_NOTFOUND, "the job description schema is not "
+			 "installed (%s)", schema ? schema : "jobdesc.rng");
 		free(schema);
 		return NULL;
 	}
@@ -292,7 +293,8 @@ static void check_parent(const struct proto_meta *m, void *arg)
 	}
 }
 
-/* Last lines of a log file, on stderr, indented. */
+/* Last lines of a log file, indented, into the error slot after the
+ * failure they explain (mgr_fail). */
 static void log_tail(const char *path)
 {
 	char buf[2048];
@@ -311,10 +313,10 @@ static void log_tail(const char *path)
 	buf[n] = '\0';
 	if (!n)
 		return;
-	fprintf(stderr, "tapestry:   its messages (%s):\n", path);
+	mgr_fail(0, "  its messages (%s):", path);
 	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save))
-		fprintf(stderr, "tapestry:   | %s\n", l);
+		mgr_fail(0, "  | %s", l);
 }
 
 /* Does the edge from collector i (-1: none) to its parent cross hosts? The
@@ -381,8 +383,8 @@ static int wait_parent(struct launch *L, struct mgr_child *ch, const char *addr,
 }
 
 /* Start collector i and wait for its "listening" line (its address is
- * what its children need): 0, or -1 after a message with the tail of
- * its log. Whether it reached its parent is collector_up's. */
+ * what its children need): 0, or a negative code (said, mgr_fail, with
+ * the tail of its log). Whether it reached its parent is collector_up's. */
 static int start_collector(struct launch *L, int i)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -438,21 +440,20 @@ static int start_collector(struct launch *L, int i)
 	}
 	words[n] = NULL;
 	if (through_launcher(h, words, argv, store, sizeof(store))) {
-		mgr_err("%s: the command line is too long", L->colname[i]);
-		return -1;
+		return mgr_fail(PROTO_E_TOOBIG, "%s: the command line is too long",
+				L->colname[i]);
 	}
 	snprintf(logpath, sizeof(logpath), "%s/collector-%s.log", L->logdir, c->name);
 	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	L->started++;
 	if (mgr_spawn_listener(argv, ch, L->start_ms, 1, fd) < 0) {
 		if (ch->status && WIFEXITED(ch->status))
-			mgr_err("%s did not start (exit status %d)", L->colname[i],
-				WEXITSTATUS(ch->status));
+			rc = mgr_fail(PROTO_E_STATE, "%s did not start (exit status %d)",
+				      L->colname[i], WEXITSTATUS(ch->status));
 		else
-			mgr_err("%s did not start within %d s", L->colname[i],
-				L->start_ms / 1000);
+			rc = mgr_fail(PROTO_E_STATE, "%s did not start within %d s",
+				      L->colname[i], L->start_ms / 1000);
 		log_tail(logpath);
-		rc = -1;
 	} else {
 		rc = 0;
 	}
@@ -461,8 +462,8 @@ static int start_collector(struct launch *L, int i)
 	return rc;
 }
 
-/* Has collector i (started) its parent's WELCOME? 0, or -1 after a
- * message with the tail of its log. */
+/* Has collector i (started) its parent's WELCOME? 0, or PROTO_E_STATE
+ * (said, mgr_fail, with the tail of its log). */
 static int collector_up(struct launch *L, int i)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -471,23 +472,23 @@ static int collector_up(struct launch *L, int i)
 	const struct mgr_child *pc = c->parent < 0 ? &L->root : &L->col[c->parent];
 	const char *parent = cross_host(L, i) ? pc->tls_addr : pc->addr;
 	char logpath[PATH_MAX + 128], why[512];
-	int rc = -1, up = wait_parent(L, ch, ch->addr, why, sizeof(why));
+	int rc = PROTO_E_STATE, up = wait_parent(L, ch, ch->addr, why, sizeof(why));
 
 	if (up > 0) {
 		fprintf(stderr, "tapestry: %s up at %s (parent %s)\n", L->colname[i],
 			ch->addr, c->parent < 0 ? "manager" : jd->col[c->parent].name);
 		rc = 0;
 	} else if (ch->pid < 0) {
-		mgr_err("%s exited before connecting to its parent at %s",
-			L->colname[i], parent);
+		mgr_fail(rc, "%s exited before connecting to its parent at %s",
+			 L->colname[i], parent);
 	} else if (up == 0) {
-		mgr_err("%s is running at %s but did not connect to its parent "
-			"%s (%s) within %d s", L->colname[i], ch->addr,
-			c->parent < 0 ? "manager" : jd->col[c->parent].name,
-			parent, L->start_ms / 1000);
+		mgr_fail(rc, "%s is running at %s but did not connect to its "
+			 "parent %s (%s) within %d s", L->colname[i], ch->addr,
+			 c->parent < 0 ? "manager" : jd->col[c->parent].name,
+			 parent, L->start_ms / 1000);
 	} else {
-		mgr_err("%s announced %s but does not answer there: %s",
-			L->colname[i], ch->addr, why);
+		mgr_fail(rc, "%s announced %s but does not answer there: %s",
+			 L->colname[i], ch->addr, why);
 	}
 	if (rc) {
 		snprintf(logpath, sizeof(logpath), "%s/collector-%s.log", L->logdir,
@@ -498,7 +499,8 @@ static int collector_up(struct launch *L, int i)
 }
 
 /* Stop every collector started, deepest first (reverse start order), then
- * the root receiver. Returns 0 when each drained and exited cleanly. */
+ * the root receiver. 0 when each drained and exited cleanly, else
+ * PROTO_E_STATE (said, mgr_fail, for each that did not). */
 static int stop_tree(struct launch *L, int timeout_ms)
 {
 	int rc = 0;
@@ -507,14 +509,14 @@ static int stop_tree(struct launch *L, int timeout_ms)
 		int i = L->order[k];
 
 		if (L->col[i].pid > 0 && mgr_child_close(&L->col[i], timeout_ms)) {
-			mgr_err("%s did not drain cleanly (status %d)",
-				L->colname[i], mgr_wait_code(L->col[i].status));
-			rc = -1;
+			rc = mgr_fail(PROTO_E_STATE, "%s did not drain cleanly "
+				      "(status %d)", L->colname[i],
+				      mgr_wait_code(L->col[i].status));
 		}
 	}
 	if (L->root.pid > 0 && mgr_child_stop(&L->root, timeout_ms)) {
-		mgr_err("the root receiver did not finish cleanly");
-		rc = -1;
+		rc = mgr_fail(PROTO_E_STATE, "the root receiver did not finish "
+			      "cleanly");
 	}
 	return rc;
 }
@@ -708,7 +710,8 @@ static int add_node_map(struct launch *L, char *env[], int max)
  * reach it the same way: DIR/plan/host-launchers ("HOST<TAB>TEMPLATE", by
  * name and by address) and DIR/plan/host-exec, a script running `tapestry
  * host-exec` on it, given to mpirun as its remote-shell agent. The script's
- * path into agent ("" when no rank host needs it). 0, or -1 (said). */
+ * path into agent ("" when no rank host needs it). 0, or PROTO_E_IO
+ * (said, mgr_fail). */
 static int write_agent(struct launch *L, char *agent, size_t cap)
 {
 	const struct mgr_jobdesc *jd = L->jd;
@@ -750,13 +753,12 @@ static int write_agent(struct launch *L, char *agent, size_t cap)
 		goto fail;
 	return 0;
 fail:
-	mgr_err("cannot write mpirun's agent into %s/plan: %s", L->dir,
-		strerror(errno));
-	return -1;
+	return mgr_fail(PROTO_E_IO, "cannot write mpirun's agent into %s/plan: %s",
+			L->dir, strerror(errno));
 }
 
 /* `tapestry` on the ranks' hosts: their launchers' tapestry-path, else
- * this binary's path; NULL (said) when their launchers disagree, as mpirun
+ * this binary's path; NULL (said, mgr_fail) when their launchers disagree, as mpirun
  * runs one command line on every host. */
 static const char *rank_tapestry(const struct launch *L)
 {
@@ -770,9 +772,10 @@ static const char *rank_tapestry(const struct launch *L)
 		if (!p)
 			p = L->self;
 		if (path && strcmp(path, p)) {
-			mgr_err("the ranks' hosts have `tapestry` at %s and at %s "
-				"(launchers' tapestry-path): mpirun runs one command "
-				"on all of them; give them one path", path, p);
+			mgr_fail(PROTO_E_ARG, "the ranks' hosts have `tapestry` at %s "
+				 "and at %s (launchers' tapestry-path): mpirun runs "
+				 "one command on all of them; give them one path",
+				 path, p);
 			return NULL;
 		}
 		path = p;
@@ -785,26 +788,23 @@ static const char *rank_tapestry(const struct launch *L)
  * TAPESTRY_NODE_COLLECTORS or, when several hosts share a machine, its
  * rank's line in MAP (rank -> collector, from the plan's placement), sets
  * TAPESTRY_COLLECTOR and the preload, and executes the program. MAP is
- * DIR/plan/rank-collectors, its path into mapfile. 0, or -1 (said). */
+ * DIR/plan/rank-collectors, its path into mapfile. 0, or PROTO_E_IO
+ * (said, mgr_fail). */
 static int write_rank_map(struct launch *L, char *mapfile, size_t cap)
 {
 	const struct mgr_jobdesc *jd = L->jd;
 	FILE *mf;
 
 	snprintf(mapfile, cap, "%s/plan/rank-collectors", L->dir);
-	if (!(mf = fopen(mapfile, "w"))) {
-		mgr_err("%s: %s", mapfile, strerror(errno));
-		return -1;
-	}
+	if (!(mf = fopen(mapfile, "w")))
+		return mgr_fail(PROTO_E_IO, "%s: %s", mapfile, strerror(errno));
 	for (int r = 0; r < jd->processes; r++) {
 		int h = mgr_jd_rank_host(jd, r);
 
 		fprintf(mf, "%d %s\n", r, node_addr(L, h >= 0 ? h : 0));
 	}
-	if (fclose(mf) != 0) {
-		mgr_err("%s: %s", mapfile, strerror(errno));
-		return -1;
-	}
+	if (fclose(mf) != 0)
+		return mgr_fail(PROTO_E_IO, "%s: %s", mapfile, strerror(errno));
 	return 0;
 }
 
@@ -928,7 +928,7 @@ static int run_mpi(struct launch *L)
 		jd->executable, jd->processes, jd->processes == 1 ? "" : "es",
 		argv[0], mgr_jd_mode_name(jd->mode));
 	if ((pid = run_with(argv, NULL, NULL, 1)) < 0) {
-		mgr_err("fork: %s", strerror(errno));
+		mgr_fail(PROTO_E_STATE, "fork: %s", strerror(errno));
 		goto out;
 	}
 	rc = wait_pid(pid);
@@ -1022,7 +1022,9 @@ static void calibrate_start(struct launch *L, int fresh)
 			break;
 		}
 	}
-	if (write_agent(L, agent, sizeof(agent)) == 0 && agent[0]) {
+	if (write_agent(L, agent, sizeof(agent))) {
+		mgr_err_flush();	/* it goes on without: said now */
+	} else if (agent[0]) {
 		argv[n++] = omp ? "--mca" : "-launcher";
 		argv[n++] = omp ? "plm_rsh_agent" : "ssh";
 		if (!omp)
@@ -1102,7 +1104,8 @@ static int run_direct(struct launch *L)
 				words[n++] = jd->arg[i];
 			words[n] = NULL;
 			if (through_launcher(host, words, argv, store, sizeof(store))) {
-				mgr_err("rank %d: the command line is too long", r);
+				mgr_fail(PROTO_E_TOOBIG, "rank %d: the command line "
+					 "is too long", r);
 				free_env(env);
 				rc = 1;
 				break;
@@ -1111,7 +1114,7 @@ static int run_direct(struct launch *L)
 		}
 		free_env(env);
 		if (pid < 0) {
-			mgr_err("fork: %s", strerror(errno));
+			mgr_fail(PROTO_E_STATE, "fork: %s", strerror(errno));
 			rc = 1;
 			break;
 		}
@@ -1123,7 +1126,8 @@ static int run_direct(struct launch *L)
 		if (code && !rc)
 			rc = code;
 		if (code == 127)
-			mgr_err("rank %d (%s) could not be started", r, jd->executable);
+			mgr_fail(PROTO_E_NOTFOUND, "rank %d (%s) could not be "
+				 "started", r, jd->executable);
 	}
 	return rc;
 }
@@ -1285,8 +1289,8 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 	return -1;
 }
 
-/* This binary, the collector and the sensor library: 0, or -1 after a
- * message. */
+/* This binary, the collector and the sensor library: 0, or
+ * PROTO_E_NOTFOUND (said, mgr_fail). */
 static int find_programs(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -1297,14 +1301,12 @@ static int find_programs(struct launch *L)
 	L->lib = mgr_find_sensor(jd->sensors & MGR_SENSOR_MPI ?
 				 mgr_jd_mpi_name(jd->mpi) : NULL);
 	if (!L->collector || access(L->collector, X_OK) != 0) {
-		mgr_err("collector not found at %s: nothing launched",
-			L->collector ? L->collector : "?");
-		return -1;
+		return mgr_fail(PROTO_E_NOTFOUND, "collector not found at %s: "
+				"nothing launched", L->collector ? L->collector : "?");
 	}
 	if (!L->lib || access(L->lib, R_OK) != 0) {
-		mgr_err("sensor library not found at %s: nothing launched",
-			L->lib ? L->lib : "?");
-		return -1;
+		return mgr_fail(PROTO_E_NOTFOUND, "sensor library not found at %s: "
+				"nothing launched", L->lib ? L->lib : "?");
 	}
 	return 0;
 }
@@ -1312,18 +1314,16 @@ static int find_programs(struct launch *L)
 /* Per-job credentials in DIR/creds: a certificate authority, a key and
  * certificate per collector host and for the manager, and a secret, used
  * when the description names none. Edges of the tree that cross hosts run
- * TLS with them; every connection proves the secret. Creates DIR: 0, or -1
- * after a message with DIR removed again. */
+ * TLS with them; every connection proves the secret. Creates DIR: 0, or
+ * a negative code (said, mgr_fail) with DIR removed again. */
 static int make_credentials(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
 	const char *names[MGR_JD_MAX_COLLECTORS];
 	int nn = 0;
 
-	if (mkdir(L->dir, 0700) < 0) {
-		mgr_err("cannot create %s: %m", L->dir);
-		return -1;
-	}
+	if (mkdir(L->dir, 0700) < 0)
+		return mgr_fail(PROTO_E_IO, "cannot create %s: %m", L->dir);
 	snprintf(L->creds, sizeof(L->creds), "%s/creds", L->dir);
 	for (int i = 0; i < jd->ncollectors; i++) {
 		const char *hn = jd->host[jd->col[i].host].name;
@@ -1335,16 +1335,17 @@ static int make_credentials(struct launch *L)
 			names[nn++] = hn;
 	}
 	if (mgr_ca_generate(L->creds, names, nn, 30) != 0) {
-		mgr_err("cannot make the job's credentials in %s: nothing "
-			"launched", L->creds);
+		mgr_fail(PROTO_E_IO, "cannot make the job's credentials in %s: "
+			 "nothing launched", L->creds);
 		nftw(L->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-		return -1;
+		return PROTO_E_IO;
 	}
 	return 0;
 }
 
 /* The job's secret (the description's file, else DIR/creds') and the
- * application's mpirun: 0, or -1 (after a message but out of memory). */
+ * application's mpirun: 0, or a negative code (said, mgr_fail, but
+ * PROTO_E_NOMEM). */
 static int check_secret_mpirun(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -1354,13 +1355,12 @@ static int check_secret_mpirun(struct launch *L)
 
 		snprintf(sp, sizeof(sp), "%s/%s", L->creds, MGR_CA_SECRET);
 		if (!(jd->secret_file = strdup(sp)))
-			return -1;
+			return PROTO_E_NOMEM;
 	}
 	if (jd->secret_file &&
 	    mgr_read_secret(jd->secret_file, L->secret, sizeof(L->secret), &L->secretlen)) {
-		mgr_err("cannot read the secret file %s: nothing launched",
-			jd->secret_file);
-		return -1;
+		return mgr_fail(PROTO_E_AUTH, "cannot read the secret file %s: "
+				"nothing launched", jd->secret_file);
 	}
 	if (jd->mpi != MGR_MPI_NONE) {
 		const char *mpirun = jd->mpi == MGR_MPI_OPENMPI ? "mpirun.openmpi" :
@@ -1370,25 +1370,25 @@ static int check_secret_mpirun(struct launch *L)
 		mgr_shell_quote(q, sizeof(q), mpirun);
 		snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", q);
 		if (system(cmd) != 0) {
-			mgr_err("%s not found (application mpi=\"%s\"): nothing "
-				"launched", mpirun, mgr_jd_mpi_name(jd->mpi));
-			return -1;
+			return mgr_fail(PROTO_E_NOTFOUND, "%s not found (application "
+					"mpi=\"%s\"): nothing launched", mpirun,
+					mgr_jd_mpi_name(jd->mpi));
 		}
 		const char *says = mgr_mpi_version(mpirun);
 
 		if (!says || strcmp(says, mgr_jd_mpi_name(jd->mpi))) {
-			mgr_err("%s is not %s's launcher (its --version names %s; "
-				"application mpi=\"%s\"): nothing launched", mpirun,
-				jd->mpi == MGR_MPI_OPENMPI ? "Open MPI" : "MPICH",
-				says ? says : "no MPI", mgr_jd_mpi_name(jd->mpi));
-			return -1;
+			return mgr_fail(PROTO_E_ARG, "%s is not %s's launcher (its "
+					"--version names %s; application mpi=\"%s\"): "
+					"nothing launched", mpirun,
+					jd->mpi == MGR_MPI_OPENMPI ? "Open MPI" : "MPICH",
+					says ? says : "no MPI", mgr_jd_mpi_name(jd->mpi));
 		}
 	}
 	return 0;
 }
 
 /* DIR/logs and DIR/plan, before anything runs (the ping-pong's hostfile
- * and log go there): 0, or -1 after a message. */
+ * and log go there): 0, or PROTO_E_IO (said, mgr_fail). */
 static int job_dirs(struct launch *L)
 {
 	char plan[PATH_MAX + 16];
@@ -1396,15 +1396,15 @@ static int job_dirs(struct launch *L)
 	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
 	snprintf(plan, sizeof(plan), "%s/plan", L->dir);
 	if (mkdir(L->logdir, 0700) < 0 || mkdir(plan, 0700) < 0) {
-		mgr_err("cannot create the logs and the plan in %s: %m", L->dir);
-		return -1;
+		return mgr_fail(PROTO_E_IO, "cannot create the logs and the plan "
+				"in %s: %m", L->dir);
 	}
 	return 0;
 }
 
 /* The root receiver, which writes the job directory, then the plan in
- * DIR/plan (with a copy of the description desc): 0, or -1 after a
- * message. */
+ * DIR/plan (with a copy of the description desc): 0, or a negative code
+ * (said, mgr_fail). A description not copied is a warning: it goes on. */
 static int start_root(struct launch *L, const char *desc)
 {
 	struct mgr_jobdesc *jd = L->jd;
@@ -1434,22 +1434,21 @@ static int start_root(struct launch *L, const char *desc)
 	 * between the application's lines on the terminal */
 	snprintf(path, sizeof(path), "%s/collector-root.log", L->logdir);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
-		mgr_err("cannot write the logs into %s: %m", L->logdir);
-		return -1;
+		return mgr_fail(PROTO_E_IO, "cannot write the logs into %s: %m",
+				L->logdir);
 	}
 	rc = mgr_spawn_listener(root_argv, &L->root, L->start_ms, 0, fd);
 	close(fd);
 	if (rc < 0) {
-		mgr_err("the root receiver did not start on %s (its messages: "
-			"%s)", listen, path);
-		return -1;
+		return mgr_fail(PROTO_E_STATE, "the root receiver did not start "
+				"on %s (its messages: %s)", listen, path);
 	}
 	fprintf(stderr, "tapestry: root receiver at %s writing %s\n", L->root.addr, L->dir);
 	mgr_status_note(L->dir, L->root.addr, jd->secret_file);
 	snprintf(path, sizeof(path), "%s/plan", L->dir);
 	if (mgr_jobdesc_plan(desc, path, jd)) {
-		mgr_err("cannot write the plan and logs into %s", L->dir);
-		return -1;
+		return mgr_fail(PROTO_E_IO, "cannot write the plan and logs into %s",
+				L->dir);
 	}
 	snprintf(path, sizeof(path), "%s/plan/job.xml", L->dir);
 	if (copy_file(desc, path))
@@ -1458,7 +1457,7 @@ static int start_root(struct launch *L, const char *desc)
 }
 
 /* --live-ti: the live feed, a child following the job directory beside
- * the job: 0, or -1 after a message. */
+ * the job: 0, or PROTO_E_STATE (said, mgr_fail). */
 static int start_live(struct launch *L, struct mgr_live_opts *o, struct mgr_child *live)
 {
 	o->jobdir = L->dir;
@@ -1467,8 +1466,7 @@ static int start_live(struct launch *L, struct mgr_live_opts *o, struct mgr_chil
 	if ((live->pid = fork()) == 0)
 		_exit(mgr_live_run(o));
 	if (live->pid < 0) {
-		mgr_err("cannot start the live feed: %m");
-		return -1;
+		return mgr_fail(PROTO_E_STATE, "cannot start the live feed: %m");
 	}
 	return 0;
 }
@@ -1550,11 +1548,11 @@ static int start_slurm_step(struct launch *L)
 	}
 	argv[n] = NULL;
 	if (pipe2(in, O_CLOEXEC) < 0)
-		return -1;
+		return PROTO_E_IO;
 	if (pipe2(out, O_CLOEXEC) < 0) {
 		close(in[0]);
 		close(in[1]);
-		return -1;
+		return PROTO_E_IO;
 	}
 	mgr_child_init(ch, "the node collectors' srun step");
 	snprintf(L->colname[0], sizeof(L->colname[0]), "the node collectors' srun step");
@@ -1572,7 +1570,7 @@ static int start_slurm_step(struct launch *L)
 	if (ch->pid < 0) {
 		close(in[1]);
 		close(out[0]);
-		return -1;
+		return PROTO_E_STATE;
 	}
 	setpgid(ch->pid, ch->pid);
 	ch->group = 1;
@@ -1583,10 +1581,10 @@ static int start_slurm_step(struct launch *L)
 	int got = read_step_ports(out[0], jd->ncollectors, ports,
 				  mgr_now_ms() + L->start_ms);
 	if (got < jd->ncollectors) {
-		mgr_err("srun started %d of the %d node collectors within %d s "
-			"(their messages: %s/collector-node-*.log)", got,
-			jd->ncollectors, L->start_ms / 1000, L->logdir);
-		return -1;
+		return mgr_fail(PROTO_E_STATE, "srun started %d of the %d node "
+				"collectors within %d s (their messages: "
+				"%s/collector-node-*.log)", got, jd->ncollectors,
+				L->start_ms / 1000, L->logdir);
 	}
 	for (int k = 0; k < jd->ncollectors; k++) {
 		const struct mgr_jd_host *h = &jd->host[jd->col[k].host];
@@ -1597,12 +1595,12 @@ static int start_slurm_step(struct launch *L)
 			 ports[k]);
 		L->col[k].port = ports[k];
 		if (wait_parent(L, ch, L->col[k].addr, why, sizeof(why)) <= 0) {
-			mgr_err("collector '%s' on %s at %s did not connect to the "
-				"manager within %d s (%s; its messages: %s/collector-"
-				"node-%s.log)", jd->col[k].name, h->name, L->col[k].addr,
-				L->start_ms / 1000, why[0] ? why : "no answer",
-				L->logdir, h->name);
-			return -1;
+			return mgr_fail(PROTO_E_STATE, "collector '%s' on %s at %s did "
+					"not connect to the manager within %d s (%s; "
+					"its messages: %s/collector-node-%s.log)",
+					jd->col[k].name, h->name, L->col[k].addr,
+					L->start_ms / 1000, why[0] ? why : "no answer",
+					L->logdir, h->name);
 		}
 		fprintf(stderr, "tapestry: collector '%s' on %s up at %s (srun step, "
 			"parent manager)\n", jd->col[k].name, h->name, L->col[k].addr);
@@ -1621,21 +1619,21 @@ static int start_slurm_step(struct launch *L)
 static int start_tree(struct launch *L, int pingpong)
 {
 	struct mgr_jobdesc *jd = L->jd;
-	int mpi = jd->mpi != MGR_MPI_NONE;
+	int mpi = jd->mpi != MGR_MPI_NONE, rc;
 
 	L->mark[PH_COLLECTORS] = mgr_now_ms();
 	for (int i = 0; i < jd->ncollectors; i++)
 		L->order[i] = i;
 	qsort_r(L->order, (size_t)jd->ncollectors, sizeof(int), cmp_depth, jd);
 	if (jd->slurm_step) {
-		if (start_slurm_step(L))
+		if ((rc = start_slurm_step(L)))
 			goto fail;
 	} else {
 		for (int k = 0; k < jd->ncollectors; k++)
-			if (start_collector(L, L->order[k]))
+			if ((rc = start_collector(L, L->order[k])))
 				goto fail;
 		for (int k = 0; k < jd->ncollectors; k++)
-			if (collector_up(L, L->order[k]))
+			if ((rc = collector_up(L, L->order[k])))
 				goto fail;
 	}
 	L->mark[PH_PINGPONG] = mgr_now_ms();
@@ -1651,7 +1649,7 @@ static int start_tree(struct launch *L, int pingpong)
 fail:
 	if (mpi && pingpong)
 		mgr_netcal_abort(&L->ncjob);
-	return -1;
+	return rc;
 }
 
 /* After the application (exit status app): drain the tree, end the live
@@ -1701,7 +1699,8 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	}
 	fflush(stdout);
 	L->mark[PH_REPORT] = mgr_now_ms();
-	mgr_report(L->dir, 0, stdout);
+	if (mgr_report(L->dir, 0, stdout))
+		mgr_err_flush();	/* why, before the times */
 	L->mark[PH_N] = mgr_now_ms();
 	fflush(stdout);		/* the report before the times, through a pipe too */
 	if (o->times)
@@ -1744,8 +1743,10 @@ int mgr_cmd_launch(int argc, char **argv)
 		free(L);
 		return 1;
 	}
-	if (find_programs(L) || make_credentials(L))
+	if (find_programs(L) || make_credentials(L)) {
+		mgr_err_flush();
 		goto out;
+	}
 	if (check_secret_mpirun(L) || job_dirs(L))
 		goto stop;
 	/* first: its mpirun's start is most of its time, beside ours */
@@ -1757,10 +1758,13 @@ int mgr_cmd_launch(int argc, char **argv)
 		goto stop;
 	app_ran = 1;
 	L->mark[PH_APP] = mgr_now_ms();
-	status = finish(L, &o, &live, mgr_sig_caught() ? 128 + mgr_sig_caught() :
-			L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L));
+	rc = mgr_sig_caught() ? 128 + mgr_sig_caught() :
+	     L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L);
+	mgr_err_flush();	/* why a rank did not start, before "application ..." */
+	status = finish(L, &o, &live, rc);
 	goto out;
 stop:
+	mgr_err_flush();	/* the phase's failure before what stopping says */
 	stop_tree(L, 5000);
 	mgr_netcal_abort(&L->ncjob);
 	if (!app_ran) {

@@ -209,15 +209,16 @@ static int log_fd(const struct run *R, const char *name, pid_t *tee)
 
 /* A secret per job when none is given (docs/SECURITY.md, "Streams"):
  * without one any local user could speak for the job's streams. Made in
- * DIR/creds as launch makes it (mgr_ca_generate). 0, or -1 (said). */
+ * DIR/creds as launch makes it (mgr_ca_generate). 0, or PROTO_E_IO
+ * (said, mgr_fail). */
 static int make_secret(struct run *R)
 {
 	char creds[PATH_MAX];
 
 	snprintf(creds, sizeof(creds), "%s/creds", R->dir);
 	if (mgr_ca_generate(creds, NULL, 0, 30) != 0) {
-		mgr_err("cannot make the job's secret in %s", creds);
-		return -1;
+		return mgr_fail(PROTO_E_IO, "cannot make the job's secret in %s",
+				creds);
 	}
 	snprintf(R->secretpath, sizeof(R->secretpath), "%s/%s", creds,
 		 MGR_CA_SECRET);
@@ -226,7 +227,7 @@ static int make_secret(struct run *R)
 }
 
 /* Start the root receiver writing DIR and the node collector below it,
- * their messages into DIR/logs. 0, or -1 (said). */
+ * their messages into DIR/logs. 0, or a negative code (said, mgr_fail). */
 static int start_collectors(struct run *R)
 {
 	char logs[PATH_MAX], rootaddr[64];
@@ -239,12 +240,11 @@ static int start_collectors(struct run *R)
 	int fd, rc;
 
 	snprintf(logs, sizeof(logs), "%s/logs", R->dir);
-	if (mkdir(R->dir, 0700) < 0 || mkdir(logs, 0700) < 0) {
-		mgr_err("cannot create %s: %s", logs, strerror(errno));
-		return -1;
-	}
-	if (!R->secret && make_secret(R))
-		return -1;
+	if (mkdir(R->dir, 0700) < 0 || mkdir(logs, 0700) < 0)
+		return mgr_fail(PROTO_E_IO, "cannot create %s: %s", logs,
+				strerror(errno));
+	if (!R->secret && (rc = make_secret(R)))
+		return rc;
 	if (R->secret) {
 		root_argv[6] = node_argv[6] = "--secret-file";
 		root_argv[7] = node_argv[7] = R->secret;
@@ -253,37 +253,32 @@ static int start_collectors(struct run *R)
 	rc = mgr_spawn_listener(root_argv, &R->root, START_TIMEOUT_MS, 0, fd);
 	if (fd >= 0)
 		close(fd);
-	if (rc < 0) {
-		mgr_err("the root receiver did not start (its messages: %s/"
-			"collector-root.log)", logs);
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(PROTO_E_STATE, "the root receiver did not start (its "
+				"messages: %s/collector-root.log)", logs);
 	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", R->root.port);
 	mgr_status_note(R->dir, rootaddr, R->secret);
 	fd = log_fd(R, "node", &R->tee[1]);
 	rc = mgr_spawn_listener(node_argv, &R->node, START_TIMEOUT_MS, 0, fd);
 	if (fd >= 0)
 		close(fd);
-	if (rc < 0) {
-		mgr_err("the node collector did not start (its messages: %s/"
-			"collector-node.log)", logs);
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(PROTO_E_STATE, "the node collector did not start "
+				"(its messages: %s/collector-node.log)", logs);
 	snprintf(R->nodeaddr, sizeof(R->nodeaddr), "127.0.0.1:%d", R->node.port);
 	return 0;
 }
 
-/* Run PROGRAM with the sensor preloaded; its exit status as a shell says. */
+/* Run PROGRAM with the sensor preloaded; its exit status as a shell says,
+ * or PROTO_E_STATE (said, mgr_fail) when it could not be forked. */
 static int run_program(struct run *R)
 {
 	char how[128];
 	int code;
 	pid_t app = fork();
 
-	if (app < 0) {
-		mgr_err("fork: %s", strerror(errno));
-		return -1;
-	}
+	if (app < 0)
+		return mgr_fail(PROTO_E_STATE, "fork: %s", strerror(errno));
 	if (app == 0) {
 		const char *old = getenv("LD_PRELOAD");
 		char *pre = NULL;
@@ -431,18 +426,19 @@ static int parse(struct run *R, int argc, char **argv)
 	return choose_sensors(R->prog, &R->sensors, &R->mpi, &R->guess);
 }
 
-/* The components: the collector and the sensor library. 0 or -1 (said). */
+/* The components: the collector and the sensor library. 0, or
+ * PROTO_E_NOTFOUND (said, mgr_fail). */
 static int find_parts(struct run *R)
 {
 	R->collector = mgr_find_collector();
 	R->lib = mgr_find_sensor(strstr(R->sensors, "mpi") ? R->mpi : NULL);
 	if (!R->collector || access(R->collector, X_OK) != 0) {
-		mgr_err("collector not found at %s", R->collector ? R->collector : "?");
-		return -1;
+		return mgr_fail(PROTO_E_NOTFOUND, "collector not found at %s",
+				R->collector ? R->collector : "?");
 	}
 	if (!R->lib || access(R->lib, R_OK) != 0) {
-		mgr_err("sensor library not found at %s", R->lib ? R->lib : "?");
-		return -1;
+		return mgr_fail(PROTO_E_NOTFOUND, "sensor library not found at %s",
+				R->lib ? R->lib : "?");
 	}
 	return 0;
 }
@@ -499,8 +495,10 @@ int mgr_cmd_run(int argc, char **argv)
 	if (rc)
 		return rc == 10 ? 0 : rc;
 	mgr_sig_catch();
-	if (find_parts(&R) || start_collectors(&R))
+	if (find_parts(&R) || start_collectors(&R)) {
+		mgr_err_flush();	/* before what stopping the collectors says */
 		goto out;
+	}
 	R.launcher = pingpong_launcher(R.prog[0], &R.guess);
 	if (R.launcher && R.pingpong)
 		calibrate(R.dir, R.prog[0], R.mpi, R.pingpong > 1, &R.nc, &R.ncjob);
@@ -512,6 +510,7 @@ int mgr_cmd_run(int argc, char **argv)
 		strstr(R.sensors, "mpi") ? ", " : "",
 		strstr(R.sensors, "mpi") ? R.mpi : "", R.dir);
 	app_status = mgr_sig_caught() ? 128 + mgr_sig_caught() : run_program(&R);
+	mgr_err_flush();	/* a program not started, said now */
 	mgr_netcal_reap(&R.ncjob, 10000);	/* its mpirun ended beside the program */
 	if (app_status < 0)
 		goto out;

@@ -19,6 +19,7 @@
 
 #include "manager/mgr.h"
 #include "manager/launch/spawn.h"
+#include "proto/error.h"
 
 void mgr_child_init(struct mgr_child *c, const char *what)
 {
@@ -226,21 +227,22 @@ static int wait_child(struct mgr_child *c, int timeout_ms, int term)
 		c->in_fd = -1;
 	}
 	if (c->pid <= 0)
-		return WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0 ? 0 : -1;
+		return WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0 ? 0 :
+		       PROTO_E_STATE;
 	if (term)
 		kill(c->group ? -c->pid : c->pid, SIGTERM);
 	if (!mgr_wait_exit(c->pid, timeout_ms, &st)) {
-		mgr_err("%s (pid %d) did not stop within %d s: killed",
-			c->what, (int)c->pid, timeout_ms / 1000);
+		mgr_fail(PROTO_E_STATE, "%s (pid %d) did not stop within %d s: "
+			 "killed", c->what, (int)c->pid, timeout_ms / 1000);
 		kill(c->group ? -c->pid : c->pid, SIGKILL);
 		waitpid(c->pid, &st, 0);
 		c->status = st;
 		c->pid = -1;
-		return -1;
+		return PROTO_E_STATE;
 	}
 	c->status = st;
 	c->pid = -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : PROTO_E_STATE;
 }
 
 int mgr_child_stop(struct mgr_child *c, int timeout_ms)

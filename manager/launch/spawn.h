@@ -48,9 +48,9 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 		       int timeout_ms, int keep_stdin, int stderr_fd);
 
 /* Stop c: close its stdin pipe, send SIGTERM, wait up to timeout_ms, then
- * SIGKILL. Returns 0 when it exited with status 0, -1 otherwise (also when
- * it had to be killed; a message names it then). No-op (0) when c is not
- * running. */
+ * SIGKILL. Returns 0 when it exited with status 0, PROTO_E_STATE otherwise
+ * (also when it had to be killed; the error slot names it then, mgr_fail).
+ * No-op (0) when c is not running. */
 int mgr_child_stop(struct mgr_child *c, int timeout_ms);
 
 /* Wait for c without signalling it: close its stdin pipe (a wrapped

@@ -530,7 +530,7 @@ static int build_report(const char *dir, struct mgr_events *me, int flags,
 	bad = mgr_report_events(dir, me, MGR_REPORT_XML | flags, f, hook, arg);
 	bad |= fclose(f) != 0;
 	if (bad || rename(tmpname, report) < 0) {
-		fprintf(stderr, "tapestry: the report of %s failed\n", dir);
+		mgr_err("the report of %s failed", dir);	/* after its reason */
 		unlink(tmpname);
 		return -1;
 	}

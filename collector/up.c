@@ -298,8 +298,10 @@ static int refill(struct col *c)
 
 	if (col_spill_empty(c->spill))
 		return 0;
+	/* frames held for a VERDICT are memory too: the next file waits for
+	 * the ACK or the VERDICT that frees some */
 	if (c->mem_used + col_spill_head_size(c->spill) > c->cfg.mem_cap &&
-	    (c->ua_head || c->q_head))
+	    (c->ua_head || c->q_head || c->held_frames))
 		return 0;	/* after the next ACK */
 	rc = col_spill_read_file(c->spill, refill_one, &r, &skip);
 	if (rc && rc != PROTO_E_NOTFOUND) {
@@ -344,10 +346,19 @@ void col_up_flush(struct col *c)
 	if (c->up_state != UP_STREAM)
 		return;
 	for (;;) {
-		while ((f = q_pop(c)))
-			if (!hold(c, f))
+		int sent = 0, held = 0;
+
+		while ((f = q_pop(c))) {
+			if (hold(c, f)) {
+				held++;
+			} else {
 				send_frame(c, f);
-		if (!refill(c))
+				sent++;
+			}
+		}
+		/* a pass that only held frames reads no more: the VERDICT
+		 * releases them and flushes again (col_up_release) */
+		if ((held && !sent) || !refill(c))
 			break;
 	}
 	c->q_urgent = 0;
@@ -586,6 +597,7 @@ void col_up_purge(struct col *c, struct col_stream *s)
 	}
 	s->ua_tail = NULL;
 	s->purged = 1;
+	col_up_flush(c);	/* the spill may have waited for that memory */
 	col_drain_check(c);
 }
 

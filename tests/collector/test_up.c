@@ -548,3 +548,53 @@ Test(up, held_frames_bound_the_refill)
 	r.cfg.spill_dir = NULL;
 	rig_down(&r);
 }
+
+/* A claim that says its stream is new is taken on its word only when the
+ * stream is unknown here. A gateway that knows stream 20 only through a
+ * child collector's link (no verifier) and a restarted leaf where the real
+ * sensor of 21 waits for its VERDICT both pass a forger's FIRST claim up
+ * and wait: the forger is refused, the stream keeps its owner and the
+ * real sensor is welcomed. Before, the forger was welcomed at once with
+ * its own verifier registered (and the real sensor of 21 refused). */
+Test(up, first_key_of_a_known_stream_waits_for_the_verdict)
+{
+	struct rig r;
+	struct bufferevent *real, *forger20, *forger21;
+	struct col_stream *s;
+	int keys = 0;
+
+	rig_up(&r, 0);
+	s = col_stream_get(r.col, 20, 1);	/* as through a child link */
+	cr_assert_not_null(s);
+	real = child(&r);
+	cr_assert_not(handshake_key(&r, real, 21, "", 0));
+	forger21 = child(&r);
+	cr_assert_not(handshake_key(&r, forger21, 21, "",
+				    RIG_FIRST | RIG_FORGED));
+	forger20 = child(&r);
+	cr_assert_not(handshake_key(&r, forger20, 20, "",
+				    RIG_FIRST | RIG_FORGED));
+	cr_assert_not(col_stream_get(r.col, 20, 0)->has_verifier);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	while (parent_key(&r)) {
+		uint8_t v[PROTO_MAC];
+
+		keys++;
+		rig_verifier(msg.u.key.stream, 0, v);
+		parent_verdict(&r, proto_key_check(&msg.u.key, v) ?
+			       PROTO_VERDICT_OK : PROTO_VERDICT_REFUSED);
+	}
+	cr_assert_eq(keys, 3);
+	cr_assert_eq(recv_m(real), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	cr_assert_eq(recv_m(forger21), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_eq(recv_m(forger20), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
+	cr_assert_not(col_stream_get(r.col, 20, 0)->has_verifier);
+	bufferevent_free(real);
+	bufferevent_free(forger20);
+	bufferevent_free(forger21);
+	rig_down(&r);
+}

@@ -1166,8 +1166,13 @@ static void smpi_vcoll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
  * kinds); every member sends to every other and receives from each (the
  * kinds where everyone waits for everyone: isend, recv, wait); a chain in
  * rank order (scan, exscan). A receive's size is an upper bound of what
- * arrives (the replay aborts on a message larger than its receive). */
+ * arrives (the replay aborts on a message larger than its receive). The
+ * tag is TI_SUB_TAG + the communicator's job-wide name mod TI_SUB_TAGS:
+ * the replay matches messages by source and tag only, so two ranks that
+ * run collectives on two overlapping communicators in different orders
+ * would pair one's messages with the other's on a single tag. */
 #define TI_SUB_TAG 2147480000
+#define TI_SUB_TAGS 2048	/* TI_SUB_TAG + 2047 <= INT_MAX */
 
 struct sub {		/* one collective on a sub-communicator, at rank r */
 	struct mgr_ti *x;
@@ -1176,6 +1181,7 @@ struct sub {		/* one collective on a sub-communicator, at rank r */
 	const struct proto_trace_event *me;
 	const int32_t *w;	/* the members' world ranks */
 	size_t n, at;		/* their count, r's rank among them */
+	int tag;		/* the communicator's (TI_SUB_TAG + ...) */
 };
 
 /* Bytes for member i: the event's ARRAY of per-rank counts (from offset
@@ -1195,12 +1201,12 @@ static void sub_from_root(const struct sub *s, size_t root, size_t off,
 			  int64_t out, int64_t in)
 {
 	if (root != s->at) {
-		act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[root], TI_SUB_TAG, in);
+		act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[root], s->tag, in);
 		return;
 	}
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[i], s->tag,
 			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
 }
 
@@ -1208,12 +1214,12 @@ static void sub_from_root(const struct sub *s, size_t root, size_t off,
 static void sub_to_root(const struct sub *s, size_t root, int64_t out, int64_t in)
 {
 	if (root != s->at) {
-		act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[root], TI_SUB_TAG, out);
+		act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[root], s->tag, out);
 		return;
 	}
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], s->tag, in);
 }
 
 /* Every member sends to every other (its count from off, or out) and
@@ -1222,14 +1228,14 @@ static void sub_all(const struct sub *s, size_t off, int64_t out, int64_t in)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "isend %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			act(s->x, s->r, s->t, "isend %d %d %" PRId64, s->w[i], s->tag,
 			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], s->tag, in);
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "wait %d %d %d", s->r, s->w[i], TI_SUB_TAG);
+			act(s->x, s->r, s->t, "wait %d %d %d", s->r, s->w[i], s->tag);
 }
 
 /* A collective on a communicator of fewer ranks than the world, as
@@ -1243,7 +1249,7 @@ static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	int64_t b = clamp_int(x, fld(ev, PROTO_F_bytes));
 	int64_t rb = clamp_int(x, fld(ev, PROTO_F_rbytes));
 	int64_t root = mgr_ev_field(ev, PROTO_F_root, 0);
-	struct sub s = {x, r, t, me, NULL, 0, 0};
+	struct sub s = {x, r, t, me, NULL, 0, 0, TI_SUB_TAG};
 
 	if (comm == 1) {	/* MPI_COMM_SELF (the sensor's id 1): no message */
 		x->self_coll++;
@@ -1257,6 +1263,7 @@ static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			return 0;
 		}
 		s.w = mgr_ti_subs_members(x->subs, name, &s.n);
+		s.tag = TI_SUB_TAG + (int)((uint64_t)name % TI_SUB_TAGS);
 	}
 	while (s.at < s.n && s.w[s.at] != r)
 		s.at++;
@@ -1279,9 +1286,9 @@ static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_SCAN:
 	case PROTO_EV_MPI_EXSCAN:	/* a chain in rank order */
 		if (s.at > 0)
-			act(x, r, t, "recv %d %d %" PRId64, s.w[s.at - 1], TI_SUB_TAG, b);
+			act(x, r, t, "recv %d %d %" PRId64, s.w[s.at - 1], s.tag, b);
 		if (s.at + 1 < s.n)
-			act(x, r, t, "send %d %d %" PRId64, s.w[s.at + 1], TI_SUB_TAG, b);
+			act(x, r, t, "send %d %d %" PRId64, s.w[s.at + 1], s.tag, b);
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:	/* ARRAY: send counts, then receive counts */
 	case PROTO_EV_MPI_REDUCE_SCATTER:	/* ARRAY: the counts */
@@ -1810,7 +1817,8 @@ static const struct {
 } ti_said[] = {
 	SAID(sub_coll, "warning", "collectives on communicators "
 	 "smaller than MPI_COMM_WORLD written as point-to-point messages among "
-	 "their members, tag " STR(TI_SUB_TAG) " (the replay runs every collective "
+	 "their members, tags " STR(TI_SUB_TAG) " + the communicator's name "
+	 "mod " STR(TI_SUB_TAGS) " (the replay runs every collective "
 	 "on MPI_COMM_WORLD)"),
 	SAID(self_coll, "note", "collectives on MPI_COMM_SELF "
 	 "need no action"),

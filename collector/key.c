@@ -71,7 +71,6 @@ static int accept_claim(struct col_conn *cn, struct col_stream *s)
 		col_conn_close(old, NULL);
 	}
 	s->owner = cn;
-	s->purged = 0;
 	return col_conn_welcome(cn);
 }
 
@@ -113,6 +112,10 @@ static int take_on_its_word(struct col_conn *cn)
 	if (!s->claim)
 		return PROTO_E_NOMEM;
 	*s->claim = cn->claim;
+	/* its frames are told from the stream's others (col_up_purge) */
+	s->word = ++cn->col->words;
+	col_spill_wpos(cn->col->spill, &s->word_from);
+	s->word_refused = 0;
 	return accept_claim(cn, s);
 }
 

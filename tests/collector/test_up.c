@@ -598,3 +598,73 @@ Test(up, first_key_of_a_known_stream_waits_for_the_verdict)
 	bufferevent_free(forger21);
 	rig_down(&r);
 }
+
+/* A refused claim drops its own frames only. A collector restarted on its
+ * spill directory holds the real sensor's batches of stream 30 it does
+ * not know any more; a forger says 30 is new and is taken on its word,
+ * sends 11..13 (spilled too), and is refused above: the real batches go
+ * up, the forger's do not. Before, every frame of 30 was dropped, spilled
+ * ones for good. */
+Test(up, refused_claim_drops_only_its_frames)
+{
+	struct rig r;
+	struct bufferevent *t, *forger;
+	char sdir[160];
+	uint64_t last = 0;
+	int rc, n = 0, in_mem = 0;
+
+	rig_up(&r, 0);
+	col_free(r.col);
+	snprintf(sdir, sizeof(sdir), "%s/spill", r.dir);
+	r.cfg.spill_dir = strdup(sdir);
+	r.cfg.mem_cap = 256;	/* nearly everything spills */
+	r.cfg.flush_ms = 0;
+	r.cfg.clock_rounds = 0;
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	t = child(&r);
+	cr_assert(handshake(&r, t, 30, ""));
+	for (uint64_t s = 1; s <= 10; s++)
+		send_batch(t, 30, s, 8);
+	spin(r.base);
+	bufferevent_free(t);
+	spin(r.base);
+	for (struct col_frame *f = r.col->q_head; f; f = f->next)
+		in_mem += f->type == PROTO_MSG_BATCH;	/* gone with it */
+	col_free(r.col);	/* restarted: its spill stays */
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	cr_assert_gt(col_spill_bytes(r.col->spill), 0);
+	forger = child(&r);
+	cr_assert(handshake_key(&r, forger, 30, "", RIG_FIRST | RIG_FORGED));
+	for (uint64_t s = 11; s <= 13; s++)
+		send_batch(forger, 30, s, 8);
+	spin(r.base);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	cr_assert(parent_key(&r));
+	cr_assert_eq(msg.u.key.stream, 30);
+	parent_verdict(&r, PROTO_VERDICT_REFUSED);
+	for (int round = 0; round < 100; round++) {
+		int k = parent_batches(&r, &last);
+
+		n += k;
+		if (k) {
+			msg.type = PROTO_MSG_ACK;
+			msg.u.ack.stream = 30;
+			msg.u.ack.seq = last;
+			send_m(parent_end, &msg);
+		}
+		spin(r.base);
+		if (!k && col_up_idle(r.col))
+			break;
+	}
+	cr_assert_gt(10 - in_mem, 0);
+	cr_assert_eq(n, 10 - in_mem, "%d batches of 30 went up", n);
+	cr_assert_eq(last, 10);
+	cr_assert(col_up_idle(r.col));
+	bufferevent_free(forger);
+	free((char *)r.cfg.spill_dir);
+	r.cfg.spill_dir = NULL;
+	rig_down(&r);
+}

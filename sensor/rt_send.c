@@ -146,9 +146,9 @@ static uint64_t mono(void)
 /* The sender thread gives itself a descriptor table of its own
  * (unshare(CLONE_FILES), go_private): while a second thread shares the
  * program's table, the kernel takes and drops a reference to the file in
- * every read or write of the program (fdget: 23 ns a write(2) to /dev/null
- * here, a write of 145 ns taking 172 beside an idle thread, 144 beside one
- * with a table of its own). Its socket and files then live in that table
+ * every read or write of the program (fdget's slow path: about the whole
+ * libc budget of issue 23 on a write(2) to /dev/null, bench/sustained.sh,
+ * bench/RESULTS.md). Its socket and files then live in that table
  * (priv_fd), out of the program's reach: no slot of rt_fd.c, nothing for
  * the program to close or dup2 onto. The eventfd stays in both: the
  * program's threads kick through the slot, the sender reads its own copy.
@@ -261,18 +261,29 @@ static void close_all_but(int keep)
  * another there). The loop then looks at the rings' kick flags every ms. */
 static int kick_lost(void)
 {
-	return priv && sn_own_peek(SN_OWN_EVENT) < 0;
+	return priv && (priv_fd[SN_OWN_EVENT] < 0 ||
+			sn_own_peek(SN_OWN_EVENT) < 0);
 }
 
 /* On the sender thread, first thing: a descriptor table of its own with
- * only the eventfd in it (above). */
+ * only the eventfd in it (above). The eventfd's number is held as a user
+ * of its slot across the unshare: a program's close, close_range or dup2
+ * over it (a forked child closing everything right after fork, while
+ * this thread starts) evicts the slot and waits for us first, so the copy
+ * of the table holds the eventfd at that number, not nothing (the loop
+ * would poll a closed number) nor a file the program opened there (the
+ * loop would read the program's bytes). */
 static void go_private(void)
 {
-	int ev = sn_own_peek(SN_OWN_EVENT);
+	unsigned ph;
+	int ev = sn_own_get(SN_OWN_EVENT, &ph), r, err;
 
-	if (ev < 0 || unshare(CLONE_FILES) != 0) {
+	r = ev < 0 ? -1 : unshare(CLONE_FILES);
+	err = errno;
+	sn_own_put(SN_OWN_EVENT, ph);
+	if (r != 0) {
 		SN_INFO("descriptor table shared with the program (%s)",
-			ev < 0 ? "no eventfd" : strerror(errno));
+			ev < 0 ? "no eventfd" : strerror(err));
 		return;
 	}
 	close_all_but(ev);
@@ -495,9 +506,9 @@ static int pump(int timeout_ms)
 
 /* Pump until *flag is set or deadline (mono ns) passes. 1 when set.
  * tend (after META only: batches may go out): in steps of 2 ms, draining
- * the rings between them (sn_sender_tend), for an answer that takes long
- * (a collector short of CPU took tens of ms for a PONG while a ring of
- * 9 ms overflowed). */
+ * the rings between them (sn_sender_tend), for an answer that takes long:
+ * a collector short of CPU can take longer to answer than a ring takes to
+ * fill at the program's full rate. */
 static int wait_for(int *flag, uint64_t deadline, int tend)
 {
 	while (!*flag && !S.got_error) {
@@ -869,9 +880,8 @@ static void drain(int force, int all)
 			break;
 		/* what came in while the last batch was encoded waits for the
 		 * next drain unless it makes a batch worth its fixed cost
-		 * (about 6 us: 150 ns a record in the batches of 40 that
-		 * emptying the rings to the last record made at 6 million
-		 * records a second) */
+		 * (emptying the rings to the last record made tiny batches at
+		 * several times the cost per record: bench/sustained.sh) */
 		if (round > 0 && !force && sn_threads_pending() < DRAIN_TAIL_MIN)
 			break;
 		c0 = cpu_now();
@@ -890,11 +900,11 @@ static void drain(int force, int all)
 
 /* Between the samples of a calibration (sn_calibrate, on this thread) and
  * between clock rounds (after META, so batches may go out): drain the rings when they hold DRAIN_MIN_RECORDS (post-mortem mode: when
- * one is half full, as the loop does). The start-up
- * calibration takes 8-30 ms while the program already runs, and a ring of
- * a sixteenth of the default budget (58,000 records) fills in 9 ms at 6.5
- * million calls a second: drained only after it, the first lap overflowed
- * (events lost in stream mode, a wait in post-mortem mode). */
+ * one is half full, as the loop does). The start-up calibration runs
+ * while the program already runs and lasts longer than a ring of the
+ * default budget takes to fill at a cheap call's full rate: drained only
+ * after it, the first lap would overflow (events lost in stream mode, a
+ * wait in post-mortem mode). */
 void sn_sender_tend(void)
 {
 	int saved = sn_tls.guard;
@@ -1082,12 +1092,13 @@ static void new_stream(void)
 
 /* The eventfd's number, made again when the program closed it and no
  * number was left to move it to (-1 when that fails: the loop then wakes
- * on its period only). */
+ * on its period only). Not on a table of our own: no program thread could
+ * kick a new one there (kick_lost). */
 static int own_event_fd(void)
 {
 	int fd = own_peek(SN_OWN_EVENT);
 
-	if (fd < 0)
+	if (fd < 0 && !priv)
 		fd = own_adopt(SN_OWN_EVENT,
 				  eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	return fd;
@@ -1129,6 +1140,12 @@ static void *sender_main(void *arg)
 		if (poll(p, S.sock >= 0 ? 2 : 1, wait_ms) == 0 && kick_lost() &&
 		    sn_threads_kicked()) {
 			kicked = full = 1;
+		} else if ((p[0].revents & POLLNVAL) && priv) {
+			/* our copy is gone (cannot be, see go_private): the
+			 * program's kicks no longer reach us, look at the
+			 * rings' flags every ms instead of polling a closed
+			 * number in a loop */
+			priv_fd[SN_OWN_EVENT] = -1;
 		} else if (p[0].revents & POLLIN) {
 			uint64_t v;
 			unsigned ph;
@@ -1300,14 +1317,13 @@ void sn_sender_flush(int reason, int timeout_ms)
 /* Have the sender calibrate again (the program is exiting, tracing still
  * on) and wait for it, at most timeout_ms; the final flush ships the CALIB
  * records. The start-up calibration runs beside the job's start (MPI_Init,
- * the other processes' connections and clock rounds) and came out up to
- * 5 ns high on some rank streams of bench/perturbation in stream mode,
- * where the program paid 31 ns; the post-processing takes the lower of a
- * stream's calibrations.
+ * the other processes' connections and clock rounds), which only slow it
+ * down, so the post-processing takes the lower of a stream's
+ * calibrations.
  * calib_req: CAL_NONE, CAL_ASKED, CAL_TAKEN by the sender, CAL_DONE. A request
  * the sender has not taken by the deadline is withdrawn (a late sender does
  * not calibrate after tracing stopped); one it has taken is awaited 1 s
- * more (it takes 8-30 ms), and sn_calibrate() itself keeps nothing measured
+ * more (it takes tens of ms), and sn_calibrate() itself keeps nothing measured
  * while tracing stopped. Once per process: a second caller waits for the
  * first one's. */
 void sn_sender_calibrate(int timeout_ms)

@@ -1485,9 +1485,8 @@ double mgr_compute_flops(const struct proto_event *ev, double meta_instr_rate)
 /* CPU time of a COMPUTE stretch that the program itself used: the thread
  * CPU time (arg 0) read by the sensor just outside the stretch's stamps,
  * capped by the stamps' interval. The reads' own kernel time falls between
- * them and the stamps (with perf counters, a counter read trapping to the
- * hypervisor: 1.45 us a stretch on this machine's KVM guests, measured
- * against 6.3 us stretches); CPU time inside an interval cannot exceed it. */
+ * them and the stamps (with perf counters, a counter read that traps to
+ * the hypervisor costs microseconds a stretch); CPU time inside an interval cannot exceed it. */
 static double stretch_cpu_ns(const struct proto_event *ev)
 {
 	double cpu = (double)ev->arg[0];

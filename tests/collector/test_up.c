@@ -219,6 +219,49 @@ Test(up, reconnect_resends_unacked_in_order)
 }
 
 
+/* A collector without a parent, spilling to DIR/spill over mem_cap
+ * bytes in memory, flushing every frame at once. */
+static void spiller(struct rig *r, uint64_t mem_cap)
+{
+	char sdir[160];
+	int rc;
+
+	rig_up(r, 0);
+	col_free(r->col);
+	snprintf(sdir, sizeof(sdir), "%s/spill", r->dir);
+	r->cfg.spill_dir = strdup(sdir);
+	r->cfg.mem_cap = mem_cap;
+	r->cfg.flush_ms = 0;
+	r->cfg.clock_rounds = 0;
+	r->col = col_new(r->base, &r->cfg, &rc);
+	cr_assert_not_null(r->col);
+}
+
+/* The parent takes the batches of stream that come, acknowledging each
+ * round's last, until it has seen seq want or nothing comes and nothing
+ * waits; returns their count. */
+static int parent_takes(struct rig *r, uint64_t stream, uint64_t want,
+			uint64_t *last)
+{
+	int n = 0;
+
+	for (int round = 0; round < 1000 && *last < want; round++) {
+		int k = parent_batches(r, last);
+
+		n += k;
+		if (k) {
+			msg.type = PROTO_MSG_ACK;
+			msg.u.ack.stream = stream;
+			msg.u.ack.seq = *last;
+			send_m(parent_end, &msg);
+		}
+		spin(r->base);
+		if (!k && col_up_idle(r->col))
+			break;
+	}
+	return n;
+}
+
 /* A forwarder whose parent is away: batches 1..40 spilled (memory cap of
  * a few batches). With keep, the collector then dies with the newest
  * spill file cut inside its last batch (after its headers), and a new one
@@ -233,15 +276,8 @@ static int spill_then_catch_up(struct rig *r, int cut, uint64_t *last)
 	char sdir[160];
 	int rc, n = 0;
 
-	rig_up(r, 0);
-	col_free(r->col);
-	snprintf(sdir, sizeof(sdir), "%s/spill", r->dir);
-	r->cfg.spill_dir = strdup(sdir);
-	r->cfg.mem_cap = 2048;	/* a few batches */
-	r->cfg.flush_ms = 0;
-	r->cfg.clock_rounds = 0;
-	r->col = col_new(r->base, &r->cfg, &rc);
-	cr_assert_not_null(r->col);
+	spiller(r, 2048);	/* a few batches */
+	snprintf(sdir, sizeof(sdir), "%s", r->cfg.spill_dir);
 	t = child(r);
 	cr_assert(handshake(r, t, 7, ""));
 	for (uint64_t s = 1; s <= 40; s++)
@@ -500,19 +536,9 @@ Test(up, held_frames_bound_the_refill)
 {
 	struct rig r;
 	struct bufferevent *t;
-	char sdir[160];
 	uint64_t last = 0;
-	int rc, n = 0;
 
-	rig_up(&r, 0);
-	col_free(r.col);
-	snprintf(sdir, sizeof(sdir), "%s/spill", r.dir);
-	r.cfg.spill_dir = strdup(sdir);
-	r.cfg.mem_cap = 2048;	/* a few batches */
-	r.cfg.flush_ms = 0;
-	r.cfg.clock_rounds = 0;
-	r.col = col_new(r.base, &r.cfg, &rc);
-	cr_assert_not_null(r.col);
+	spiller(&r, 2048);	/* a few batches */
 	t = child(&r);
 	cr_assert(handshake_key(&r, t, 9, "", RIG_FIRST));
 	for (uint64_t s = 1; s <= 200; s++)
@@ -528,19 +554,7 @@ Test(up, held_frames_bound_the_refill)
 		      (unsigned long long)r.col->mem_used);
 	cr_assert_gt(col_spill_bytes(r.col->spill), 0);
 	parent_verdict(&r, PROTO_VERDICT_OK);
-	for (int round = 0; round < 1000 && last < 200; round++) {
-		int k = parent_batches(&r, &last);
-
-		n += k;
-		if (k) {
-			msg.type = PROTO_MSG_ACK;
-			msg.u.ack.stream = 9;
-			msg.u.ack.seq = last;
-			send_m(parent_end, &msg);
-		}
-		spin(r.base);
-	}
-	cr_assert_eq(n, 200);
+	cr_assert_eq(parent_takes(&r, 9, 200, &last), 200);
 	cr_assert_eq(last, 200);
 	cr_assert_eq(col_spill_bytes(r.col->spill), 0);
 	bufferevent_free(t);
@@ -586,12 +600,10 @@ Test(up, first_key_of_a_known_stream_waits_for_the_verdict)
 			       PROTO_VERDICT_OK : PROTO_VERDICT_REFUSED);
 	}
 	cr_assert_eq(keys, 3);
+	expect_error(&r, forger21, PROTO_E_AUTH);
+	expect_error(&r, forger20, PROTO_E_AUTH);
 	cr_assert_eq(recv_m(real), 1);
 	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
-	cr_assert_eq(recv_m(forger21), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
-	cr_assert_eq(recv_m(forger20), 1);
-	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
 	cr_assert_not(col_stream_get(r.col, 20, 0)->has_verifier);
 	bufferevent_free(real);
 	bufferevent_free(forger20);
@@ -609,19 +621,10 @@ Test(up, refused_claim_drops_only_its_frames)
 {
 	struct rig r;
 	struct bufferevent *t, *forger;
-	char sdir[160];
 	uint64_t last = 0;
-	int rc, n = 0, in_mem = 0;
+	int rc, n, in_mem = 0;
 
-	rig_up(&r, 0);
-	col_free(r.col);
-	snprintf(sdir, sizeof(sdir), "%s/spill", r.dir);
-	r.cfg.spill_dir = strdup(sdir);
-	r.cfg.mem_cap = 256;	/* nearly everything spills */
-	r.cfg.flush_ms = 0;
-	r.cfg.clock_rounds = 0;
-	r.col = col_new(r.base, &r.cfg, &rc);
-	cr_assert_not_null(r.col);
+	spiller(&r, 256);	/* nearly everything spills */
 	t = child(&r);
 	cr_assert(handshake(&r, t, 30, ""));
 	for (uint64_t s = 1; s <= 10; s++)
@@ -645,20 +648,7 @@ Test(up, refused_claim_drops_only_its_frames)
 	cr_assert(parent_key(&r));
 	cr_assert_eq(msg.u.key.stream, 30);
 	parent_verdict(&r, PROTO_VERDICT_REFUSED);
-	for (int round = 0; round < 100; round++) {
-		int k = parent_batches(&r, &last);
-
-		n += k;
-		if (k) {
-			msg.type = PROTO_MSG_ACK;
-			msg.u.ack.stream = 30;
-			msg.u.ack.seq = last;
-			send_m(parent_end, &msg);
-		}
-		spin(r.base);
-		if (!k && col_up_idle(r.col))
-			break;
-	}
+	n = parent_takes(&r, 30, 13, &last);
 	cr_assert_gt(10 - in_mem, 0);
 	cr_assert_eq(n, 10 - in_mem, "%d batches of 30 went up", n);
 	cr_assert_eq(last, 10);

@@ -280,7 +280,8 @@ static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
 	struct ti_rank *t;
 
 	if (r < 0 || r >= TI_RANKS_MAX) {
-		mgr_err("rank %d out of range (at most %d ranks)", r, TI_RANKS_MAX);
+		(void)mgr_fail(PROTO_E_FULL,
+			"rank %d out of range (at most %d ranks)", r, TI_RANKS_MAX);
 		return NULL;
 	}
 	if ((size_t)r >= x->nrank) {
@@ -290,7 +291,7 @@ static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
 			n *= 2;
 		t = realloc(x->rank, n * sizeof(*t));
 		if (!t) {
-			mgr_err("out of memory");
+			(void)mgr_fail(PROTO_E_NOMEM, "out of memory");
 			return NULL;
 		}
 		memset(t + x->nrank, 0, (n - x->nrank) * sizeof(*t));
@@ -303,7 +304,8 @@ static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
 			return NULL;
 		t->stream = stream;
 	} else if (t->stream != stream) {
-		mgr_err("two processes claim MPI rank %d (streams %016" PRIx64
+		(void)mgr_fail(PROTO_E_FORMAT,
+			"two processes claim MPI rank %d (streams %016" PRIx64
 			" and %016" PRIx64 ")", r, t->stream, stream);
 		return NULL;
 	}
@@ -346,9 +348,9 @@ static int req_put(struct ti_rank *t, const struct ti_req *q)
 		struct ti_req *n;
 
 		if (cap > TI_REQS_MAX) {
-			mgr_err("more than %u requests outstanding on one rank",
+			return mgr_fail(PROTO_E_FULL,
+				"more than %u requests outstanding on one rank",
 				TI_REQS_MAX);
-			return -1;
 		}
 		if (!(n = realloc(t->req, cap * sizeof(*n))))
 			return -1;
@@ -1723,22 +1725,21 @@ static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e)
 			"a time-independent trace with missing actions may not "
 			"replay", dir, lost, gaps);
 	if (!x->mpi_events) {
-		mgr_err("%s: no MPI events in this trace (was it taken with "
+		return mgr_fail(PROTO_E_FORMAT,
+			"%s: no MPI events in this trace (was it taken with "
 			"--sensors mpi?)", dir);
-		return -1;
 	}
 	for (int64_t r = 0; r < x->world; r++)
 		if ((size_t)r >= x->nrank || !x->rank[r].f) {
-			mgr_err("%s: MPI rank %" PRId64 " of %" PRId64
+			return mgr_fail(PROTO_E_FORMAT, "%s: MPI rank %" PRId64 " of %" PRId64
 				" has no events: the replay would deadlock",
 				dir, r, x->world);
-			return -1;
 		}
 	for (size_t r = 0; r < x->nrank; r++)
 		if (x->rank[r].f && (int64_t)r >= x->world) {
-			mgr_err("%s: rank %zu is outside the world of %" PRId64
+			return mgr_fail(PROTO_E_FORMAT,
+				"%s: rank %zu is outside the world of %" PRId64
 				" ranks", dir, r, x->world);
-			return -1;
 		}
 	return 0;
 }
@@ -1798,8 +1799,7 @@ int mgr_ti_flush(struct mgr_ti *x)
 {
 	for (size_t r = 0; r < x->nrank; r++)
 		if (x->rank[r].f && fflush(x->rank[r].f) != 0) {
-			mgr_err("rank %zu: write failed: %m", r);
-			return -1;
+			return mgr_fail(PROTO_E_IO, "rank %zu: write failed: %m", r);
 		}
 	return 0;
 }
@@ -1924,7 +1924,7 @@ int mgr_ti_free(struct mgr_ti *x)
 		struct ti_rank *t = &x->rank[r];
 
 		if (t->f && fclose(t->f) != 0 && rc == 0) {
-			mgr_err("rank %zu: write failed: %m", r);
+			(void)mgr_fail(PROTO_E_IO, "rank %zu: write failed: %m", r);
 			rc = -1;
 		}
 		free(t->req);
@@ -1976,21 +1976,21 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	int rc;
 
 	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		return -1;
+		return mgr_fail(rc,
+			"%s: not a readable job directory (%s)", dir, proto_strerror(rc));
 	}
 	if (mkdir(out, 0777) != 0) {
-		mgr_err("%s: cannot create: %m", out);
+		(void)mgr_fail(PROTO_E_IO, "%s: cannot create: %m", out);
 		mgr_events_close(e);
 		return -1;
 	}
 	if (!(x = mgr_ti_new(d, open_rank_file, &od))) {
-		mgr_err("out of memory");
+		(void)mgr_fail(PROTO_E_NOMEM, "out of memory");
 		goto fail;
 	}
 	if (d == D_SMPI) {	/* (the 2011 dialect skips them) */
 		if (!(subs = mgr_ti_subs_read(dir, mgr_events_comms(e), &rc))) {
-			mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+			(void)mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
 			goto fail;
 		}
 		mgr_ti_set_subs(x, subs, mgr_events_comms(e));
@@ -2007,14 +2007,14 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	if (rc == -2)
 		goto fail;
 	if (rc < 0) {
-		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+		(void)mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
 		goto fail;
 	}
 	if (check_trace(x, dir, e) != 0)
 		goto fail;
 	snprintf(path, sizeof(path), "%s/list", out);
 	if (!(list = fopen(path, "w"))) {
-		mgr_err("%s: cannot write: %m", path);
+		(void)mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		goto fail;
 	}
 	for (int64_t r = 0; r < x->world; r++)
@@ -2026,7 +2026,7 @@ fail:
 	rc = -1;
 done:
 	if (list && fclose(list) != 0 && rc == 0) {
-		mgr_err("%s/list: write failed: %m", out);
+		(void)mgr_fail(PROTO_E_IO, "%s/list: write failed: %m", out);
 		rc = -1;
 	}
 	if (x) {

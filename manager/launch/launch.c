@@ -1120,14 +1120,16 @@ static int run_direct(struct launch *L)
 		}
 		pids[started++] = pid;
 	}
+	mgr_err_flush();	/* a rank not started: said before the others end */
 	for (int r = 0; r < started; r++) {
 		int code = wait_pid(pids[r]);
 
 		if (code && !rc)
 			rc = code;
+		/* said when found: the other ranks go on, their output
+		 * between these lines */
 		if (code == 127)
-			mgr_fail(PROTO_E_NOTFOUND, "rank %d (%s) could not be "
-				 "started", r, jd->executable);
+			mgr_err("rank %d (%s) could not be started", r, jd->executable);
 	}
 	return rc;
 }
@@ -1760,7 +1762,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	L->mark[PH_APP] = mgr_now_ms();
 	rc = mgr_sig_caught() ? 128 + mgr_sig_caught() :
 	     L->jd->mpi == MGR_MPI_NONE ? run_direct(L) : run_mpi(L);
-	mgr_err_flush();	/* why a rank did not start, before "application ..." */
+	mgr_err_flush();	/* mpirun not started: said before "application ..." */
 	status = finish(L, &o, &live, rc);
 	goto out;
 stop:

@@ -11,7 +11,10 @@
  * MPI and for MPICH's mpi_f08: sensor/mpi_fortran.h. Written here: MPI_Init
  * and Init_thread (no argc/argv in Fortran), the cartesian constructors
  * (LOGICAL arrays), the calls on arrays of requests (1-based indices, an
- * array of statuses) and MPI_Test_cancelled (a status read).
+ * array of statuses), MPI_Test_cancelled (a status read) and the w
+ * collectives (arrays of datatypes: Alltoallw, Ialltoallw and their
+ * neighbourhood forms; Open MPI only, MPICH's Fortran calls MPI_ for
+ * them).
  */
 #include "sensor/mpi_fortran.h"
 
@@ -450,3 +453,144 @@ F_BIND(mpi_file_get_view, MPI_FILE_GET_VIEW, file_get_view,
 	}
 	mf_ierr(ierr, rc);
 }
+
+/* ---- arrays of datatypes: the w collectives ------------------------------ */
+
+#if F_CHOICE_BUFFERS
+/* The C datatypes of a w collective's two sides, converted from Fortran:
+ * s has ns (sent to each rank or out-neighbour), r nr (received from each
+ * rank or in-neighbour); in small arrays or allocated. With MPI_IN_PLACE
+ * the send side is ignored by MPI (and its array may be short): r stands
+ * for it. Open MPI's own bindings free such arrays when the call returns,
+ * nonblocking or not: its schedule keeps the types. */
+struct w_types {
+	MPI_Datatype ss[MF_SMALL], rs[MF_SMALL], *s, *r;
+};
+
+static MPI_Datatype *types_f2c(const MPI_Fint *f, int n, MPI_Datatype *small)
+{
+	MPI_Datatype *c = n > MF_SMALL ? malloc((size_t)n * sizeof(*c)) : small;
+
+	for (int i = 0; c && i < n; i++)
+		c[i] = PMPI_Type_f2c(f[i]);
+	return c;
+}
+
+/* The peers of each side: the ranks (the remote group's of an
+ * intercommunicator) or, nbr, the topology's out- and in-neighbours. */
+static int w_peers(MPI_Comm comm, int nbr, int *ns, int *nr)
+{
+	int topo, weighted, inter = 0, rc;
+
+	if (nbr)
+		return mw_nbr_degrees(comm, &topo, nr, ns, &weighted) ?
+		       MPI_ERR_TOPOLOGY : MPI_SUCCESS;
+	rc = PMPI_Comm_test_inter(comm, &inter);
+	if (rc == MPI_SUCCESS)
+		rc = (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, ns);
+	*nr = *ns;
+	return rc;
+}
+
+static int w_types_in(struct w_types *w, MPI_Comm comm, int nbr,
+		      const void *sbuf, const MPI_Fint *st, const MPI_Fint *rt)
+{
+	int ns = 0, nr = 0, rc = w_peers(comm, nbr, &ns, &nr);
+
+	w->s = w->r = NULL;
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (ns < 0 || nr < 0)
+		return MPI_ERR_COMM;
+	w->r = types_f2c(rt, nr, w->rs);
+	w->s = sbuf == MPI_IN_PLACE ? w->r : types_f2c(st, ns, w->ss);
+	return w->r && w->s ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static void w_types_free(struct w_types *w)
+{
+	if (w->s && w->s != w->ss && w->s != w->r)
+		free(w->s);
+	if (w->r && w->r != w->rs)
+		free(w->r);
+}
+
+/* A nonblocking collective's request, when it started. */
+static void set_req(MPI_Fint *req, MPI_Request r, int rc, MPI_Fint *ierr)
+{
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	mf_ierr(ierr, rc);
+}
+
+F_BIND(mpi_alltoallw, MPI_ALLTOALLW, alltoallw,
+       (void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
+	void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
+	MPI_Fint *comm, MPI_Fint *ierr))
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	void *sb = mf_buf(sbuf);
+	struct w_types w;
+	int rc = w_types_in(&w, c, 0, sb, stypes, rtypes);
+
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Alltoallw(sb, scounts, sdispls, w.s, mf_buf(rbuf),
+				   rcounts, rdispls, w.r, c);
+	w_types_free(&w);
+	mf_ierr(ierr, rc);
+}
+
+F_BIND(mpi_ialltoallw, MPI_IALLTOALLW, ialltoallw,
+       (void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
+	void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
+	MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr))
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	MPI_Request r = MPI_REQUEST_NULL;
+	void *sb = mf_buf(sbuf);
+	struct w_types w;
+	int rc = w_types_in(&w, c, 0, sb, stypes, rtypes);
+
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Ialltoallw(sb, scounts, sdispls, w.s, mf_buf(rbuf),
+				    rcounts, rdispls, w.r, c, &r);
+	w_types_free(&w);
+	set_req(req, r, rc, ierr);
+}
+
+/* the neighbourhood forms: displacements are INTEGER(MPI_ADDRESS_KIND) */
+F_BIND(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, neighbor_alltoallw,
+       (void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls, MPI_Fint *stypes,
+	void *rbuf, MPI_Fint *rcounts, MPI_Aint *rdispls, MPI_Fint *rtypes,
+	MPI_Fint *comm, MPI_Fint *ierr))
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	struct w_types w;
+	int rc = w_types_in(&w, c, 1, sbuf, stypes, rtypes);
+
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Neighbor_alltoallw(mf_buf(sbuf), scounts, sdispls,
+					    w.s, mf_buf(rbuf), rcounts,
+					    rdispls, w.r, c);
+	w_types_free(&w);
+	mf_ierr(ierr, rc);
+}
+
+F_BIND(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, ineighbor_alltoallw,
+       (void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls, MPI_Fint *stypes,
+	void *rbuf, MPI_Fint *rcounts, MPI_Aint *rdispls, MPI_Fint *rtypes,
+	MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr))
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	MPI_Request r = MPI_REQUEST_NULL;
+	struct w_types w;
+	int rc = w_types_in(&w, c, 1, sbuf, stypes, rtypes);
+
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Ineighbor_alltoallw(mf_buf(sbuf), scounts, sdispls,
+					     w.s, mf_buf(rbuf), rcounts,
+					     rdispls, w.r, c, &r);
+	w_types_free(&w);
+	set_req(req, r, rc, ierr);
+}
+#endif

@@ -168,6 +168,20 @@ SN_HIDDEN void mw_coll_reduce_scatter(struct mw_call *c, const int *rcounts,
 				      MPI_Datatype type, MPI_Comm comm,
 				      int64_t rid);
 
+/* Has the message a receive (source, tag, comm) would match already
+ * arrived (1, or 0)? Called at the receive's entry, inside the call's
+ * interval; *ns gets the probe's duration (the sensor's own time, which
+ * the post-processing removes). MPI_PROC_NULL: arrived. */
+SN_HIDDEN int64_t mw_probe_arrived(int source, int tag, MPI_Comm comm,
+				   int64_t *ns);
+
+/* The degrees of comm's topology into *in, *out (the neighbours a
+ * neighbourhood collective receives from, sends to), its kind (MPI_CART,
+ * MPI_GRAPH, MPI_DIST_GRAPH) into *topo and whether it is weighted; -1
+ * when it has none (mpi_coll.c). */
+SN_HIDDEN int mw_nbr_degrees(MPI_Comm comm, int *topo, int *in, int *out,
+			     int *weighted);
+
 /* A request that is neither a send nor a receive (an MPI-IO or RMA one),
  * just started through the variable *req: its sequential id, kept like a
  * nonblocking constructor's so that its completion records the same id

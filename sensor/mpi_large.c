@@ -7,10 +7,8 @@
  * otherwise. Each wrapper records the event of its int form with the same
  * fields (communicator id, peer as a world rank, tag, bytes = count x
  * type size in 64 bits, request id bound as the int forms bind it), so
- * matching, exports and replays treat MPI_Send_c as an MPI_Send. One
- * difference: MPI_Recv_c does not probe whether its message had arrived
- * (arrived 0, probe_ns 0: the perturbation correction takes it as a
- * receive that waited).
+ * matching, exports and replays treat MPI_Send_c as an MPI_Send; MPI_Recv_c
+ * probes, like MPI_Recv, whether its message had already arrived.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -58,10 +56,14 @@ static int do_Recv_c(struct mw_call *c, void *buf, MPI_Count count,
 		     MPI_Status *status)
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_Recv_c(buf, count, type, source, tag, comm, st);
 	int64_t peer, id, bytes = mw_type_bytes(type, count);
+	int64_t arrived = 0, probe = 0;
 	MPI_Count n = 0;
+	int rc;
 
+	if (c->on)
+		arrived = mw_probe_arrived(source, tag, comm, &probe);
+	rc = next_Recv_c(buf, count, type, source, tag, comm, st);
 	if (rc == MPI_SUCCESS) {
 		source = st->MPI_SOURCE;
 		tag = st->MPI_TAG;
@@ -69,7 +71,7 @@ static int do_Recv_c(struct mw_call *c, void *buf, MPI_Count count,
 			n != MPI_UNDEFINED && n >= 0 ? (int64_t)n : 0;
 	}
 	id = mw_comm_id(comm, source, &peer);
-	proto_args_set(c->arg, peer, tag, id, bytes, 0, 0);
+	proto_args_set(c->arg, peer, tag, id, bytes, arrived, probe);
 	return rc;
 }
 

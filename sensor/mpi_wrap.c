@@ -448,10 +448,7 @@ static void set_args(struct mw_call *c, int64_t a0, int64_t a1, int64_t a2,
 	proto_args_set(c->arg, a0, a1, a2, a3, a4, a5);
 }
 
-/* Has the message this receive would match already arrived? The probe
- * runs inside the call's interval; *ns gets its duration (the sensor's own
- * time, which the post-processing removes). */
-static int64_t probe_arrived(int source, int tag, MPI_Comm comm, int64_t *ns)
+int64_t mw_probe_arrived(int source, int tag, MPI_Comm comm, int64_t *ns)
 {
 	MPI_Status st;
 	int flag = 0, rc;
@@ -1213,7 +1210,7 @@ static int do_Recv(struct mw_call *c, void *buf, int count, MPI_Datatype type,
 	int rc;
 
 	if (c->on)
-		arrived = probe_arrived(source, tag, comm, &probe);
+		arrived = mw_probe_arrived(source, tag, comm, &probe);
 	rc = next_Recv(buf, count, type, source, tag, comm, st);
 	if (rc == MPI_SUCCESS) {
 		id = comm_lookup(comm, st->MPI_SOURCE, &peer, NULL, NULL);
@@ -1517,7 +1514,7 @@ static int do_Sendrecv(struct mw_call *c, const void *sbuf, int scount,
 	int rc;
 
 	if (c->on)
-		arrived = probe_arrived(source, rtag, comm, &probe);
+		arrived = mw_probe_arrived(source, rtag, comm, &probe);
 	rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
 			   rtype, source, rtag, comm, st);
 	sendrecv_args(c, rc, type_bytes(stype, scount), dest, stag, source,
@@ -1535,7 +1532,7 @@ static int do_Sendrecv_replace(struct mw_call *c, void *buf, int count,
 	int rc;
 
 	if (c->on)
-		arrived = probe_arrived(source, rtag, comm, &probe);
+		arrived = mw_probe_arrived(source, rtag, comm, &probe);
 	rc = next_Sendrecv_replace(buf, count, type, dest, stag, source, rtag,
 				   comm, st);
 	sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm, st,

@@ -67,7 +67,8 @@ static void blocking(int peer)
 	MPI_Rsend_c(buf, HUGE_COUNT, MPI_BYTE, MPI_PROC_NULL, 6, MPI_COMM_WORLD);
 	fprintf(ex, "MPI_Rsend peer=-2 tag=6 comm=0 bytes=%lld\n", HUGE_COUNT);
 	MPI_Recv_c(got, B, MPI_INT, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &st);
-	fprintf(ex, "MPI_Recv peer=-2 tag=%d comm=0 bytes=0\n", MPI_ANY_TAG);
+	fprintf(ex, "MPI_Recv peer=-2 tag=%d comm=0 bytes=0 arrived=1 probe_ns=0\n",
+		MPI_ANY_TAG);
 	MPI_Buffer_attach(bsend, sizeof(bsend));
 	for (int tag = 1; tag <= 3; tag++) {
 		if (rank % 2 == 0) {
@@ -85,7 +86,9 @@ static void blocking(int peer)
 			MPI_Recv_c(got, B, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
 				   MPI_COMM_WORLD, &st);
 			want(st.MPI_TAG == tag && same(got, peer * 1000 + tag), "recv_c");
-			fprintf(ex, "MPI_Recv peer=%d tag=%d comm=0 bytes=%d\n", peer, tag, BY);
+			/* probed first, like MPI_Recv (arrived or not) */
+			fprintf(ex, "MPI_Recv peer=%d tag=%d comm=0 bytes=%d probe_ns=+\n",
+				peer, tag, BY);
 		}
 	}
 	MPI_Buffer_detach(&b, &n);

@@ -102,6 +102,21 @@ int proto_ev_rma(unsigned type)
 	       type == PROTO_EV_MPI_WIN_TEST;
 }
 
+int proto_ev_rma_kind(unsigned type)
+{
+	if (type == PROTO_EV_MPI_WIN_TEST)
+		return PROTO_RMA_KINDS - 1;
+	return proto_ev_rma(type) ? (int)(type - PROTO_EV_MPI_WIN_CREATE) : -1;
+}
+
+unsigned proto_ev_rma_type(int kind)
+{
+	if (kind < 0 || kind >= PROTO_RMA_KINDS)
+		return PROTO_EV__INVALID;
+	return kind == PROTO_RMA_KINDS - 1 ? PROTO_EV_MPI_WIN_TEST :
+	       PROTO_EV_MPI_WIN_CREATE + (unsigned)kind;
+}
+
 /* The later collectives are one run of events.def: two blocking ones,
  * the nonblocking ones (in the order of their blocking types from
  * MPI_Barrier, then the two above), five neighbourhood ones, their

@@ -175,6 +175,16 @@ SN_HIDDEN void mw_coll_reduce_scatter(struct mw_call *c, const int *rcounts,
 SN_HIDDEN int64_t mw_probe_arrived(int source, int tag, MPI_Comm comm,
 				   int64_t *ns);
 
+/* The event of a sendrecv (the receive half's actual source, tag and
+ * bytes from st when rc succeeded, else source, rtag and rmax): peer, tag,
+ * comm, bytes, src, rbytes + ARRAY of 3: receive tag, arrived, probe_ns
+ * (the six arguments are taken). */
+SN_HIDDEN void mw_sendrecv_args(struct mw_call *c, int rc, int64_t sbytes,
+				int dest, int stag, int source, int rtag,
+				int64_t rmax, MPI_Comm comm,
+				const MPI_Status *st, int64_t arrived,
+				int64_t probe);
+
 /* The degrees of comm's topology into *in, *out (the neighbours a
  * neighbourhood collective receives from, sends to), its kind (MPI_CART,
  * MPI_GRAPH, MPI_DIST_GRAPH) into *topo and whether it is weighted; -1

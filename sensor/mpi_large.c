@@ -75,6 +75,45 @@ static int do_Recv_c(struct mw_call *c, void *buf, MPI_Count count,
 	return rc;
 }
 
+/* The exchanges, as MPI_Sendrecv and MPI_Sendrecv_replace record them
+ * (the receive probed first). */
+static int do_Sendrecv_c(struct mw_call *c, const void *sbuf, MPI_Count scount,
+			 MPI_Datatype stype, int dest, int stag, void *rbuf,
+			 MPI_Count rcount, MPI_Datatype rtype, int source,
+			 int rtag, MPI_Comm comm, MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	int64_t arrived = 0, probe = 0;
+	int rc;
+
+	if (c->on)
+		arrived = mw_probe_arrived(source, rtag, comm, &probe);
+	rc = next_Sendrecv_c(sbuf, scount, stype, dest, stag, rbuf, rcount,
+			     rtype, source, rtag, comm, st);
+	mw_sendrecv_args(c, rc, mw_type_bytes(stype, scount), dest, stag,
+			 source, rtag, mw_type_bytes(rtype, rcount), comm, st,
+			 arrived, probe);
+	return rc;
+}
+
+static int do_Sendrecv_replace_c(struct mw_call *c, void *buf,
+				 MPI_Count count, MPI_Datatype type, int dest,
+				 int stag, int source, int rtag, MPI_Comm comm,
+				 MPI_Status *status)
+{
+	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	int64_t arrived = 0, probe = 0, bytes = mw_type_bytes(type, count);
+	int rc;
+
+	if (c->on)
+		arrived = mw_probe_arrived(source, rtag, comm, &probe);
+	rc = next_Sendrecv_replace_c(buf, count, type, dest, stag, source,
+				     rtag, comm, st);
+	mw_sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm,
+			 st, arrived, probe);
+	return rc;
+}
+
 /* A nonblocking send or receive: peer, tag, comm, bytes, request id. */
 #define LARGE_REQ(name, BUF, KIND) \
 static int do_##name(struct mw_call *c, BUF *buf, MPI_Count count, \

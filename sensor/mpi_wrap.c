@@ -1477,14 +1477,10 @@ static int do_Imrecv(struct mw_call *c, void *buf, int count,
 
 /* ---- exchanges --------------------------------------------------------- */
 
-/* The event of a sendrecv (the receive half's actual source, tag and
- * bytes from st when rc succeeded): peer, tag, comm, bytes, src, rbytes +
- * ARRAY of 3: receive tag, arrived, probe_ns (the six arguments are
- * taken). */
-static void sendrecv_args(struct mw_call *c, int rc, int64_t sbytes, int dest,
-			  int stag, int source, int rtag, int64_t rmax,
-			  MPI_Comm comm, const MPI_Status *st,
-			  int64_t arrived, int64_t probe)
+void mw_sendrecv_args(struct mw_call *c, int rc, int64_t sbytes, int dest,
+		      int stag, int source, int rtag, int64_t rmax,
+		      MPI_Comm comm, const MPI_Status *st, int64_t arrived,
+		      int64_t probe)
 {
 	int64_t *arr, peer, src, id;
 	size_t n = 3;
@@ -1517,7 +1513,7 @@ static int do_Sendrecv(struct mw_call *c, const void *sbuf, int scount,
 		arrived = mw_probe_arrived(source, rtag, comm, &probe);
 	rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
 			   rtype, source, rtag, comm, st);
-	sendrecv_args(c, rc, type_bytes(stype, scount), dest, stag, source,
+	mw_sendrecv_args(c, rc, type_bytes(stype, scount), dest, stag, source,
 		      rtag, type_bytes(rtype, rcount), comm, st, arrived, probe);
 	return rc;
 }
@@ -1535,7 +1531,7 @@ static int do_Sendrecv_replace(struct mw_call *c, void *buf, int count,
 		arrived = mw_probe_arrived(source, rtag, comm, &probe);
 	rc = next_Sendrecv_replace(buf, count, type, dest, stag, source, rtag,
 				   comm, st);
-	sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm, st,
+	mw_sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm, st,
 		      arrived, probe);
 	return rc;
 }

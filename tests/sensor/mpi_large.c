@@ -5,7 +5,8 @@
  *   mpi_large FILE EXPECT
  *
  * On an even number of ranks (the tests use 4), paired rank ^ 1: sends and
- * receives of every mode, blocking and not, the collectives, MPI-IO at
+ * receives of every mode, blocking and not, the exchanges (sendrecv and
+ * sendrecv_replace), the collectives, MPI-IO at
  * explicit offsets and through the individual pointer, Put and Get; and
  * counts past 2^31 (a send, a ready send, a Put to MPI_PROC_NULL, which
  * touch no buffer), whose bytes must be recorded in 64 bits. Each rank
@@ -130,6 +131,26 @@ static void nonblocking(int peer)
 	for (int i = 0; i < 4; i++)
 		want(same(in[i], peer * 1000 + 10 + i), "irecv_c");
 	MPI_Buffer_detach(&b, &n);
+}
+
+/* The exchanges with the pair's other rank: a sendrecv, then a
+ * sendrecv_replace with MPI_STATUS_IGNORE. */
+static void exchanges(int peer)
+{
+	MPI_Status st;
+
+	fill(buf, rank * 1000 + 20);
+	MPI_Sendrecv_c(buf, B, MPI_INT, peer, 20, got, B, MPI_INT, peer, 20,
+		       MPI_COMM_WORLD, &st);
+	want(st.MPI_SOURCE == peer && same(got, peer * 1000 + 20), "sendrecv_c");
+	fprintf(ex, "MPI_Sendrecv peer=%d tag=20 comm=0 bytes=%d src=%d rbytes=%d\n",
+		peer, BY, peer, BY);
+	fill(got, rank * 1000 + 21);
+	MPI_Sendrecv_replace_c(got, B, MPI_INT, peer, 21, peer, 21, MPI_COMM_WORLD,
+			       MPI_STATUS_IGNORE);
+	want(same(got, peer * 1000 + 21), "sendrecv_replace_c");
+	fprintf(ex, "MPI_Sendrecv_replace peer=%d tag=21 comm=0 bytes=%d src=%d "
+		"rbytes=%d\n", peer, BY, peer, BY);
 }
 
 static void collectives(void)
@@ -268,6 +289,7 @@ int main(int argc, char **argv)
 	blocking(peer);
 	MPI_Barrier(MPI_COMM_WORLD);
 	nonblocking(peer);
+	exchanges(peer);
 	collectives();
 	file_io();
 	one_sided(peer);

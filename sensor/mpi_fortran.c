@@ -515,82 +515,68 @@ static void w_types_free(struct w_types *w)
 		free(w->r);
 }
 
-/* A nonblocking collective's request, when it started. */
-static void set_req(MPI_Fint *req, MPI_Request r, int rc, MPI_Fint *ierr)
+/* Start one of the four w calls with the converted types w, by nbr (the
+ * neighbourhood form, whose displacements are MPI_Aint) and r (NULL: the
+ * blocking form). */
+static int w_start(int nbr, MPI_Request *r, const struct w_types *w,
+		   void *sbuf, MPI_Fint *scounts, const void *sdispls,
+		   void *rbuf, MPI_Fint *rcounts, const void *rdispls,
+		   MPI_Comm c)
 {
+	sbuf = mf_buf(sbuf);
+	rbuf = mf_buf(rbuf);
+	if (nbr && r)
+		return MPI_Ineighbor_alltoallw(sbuf, scounts, sdispls, w->s, rbuf,
+					       rcounts, rdispls, w->r, c, r);
+	if (nbr)
+		return MPI_Neighbor_alltoallw(sbuf, scounts, sdispls, w->s, rbuf,
+					      rcounts, rdispls, w->r, c);
+	if (r)
+		return MPI_Ialltoallw(sbuf, scounts, sdispls, w->s, rbuf,
+				      rcounts, rdispls, w->r, c, r);
+	return MPI_Alltoallw(sbuf, scounts, sdispls, w->s, rbuf, rcounts,
+			     rdispls, w->r, c);
+}
+
+/* A w binding: its types converted, the call, the Fortran request (req,
+ * NULL for a blocking form) set when it worked. */
+static void w_call(int nbr, MPI_Fint *req, void *sbuf, MPI_Fint *scounts,
+		   const void *sdispls, MPI_Fint *stypes, void *rbuf,
+		   MPI_Fint *rcounts, const void *rdispls, MPI_Fint *rtypes,
+		   MPI_Fint *comm, MPI_Fint *ierr)
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	MPI_Request r = MPI_REQUEST_NULL;
+	struct w_types w;
+	int rc = w_types_in(&w, c, nbr, mf_buf(sbuf), stypes, rtypes);
+
 	if (rc == MPI_SUCCESS)
+		rc = w_start(nbr, req ? &r : NULL, &w, sbuf, scounts, sdispls,
+			     rbuf, rcounts, rdispls, c);
+	w_types_free(&w);
+	if (req && rc == MPI_SUCCESS)
 		*req = PMPI_Request_c2f(r);
 	mf_ierr(ierr, rc);
 }
 
-F_BIND(mpi_alltoallw, MPI_ALLTOALLW, alltoallw,
-       (void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
-	void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
-	MPI_Fint *comm, MPI_Fint *ierr))
-{
-	MPI_Comm c = PMPI_Comm_f2c(*comm);
-	void *sb = mf_buf(sbuf);
-	struct w_types w;
-	int rc = w_types_in(&w, c, 0, sb, stypes, rtypes);
-
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Alltoallw(sb, scounts, sdispls, w.s, mf_buf(rbuf),
-				   rcounts, rdispls, w.r, c);
-	w_types_free(&w);
-	mf_ierr(ierr, rc);
+/* W_BIND(lc, UC, short, nbr, DISP[, req]): the binding of a w call whose
+ * displacements are DISP (INTEGER, or INTEGER(MPI_ADDRESS_KIND) for the
+ * neighbourhood forms), with a request argument when req is given (the
+ * compound literal's first element: req, else NULL). */
+#define W_BIND(lc, UC, short, nbr, DISP, ...) \
+F_BIND(lc, UC, short, \
+       (void *sbuf, MPI_Fint *scounts, DISP *sdispls, MPI_Fint *stypes, \
+	void *rbuf, MPI_Fint *rcounts, DISP *rdispls, MPI_Fint *rtypes, \
+	MPI_Fint *comm, __VA_OPT__(MPI_Fint *__VA_ARGS__,) MPI_Fint *ierr)) \
+{ \
+	w_call(nbr, (MPI_Fint *[]){__VA_OPT__(__VA_ARGS__,) NULL}[0], sbuf, \
+	       scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, \
+	       ierr); \
 }
-
-F_BIND(mpi_ialltoallw, MPI_IALLTOALLW, ialltoallw,
-       (void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
-	void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
-	MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr))
-{
-	MPI_Comm c = PMPI_Comm_f2c(*comm);
-	MPI_Request r = MPI_REQUEST_NULL;
-	void *sb = mf_buf(sbuf);
-	struct w_types w;
-	int rc = w_types_in(&w, c, 0, sb, stypes, rtypes);
-
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Ialltoallw(sb, scounts, sdispls, w.s, mf_buf(rbuf),
-				    rcounts, rdispls, w.r, c, &r);
-	w_types_free(&w);
-	set_req(req, r, rc, ierr);
-}
-
-/* the neighbourhood forms: displacements are INTEGER(MPI_ADDRESS_KIND) */
-F_BIND(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, neighbor_alltoallw,
-       (void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls, MPI_Fint *stypes,
-	void *rbuf, MPI_Fint *rcounts, MPI_Aint *rdispls, MPI_Fint *rtypes,
-	MPI_Fint *comm, MPI_Fint *ierr))
-{
-	MPI_Comm c = PMPI_Comm_f2c(*comm);
-	struct w_types w;
-	int rc = w_types_in(&w, c, 1, sbuf, stypes, rtypes);
-
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Neighbor_alltoallw(mf_buf(sbuf), scounts, sdispls,
-					    w.s, mf_buf(rbuf), rcounts,
-					    rdispls, w.r, c);
-	w_types_free(&w);
-	mf_ierr(ierr, rc);
-}
-
-F_BIND(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, ineighbor_alltoallw,
-       (void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls, MPI_Fint *stypes,
-	void *rbuf, MPI_Fint *rcounts, MPI_Aint *rdispls, MPI_Fint *rtypes,
-	MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr))
-{
-	MPI_Comm c = PMPI_Comm_f2c(*comm);
-	MPI_Request r = MPI_REQUEST_NULL;
-	struct w_types w;
-	int rc = w_types_in(&w, c, 1, sbuf, stypes, rtypes);
-
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Ineighbor_alltoallw(mf_buf(sbuf), scounts, sdispls,
-					     w.s, mf_buf(rbuf), rcounts,
-					     rdispls, w.r, c, &r);
-	w_types_free(&w);
-	set_req(req, r, rc, ierr);
-}
+W_BIND(mpi_alltoallw, MPI_ALLTOALLW, alltoallw, 0, MPI_Fint)
+W_BIND(mpi_ialltoallw, MPI_IALLTOALLW, ialltoallw, 0, MPI_Fint, req)
+W_BIND(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, neighbor_alltoallw, 1,
+       MPI_Aint)
+W_BIND(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, ineighbor_alltoallw,
+       1, MPI_Aint, req)
 #endif

@@ -185,6 +185,27 @@ SN_HIDDEN void mw_sendrecv_args(struct mw_call *c, int rc, int64_t sbytes,
 				const MPI_Status *st, int64_t arrived,
 				int64_t probe);
 
+/* The body of a sendrecv wrapper (int and MPI_Count forms): the receive
+ * (source, rtag, comm) probed first when recording, then CALL, which
+ * writes the status st (the caller's, or one of ours when it passed
+ * MPI_STATUS_IGNORE), then mw_sendrecv_args; its value is CALL's. */
+#define MW_SENDRECV(c, status, CALL, sbytes, dest, stag, source, rtag, \
+		    rmax, comm) \
+	({ \
+		MPI_Status mw_mine_, *st = (status) == MPI_STATUS_IGNORE ? \
+			&mw_mine_ : (status); \
+		int64_t mw_arrived_ = 0, mw_probe_ = 0; \
+		int mw_rc_; \
+\
+		if ((c)->on) \
+			mw_arrived_ = mw_probe_arrived(source, rtag, comm, \
+						       &mw_probe_); \
+		mw_rc_ = (CALL); \
+		mw_sendrecv_args(c, mw_rc_, sbytes, dest, stag, source, rtag, \
+				 rmax, comm, st, mw_arrived_, mw_probe_); \
+		mw_rc_; \
+	})
+
 /* The degrees of comm's topology into *in, *out (the neighbours a
  * neighbourhood collective receives from, sends to), its kind (MPI_CART,
  * MPI_GRAPH, MPI_DIST_GRAPH) into *topo and whether it is weighted; -1

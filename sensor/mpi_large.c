@@ -82,18 +82,10 @@ static int do_Sendrecv_c(struct mw_call *c, const void *sbuf, MPI_Count scount,
 			 MPI_Count rcount, MPI_Datatype rtype, int source,
 			 int rtag, MPI_Comm comm, MPI_Status *status)
 {
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, probe = 0;
-	int rc;
-
-	if (c->on)
-		arrived = mw_probe_arrived(source, rtag, comm, &probe);
-	rc = next_Sendrecv_c(sbuf, scount, stype, dest, stag, rbuf, rcount,
-			     rtype, source, rtag, comm, st);
-	mw_sendrecv_args(c, rc, mw_type_bytes(stype, scount), dest, stag,
-			 source, rtag, mw_type_bytes(rtype, rcount), comm, st,
-			 arrived, probe);
-	return rc;
+	return MW_SENDRECV(c, status, next_Sendrecv_c(sbuf, scount, stype,
+			   dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+			   st), mw_type_bytes(stype, scount), dest, stag, source,
+			   rtag, mw_type_bytes(rtype, rcount), comm);
 }
 
 static int do_Sendrecv_replace_c(struct mw_call *c, void *buf,
@@ -101,17 +93,11 @@ static int do_Sendrecv_replace_c(struct mw_call *c, void *buf,
 				 int stag, int source, int rtag, MPI_Comm comm,
 				 MPI_Status *status)
 {
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, probe = 0, bytes = mw_type_bytes(type, count);
-	int rc;
+	int64_t bytes = mw_type_bytes(type, count);
 
-	if (c->on)
-		arrived = mw_probe_arrived(source, rtag, comm, &probe);
-	rc = next_Sendrecv_replace_c(buf, count, type, dest, stag, source,
-				     rtag, comm, st);
-	mw_sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm,
-			 st, arrived, probe);
-	return rc;
+	return MW_SENDRECV(c, status, next_Sendrecv_replace_c(buf, count, type,
+			   dest, stag, source, rtag, comm, st), bytes, dest,
+			   stag, source, rtag, bytes, comm);
 }
 
 /* A nonblocking send or receive: peer, tag, comm, bytes, request id. */

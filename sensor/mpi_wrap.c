@@ -1505,17 +1505,10 @@ static int do_Sendrecv(struct mw_call *c, const void *sbuf, int scount,
 		       int rcount, MPI_Datatype rtype, int source, int rtag,
 		       MPI_Comm comm, MPI_Status *status)
 {
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, probe = 0;
-	int rc;
-
-	if (c->on)
-		arrived = mw_probe_arrived(source, rtag, comm, &probe);
-	rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
-			   rtype, source, rtag, comm, st);
-	mw_sendrecv_args(c, rc, type_bytes(stype, scount), dest, stag, source,
-		      rtag, type_bytes(rtype, rcount), comm, st, arrived, probe);
-	return rc;
+	return MW_SENDRECV(c, status, next_Sendrecv(sbuf, scount, stype, dest,
+			   stag, rbuf, rcount, rtype, source, rtag, comm, st),
+			   type_bytes(stype, scount), dest, stag, source, rtag,
+			   type_bytes(rtype, rcount), comm);
 }
 
 static int do_Sendrecv_replace(struct mw_call *c, void *buf, int count,
@@ -1523,17 +1516,11 @@ static int do_Sendrecv_replace(struct mw_call *c, void *buf, int count,
 			       int source, int rtag, MPI_Comm comm,
 			       MPI_Status *status)
 {
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, probe = 0, bytes = type_bytes(type, count);
-	int rc;
+	int64_t bytes = type_bytes(type, count);
 
-	if (c->on)
-		arrived = mw_probe_arrived(source, rtag, comm, &probe);
-	rc = next_Sendrecv_replace(buf, count, type, dest, stag, source, rtag,
-				   comm, st);
-	mw_sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm, st,
-		      arrived, probe);
-	return rc;
+	return MW_SENDRECV(c, status, next_Sendrecv_replace(buf, count, type,
+			   dest, stag, source, rtag, comm, st), bytes, dest,
+			   stag, source, rtag, bytes, comm);
 }
 
 /* ---- completions ------------------------------------------------------- */

@@ -19,8 +19,14 @@
  * returned. The MPI-4 large-count forms (_c, when mpi.h says MPI_VERSION
  * >= 4) record the events of their int forms.
  *
- * The file table maps a handle to its id, path, and the offset and size of
- * the split collective begun on it (the standard allows one at a time per
+ * On a file opened MPI_MODE_SEQUENTIAL no position or byte offset is asked
+ * (the offsets are -1): ROMIO rejects those queries there (even
+ * seek_shared and get_position_shared, which the standard allows) and an
+ * error of ours would reach the file's error handler, fatal under
+ * MPI_ERRORS_ARE_FATAL, a spurious call of a program's own handler.
+ *
+ * The file table maps a handle to its id, path, whether it is sequential,
+ * and the offset and size of the split collective begun on it (the standard allows one at a time per
  * handle), behind its lock (struct mw_ids: never held with another lock).
  */
 #define _GNU_SOURCE
@@ -51,6 +57,7 @@ struct file_rec {
 	int64_t id;
 	char *path;		/* as opened, NUL-terminated; NULL: unknown */
 	size_t len;
+	int seq;		/* opened MPI_MODE_SEQUENTIAL */
 	int64_t split_off;	/* the split collective begun: offset, bytes */
 	int64_t split_bytes;
 };
@@ -72,7 +79,7 @@ static struct mw_ids files = MW_IDS_INIT(struct file_rec, 16, FILE_TAB_MAX,
 
 /* Register the file just opened under a fresh id (returned, 0 when the
  * table is full or out of memory). */
-static int64_t file_added(MPI_File f, const char *path)
+static int64_t file_added(MPI_File f, const char *path, int amode)
 {
 	struct file_rec *r = mw_ids_add(&files, MW_KEY(f));
 	int64_t id = 0;
@@ -81,6 +88,7 @@ static int64_t file_added(MPI_File f, const char *path)
 		id = r->id;
 		r->path = path ? strndup(path, PROTO_STRING_MAX) : NULL;
 		r->len = r->path ? strlen(r->path) : 0;
+		r->seq = (amode & MPI_MODE_SEQUENTIAL) != 0;
 		r->split_off = -1;
 		r->split_bytes = 0;
 	}
@@ -100,6 +108,21 @@ static struct file_info file_info(MPI_File f)
 	}
 	mw_ids_unlock(&files);
 	return fi;
+}
+
+/* 1 when the position and byte offset queries may be made on f while
+ * recording: not on a sequential file (above). */
+static int file_queryable(const struct mw_call *c, MPI_File f)
+{
+	struct file_rec *r;
+	int seq;
+
+	if (!c->on || f == MPI_FILE_NULL)
+		return 0;
+	r = mw_ids_get(&files, MW_KEY(f));
+	seq = r && r->seq;
+	mw_ids_unlock(&files);
+	return !seq;
 }
 
 /* Remember (set) or take back (!set) the split collective of f. */
@@ -148,7 +171,7 @@ static int64_t io_offset(const struct mw_call *c, MPI_File fh, int how,
 {
 	MPI_Offset pos = off, byte = 0;
 
-	if (!c->on || how == OFF_SHARED || fh == MPI_FILE_NULL)
+	if (how == OFF_SHARED || !file_queryable(c, fh))
 		return -1;
 	if (how == OFF_IND && PMPI_File_get_position(fh, &pos) != MPI_SUCCESS)
 		return -1;
@@ -214,7 +237,7 @@ static int do_File_open(struct mw_call *c, MPI_Comm comm, const char *filename,
 	int64_t id = 0;
 
 	if (rc == MPI_SUCCESS && fh)
-		id = file_added(*fh, filename);
+		id = file_added(*fh, filename, amode);
 	if (c->on)
 		proto_args_set(c->arg, id,
 			       path_id(c, filename, filename ?
@@ -305,7 +328,7 @@ static int64_t pointer_pos(const struct mw_call *c, MPI_File fh, int shared)
 	MPI_Offset pos = 0, byte = 0;
 	int rc;
 
-	if (!c->on || fh == MPI_FILE_NULL)
+	if (!file_queryable(c, fh))
 		return -1;
 	rc = shared ? PMPI_File_get_position_shared(fh, &pos) :
 		PMPI_File_get_position(fh, &pos);
@@ -341,7 +364,7 @@ static void got_offset(struct mw_call *c, int rc, MPI_File fh,
 {
 	MPI_Offset byte = -1;
 
-	if (c->on && rc == MPI_SUCCESS && off &&
+	if (rc == MPI_SUCCESS && off && file_queryable(c, fh) &&
 	    PMPI_File_get_byte_offset(fh, *off, &byte) != MPI_SUCCESS)
 		byte = -1;
 	file_args(c, fh, rc == MPI_SUCCESS && off ? *off : -1, byte, 0, 0);

@@ -583,9 +583,16 @@ void sn_array(const int64_t *v, size_t n)
 	publish(t);
 }
 
-/* See sensor.h. */
+/* See sensor.h. Not from the sender thread on a descriptor table of its
+ * own (rt_send.c): its numbers are not the program's, and the close and
+ * fclose wrappers forget a number's path even unrecorded (its
+ * calibration's fclose of /dev/null would erase the program's path of
+ * that number). The sender runs guarded: the test costs others one
+ * thread-local load. */
 void sn_fd_set(int fd, int64_t path_id)
 {
+	if (SN_UNLIKELY(sn_tls.guard) && sn_sender_own_table())
+		return;
 	if (fd >= 0 && fd < SN_FD_MAX)
 		atomic_store_explicit(&fdpath[fd], path_id,
 				      memory_order_relaxed);

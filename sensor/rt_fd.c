@@ -19,9 +19,10 @@
  * An eviction publishes the new number, then waits until each phase in
  * turn has no user (flipping new users to the other one): after that
  * nobody can still hold the old number, so the program may reuse it. The owner's own close
- * (sn_own_take) marks the slot "closing" first, so an eviction racing
- * with it waits instead of letting the program's new descriptor be closed
- * by the runtime. Everything here is atomics and raw system calls:
+ * (sn_own_take) marks the slot "closing" first, and sn_own_adopt marks the
+ * low number it leaves "dropping", so an eviction racing with either waits
+ * instead of letting the program's new descriptor be closed by the
+ * runtime. Everything here is atomics and raw system calls:
  * async-signal-safe, no lock, usable in a forked child.
  */
 #include "config.h"
@@ -49,6 +50,8 @@ struct own_slot {
 	/* >= 0 the descriptor; -1 none; <= CLOSING(fd) being closed by the
 	 * runtime (sn_own_take) */
 	_Atomic int fd;
+	/* the low number sn_own_adopt is closing after its move, or -1 */
+	_Atomic int dropping;
 	_Atomic unsigned phase;
 	_Atomic int users[2];
 };
@@ -56,7 +59,7 @@ struct own_slot {
 #define CLOSING(fd) (-3 - (fd))
 
 static struct own_slot slots[SN_OWN_N] = {
-	[0 ... SN_OWN_N - 1] = {.fd = -1},
+	[0 ... SN_OWN_N - 1] = {.fd = -1, .dropping = -1},
 };
 static _Atomic int own_base = -1;
 
@@ -149,7 +152,11 @@ int sn_own_high(int fd)
  * instruction after its creation a program's close, dup2 or close_range
  * over that number evicts it as any slot's, where a move before the
  * publication left a window in which the program closed the runtime's
- * descriptor (or a new file of its own under the runtime's number). */
+ * descriptor (or a new file of its own under the runtime's number). The
+ * low number is marked dropping before the slot moves off it, so that a
+ * program's close over it waits until the runtime has closed it: else
+ * both close it, and the second close may hit a file another thread of
+ * the program opened at that number in between. */
 int sn_own_adopt(int slot, int fd)
 {
 	struct own_slot *s = &slots[slot];
@@ -160,13 +167,16 @@ int sn_own_adopt(int slot, int fd)
 	atomic_store(&s->fd, fd);
 	if (fd >= base() || (hi = dup_at(fd, base())) < 0)
 		return fd;
+	atomic_store(&s->dropping, fd);
 	if (atomic_compare_exchange_strong(&s->fd, &fd, hi)) {
 		quiesce(s);
 		raw_close(fd);
+		atomic_store(&s->dropping, -1);
 		return hi;
 	}
 	/* evicted meanwhile: the program's call closes the low number, the
 	 * eviction's copy (or none) is the slot's */
+	atomic_store(&s->dropping, -1);
 	raw_close(hi);
 	return sn_own_peek(slot);
 }
@@ -229,12 +239,24 @@ static int dest(int fd, long lo, long hi)
 	return nfd;
 }
 
-/* Evict one slot whose descriptor lies in [lo, hi]. */
+/* 1 when n lies in [lo, hi]. */
+static int within(int n, long lo, long hi)
+{
+	return n >= 0 && n >= lo && n <= hi;
+}
+
+/* Evict one slot whose descriptor lies in [lo, hi]. The slot's number is
+ * read before its dropping mark: sn_own_adopt sets the mark before it
+ * moves the slot, so a move this loop sees comes with its mark. */
 static void evict_slot(struct own_slot *s, long lo, long hi)
 {
 	for (;;) {
 		int fd = atomic_load(&s->fd), nfd;
 
+		if (within(atomic_load(&s->dropping), lo, hi)) {
+			pause_us(20);	/* sn_own_adopt closes it */
+			continue;
+		}
 		if (fd <= CLOSING(0)) {	/* the runtime is closing it */
 			if (CLOSING(fd) < lo || CLOSING(fd) > hi)
 				return;
@@ -262,7 +284,8 @@ void sn_own_evict(long lo, long hi)
 
 		if (fd <= CLOSING(0))
 			fd = CLOSING(fd);
-		if (fd >= lo && fd <= hi)
+		if (within(fd, lo, hi) ||
+		    within(atomic_load(&slots[i].dropping), lo, hi))
 			any = 1;
 	}
 	/* a vfork child shares our memory but not our descriptor table:
@@ -283,6 +306,9 @@ void sn_own_atfork_child(void)
 			fd = CLOSING(fd);
 		raw_close(fd);
 		atomic_store(&slots[i].fd, -1);
+		/* the forking thread was not adopting (the sender does):
+		 * a mark left is another thread's, gone in the child */
+		atomic_store(&slots[i].dropping, -1);
 		atomic_store(&slots[i].users[0], 0);
 		atomic_store(&slots[i].users[1], 0);
 	}

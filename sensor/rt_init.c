@@ -592,8 +592,7 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 	/* held for milliseconds beside the program: moved high */
 	fd = sn_own_high(open("/dev/null", O_WRONLY | O_CLOEXEC));
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		if (fd >= 0)
-			close(fd);
+		sn_raw_close(fd);	/* may be the sender's own table's */
 		return -1;
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 16);

@@ -261,18 +261,29 @@ static void close_all_but(int keep)
  * another there). The loop then looks at the rings' kick flags every ms. */
 static int kick_lost(void)
 {
-	return priv && sn_own_peek(SN_OWN_EVENT) < 0;
+	return priv && (priv_fd[SN_OWN_EVENT] < 0 ||
+			sn_own_peek(SN_OWN_EVENT) < 0);
 }
 
 /* On the sender thread, first thing: a descriptor table of its own with
- * only the eventfd in it (above). */
+ * only the eventfd in it (above). The eventfd's number is held as a user
+ * of its slot across the unshare: a program's close, close_range or dup2
+ * over it (a forked child closing everything right after fork, while
+ * this thread starts) evicts the slot and waits for us first, so the copy
+ * of the table holds the eventfd at that number, not nothing (the loop
+ * would poll a closed number) nor a file the program opened there (the
+ * loop would read the program's bytes). */
 static void go_private(void)
 {
-	int ev = sn_own_peek(SN_OWN_EVENT);
+	unsigned ph;
+	int ev = sn_own_get(SN_OWN_EVENT, &ph), r, err;
 
-	if (ev < 0 || unshare(CLONE_FILES) != 0) {
+	r = ev < 0 ? -1 : unshare(CLONE_FILES);
+	err = errno;
+	sn_own_put(SN_OWN_EVENT, ph);
+	if (r != 0) {
 		SN_INFO("descriptor table shared with the program (%s)",
-			ev < 0 ? "no eventfd" : strerror(errno));
+			ev < 0 ? "no eventfd" : strerror(err));
 		return;
 	}
 	close_all_but(ev);
@@ -1082,12 +1093,13 @@ static void new_stream(void)
 
 /* The eventfd's number, made again when the program closed it and no
  * number was left to move it to (-1 when that fails: the loop then wakes
- * on its period only). */
+ * on its period only). Not on a table of our own: no program thread could
+ * kick a new one there (kick_lost). */
 static int own_event_fd(void)
 {
 	int fd = own_peek(SN_OWN_EVENT);
 
-	if (fd < 0)
+	if (fd < 0 && !priv)
 		fd = own_adopt(SN_OWN_EVENT,
 				  eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	return fd;
@@ -1129,6 +1141,12 @@ static void *sender_main(void *arg)
 		if (poll(p, S.sock >= 0 ? 2 : 1, wait_ms) == 0 && kick_lost() &&
 		    sn_threads_kicked()) {
 			kicked = full = 1;
+		} else if ((p[0].revents & POLLNVAL) && priv) {
+			/* our copy is gone (cannot be, see go_private): the
+			 * program's kicks no longer reach us, look at the
+			 * rings' flags every ms instead of polling a closed
+			 * number in a loop */
+			priv_fd[SN_OWN_EVENT] = -1;
 		} else if (p[0].revents & POLLIN) {
 			uint64_t v;
 			unsigned ph;

@@ -12,6 +12,7 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "proto/error.h"
 
 static const struct {
@@ -35,24 +36,30 @@ static const struct {
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
-static void help(FILE *out)
+static void list_formats(FILE *out)
 {
-	fputs("usage: tapestry export -f FORMAT [-o OUT] [--strict] DIR\n"
-	      "  -f, --format FORMAT  one of:\n", out);
 	for (size_t i = 0; i < NFORMATS; i++)
 		fprintf(out, "      %-17s %s\n%-24s(default output DIR/%s)\n",
 			formats[i].name, formats[i].summary, "", formats[i].def);
-	fputs("  -o, --output OUT     output path (default: inside DIR, named as above;\n"
-	      "                       csv: '-' = stdout)\n"
-	      "  --strict             refuse a damaged job directory (corrupt or\n"
-	      "                       missing batches, damaged segments, lost events);\n"
-	      "                       without it every format exports what is intact\n"
-	      "                       and says what was skipped\n"
-	      "  The output appears only when complete: a failed export leaves nothing.\n"
-	      "\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode\n"
-	      "  times in ns from the job start; empty fields where the event has no such value.\n",
-	      out);
 }
+
+static const struct mgr_opts_doc export_doc = {
+	.opt = {
+		{"format", 'f', MGR_OPT_SHORT, "FORMAT", "one of:", list_formats},
+		{"output", 'o', MGR_OPT_SHORT, "OUT",
+		 "output path (default: inside DIR, named as above;\n"
+		 "csv: '-' = stdout)"},
+		{"strict", 'S', 0, NULL, "refuse a damaged job directory (corrupt or\n"
+		 "missing batches, damaged segments, lost events);\n"
+		 "without it every format exports what is intact\n"
+		 "and says what was skipped"},
+	},
+	.col = 23,
+	.head = "usage: tapestry export -f FORMAT [-o OUT] [--strict] DIR\n",
+	.tail = "  The output appears only when complete: a failed export leaves nothing.\n"
+		"\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode\n"
+		"  times in ns from the job start; empty fields where the event has no such value.\n",
+};
 
 static int rm_one(const char *path, const struct stat *sb, int flag,
 		  struct FTW *ftw)
@@ -118,32 +125,24 @@ done:
 
 int mgr_cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"strict", no_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	const char *format = NULL, *output = NULL;
 	struct mgr_export_stats st;
 	size_t i;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&export_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
 		case 'S': mgr_export_strict = 1; break;
-		case 'h': help(stdout); return 0;
-		default: help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return mgr_opts_status(c);
 	if (!format || optind != argc - 1) {
 		mgr_err("export needs -f FORMAT and one job directory");
-		help(stderr);
-		return 2;
+		return mgr_opts_usage(&export_doc);
 	}
 	for (i = 0; i < NFORMATS; i++)
 		if (!strcmp(formats[i].name, format))

@@ -32,6 +32,7 @@
 
 #include "manager/export/live.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "proto/error.h"
 #include "proto/num.h"
 
@@ -624,43 +625,39 @@ out:
 	return status;
 }
 
-static void help(FILE *out)
-{
-	fputs("usage: tapestry live-ti [--np N] [--fifo] [--drain-timeout S] [-v]\n"
-	      "                        JOBDIR OUTDIR\n"
-	      "  Follows the job directory JOBDIR while it is written (by `tapestry\n"
-	      "  run`, `tapestry launch` or a root collector) and writes each MPI\n"
-	      "  rank's SimGrid time-independent actions (the simgrid-ti dialect of\n"
-	      "  `tapestry export`) to OUTDIR/rank_N.txt as the events arrive, with\n"
-	      "  OUTDIR/list for `smpirun -replay list` (run from inside OUTDIR).\n"
-	      "  Stops when every rank has ended, or on SIGTERM/SIGINT, flushing what\n"
-	      "  it holds. JOBDIR may not exist yet.\n"
-	      "  --np N               ranks: the list and files are made at once\n"
-	      "                       (default: when the first MPI_Init is seen)\n"
-	      "  --fifo               named pipes instead of growing files: what\n"
-	      "                       SimGrid's replay needs to run beside the job\n"
-	      "  --drain-timeout S    at the end, how long the pipes may take to be\n"
-	      "                       read (default 60)\n"
-	      "  -v, --verbose        progress on stderr every second\n"
-	      "  Exit status: 0, 1 on failure, 2 on a usage error.\n", out);
-}
+static const struct mgr_opts_doc live_doc = {
+	.opt = {
+		{"np", 'n', 0, "N", "ranks: the list and files are made at once\n"
+		 "(default: when the first MPI_Init is seen)"},
+		{"fifo", 'f', 0, NULL, "named pipes instead of growing files: what\n"
+		 "SimGrid's replay needs to run beside the job"},
+		{"drain-timeout", 'd', 0, "S",
+		 "at the end, how long the pipes may take to be\n"
+		 "read (default 60)"},
+		{"verbose", 'v', MGR_OPT_SHORT, NULL,
+		 "progress on stderr every second"},
+	},
+	.col = 23,
+	.head = "usage: tapestry live-ti [--np N] [--fifo] [--drain-timeout S] [-v]\n"
+		"                        JOBDIR OUTDIR\n"
+		"  Follows the job directory JOBDIR while it is written (by `tapestry\n"
+		"  run`, `tapestry launch` or a root collector) and writes each MPI\n"
+		"  rank's SimGrid time-independent actions (the simgrid-ti dialect of\n"
+		"  `tapestry export`) to OUTDIR/rank_N.txt as the events arrive, with\n"
+		"  OUTDIR/list for `smpirun -replay list` (run from inside OUTDIR).\n"
+		"  Stops when every rank has ended, or on SIGTERM/SIGINT, flushing what\n"
+		"  it holds. JOBDIR may not exist yet.\n",
+	.tail = "  Exit status: 0, 1 on failure, 2 on a usage error.\n",
+};
 
 int mgr_cmd_live_ti(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"np", required_argument, NULL, 'n'},
-		{"fifo", no_argument, NULL, 'f'},
-		{"drain-timeout", required_argument, NULL, 'd'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct mgr_live_opts o = {.drain_s = 60};
 	long v;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&live_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'n':
 		case 'd':
@@ -678,14 +675,12 @@ int mgr_cmd_live_ti(int argc, char **argv)
 			break;
 		case 'f': o.fifo = 1; break;
 		case 'v': o.verbose = 1; break;
-		case 'h': help(stdout); return 0;
-		default: help(stderr); return 2;
 		}
 	}
-	if (argc - optind != 2) {
-		help(stderr);
-		return 2;
-	}
+	if (c < 0)
+		return mgr_opts_status(c);
+	if (argc - optind != 2)
+		return mgr_opts_usage(&live_doc);
 	o.jobdir = argv[optind];
 	o.outdir = argv[optind + 1];
 	return mgr_live_run(&o);

@@ -22,29 +22,34 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "proto/error.h"
 
 #define LOG_TAIL 20		/* lines of smpirun's log shown on failure */
 #define LOG_LINE_MAX 4096
 
-static void help(FILE *out)
-{
-	fputs("usage: tapestry replay [-o OUTDIR] [--platform P] DIR\n"
-	      "  Exports DIR as simgrid-ti and simgrid-platform into OUTDIR\n"
-	      "  (default DIR/replay, replaced), replays it with SimGrid\n"
-	      "  (smpirun -replay) and prints the simulated time.\n"
-	      "  -o, --output OUTDIR  where the exports and smpirun.log go\n"
-	      "  -p, --platform P     replay on a platform made beforehand instead of\n"
-	      "                       DIR's own: P is a directory holding platform.xml\n"
-	      "                       and hostfile (e.g. `tapestry export -f\n"
-	      "                       simgrid-platform` of another run), or a platform\n"
-	      "                       file with a hostfile beside it; the hostfile\n"
-	      "                       names at least one host per rank of DIR\n"
-	      "  TAPESTRY_SMPIRUN     smpirun to use (default: the one configure found,\n"
-	      "                       else smpirun in PATH)\n"
-	      "  Exit status: 0, 1 (export or replay failed, SimGrid missing: said),\n"
-	      "  2 (usage).\n", out);
-}
+static const struct mgr_opts_doc replay_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "OUTDIR",
+		 "where the exports and smpirun.log go"},
+		{"platform", 'p', MGR_OPT_SHORT, "P",
+		 "replay on a platform made beforehand instead of\n"
+		 "DIR's own: P is a directory holding platform.xml\n"
+		 "and hostfile (e.g. `tapestry export -f\n"
+		 "simgrid-platform` of another run), or a platform\n"
+		 "file with a hostfile beside it; the hostfile\n"
+		 "names at least one host per rank of DIR"},
+	},
+	.col = 23,
+	.head = "usage: tapestry replay [-o OUTDIR] [--platform P] DIR\n"
+		"  Exports DIR as simgrid-ti and simgrid-platform into OUTDIR\n"
+		"  (default DIR/replay, replaced), replays it with SimGrid\n"
+		"  (smpirun -replay) and prints the simulated time.\n",
+	.tail = "  TAPESTRY_SMPIRUN     smpirun to use (default: the one configure found,\n"
+		"                       else smpirun in PATH)\n"
+		"  Exit status: 0, 1 (export or replay failed, SimGrid missing: said),\n"
+		"  2 (usage).\n",
+};
 
 /* smpirun to run, malloc'd, or NULL when SimGrid is not installed. */
 static char *find_smpirun(void)
@@ -365,12 +370,6 @@ static int run_smpirun(struct replay *R)
 
 int mgr_cmd_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"platform", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct replay R = {.bwfac = "0:1"};
 	const char *output = NULL, *user_pf = NULL;
 	struct mgr_export_stats st;
@@ -379,18 +378,17 @@ int mgr_cmd_replay(int argc, char **argv)
 	int c, rc = 1, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:p:h", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&replay_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'p': user_pf = optarg; break;
-		case 'h': help(stdout); return 0;
-		default: help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return mgr_opts_status(c);
 	if (optind != argc - 1) {
 		mgr_err("replay needs one job directory");
-		help(stderr);
-		return 2;
+		return mgr_opts_usage(&replay_doc);
 	}
 	R.dir = argv[optind];
 	if (stat(R.dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {

@@ -14,6 +14,7 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "manager/post/causality.h"
 #include "manager/post/comms.h"
 #include "manager/post/events.h"
@@ -126,23 +127,26 @@ static uint64_t undelivered(const struct proto_stream *s, uint64_t *gap_ns)
 			  (double)(s->t_last - s->t_first) + 0.5);
 }
 
-static void help(FILE *out)
-{
-	fputs("usage: tapestry report [--xml] [--strict] [--quick] DIR\n"
-	      "  Events per type and rank, streams (traced processes) with their\n"
-	      "  losses, and what was skipped as damaged.\n"
-	      "  --xml     machine-readable output\n"
-	      "  --quick   without the post-processing (clock fits, causality\n"
-	      "            repair, perturbation correction): the counts, streams\n"
-	      "            and losses in one read of the job\n"
-	      "  --strict  exit 1 when the job directory is damaged (corrupt or\n"
-	      "            missing batches, damaged segments, lost events, streams\n"
-	      "            cut short) or its index is, as `tapestry export --strict`\n"
-	      "            refuses it, or when a collector rejected connections\n"
-	      "  Exit status: 0, 1 (not a readable job directory; --strict and\n"
-	      "  damage), 2 (usage).\n",
-	      out);
-}
+static const struct mgr_opts_doc report_doc = {
+	.opt = {
+		{"xml", 'x', MGR_OPT_SHORT, NULL, "machine-readable output"},
+		{"quick", 'q', 0, NULL,
+		 "without the post-processing (clock fits, causality\n"
+		 "repair, perturbation correction): the counts, streams\n"
+		 "and losses in one read of the job"},
+		{"strict", 'S', 0, NULL,
+		 "exit 1 when the job directory is damaged (corrupt or\n"
+		 "missing batches, damaged segments, lost events, streams\n"
+		 "cut short) or its index is, as `tapestry export --strict`\n"
+		 "refuses it, or when a collector rejected connections"},
+	},
+	.col = 14,
+	.head = "usage: tapestry report [--xml] [--strict] [--quick] DIR\n"
+		"  Events per type and rank, streams (traced processes) with their\n"
+		"  losses, and what was skipped as damaged.\n",
+	.tail = "  Exit status: 0, 1 (not a readable job directory; --strict and\n"
+		"  damage), 2 (usage).\n",
+};
 
 /* The test of one communication model on the receives whose message came
  * late ([004] 6.3: mgr_perturb_model_check). */
@@ -1031,29 +1035,21 @@ int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *o
 
 int mgr_cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"xml", no_argument, NULL, 'x'},
-		{"strict", no_argument, NULL, 'S'},
-		{"quick", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	int c, flags = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "xh", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&report_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'x': flags |= MGR_REPORT_XML; break;
 		case 'q': flags |= MGR_REPORT_QUICK; break;
 		case 'S': mgr_export_strict = 1; break;
-		case 'h': help(stdout); return 0;
-		default: help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return mgr_opts_status(c);
 	if (optind != argc - 1) {
 		mgr_err("report needs one job directory");
-		help(stderr);
-		return 2;
+		return mgr_opts_usage(&report_doc);
 	}
 	return mgr_report_events(argv[optind], NULL, flags, stdout, NULL, NULL);
 }

@@ -31,6 +31,7 @@
 
 #include "manager/launch/ca.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "proto/error.h"
 #include "proto/num.h"
 
@@ -353,39 +354,37 @@ out:
 	return rc;
 }
 
-static void usage(FILE *out)
-{
-	fputs("usage: tapestry ca DIR [--hosts H1,H2,...] [--days N]\n"
-	      "Generate the credentials of one job in DIR (created, mode 0700):\n"
-	      "  ca.crt, ca.key       the job's certificate authority (P-256)\n"
-	      "  HOST.crt, HOST.key   one per --hosts name, for its collectors\n"
-	      "                       (TLS server and client; a name that is an\n"
-	      "                       IP address is put in the certificate as one)\n"
-	      "  manager.crt/.key     the manager's root receiver\n"
-	      "  secret               32 random bytes in hex: --secret-file of the\n"
-	      "                       collectors, TAPESTRY_SECRET_FILE of sensors\n"
-	      "Keys and the secret are mode 0600. An existing ca.key is never\n"
-	      "overwritten. --days: validity (default 30).\n"
-	      "Use: tapestry-collector --tls-cert DIR/HOST.crt --tls-key DIR/HOST.key\n"
-	      "     --tls-ca DIR/ca.crt --secret-file DIR/secret ...\n"
-	      "Exit status: 0, 1 (not made: said), 2 (usage).\n", out);
-}
+/* The options are described in the text, not one a line. */
+static const struct mgr_opts_doc ca_doc = {
+	.opt = {
+		{"hosts", 'H', 0, "H1,H2,...", NULL},
+		{"days", 'd', 0, "N", NULL},
+	},
+	.head = "usage: tapestry ca DIR [--hosts H1,H2,...] [--days N]\n"
+		"Generate the credentials of one job in DIR (created, mode 0700):\n"
+		"  ca.crt, ca.key       the job's certificate authority (P-256)\n"
+		"  HOST.crt, HOST.key   one per --hosts name, for its collectors\n"
+		"                       (TLS server and client; a name that is an\n"
+		"                       IP address is put in the certificate as one)\n"
+		"  manager.crt/.key     the manager's root receiver\n"
+		"  secret               32 random bytes in hex: --secret-file of the\n"
+		"                       collectors, TAPESTRY_SECRET_FILE of sensors\n"
+		"Keys and the secret are mode 0600. An existing ca.key is never\n"
+		"overwritten. --days: validity (default 30).\n"
+		"Use: tapestry-collector --tls-cert DIR/HOST.crt --tls-key DIR/HOST.key\n"
+		"     --tls-ca DIR/ca.crt --secret-file DIR/secret ...\n"
+		"Exit status: 0, 1 (not made: said), 2 (usage).\n",
+};
 
 int mgr_cmd_ca(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"hosts", required_argument, NULL, 'H'},
-		{"days", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	static const char *hosts[MGR_CA_HOSTS_MAX];
 	char *list = NULL, *save = NULL, *tok;
 	int nhosts = 0, days = 30, opt, rc;
 	long v;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = mgr_opts_next(&ca_doc, argc, argv)) > 0) {
 		switch (opt) {
 		case 'H':
 			free(list);
@@ -403,15 +402,11 @@ int mgr_cmd_ca(int argc, char **argv)
 			}
 			days = (int)v;
 			break;
-		case 'h':
-			usage(stdout);
-			free(list);
-			return 0;
-		default:
-			usage(stderr);
-			free(list);
-			return 2;
 		}
+	}
+	if (opt < 0) {
+		free(list);
+		return mgr_opts_status(opt);
 	}
 	if (optind != argc - 1) {
 		mgr_err("give one directory (tapestry ca --help)");

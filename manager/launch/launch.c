@@ -32,6 +32,7 @@
 #include "manager/launch/jobdesc.h"
 #include "manager/export/live.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
@@ -87,21 +88,24 @@ struct launch {
 
 /* ---- plan ----------------------------------------------------------------- */
 
-static void plan_help(FILE *out)
-{
-	fputs("usage: tapestry plan [-o DIR] [--check] APP.xml\n"
-	      "  Validates the job description APP.xml and writes what `tapestry\n"
-	      "  launch` would use, without starting anything: hostfile.openmpi,\n"
-	      "  machinefile.mpich, platform.xml, hostfile.simgrid,\n"
-	      "  deployment.xml (SimGrid) and collectors.plan (start order).\n"
-	      "  -o, --output DIR   where to write them (default: ./plan)\n"
-	      "  --check            also check that the executable and the secret\n"
-	      "                     file exist on this machine (hosts reached\n"
-	      "                     through ssh or another launcher are not checked)\n"
-	      "  Exit status: 0, 1 when the description is invalid (each problem\n"
-	      "  printed as APP.xml:LINE: message), 2 on a usage error.\n",
-	      out);
-}
+static const struct mgr_opts_doc plan_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "DIR",
+		 "where to write them (default: ./plan)"},
+		{"check", 'c', 0, NULL,
+		 "also check that the executable and the secret\n"
+		 "file exist on this machine (hosts reached\n"
+		 "through ssh or another launcher are not checked)"},
+	},
+	.col = 21,
+	.head = "usage: tapestry plan [-o DIR] [--check] APP.xml\n"
+		"  Validates the job description APP.xml and writes what `tapestry\n"
+		"  launch` would use, without starting anything: hostfile.openmpi,\n"
+		"  machinefile.mpich, platform.xml, hostfile.simgrid,\n"
+		"  deployment.xml (SimGrid) and collectors.plan (start order).\n",
+	.tail = "  Exit status: 0, 1 when the description is invalid (each problem\n"
+		"  printed as APP.xml:LINE: message), 2 on a usage error.\n",
+};
 
 static struct mgr_jobdesc *load(const char *path, int check)
 {
@@ -123,29 +127,20 @@ static int oversubscribed(struct launch *L, char *buf, size_t cap, int remote);
 
 int mgr_cmd_plan(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"check", no_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	const char *dir = "plan";
 	int c, check = 0;
 	struct mgr_jobdesc *jd;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': dir = optarg; break;
-		case 'c': check = 1; break;
-		case 'h': plan_help(stdout); return 0;
-		default: plan_help(stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		plan_help(stderr);
-		return 2;
-	}
+	while ((c = mgr_opts_next(&plan_doc, argc, argv)) > 0)
+		if (c == 'o')
+			dir = optarg;
+		else
+			check = 1;
+	if (c < 0)
+		return mgr_opts_status(c);
+	if (optind != argc - 1)
+		return mgr_opts_usage(&plan_doc);
 	if (!(jd = load(argv[optind], check))) {
 		mgr_err("%s is not a valid job description", argv[optind]);
 		return 1;
@@ -1151,46 +1146,53 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 	return remove(p);
 }
 
-static void launch_help(FILE *out)
-{
-	fputs("usage: tapestry launch [-o DIR] [--start-timeout S] [--keep-going]\n"
-	      "                       [--no-pingpong | --fresh-pingpong] [--times]\n"
-	      "                       [--live-ti DIR [--live-fifo]] APP.xml\n"
-	      "  Runs the job APP.xml describes: validates it (nothing starts when\n"
-	      "  it is invalid), starts the root receiver writing DIR, then every\n"
-	      "  collector of the tree (parents first) through its host's launcher,\n"
-	      "  waits until each is connected to its parent, runs the application\n"
-	      "  (mpirun or directly) with the sensors preloaded, drains the tree\n"
-	      "  (leaves first), writes the outputs APP.xml asks for and prints\n"
-	      "  the report. DIR/plan holds the generated files, DIR/logs the\n"
-	      "  collectors' messages.\n"
-	      "  -o, --output DIR       job directory to create (must not exist;\n"
-	      "                         default ./tapestry-job-PID)\n"
-	      "  --start-timeout S      seconds each collector has to start and\n"
-	      "                         connect (1 to 86400, default 20)\n"
-	      "  --keep-going           exit 0 even when the application fails\n"
-	      "  --live-ti DIR          while the job runs, write each rank's SimGrid\n"
-	      "                         actions into DIR (tapestry live-ti --help)\n"
-	      "  --live-fifo            ... as named pipes, for smpirun -replay\n"
-	      "  --no-pingpong          do not measure the network before an MPI\n"
-	      "                         application (by default an MPI ping-pong between\n"
-	      "                         two of its hosts gives the SimGrid platform its\n"
-	      "                         latency and bandwidth; logs/pingpong.log). A\n"
-	      "                         measure is kept for a day and used again by the\n"
-	      "                         next job with the same hosts, MPI and settings\n"
-	      "                         (docs/modules/manager-launch.md)\n"
-	      "  --fresh-pingpong       measure again even when a kept measure applies\n"
-	      "  --times                at the end, one line with the seconds each phase\n"
-	      "                         took (set-up, collectors up, ping-pong,\n"
-	      "                         application, drain, post-processing and\n"
-	      "                         exports, report)\n"
-	      "  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to the application's\n"
-	      "  process group; the tree is drained and the job directory written.\n"
-	      "  Exit status: the application's, 1 when launching or collection\n"
-	      "  failed (everything started is stopped), 2 on a usage error, 128+N\n"
-	      "  after signal N to tapestry.\n",
-	      out);
-}
+static const struct mgr_opts_doc launch_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "DIR",
+		 "job directory to create (must not exist;\n"
+		 "default ./tapestry-job-PID)"},
+		{"start-timeout", 't', 0, "S",
+		 "seconds each collector has to start and\n"
+		 "connect (1 to 86400, default 20)"},
+		{"keep-going", 'k', 0, NULL, "exit 0 even when the application fails"},
+		{"live-ti", 'L', 0, "DIR",
+		 "while the job runs, write each rank's SimGrid\n"
+		 "actions into DIR (tapestry live-ti --help)"},
+		{"live-fifo", 'F', 0, NULL, "... as named pipes, for smpirun -replay"},
+		{"no-pingpong", 'P', 0, NULL,
+		 "do not measure the network before an MPI\n"
+		 "application (by default an MPI ping-pong between\n"
+		 "two of its hosts gives the SimGrid platform its\n"
+		 "latency and bandwidth; logs/pingpong.log). A\n"
+		 "measure is kept for a day and used again by the\n"
+		 "next job with the same hosts, MPI and settings\n"
+		 "(docs/modules/manager-launch.md)"},
+		{"fresh-pingpong", 'R', 0, NULL,
+		 "measure again even when a kept measure applies"},
+		{"times", 'T', 0, NULL,
+		 "at the end, one line with the seconds each phase\n"
+		 "took (set-up, collectors up, ping-pong,\n"
+		 "application, drain, post-processing and\n"
+		 "exports, report)"},
+	},
+	.col = 25,
+	.head = "usage: tapestry launch [-o DIR] [--start-timeout S] [--keep-going]\n"
+		"                       [--no-pingpong | --fresh-pingpong] [--times]\n"
+		"                       [--live-ti DIR [--live-fifo]] APP.xml\n"
+		"  Runs the job APP.xml describes: validates it (nothing starts when\n"
+		"  it is invalid), starts the root receiver writing DIR, then every\n"
+		"  collector of the tree (parents first) through its host's launcher,\n"
+		"  waits until each is connected to its parent, runs the application\n"
+		"  (mpirun or directly) with the sensors preloaded, drains the tree\n"
+		"  (leaves first), writes the outputs APP.xml asks for and prints\n"
+		"  the report. DIR/plan holds the generated files, DIR/logs the\n"
+		"  collectors' messages.\n",
+	.tail = "  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to the application's\n"
+		"  process group; the tree is drained and the job directory written.\n"
+		"  Exit status: the application's, 1 when launching or collection\n"
+		"  failed (everything started is stopped), 2 on a usage error, 128+N\n"
+		"  after signal N to tapestry.\n",
+};
 
 static int cmp_depth(const void *a, const void *b, void *arg)
 {
@@ -1236,18 +1238,6 @@ struct launch_opts {
  * --help, 2 after a message). */
 static int launch_options(int argc, char **argv, struct launch_opts *o)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"start-timeout", required_argument, NULL, 't'},
-		{"keep-going", no_argument, NULL, 'k'},
-		{"live-ti", required_argument, NULL, 'L'},
-		{"live-fifo", no_argument, NULL, 'F'},
-		{"no-pingpong", no_argument, NULL, 'P'},
-		{"fresh-pingpong", no_argument, NULL, 'R'},
-		{"times", no_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct stat sb;
 	int c;
 	long v;
@@ -1256,7 +1246,7 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 	o->pingpong = 1;
 	o->live.drain_s = 60;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&launch_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'o': o->dir = optarg; break;
 		case 't':
@@ -1273,14 +1263,12 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		case 'P': o->pingpong = 0; break;
 		case 'R': o->pingpong = 2; break;
 		case 'T': o->times = 1; break;
-		case 'h': launch_help(stdout); return 0;
-		default: launch_help(stderr); return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		launch_help(stderr);
-		return 2;
-	}
+	if (c < 0)
+		return mgr_opts_status(c);
+	if (optind != argc - 1)
+		return mgr_opts_usage(&launch_doc);
 	o->desc = argv[optind];
 	if (!o->dir) {
 		snprintf(o->defdir, sizeof(o->defdir), "tapestry-job-%d", (int)getpid());

@@ -29,6 +29,7 @@
 #include "manager/launch/appsig.h"
 #include "manager/launch/ca.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "manager/launch/cores.h"
 #include "manager/launch/netcal.h"
 #include "manager/launch/summary.h"
@@ -40,42 +41,50 @@
 #define DRAIN_TIMEOUT_MS 60000
 #define APP_GRACE_MS 10000	/* after the signal passed on, before SIGKILL */
 
-static void help(FILE *out)
-{
-	fputs("usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
-	      "                    [--keep-going] [--no-pingpong | --fresh-pingpong]\n"
-	      "                    -- PROGRAM [ARGS...]\n"
-	      "  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
-	      "  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
-	      "  the job directory DIR (default: ./tapestry-job-PID).\n"
-	      "  -o, --output DIR      job directory to create (must not exist)\n"
-	      "  -v, --verbose         show the collectors' messages too (always kept in\n"
-	      "                        DIR/logs)\n"
-	      "  --sensors LIST        libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
-	      "                        is an MPI launcher (mpirun, mpiexec, srun...) or\n"
-	      "                        links an MPI library)\n"
-	      "  --mpi FLAVOUR         openmpi or mpich: which MPI sensor (default: told by\n"
-	      "                        PROGRAM's name and links, its libraries, a launcher's\n"
-	      "                        --version)\n"
-	      "  --secret-file F       job secret the sensors must prove (default: a new\n"
-	      "                        one, DIR/creds/secret, as launch makes)\n"
-	      "  --keep-going          do not fail when PROGRAM exits non-zero\n"
-	      "  --no-pingpong         when PROGRAM is an MPI launcher, do not measure the\n"
-	      "                        network first (by default: an MPI ping-pong of two\n"
-	      "                        processes with that launcher, for the SimGrid\n"
-	      "                        platform; DIR/logs/pingpong.log). A measure is\n"
-	      "                        kept for a day and used again with the same\n"
-	      "                        launcher, MPI and settings\n"
-	      "  --fresh-pingpong      measure again even when a kept measure applies\n"
-	      "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
-	      "  mode (one line says so).\n"
-	      "  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to PROGRAM's process\n"
-	      "  group; the collectors are drained and the job directory written.\n"
-	      "  Exit status: PROGRAM's (or 1 when tracing failed; 127 when PROGRAM\n"
-	      "  cannot be executed, and then no job directory is made; 128+N after\n"
-	      "  signal N to tapestry).\n",
-	      out);
-}
+static const struct mgr_opts_doc run_doc = {
+	.opt = {
+		{"output", 'o', MGR_OPT_SHORT, "DIR",
+		 "job directory to create (must not exist)"},
+		{"verbose", 'v', MGR_OPT_SHORT, NULL,
+		 "show the collectors' messages too (always kept in\n"
+		 "DIR/logs)"},
+		{"sensors", 's', 0, "LIST",
+		 "libc,mpi,mem (default libc,mem, and mpi when PROGRAM\n"
+		 "is an MPI launcher (mpirun, mpiexec, srun...) or\n"
+		 "links an MPI library)"},
+		{"mpi", 'm', 0, "FLAVOUR",
+		 "openmpi or mpich: which MPI sensor (default: told by\n"
+		 "PROGRAM's name and links, its libraries, a launcher's\n"
+		 "--version)"},
+		{"secret-file", 'S', 0, "F",
+		 "job secret the sensors must prove (default: a new\n"
+		 "one, DIR/creds/secret, as launch makes)"},
+		{"keep-going", 'k', 0, NULL, "do not fail when PROGRAM exits non-zero"},
+		{"no-pingpong", 'P', 0, NULL,
+		 "when PROGRAM is an MPI launcher, do not measure the\n"
+		 "network first (by default: an MPI ping-pong of two\n"
+		 "processes with that launcher, for the SimGrid\n"
+		 "platform; DIR/logs/pingpong.log). A measure is\n"
+		 "kept for a day and used again with the same\n"
+		 "launcher, MPI and settings"},
+		{"fresh-pingpong", 'R', 0, NULL,
+		 "measure again even when a kept measure applies"},
+	},
+	.in_order = 1, .col = 24,
+	.head = "usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
+		"                    [--keep-going] [--no-pingpong | --fresh-pingpong]\n"
+		"                    -- PROGRAM [ARGS...]\n"
+		"  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
+		"  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
+		"  the job directory DIR (default: ./tapestry-job-PID).\n",
+	.tail = "  More ranks (-np N) than this host's cores: the MPI runs in its yielding\n"
+		"  mode (one line says so).\n"
+		"  SIGTERM, SIGINT or SIGHUP to tapestry: passed on to PROGRAM's process\n"
+		"  group; the collectors are drained and the job directory written.\n"
+		"  Exit status: PROGRAM's (or 1 when tracing failed; 127 when PROGRAM\n"
+		"  cannot be executed, and then no job directory is made; 128+N after\n"
+		"  signal N to tapestry).\n",
+};
 
 /* The sensors and the MPI flavour for the program argv[0]: --sensors
  * when given (*sensors non-NULL), else libc,mem, plus mpi when the program
@@ -365,23 +374,11 @@ static int executable(const char *prog)
 /* Options into R; 0, or the exit status of a usage error or --help + 10. */
 static int parse(struct run *R, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"sensors", required_argument, NULL, 's'},
-		{"mpi", required_argument, NULL, 'm'},
-		{"secret-file", required_argument, NULL, 'S'},
-		{"keep-going", no_argument, NULL, 'k'},
-		{"no-pingpong", no_argument, NULL, 'P'},
-		{"fresh-pingpong", no_argument, NULL, 'R'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct stat sb;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:vh", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&run_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'o': R->dir = optarg; break;
 		case 's': R->sensors = optarg; break;
@@ -391,10 +388,10 @@ static int parse(struct run *R, int argc, char **argv)
 		case 'P': R->pingpong = 0; break;
 		case 'R': R->pingpong = 2; break;
 		case 'v': R->verbose = 1; break;
-		case 'h': help(stdout); return 10;
-		default: help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return c == MGR_OPTS_HELP ? 10 : 2;
 	if (optind >= argc) {
 		mgr_err("run needs a PROGRAM to trace (tapestry run -- PROGRAM ARGS)");
 		return 2;

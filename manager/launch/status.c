@@ -24,6 +24,7 @@
 
 #include "manager/launch/jobdesc.h"
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "manager/launch/spawn.h"
 #include "manager/launch/status.h"
 #include "proto/auth.h"
@@ -331,22 +332,25 @@ static void show(struct tree *t, int i, int depth)
 			show(t, k, depth + 1);
 }
 
-static void status_help(FILE *out)
-{
-	fputs("usage: tapestry status [--secret-file F] [--timeout S] [ADDR:PORT | DIR]\n"
-	      "  Shows the live collector tree below the collector at ADDR:PORT:\n"
-	      "  each collector with its children, streams, event and byte rates,\n"
-	      "  buffered and spilled bytes, drops. DIR, a running job's directory\n"
-	      "  (tapestry run or launch), gives its root receiver's address and\n"
-	      "  secret (DIR/logs/root-status); without an argument, the current\n"
-	      "  directory when it is one, else 127.0.0.1:7450.\n"
-	      "  Collectors below report every --stats-period (tapestry launch\n"
-	      "  starts them with 1 s), so a new one shows after that.\n"
-	      "  --secret-file F   the job's secret (when the collectors use one)\n"
-	      "  --timeout S       give up after S seconds (1 to 86400, default 5)\n"
-	      "  Exit status: 0, 1 (no answer), 2 (usage).\n",
-	      out);
-}
+static const struct mgr_opts_doc status_doc = {
+	.opt = {
+		{"secret-file", 'S', 0, "F",
+		 "the job's secret (when the collectors use one)"},
+		{"timeout", 't', 0, "S",
+		 "give up after S seconds (1 to 86400, default 5)"},
+	},
+	.col = 20,
+	.head = "usage: tapestry status [--secret-file F] [--timeout S] [ADDR:PORT | DIR]\n"
+		"  Shows the live collector tree below the collector at ADDR:PORT:\n"
+		"  each collector with its children, streams, event and byte rates,\n"
+		"  buffered and spilled bytes, drops. DIR, a running job's directory\n"
+		"  (tapestry run or launch), gives its root receiver's address and\n"
+		"  secret (DIR/logs/root-status); without an argument, the current\n"
+		"  directory when it is one, else 127.0.0.1:7450.\n"
+		"  Collectors below report every --stats-period (tapestry launch\n"
+		"  starts them with 1 s), so a new one shows after that.\n",
+	.tail = "  Exit status: 0, 1 (no answer), 2 (usage).\n",
+};
 
 void mgr_status_note(const char *dir, const char *addr, const char *secret)
 {
@@ -404,12 +408,6 @@ int mgr_read_secret(const char *path, char *buf, size_t cap, size_t *len)
 
 int mgr_cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"secret-file", required_argument, NULL, 'S'},
-		{"timeout", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	const char *addr = NULL, *secret_file = NULL;
 	char secret[4096], why[512], found[256], found_secret[4096];
 	size_t secretlen = 0;
@@ -419,7 +417,7 @@ int mgr_cmd_status(int argc, char **argv)
 	struct tree t = {0};
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = mgr_opts_next(&status_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'S': secret_file = optarg; break;
 		case 't':
@@ -430,16 +428,14 @@ int mgr_cmd_status(int argc, char **argv)
 			}
 			timeout_ms = (int)v * 1000;
 			break;
-		case 'h': status_help(stdout); return 0;
-		default: status_help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return mgr_opts_status(c);
 	if (optind < argc)
 		addr = argv[optind++];
-	if (optind < argc) {
-		status_help(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return mgr_opts_usage(&status_doc);
 	if (addr && stat(addr, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		if (status_find(addr, found, sizeof(found), found_secret,
 				sizeof(found_secret))) {

@@ -29,6 +29,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "manager/mgr.h"
+#include "manager/opts.h"
 #include "manager/post/events.h"
 #include "manager/serve/serve.h"
 #include "proto/error.h"
@@ -326,26 +327,29 @@ static void on_request(struct evhttp_request *req, void *arg)
 
 /* ---- the command ------------------------------------------------------------- */
 
-static void help(FILE *out)
-{
-	fputs("usage: tapestry serve [--listen ADDR:PORT] [--jobs DIR] [--descriptions DIR]\n"
-	      "                      [--secret-file F] [--collector ADDR:PORT]\n"
-	      "                      [--collector-secret-file F] [--allow-upload]\n"
-	      "  The web page of tapestry: the job directories under --jobs with\n"
-	      "  their report, timeline and exports; the live collector tree; the\n"
-	      "  job descriptions of --descriptions, their plan, and a launch.\n"
-	      "  --listen ADDR:PORT   where to listen (default 127.0.0.1:7480; port 0:\n"
-	      "                       any, printed). A non-loopback address needs\n"
-	      "                       --secret-file\n"
-	      "  --jobs DIR           job directories (default: .)\n"
-	      "  --descriptions DIR   job descriptions, *.xml (default: .)\n"
-	      "  --secret-file F      the token every request must present\n"
-	      "  --collector A:P      a collector tree to show (root or any collector);\n"
-	      "                       launches from the page add theirs\n"
-	      "  --collector-secret-file F   the collectors' job secret\n"
-	      "  --allow-upload       accept new descriptions from the page\n",
-	      out);
-}
+static const struct mgr_opts_doc serve_doc = {
+	.opt = {
+		{"listen", 'l', 0, "ADDR:PORT",
+		 "where to listen (default 127.0.0.1:7480; port 0:\n"
+		 "any, printed). A non-loopback address needs\n"
+		 "--secret-file"},
+		{"jobs", 'j', 0, "DIR", "job directories (default: .)"},
+		{"descriptions", 'd', 0, "DIR", "job descriptions, *.xml (default: .)"},
+		{"secret-file", 'S', 0, "F", "the token every request must present"},
+		{"collector", 'c', 0, "A:P",
+		 "a collector tree to show (root or any collector);\n"
+		 "launches from the page add theirs"},
+		{"collector-secret-file", 'C', 0, "F", "the collectors' job secret"},
+		{"allow-upload", 'u', 0, NULL, "accept new descriptions from the page"},
+	},
+	.col = 23,
+	.head = "usage: tapestry serve [--listen ADDR:PORT] [--jobs DIR] [--descriptions DIR]\n"
+		"                      [--secret-file F] [--collector ADDR:PORT]\n"
+		"                      [--collector-secret-file F] [--allow-upload]\n"
+		"  The web page of tapestry: the job directories under --jobs with\n"
+		"  their report, timeline and exports; the live collector tree; the\n"
+		"  job descriptions of --descriptions, their plan, and a launch.\n",
+};
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -406,21 +410,10 @@ struct opts {
 
 static int parse_opts(int argc, char **argv, struct opts *o, struct srv *s)
 {
-	static const struct option lo[] = {
-		{"listen", required_argument, NULL, 'l'},
-		{"jobs", required_argument, NULL, 'j'},
-		{"descriptions", required_argument, NULL, 'd'},
-		{"secret-file", required_argument, NULL, 'S'},
-		{"collector", required_argument, NULL, 'c'},
-		{"collector-secret-file", required_argument, NULL, 'C'},
-		{"allow-upload", no_argument, NULL, 'u'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = mgr_opts_next(&serve_doc, argc, argv)) > 0) {
 		switch (c) {
 		case 'l': o->listen = optarg; break;
 		case 'j': o->jobs = optarg; break;
@@ -435,14 +428,13 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct srv *s)
 			}
 			o->collectors[o->ncollectors++] = optarg;
 			break;
-		case 'h': help(stdout); return 0;
-		default: help(stderr); return 2;
 		}
 	}
+	if (c < 0)
+		return mgr_opts_status(c);
 	if (optind != argc) {
 		mgr_err("serve takes no argument '%s'", argv[optind]);
-		help(stderr);
-		return 2;
+		return mgr_opts_usage(&serve_doc);
 	}
 	return -1;
 }

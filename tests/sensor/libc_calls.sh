@@ -5,9 +5,12 @@
 . "$srcdir/tests/sensor/lib.sh"
 N=50
 M=$((N + 1))
-# mode event count bytes path-fragment (- : not checked)
-while read -r mode ev cnt bytes pat; do
+# mode count bytes path (- : not checked): MODE makes events named MODE; a
+# path without ':' is a file of the traced run's directory, $T/traced-MODE
+while read -r mode cnt bytes pat; do
 	[ -n "$mode" ] || continue
+	ev=$mode
+	case $pat in -|*:*) ;; *) pat=$T/traced-$mode/$pat ;; esac
 	case $cnt in N) cnt=$N ;; M) cnt=$M ;; esac
 	mkdir "$T/plain-$mode" "$T/traced-$mode"
 	untraced "$PROG" "$mode" $N "$T/plain-$mode" > "$T/out.plain" 2>&1
@@ -37,40 +40,40 @@ while read -r mode ev cnt bytes pat; do
 	grep -q '^total .* dropped=0 ' "$T/dump-$mode" || fail "$mode: drops"
 	echo "ok $mode: $cnt $ev events"
 done <<EOT
-open open M - $T/traced-open/open.txt
-openat openat M - $T/traced-openat/openat.txt
-creat creat M - $T/traced-creat/creat.txt
-close close M - $T/traced-close/close.txt
-read read M 10 $T/traced-read/data.txt
-write write M 64 $T/traced-write/write.txt
-pread pread M 10 $T/traced-pread/data.txt
-pwrite pwrite M 10 $T/traced-pwrite/data.txt
-readv readv M 30 $T/traced-readv/data.txt
-writev writev M 30 $T/traced-writev/data.txt
-lseek lseek M - $T/traced-lseek/data.txt
-fsync fsync M - $T/traced-fsync/data.txt
-fdatasync fdatasync M - $T/traced-fdatasync/data.txt
-dup dup M - $T/traced-dup/data.txt
-dup2 dup2 M - $T/traced-dup2/data.txt
-fopen fopen M - $T/traced-fopen/fopen.txt
-fdopen fdopen M - $T/traced-fdopen/fdopen.txt
-fclose fclose N - $T/traced-fclose/fclose.txt
-fread fread N 10 $T/traced-fread/stream.txt
-fwrite fwrite N 64 $T/traced-fwrite/stream.txt
-fprintf fprintf N 6 $T/traced-fprintf/stream.txt
-vfprintf vfprintf N 5 $T/traced-vfprintf/stream.txt
-fputs fputs N 6 $T/traced-fputs/stream.txt
-fgets fgets N 32 $T/traced-fgets/stream.txt
-fflush fflush N - $T/traced-fflush/stream.txt
-fseek fseek M - $T/traced-fseek/stream.txt
-connect connect M - 127.0.0.1:
-accept accept M - 127.0.0.1:
-send send M 16 127.0.0.1:
-recv recv M 16 127.0.0.1:
-sendto sendto M 8 127.0.0.1:
-recvfrom recvfrom M 64 127.0.0.1:
-fork fork N - -
-pthread_create pthread_create N - -
+open M - open.txt
+openat M - openat.txt
+creat M - creat.txt
+close M - close.txt
+read M 10 data.txt
+write M 64 write.txt
+pread M 10 data.txt
+pwrite M 10 data.txt
+readv M 30 data.txt
+writev M 30 data.txt
+lseek M - data.txt
+fsync M - data.txt
+fdatasync M - data.txt
+dup M - data.txt
+dup2 M - data.txt
+fopen M - fopen.txt
+fdopen M - fdopen.txt
+fclose N - fclose.txt
+fread N 10 stream.txt
+fwrite N 64 stream.txt
+fprintf N 6 stream.txt
+vfprintf N 5 stream.txt
+fputs N 6 stream.txt
+fgets N 32 stream.txt
+fflush N - stream.txt
+fseek M - stream.txt
+connect M - 127.0.0.1:
+accept M - 127.0.0.1:
+send M 16 127.0.0.1:
+recv M 16 127.0.0.1:
+sendto M 8 127.0.0.1:
+recvfrom M 64 127.0.0.1:
+fork N - -
+pthread_create N - -
 EOT
 # fork: every child is a stream of its own, with its exit status
 expect "fork: child streams" "$(count "$T/dump-fork" " name=exit " " status=7")" $N

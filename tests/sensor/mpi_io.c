@@ -7,7 +7,11 @@
  * offsets, the individual file pointer (through a view), nonblocking and
  * split collective calls, reads it back with the same forms, then uses the
  * shared file pointer (ordered and not), reopens the file read-only, and
- * deletes it. Every int written holds its own position in the file
+ * deletes it; then a file FILE.seq opened MPI_MODE_SEQUENTIAL, under an
+ * error handler that counts its calls: write_shared, seek_shared,
+ * get_position_shared (ROMIO rejects the last two there, Open MPI's ompio
+ * not), where the sensor records no position (-1) and must not make the
+ * handler run for a query of its own. Every int written holds its own position in the file
  * (byte offset / 4), so any read can be checked. Each rank writes to
  * EXPECT.RANK one line per MPI-IO call it made, in order:
  *
@@ -402,6 +406,62 @@ static void errors(void)
 		MPI_File_close(&nf);
 }
 
+static int handler_calls;
+
+static void count_err(MPI_File *fh, int *code, ...)
+{
+	(void)fh;
+	(void)code;
+	handler_calls++;
+}
+
+/* The MPI_MODE_SEQUENTIAL file (top): id 3. The error handler runs once
+ * per call of ours that failed, never more. */
+static void sequential(void)
+{
+	int amode = MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL;
+	const char *main_path = path;
+	char sp[4096];
+	MPI_Errhandler eh;
+	MPI_Offset o = -1;
+	MPI_Status st;
+	MPI_File fh;
+	int rc, fails = 0;
+
+	snprintf(sp, sizeof(sp), "%s.seq", main_path);
+	path = sp;
+	ok(MPI_File_open(MPI_COMM_WORLD, sp, amode, MPI_INFO_NULL, &fh), "open seq");
+	fprintf(ex, "MPI_File_open file=3 path=%s comm=0 flags=%d coll=1\n", sp, amode);
+	MPI_File_create_errhandler(count_err, &eh);
+	MPI_File_set_errhandler(fh, eh);
+	fill(0);
+	ok(MPI_File_write_shared(fh, buf, B, MPI_INT, &st), "write_shared seq");
+	ex_done("MPI_File_write_shared", 3, -1, 0);
+	rc = MPI_File_seek_shared(fh, 0, MPI_SEEK_END);
+	fails += rc != MPI_SUCCESS;
+	fprintf(ex, "MPI_File_seek_shared file=3 path=%s voffset=0 whence=%d pos=-1 coll=1%s\n",
+		sp, MPI_SEEK_END, rc != MPI_SUCCESS ? " failed=1" : "");
+	rc = MPI_File_get_position_shared(fh, &o);
+	fails += rc != MPI_SUCCESS;
+	fprintf(ex, "MPI_File_get_position_shared file=3 path=%s voffset=%lld pos=-1%s\n",
+		sp, rc != MPI_SUCCESS ? -1LL : (long long)o,
+		rc != MPI_SUCCESS ? " failed=1" : "");
+	ok(MPI_File_close(&fh), "close seq");
+	fprintf(ex, "MPI_File_close file=3 path=%s coll=1\n", sp);
+	MPI_Errhandler_free(&eh);
+	if (handler_calls != fails) {
+		printf("rank %d: sequential file: error handler ran %d times for %d failed calls\n",
+		       rank, handler_calls, fails);
+		bad = 1;
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		ok(MPI_File_delete(sp, MPI_INFO_NULL), "delete seq");
+		fprintf(ex, "MPI_File_delete path=%s\n", sp);
+	}
+	path = main_path;
+}
+
 int main(int argc, char **argv)
 {
 	int amode = MPI_MODE_CREATE | MPI_MODE_RDWR;
@@ -446,6 +506,7 @@ int main(int argc, char **argv)
 	ok(MPI_File_close(&fh), "close 2");
 	fprintf(ex, "MPI_File_close file=2 path=%s coll=1\n", path);
 	errors();
+	sequential();
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
 		ok(MPI_File_delete(path, MPI_INFO_NULL), "delete");

@@ -90,6 +90,8 @@ mpi_io_exports() {
 	_split=$(printf '%s\n' "$_ex" | grep -c '^MPI_File_[a-z_]*_begin ')
 	_opens=$(printf '%s\n' "$_ex" | grep '^MPI_File_open ' | grep -vc 'failed=1')
 	_closes=$(printf '%s\n' "$_ex" | grep -c '^MPI_File_close ')
+	_files=$(printf '%s\n' "$_ex" | grep '^MPI_File_open ' | grep -v 'failed=1' |
+		sed 's/.* path=\([^ ]*\).*/\1/' | sort -u | wc -l)
 	_worked=$(printf '%s\n' "$_ex" | grep -vc 'failed=1')
 	_all=$(printf '%s\n' "$_ex" | wc -l)
 
@@ -100,7 +102,7 @@ mpi_io_exports() {
 			_got="$_got $(grep -c "^$_r " "$tmp/o.evts")"
 		done
 		_got="$_got $(grep -c '^IO_HANDLE ' "$tmp/o.defs") $(grep -c '^IO_REGULAR_FILE ' "$tmp/o.defs")"
-		_want=" $_ops $_ops $((_nb + _split)) $_opens $_closes $_opens 1"
+		_want=" $_ops $_ops $((_nb + _split)) $_opens $_closes $_opens $_files"
 		if [ "$_got" != "$_want" ]; then
 			echo "FAIL: $flavour: OTF2 I/O records (begin complete issued create" \
 				"destroy handles files):$_got, want$_want"

@@ -194,7 +194,7 @@ fi
 # handle never opened, nor MPI_File_delete, which have none / no bytes)
 "$tapestry" export -f csv -o "$tmp/job.csv" "$job" 2> "$tmp/csv.err" || {
 	echo "FAIL: $flavour: export csv"; cat "$tmp/csv.err"; exit 1; }
-ncsv=$(awk -F, -v p="$tmp/data" '$3 ~ /^MPI_File_/ && ($10 == p || $10 == "/nonexistent-dir/x")' "$tmp/job.csv" | wc -l)
+ncsv=$(awk -F, -v p="$tmp/data" '$3 ~ /^MPI_File_/ && ($10 == p || $10 == p ".seq" || $10 == "/nonexistent-dir/x")' "$tmp/job.csv" | wc -l)
 nnopath=$(awk -F, '$3 ~ /^MPI_File_/ && $10 == ""' "$tmp/job.csv" | wc -l)
 nbytes=$(awk -F, '$3 ~ /^MPI_File_(i?(read|write))/ && $6 == 400' "$tmp/job.csv" | wc -l)
 wbytes=$(cat "$tmp"/expect.* | grep -c 'bytes=400')

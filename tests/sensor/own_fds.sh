@@ -6,10 +6,11 @@
 # proxy does before it execs a rank). The traced output must be the
 # untraced one, byte for byte, and the events written after the
 # rearrangement must still reach the collector, each exactly once, also
-# while writer threads keep the sender busy (busy).
+# while writer threads keep the sender busy (busy), and from forked
+# children that close everything while their sender starts (forkclose).
 . "$srcdir/tests/sensor/lib.sh"
 FDS=$B/tests/sensor/prog_fds
-MODES="closeall closerange closefrom lowfork lowexec busy"
+MODES="closeall closerange closefrom lowfork lowexec busy forkclose"
 # every event counted exactly (busy: 80,000 writes under a busy sender)
 export TAPESTRY_RING_FULL=wait
 start_collectors job
@@ -43,4 +44,6 @@ for m in lowfork lowexec; do
 done
 expect "busy: writes while the runtime's descriptors moved" \
 	"$(grep " name=write " "$T/dump" | grep " bytes=17 " | grep -c "path=$T/t-busy/busy-")" 80000
+expect "forkclose: writes of the children after their close_range" \
+	"$(grep " name=write " "$T/dump" | grep " bytes=17 " | grep -c "path=$T/t-forkclose/fc-")" 4000
 expect "drops" "$(grep '^total ' "$T/dump" | grep -vc ' dropped=0 ')" 0

@@ -28,6 +28,9 @@
  *            the main thread closes every descriptor from 100 up, 50 times,
  *            then close_range(100, ~0U) 20 times: the runtime's descriptors
  *            move (or are made again) under a sender that is busy.
+ * forkclose  FORKS times: fork; the child calls close_range(3, ~0U, 0)
+ *            first thing (while its sensor's sender thread is starting),
+ *            then writes LINES lines to DIR/fc-I.out; the parent waits.
  */
 #include "config.h"
 
@@ -43,6 +46,7 @@
 
 #define LINES 100
 #define SAVED 10
+#define FORKS 40
 
 static const char *dir;
 
@@ -242,6 +246,34 @@ static int lowexec(const char *self)
 	return 1;
 }
 
+static int forkclose(void)
+{
+	char name[32];
+	int bad = 0, st;
+
+	fflush(stdout);
+	for (int i = 0; i < FORKS; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			int r = close_range(3, ~0U, 0);
+
+			printf("child %d close_range: %d errno %s\n", i, r,
+			       ename(r));
+			fflush(stdout);
+			snprintf(name, sizeof(name), "fc-%d.out", i);
+			_exit(write_lines(1, name));
+		}
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0)
+			bad = 1;
+	}
+	printf("forks %d bad %d\n", FORKS, bad);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	char in[4096];
@@ -271,6 +303,8 @@ int main(int argc, char **argv)
 		return calls();
 	if (!strcmp(argv[1], "busy"))
 		return busy();
+	if (!strcmp(argv[1], "forkclose"))
+		return forkclose();
 	fprintf(stderr, "prog_fds: unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -6,8 +6,8 @@
  *
  * On an even number of ranks (the tests use 4), paired rank ^ 1: sends and
  * receives of every mode, blocking and not, the exchanges (sendrecv and
- * sendrecv_replace), the collectives, MPI-IO at
- * explicit offsets and through the individual pointer, Put and Get; and
+ * sendrecv_replace), the collectives, MPI-IO at explicit offsets and
+ * through the individual pointer, Put and Get; and
  * counts past 2^31 (a send, a ready send, a Put to MPI_PROC_NULL, which
  * touch no buffer), whose bytes must be recorded in 64 bits. Each rank
  * writes to EXPECT.RANK one line per call, in order, as the trace must

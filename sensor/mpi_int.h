@@ -175,6 +175,22 @@ SN_HIDDEN void mw_coll_reduce_scatter(struct mw_call *c, const int *rcounts,
 SN_HIDDEN int64_t mw_probe_arrived(int source, int tag, MPI_Comm comm,
 				   int64_t *ns);
 
+/* The calls that start a request on a message, nonblocking or persistent
+ * (made by a *_init call): X(name, buffer type, kind, persistent), for
+ * their wrappers' definitions (mpi_wrap.c, and the MPI_Count forms
+ * name_c of mpi_large.c). */
+#define MW_P2P_REQS(X) \
+	X(Isend, const void, MW_REQ_SEND, 0) \
+	X(Issend, const void, MW_REQ_SEND, 0) \
+	X(Ibsend, const void, MW_REQ_SEND, 0) \
+	X(Irsend, const void, MW_REQ_SEND, 0) \
+	X(Irecv, void, MW_REQ_RECV, 0) \
+	X(Send_init, const void, MW_REQ_SEND, 1) \
+	X(Bsend_init, const void, MW_REQ_SEND, 1) \
+	X(Ssend_init, const void, MW_REQ_SEND, 1) \
+	X(Rsend_init, const void, MW_REQ_SEND, 1) \
+	X(Recv_init, void, MW_REQ_RECV, 1)
+
 /* The event of a sendrecv (the receive half's actual source, tag and
  * bytes from st when rc succeeded, else source, rtag and rmax): peer, tag,
  * comm, bytes, src, rbytes + ARRAY of 3: receive tag, arrived, probe_ns

@@ -100,13 +100,15 @@ static int do_Sendrecv_replace_c(struct mw_call *c, void *buf,
 			   stag, source, rtag, bytes, comm);
 }
 
-/* A nonblocking send or receive: peer, tag, comm, bytes, request id. */
-#define LARGE_REQ(name, BUF, KIND) \
-static int do_##name(struct mw_call *c, BUF *buf, MPI_Count count, \
+/* A nonblocking send or receive, or a persistent request's constructor
+ * (PERSISTENT: inactive until MPI_Start, which MPI_Start records), name_c
+ * for each of MW_P2P_REQS: peer, tag, comm, bytes, request id. */
+#define LARGE_REQ(name, BUF, KIND, PERSISTENT) \
+static int do_##name##_c(struct mw_call *c, BUF *buf, MPI_Count count, \
 		     MPI_Datatype type, int peer, int tag, MPI_Comm comm, \
 		     MPI_Request *req) \
 { \
-	int rc = next_##name(buf, count, type, peer, tag, comm, req); \
+	int rc = next_##name##_c(buf, count, type, peer, tag, comm, req); \
 	int64_t wpeer, id = mw_comm_id(comm, peer, &wpeer), rid = 0; \
 	int64_t bytes = mw_type_bytes(type, count); \
 \
@@ -114,18 +116,15 @@ static int do_##name(struct mw_call *c, BUF *buf, MPI_Count count, \
 		struct mw_req q = {.kind = KIND, .comm = id, \
 				   .commkey = MW_KEY(comm), \
 				   .peer = (int32_t)wpeer, .tag = tag, \
-				   .bytes = bytes, .active = 1}; \
+				   .bytes = bytes, .persistent = PERSISTENT, \
+				   .active = !PERSISTENT}; \
 \
 		rid = mw_req_start(*req, req, &q); \
 	} \
 	proto_args_set(c->arg, wpeer, tag, id, bytes, rid, 0); \
 	return rc; \
 }
-LARGE_REQ(Isend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Issend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Ibsend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Irsend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Irecv_c, void, MW_REQ_RECV)
+MW_P2P_REQS(LARGE_REQ)
 
 static int do_Bcast_c(struct mw_call *c, void *buf, MPI_Count count,
 		      MPI_Datatype type, int root, MPI_Comm comm)

@@ -1277,19 +1277,9 @@ static int do_##name(struct mw_call *c, BUF *buf, int count, \
 	return req_args(c, rc, KIND, PERSISTENT, count, type, peer, tag, \
 			comm, req); \
 }
-P2P_REQ(Isend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Issend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Ibsend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Irsend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Irecv, void, MW_REQ_RECV, 0)
+MW_P2P_REQS(P2P_REQ)
 
 /* ---- persistent requests ----------------------------------------------- */
-
-P2P_REQ(Send_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Bsend_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Ssend_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Rsend_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Recv_init, void, MW_REQ_RECV, 1)
 
 /* Each activation of a persistent request gets an id of its own: req,
  * peer, tag, comm, bytes, kind. */

@@ -6,8 +6,8 @@
  *
  * On an even number of ranks (the tests use 4), paired rank ^ 1: sends and
  * receives of every mode, blocking and not, the exchanges (sendrecv and
- * sendrecv_replace), the collectives, MPI-IO at explicit offsets and
- * through the individual pointer, Put and Get; and
+ * sendrecv_replace), persistent requests, the collectives, MPI-IO at
+ * explicit offsets and through the individual pointer, Put and Get; and
  * counts past 2^31 (a send, a ready send, a Put to MPI_PROC_NULL, which
  * touch no buffer), whose bytes must be recorded in 64 bits. Each rank
  * writes to EXPECT.RANK one line per call, in order, as the trace must
@@ -153,6 +153,29 @@ static void exchanges(int peer)
 		"rbytes=%d\n", peer, BY, peer, BY);
 }
 
+/* Persistent requests made by the _c constructors, each started once: the
+ * constructor records the message (no request of its own to wait for),
+ * MPI_Start the activation, which MPI_Wait completes. */
+static void persistent(int peer)
+{
+	MPI_Request rq[2];
+
+	MPI_Recv_init_c(got, B, MPI_INT, peer, 30, MPI_COMM_WORLD, &rq[0]);
+	fprintf(ex, "MPI_Recv_init peer=%d tag=30 comm=0 bytes=%d\n", peer, BY);
+	fill(buf, rank * 1000 + 30);
+	MPI_Send_init_c(buf, B, MPI_INT, peer, 30, MPI_COMM_WORLD, &rq[1]);
+	fprintf(ex, "MPI_Send_init peer=%d tag=30 comm=0 bytes=%d\n", peer, BY);
+	for (int i = 0; i < 2; i++) {
+		MPI_Start(&rq[i]);
+		fprintf(ex, "MPI_Start req=+ peer=%d tag=30 comm=0 bytes=%d\n", peer, BY);
+	}
+	MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+	MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+	want(same(got, peer * 1000 + 30), "recv_init_c");
+	MPI_Request_free(&rq[0]);
+	MPI_Request_free(&rq[1]);
+}
+
 static void collectives(void)
 {
 	double d[10], s[10], r[10];
@@ -290,6 +313,7 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 	nonblocking(peer);
 	exchanges(peer);
+	persistent(peer);
 	collectives();
 	file_io();
 	one_sided(peer);

@@ -19,7 +19,7 @@
  * page each time it schedules the thread back in: one load), or when the
  * segment lasted gap_min_ns (20 us with the switch count: time taken
  * without a switch, by the hypervisor or interrupts, then matters; 2 us
- * without it, the shortest switch to another thread and back here). A
+ * without it, about the shortest switch to another thread and back). A
  * stretch that needed no read takes its wall time from the TSC; another
  * one its wall time less the time off the CPU since the previous read
  * (wall time between the two reads' stamps minus CPU time between them),
@@ -54,7 +54,7 @@
 /* Segments at least this long are followed by a CPU-time read: with the
  * switch count, long enough for time taken without a switch to matter;
  * without it, as short as a switch can be (a yield to another thread and
- * back costs 2 us here). TAPESTRY_COMPUTE_GAP_NS sets it (0: a read around
+ * back costs about 2 us). TAPESTRY_COMPUTE_GAP_NS sets it (0: a read around
  * every call) and turns the switch count off. */
 #define GAP_SWITCH_NS 20000L
 #define GAP_NOSWITCH_NS 2000L
@@ -335,8 +335,7 @@ void mw_compute_setup(void)
 	 * counter that stays 0): instruction counts do not depend on the
 	 * run's timing, so folded and regular runs give the same volumes
 	 * ([000]). A read's cost is recorded (META counter_read_ns): under a
-	 * hypervisor that traps each read (1.2 us here, against 0.1 for the
-	 * CPU time) the reads around every MPI call are most of the tracer's
+	 * hypervisor that traps each read (ten times a CPU-time read) the reads around every MPI call are most of the tracer's
 	 * cost; TAPESTRY_COMPUTE_METHOD=cpu (method 0) avoids them, and
 	 * =auto takes the counter only when a read costs at most
 	 * READ_MAX_NS. */
@@ -528,8 +527,8 @@ void mw_compute_open(void)
 {
 	uint64_t ins;
 
-	/* the counter first (a trap to the hypervisor on some hosts, about
-	 * 1.2 us): its cost falls between the events */
+	/* the counter first (a trap to the hypervisor on some hosts): its
+	 * cost falls between the events */
 	if (method == 1 && !thread_instructions(&ins))
 		ctls.ins_exit = ins;
 	/* stamped after the call's record: its cost falls between the events */

@@ -54,8 +54,8 @@ _Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "MPI_Request handle");
 /* The end of the last library call, stamped as it returns: an event ends
  * there, not after the wrapper's bookkeeping (communicator and request
  * lookups, arrays), which falls in the gap after it with the accounting
- * (the measured exit gap). Left in the event, it lengthened every message's
- * transit as the trace saw it: 550 ns where the program took 230. */
+ * (the measured exit gap). Left in the event, it would lengthen every
+ * message's transit as the trace sees it. */
 __thread uint64_t mw_t_ret __attribute__((tls_model("initial-exec")));
 
 /* the next-function pointers, next_NAME() and their resolution at load,
@@ -699,8 +699,8 @@ static int cmp_u64w(const void *a, const void *b)
 /* The tracer's cost around an MPI call that the measured gaps do not hold:
  * the wrapper's entry before the COMPUTE event's end stamp and its exit
  * after the next COMPUTE event's start, which the correction left in the
- * COMPUTE events (17 ns a call here with the CPU-time accounting, 50 with
- * the trapping counter: the code after a trap runs cold). Measured once,
+ * COMPUTE events (more with a trapping counter: the code after a trap runs
+ * cold). Measured once,
  * as MPI_Init returns, on the application thread: a call through the whole
  * wrapper WRAP_ITER times into a scratch ring that the sender never sees
  * (sn_scratch_begin), against the same number of direct calls; per call,
@@ -709,8 +709,7 @@ static int cmp_u64w(const void *a, const void *b)
  * as CALIB evtype MPI_INIT; MPI_Iprobe on MPI_COMM_SELF (one pass of the
  * progress engine, nothing pending) as CALIB evtype MPI_IPROBE: a call
  * that runs the progress engine runs that much slower after the sensor's
- * reads (43 ns a call more than MPI_Comm_rank here with the trapping
- * counter, bench/call_residual.sh), which the correction takes off its
+ * reads (bench/call_residual.sh), which the correction takes off its
  * start. Both in ns and ps; the calibration's own time as a FLUSH record. */
 #define WRAP_ITER 256
 #define WRAP_ROUNDS 9

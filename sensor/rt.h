@@ -174,11 +174,10 @@ static inline struct proto_event *sn_slot_fast(void)
 
 /* Records ahead of the producer whose lines it asks for (for writing)
  * at each commit. The hardware prefetcher alone left the cost of a record
- * to the state of its lines: a traced fwrite cost 50 ns on a post-mortem
- * ring's first lap (lines in no cache), less on lines the sender had just
- * read, and a calibration cannot know which. Asked for 16 records (1152
- * bytes) ahead, the lines are in by the time the record is written: 44-45
- * ns on a first lap, calibrated 31 ns beyond the untraced call's 13.7.
+ * to the state of its lines (in no cache on a ring's first lap, cached
+ * when the sender had just read them), which a calibration cannot know.
+ * Asked for 16 records (1152 bytes) ahead, the lines are in by the time
+ * the record is written whatever their state (bench/perturbation.sh).
  * Both ends of the record: at 72 bytes a record, one line in nine holds
  * no record's start. */
 #define SN_PREFETCH_AHEAD 16
@@ -309,8 +308,8 @@ SN_HIDDEN void sn_calibrate(int at_exit);
 #define CAL_MAX 255
 #define CAL_QUIET 16
 /* A process that wrote this many records calibrates again at exit (the
- * lower of its two calibrations counts): 1 ns of error on each is 0.1 ms,
- * the exit calibration's own time is 8-30 ms (sn_shutdown). */
+ * lower of its two calibrations counts): from there 1 ns of error a
+ * record outweighs the exit calibration's own time (sn_shutdown). */
 #define CAL_EXIT_MIN_RECORDS 100000
 SN_HIDDEN void sn_calibrate_at_end(void);
 SN_HIDDEN int sn_cal_quiet(const double *d, int n);

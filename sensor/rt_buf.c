@@ -11,7 +11,7 @@
  * events counted as dropped). Rings are mapped with MAP_POPULATE: a
  * thread's ring costs its memory from its first event, so that no page
  * fault lands on the application's hot path (a fault per 64 records on
- * the first lap otherwise: ~15 ns per event, uncalibrated perturbation).
+ * the first lap otherwise, an uncalibrated perturbation).
  * Rings of exited threads are drained, then unmapped.
  *
  * Lock order: threads_mu is a leaf lock (nothing is called while holding

@@ -32,9 +32,9 @@ struct sn_clock sn_clk;
 /* Anchors (sender thread only, after init). */
 static uint64_t a0_prov, a0_mono, a1_prov, a1_mono;
 /* The line's slope less one, in units of 2^-64, set with each anchor
- * (fix_slope): a stamp is then mapped with one 64 x 64 -> 128-bit multiply
- * where a 128-bit division per stamp cost 5.3 ns (two a record, in the
- * sender's work beside the program). use_line: the anchors are far enough
+ * (fix_slope): a stamp is then mapped with one 64 x 64 -> 128-bit multiply,
+ * not a 128-bit division (two stamps a record, in the sender's work beside
+ * the program). use_line: the anchors are far enough
  * apart (1 ms) for the line. */
 static int64_t slope_m1;
 static int use_line;

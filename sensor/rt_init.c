@@ -453,14 +453,13 @@ void sn_proc_start_event(void)
 
 /* ---- calibration --------------------------------------------------------- */
 
-/* Calibration samples. Other work only ever slows a sample down: while a
- * job starts (collectors, rings being populated, the hypervisor) whole
- * runs of samples were 1.5 to 4 times too slow here (stores to evicted
- * lines: 46-55 ns a traced fwrite, or 70, or 200), and the median of 31
- * said 39-173 ns where the program paid 37. On a quiet host the samples
- * still spread by 10-20 % (the same stores on fresh ring lines, as the
- * program writes them: 46-55 ns, mean 50, the program's own mean), so
- * the fastest samples alone say too little (33 for 37). A series is
+/* Calibration samples. Other work only ever slows a sample down, and
+ * while a job starts (collectors, rings being populated, the hypervisor)
+ * whole runs of samples are several times too slow, so a plain median is
+ * not robust; on a quiet host the samples still spread by 10-20 % (stores
+ * to fresh ring lines, as the program makes them), so the fastest samples
+ * alone underestimate (bench/perturbation.sh; figures in
+ * bench/RESULTS.md, "Calibration"). A series is
  * sampled until CAL_QUIET of its samples lie in the quiet band (within
  * 30 % + 1 ns of its third fastest sample, cal_band), from CAL_MIN
  * samples up to CAL_MAX; its estimate is the mean of the samples in the
@@ -552,23 +551,19 @@ static void evict_next(const struct sn_thread *t, unsigned n)
  * fwrite(8 bytes) calls to a 64 KiB-buffered /dev/null through the wrapper
  * with tracing on, against the same calls made directly to libc, until
  * both series are quiet (sn_cal_quiet); the difference of their estimates per
- * call, or -1; *samples: how many samples it took. A call that stays in user space overlaps
- * with the tracer's work (7.6 ns here against 18 ns for the hot path
- * alone), which the no-op calibration cannot see. Each sample writes a
- * stream of ITER records on evicted lines, as the program does (shorter
- * streams missed the prefetcher: 8.6-10.6 ns where the program paid 7.5).
- * Records written are taken back.
+ * call, or -1; *samples: how many samples it took. A call that stays in
+ * user space overlaps with the tracer's work, which the no-op calibration
+ * cannot see. Each sample writes a stream of ITER records on evicted
+ * lines, as the program does: shorter streams miss the prefetcher and
+ * overestimate. Records written are taken back.
  * On the sender thread, from sn_calibrate(). */
 #define STDIO_ITER 2048
 typedef size_t (*fwrite_fn)(const void *, size_t, size_t, FILE *);
 
 /* n calls of fn: the one loop both series run, so that the difference
- * between them is the wrapper's and not their loops'. With two loops (libc
- * through a pointer, the wrapper called directly) two builds that differed
- * only in the MPI sensor calibrated 31.2 and 30.85 ns on average (8 rank
- * streams each) where their programs paid the same: the code's placement.
- * With this one: 31.02 and 30.96 (1 ns is 3.5 % of bench/perturbation's
- * iteration at 300 fwrite). */
+ * between them is the wrapper's and not their loops' (with two loops, the
+ * code's placement alone moved the estimate by a third of a ns, 1 % of
+ * bench/perturbation's iteration). */
 static __attribute__((noinline)) void stdio_loop(fwrite_fn fn, const char *tok,
 						 FILE *f, int n)
 {

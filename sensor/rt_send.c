@@ -146,9 +146,9 @@ static uint64_t mono(void)
 /* The sender thread gives itself a descriptor table of its own
  * (unshare(CLONE_FILES), go_private): while a second thread shares the
  * program's table, the kernel takes and drops a reference to the file in
- * every read or write of the program (fdget: 23 ns a write(2) to /dev/null
- * here, a write of 145 ns taking 172 beside an idle thread, 144 beside one
- * with a table of its own). Its socket and files then live in that table
+ * every read or write of the program (fdget's slow path: about the whole
+ * libc budget of issue 23 on a write(2) to /dev/null, bench/sustained.sh,
+ * bench/RESULTS.md). Its socket and files then live in that table
  * (priv_fd), out of the program's reach: no slot of rt_fd.c, nothing for
  * the program to close or dup2 onto. The eventfd stays in both: the
  * program's threads kick through the slot, the sender reads its own copy.
@@ -506,9 +506,9 @@ static int pump(int timeout_ms)
 
 /* Pump until *flag is set or deadline (mono ns) passes. 1 when set.
  * tend (after META only: batches may go out): in steps of 2 ms, draining
- * the rings between them (sn_sender_tend), for an answer that takes long
- * (a collector short of CPU took tens of ms for a PONG while a ring of
- * 9 ms overflowed). */
+ * the rings between them (sn_sender_tend), for an answer that takes long:
+ * a collector short of CPU can take longer to answer than a ring takes to
+ * fill at the program's full rate. */
 static int wait_for(int *flag, uint64_t deadline, int tend)
 {
 	while (!*flag && !S.got_error) {
@@ -880,9 +880,8 @@ static void drain(int force, int all)
 			break;
 		/* what came in while the last batch was encoded waits for the
 		 * next drain unless it makes a batch worth its fixed cost
-		 * (about 6 us: 150 ns a record in the batches of 40 that
-		 * emptying the rings to the last record made at 6 million
-		 * records a second) */
+		 * (emptying the rings to the last record made tiny batches at
+		 * several times the cost per record: bench/sustained.sh) */
 		if (round > 0 && !force && sn_threads_pending() < DRAIN_TAIL_MIN)
 			break;
 		c0 = cpu_now();
@@ -901,11 +900,11 @@ static void drain(int force, int all)
 
 /* Between the samples of a calibration (sn_calibrate, on this thread) and
  * between clock rounds (after META, so batches may go out): drain the rings when they hold DRAIN_MIN_RECORDS (post-mortem mode: when
- * one is half full, as the loop does). The start-up
- * calibration takes 8-30 ms while the program already runs, and a ring of
- * a sixteenth of the default budget (58,000 records) fills in 9 ms at 6.5
- * million calls a second: drained only after it, the first lap overflowed
- * (events lost in stream mode, a wait in post-mortem mode). */
+ * one is half full, as the loop does). The start-up calibration runs
+ * while the program already runs and lasts longer than a ring of the
+ * default budget takes to fill at a cheap call's full rate: drained only
+ * after it, the first lap would overflow (events lost in stream mode, a
+ * wait in post-mortem mode). */
 void sn_sender_tend(void)
 {
 	int saved = sn_tls.guard;
@@ -1318,14 +1317,13 @@ void sn_sender_flush(int reason, int timeout_ms)
 /* Have the sender calibrate again (the program is exiting, tracing still
  * on) and wait for it, at most timeout_ms; the final flush ships the CALIB
  * records. The start-up calibration runs beside the job's start (MPI_Init,
- * the other processes' connections and clock rounds) and came out up to
- * 5 ns high on some rank streams of bench/perturbation in stream mode,
- * where the program paid 31 ns; the post-processing takes the lower of a
- * stream's calibrations.
+ * the other processes' connections and clock rounds), which only slow it
+ * down, so the post-processing takes the lower of a stream's
+ * calibrations.
  * calib_req: CAL_NONE, CAL_ASKED, CAL_TAKEN by the sender, CAL_DONE. A request
  * the sender has not taken by the deadline is withdrawn (a late sender does
  * not calibrate after tracing stopped); one it has taken is awaited 1 s
- * more (it takes 8-30 ms), and sn_calibrate() itself keeps nothing measured
+ * more (it takes tens of ms), and sn_calibrate() itself keeps nothing measured
  * while tracing stopped. Once per process: a second caller waits for the
  * first one's. */
 void sn_sender_calibrate(int timeout_ms)

@@ -488,14 +488,10 @@ int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 	memset(s, 0, sizeof(*s));
 	mgr_map_init(&s->procmap, 1u << 20);
 	mgr_map_init(&s->threadmap, VIZ_THREADS_MAX);
-	if (!(s->match = mgr_viz_match_new(s))) {
-		mgr_err("out of memory");
-		return -1;
-	}
-	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (!(s->match = mgr_viz_match_new(s)))
+		return mgr_fail(PROTO_E_NOMEM, "out of memory");
+	if (!(e = mgr_events_open(dir, &rc)))
+		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir, proto_strerror(rc));
 	mgr_viz_progress_init(&pg, "reading", index_total(dir));
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		const struct proto_ev_info *info = proto_ev_info(me.ev->type);
@@ -550,10 +546,8 @@ int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 		rc = scan_finish(s, t);
 	}
 	mgr_events_close(e);
-	if (rc < 0) {
-		mgr_err("%s: %s", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(rc, "%s: %s", dir, proto_strerror(rc));
 	return 0;
 }
 

@@ -179,10 +179,8 @@ int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
 	uint64_t seq = 0;
 	int rc;
 
-	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		return -1;
-	}
+	if (!(e = mgr_events_open(dir, &rc)))
+		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir, proto_strerror(rc));
 	mgr_viz_match_sink(s->match, link_to_sort, so);
 	mgr_viz_progress_init(&pg, what, s->events);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
@@ -202,14 +200,10 @@ int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
 	mgr_viz_progress_end(&pg);
 	free(eps.v);
 	mgr_events_close(e);
-	if (rc < 0) {
-		mgr_err("%s: %s while sorting events", dir, proto_strerror(rc));
-		return -1;
-	}
-	if ((rc = mgr_viz_sort_finish(so)) != 0) {
-		mgr_err("sorting events: %s", proto_strerror(rc));
-		return -1;
-	}
+	if (rc < 0)
+		return mgr_fail(rc, "%s: %s while sorting events", dir, proto_strerror(rc));
+	if ((rc = mgr_viz_sort_finish(so)) != 0)
+		return mgr_fail(rc, "sorting events: %s", proto_strerror(rc));
 	return 0;
 }
 

@@ -124,7 +124,7 @@ void col_stream_gc(struct col *c, struct col_stream *s)
 	 * is the base of its window, so that a connection that is not its
 	 * sensor's cannot restart it far ahead (out_of_window). */
 	if (c->root || !s || s->owner || s->ua_head || s->held_head ||
-	    !s->bye)
+	    !s->bye || col_up_word_spilled(c, s))
 		return;
 	col_map_del(&c->streams, s->id);
 	col_stream_free(s);

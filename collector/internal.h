@@ -86,6 +86,8 @@ struct col_frame {
 	uint8_t sent;			/* in the unacked lists */
 	uint32_t nrecords;		/* BATCH */
 	uint64_t stream, seq;		/* BATCH; BYE: seq = last_seq */
+	uint64_t word;			/* the claim taken on its word it came
+					 * in under (col_stream.word), or 0 */
 	size_t len;
 	uint8_t data[];			/* header + payload */
 };
@@ -142,6 +144,18 @@ struct col_spill_skip {
 int col_spill_read_file(struct col_spill *s,
 			void (*fn)(void *arg, const uint8_t *frame, size_t len),
 			void *arg, struct col_spill_skip *skip);
+/* A place in the spill's order: file number, offset in it. */
+struct col_spill_pos {
+	uint64_t file, off;
+};
+/* Where the next frame written goes, or after (every frame written
+ * before is before it); where the frame read goes (inside
+ * col_spill_read_file's fn: that frame; else the next to read). Zero
+ * without a spill store. */
+void col_spill_wpos(const struct col_spill *s, struct col_spill_pos *p);
+void col_spill_rpos(const struct col_spill *s, struct col_spill_pos *p);
+int col_spill_before(const struct col_spill_pos *a,
+		     const struct col_spill_pos *b);
 
 /* ---- connections ------------------------------------------------------ */
 
@@ -194,8 +208,15 @@ struct col_stream {
 	int has_verifier;
 	struct col_conn *claim_via;	/* the child a KEY came from (its
 					 * VERDICT goes back there) */
-	int purged;			/* refused above: frames of it still
-					 * spilled are dropped when read */
+	/* The claim taken on its word here (key.c), numbered (c->words; the
+	 * frames that came in under it carry the number), the spill's
+	 * place when it began and, once refused above, when it was: its
+	 * frames spilled between the two are dropped when read, no other
+	 * frame of the stream (a restarted collector's spill holds the
+	 * real sensor's). */
+	uint64_t word;
+	struct col_spill_pos word_from, word_to;
+	int word_refused;
 	/* A KEY not answered yet by the parent (key.c): of a sensor taken
 	 * on its word here (its frames are then held, not sent up, until
 	 * the answer), or passed on from a child (claim_via). */
@@ -266,6 +287,7 @@ struct col {
 	struct col_frame *t_head, *t_tail;	/* behind the spill, in memory */
 	uint64_t ua_count;
 	uint64_t held_frames;		/* of streams taken on their word */
+	uint64_t words;			/* claims taken on their word */
 	struct col_spill *spill;
 	struct proto_msg *msg2;		/* decode scratch for spill refills */
 	struct sockaddr_storage parent_sa;
@@ -359,10 +381,13 @@ void col_key_verdict(struct col *c, const struct proto_verdict *v,
 		     const struct col_frame *f);
 /* The link to the parent is up: ask again for every claim waiting. */
 void col_key_resend(struct col *c);
-/* up.c: forget every frame of stream held for the parent (queued, held,
- * sent and not acknowledged; spilled ones when read): its claim was
+/* up.c: forget the frames that came in under the claim of s taken on its
+ * word (queued, held; spilled ones when read), none other: that claim was
  * refused. */
 void col_up_purge(struct col *c, struct col_stream *s);
+/* 1 while frames of s's refused claim may still be in the spill (the
+ * stream is kept until they are read and dropped). */
+int col_up_word_spilled(const struct col *c, const struct col_stream *s);
 /* up.c: the parent said yes: the frames of s held back go up, first. */
 void col_up_release(struct col *c, struct col_stream *s);
 /* Free a stream's state (not its frames in the upward lists). */

@@ -16,8 +16,8 @@
  * sent it (col_refuse).
  *
  * One exception keeps a node useful while its parent is away or frozen: a
- * sensor that says its stream is new (PROTO_KEY_FIRST) is taken on its
- * word, provisionally, and its KEY goes up at once (or once the link is
+ * sensor that says its stream is new (PROTO_KEY_FIRST), of a stream this
+ * collector does not know in any way, is taken on its word, provisionally, and its KEY goes up at once (or once the link is
  * back). Its frames are buffered (memory, spill) but held back from the
  * parent until the answer (col_up_release); a no closes the connection
  * and drops every frame of that stream held here (col_up_purge): nothing
@@ -71,7 +71,6 @@ static int accept_claim(struct col_conn *cn, struct col_stream *s)
 		col_conn_close(old, NULL);
 	}
 	s->owner = cn;
-	s->purged = 0;
 	return col_conn_welcome(cn);
 }
 
@@ -113,9 +112,28 @@ static int take_on_its_word(struct col_conn *cn)
 	if (!s->claim)
 		return PROTO_E_NOMEM;
 	*s->claim = cn->claim;
+	/* its frames are told from the stream's others (col_up_purge) */
+	s->word = ++cn->col->words;
+	col_spill_wpos(cn->col->spill, &s->word_from);
+	s->word_refused = 0;
 	return accept_claim(cn, s);
 }
 
+/* 1 when another connection's claim of cn's stream waits for a VERDICT. */
+static int awaited(const struct col *c, const struct col_conn *cn)
+{
+	for (const struct col_conn *o = c->conns; o; o = o->next)
+		if (o != cn && o->state == CS_VERDICT &&
+		    o->peer_id == cn->peer_id)
+			return 1;
+	return 0;
+}
+
+/* A claim that says its stream is new is taken on its word only when the
+ * stream is unknown here: not known through a child collector's link (a
+ * gateway has no verifier for those), not claimed by a connection that
+ * waits for its VERDICT (the real sensor at a restarted collector); else
+ * a process with the job's secret could take the stream from its sensor. */
 int col_key_claim(struct col_conn *cn, const struct proto_key *k)
 {
 	struct col *c = cn->col;
@@ -148,7 +166,7 @@ int col_key_claim(struct col_conn *cn, const struct proto_key *k)
 	/* new here (or this collector was restarted): the parent decides */
 	cn->claim = *k;
 	ask_parent(c, k);
-	if (k->flags & PROTO_KEY_FIRST)
+	if ((k->flags & PROTO_KEY_FIRST) && !s && !awaited(c, cn))
 		return take_on_its_word(cn);
 	cn->state = CS_VERDICT;
 	return 0;

@@ -29,6 +29,7 @@ struct col_spill {
 	uint64_t bytes;
 	int wfd;		/* open for writing: file next-1, or -1 */
 	uint64_t wsize;
+	uint64_t roff;		/* of the frame being read */
 };
 
 static void file_path(const struct col_spill *s, uint64_t num, char *out,
@@ -303,6 +304,7 @@ int col_spill_read_file(struct col_spill *s,
 			torn_batch(buf + off, size - off, frc, skip);
 			break;
 		}
+		s->roff = off;
 		fn(arg, buf + off, used);
 		off += used;
 	}
@@ -310,9 +312,28 @@ done:
 	unlink(p);
 	s->bytes = s->bytes >= size ? s->bytes - size : 0;
 	s->first++;
+	s->roff = 0;
 out_buf:
 	free(buf);
 out_fd:
 	close(fd);
 	return rc;
+}
+
+void col_spill_wpos(const struct col_spill *s, struct col_spill_pos *p)
+{
+	p->file = !s ? 0 : s->wfd >= 0 ? s->next - 1 : s->next;
+	p->off = s && s->wfd >= 0 ? s->wsize : 0;
+}
+
+void col_spill_rpos(const struct col_spill *s, struct col_spill_pos *p)
+{
+	p->file = s ? s->first : 0;
+	p->off = s ? s->roff : 0;
+}
+
+int col_spill_before(const struct col_spill_pos *a,
+		     const struct col_spill_pos *b)
+{
+	return a->file < b->file || (a->file == b->file && a->off < b->off);
 }

@@ -263,6 +263,31 @@ struct refill {
 	uint64_t frames;
 };
 
+/* 1 when f, being read from the spill, came in under the claim of its
+ * stream taken on its word (spilled after that began, and, once it was
+ * refused, before). */
+static int under_word(struct col *c, const struct col_frame *f)
+{
+	struct col_stream *s = col_stream_get(c, f->stream, 0);
+	struct col_spill_pos at;
+
+	if (!s || !s->word)
+		return 0;
+	col_spill_rpos(c->spill, &at);
+	return !col_spill_before(&at, &s->word_from) &&
+	       (!s->word_refused || col_spill_before(&at, &s->word_to));
+}
+
+int col_up_word_spilled(const struct col *c, const struct col_stream *s)
+{
+	struct col_spill_pos next;
+
+	if (!s->word_refused || col_spill_empty(c->spill))
+		return 0;
+	col_spill_rpos(c->spill, &next);
+	return col_spill_before(&next, &s->word_to);
+}
+
 static void refill_one(void *arg, const uint8_t *bytes, size_t len)
 {
 	struct refill *r = arg;
@@ -277,13 +302,14 @@ static void refill_one(void *arg, const uint8_t *bytes, size_t len)
 		return;
 	}
 	f = col_frame_new(c, bytes, len, c->msg2);
-	if (f->stream) {
+	if (f->stream && under_word(c, f)) {
 		struct col_stream *s = col_stream_get(c, f->stream, 0);
 
-		if (s && s->purged) {	/* its claim was refused above */
+		if (s->word_refused) {	/* its claim was refused above */
 			col_frame_unref(f);
 			return;
 		}
+		f->word = s->word;
 	}
 	q_push(c, f);
 	r->frames++;
@@ -298,8 +324,10 @@ static int refill(struct col *c)
 
 	if (col_spill_empty(c->spill))
 		return 0;
+	/* frames held for a VERDICT are memory too: the next file waits for
+	 * the ACK or the VERDICT that frees some */
 	if (c->mem_used + col_spill_head_size(c->spill) > c->cfg.mem_cap &&
-	    (c->ua_head || c->q_head))
+	    (c->ua_head || c->q_head || c->held_frames))
 		return 0;	/* after the next ACK */
 	rc = col_spill_read_file(c->spill, refill_one, &r, &skip);
 	if (rc && rc != PROTO_E_NOTFOUND) {
@@ -344,10 +372,19 @@ void col_up_flush(struct col *c)
 	if (c->up_state != UP_STREAM)
 		return;
 	for (;;) {
-		while ((f = q_pop(c)))
-			if (!hold(c, f))
+		int sent = 0, held = 0;
+
+		while ((f = q_pop(c))) {
+			if (hold(c, f)) {
+				held++;
+			} else {
 				send_frame(c, f);
-		if (!refill(c))
+				sent++;
+			}
+		}
+		/* a pass that only held frames reads no more: the VERDICT
+		 * releases them and flushes again (col_up_release) */
+		if ((held && !sent) || !refill(c))
 			break;
 	}
 	c->q_urgent = 0;
@@ -510,10 +547,14 @@ static void drop_batch(struct col *c, struct col_frame *f)
 
 void col_up_enqueue(struct col *c, struct col_frame *f)
 {
+	struct col_stream *s = f->stream ? col_stream_get(c, f->stream, 0) :
+				NULL;
 	int rc;
 
 	if (f->type == PROTO_MSG_BATCH)
 		f = transform(c, f);
+	if (s && s->claim && !s->claim_via)	/* taken on its word */
+		f->word = s->word;
 	if (f->type == PROTO_MSG_BYE)
 		c->q_urgent = 1;
 	if (!c->t_head && c->spill &&
@@ -544,15 +585,18 @@ void col_up_enqueue(struct col *c, struct col_frame *f)
 	maybe_flush(c);
 }
 
-/* Drop the frames of stream s from the list at *head (via next). */
-static void purge_list(struct col_frame **head, struct col_frame **tail,
-		       uint64_t stream, uint64_t *bytes, uint64_t *records)
+/* Drop the frames that came in under the claim of s taken on its word
+ * from the list at *head (via next); returns how many. */
+static uint64_t purge_list(struct col_frame **head, struct col_frame **tail,
+			   const struct col_stream *s, uint64_t *bytes,
+			   uint64_t *records)
 {
 	struct col_frame **pp = head, *f;
+	uint64_t n = 0;
 
 	*tail = NULL;
 	while ((f = *pp)) {
-		if (f->stream != stream) {
+		if (f->stream != s->id || f->word != s->word) {
 			*tail = f;
 			pp = &f->next;
 			continue;
@@ -563,29 +607,28 @@ static void purge_list(struct col_frame **head, struct col_frame **tail,
 			*records -= f->nrecords;
 		}
 		col_frame_unref(f);
+		n++;
 	}
+	return n;
 }
 
+/* The claim of s taken on its word was refused above: its frames are
+ * dropped, here and (when read) in the spill, and only they - not those
+ * of the stream that came otherwise (a child collector's link, a spill
+ * left by an earlier run of this collector). They were all held, none
+ * sent up. The others held with them go up now. */
 void col_up_purge(struct col *c, struct col_stream *s)
 {
-	struct col_frame *f;
-
-	purge_list(&c->q_head, &c->q_tail, s->id, &c->q_bytes, &c->q_records);
-	purge_list(&c->t_head, &c->t_tail, s->id, NULL, NULL);
-	while ((f = s->held_head)) {
-		s->held_head = f->next;
-		c->held_frames--;
-		col_frame_unref(f);
-	}
-	s->held_tail = NULL;
-	while ((f = s->ua_head)) {
-		s->ua_head = f->next;
-		f->next = NULL;
-		ua_unlink(c, f);
-		col_frame_unref(f);
-	}
-	s->ua_tail = NULL;
-	s->purged = 1;
+	purge_list(&c->q_head, &c->q_tail, s, &c->q_bytes, &c->q_records);
+	purge_list(&c->t_head, &c->t_tail, s, NULL, NULL);
+	c->held_frames -= purge_list(&s->held_head, &s->held_tail, s, NULL,
+				     NULL);
+	col_spill_wpos(c->spill, &s->word_to);
+	s->word_refused = 1;
+	if (s->held_head)
+		col_up_release(c, s);	/* flushes */
+	else
+		col_up_flush(c);	/* the spill may wait for memory */
 	col_drain_check(c);
 }
 

@@ -403,15 +403,34 @@ static void on_array(struct proto_trace *t, const struct proto_event *r)
  * that batch is never stored (its sender may send it again). */
 static void loss_total(struct proto_stream *s)
 {
-	uint64_t cand = 0;
-
-	for (unsigned i = 0; i < s->loss_ncand; i++)
-		cand += s->loss_cand_n[i];
 	s->lost_events = (s->drop_events > s->sensor_loss ? s->drop_events :
-			  s->sensor_loss) + s->collector_loss + cand;
+			  s->sensor_loss) + s->collector_loss + s->loss_cand_sum;
 }
 
 static int in_gap(const struct proto_stream *s, uint64_t seq);
+
+/* A new candidate seq: 0, or -1 when it finds no room (then its count goes
+ * to collector_loss, counted even if the batch is stored later: an
+ * overcount rather than a loss that was never said). */
+static int loss_cand_add(struct proto_stream *s, uint64_t seq,
+			 uint64_t dropped)
+{
+	if (s->loss_ncand == s->loss_cand_cap) {
+		unsigned ncap = s->loss_cand_cap ? 2 * s->loss_cand_cap : 8;
+		void *n = ncap > s->loss_cand_cap ?
+			  realloc(s->loss_cand, ncap * sizeof(*s->loss_cand)) :
+			  NULL;
+
+		if (!n)
+			return -1;
+		s->loss_cand = n;
+		s->loss_cand_cap = ncap;
+	}
+	s->loss_cand[s->loss_ncand][0] = seq;
+	s->loss_cand[s->loss_ncand++][1] = dropped;
+	s->loss_cand_sum += dropped;
+	return 0;
+}
 
 static void on_loss(struct proto_stream *s, const struct proto_loss *l)
 {
@@ -424,15 +443,15 @@ static void on_loss(struct proto_stream *s, const struct proto_loss *l)
 		 * or after this LOSS), once per seq however many said it */
 		if (seq <= s->last_seq && !in_gap(s, seq))
 			return;
-		for (i = 0; i < s->loss_ncand && s->loss_cand_seq[i] != seq; i++)
+		for (i = 0; i < s->loss_ncand && s->loss_cand[i][0] != seq; i++)
 			;
 		if (i < s->loss_ncand) {
-			if (l->dropped > s->loss_cand_n[i])
-				s->loss_cand_n[i] = l->dropped;
-		} else if (s->loss_ncand < 8) {
-			s->loss_cand_seq[s->loss_ncand] = seq;
-			s->loss_cand_n[s->loss_ncand++] = l->dropped;
-		} else {
+			if (l->dropped > s->loss_cand[i][1]) {
+				s->loss_cand_sum += l->dropped -
+						    s->loss_cand[i][1];
+				s->loss_cand[i][1] = l->dropped;
+			}
+		} else if (loss_cand_add(s, seq, l->dropped)) {
 			s->collector_loss += l->dropped;
 		}
 	} else if (l->dropped > s->sensor_loss) {
@@ -446,10 +465,12 @@ static void on_loss(struct proto_stream *s, const struct proto_loss *l)
 static void loss_stored(struct proto_stream *s, uint64_t seq)
 {
 	for (unsigned i = 0; i < s->loss_ncand; i++) {
-		if (s->loss_cand_seq[i] != seq)
+		if (s->loss_cand[i][0] != seq)
 			continue;
-		s->loss_cand_seq[i] = s->loss_cand_seq[--s->loss_ncand];
-		s->loss_cand_n[i] = s->loss_cand_n[s->loss_ncand];
+		s->loss_cand_sum -= s->loss_cand[i][1];
+		s->loss_ncand--;
+		s->loss_cand[i][0] = s->loss_cand[s->loss_ncand][0];
+		s->loss_cand[i][1] = s->loss_cand[s->loss_ncand][1];
 		i--;
 	}
 	loss_total(s);
@@ -749,6 +770,7 @@ void proto_trace_close(struct proto_trace *t)
 	map_free(&t->stream_map, NULL);
 	for (size_t i = 0; i < t->nstreams; i++) {
 		free(t->streams[i]->gap_range);
+		free(t->streams[i]->loss_cand);
 		kv_free(t->streams[i]->meta);
 		free(t->streams[i]);
 	}

@@ -46,10 +46,12 @@ struct proto_stream {
 				 * total, the largest one seen */
 	uint64_t collector_loss;	/* LOSS frames of batches a collector
 					 * dropped (one seq, never stored) */
-	/* single-seq LOSS frames not yet known to be a sensor's (the reader's
-	 * bookkeeping; see proto-trace.md) */
-	uint64_t loss_cand_seq[8], loss_cand_n[8];
-	unsigned loss_ncand;
+	/* single-seq LOSS frames whose batch may still be stored: {seq,
+	 * dropped}, one per seq, grown as needed - at most one per LOSS frame
+	 * of the trace (the reader's bookkeeping; see proto-trace.md) */
+	uint64_t (*loss_cand)[2];
+	unsigned loss_ncand, loss_cand_cap;
+	uint64_t loss_cand_sum;	/* the candidates' dropped, summed */
 	/* seq ranges never seen between those read, at most 256 (reader's
 	 * bookkeeping, for gap_events) */
 	uint64_t (*gap_range)[2];

@@ -149,10 +149,10 @@ struct mgr_ti {
 	uint64_t io_ns;		/* their measured time */
 	uint64_t nbr_calls;	/* neighbourhood collectives: sleeps */
 	uint64_t nbr_ns;
-	/* one-sided calls by type (from MPI_Win_create), and the completions
+	/* one-sided calls by kind (proto_ev_rma_kind), and the completions
 	 * of their requests (last slot): sleeps (computes) */
-	uint64_t rma_calls[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
-	uint64_t rma_ns[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
+	uint64_t rma_calls[PROTO_RMA_KINDS + 1];
+	uint64_t rma_ns[PROTO_RMA_KINDS + 1];
 };
 
 /* What SMPI's replay cannot run, and what is written instead (one warning
@@ -198,7 +198,7 @@ static const struct {
 	{PROTO_EV_MPI_IEXSCAN, "exscan at its completion"},
 };
 
-#define RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
+#define RMA_KINDS (PROTO_RMA_KINDS + 1)
 
 /* The event flag of a blocking collective written for a nonblocking one
  * (not counted as an Alltoallw or Reduce_scatter_block of the program). */
@@ -280,7 +280,8 @@ static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
 	struct ti_rank *t;
 
 	if (r < 0 || r >= TI_RANKS_MAX) {
-		mgr_err("rank %d out of range (at most %d ranks)", r, TI_RANKS_MAX);
+		(void)mgr_fail(PROTO_E_FULL,
+			"rank %d out of range (at most %d ranks)", r, TI_RANKS_MAX);
 		return NULL;
 	}
 	if ((size_t)r >= x->nrank) {
@@ -290,7 +291,7 @@ static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
 			n *= 2;
 		t = realloc(x->rank, n * sizeof(*t));
 		if (!t) {
-			mgr_err("out of memory");
+			(void)mgr_fail(PROTO_E_NOMEM, "out of memory");
 			return NULL;
 		}
 		memset(t + x->nrank, 0, (n - x->nrank) * sizeof(*t));
@@ -303,7 +304,8 @@ static struct ti_rank *rank_get(struct mgr_ti *x, int32_t r, uint64_t stream)
 			return NULL;
 		t->stream = stream;
 	} else if (t->stream != stream) {
-		mgr_err("two processes claim MPI rank %d (streams %016" PRIx64
+		(void)mgr_fail(PROTO_E_FORMAT,
+			"two processes claim MPI rank %d (streams %016" PRIx64
 			" and %016" PRIx64 ")", r, t->stream, stream);
 		return NULL;
 	}
@@ -346,9 +348,9 @@ static int req_put(struct ti_rank *t, const struct ti_req *q)
 		struct ti_req *n;
 
 		if (cap > TI_REQS_MAX) {
-			mgr_err("more than %u requests outstanding on one rank",
+			return mgr_fail(PROTO_E_FULL,
+				"more than %u requests outstanding on one rank",
 				TI_REQS_MAX);
-			return -1;
 		}
 		if (!(n = realloc(t->req, cap * sizeof(*n))))
 			return -1;
@@ -765,7 +767,7 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	int64_t req;
 
 	if (rma || proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
-		io_time(x, r, t, ev, rma ? 1 + (int)(ev->type - PROTO_EV_MPI_WIN_CREATE) : 0);
+		io_time(x, r, t, ev, rma ? 1 + proto_ev_rma_kind(ev->type) : 0);
 		req = fld(ev, PROTO_F_req);	/* 0: none */
 		return req > 0 && ioreq_add(x, r, t, req, rma ? 2 : 1) ? -1 : 1;
 	}
@@ -1166,8 +1168,13 @@ static void smpi_vcoll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
  * kinds); every member sends to every other and receives from each (the
  * kinds where everyone waits for everyone: isend, recv, wait); a chain in
  * rank order (scan, exscan). A receive's size is an upper bound of what
- * arrives (the replay aborts on a message larger than its receive). */
+ * arrives (the replay aborts on a message larger than its receive). The
+ * tag is TI_SUB_TAG + the communicator's job-wide name mod TI_SUB_TAGS:
+ * the replay matches messages by source and tag only, so two ranks that
+ * run collectives on two overlapping communicators in different orders
+ * would pair one's messages with the other's on a single tag. */
 #define TI_SUB_TAG 2147480000
+#define TI_SUB_TAGS 2048	/* TI_SUB_TAG + 2047 <= INT_MAX */
 
 struct sub {		/* one collective on a sub-communicator, at rank r */
 	struct mgr_ti *x;
@@ -1176,6 +1183,7 @@ struct sub {		/* one collective on a sub-communicator, at rank r */
 	const struct proto_trace_event *me;
 	const int32_t *w;	/* the members' world ranks */
 	size_t n, at;		/* their count, r's rank among them */
+	int tag;		/* the communicator's (TI_SUB_TAG + ...) */
 };
 
 /* Bytes for member i: the event's ARRAY of per-rank counts (from offset
@@ -1195,12 +1203,12 @@ static void sub_from_root(const struct sub *s, size_t root, size_t off,
 			  int64_t out, int64_t in)
 {
 	if (root != s->at) {
-		act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[root], TI_SUB_TAG, in);
+		act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[root], s->tag, in);
 		return;
 	}
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[i], s->tag,
 			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
 }
 
@@ -1208,12 +1216,12 @@ static void sub_from_root(const struct sub *s, size_t root, size_t off,
 static void sub_to_root(const struct sub *s, size_t root, int64_t out, int64_t in)
 {
 	if (root != s->at) {
-		act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[root], TI_SUB_TAG, out);
+		act(s->x, s->r, s->t, "send %d %d %" PRId64, s->w[root], s->tag, out);
 		return;
 	}
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], s->tag, in);
 }
 
 /* Every member sends to every other (its count from off, or out) and
@@ -1222,14 +1230,14 @@ static void sub_all(const struct sub *s, size_t off, int64_t out, int64_t in)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "isend %d %d %" PRId64, s->w[i], TI_SUB_TAG,
+			act(s->x, s->r, s->t, "isend %d %d %" PRId64, s->w[i], s->tag,
 			    off == SIZE_MAX ? out : sub_count(s, off, i, out * (int64_t)s->n));
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], TI_SUB_TAG, in);
+			act(s->x, s->r, s->t, "recv %d %d %" PRId64, s->w[i], s->tag, in);
 	for (size_t i = 0; i < s->n; i++)
 		if (i != s->at)
-			act(s->x, s->r, s->t, "wait %d %d %d", s->r, s->w[i], TI_SUB_TAG);
+			act(s->x, s->r, s->t, "wait %d %d %d", s->r, s->w[i], s->tag);
 }
 
 /* A collective on a communicator of fewer ranks than the world, as
@@ -1243,7 +1251,7 @@ static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	int64_t b = clamp_int(x, fld(ev, PROTO_F_bytes));
 	int64_t rb = clamp_int(x, fld(ev, PROTO_F_rbytes));
 	int64_t root = mgr_ev_field(ev, PROTO_F_root, 0);
-	struct sub s = {x, r, t, me, NULL, 0, 0};
+	struct sub s = {x, r, t, me, NULL, 0, 0, TI_SUB_TAG};
 
 	if (comm == 1) {	/* MPI_COMM_SELF (the sensor's id 1): no message */
 		x->self_coll++;
@@ -1257,6 +1265,7 @@ static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			return 0;
 		}
 		s.w = mgr_ti_subs_members(x->subs, name, &s.n);
+		s.tag = TI_SUB_TAG + (int)((uint64_t)name % TI_SUB_TAGS);
 	}
 	while (s.at < s.n && s.w[s.at] != r)
 		s.at++;
@@ -1279,9 +1288,9 @@ static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_SCAN:
 	case PROTO_EV_MPI_EXSCAN:	/* a chain in rank order */
 		if (s.at > 0)
-			act(x, r, t, "recv %d %d %" PRId64, s.w[s.at - 1], TI_SUB_TAG, b);
+			act(x, r, t, "recv %d %d %" PRId64, s.w[s.at - 1], s.tag, b);
 		if (s.at + 1 < s.n)
-			act(x, r, t, "send %d %d %" PRId64, s.w[s.at + 1], TI_SUB_TAG, b);
+			act(x, r, t, "send %d %d %" PRId64, s.w[s.at + 1], s.tag, b);
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:	/* ARRAY: send counts, then receive counts */
 	case PROTO_EV_MPI_REDUCE_SCATTER:	/* ARRAY: the counts */
@@ -1716,22 +1725,21 @@ static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e)
 			"a time-independent trace with missing actions may not "
 			"replay", dir, lost, gaps);
 	if (!x->mpi_events) {
-		mgr_err("%s: no MPI events in this trace (was it taken with "
+		return mgr_fail(PROTO_E_FORMAT,
+			"%s: no MPI events in this trace (was it taken with "
 			"--sensors mpi?)", dir);
-		return -1;
 	}
 	for (int64_t r = 0; r < x->world; r++)
 		if ((size_t)r >= x->nrank || !x->rank[r].f) {
-			mgr_err("%s: MPI rank %" PRId64 " of %" PRId64
+			return mgr_fail(PROTO_E_FORMAT, "%s: MPI rank %" PRId64 " of %" PRId64
 				" has no events: the replay would deadlock",
 				dir, r, x->world);
-			return -1;
 		}
 	for (size_t r = 0; r < x->nrank; r++)
 		if (x->rank[r].f && (int64_t)r >= x->world) {
-			mgr_err("%s: rank %zu is outside the world of %" PRId64
+			return mgr_fail(PROTO_E_FORMAT,
+				"%s: rank %zu is outside the world of %" PRId64
 				" ranks", dir, r, x->world);
-			return -1;
 		}
 	return 0;
 }
@@ -1791,8 +1799,7 @@ int mgr_ti_flush(struct mgr_ti *x)
 {
 	for (size_t r = 0; r < x->nrank; r++)
 		if (x->rank[r].f && fflush(x->rank[r].f) != 0) {
-			mgr_err("rank %zu: write failed: %m", r);
-			return -1;
+			return mgr_fail(PROTO_E_IO, "rank %zu: write failed: %m", r);
 		}
 	return 0;
 }
@@ -1809,7 +1816,8 @@ static const struct {
 } ti_said[] = {
 	SAID(sub_coll, "warning", "collectives on communicators "
 	 "smaller than MPI_COMM_WORLD written as point-to-point messages among "
-	 "their members, tag " STR(TI_SUB_TAG) " (the replay runs every collective "
+	 "their members, tags " STR(TI_SUB_TAG) " + the communicator's name "
+	 "mod " STR(TI_SUB_TAGS) " (the replay runs every collective "
 	 "on MPI_COMM_WORLD)"),
 	SAID(self_coll, "note", "collectives on MPI_COMM_SELF "
 	 "need no action"),
@@ -1889,7 +1897,7 @@ void mgr_ti_end(struct mgr_ti *x)
 				"duration (%.6f s in all): the replay has no one-sided "
 				"communication", x->rma_calls[k],
 				k < RMA_KINDS - 1 ?
-				proto_ev_info(PROTO_EV_MPI_WIN_CREATE + (unsigned)k)->name :
+				proto_ev_info(proto_ev_rma_type(k))->name :
 				"completions of one-sided requests",
 				k < RMA_KINDS - 1 ? " calls" : "",
 				x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",
@@ -1916,7 +1924,7 @@ int mgr_ti_free(struct mgr_ti *x)
 		struct ti_rank *t = &x->rank[r];
 
 		if (t->f && fclose(t->f) != 0 && rc == 0) {
-			mgr_err("rank %zu: write failed: %m", r);
+			(void)mgr_fail(PROTO_E_IO, "rank %zu: write failed: %m", r);
 			rc = -1;
 		}
 		free(t->req);
@@ -1968,21 +1976,21 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	int rc;
 
 	if (!(e = mgr_events_open(dir, &rc))) {
-		mgr_err("%s: not a readable job directory (%s)", dir, proto_strerror(rc));
-		return -1;
+		return mgr_fail(rc,
+			"%s: not a readable job directory (%s)", dir, proto_strerror(rc));
 	}
 	if (mkdir(out, 0777) != 0) {
-		mgr_err("%s: cannot create: %m", out);
+		(void)mgr_fail(PROTO_E_IO, "%s: cannot create: %m", out);
 		mgr_events_close(e);
 		return -1;
 	}
 	if (!(x = mgr_ti_new(d, open_rank_file, &od))) {
-		mgr_err("out of memory");
+		(void)mgr_fail(PROTO_E_NOMEM, "out of memory");
 		goto fail;
 	}
 	if (d == D_SMPI) {	/* (the 2011 dialect skips them) */
 		if (!(subs = mgr_ti_subs_read(dir, mgr_events_comms(e), &rc))) {
-			mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+			(void)mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
 			goto fail;
 		}
 		mgr_ti_set_subs(x, subs, mgr_events_comms(e));
@@ -1999,14 +2007,14 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	if (rc == -2)
 		goto fail;
 	if (rc < 0) {
-		mgr_err("%s: read error: %s", dir, proto_strerror(rc));
+		(void)mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
 		goto fail;
 	}
 	if (check_trace(x, dir, e) != 0)
 		goto fail;
 	snprintf(path, sizeof(path), "%s/list", out);
 	if (!(list = fopen(path, "w"))) {
-		mgr_err("%s: cannot write: %m", path);
+		(void)mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		goto fail;
 	}
 	for (int64_t r = 0; r < x->world; r++)
@@ -2018,7 +2026,7 @@ fail:
 	rc = -1;
 done:
 	if (list && fclose(list) != 0 && rc == 0) {
-		mgr_err("%s/list: write failed: %m", out);
+		(void)mgr_fail(PROTO_E_IO, "%s/list: write failed: %m", out);
 		rc = -1;
 	}
 	if (x) {

@@ -459,6 +459,26 @@ void mgr_netcal_key_init(struct mgr_netcal_key *k, const char *flavour,
 	key_environ(k);
 }
 
+/* The cache directory is trusted only when it is this user's alone (a
+ * directory, owned by us, mode 0700): another user could plant figures in
+ * it or a link where the file goes. Else the cache is not used (said once)
+ * and the network is measured. */
+static int cache_dir_ours(const char *dir)
+{
+	static int said;
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return 0;	/* not made (read only): nothing kept */
+	if (S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+	    !(st.st_mode & 077))
+		return 1;
+	if (!said++)
+		mgr_err("warning: %s is not a directory of this user's alone "
+			"(mode 0700): the network ping-pong's cache is not "
+			"used", dir);
+	return 0;
+}
 /* The cache file of k into path: 0, or -1 (no cache). */
 static int cache_path(const struct mgr_netcal_key *k, char *path, size_t cap, int make)
 {
@@ -484,6 +504,8 @@ static int cache_path(const struct mgr_netcal_key *k, char *path, size_t cap, in
 		mkdir(parent, 0700);
 	}
 	if (make && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (!cache_dir_ours(dir))
 		return -1;
 	for (size_t i = 0; i < k->len; i++)
 		h = (h ^ (unsigned char)k->text[i]) * 1099511628211ull;
@@ -570,14 +592,19 @@ void mgr_netcal_store(const struct mgr_netcal_key *k, const char *log,
 {
 	char path[PATH_MAX + 64], tmp[PATH_MAX + 96], line[LINE_MAX_NC];
 	FILE *in, *out;
-	int ok;
+	int ok, fd;
 
 	if (!nc->ok || nc->cached || cache_path(k, path, sizeof(path), 1))
 		return;
 	if (!(in = fopen(log, "r")))
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	if (!(out = fopen(tmp, "w"))) {
+	/* a name no one can guess, made here (O_EXCL): never a link */
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	if ((fd = mkstemp(tmp)) < 0 || !(out = fdopen(fd, "w"))) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		fclose(in);
 		return;
 	}

@@ -219,6 +219,49 @@ Test(up, reconnect_resends_unacked_in_order)
 }
 
 
+/* A collector without a parent, spilling to DIR/spill over mem_cap
+ * bytes in memory, flushing every frame at once. */
+static void spiller(struct rig *r, uint64_t mem_cap)
+{
+	char sdir[160];
+	int rc;
+
+	rig_up(r, 0);
+	col_free(r->col);
+	snprintf(sdir, sizeof(sdir), "%s/spill", r->dir);
+	r->cfg.spill_dir = strdup(sdir);
+	r->cfg.mem_cap = mem_cap;
+	r->cfg.flush_ms = 0;
+	r->cfg.clock_rounds = 0;
+	r->col = col_new(r->base, &r->cfg, &rc);
+	cr_assert_not_null(r->col);
+}
+
+/* The parent takes the batches of stream that come, acknowledging each
+ * round's last, until it has seen seq want or nothing comes and nothing
+ * waits; returns their count. */
+static int parent_takes(struct rig *r, uint64_t stream, uint64_t want,
+			uint64_t *last)
+{
+	int n = 0;
+
+	for (int round = 0; round < 1000 && *last < want; round++) {
+		int k = parent_batches(r, last);
+
+		n += k;
+		if (k) {
+			msg.type = PROTO_MSG_ACK;
+			msg.u.ack.stream = stream;
+			msg.u.ack.seq = *last;
+			send_m(parent_end, &msg);
+		}
+		spin(r->base);
+		if (!k && col_up_idle(r->col))
+			break;
+	}
+	return n;
+}
+
 /* A forwarder whose parent is away: batches 1..40 spilled (memory cap of
  * a few batches). With keep, the collector then dies with the newest
  * spill file cut inside its last batch (after its headers), and a new one
@@ -233,15 +276,8 @@ static int spill_then_catch_up(struct rig *r, int cut, uint64_t *last)
 	char sdir[160];
 	int rc, n = 0;
 
-	rig_up(r, 0);
-	col_free(r->col);
-	snprintf(sdir, sizeof(sdir), "%s/spill", r->dir);
-	r->cfg.spill_dir = strdup(sdir);
-	r->cfg.mem_cap = 2048;	/* a few batches */
-	r->cfg.flush_ms = 0;
-	r->cfg.clock_rounds = 0;
-	r->col = col_new(r->base, &r->cfg, &rc);
-	cr_assert_not_null(r->col);
+	spiller(r, 2048);	/* a few batches */
+	snprintf(sdir, sizeof(sdir), "%s", r->cfg.spill_dir);
 	t = child(r);
 	cr_assert(handshake(r, t, 7, ""));
 	for (uint64_t s = 1; s <= 40; s++)
@@ -488,5 +524,137 @@ Test(up, first_key_taken_while_the_parent_is_away)
 	bufferevent_free(t);
 	bufferevent_free(forger);
 	bufferevent_free(waits);
+	rig_down(&r);
+}
+
+/* Frames held for a claim taken on its word count against --mem-cap: with
+ * the parent away from the start a FIRST sensor's batches spill; when the
+ * link comes, its KEY goes up and every frame read back is held until the
+ * VERDICT. Before, the spill was read file after file into memory meanwhile
+ * (the refill's gate saw no queue and nothing unacknowledged). */
+Test(up, held_frames_bound_the_refill)
+{
+	struct rig r;
+	struct bufferevent *t;
+	uint64_t last = 0;
+
+	spiller(&r, 2048);	/* a few batches */
+	t = child(&r);
+	cr_assert(handshake_key(&r, t, 9, "", RIG_FIRST));
+	for (uint64_t s = 1; s <= 200; s++)
+		send_batch(t, 9, s, 8);
+	spin(r.base);
+	cr_assert_gt(col_spill_bytes(r.col->spill), 4 * r.cfg.mem_cap);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	cr_assert(parent_key(&r));
+	spin(r.base);
+	cr_assert_leq(r.col->mem_used, 2 * r.cfg.mem_cap,
+		      "%llu bytes in memory while the VERDICT is awaited",
+		      (unsigned long long)r.col->mem_used);
+	cr_assert_gt(col_spill_bytes(r.col->spill), 0);
+	parent_verdict(&r, PROTO_VERDICT_OK);
+	cr_assert_eq(parent_takes(&r, 9, 200, &last), 200);
+	cr_assert_eq(last, 200);
+	cr_assert_eq(col_spill_bytes(r.col->spill), 0);
+	bufferevent_free(t);
+	free((char *)r.cfg.spill_dir);
+	r.cfg.spill_dir = NULL;
+	rig_down(&r);
+}
+
+/* A claim that says its stream is new is taken on its word only when the
+ * stream is unknown here. A gateway that knows stream 20 only through a
+ * child collector's link (no verifier) and a restarted leaf where the real
+ * sensor of 21 waits for its VERDICT both pass a forger's FIRST claim up
+ * and wait: the forger is refused, the stream keeps its owner and the
+ * real sensor is welcomed. Before, the forger was welcomed at once with
+ * its own verifier registered (and the real sensor of 21 refused). */
+Test(up, first_key_of_a_known_stream_waits_for_the_verdict)
+{
+	struct rig r;
+	struct bufferevent *real, *forger20, *forger21;
+	struct col_stream *s;
+	int keys = 0;
+
+	rig_up(&r, 0);
+	s = col_stream_get(r.col, 20, 1);	/* as through a child link */
+	cr_assert_not_null(s);
+	real = child(&r);
+	cr_assert_not(handshake_key(&r, real, 21, "", 0));
+	forger21 = child(&r);
+	cr_assert_not(handshake_key(&r, forger21, 21, "",
+				    RIG_FIRST | RIG_FORGED));
+	forger20 = child(&r);
+	cr_assert_not(handshake_key(&r, forger20, 20, "",
+				    RIG_FIRST | RIG_FORGED));
+	cr_assert_not(col_stream_get(r.col, 20, 0)->has_verifier);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	while (parent_key(&r)) {
+		uint8_t v[PROTO_MAC];
+
+		keys++;
+		rig_verifier(msg.u.key.stream, 0, v);
+		parent_verdict(&r, proto_key_check(&msg.u.key, v) ?
+			       PROTO_VERDICT_OK : PROTO_VERDICT_REFUSED);
+	}
+	cr_assert_eq(keys, 3);
+	expect_error(&r, forger21, PROTO_E_AUTH);
+	expect_error(&r, forger20, PROTO_E_AUTH);
+	cr_assert_eq(recv_m(real), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_WELCOME);
+	cr_assert_not(col_stream_get(r.col, 20, 0)->has_verifier);
+	bufferevent_free(real);
+	bufferevent_free(forger20);
+	bufferevent_free(forger21);
+	rig_down(&r);
+}
+
+/* A refused claim drops its own frames only. A collector restarted on its
+ * spill directory holds the real sensor's batches of stream 30 it does
+ * not know any more; a forger says 30 is new and is taken on its word,
+ * sends 11..13 (spilled too), and is refused above: the real batches go
+ * up, the forger's do not. Before, every frame of 30 was dropped, spilled
+ * ones for good. */
+Test(up, refused_claim_drops_only_its_frames)
+{
+	struct rig r;
+	struct bufferevent *t, *forger;
+	uint64_t last = 0;
+	int rc, n, in_mem = 0;
+
+	spiller(&r, 256);	/* nearly everything spills */
+	t = child(&r);
+	cr_assert(handshake(&r, t, 30, ""));
+	for (uint64_t s = 1; s <= 10; s++)
+		send_batch(t, 30, s, 8);
+	spin(r.base);
+	bufferevent_free(t);
+	spin(r.base);
+	for (struct col_frame *f = r.col->q_head; f; f = f->next)
+		in_mem += f->type == PROTO_MSG_BATCH;	/* gone with it */
+	col_free(r.col);	/* restarted: its spill stays */
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	cr_assert_gt(col_spill_bytes(r.col->spill), 0);
+	forger = child(&r);
+	cr_assert(handshake_key(&r, forger, 30, "", RIG_FIRST | RIG_FORGED));
+	for (uint64_t s = 11; s <= 13; s++)
+		send_batch(forger, 30, s, 8);
+	spin(r.base);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	cr_assert(parent_key(&r));
+	cr_assert_eq(msg.u.key.stream, 30);
+	parent_verdict(&r, PROTO_VERDICT_REFUSED);
+	n = parent_takes(&r, 30, 13, &last);
+	cr_assert_gt(10 - in_mem, 0);
+	cr_assert_eq(n, 10 - in_mem, "%d batches of 30 went up", n);
+	cr_assert_eq(last, 10);
+	cr_assert(col_up_idle(r.col));
+	bufferevent_free(forger);
+	free((char *)r.cfg.spill_dir);
+	r.cfg.spill_dir = NULL;
 	rig_down(&r);
 }

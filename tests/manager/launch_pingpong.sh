@@ -81,7 +81,7 @@ check "  ...no collector left" none_left
 
 # ---- 2b. the kept measure (TAPESTRY_CACHE_DIR: the test's own) -------------------
 export TAPESTRY_CACHE_DIR="$work/cache"
-mkdir "$TAPESTRY_CACHE_DIR"
+mkdir -m 700 "$TAPESTRY_CACHE_DIR"
 timeout 300 "$T" launch -o "$work/job-c1" "$work/ring.xml" >/dev/null 2>"$work/c1.err"
 check "launch with a cache: exit 0, measured" [ $? = 0 -a "$(meta "$work/job-c1" net_calibration_cached)" = no ]
 check "  ...kept one measure" [ "$(ls "$TAPESTRY_CACHE_DIR" | wc -l)" = 1 ]
@@ -113,6 +113,14 @@ for k in 1 2; do
 done
 check "tapestry run: measured, then kept" [ "$(meta "$work/run-c1" net_calibration_cached)" = no -a \
 	"$(meta "$work/run-c2" net_calibration_cached)" = yes ]
+chmod 755 "$TAPESTRY_CACHE_DIR"	# others may read it: not this user's alone
+rm -f "$TAPESTRY_CACHE_DIR"/netcal-*
+for k in 1 2; do
+	timeout 300 "$T" launch -o "$work/job-o$k" "$work/ring.xml" >/dev/null 2>"$work/o$k.err"
+done
+check "a cache directory of mode 0755: refused, measured each time" [ "$(meta "$work/job-o2" net_calibration_cached)" = no ]
+check "  ...says so" grep -q "not a directory of this user's alone" "$work/o1.err"
+check "  ...kept nothing there" [ "$(ls "$TAPESTRY_CACHE_DIR" | wc -l)" = 0 ]
 export TAPESTRY_CACHE_DIR=none	# as the suite runs: no kept measure
 
 # ---- 3. skipped, failing, missing ----------------------------------------------

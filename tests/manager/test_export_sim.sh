@@ -242,9 +242,11 @@ if command -v mpicc.openmpi >/dev/null && [ -f "$lib" ] && [ -x "$col" ]; then
 		grep -q '120 collectives on communicators smaller than MPI_COMM_WORLD written' '$work/split_rp.err' &&
 		grep -q '60 collectives on MPI_COMM_SELF need no action' '$work/split_rp.err' &&
 		! grep -q 'skipped (the replay' '$work/split_rp.err'"
-	check "  ...rank 1 sends to and receives from rank 3 on the collectives' tag" bash -c "
-		grep -q '^1 send 3 2147480000 ' '$work/split_job/replay/simgrid-ti/rank_1.txt' &&
-		grep -q '^1 recv 3 2147480000 ' '$work/split_job/replay/simgrid-ti/rank_1.txt'"
+	check "  ...rank 1 sends to and receives from rank 3 on the collectives' tags" bash -c "
+		grep -Eq '^1 send 3 214748[0-2][0-9]{3} ' '$work/split_job/replay/simgrid-ti/rank_1.txt' &&
+		grep -Eq '^1 recv 3 214748[0-2][0-9]{3} ' '$work/split_job/replay/simgrid-ti/rank_1.txt'"
+	check "  ...one tag per communicator: more than one in all" bash -c "
+		[ \$(cat '$work/split_job/replay/simgrid-ti'/rank_*.txt | grep -Eo ' 214748[0-2][0-9]{3} ' | sort -u | wc -l) -gt 1 ]"
 	if command -v smpicc >/dev/null; then
 		(cd "$work" && smpicc -O1 -o ring_smpi "$top_srcdir/deploy/examples/ring.c" &&
 		 smpirun -np 4 -platform "$work/real/replay/simgrid-platform/platform.xml" \

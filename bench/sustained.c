@@ -6,13 +6,15 @@
  * traffic between cores, the collectors on the same machine) is in the
  * figure, not only the wrapper's own work.
  *
- *   sustained [CALLS [thread]]	(default 2000000)
+ *   sustained [CALLS [thread|own]]	(default 2000000)
  *
  * With "thread", a second thread that only sleeps is started first: the
  * floor of any tracer with a thread in the program's process (glibc's
  * write then takes its cancellation path, and the kernel locks the file
  * position and counts file references once the descriptor table is shared
- * between threads).
+ * between threads). With "own", that thread first takes a descriptor table
+ * of its own (unshare(CLONE_FILES)), as the tapestry sender does: the
+ * floor of such a tracer (glibc's cancellation path only).
  *
  * Prints "sustained: ns_per_call X calls N cpu_main_ns M cpu_proc_ns P":
  * after the loop, the CPU time (user + system) of the main thread and of
@@ -25,6 +27,7 @@
 #define _GNU_SOURCE	/* RUSAGE_THREAD */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +61,8 @@ static uint64_t cpu_ns(int who)
 
 static void *idle(void *arg)
 {
+	if (arg)
+		unshare(CLONE_FILES);
 	for (;;)
 		pause();
 	return arg;
@@ -70,14 +75,16 @@ int main(int argc, char **argv)
 	uint64_t t0, t1;
 	int fd;
 
-	if (calls < 1 || (argc > 2 && strcmp(argv[2], "thread"))) {
-		fprintf(stderr, "usage: sustained [CALLS [thread]]\n");
+	if (calls < 1 || (argc > 2 && strcmp(argv[2], "thread") &&
+			  strcmp(argv[2], "own"))) {
+		fprintf(stderr, "usage: sustained [CALLS [thread|own]]\n");
 		return 2;
 	}
 	if (argc > 2) {
 		pthread_t th;
 
-		if (pthread_create(&th, NULL, idle, NULL))
+		if (pthread_create(&th, NULL, idle,
+				   strcmp(argv[2], "own") ? NULL : argv[2]))
 			return 1;
 	}
 	fd = open("/dev/null", O_WRONLY);

@@ -3,6 +3,10 @@
 # bench/sustained.c, one self-timed loop of CALLS write(/dev/null, 64 B),
 # R rounds, each running, interleaved:
 #   plain        no tracer (the baseline)
+#   floor        no tracer, a second thread that only sleeps with a
+#                descriptor table of its own (sustained N own): what any
+#                tracer with a thread such as tapestry's sender costs (glibc's
+#                write takes its cancellation path); CPU tables only
 #   stream       `tapestry run` (the libc sensor preloaded, a node and a root
 #                collector on loopback on this machine, the default sensors
 #                libc,mem), the sender streaming while the loop runs
@@ -30,7 +34,7 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
-R=${R:-5} CALLS=${CALLS:-2000000} CONFIGS=${CONFIGS:-plain stream postmortem lttng}
+R=${R:-5} CALLS=${CALLS:-2000000} CONFIGS=${CONFIGS:-plain floor stream postmortem lttng}
 TAP=$B/manager/tapestry
 DUMP=$B/tests/sensor/dump_trace	# built by make check
 [ -x "$TAP" ] || { echo "missing $TAP: run make"; exit 1; }
@@ -95,6 +99,8 @@ one_run() {
 	case $1 in
 	plain)
 		"$T/sustained" "$2" > "$T/out" 2> "$T/err" || return 1 ;;
+	floor)
+		"$T/sustained" "$2" own > "$T/out" 2> "$T/err" || return 1 ;;
 	*)
 		rm -rf "${T:?}/job"
 		TAPESTRY_MODE=$1 timeout 600 "$TAP" run -o "$T/job" -- \
@@ -111,7 +117,7 @@ for i in $(seq 1 "$R"); do
 	for c in $CONFIGS; do
 		lost=0
 		case $c in
-		plain|stream|postmortem)
+		plain|floor|stream|postmortem)
 			# the short run first: the long one's job is read below
 			one_run "$c" "$SHORT" && cp "$T/run_cpu" "$T/short_cpu" &&
 				one_run "$c" "$CALLS" ||
@@ -119,7 +125,7 @@ for i in $(seq 1 "$R"); do
 			# marginal ns per call: tree, main thread, process
 			paste -d' ' "$T/run_cpu" "$T/short_cpu" | awk -v c="$c" -v n=$((CALLS - SHORT)) \
 				'{ printf "%s %.1f %.1f %.1f\n", c, ($1 - $4) / n, ($2 - $5) / n, ($3 - $6) / n }' >> "$T/cpu"
-			if [ "$c" != plain ]; then
+			if [ "$c" != plain ] && [ "$c" != floor ]; then
 				lost=$("$TAP" report "$T/job" 2>/dev/null |
 					sed -n 's/^losses *\([0-9]*\) events counted lost.*/\1/p')
 				sender_cpu "$c"
@@ -161,7 +167,7 @@ if [ -s "$T/cpu" ]; then
 	echo "which reads the whole job at the end)"
 	printf '  %-12s %8s %8s %8s %8s %8s\n' config all added main sender rest
 	cb=$(awk '$1 == "plain" { print $2 }' "$T/cpu" | med)
-	for c in plain stream postmortem; do
+	for c in plain floor stream postmortem; do
 		a=$(awk -v c="$c" '$1 == c { print $2 }' "$T/cpu" | med)
 		[ -n "$a" ] || continue
 		m=$(awk -v c="$c" '$1 == c { print $3 }' "$T/cpu" | med)

@@ -69,7 +69,7 @@ _Static_assert(PROTO_EV_MPI_FILE_WRITE_ORDERED_END - PROTO_EV_MPI_FILE_OPEN == 4
 	       "MPI-IO must stay one run of events.def");
 
 /* The file pointer, view and query calls are a second run, file
- * management all of them. */
+ * management all of them, like the two queries added later. */
 _Static_assert(PROTO_EV_MPI_FILE_GET_INFO - PROTO_EV_MPI_FILE_SEEK == 10,
 	       "the MPI-IO queries must stay one run of events.def");
 
@@ -77,7 +77,8 @@ int proto_ev_mpiio(unsigned type)
 {
 	const char *n;
 
-	if (type >= PROTO_EV_MPI_FILE_SEEK && type <= PROTO_EV_MPI_FILE_GET_INFO)
+	if ((type >= PROTO_EV_MPI_FILE_SEEK && type <= PROTO_EV_MPI_FILE_GET_INFO) ||
+	    type == PROTO_EV_MPI_FILE_GET_AMODE || type == PROTO_EV_MPI_FILE_GET_GROUP)
 		return PROTO_IO_FILE;
 	if (type < PROTO_EV_MPI_FILE_OPEN || type > PROTO_EV_MPI_FILE_WRITE_ORDERED_END)
 		return PROTO_IO_NOT;
@@ -90,13 +91,30 @@ int proto_ev_mpiio(unsigned type)
 	return *n == 'r' ? PROTO_IO_READ : PROTO_IO_WRITE;
 }
 
-/* One-sided is one run of events.def, MPI_Win_create first. */
+/* One-sided is one run of events.def, MPI_Win_create first, and
+ * MPI_Win_test added later. */
 _Static_assert(PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE == 27,
 	       "one-sided must stay one run of events.def");
 
 int proto_ev_rma(unsigned type)
 {
-	return type >= PROTO_EV_MPI_WIN_CREATE && type <= PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL;
+	return (type >= PROTO_EV_MPI_WIN_CREATE && type <= PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL) ||
+	       type == PROTO_EV_MPI_WIN_TEST;
+}
+
+int proto_ev_rma_kind(unsigned type)
+{
+	if (type == PROTO_EV_MPI_WIN_TEST)
+		return PROTO_RMA_KINDS - 1;
+	return proto_ev_rma(type) ? (int)(type - PROTO_EV_MPI_WIN_CREATE) : -1;
+}
+
+unsigned proto_ev_rma_type(int kind)
+{
+	if (kind < 0 || kind >= PROTO_RMA_KINDS)
+		return PROTO_EV__INVALID;
+	return kind == PROTO_RMA_KINDS - 1 ? PROTO_EV_MPI_WIN_TEST :
+	       PROTO_EV_MPI_WIN_CREATE + (unsigned)kind;
 }
 
 /* The later collectives are one run of events.def: two blocking ones,

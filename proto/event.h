@@ -146,15 +146,23 @@ int proto_ev_done(unsigned type, const int64_t *arr, size_t n, size_t i,
 		  struct proto_done *d);
 /* What an MPI-IO event type does: PROTO_IO_NOT (not MPI-IO),
  * PROTO_IO_FILE (open, close, delete, set_size, preallocate, sync,
- * set_view; seek, get_position, get_size, get_view, atomicity and info
- * calls), PROTO_IO_READ or PROTO_IO_WRITE (every data access form;
+ * set_view; seek, get_position, get_size, get_view, atomicity, info,
+ * get_amode and get_group calls), PROTO_IO_READ or PROTO_IO_WRITE (every data access form;
  * the nonblocking ones have a req argument, the split collectives' _begin
  * neither req nor result). */
 enum { PROTO_IO_NOT = 0, PROTO_IO_FILE = 1, PROTO_IO_READ = 2, PROTO_IO_WRITE = 3 };
 int proto_ev_mpiio(unsigned type);
 
-/* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes). */
+/* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes,
+ * and MPI_Win_test). */
 int proto_ev_rma(unsigned type);
+
+/* The one-sided kinds, for tables indexed by them: the index (0 ..
+ * PROTO_RMA_KINDS - 1) of a type proto_ev_rma accepts, -1 for any other;
+ * and the type of an index. */
+#define PROTO_RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
+int proto_ev_rma_kind(unsigned type);
+unsigned proto_ev_rma_type(int kind);
 
 /* The later collectives (issue 19), one run of events.def from
  * MPI_Alltoallw: proto_ev_coll2() is 1 for Alltoallw and

@@ -214,13 +214,13 @@ static int64_t peer_id(const struct sockaddr *sa, socklen_t len)
 static void ev_rw(const struct sn_call *c, uint16_t type, ssize_t r, int fd,
 		  size_t n, int64_t off)
 {
-	rec(c, type, r < 0, fd, (int64_t)n, r, sn_fd_path(fd), ERR_IF(c, r < 0),
+	rec(c, type, r < 0, fd, (int64_t)n, r, sn_fd_path_fast(fd), ERR_IF(c, r < 0),
 	    off);
 }
 
 static void ev_fdpath(const struct sn_call *c, uint16_t type, int fd, int64_t r)
 {
-	rec(c, type, r < 0, fd, r, sn_fd_path(fd), ERR_IF(c, r < 0), 0, 0);
+	rec(c, type, r < 0, fd, r, sn_fd_path_fast(fd), ERR_IF(c, r < 0), 0, 0);
 }
 
 static inline void ev_read(const struct sn_call *c, ssize_t r, int fd,
@@ -280,27 +280,27 @@ static inline void ev_readv(const struct sn_call *c, ssize_t r, int fd,
 			    const struct iovec *iov, int n)
 {
 	rec(c, PROTO_EV_READV, r < 0, fd, (int64_t)iov_bytes(iov, n), r,
-	    sn_fd_path(fd), ERR_IF(c, r < 0), n);
+	    sn_fd_path_fast(fd), ERR_IF(c, r < 0), n);
 }
 
 static inline void ev_writev(const struct sn_call *c, ssize_t r, int fd,
 			     const struct iovec *iov, int n)
 {
 	rec(c, PROTO_EV_WRITEV, r < 0, fd, (int64_t)iov_bytes(iov, n), r,
-	    sn_fd_path(fd), ERR_IF(c, r < 0), n);
+	    sn_fd_path_fast(fd), ERR_IF(c, r < 0), n);
 }
 
 static inline void ev_lseek(const struct sn_call *c, off_t r, int fd,
 			    off_t off, int whence)
 {
-	rec(c, PROTO_EV_LSEEK, r < 0, fd, off, whence, r, sn_fd_path(fd),
+	rec(c, PROTO_EV_LSEEK, r < 0, fd, off, whence, r, sn_fd_path_fast(fd),
 	    ERR_IF(c, r < 0));
 }
 
 static inline void ev_lseek64(const struct sn_call *c, off64_t r, int fd,
 			      off64_t off, int whence)
 {
-	rec(c, PROTO_EV_LSEEK, r < 0, fd, off, whence, r, sn_fd_path(fd),
+	rec(c, PROTO_EV_LSEEK, r < 0, fd, off, whence, r, sn_fd_path_fast(fd),
 	    ERR_IF(c, r < 0));
 }
 
@@ -316,7 +316,7 @@ static inline void ev_fdatasync(const struct sn_call *c, int r, int fd)
 
 static inline void ev_dup(const struct sn_call *c, int r, int fd)
 {
-	int64_t p = sn_fd_path(fd);
+	int64_t p = sn_fd_path_fast(fd);
 
 	if (r >= 0)
 		sn_fd_set(r, p);
@@ -370,7 +370,7 @@ static inline void ev_fopen64(const struct sn_call *c, FILE *r,
 static inline void ev_fdopen(const struct sn_call *c, FILE *r, int fd,
 			     const char *mode)
 {
-	rec(c, PROTO_EV_FDOPEN, !r, fd, sn_fd_path(fd), ERR_IF(c, !r), 0, 0, 0);
+	rec(c, PROTO_EV_FDOPEN, !r, fd, sn_fd_path_fast(fd), ERR_IF(c, !r), 0, 0, 0);
 }
 
 static void ev_stdio(const struct sn_call *c, uint16_t type, int failed,
@@ -378,7 +378,7 @@ static void ev_stdio(const struct sn_call *c, uint16_t type, int failed,
 {
 	int fd = stream_fd(f);
 
-	rec(c, type, failed, fd, bytes, r, sn_fd_path(fd), ERR_IF(c, failed), 0);
+	rec(c, type, failed, fd, bytes, r, sn_fd_path_fast(fd), ERR_IF(c, failed), 0);
 }
 
 static inline void ev_fread(const struct sn_call *c, size_t r, void *p,
@@ -423,7 +423,7 @@ static inline void ev_fflush(const struct sn_call *c, int r, FILE *f)
 {
 	int fd = stream_fd(f);
 
-	rec(c, PROTO_EV_FFLUSH, r != 0, fd, r, sn_fd_path(fd),
+	rec(c, PROTO_EV_FFLUSH, r != 0, fd, r, sn_fd_path_fast(fd),
 	    ERR_IF(c, r != 0), 0, 0);
 }
 
@@ -432,7 +432,7 @@ static inline void ev_fseek(const struct sn_call *c, int r, FILE *f,
 {
 	int fd = stream_fd(f);
 
-	rec(c, PROTO_EV_FSEEK, r != 0, fd, off, whence, r, sn_fd_path(fd),
+	rec(c, PROTO_EV_FSEEK, r != 0, fd, off, whence, r, sn_fd_path_fast(fd),
 	    ERR_IF(c, r != 0));
 }
 
@@ -476,20 +476,20 @@ static void ev_sock(const struct sn_call *c, uint16_t type, ssize_t r, int fd,
 static inline void ev_send(const struct sn_call *c, ssize_t r, int fd,
 			   const void *b, size_t n, int flags)
 {
-	ev_sock(c, PROTO_EV_SEND_SOCK, r, fd, n, flags, sn_fd_path(fd));
+	ev_sock(c, PROTO_EV_SEND_SOCK, r, fd, n, flags, sn_fd_path_fast(fd));
 }
 
 static inline void ev_recv(const struct sn_call *c, ssize_t r, int fd, void *b,
 			   size_t n, int flags)
 {
-	ev_sock(c, PROTO_EV_RECV_SOCK, r, fd, n, flags, sn_fd_path(fd));
+	ev_sock(c, PROTO_EV_RECV_SOCK, r, fd, n, flags, sn_fd_path_fast(fd));
 }
 
 static inline void ev_sendto(const struct sn_call *c, ssize_t r, int fd,
 			     const void *b, size_t n, int flags,
 			     __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
-	int64_t p = sn_fd_path(fd);
+	int64_t p = sn_fd_path_fast(fd);
 
 	if (!p && addr.__sockaddr__)
 		p = peer_id(addr.__sockaddr__, len);
@@ -500,7 +500,7 @@ static inline void ev_recvfrom(const struct sn_call *c, ssize_t r, int fd,
 			       void *b, size_t n, int flags,
 			       __SOCKADDR_ARG addr, socklen_t *len)
 {
-	int64_t p = sn_fd_path(fd);
+	int64_t p = sn_fd_path_fast(fd);
 
 	if (!p && r >= 0 && addr.__sockaddr__ && len)
 		p = peer_id(addr.__sockaddr__, *len);
@@ -639,7 +639,7 @@ SN_EXPORT int close(int fd)
 	int r;
 
 	call_begin(&c, sn_real.close != NULL);
-	p = sn_fd_path(fd);
+	p = sn_fd_path_fast(fd);
 	sn_own_evict(fd, fd);
 	r = sn_real.close(fd);
 	if (r == 0)
@@ -658,7 +658,7 @@ SN_EXPORT int dup2(int fd, int fd2)
 	int r;
 
 	call_begin(&c, sn_real.dup2 != NULL);
-	p = sn_fd_path(fd);
+	p = sn_fd_path_fast(fd);
 	if (fd != fd2)
 		sn_own_evict(fd2, fd2);
 	r = sn_real.dup2(fd, fd2);
@@ -679,7 +679,7 @@ SN_EXPORT int dup3(int fd, int fd2, int flags)
 	int r;
 
 	call_begin(&c, sn_real.dup3 != NULL);
-	p = sn_fd_path(fd);
+	p = sn_fd_path_fast(fd);
 	if (fd != fd2)
 		sn_own_evict(fd2, fd2);
 	if (sn_real.dup3) {
@@ -762,7 +762,7 @@ SN_EXPORT int fclose(FILE *f)
 
 	call_begin(&c, sn_real.fclose != NULL);
 	fd = stream_fd(f);
-	p = sn_fd_path(fd);
+	p = sn_fd_path_fast(fd);
 	r = sn_real.fclose(f);
 	if (fd >= 0)
 		sn_fd_set(fd, 0);

@@ -346,10 +346,8 @@ static int do_Ireduce_scatter_block(struct mw_call *c, const void *sbuf,
 
 /* ---- neighbourhood collectives ----------------------------------------- */
 
-/* The degrees of comm's topology into *in, *out and its kind (MPI_CART,
- * MPI_GRAPH, MPI_DIST_GRAPH) into *topo; -1 when it has none. */
-static int nbr_degrees(MPI_Comm comm, int *topo, int *in, int *out,
-		       int *weighted)
+int mw_nbr_degrees(MPI_Comm comm, int *topo, int *in, int *out,
+		   int *weighted)
 {
 	int nd = 0, me = 0;
 
@@ -433,7 +431,7 @@ static void nbr_array(struct mw_call *c, MPI_Comm comm,
 	int64_t *arr, w;
 	size_t n, want;
 
-	if (nbr_degrees(comm, &topo, in, out, &weighted) || *in < 0 || *out < 0)
+	if (mw_nbr_degrees(comm, &topo, in, out, &weighted) || *in < 0 || *out < 0)
 		return;
 	want = 2 * ((size_t)*in + (size_t)*out);
 	if (want > NBR_SMALL && !(v = malloc(want * sizeof(*v))))

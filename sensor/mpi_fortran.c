@@ -11,7 +11,10 @@
  * MPI and for MPICH's mpi_f08: sensor/mpi_fortran.h. Written here: MPI_Init
  * and Init_thread (no argc/argv in Fortran), the cartesian constructors
  * (LOGICAL arrays), the calls on arrays of requests (1-based indices, an
- * array of statuses) and MPI_Test_cancelled (a status read).
+ * array of statuses), MPI_Test_cancelled (a status read) and the w
+ * collectives (arrays of datatypes: Alltoallw, Ialltoallw and their
+ * neighbourhood forms; Open MPI only, MPICH's Fortran calls MPI_ for
+ * them).
  */
 #include "sensor/mpi_fortran.h"
 
@@ -450,3 +453,130 @@ F_BIND(mpi_file_get_view, MPI_FILE_GET_VIEW, file_get_view,
 	}
 	mf_ierr(ierr, rc);
 }
+
+/* ---- arrays of datatypes: the w collectives ------------------------------ */
+
+#if F_CHOICE_BUFFERS
+/* The C datatypes of a w collective's two sides, converted from Fortran:
+ * s has ns (sent to each rank or out-neighbour), r nr (received from each
+ * rank or in-neighbour); in small arrays or allocated. With MPI_IN_PLACE
+ * the send side is ignored by MPI (and its array may be short): r stands
+ * for it. Open MPI's own bindings free such arrays when the call returns,
+ * nonblocking or not: its schedule keeps the types. */
+struct w_types {
+	MPI_Datatype ss[MF_SMALL], rs[MF_SMALL], *s, *r;
+};
+
+static MPI_Datatype *types_f2c(const MPI_Fint *f, int n, MPI_Datatype *small)
+{
+	MPI_Datatype *c = n > MF_SMALL ? malloc((size_t)n * sizeof(*c)) : small;
+
+	for (int i = 0; c && i < n; i++)
+		c[i] = PMPI_Type_f2c(f[i]);
+	return c;
+}
+
+/* The peers of each side: the ranks (the remote group's of an
+ * intercommunicator) or, nbr, the topology's out- and in-neighbours. */
+static int w_peers(MPI_Comm comm, int nbr, int *ns, int *nr)
+{
+	int topo, weighted, inter = 0, rc;
+
+	if (nbr)
+		return mw_nbr_degrees(comm, &topo, nr, ns, &weighted) ?
+		       MPI_ERR_TOPOLOGY : MPI_SUCCESS;
+	rc = PMPI_Comm_test_inter(comm, &inter);
+	if (rc == MPI_SUCCESS)
+		rc = (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, ns);
+	*nr = *ns;
+	return rc;
+}
+
+static int w_types_in(struct w_types *w, MPI_Comm comm, int nbr,
+		      const void *sbuf, const MPI_Fint *st, const MPI_Fint *rt)
+{
+	int ns = 0, nr = 0, rc = w_peers(comm, nbr, &ns, &nr);
+
+	w->s = w->r = NULL;
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (ns < 0 || nr < 0)
+		return MPI_ERR_COMM;
+	w->r = types_f2c(rt, nr, w->rs);
+	w->s = sbuf == MPI_IN_PLACE ? w->r : types_f2c(st, ns, w->ss);
+	return w->r && w->s ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static void w_types_free(struct w_types *w)
+{
+	if (w->s && w->s != w->ss && w->s != w->r)
+		free(w->s);
+	if (w->r && w->r != w->rs)
+		free(w->r);
+}
+
+/* Start one of the four w calls with the converted types w, by nbr (the
+ * neighbourhood form, whose displacements are MPI_Aint) and r (NULL: the
+ * blocking form). */
+static int w_start(int nbr, MPI_Request *r, const struct w_types *w,
+		   void *sbuf, MPI_Fint *scounts, const void *sdispls,
+		   void *rbuf, MPI_Fint *rcounts, const void *rdispls,
+		   MPI_Comm c)
+{
+	sbuf = mf_buf(sbuf);
+	rbuf = mf_buf(rbuf);
+	if (nbr && r)
+		return MPI_Ineighbor_alltoallw(sbuf, scounts, sdispls, w->s, rbuf,
+					       rcounts, rdispls, w->r, c, r);
+	if (nbr)
+		return MPI_Neighbor_alltoallw(sbuf, scounts, sdispls, w->s, rbuf,
+					      rcounts, rdispls, w->r, c);
+	if (r)
+		return MPI_Ialltoallw(sbuf, scounts, sdispls, w->s, rbuf,
+				      rcounts, rdispls, w->r, c, r);
+	return MPI_Alltoallw(sbuf, scounts, sdispls, w->s, rbuf, rcounts,
+			     rdispls, w->r, c);
+}
+
+/* A w binding: its types converted, the call, the Fortran request (req,
+ * NULL for a blocking form) set when it worked. */
+static void w_call(int nbr, MPI_Fint *req, void *sbuf, MPI_Fint *scounts,
+		   const void *sdispls, MPI_Fint *stypes, void *rbuf,
+		   MPI_Fint *rcounts, const void *rdispls, MPI_Fint *rtypes,
+		   MPI_Fint *comm, MPI_Fint *ierr)
+{
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	MPI_Request r = MPI_REQUEST_NULL;
+	struct w_types w;
+	int rc = w_types_in(&w, c, nbr, mf_buf(sbuf), stypes, rtypes);
+
+	if (rc == MPI_SUCCESS)
+		rc = w_start(nbr, req ? &r : NULL, &w, sbuf, scounts, sdispls,
+			     rbuf, rcounts, rdispls, c);
+	w_types_free(&w);
+	if (req && rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	mf_ierr(ierr, rc);
+}
+
+/* W_BIND(lc, UC, short, nbr, DISP[, req]): the binding of a w call whose
+ * displacements are DISP (INTEGER, or INTEGER(MPI_ADDRESS_KIND) for the
+ * neighbourhood forms), with a request argument when req is given (the
+ * compound literal's first element: req, else NULL). */
+#define W_BIND(lc, UC, short, nbr, DISP, ...) \
+F_BIND(lc, UC, short, \
+       (void *sbuf, MPI_Fint *scounts, DISP *sdispls, MPI_Fint *stypes, \
+	void *rbuf, MPI_Fint *rcounts, DISP *rdispls, MPI_Fint *rtypes, \
+	MPI_Fint *comm, __VA_OPT__(MPI_Fint *__VA_ARGS__,) MPI_Fint *ierr)) \
+{ \
+	w_call(nbr, (MPI_Fint *[]){__VA_OPT__(__VA_ARGS__,) NULL}[0], sbuf, \
+	       scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, \
+	       ierr); \
+}
+W_BIND(mpi_alltoallw, MPI_ALLTOALLW, alltoallw, 0, MPI_Fint)
+W_BIND(mpi_ialltoallw, MPI_IALLTOALLW, ialltoallw, 0, MPI_Fint, req)
+W_BIND(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, neighbor_alltoallw, 1,
+       MPI_Aint)
+W_BIND(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, ineighbor_alltoallw,
+       1, MPI_Aint, req)
+#endif

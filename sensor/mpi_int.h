@@ -168,6 +168,67 @@ SN_HIDDEN void mw_coll_reduce_scatter(struct mw_call *c, const int *rcounts,
 				      MPI_Datatype type, MPI_Comm comm,
 				      int64_t rid);
 
+/* Has the message a receive (source, tag, comm) would match already
+ * arrived (1, or 0)? Called at the receive's entry, inside the call's
+ * interval; *ns gets the probe's duration (the sensor's own time, which
+ * the post-processing removes). MPI_PROC_NULL: arrived. */
+SN_HIDDEN int64_t mw_probe_arrived(int source, int tag, MPI_Comm comm,
+				   int64_t *ns);
+
+/* The calls that start a request on a message, nonblocking or persistent
+ * (made by a *_init call): X(name, buffer type, kind, persistent), for
+ * their wrappers' definitions (mpi_wrap.c, and the MPI_Count forms
+ * name_c of mpi_large.c). */
+#define MW_P2P_REQS(X) \
+	X(Isend, const void, MW_REQ_SEND, 0) \
+	X(Issend, const void, MW_REQ_SEND, 0) \
+	X(Ibsend, const void, MW_REQ_SEND, 0) \
+	X(Irsend, const void, MW_REQ_SEND, 0) \
+	X(Irecv, void, MW_REQ_RECV, 0) \
+	X(Send_init, const void, MW_REQ_SEND, 1) \
+	X(Bsend_init, const void, MW_REQ_SEND, 1) \
+	X(Ssend_init, const void, MW_REQ_SEND, 1) \
+	X(Rsend_init, const void, MW_REQ_SEND, 1) \
+	X(Recv_init, void, MW_REQ_RECV, 1)
+
+/* The event of a sendrecv (the receive half's actual source, tag and
+ * bytes from st when rc succeeded, else source, rtag and rmax): peer, tag,
+ * comm, bytes, src, rbytes + ARRAY of 3: receive tag, arrived, probe_ns
+ * (the six arguments are taken). */
+SN_HIDDEN void mw_sendrecv_args(struct mw_call *c, int rc, int64_t sbytes,
+				int dest, int stag, int source, int rtag,
+				int64_t rmax, MPI_Comm comm,
+				const MPI_Status *st, int64_t arrived,
+				int64_t probe);
+
+/* The body of a sendrecv wrapper (int and MPI_Count forms): the receive
+ * (source, rtag, comm) probed first when recording, then CALL, which
+ * writes the status st (the caller's, or one of ours when it passed
+ * MPI_STATUS_IGNORE), then mw_sendrecv_args; its value is CALL's. */
+#define MW_SENDRECV(c, status, CALL, sbytes, dest, stag, source, rtag, \
+		    rmax, comm) \
+	({ \
+		MPI_Status mw_mine_, *st = (status) == MPI_STATUS_IGNORE ? \
+			&mw_mine_ : (status); \
+		int64_t mw_arrived_ = 0, mw_probe_ = 0; \
+		int mw_rc_; \
+\
+		if ((c)->on) \
+			mw_arrived_ = mw_probe_arrived(source, rtag, comm, \
+						       &mw_probe_); \
+		mw_rc_ = (CALL); \
+		mw_sendrecv_args(c, mw_rc_, sbytes, dest, stag, source, rtag, \
+				 rmax, comm, st, mw_arrived_, mw_probe_); \
+		mw_rc_; \
+	})
+
+/* The degrees of comm's topology into *in, *out (the neighbours a
+ * neighbourhood collective receives from, sends to), its kind (MPI_CART,
+ * MPI_GRAPH, MPI_DIST_GRAPH) into *topo and whether it is weighted; -1
+ * when it has none (mpi_coll.c). */
+SN_HIDDEN int mw_nbr_degrees(MPI_Comm comm, int *topo, int *in, int *out,
+			     int *weighted);
+
 /* A request that is neither a send nor a receive (an MPI-IO or RMA one),
  * just started through the variable *req: its sequential id, kept like a
  * nonblocking constructor's so that its completion records the same id

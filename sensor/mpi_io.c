@@ -464,6 +464,26 @@ static int do_File_get_info(struct mw_call *c, MPI_File fh,
 	return rc;
 }
 
+static int do_File_get_amode(struct mw_call *c, MPI_File fh, int *amode)
+{
+	int rc = next_File_get_amode(fh, amode);
+
+	file_args(c, fh, rc == MPI_SUCCESS && amode ? *amode : -1, 0, 0, 0);
+	return rc;
+}
+
+/* the group's size, -1 unknown */
+static int do_File_get_group(struct mw_call *c, MPI_File fh, MPI_Group *group)
+{
+	int rc = next_File_get_group(fh, group), n = -1;
+
+	if (rc != MPI_SUCCESS || !group || !c->on ||
+	    PMPI_Group_size(*group, &n) != MPI_SUCCESS)
+		n = -1;
+	file_args(c, fh, n, 0, 0, 0);
+	return rc;
+}
+
 /* ---- reads and writes ------------------------------------------------------
  * Every data access, defined by its form: IO_RW (KIND BLOCKING: a
  * status; START: a request), IO_BEGIN / IO_END (a split collective). BUF

@@ -7,10 +7,8 @@
  * otherwise. Each wrapper records the event of its int form with the same
  * fields (communicator id, peer as a world rank, tag, bytes = count x
  * type size in 64 bits, request id bound as the int forms bind it), so
- * matching, exports and replays treat MPI_Send_c as an MPI_Send. One
- * difference: MPI_Recv_c does not probe whether its message had arrived
- * (arrived 0, probe_ns 0: the perturbation correction takes it as a
- * receive that waited).
+ * matching, exports and replays treat MPI_Send_c as an MPI_Send; MPI_Recv_c
+ * probes, like MPI_Recv, whether its message had already arrived.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -58,10 +56,14 @@ static int do_Recv_c(struct mw_call *c, void *buf, MPI_Count count,
 		     MPI_Status *status)
 {
 	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int rc = next_Recv_c(buf, count, type, source, tag, comm, st);
 	int64_t peer, id, bytes = mw_type_bytes(type, count);
+	int64_t arrived = 0, probe = 0;
 	MPI_Count n = 0;
+	int rc;
 
+	if (c->on)
+		arrived = mw_probe_arrived(source, tag, comm, &probe);
+	rc = next_Recv_c(buf, count, type, source, tag, comm, st);
 	if (rc == MPI_SUCCESS) {
 		source = st->MPI_SOURCE;
 		tag = st->MPI_TAG;
@@ -69,17 +71,44 @@ static int do_Recv_c(struct mw_call *c, void *buf, MPI_Count count,
 			n != MPI_UNDEFINED && n >= 0 ? (int64_t)n : 0;
 	}
 	id = mw_comm_id(comm, source, &peer);
-	proto_args_set(c->arg, peer, tag, id, bytes, 0, 0);
+	proto_args_set(c->arg, peer, tag, id, bytes, arrived, probe);
 	return rc;
 }
 
-/* A nonblocking send or receive: peer, tag, comm, bytes, request id. */
-#define LARGE_REQ(name, BUF, KIND) \
-static int do_##name(struct mw_call *c, BUF *buf, MPI_Count count, \
+/* The exchanges, as MPI_Sendrecv and MPI_Sendrecv_replace record them
+ * (the receive probed first). */
+static int do_Sendrecv_c(struct mw_call *c, const void *sbuf, MPI_Count scount,
+			 MPI_Datatype stype, int dest, int stag, void *rbuf,
+			 MPI_Count rcount, MPI_Datatype rtype, int source,
+			 int rtag, MPI_Comm comm, MPI_Status *status)
+{
+	return MW_SENDRECV(c, status, next_Sendrecv_c(sbuf, scount, stype,
+			   dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+			   st), mw_type_bytes(stype, scount), dest, stag, source,
+			   rtag, mw_type_bytes(rtype, rcount), comm);
+}
+
+static int do_Sendrecv_replace_c(struct mw_call *c, void *buf,
+				 MPI_Count count, MPI_Datatype type, int dest,
+				 int stag, int source, int rtag, MPI_Comm comm,
+				 MPI_Status *status)
+{
+	int64_t bytes = mw_type_bytes(type, count);
+
+	return MW_SENDRECV(c, status, next_Sendrecv_replace_c(buf, count, type,
+			   dest, stag, source, rtag, comm, st), bytes, dest,
+			   stag, source, rtag, bytes, comm);
+}
+
+/* A nonblocking send or receive, or a persistent request's constructor
+ * (PERSISTENT: inactive until MPI_Start, which MPI_Start records), name_c
+ * for each of MW_P2P_REQS: peer, tag, comm, bytes, request id. */
+#define LARGE_REQ(name, BUF, KIND, PERSISTENT) \
+static int do_##name##_c(struct mw_call *c, BUF *buf, MPI_Count count, \
 		     MPI_Datatype type, int peer, int tag, MPI_Comm comm, \
 		     MPI_Request *req) \
 { \
-	int rc = next_##name(buf, count, type, peer, tag, comm, req); \
+	int rc = next_##name##_c(buf, count, type, peer, tag, comm, req); \
 	int64_t wpeer, id = mw_comm_id(comm, peer, &wpeer), rid = 0; \
 	int64_t bytes = mw_type_bytes(type, count); \
 \
@@ -87,18 +116,15 @@ static int do_##name(struct mw_call *c, BUF *buf, MPI_Count count, \
 		struct mw_req q = {.kind = KIND, .comm = id, \
 				   .commkey = MW_KEY(comm), \
 				   .peer = (int32_t)wpeer, .tag = tag, \
-				   .bytes = bytes, .active = 1}; \
+				   .bytes = bytes, .persistent = PERSISTENT, \
+				   .active = !PERSISTENT}; \
 \
 		rid = mw_req_start(*req, req, &q); \
 	} \
 	proto_args_set(c->arg, wpeer, tag, id, bytes, rid, 0); \
 	return rc; \
 }
-LARGE_REQ(Isend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Issend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Ibsend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Irsend_c, const void, MW_REQ_SEND)
-LARGE_REQ(Irecv_c, void, MW_REQ_RECV)
+MW_P2P_REQS(LARGE_REQ)
 
 static int do_Bcast_c(struct mw_call *c, void *buf, MPI_Count count,
 		      MPI_Datatype type, int root, MPI_Comm comm)

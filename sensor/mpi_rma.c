@@ -491,6 +491,15 @@ WIN_ONLY(Win_flush_all)
 WIN_ONLY(Win_flush_local_all)
 WIN_ONLY(Win_sync)
 
+/* the flag it returned (-1: failed) */
+static int do_Win_test(struct mw_call *c, MPI_Win win, int *flag)
+{
+	int rc = next_Win_test(win, flag);
+
+	sync_args(c, win, rc == MPI_SUCCESS && flag ? *flag != 0 : -1, 0, 0);
+	return rc;
+}
+
 /* The segment of rank's (world rank: peer) in a shared memory window:
  * its size and displacement unit (-1 when the call failed). */
 static int do_Win_shared_query(struct mw_call *c, MPI_Win win, int rank,

@@ -448,10 +448,7 @@ static void set_args(struct mw_call *c, int64_t a0, int64_t a1, int64_t a2,
 	proto_args_set(c->arg, a0, a1, a2, a3, a4, a5);
 }
 
-/* Has the message this receive would match already arrived? The probe
- * runs inside the call's interval; *ns gets its duration (the sensor's own
- * time, which the post-processing removes). */
-static int64_t probe_arrived(int source, int tag, MPI_Comm comm, int64_t *ns)
+int64_t mw_probe_arrived(int source, int tag, MPI_Comm comm, int64_t *ns)
 {
 	MPI_Status st;
 	int flag = 0, rc;
@@ -1212,7 +1209,7 @@ static int do_Recv(struct mw_call *c, void *buf, int count, MPI_Datatype type,
 	int rc;
 
 	if (c->on)
-		arrived = probe_arrived(source, tag, comm, &probe);
+		arrived = mw_probe_arrived(source, tag, comm, &probe);
 	rc = next_Recv(buf, count, type, source, tag, comm, st);
 	if (rc == MPI_SUCCESS) {
 		id = comm_lookup(comm, st->MPI_SOURCE, &peer, NULL, NULL);
@@ -1279,19 +1276,9 @@ static int do_##name(struct mw_call *c, BUF *buf, int count, \
 	return req_args(c, rc, KIND, PERSISTENT, count, type, peer, tag, \
 			comm, req); \
 }
-P2P_REQ(Isend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Issend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Ibsend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Irsend, const void, MW_REQ_SEND, 0)
-P2P_REQ(Irecv, void, MW_REQ_RECV, 0)
+MW_P2P_REQS(P2P_REQ)
 
 /* ---- persistent requests ----------------------------------------------- */
-
-P2P_REQ(Send_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Bsend_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Ssend_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Rsend_init, const void, MW_REQ_SEND, 1)
-P2P_REQ(Recv_init, void, MW_REQ_RECV, 1)
 
 /* Each activation of a persistent request gets an id of its own: req,
  * peer, tag, comm, bytes, kind. */
@@ -1479,14 +1466,10 @@ static int do_Imrecv(struct mw_call *c, void *buf, int count,
 
 /* ---- exchanges --------------------------------------------------------- */
 
-/* The event of a sendrecv (the receive half's actual source, tag and
- * bytes from st when rc succeeded): peer, tag, comm, bytes, src, rbytes +
- * ARRAY of 3: receive tag, arrived, probe_ns (the six arguments are
- * taken). */
-static void sendrecv_args(struct mw_call *c, int rc, int64_t sbytes, int dest,
-			  int stag, int source, int rtag, int64_t rmax,
-			  MPI_Comm comm, const MPI_Status *st,
-			  int64_t arrived, int64_t probe)
+void mw_sendrecv_args(struct mw_call *c, int rc, int64_t sbytes, int dest,
+		      int stag, int source, int rtag, int64_t rmax,
+		      MPI_Comm comm, const MPI_Status *st, int64_t arrived,
+		      int64_t probe)
 {
 	int64_t *arr, peer, src, id;
 	size_t n = 3;
@@ -1511,17 +1494,10 @@ static int do_Sendrecv(struct mw_call *c, const void *sbuf, int scount,
 		       int rcount, MPI_Datatype rtype, int source, int rtag,
 		       MPI_Comm comm, MPI_Status *status)
 {
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, probe = 0;
-	int rc;
-
-	if (c->on)
-		arrived = probe_arrived(source, rtag, comm, &probe);
-	rc = next_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
-			   rtype, source, rtag, comm, st);
-	sendrecv_args(c, rc, type_bytes(stype, scount), dest, stag, source,
-		      rtag, type_bytes(rtype, rcount), comm, st, arrived, probe);
-	return rc;
+	return MW_SENDRECV(c, status, next_Sendrecv(sbuf, scount, stype, dest,
+			   stag, rbuf, rcount, rtype, source, rtag, comm, st),
+			   type_bytes(stype, scount), dest, stag, source, rtag,
+			   type_bytes(rtype, rcount), comm);
 }
 
 static int do_Sendrecv_replace(struct mw_call *c, void *buf, int count,
@@ -1529,17 +1505,11 @@ static int do_Sendrecv_replace(struct mw_call *c, void *buf, int count,
 			       int source, int rtag, MPI_Comm comm,
 			       MPI_Status *status)
 {
-	MPI_Status mine, *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	int64_t arrived = 0, probe = 0, bytes = type_bytes(type, count);
-	int rc;
+	int64_t bytes = type_bytes(type, count);
 
-	if (c->on)
-		arrived = probe_arrived(source, rtag, comm, &probe);
-	rc = next_Sendrecv_replace(buf, count, type, dest, stag, source, rtag,
-				   comm, st);
-	sendrecv_args(c, rc, bytes, dest, stag, source, rtag, bytes, comm, st,
-		      arrived, probe);
-	return rc;
+	return MW_SENDRECV(c, status, next_Sendrecv_replace(buf, count, type,
+			   dest, stag, source, rtag, comm, st), bytes, dest,
+			   stag, source, rtag, bytes, comm);
 }
 
 /* ---- completions ------------------------------------------------------- */

@@ -172,6 +172,18 @@ static inline struct proto_event *sn_slot_fast(void)
 	return e;
 }
 
+/* fd -> path string id (rt_buf.c, sn_fd_set); read inline by the
+ * wrappers of calls on a descriptor, which look it up on every call. */
+extern _Atomic int64_t sn_fdpath[SN_FD_MAX] SN_HIDDEN;
+
+static inline int64_t sn_fd_path_fast(int fd)
+{
+	if (SN_LIKELY((unsigned)fd < SN_FD_MAX))
+		return atomic_load_explicit(&sn_fdpath[fd],
+					    memory_order_relaxed);
+	return 0;
+}
+
 /* Records ahead of the producer whose lines it asks for (for writing)
  * at each commit. The hardware prefetcher alone left the cost of a record
  * to the state of its lines (in no cache on a ring's first lap, cached

@@ -41,7 +41,7 @@ static uint64_t written_freed;		/* records of rings already freed */
 static _Atomic uint64_t dropped_noring;	/* events of threads without ring */
 static _Atomic uint32_t next_tid = 1;
 static _Atomic int64_t next_string = 1;
-static _Atomic int64_t fdpath[SN_FD_MAX];
+_Atomic int64_t sn_fdpath[SN_FD_MAX];
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static SN_TLS int reg_failed;
@@ -594,24 +594,22 @@ void sn_fd_set(int fd, int64_t path_id)
 	if (SN_UNLIKELY(sn_tls.guard) && sn_sender_own_table())
 		return;
 	if (fd >= 0 && fd < SN_FD_MAX)
-		atomic_store_explicit(&fdpath[fd], path_id,
+		atomic_store_explicit(&sn_fdpath[fd], path_id,
 				      memory_order_relaxed);
 }
 
 /* See sensor.h. */
 int64_t sn_fd_path(int fd)
 {
-	if (fd >= 0 && fd < SN_FD_MAX)
-		return atomic_load_explicit(&fdpath[fd], memory_order_relaxed);
-	return 0;
+	return sn_fd_path_fast(fd);
 }
 
 /* Forget every fd's path (a forked child: ids belong to the parent). */
 void sn_fd_reset(void)
 {
 	for (int i = 0; i < SN_FD_MAX; i++)
-		if (atomic_load_explicit(&fdpath[i], memory_order_relaxed))
-			atomic_store_explicit(&fdpath[i], 0,
+		if (atomic_load_explicit(&sn_fdpath[i], memory_order_relaxed))
+			atomic_store_explicit(&sn_fdpath[i], 0,
 					      memory_order_relaxed);
 }
 

@@ -149,10 +149,10 @@ struct mgr_ti {
 	uint64_t io_ns;		/* their measured time */
 	uint64_t nbr_calls;	/* neighbourhood collectives: sleeps */
 	uint64_t nbr_ns;
-	/* one-sided calls by type (from MPI_Win_create), and the completions
+	/* one-sided calls by kind (proto_ev_rma_kind), and the completions
 	 * of their requests (last slot): sleeps (computes) */
-	uint64_t rma_calls[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
-	uint64_t rma_ns[PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2];
+	uint64_t rma_calls[PROTO_RMA_KINDS + 1];
+	uint64_t rma_ns[PROTO_RMA_KINDS + 1];
 };
 
 /* What SMPI's replay cannot run, and what is written instead (one warning
@@ -198,7 +198,7 @@ static const struct {
 	{PROTO_EV_MPI_IEXSCAN, "exscan at its completion"},
 };
 
-#define RMA_KINDS (PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE + 2)
+#define RMA_KINDS (PROTO_RMA_KINDS + 1)
 
 /* The event flag of a blocking collective written for a nonblocking one
  * (not counted as an Alltoallw or Reduce_scatter_block of the program). */
@@ -767,7 +767,7 @@ static int io_event(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	int64_t req;
 
 	if (rma || proto_ev_mpiio(ev->type) != PROTO_IO_NOT) {
-		io_time(x, r, t, ev, rma ? 1 + (int)(ev->type - PROTO_EV_MPI_WIN_CREATE) : 0);
+		io_time(x, r, t, ev, rma ? 1 + proto_ev_rma_kind(ev->type) : 0);
 		req = fld(ev, PROTO_F_req);	/* 0: none */
 		return req > 0 && ioreq_add(x, r, t, req, rma ? 2 : 1) ? -1 : 1;
 	}
@@ -1897,7 +1897,7 @@ void mgr_ti_end(struct mgr_ti *x)
 				"duration (%.6f s in all): the replay has no one-sided "
 				"communication", x->rma_calls[k],
 				k < RMA_KINDS - 1 ?
-				proto_ev_info(PROTO_EV_MPI_WIN_CREATE + (unsigned)k)->name :
+				proto_ev_info(proto_ev_rma_type(k))->name :
 				"completions of one-sided requests",
 				k < RMA_KINDS - 1 ? " calls" : "",
 				x->d == D_SMPI ? "sleeps" : "computations at the rank's flop rate",

@@ -216,11 +216,34 @@ Test(event, mpiio_kinds)
 		cr_assert_geq(proto_ev_arg(t, t == PROTO_EV_MPI_FILE_DELETE ?
 					   PROTO_F_path : PROTO_F_file), 0, "%s", i->name);
 	}
-	cr_assert_eq(n, 41 + 11);
+	cr_assert_eq(n, 41 + 11 + 2);
+	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_GET_AMODE), PROTO_IO_FILE);
+	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_GET_GROUP), PROTO_IO_FILE);
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_SEEK), PROTO_IO_FILE);
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_GET_INFO), PROTO_IO_FILE);
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_IREAD_AT), PROTO_IO_READ);
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_WRITE_ORDERED_END), PROTO_IO_WRITE);
+}
+
+/* The one-sided kinds number the run from MPI_Win_create and MPI_Win_test
+ * after it, one index a type, and nothing else. */
+Test(event, rma_kinds)
+{
+	unsigned n = 0;
+
+	for (unsigned t = 0; t < PROTO_EV__COUNT + 2; t++) {
+		int k = proto_ev_rma_kind(t);
+
+		cr_assert_eq(k >= 0, proto_ev_rma(t), "%u", t);
+		if (k < 0)
+			continue;
+		n++;
+		cr_assert_lt(k, PROTO_RMA_KINDS);
+		cr_assert_eq(proto_ev_rma_type(k), t);
+	}
+	cr_assert_eq(n, PROTO_RMA_KINDS);
+	cr_assert_eq(proto_ev_rma_kind(PROTO_EV_MPI_WIN_TEST), PROTO_RMA_KINDS - 1);
+	cr_assert_eq(proto_ev_rma_type(PROTO_RMA_KINDS), PROTO_EV__INVALID);
 }
 
 /* Each nonblocking collective completes as the blocking type whose name it

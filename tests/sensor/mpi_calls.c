@@ -205,6 +205,21 @@ int main(int argc, char **argv)
 		      MPI_INT, MPI_COMM_WORLD);
 	for (i = 0; i < size; i++)
 		check += sum_ints(rbuf + rdispls[i], rcounts[i]);
+	/* the same exchange as an alltoallw: a type a rank, byte displacements */
+	{
+		MPI_Datatype wt[16];
+		int wsd[16], wrd[16];
+
+		for (i = 0; i < size; i++) {
+			wt[i] = MPI_INT;
+			wsd[i] = displs[i] * (int)sizeof(int);
+			wrd[i] = rdispls[i] * (int)sizeof(int);
+		}
+		MPI_Alltoallw(sbuf, counts, wsd, wt, rbuf, rcounts, wrd, wt,
+			      MPI_COMM_WORLD);
+		for (i = 0; i < size; i++)
+			check += sum_ints(rbuf + rdispls[i], rcounts[i]);
+	}
 	MPI_Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_SUM,
 			   MPI_COMM_WORLD);
 	check += sum_ints(rbuf, rank + 1);

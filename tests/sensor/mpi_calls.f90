@@ -14,6 +14,7 @@ program mpi_calls
   integer :: d2(2), grid, row
   integer :: idc, dwi, ireq, gr, dg, dga, gc, par, inter, merged, idup2, sd, lr, ls, rs, mr, ms, k, m
   integer :: gidx(16), gedges(32), one(1), me(1), nxt1(1), prv1(1)
+  integer :: wt(16), wsd(16), wrd(16)
   logical :: inset
   integer(kind=8) :: check
   integer(kind=8), allocatable :: all(:)
@@ -151,6 +152,17 @@ program mpi_calls
   end do
   call MPI_Alltoallv(sbuf, counts, displs, MPI_INTEGER, rbuf, rcounts, rdispls, &
                      MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  do i = 1, nprocs
+    check = check + sum(int(rbuf(rdispls(i) + 1:rdispls(i) + rcounts(i)), 8))
+  end do
+  ! the same exchange as an alltoallw: a datatype a rank, byte displacements
+  do i = 1, nprocs
+    wt(i) = MPI_INTEGER
+    wsd(i) = displs(i) * 4
+    wrd(i) = rdispls(i) * 4
+  end do
+  rbuf = 0
+  call MPI_Alltoallw(sbuf, counts, wsd, wt, rbuf, rcounts, wrd, wt, MPI_COMM_WORLD, ierr)
   do i = 1, nprocs
     check = check + sum(int(rbuf(rdispls(i) + 1:rdispls(i) + rcounts(i)), 8))
   end do

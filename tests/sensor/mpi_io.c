@@ -274,7 +274,8 @@ static void queries(MPI_File fh)
 	MPI_Info info, used;
 	MPI_Status st;
 	char rep[MPI_MAX_DATAREP_STRING];
-	int flag, nk = -1;
+	int flag, nk = -1, amode = -1;
+	MPI_Group group;
 
 	seek(fh, rank * B, disp);
 	ok(MPI_File_seek(fh, B, MPI_SEEK_CUR), "seek cur");
@@ -317,6 +318,12 @@ static void queries(MPI_File fh)
 	MPI_Info_get_nkeys(used, &nk);
 	fprintf(ex, "MPI_File_get_info file=1 path=%s nkeys=%d\n", path, nk);
 	MPI_Info_free(&used);
+	ok(MPI_File_get_amode(fh, &amode), "get_amode");
+	fprintf(ex, "MPI_File_get_amode file=1 path=%s flags=%d\n", path, amode);
+	ok(MPI_File_get_group(fh, &group), "get_group");
+	MPI_Group_size(group, &nk);
+	fprintf(ex, "MPI_File_get_group file=1 path=%s count=%d\n", path, nk);
+	MPI_Group_free(&group);
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 

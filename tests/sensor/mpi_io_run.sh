@@ -34,7 +34,7 @@ prog=${3:-io}
 NP=4
 case $prog in
 io)	names='^MPI_File_' ;;
-large)	names='^MPI_(Send|Ssend|Rsend|Bsend|Recv|Isend|Issend|Ibsend|Irsend|Irecv|Bcast|Reduce|Allreduce|Put|Get)$|^MPI_(Win|File)_' ;;
+large)	names='^MPI_(Send|Ssend|Rsend|Bsend|Recv|Sendrecv|Sendrecv_replace|Send_init|Recv_init|Start|Isend|Issend|Ibsend|Irsend|Irecv|Bcast|Reduce|Allreduce|Put|Get)$|^MPI_(Win|File)_' ;;
 rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
 threads) names='^MPI_' ;;
 coll)	names='^MPI_(I(barrier|bcast|reduce|allreduce|gatherv?|scatterv?|allgatherv?|alltoall[vw]?|reduce_scatter(_block)?|scan|exscan)|Alltoallw|Reduce_scatter_block|I?[Nn]eighbor_[a-z]*)$' ;;

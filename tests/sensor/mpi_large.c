@@ -5,7 +5,8 @@
  *   mpi_large FILE EXPECT
  *
  * On an even number of ranks (the tests use 4), paired rank ^ 1: sends and
- * receives of every mode, blocking and not, the collectives, MPI-IO at
+ * receives of every mode, blocking and not, the exchanges (sendrecv and
+ * sendrecv_replace), persistent requests, the collectives, MPI-IO at
  * explicit offsets and through the individual pointer, Put and Get; and
  * counts past 2^31 (a send, a ready send, a Put to MPI_PROC_NULL, which
  * touch no buffer), whose bytes must be recorded in 64 bits. Each rank
@@ -67,7 +68,8 @@ static void blocking(int peer)
 	MPI_Rsend_c(buf, HUGE_COUNT, MPI_BYTE, MPI_PROC_NULL, 6, MPI_COMM_WORLD);
 	fprintf(ex, "MPI_Rsend peer=-2 tag=6 comm=0 bytes=%lld\n", HUGE_COUNT);
 	MPI_Recv_c(got, B, MPI_INT, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &st);
-	fprintf(ex, "MPI_Recv peer=-2 tag=%d comm=0 bytes=0\n", MPI_ANY_TAG);
+	fprintf(ex, "MPI_Recv peer=-2 tag=%d comm=0 bytes=0 arrived=1 probe_ns=0\n",
+		MPI_ANY_TAG);
 	MPI_Buffer_attach(bsend, sizeof(bsend));
 	for (int tag = 1; tag <= 3; tag++) {
 		if (rank % 2 == 0) {
@@ -85,7 +87,9 @@ static void blocking(int peer)
 			MPI_Recv_c(got, B, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
 				   MPI_COMM_WORLD, &st);
 			want(st.MPI_TAG == tag && same(got, peer * 1000 + tag), "recv_c");
-			fprintf(ex, "MPI_Recv peer=%d tag=%d comm=0 bytes=%d\n", peer, tag, BY);
+			/* probed first, like MPI_Recv (arrived or not) */
+			fprintf(ex, "MPI_Recv peer=%d tag=%d comm=0 bytes=%d probe_ns=+\n",
+				peer, tag, BY);
 		}
 	}
 	MPI_Buffer_detach(&b, &n);
@@ -127,6 +131,49 @@ static void nonblocking(int peer)
 	for (int i = 0; i < 4; i++)
 		want(same(in[i], peer * 1000 + 10 + i), "irecv_c");
 	MPI_Buffer_detach(&b, &n);
+}
+
+/* The exchanges with the pair's other rank: a sendrecv, then a
+ * sendrecv_replace with MPI_STATUS_IGNORE. */
+static void exchanges(int peer)
+{
+	MPI_Status st;
+
+	fill(buf, rank * 1000 + 20);
+	MPI_Sendrecv_c(buf, B, MPI_INT, peer, 20, got, B, MPI_INT, peer, 20,
+		       MPI_COMM_WORLD, &st);
+	want(st.MPI_SOURCE == peer && same(got, peer * 1000 + 20), "sendrecv_c");
+	fprintf(ex, "MPI_Sendrecv peer=%d tag=20 comm=0 bytes=%d src=%d rbytes=%d\n",
+		peer, BY, peer, BY);
+	fill(got, rank * 1000 + 21);
+	MPI_Sendrecv_replace_c(got, B, MPI_INT, peer, 21, peer, 21, MPI_COMM_WORLD,
+			       MPI_STATUS_IGNORE);
+	want(same(got, peer * 1000 + 21), "sendrecv_replace_c");
+	fprintf(ex, "MPI_Sendrecv_replace peer=%d tag=21 comm=0 bytes=%d src=%d "
+		"rbytes=%d\n", peer, BY, peer, BY);
+}
+
+/* Persistent requests made by the _c constructors, each started once: the
+ * constructor records the message (no request of its own to wait for),
+ * MPI_Start the activation, which MPI_Wait completes. */
+static void persistent(int peer)
+{
+	MPI_Request rq[2];
+
+	MPI_Recv_init_c(got, B, MPI_INT, peer, 30, MPI_COMM_WORLD, &rq[0]);
+	fprintf(ex, "MPI_Recv_init peer=%d tag=30 comm=0 bytes=%d\n", peer, BY);
+	fill(buf, rank * 1000 + 30);
+	MPI_Send_init_c(buf, B, MPI_INT, peer, 30, MPI_COMM_WORLD, &rq[1]);
+	fprintf(ex, "MPI_Send_init peer=%d tag=30 comm=0 bytes=%d\n", peer, BY);
+	for (int i = 0; i < 2; i++) {
+		MPI_Start(&rq[i]);
+		fprintf(ex, "MPI_Start req=+ peer=%d tag=30 comm=0 bytes=%d\n", peer, BY);
+	}
+	MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+	MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+	want(same(got, peer * 1000 + 30), "recv_init_c");
+	MPI_Request_free(&rq[0]);
+	MPI_Request_free(&rq[1]);
 }
 
 static void collectives(void)
@@ -265,6 +312,8 @@ int main(int argc, char **argv)
 	blocking(peer);
 	MPI_Barrier(MPI_COMM_WORLD);
 	nonblocking(peer);
+	exchanges(peer);
+	persistent(peer);
 	collectives();
 	file_io();
 	one_sided(peer);

@@ -155,6 +155,18 @@ static void pscw_epoch(MPI_Win w2, int *mem2)
 	MPI_Win_wait(w2);
 	fprintf(ex, "MPI_Win_wait win=2\n");
 	want(mem2[1] == prev + 1, "pscw put");
+	/* a second, empty epoch whose exposure ends by polling MPI_Win_test:
+	 * one event a poll, the flag it returned */
+	MPI_Win_post(gprev, 0, w2);
+	fprintf(ex, "MPI_Win_post win=2 assert=0 count=1\n");
+	MPI_Win_start(gnext, 0, w2);
+	fprintf(ex, "MPI_Win_start win=2 assert=0 count=1\n");
+	MPI_Win_complete(w2);
+	fprintf(ex, "MPI_Win_complete win=2\n");
+	for (int done = 0; !done;) {
+		MPI_Win_test(w2, &done);
+		fprintf(ex, "MPI_Win_test win=2 result=%d\n", done != 0);
+	}
 	MPI_Group_free(&gnext);
 	fprintf(ex, "MPI_Group_free group=9\n");
 	MPI_Group_free(&gprev);

@@ -38,7 +38,8 @@ MPI_Recv MPI_Irecv=5 MPI_Sendrecv=6
 MPI_Wait MPI_Waitall=2 MPI_Waitany=2 MPI_Test MPI_Probe=1 MPI_Iprobe
 MPI_Barrier MPI_Bcast=1 MPI_Reduce=1 MPI_Allreduce=7 MPI_Gather=2
 MPI_Gatherv=1 MPI_Scatter=1 MPI_Scatterv=1 MPI_Allgather=1
-MPI_Allgatherv=1 MPI_Alltoall=1 MPI_Alltoallv=1 MPI_Reduce_scatter=1
+MPI_Allgatherv=1 MPI_Alltoall=1 MPI_Alltoallv=1 MPI_Alltoallw=1
+MPI_Reduce_scatter=1
 MPI_Scan=1 MPI_Exscan=1 MPI_Send MPI_Isend compute"
 RING="MPI_Init=1 MPI_Finalize=1 MPI_Comm_rank=1 MPI_Comm_size=1
 MPI_Send=5 MPI_Recv=5 compute"

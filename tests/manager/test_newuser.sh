@@ -31,8 +31,10 @@ check "  ...and so does the report" grep -q "rejected by the collectors" ref.txt
 "$T" report --strict refused >/dev/null 2>refs.err
 check "  ...which --strict refuses" [ $? = 1 ]
 
-# 6. a stream cut short (SIGKILL: no end record) is damage under --strict
-timeout 120 "$T" run --keep-going -o cut -- /bin/sh -c 'ls >/dev/null; kill -9 $$' 2>cut.err
+# 6. a stream cut short (SIGKILL: no end record) is damage under --strict;
+# the shell lives a second first, so that its sensor has connected (a
+# process killed before its stream opens leaves no stream to cut short)
+timeout 120 "$T" run --keep-going -o cut -- /bin/sh -c 'ls >/dev/null; sleep 1; kill -9 $$' 2>cut.err
 check "run of a program killed by SIGKILL says so" grep -q "killed by signal 9" cut.err
 "$T" report cut >cut.txt 2>&1
 check "  ...its stream is cut short" grep -q "1 stream cut short" cut.txt

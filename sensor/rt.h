@@ -96,13 +96,16 @@ enum { SN_ST_NONE = 0, SN_ST_INIT = 1, SN_ST_READY = 2, SN_ST_DOWN = 3 };
 extern _Atomic int sn_state SN_HIDDEN;
 
 /* Hot-path clock parameters (set once at init; the sender maps these
- * provisional ns onto CLOCK_MONOTONIC, see rt_clock.c). */
+ * provisional ns onto CLOCK_MONOTONIC, see rt_clock.c). A line of its own:
+ * every traced call reads it, and the linker put the sender's clock
+ * anchors, stored at each of its wake-ups, right after it (each store then
+ * cost the program's thread a miss on its next call). */
 struct sn_clock {
 	int use_tsc;
 	uint64_t base_tsc;
 	uint64_t base_ns;
 	uint64_t mult;		/* ns per tick << 32 */
-};
+} __attribute__((aligned(64)));
 extern struct sn_clock sn_clk SN_HIDDEN;
 
 /* Configuration read from the environment at init. */

@@ -97,9 +97,11 @@ struct sn_call {
 	int on;
 	int err;
 	uint64_t t0, t1;
+	struct proto_event *e;	/* RW wrappers: the slot filled before */
 };
 
-static inline void call_begin(struct sn_call *c, int have_real)
+/* The guard taken (c->on) unless the call is not to be traced. */
+static inline void call_enter(struct sn_call *c, int have_real)
 {
 	if (SN_UNLIKELY(!have_real))
 		sn_libc_resolve();
@@ -108,15 +110,20 @@ static inline void call_begin(struct sn_call *c, int have_real)
 		sn_leave_fast();
 		c->on = 0;
 	}
+}
+
+static inline void call_begin(struct sn_call *c, int have_real)
+{
+	call_enter(c, have_real);
 	if (c->on)
 		c->t0 = sn_now_fast();
 }
 
 static inline void call_end(struct sn_call *c)
 {
-	c->err = errno;
 	if (c->on)
 		c->t1 = sn_now_fast();
+	c->err = errno;
 }
 
 static inline void call_done(struct sn_call *c)
@@ -211,11 +218,42 @@ static int64_t peer_id(const struct sockaddr *sa, socklen_t len)
 
 /* ---- event functions of the GEN wrappers ---------------------------------- */
 
-static void ev_rw(const struct sn_call *c, uint16_t type, ssize_t r, int fd,
-		  size_t n, int64_t off)
+/* The read/write family (RW wrappers): the record is taken and filled
+ * before the call with all that does not depend on its result (type, fd,
+ * bytes asked, path, offset, tid, start stamp), so that after the call only
+ * the end stamp, the result, errno and the commit remain. The slot is only
+ * a pointer until sn_commit_fast() moves the head: a call that never
+ * returns (a handler's longjmp) leaves it unused. Nothing else writes this
+ * thread's ring in between: the guard is set, so neither the call's own
+ * libc calls nor a signal handler's (fatal_handler checks the guard) are
+ * recorded, and these event functions emit no STRING record. */
+static inline void pre_rw(struct sn_call *c, uint16_t type, int fd, size_t n,
+			  int64_t off)
 {
-	rec(c, type, r < 0, fd, (int64_t)n, r, sn_fd_path_fast(fd), ERR_IF(c, r < 0),
-	    off);
+	struct proto_event *e = sn_slot_fast();
+
+	c->e = e;
+	if (SN_UNLIKELY(!e))
+		return;
+	e->type = type;
+	e->arg[0] = fd;
+	e->arg[1] = (int64_t)n;
+	e->arg[3] = sn_fd_path_fast(fd);
+	e->arg[5] = off;
+}
+
+static inline void post_rw(const struct sn_call *c, ssize_t r)
+{
+	struct proto_event *e = c->e;
+
+	if (SN_UNLIKELY(!e))
+		return;
+	e->t_start = c->t0;
+	e->t_end = c->t1;
+	e->flags = r < 0 ? PROTO_EVF_FAILED : 0;
+	e->arg[2] = r;
+	e->arg[4] = ERR_IF(c, r < 0);
+	sn_commit_fast(e);
 }
 
 static void ev_fdpath(const struct sn_call *c, uint16_t type, int fd, int64_t r)
@@ -223,46 +261,45 @@ static void ev_fdpath(const struct sn_call *c, uint16_t type, int fd, int64_t r)
 	rec(c, type, r < 0, fd, r, sn_fd_path_fast(fd), ERR_IF(c, r < 0), 0, 0);
 }
 
-static inline void ev_read(const struct sn_call *c, ssize_t r, int fd,
-			   void *buf, size_t n)
+static inline void pre_read(struct sn_call *c, int fd, void *buf, size_t n)
 {
-	ev_rw(c, PROTO_EV_READ, r, fd, n, -1);
+	pre_rw(c, PROTO_EV_READ, fd, n, -1);
 }
 
-static inline void ev___read_chk(const struct sn_call *c, ssize_t r, int fd,
-				 void *buf, size_t n, size_t buflen)
+static inline void pre___read_chk(struct sn_call *c, int fd, void *buf,
+				  size_t n, size_t buflen)
 {
-	ev_rw(c, PROTO_EV_READ, r, fd, n, -1);
+	pre_rw(c, PROTO_EV_READ, fd, n, -1);
 }
 
-static inline void ev_write(const struct sn_call *c, ssize_t r, int fd,
-			    const void *buf, size_t n)
+static inline void pre_write(struct sn_call *c, int fd, const void *buf,
+			     size_t n)
 {
-	ev_rw(c, PROTO_EV_WRITE, r, fd, n, -1);
+	pre_rw(c, PROTO_EV_WRITE, fd, n, -1);
 }
 
-static inline void ev_pread(const struct sn_call *c, ssize_t r, int fd,
-			    void *buf, size_t n, off_t off)
+static inline void pre_pread(struct sn_call *c, int fd, void *buf, size_t n,
+			     off_t off)
 {
-	ev_rw(c, PROTO_EV_PREAD, r, fd, n, off);
+	pre_rw(c, PROTO_EV_PREAD, fd, n, off);
 }
 
-static inline void ev_pread64(const struct sn_call *c, ssize_t r, int fd,
-			      void *buf, size_t n, off64_t off)
+static inline void pre_pread64(struct sn_call *c, int fd, void *buf, size_t n,
+			       off64_t off)
 {
-	ev_rw(c, PROTO_EV_PREAD, r, fd, n, off);
+	pre_rw(c, PROTO_EV_PREAD, fd, n, off);
 }
 
-static inline void ev_pwrite(const struct sn_call *c, ssize_t r, int fd,
-			     const void *buf, size_t n, off_t off)
+static inline void pre_pwrite(struct sn_call *c, int fd, const void *buf,
+			      size_t n, off_t off)
 {
-	ev_rw(c, PROTO_EV_PWRITE, r, fd, n, off);
+	pre_rw(c, PROTO_EV_PWRITE, fd, n, off);
 }
 
-static inline void ev_pwrite64(const struct sn_call *c, ssize_t r, int fd,
-			       const void *buf, size_t n, off64_t off)
+static inline void pre_pwrite64(struct sn_call *c, int fd, const void *buf,
+				size_t n, off64_t off)
 {
-	ev_rw(c, PROTO_EV_PWRITE, r, fd, n, off);
+	pre_rw(c, PROTO_EV_PWRITE, fd, n, off);
 }
 
 static size_t iov_bytes(const struct iovec *iov, int n)
@@ -521,6 +558,27 @@ static inline void ev_recvfrom(const struct sn_call *c, ssize_t r, int fd,
 		call_end(&c);                                                \
 		if (c.on)                                                    \
 			ev_##name(&c, r, SN_ARGS args);                      \
+		call_done(&c);                                               \
+		return r;                                                    \
+	}
+/* RW: pre_<name>(call, args...) fills the record before the call (see
+ * pre_rw), the start stamp is the last thing before it, the end stamp the
+ * first after it. */
+#define SN_BODY_RW(ret, name, params, args)                                  \
+	SN_EXPORT ret name params                                            \
+	{                                                                    \
+		struct sn_call c;                                            \
+		ret r;                                                       \
+                                                                             \
+		call_enter(&c, sn_real.name != NULL);                        \
+		if (c.on) {                                                  \
+			c.t0 = sn_now_fast();                                \
+			pre_##name(&c, SN_ARGS args);                        \
+		}                                                            \
+		r = sn_real.name args;                                       \
+		call_end(&c);                                                \
+		if (c.on)                                                    \
+			post_rw(&c, r);                                      \
 		call_done(&c);                                               \
 		return r;                                                    \
 	}

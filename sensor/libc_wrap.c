@@ -240,6 +240,7 @@ static inline void pre_rw(struct sn_call *c, uint16_t type, int fd, size_t n,
 	e->arg[1] = (int64_t)n;
 	e->arg[3] = sn_fd_path_fast(fd);
 	e->arg[5] = off;
+	sn_prefetch_ahead(sn_tls.thr);
 }
 
 static inline void post_rw(const struct sn_call *c, ssize_t r)
@@ -253,7 +254,7 @@ static inline void post_rw(const struct sn_call *c, ssize_t r)
 	e->flags = r < 0 ? PROTO_EVF_FAILED : 0;
 	e->arg[2] = r;
 	e->arg[4] = ERR_IF(c, r < 0);
-	sn_commit_fast(e);
+	sn_commit_pf(e, 0);
 }
 
 static void ev_fdpath(const struct sn_call *c, uint16_t type, int fd, int64_t r)

@@ -197,25 +197,42 @@ static inline int64_t sn_fd_path_fast(int fd)
  * no record's start. */
 #define SN_PREFETCH_AHEAD 16
 
-static inline void sn_commit_fast(struct proto_event *e)
+/* The prefetch of sn_commit_fast() for the record after the slot just
+ * taken (a wrapper that fills its record before the call issues it there,
+ * where the start stamp's latency hides it). */
+static inline void sn_prefetch_ahead(const struct sn_thread *t)
 {
-	struct sn_thread *t = sn_tls.thr;
-	uint64_t h = t->head_priv + 1;
-	uint32_t a;
+	uint32_t w = t->widx + 1 == t->cap ? 0 : t->widx + 1;
+	uint32_t a = w + SN_PREFETCH_AHEAD;
 
-	(void)e;
-	t->widx = t->widx + 1 == t->cap ? 0 : t->widx + 1;
-	a = t->widx + SN_PREFETCH_AHEAD;
 	if (SN_LIKELY(t->cap > SN_PREFETCH_AHEAD)) {
 		const char *p = (const char *)&t->ring[a < t->cap ? a : a - t->cap];
 
 		__builtin_prefetch(p, 1, 3);
 		__builtin_prefetch(p + sizeof(struct proto_event) - 1, 1, 3);
 	}
+}
+
+/* Publish the slot sn_slot_fast() gave; prefetch: issue the prefetch
+ * (0 when the caller did it with sn_prefetch_ahead()). */
+static inline void sn_commit_pf(struct proto_event *e, int prefetch)
+{
+	struct sn_thread *t = sn_tls.thr;
+	uint64_t h = t->head_priv + 1;
+
+	(void)e;
+	if (prefetch)
+		sn_prefetch_ahead(t);
+	t->widx = t->widx + 1 == t->cap ? 0 : t->widx + 1;
 	t->head_priv = h;
 	atomic_store_explicit(&t->head, h, memory_order_release);
 	if (SN_UNLIKELY(h >= t->kick_at))
 		sn_commit_slow(t);
+}
+
+static inline void sn_commit_fast(struct proto_event *e)
+{
+	sn_commit_pf(e, 1);
 }
 
 /* ---- runtime internals (rt_*.c) ----------------------------------------- */

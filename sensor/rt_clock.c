@@ -39,6 +39,42 @@ static uint64_t a0_prov, a0_mono, a1_prov, a1_mono;
 static int64_t slope_m1;
 static int use_line;
 
+/* The lines in force since each of the last SEGS anchors: a stamp is
+ * mapped with the line that was in force when it was taken (the newest
+ * segment whose from <= the stamp), not with the one in force when it is
+ * drained. Drained stamps are mapped batch by batch, so two adjacent stamps
+ * of one thread (a COMPUTE event's end and the next call's start) can fall
+ * on either side of a new anchor; mapped with two lines, they could swap by
+ * up to the anchors' read jitter. A stamp older than every kept segment
+ * takes the oldest. */
+#define SEGS 8
+static struct seg {
+	uint64_t from;		/* provisional stamp the line applies from */
+	int64_t slope_m1;
+	int use_line;
+} seg[SEGS];
+static unsigned nseg, seg_head;	/* seg[seg_head] is the newest */
+
+static void seg_push(uint64_t from)
+{
+	seg_head = (seg_head + 1) % SEGS;
+	seg[seg_head] = (struct seg){from, slope_m1, use_line};
+	if (nseg < SEGS)
+		nseg++;
+}
+
+static const struct seg *seg_for(uint64_t prov)
+{
+	unsigned i = seg_head;
+
+	for (unsigned k = 1; k < nseg; k++) {
+		if (prov >= seg[i].from)
+			return &seg[i];
+		i = (i + SEGS - 1) % SEGS;
+	}
+	return &seg[i];
+}
+
 /* (a1_mono - a0_mono) / (a1_prov - a0_prov) - 1 in 2^-64 units: the
  * provisional rate is within a few 1e-4 of the truth, so it fits with room
  * to spare; a slope off by more than 1/4 is kept at that bound. The mapping
@@ -140,6 +176,8 @@ void sn_clock_init(void)
 	a1_prov = a0_prov;
 	a1_mono = a0_mono;
 	use_line = 0;
+	nseg = 0;
+	seg_push(0);
 }
 
 /* Take a new anchor pair (sender thread). */
@@ -154,6 +192,7 @@ void sn_clock_anchor(void)
 		a1_prov = p;
 		a1_mono = m;
 		fix_slope();
+		seg_push(p);
 	}
 }
 
@@ -161,11 +200,12 @@ void sn_clock_anchor(void)
  * drift). Sender thread only. */
 static inline uint64_t fix_one(uint64_t prov)
 {
+	const struct seg *g = seg_for(prov);
 	int64_t d = (int64_t)(prov - a0_prov);
 	int64_t m = d;
 
-	if (use_line)	/* d x slope, floored like the division it replaces */
-		m += (int64_t)(((__int128)d * slope_m1) >> 64);
+	if (g->use_line)	/* d x slope, floored like the division it replaces */
+		m += (int64_t)(((__int128)d * g->slope_m1) >> 64);
 	uint64_t r = a0_mono + (uint64_t)m;
 
 	/* drift from the clock's own zero, exactly like the collector's

@@ -46,7 +46,8 @@ static int use_line;
  * of one thread (a COMPUTE event's end and the next call's start) can fall
  * on either side of a new anchor; mapped with two lines, they could swap by
  * up to the anchors' read jitter. A stamp older than every kept segment
- * takes the oldest. */
+ * takes the oldest (sn_clock_anchor spaces the segments so that this is
+ * rare). */
 #define SEGS 8
 static struct seg {
 	uint64_t from;		/* provisional stamp the line applies from */
@@ -188,6 +189,13 @@ void sn_clock_anchor(void)
 	if (!sn_clk.use_tsc)
 		return;
 	read_pair(&p, &m, 0);
+	/* the line changes at most once every sixteenth of the time since the
+	 * first anchor: often while the baseline is short and the rate still
+	 * improves, then rarely, so that SEGS segments cover the last half of
+	 * the run's life (stamps that wait that long in a ring are mapped with
+	 * the line of their time) */
+	if (nseg > 1 && p - seg[seg_head].from < (p - a0_prov) / 16)
+		return;
 	if (p > a0_prov && m > a0_mono) {
 		a1_prov = p;
 		a1_mono = m;

@@ -687,8 +687,12 @@ void sn_calibrate(int at_exit)
 	 * (at exit, batches kept at their bound stop the drain); and tracing
 	 * on, or the hot path records nothing (checked again below) */
 	if (!t || ITER < 100 || atomic_load(&sn_state) != SN_ST_READY ||
-	    t->head_priv - atomic_load_explicit(&t->tail, memory_order_acquire) > t->cap / 2)
+	    t->head_priv - atomic_load_explicit(&t->tail, memory_order_acquire) > t->cap / 2) {
+		SN_INFO("%s calibration skipped: %s", at_exit ? "exit" : "start-up",
+			atomic_load(&sn_state) != SN_ST_READY ? "tracing not on" :
+			"no room in the sender's ring");
 		return;
+	}
 	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(s, k) && sn_cal_quiet(s2, k)); k++) {
 		uint64_t t0, t1, h0;
 
@@ -736,8 +740,12 @@ void sn_calibrate(int at_exit)
 	}
 	stdio = sn_enabled("libc") ? calibrate_stdio(t, &nstdio) : -1;
 	sn_tls.guard = saved;
-	if (atomic_load(&sn_state) != SN_ST_READY)
-		return;	/* stopped while sampling: some samples measured nothing */
+	if (atomic_load(&sn_state) != SN_ST_READY) {
+		/* stopped while sampling: some samples measured nothing */
+		SN_INFO("%s calibration skipped: tracing stopped while sampling",
+			at_exit ? "exit" : "start-up");
+		return;
+	}
 	cal = sn_cal_estimate(s, k);
 	{
 		uint64_t now = sn_now_fast();

@@ -24,12 +24,19 @@ if grep -q 'exit calibration withdrawn' "$T/err.traced"; then
 	echo "note: the exit calibration was withdrawn (sender late)"
 	want=1
 fi
+# a calibration the sensor skipped (no room in its ring, tracing not on)
+# says so on stderr with TAPESTRY_LOG=info
+skipped=$(grep -c 'calibration skipped' "$T/err.traced")
+if [ "$skipped" -gt 0 ]; then
+	echo "note: $skipped calibration(s) skipped: $(grep 'calibration skipped' "$T/err.traced" | head -2)"
+	want=$((want - skipped))
+fi
 for evt in 0 31; do
 	expect "calibrations of evtype $evt" \
 		"$(count "$T/dump" " name=calibration " " evtype=$evt ")" $want
 done
 cal=$(sed -n 's/.* name=calibration .* evtype=0 .* cost_ps=\([0-9]*\).*/\1/p' "$T/dump")
 first=$(echo "$cal" | sed -n 1p) last=$(echo "$cal" | sed -n ${want}p)
-[ $((last * 3)) -ge $((first)) ] ||
+[ "$want" -lt 2 ] || [ $((last * 3)) -ge $((first)) ] ||
 	fail "the exit calibration measured nothing: $last ps, first $first"
 echo "ok: $((8 * N)) writes from 8 threads, none lost"

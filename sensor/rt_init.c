@@ -633,8 +633,10 @@ static int ncal_kept;
 static void calib_emit(uint64_t now, int64_t evtype, int64_t cost_ns,
 		       int64_t samples, int64_t cost_ps)
 {
-	sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, evtype, cost_ns,
-		samples, cost_ps);
+	if (sn_emit(PROTO_EV_CALIB, PROTO_EVF_INSTANT, now, now, evtype,
+		    cost_ns, samples, cost_ps) != 0)
+		SN_INFO("calibration skipped: no room for its record (evtype %lld)",
+			(long long)evtype);
 	pthread_mutex_lock(&meta_mu);
 	if (ncal_kept < CAL_KEPT) {
 		int64_t *k = cal_kept[ncal_kept++];

@@ -75,8 +75,11 @@ static _Atomic int resolved;
  * fallbacks that matter (__vfprintf_chk) are checked where used. */
 void sn_libc_resolve(void)
 {
+	int saved;
+
 	if (atomic_load_explicit(&resolved, memory_order_acquire))
 		return;
+	saved = errno;
 	pthread_mutex_lock(&resolve_mu);
 	if (!atomic_load_explicit(&resolved, memory_order_relaxed)) {
 		for (size_t i = 0; i < sizeof(resolve_tab) / sizeof(resolve_tab[0]);
@@ -89,6 +92,7 @@ void sn_libc_resolve(void)
 		atomic_store_explicit(&resolved, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&resolve_mu);
+	errno = saved;
 }
 
 /* ---- the common steps of a wrapper -------------------------------------- */
@@ -253,7 +257,7 @@ static inline void post_rw(const struct sn_call *c, ssize_t r)
 	e->t_end = c->t1;
 	e->flags = r < 0 ? PROTO_EVF_FAILED : 0;
 	e->arg[2] = r;
-	e->arg[4] = ERR_IF(c, r < 0);
+	e->arg[4] = SN_UNLIKELY(r < 0) ? errno : 0;
 	sn_commit_pf(e, 0);
 }
 
@@ -564,7 +568,9 @@ static inline void ev_recvfrom(const struct sn_call *c, ssize_t r, int fd,
 	}
 /* RW: pre_<name>(call, args...) fills the record before the call (see
  * pre_rw), the start stamp is the last thing before it, the end stamp the
- * first after it. */
+ * first after it. errno is read only when the call failed and never
+ * written: nothing on this path sets it (the slow paths it may take keep
+ * it, sn_now_vdso's clock_gettime does not fail). */
 #define SN_BODY_RW(ret, name, params, args)                                  \
 	SN_EXPORT ret name params                                            \
 	{                                                                    \
@@ -572,15 +578,14 @@ static inline void ev_recvfrom(const struct sn_call *c, ssize_t r, int fd,
 		ret r;                                                       \
                                                                              \
 		call_enter(&c, sn_real.name != NULL);                        \
-		if (c.on) {                                                  \
-			c.t0 = sn_now_fast();                                \
-			pre_##name(&c, SN_ARGS args);                        \
-		}                                                            \
+		if (!c.on)                                                   \
+			return sn_real.name args;                            \
+		c.t0 = sn_now_fast();                                        \
+		pre_##name(&c, SN_ARGS args);                                \
 		r = sn_real.name args;                                       \
-		call_end(&c);                                                \
-		if (c.on)                                                    \
-			post_rw(&c, r);                                      \
-		call_done(&c);                                               \
+		c.t1 = sn_now_fast();                                        \
+		post_rw(&c, r);                                              \
+		sn_leave_fast();                                             \
 		return r;                                                    \
 	}
 #define SN_CALL(kind, ret, name, params, args)                               \

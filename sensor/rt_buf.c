@@ -372,7 +372,7 @@ static int wait_room(struct sn_thread *t, uint64_t need)
 /* Slow path of sn_slot(): registers the thread, refreshes the consumer's
  * position, writes a pending DROP or FLUSH record, waits for room
  * (TAPESTRY_RING_FULL=wait) or counts a drop. */
-struct proto_event *sn_slot_slow(void)
+static struct proto_event *slot_slow(void)
 {
 	struct sn_thread *t = sn_tls.thr;
 	struct proto_event *e;
@@ -434,11 +434,23 @@ struct proto_event *sn_slot_slow(void)
 	return e;
 }
 
+/* The slow paths keep errno: the read/write wrappers touch errno only when
+ * the call failed (see SN_BODY_RW in libc_wrap.c). */
+struct proto_event *sn_slot_slow(void)
+{
+	int saved = errno;
+	struct proto_event *e = slot_slow();
+
+	errno = saved;
+	return e;
+}
+
 /* Called by the producer every so often (head reached kick_at): wakes the
- * sender once when the ring is more than kick_fill() full. */
+ * sender once when the ring is more than kick_fill() full. Keeps errno. */
 void sn_commit_slow(struct sn_thread *t)
 {
 	uint64_t used;
+	int saved = errno;
 
 	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 	used = t->head_priv - t->tail_cache;
@@ -446,6 +458,7 @@ void sn_commit_slow(struct sn_thread *t)
 	if (used > kick_fill(t->cap) &&
 	    !atomic_exchange_explicit(&t->kicked, 1, memory_order_relaxed))
 		sn_sender_kick();
+	errno = saved;
 }
 
 /* See sensor.h. */

@@ -1041,11 +1041,14 @@ int sn_init(void)
 	return 0;
 }
 
-/* Slow path of sn_enter(): initialise lazily. */
+/* Slow path of sn_enter(): initialise lazily. Keeps errno. */
 int sn_enter_slow(void)
 {
+	int saved = errno;
+
 	if (atomic_load(&sn_state) == SN_ST_NONE)
 		sn_init();
+	errno = saved;
 	if (atomic_load(&sn_state) != SN_ST_READY || sn_tls.guard)
 		return 0;
 	sn_tls.guard = 1;

@@ -61,6 +61,8 @@ static inline void proto_ev_set_args(struct proto_event *e, int64_t a0,
  * with the code it returned follows it on its thread, after its ARRAY
  * records. */
 #define PROTO_EVF_ERRCODE 0x0010u
+/* 0x8000 is the sensor's own inside the process (SN_EVF_STAMP,
+ * sensor/rt.h), cleared before a record leaves it. */
 
 /* STRING records: t_start = string id (> 0), t_end = byte offset of this
  * chunk in the string, flags = chunk length (1..48), arg[] = the bytes.

@@ -120,13 +120,13 @@ static inline void call_begin(struct sn_call *c, int have_real)
 {
 	call_enter(c, have_real);
 	if (c->on)
-		c->t0 = sn_now_fast();
+		c->t0 = sn_stamp_fast();
 }
 
 static inline void call_end(struct sn_call *c)
 {
 	if (c->on)
-		c->t1 = sn_now_fast();
+		c->t1 = sn_stamp_fast();
 	c->err = errno;
 }
 
@@ -148,7 +148,7 @@ static inline void rec(const struct sn_call *c, uint16_t type, int failed,
 	e->t_start = c->t0;
 	e->t_end = c->t1;
 	e->type = type;
-	e->flags = failed ? PROTO_EVF_FAILED : 0;
+	e->flags = SN_EVF_STAMP | (failed ? PROTO_EVF_FAILED : 0);
 	proto_ev_set_args(e, a0, a1, a2, a3, a4, a5);
 	sn_commit_fast(e);
 }
@@ -255,7 +255,7 @@ static inline void post_rw(const struct sn_call *c, ssize_t r)
 		return;
 	e->t_start = c->t0;
 	e->t_end = c->t1;
-	e->flags = r < 0 ? PROTO_EVF_FAILED : 0;
+	e->flags = SN_EVF_STAMP | (r < 0 ? PROTO_EVF_FAILED : 0);
 	e->arg[2] = r;
 	e->arg[4] = SN_UNLIKELY(r < 0) ? errno : 0;
 	sn_commit_pf(e, 0);
@@ -580,10 +580,10 @@ static inline void ev_recvfrom(const struct sn_call *c, ssize_t r, int fd,
 		call_enter(&c, sn_real.name != NULL);                        \
 		if (!c.on)                                                   \
 			return sn_real.name args;                            \
-		c.t0 = sn_now_fast();                                        \
+		c.t0 = sn_stamp_fast();                                      \
 		pre_##name(&c, SN_ARGS args);                                \
 		r = sn_real.name args;                                       \
-		c.t1 = sn_now_fast();                                        \
+		c.t1 = sn_stamp_fast();                                      \
 		post_rw(&c, r);                                              \
 		sn_leave_fast();                                             \
 		return r;                                                    \

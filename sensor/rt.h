@@ -148,18 +148,46 @@ static inline void sn_leave_fast(void)
 	sn_tls.guard = 0;
 }
 
-static inline uint64_t sn_now_fast(void)
+/* A stamp: the TSC's count when it is used, else sn_now_vdso()'s ns. The
+ * libc wrappers store stamps in their records (SN_EVF_STAMP) and leave
+ * their conversion to the sender: the conversion's arithmetic, on the path
+ * between the start stamp and the call, cost the call a few ns. */
+static inline uint64_t sn_stamp_fast(void)
+{
+#if SN_HAVE_TSC
+	if (SN_LIKELY(sn_clk.use_tsc))
+		return __rdtsc();
+#endif
+	return sn_now_vdso();
+}
+
+/* A stamp in the provisional ns of sn_now_fast(). */
+static inline uint64_t sn_stamp_ns(uint64_t s)
 {
 #if SN_HAVE_TSC
 	if (SN_LIKELY(sn_clk.use_tsc)) {
-		int64_t d = (int64_t)(__rdtsc() - sn_clk.base_tsc);
+		int64_t d = (int64_t)(s - sn_clk.base_tsc);
 
 		return sn_clk.base_ns +
 		       (uint64_t)(((__int128)d * (__int128)sn_clk.mult) >> 32);
 	}
 #endif
-	return sn_now_vdso();
+	return s;
 }
+
+/* Provisional ns (CLOCK_MONOTONIC's rate and origin at init; the sender
+ * maps them onto CLOCK_MONOTONIC, rt_clock.c). */
+static inline uint64_t sn_now_fast(void)
+{
+	return sn_stamp_ns(sn_stamp_fast());
+}
+
+/* A record's flag, inside the process only: its t_start and t_end are
+ * stamps (sn_stamp_fast), not provisional ns. The sender converts them
+ * and clears the flag when it takes the record from the ring
+ * (sn_clock_fix_events), before anything else reads it. Above every
+ * PROTO_EVF_* bit. */
+#define SN_EVF_STAMP 0x8000u
 
 static inline struct proto_event *sn_slot_fast(void)
 {

@@ -231,12 +231,18 @@ uint64_t sn_clock_fix(uint64_t prov)
 }
 
 /* sn_clock_fix() on the stamps of ev[0..n) in place (STRING and ARRAY
- * records hold no stamps). Sender thread only. */
+ * records hold no stamps), those of SN_EVF_STAMP records converted to
+ * provisional ns first. Sender thread only. */
 void sn_clock_fix_events(struct proto_event *ev, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].type == PROTO_EV_STRING || ev[i].type == PROTO_EV_ARRAY)
 			continue;
+		if (ev[i].flags & SN_EVF_STAMP) {
+			ev[i].t_start = sn_stamp_ns(ev[i].t_start);
+			ev[i].t_end = sn_stamp_ns(ev[i].t_end);
+			ev[i].flags &= (uint16_t)~SN_EVF_STAMP;
+		}
 		ev[i].t_start = fix_one(ev[i].t_start);
 		ev[i].t_end = fix_one(ev[i].t_end);
 	}

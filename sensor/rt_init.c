@@ -705,16 +705,17 @@ void sn_calibrate(int at_exit)
 		t0 = sn_now_vdso();
 		for (unsigned i = 0; i < ITER; i++) {
 			if (sn_enter_fast()) {
-				uint64_t a = sn_now_fast();
+				uint64_t a = sn_stamp_fast();
 				struct proto_event *e;
 				uint64_t b;
 
 				__asm__ volatile("" ::: "memory");
-				b = sn_now_fast();
+				b = sn_stamp_fast();
 				e = sn_slot_fast();
 				if (e) {
 					e->t_start = a;
 					e->t_end = b;
+					e->flags = SN_EVF_STAMP;
 					e->type = PROTO_EV_WRITE;
 					proto_ev_set_args(e, 1, 64, 64, 0, 0, 0);
 					sn_commit_fast(e);

@@ -109,6 +109,12 @@ static inline void call_enter(struct sn_call *c, int have_real)
 {
 	if (SN_UNLIKELY(!have_real))
 		sn_libc_resolve();
+	if (SN_LIKELY(atomic_load_explicit(&sn_clk.libc_hot,
+					   memory_order_relaxed))) {
+		c->on = !sn_tls.guard;
+		sn_tls.guard = 1;
+		return;
+	}
 	c->on = sn_enter_fast();
 	if (c->on && SN_UNLIKELY(!sn_cfg.sens_libc)) {
 		sn_leave_fast();

@@ -102,6 +102,11 @@ extern _Atomic int sn_state SN_HIDDEN;
  * cost the program's thread a miss on its next call). */
 struct sn_clock {
 	int use_tsc;
+	/* 1 while the state is SN_ST_READY with the libc sensor on and the
+	 * TSC used: the libc wrappers' one test before they take the guard
+	 * (else the full one, call_enter in libc_wrap.c). Set after the
+	 * state turns ready, cleared when it turns down (rt_init.c). */
+	_Atomic int libc_hot;
 	uint64_t base_tsc;
 	uint64_t base_ns;
 	uint64_t mult;		/* ns per tick << 32 */

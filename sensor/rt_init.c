@@ -850,6 +850,7 @@ void sn_shutdown(int reason)
 		sn_calibrate_at_end();
 	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_DOWN))
 		return;
+	atomic_store_explicit(&sn_clk.libc_hot, 0, memory_order_relaxed);
 	sn_sender_flush(reason, 5500);
 	sn_sender_stop();
 }
@@ -1034,6 +1035,8 @@ int sn_init(void)
 	}
 	sn_signals_install();
 	atomic_store(&sn_state, SN_ST_READY);
+	atomic_store_explicit(&sn_clk.libc_hot, sn_cfg.sens_libc && sn_clk.use_tsc,
+			      memory_order_relaxed);
 	sn_proc_start_event();
 	if (sn_sender_start())
 		SN_ERROR("cannot start the sender thread: not tracing");

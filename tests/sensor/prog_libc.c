@@ -15,7 +15,9 @@
  * writes then a NULL dereference), abort, exit (exit status 3), exec
  * (execs itself in mode write), writeexec (N writes, then exec), forkexec
  * (fork, the child execs), execfail (N writes, an exec that fails, N
- * writes), burst (N fwrite of 8 bytes to /dev/null).
+ * writes), burst (N fwrite of 8 bytes to /dev/null), timed (N writes to
+ * /dev/null between two readings of CLOCK_MONOTONIC, printed as
+ * "timed before=NS after=NS").
  */
 #include "config.h"
 
@@ -32,8 +34,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <stdint.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int n;
@@ -723,6 +727,31 @@ static int m_execfail(void)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int m_timed(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	uint64_t before, after;
+
+	memset(buf, 'x', 64);
+	before = mono_ns();
+	for (int i = 0; i < n; i++)
+		if (write(fd, buf, 64) != 64)
+			return 1;
+	after = mono_ns();
+	close(fd);
+	printf("timed before=%llu after=%llu\n", (unsigned long long)before,
+	       (unsigned long long)after);
+	return 0;
+}
+
 static int m_forkexec(void)
 {
 	pid_t p;
@@ -760,7 +789,7 @@ static const struct {
 	{"pthread_create", m_pthread_create}, {"threads", m_threads},
 	{"segv", m_segv}, {"abort", m_abort}, {"exit", m_exit},
 	{"exec", m_exec}, {"writeexec", m_writeexec}, {"forkexec", m_forkexec},
-	{"execfail", m_execfail}, {"burst", m_burst},
+	{"execfail", m_execfail}, {"burst", m_burst}, {"timed", m_timed},
 };
 
 int main(int argc, char **argv)

@@ -64,6 +64,10 @@ int mgr_smpi_factor_ok(const char *s);
 
 /* Open a trace; NULL with a clear message in the error slot (mgr_fail). */
 struct proto_trace *mgr_trace_open(const char *dir);
+/* mgr_fail(rc, ...) for a job directory that could not be opened (rc from
+ * proto_trace_open or mgr_events_open): says what is missing when nothing
+ * was found (no such directory, not a directory, no segments/). */
+int mgr_fail_jobdir(int rc, const char *dir);
 
 /* The manager's settings from the environment (docs/ARCHITECTURE.md,
  * "Environment": TAPESTRY_MIN_LATENCY_NS, TAPESTRY_NO_CORRECTION,

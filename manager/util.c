@@ -158,16 +158,22 @@ static const char *not_found_why(const char *dir, char *buf, size_t cap)
 	return "a file of it not found";
 }
 
+int mgr_fail_jobdir(int rc, const char *dir)
+{
+	char buf[PATH_MAX + 16];
+
+	return mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
+			rc == PROTO_E_NOTFOUND ? not_found_why(dir, buf, sizeof(buf))
+			: proto_strerror(rc));
+}
+
 struct proto_trace *mgr_trace_open(const char *dir)
 {
 	int rc = 0;
 	struct proto_trace *t = proto_trace_open(dir, &rc);
-	char buf[PATH_MAX + 16];
 
 	if (!t)
-		mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
-			 rc == PROTO_E_NOTFOUND ? not_found_why(dir, buf, sizeof(buf))
-			 : proto_strerror(rc));
+		mgr_fail_jobdir(rc, dir);
 	return t;
 }
 

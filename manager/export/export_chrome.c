@@ -222,8 +222,7 @@ int mgr_export_chrome(const char *dir, const char *path, struct mgr_export_stats
 	if (mgr_viz_scan(dir, "chrome", &s) != 0)
 		return -1;
 	if (!(e = mgr_events_open(dir, &rc))) {
-		rc = mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
-			      proto_strerror(rc));
+		rc = mgr_fail_jobdir(rc, dir);
 		goto out_scan;
 	}
 	if (!(c.out = fopen(path, "w"))) {

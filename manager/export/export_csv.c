@@ -26,8 +26,7 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 	int rc;
 
 	if (!(e = mgr_events_open(dir, &rc)))
-		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
-				proto_strerror(rc));
+		return mgr_fail_jobdir(rc, dir);
 	out = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!out) {
 		rc = mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);

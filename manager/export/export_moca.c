@@ -38,8 +38,7 @@ static int fill(const char *dir, const struct viz_scan *s, struct viz_sort *so,
 	int rc;
 
 	if (!(e = mgr_events_open(dir, &rc)))
-		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir,
-				proto_strerror(rc));
+		return mgr_fail_jobdir(rc, dir);
 	mgr_viz_progress_init(&pg, "moca", s->events);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		uint32_t t;

@@ -1976,8 +1976,7 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	int rc;
 
 	if (!(e = mgr_events_open(dir, &rc))) {
-		return mgr_fail(rc,
-			"%s: not a readable job directory (%s)", dir, proto_strerror(rc));
+		return mgr_fail_jobdir(rc, dir);
 	}
 	if (mkdir(out, 0777) != 0) {
 		(void)mgr_fail(PROTO_E_IO, "%s: cannot create: %m", out);

@@ -491,7 +491,7 @@ int mgr_viz_scan(const char *dir, const char *format, struct viz_scan *s)
 	if (!(s->match = mgr_viz_match_new(s)))
 		return mgr_fail(PROTO_E_NOMEM, "out of memory");
 	if (!(e = mgr_events_open(dir, &rc)))
-		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir, proto_strerror(rc));
+		return mgr_fail_jobdir(rc, dir);
 	mgr_viz_progress_init(&pg, "reading", index_total(dir));
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		const struct proto_ev_info *info = proto_ev_info(me.ev->type);

@@ -180,7 +180,7 @@ int mgr_viz_fill_sort(const char *dir, struct viz_scan *s, struct viz_sort *so,
 	int rc;
 
 	if (!(e = mgr_events_open(dir, &rc)))
-		return mgr_fail(rc, "%s: not a readable job directory (%s)", dir, proto_strerror(rc));
+		return mgr_fail_jobdir(rc, dir);
 	mgr_viz_match_sink(s->match, link_to_sort, so);
 	mgr_viz_progress_init(&pg, what, s->events);
 	while ((rc = mgr_events_next(e, &me)) == 1) {

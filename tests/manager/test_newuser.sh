@@ -141,6 +141,14 @@ mkdir notajob
 "$T" report notajob 2>nj.err
 check "report of a non-job directory fails" [ $? = 1 ]
 check "  ...saying what is missing" grep -q "no segments" nj.err
+# and so does every export
+for f in csv chrome paje simgrid-ti moca; do
+	"$T" export -f $f -o "nj.$f" notajob 2>nj-$f.err
+	check "export -f $f of a non-job directory fails, saying what is missing" \
+		grep -q "no segments" nj-$f.err
+done
+"$T" export -f csv -o nj.none.csv "$work/no-such-dir" 2>nj-none.err
+check "export of a missing directory says so" grep -q "no such directory" nj-none.err
 # 12. serve lists the newest job first, and says it stops on SIGTERM
 if command -v curl >/dev/null; then
 	mkdir jobs

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -102,6 +103,8 @@ struct sn_call {
 	int err;
 	uint64_t t0, t1;
 	struct proto_event *e;	/* RW wrappers: the slot filled before */
+	int kept;		/* exec_pre: the exec cannot start, the
+				 * stream goes on untouched */
 };
 
 /* The guard taken (c->on) unless the call is not to be traced. */
@@ -947,13 +950,35 @@ static char *const *exec_env(char *const envp[], char ***owned)
 	return out;
 }
 
+/* 1 when an exec of path cannot start because there is no such file
+ * (ENOENT, ENOTDIR): what a shell meets at every directory of PATH before
+ * the one that holds the program, since it calls execve for each (dash,
+ * `exec prog`). searched: path is looked up in PATH by the call (the
+ * execvp family) unless it holds a slash; not checked then. */
+static int exec_cannot_start(const char *path, int searched)
+{
+	struct stat sb;
+	int saved = errno, r;
+
+	if (!path || (searched && !strchr(path, '/')))
+		return 0;
+	r = stat(path, &sb) != 0 && (errno == ENOENT || errno == ENOTDIR);
+	errno = saved;
+	return r;
+}
+
 /* Before an exec: record it, calibrate again as at exit
  * (sn_calibrate_at_end), and ship everything (the process image is about
- * to go). Returns 1 when tracing is on for this call. */
-static int exec_pre(struct sn_call *c, const char *path, int64_t *pid)
+ * to go). An exec that cannot start (exec_cannot_start) is only recorded,
+ * after it failed, in the stream that goes on (c->kept): a search of PATH
+ * no longer cuts a process into a stream per directory. Returns 1 when
+ * tracing is on for this call. */
+static int exec_pre(struct sn_call *c, const char *path, int searched,
+		    int64_t *pid)
 {
 	call_begin(c, 1);
 	*pid = 0;
+	c->kept = 0;
 	if (!c->on)
 		return 0;
 	if (sn_in_vfork_child()) {
@@ -962,6 +987,10 @@ static int exec_pre(struct sn_call *c, const char *path, int64_t *pid)
 		return 0;
 	}
 	*pid = path_id(path);
+	if (exec_cannot_start(path, searched)) {
+		c->kept = 1;
+		return 1;
+	}
 	c->t1 = c->t0;
 	rec(c, PROTO_EV_EXEC, 0, *pid, 0, 0, 0, 0, 0);
 	sn_calibrate_at_end();
@@ -970,11 +999,14 @@ static int exec_pre(struct sn_call *c, const char *path, int64_t *pid)
 }
 
 /* After an exec that failed: record the failure, continue as a new stream
- * (the old one was closed with BYE). */
+ * (the old one was closed with BYE), or in the same stream when exec_pre
+ * kept it (the record then spans the call). */
 static int exec_post(struct sn_call *c, int r, int64_t pid)
 {
 	call_end(c);
-	if (c->on) {
+	if (c->on && c->kept) {
+		rec(c, PROTO_EV_EXEC, 1, pid, c->err, 0, 0, 0, 0);
+	} else if (c->on) {
 		c->t0 = c->t1;
 		rec(c, PROTO_EV_EXEC, 1, pid, c->err, 0, 0, 0, 0);
 		sn_new_stream_id();
@@ -994,7 +1026,7 @@ SN_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 
 	if (SN_UNLIKELY(!sn_real.execve))
 		sn_libc_resolve();
-	exec_pre(&c, path, &p);
+	exec_pre(&c, path, 0, &p);
 	env = exec_env(envp, &owned);
 	r = sn_real.execve(path, argv, env);
 	free(owned);
@@ -1009,7 +1041,7 @@ SN_EXPORT int execv(const char *path, char *const argv[])
 
 	if (SN_UNLIKELY(!sn_real.execv))
 		sn_libc_resolve();
-	exec_pre(&c, path, &p);
+	exec_pre(&c, path, 0, &p);
 	r = sn_real.execv(path, argv);
 	return exec_post(&c, r, p);
 }
@@ -1022,7 +1054,7 @@ SN_EXPORT int execvp(const char *file, char *const argv[])
 
 	if (SN_UNLIKELY(!sn_real.execvp))
 		sn_libc_resolve();
-	exec_pre(&c, file, &p);
+	exec_pre(&c, file, 1, &p);
 	r = sn_real.execvp(file, argv);
 	return exec_post(&c, r, p);
 }
@@ -1037,7 +1069,7 @@ SN_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 
 	if (SN_UNLIKELY(!sn_real.execvpe))
 		sn_libc_resolve();
-	exec_pre(&c, file, &p);
+	exec_pre(&c, file, 1, &p);
 	env = exec_env(envp, &owned);
 	r = sn_real.execvpe(file, argv, env);
 	free(owned);
@@ -1054,7 +1086,7 @@ SN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 
 	if (SN_UNLIKELY(!sn_real.fexecve))
 		sn_libc_resolve();
-	exec_pre(&c, NULL, &p);
+	exec_pre(&c, NULL, 0, &p);
 	env = exec_env(envp, &owned);
 	r = sn_real.fexecve(fd, argv, env);
 	free(owned);

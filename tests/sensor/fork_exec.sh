@@ -46,7 +46,7 @@ expect "calibrations of evtype 0 before the exec" \
 start_collectors job3
 traced "$PROG" execfail 50 "$T" > "$T/out4" || fail "execfail run"
 stop_collectors
-grep -q 'execfail ok=100 value=0 errno=ENOENT' "$T/out4" || fail "execfail: $(cat "$T/out4")"
+grep -q 'execfail ok=100 value=0 errno=EACCES' "$T/out4" || fail "execfail: $(cat "$T/out4")"
 dump "$T/job3" "$T/dump3"
 expect "streams (execfail)" "$(streams "$T/dump3")" 2
 first=$(sed -n 's/^total stream=\([0-9a-f]*\) .* bye=3$/\1/p' "$T/dump3")
@@ -63,4 +63,17 @@ calibs "$second" > "$T/cal2"
 expect "calibrations of evtype 0 before the failed exec" "$(grep -c '^0 ' "$T/cal1")" 1
 cmp -s "$T/cal1" "$T/cal2" ||
 	fail "the stream after the failed exec has other calibrations: $(cat "$T/cal1") / $(cat "$T/cal2")"
+# an exec of no such file (a shell searching PATH calls execve for each
+# directory): the process goes on in the same stream, with the failed exec
+# recorded in it, and is not calibrated again
+start_collectors job4
+traced "$PROG" execnofile 50 "$T" > "$T/out5" || fail "execnofile run"
+stop_collectors
+grep -q 'execnofile ok=100 value=0 errno=ENOENT' "$T/out5" || fail "execnofile: $(cat "$T/out5")"
+dump "$T/job4" "$T/dump4"
+expect "streams (execnofile)" "$(streams "$T/dump4")" 1
+expect "failed exec records (execnofile)" \
+	"$(count "$T/dump4" " name=exec " " failed=1 " " err=2")" 1
+expect "exec records (execnofile)" "$(count "$T/dump4" " name=exec ")" 1
+expect "writes (execnofile)" "$(count "$T/dump4" " name=write " " bytes=64 ")" 100
 echo "ok: fork and exec traced"

@@ -14,8 +14,8 @@
  * Special modes: threads (8 threads x N writes to /dev/null), segv (N
  * writes then a NULL dereference), abort, exit (exit status 3), exec
  * (execs itself in mode write), writeexec (N writes, then exec), forkexec
- * (fork, the child execs), execfail (N writes, an exec that fails, N
- * writes), burst (N fwrite of 8 bytes to /dev/null), timed (N writes to
+ * (fork, the child execs), execfail (N writes, an exec of a file that is
+ * not executable, N writes), execnofile (the same with no such file), burst (N fwrite of 8 bytes to /dev/null), timed (N writes to
  * /dev/null between two readings of CLOCK_MONOTONIC, printed as
  * "timed before=NS after=NS").
  */
@@ -707,9 +707,8 @@ static int m_writeexec(void)
 	return exec_write(1);
 }
 
-/* n writes, an exec that fails (no such file), n writes again: the process
- * goes on as a new stream */
-static int m_execfail(void)
+/* n writes, an exec of what that fails, n writes again */
+static int exec_fails(const char *mode, const char *what)
 {
 	int fd = open("/dev/null", O_WRONLY), e;
 	long ok = 0;
@@ -718,13 +717,33 @@ static int m_execfail(void)
 	for (int i = 0; i < n; i++)
 		ok += write(fd, buf, 64) == 64;
 	fflush(stdout);
-	execl("/nonexistent-tapestry-test/prog", "prog", (char *)NULL);
+	execl(what, "prog", (char *)NULL);
 	e = errno;
 	for (int i = 0; i < n; i++)
 		ok += write(fd, buf, 64) == 64;
 	close(fd);
-	report("execfail", ok, 0, e);
+	report(mode, ok, 0, e);
 	return 0;
+}
+
+/* an exec that fails after it started (a file that is not executable:
+ * EACCES): the process goes on as a new stream */
+static int m_execfail(void)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/not-executable", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd >= 0)
+		close(fd);
+	return exec_fails("execfail", path);
+}
+
+/* an exec of no such file (what a search of PATH meets): the process goes
+ * on in the same stream */
+static int m_execnofile(void)
+{
+	return exec_fails("execnofile", "/nonexistent-tapestry-test/prog");
 }
 
 static uint64_t mono_ns(void)
@@ -790,6 +809,7 @@ static const struct {
 	{"segv", m_segv}, {"abort", m_abort}, {"exit", m_exit},
 	{"exec", m_exec}, {"writeexec", m_writeexec}, {"forkexec", m_forkexec},
 	{"execfail", m_execfail}, {"burst", m_burst}, {"timed", m_timed},
+	{"execnofile", m_execnofile},
 };
 
 int main(int argc, char **argv)

@@ -57,8 +57,9 @@ static const struct mgr_opts_doc export_doc = {
 	.col = 23,
 	.head = "usage: tapestry export -f FORMAT [-o OUT] [--strict] DIR\n",
 	.tail = "  The output appears only when complete: a failed export leaves nothing.\n"
-		"\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode\n"
-		"  times in ns from the job start; empty fields where the event has no such value.\n",
+		"\ncsv columns: rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode,\n"
+		"  args; times in ns from the job start; empty fields where the event has no such\n"
+		"  value; args: the event's other fields as name=value, separated by spaces.\n",
 };
 
 static int rm_one(const char *path, const struct stat *sb, int flag,

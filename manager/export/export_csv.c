@@ -18,6 +18,31 @@ static void opt_i64(FILE *out, const struct proto_event *ev, enum proto_field f)
 		fprintf(out, "%" PRId64, ev->arg[i]);
 }
 
+/* The last column: the event's fields that have no column of their own,
+ * "name=value" separated by spaces (evtype=17 cost_ns=31 samples=64 for a
+ * calibration record; comm, count, datatype, root, request... for MPI). */
+static void other_fields(FILE *out, const struct proto_event *ev,
+			 const struct proto_ev_info *info)
+{
+	int first = 1;
+
+	for (int k = 0; info && k < PROTO_EV_NARGS; k++) {
+		unsigned f = info->field[k];
+
+		switch (f) {
+		case PROTO_F_none: case PROTO_F_bytes: case PROTO_F_peer:
+		case PROTO_F_tag: case PROTO_F_fd: case PROTO_F_path:
+		case PROTO_F_result: case PROTO_F_errcode:
+			continue;
+		default:
+			break;
+		}
+		fprintf(out, "%s%s=%" PRId64, first ? "" : " ", proto_field_name(f),
+			ev->arg[k]);
+		first = 0;
+	}
+}
+
 int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *st)
 {
 	struct mgr_events *e;
@@ -33,7 +58,8 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 		mgr_events_close(e);
 		return rc;
 	}
-	fputs("rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode\n", out);
+	fputs("rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode,"
+	      "args\n", out);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		const struct proto_event *ev = me.ev;
 		const struct proto_ev_info *info = proto_ev_info(ev->type);
@@ -60,6 +86,8 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 		opt_i64(out, ev, PROTO_F_result);
 		fputc(',', out);
 		opt_i64(out, ev, PROTO_F_errcode);
+		fputc(',', out);
+		other_fields(out, ev, info);
 		fputc('\n', out);
 		st->written++;
 	}

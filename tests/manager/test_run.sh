@@ -19,7 +19,12 @@ check "job directory written" [ -d "$work/job/segments" ]
 
 "$T" export -f csv -o "$work/t.csv" "$work/job" 2>"$work/export.err"
 check "export csv succeeds" [ $? = 0 ]
-check "csv header" [ "$(head -n1 "$work/t.csv")" = "rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode" ]
+check "csv header" [ "$(head -n1 "$work/t.csv")" = "rank,tid,event,start_ns,end_ns,bytes,peer,tag,fd,path,pid,result,errcode,args" ]
+n_cal=$(awk -F, '$3=="calibration"' "$work/t.csv" | wc -l)
+n_cal_u=$(awk -F, '$3=="calibration"' "$work/t.csv" | sort -u | wc -l)
+check "csv: calibration lines differ by their args ($n_cal_u of $n_cal)" [ "$n_cal" -gt 0 ] && [ "$n_cal_u" = "$n_cal" ]
+check "csv: args holds the fields without a column (cost_ns, fprintf's stream)" \
+	bash -c "grep -q ',calibration,.*,evtype=[0-9]* cost_ns=[0-9]' '$work/t.csv' && grep -q ',fprintf,.*,.*=' '$work/t.csv'"
 n_fprintf=$(awk -F, '$3=="fprintf"' "$work/t.csv" | wc -l)
 check "2000 fprintf events (got $n_fprintf)" [ "$n_fprintf" = 2000 ]
 n_paths=$(awk -F, '$3=="fprintf" && $10 ~ /iodemo-[ab].txt$/' "$work/t.csv" | wc -l)

@@ -866,6 +866,21 @@ static void text_tests(FILE *out, const struct report *r)
 	}
 }
 
+/* Events of the MPI sensor in the job (the receives, collectives and
+ * communicators lines say nothing without them). */
+static uint64_t mpi_events(const struct report *r)
+{
+	uint64_t n = 0;
+
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
+		const struct proto_ev_info *info = proto_ev_info(ty);
+
+		if (info && info->category == PROTO_CAT_MPI)
+			n += r->tally[ty].total;
+	}
+	return n;
+}
+
 static void text_perturbation(FILE *out, const struct report *r)
 {
 	const struct mgr_perturb_stats *ps = r->ps;
@@ -876,13 +891,17 @@ static void text_perturbation(FILE *out, const struct report *r)
 		r->span_ranks ? "ranks' span" : "traced span", (double)raw / 1e9,
 		(double)cor / 1e9, raw ? 100.0 * (double)(raw - cor) / (double)raw : 0,
 		ps->alpha_ns, ps->removed_ns);
-	fprintf(out, "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %" PRIu64
-		" waited, %" PRIu64 " needed the model, %" PRIu64 " of them waited longer"
-		" than the model's tail),", ps->receives, ps->receives_arrived,
-		ps->receives_waited, ps->receives_model, ps->receives_tail);
-	fprintf(out, " %" PRIu64 " collectives (%" PRIu64 " on other communicators than"
-		" MPI_COMM_WORLD; %" PRIu64 " members took their group's median, in its"
-		" tail)\n", ps->collectives, ps->collectives_sub, ps->collectives_tail);
+	if (mpi_events(r) || ps->receives || ps->collectives) {
+		fprintf(out, "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %"
+			PRIu64 " waited, %" PRIu64 " needed the model, %" PRIu64 " of them"
+			" waited longer than the model's tail),", ps->receives,
+			ps->receives_arrived, ps->receives_waited, ps->receives_model,
+			ps->receives_tail);
+		fprintf(out, " %" PRIu64 " collectives (%" PRIu64 " on other communicators"
+			" than MPI_COMM_WORLD; %" PRIu64 " members took their group's median,"
+			" in its tail)\n", ps->collectives, ps->collectives_sub,
+			ps->collectives_tail);
+	}
 	if (ps->measured_events || ps->probe_ns)
 		fprintf(out, "               MPI sensor's accounting measured around %" PRIu64
 			" MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns;"
@@ -910,6 +929,11 @@ static void text_causality(FILE *out, const struct report *r)
 {
 	const struct mgr_causality_stats *cs = r->cs;
 
+	if (!mpi_events(r) && !cs->matched && !cs->collectives) {
+		fprintf(out, "\ncausality      no MPI events: no messages to match, nothing"
+			" repaired\n");
+		return;
+	}
 	fprintf(out, "\ncausality      %" PRIu64 " messages matched (%" PRIu64 " sends, %"
 		PRIu64 " receives unmatched); violations %" PRIu64 " before repair, %"
 		PRIu64 " after;", cs->matched, cs->unmatched_sends, cs->unmatched_receives,

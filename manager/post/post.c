@@ -291,13 +291,17 @@ void mgr_post_report(const struct mgr_post *p, FILE *out, int xml)
 				f->x0, e->path.x0, e->path.offset_ns, e->path.offset_ci_ns,
 				(e->path.slope - 1) * 1e6, e->depth,
 				e->same ? "same clock" : warn_text(f->warn));
+		else if (e->same)	/* the fit is not used: not shown */
+			fprintf(out, "  %016" PRIx64 " %016" PRIx64 " %8zu %14s %10s %12s"
+				" %9s %9.1f  %s\n", e->child, e->parent, f->n_total,
+				"-", "-", "-", "-", f->rtt_min_ns / 1e3,
+				"same clock (boot, time namespace offsets, drift):"
+				" identity used");
 		else
 			fprintf(out, "  %016" PRIx64 " %016" PRIx64 " %8zu %14.1f %10.1f %12.4f"
 				" %9.4f %9.1f  %s\n", e->child, e->parent, f->n_total,
 				f->offset_ns, f->offset_ci_ns, (f->slope - 1) * 1e6,
-				f->slope_ci * 1e6, f->rtt_min_ns / 1e3,
-				e->same ? "same clock (boot, time namespace offsets, drift): identity used" :
-				warn_text(f->warn));
+				f->slope_ci * 1e6, f->rtt_min_ns / 1e3, warn_text(f->warn));
 	}
 	if (!xml && p->n == 0)
 		fprintf(out, "  no clock samples in this job: times are the raw host clocks\n");

@@ -40,6 +40,12 @@ check "times from job start, end >= start" [ "$bad_times" = 0 ]
 check "report succeeds" [ $? = 0 ]
 check "report counts fprintf" grep -Eq '^  fprintf +2000' "$work/report.txt"
 check "report says nothing lost" grep -q 'losses         0 events counted lost, 0 batches missing, 0 corrupt' "$work/report.txt"
+# a job without MPI: no receives/collectives/communicators lines of zeros,
+# and no clock fit printed where the identity is used
+check "report of a job without MPI says so" grep -q '^causality      no MPI events' "$work/report.txt"
+check "  ...and prints no receives line" bash -c "! grep -q 'receives: 0' '$work/report.txt'"
+check "report shows no fit on an edge with the same clock" \
+	bash -c "grep 'identity used' '$work/report.txt' | awk '\$4 != \"-\" || \$7 != \"-\" {bad=1} END {exit bad}'"
 "$T" report --xml "$work/job" >"$work/report.xml"
 check "xml report is well-formed" xmllint --noout "$work/report.xml"
 

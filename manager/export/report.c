@@ -798,15 +798,35 @@ static void failed_calls(FILE *out, const struct report *r)
 
 static void text_events(FILE *out, const struct report *r)
 {
-	fprintf(out, "\nevents by type%s\n", r->maxrank >= 0 ? " (total, then per rank)" : "");
+	/* ranks shown: the first 16; the last column holds the rest (the
+	 * streams without a rank, a launcher's, and the ranks not shown) so
+	 * that every row adds up */
+	int shown = r->maxrank < 16 ? r->maxrank + 1 : 16;
+
+	fprintf(out, "\nevents by type\n");
+	if (shown > 0) {
+		char h[16];
+
+		fprintf(out, "  %-20s %12s", "", "total");
+		for (int k = 0; k < shown; k++) {
+			snprintf(h, sizeof(h), "rank %d", k);
+			fprintf(out, " %8s", h);
+		}
+		fprintf(out, " %8s\n", r->maxrank >= 16 ? "others" : "no rank");
+	}
 	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
 		const struct tally *y = &r->tally[ty];
+		uint64_t rest = y->total;
 
 		if (!y->total)
 			continue;
 		fprintf(out, "  %-20s %12" PRIu64, proto_ev_info(ty)->name, y->total);
-		for (int k = 0; k <= r->maxrank && k < 16; k++)
+		for (int k = 0; k < shown; k++) {
 			fprintf(out, " %8" PRIu64, y->by_rank[k]);
+			rest -= y->by_rank[k];
+		}
+		if (shown > 0)
+			fprintf(out, " %8" PRIu64, rest);
 		fprintf(out, "\n");
 	}
 	failed_calls(out, r);
@@ -816,7 +836,8 @@ static void text_collectors(FILE *out, const struct report *r)
 {
 	if (!r->nodes || !r->nodes->count)
 		return;
-	fprintf(out, "\ncollectors (last report of each)\n");
+	fprintf(out, "\ncollectors (last report of each; events in counts the"
+		" collectors' own clock and statistics records too)\n");
 	for (size_t i = 0; i < r->nodes->count; i++) {
 		const struct node_stats *n = &r->nodes->n[i];
 

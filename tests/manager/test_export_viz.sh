@@ -240,6 +240,14 @@ if command -v mpicc.openmpi >/dev/null &&
 	n=$(awk '$1=="MPI_SEND"' "$work/mpi.o2" | wc -l)
 	m=$(awk '$1=="MPI_RECV"' "$work/mpi.o2" | wc -l)
 	check "mpi ring: otf2 MPI_SEND/MPI_RECV ($n $m = $nsend $nrecv)" [ "$n $m" = "$nsend $nrecv" ]
+	# the report's events by type: a column per rank and one for the
+	# streams without a rank (mpirun's), so that every row adds up
+	"$T" report "$work/mpi" 2>/dev/null | sed -n '/^events by type/,/^$/p' >"$work/mpi.types"
+	check "mpi ring: report's per-type header names the ranks and the rest" \
+		grep -Eq '^ +total +rank 0 +rank 1 +rank 2 +rank 3 +no rank$' "$work/mpi.types"
+	bad=$(awk 'NF == 7 && $2 ~ /^[0-9]+$/ && $2 != $3 + $4 + $5 + $6 + $7' "$work/mpi.types" | wc -l)
+	rows=$(awk 'NF == 7 && $2 ~ /^[0-9]+$/' "$work/mpi.types" | wc -l)
+	check "mpi ring: every per-type row adds up ($bad of $rows do not)" [ "$rows" -gt 5 ] && [ "$bad" = 0 ]
 else
 	echo "note: no real MPI job here (MPI sensor or mpirun unavailable); skipped"
 	[ -f "$work/mpirun.err" ] && head -3 "$work/mpirun.err"

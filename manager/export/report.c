@@ -259,7 +259,7 @@ static void gather_tests(struct report *r, const struct mgr_perturb *pert)
 	gather_test(r, pert, "fitted", "fitted on the trace", r->ps->model_latency_ns,
 		    r->ps->model_ns_per_byte);
 	if (lat > 0 && bw > 0)
-		gather_test(r, pert, "pingpong", "the launch's ping-pong", lat, 1e9 / bw);
+		gather_test(r, pert, "pingpong", "the ping-pong measured before the program", lat, 1e9 / bw);
 }
 
 /* The post-processing's figures; a failure is said and the rest reported. */

@@ -587,6 +587,14 @@ int mgr_netcal_cached(const struct mgr_netcal_key *k, const char *log,
 	return 1;
 }
 
+/* A measure taken while the machine was busy: the median one-way latency
+ * more than 4 times the fastest (on an idle loopback or network, 1.1-1.5
+ * times). Said with the figures, and not kept for the next jobs. */
+static int busy(const struct mgr_netcal *nc)
+{
+	return nc->ok && nc->lat_min_ns > 0 && nc->lat_ns > 4 * nc->lat_min_ns;
+}
+
 void mgr_netcal_store(const struct mgr_netcal_key *k, const char *log,
 		      const struct mgr_netcal *nc)
 {
@@ -594,7 +602,7 @@ void mgr_netcal_store(const struct mgr_netcal_key *k, const char *log,
 	FILE *in, *out;
 	int ok, fd;
 
-	if (!nc->ok || nc->cached || cache_path(k, path, sizeof(path), 1))
+	if (!nc->ok || nc->cached || busy(nc) || cache_path(k, path, sizeof(path), 1))
 		return;
 	if (!(in = fopen(log, "r")))
 		return;
@@ -629,9 +637,12 @@ void mgr_netcal_brief(const struct mgr_netcal *nc, char *buf, size_t cap)
 		iso_date(nc->when, date, sizeof(date));
 	if (nc->ok)
 		snprintf(buf, cap, "ping-pong (%s, %s%s%s): one-way latency %.3g us "
-			 "(min %.3g us), bandwidth %.3g GB/s", nc->flavour, nc->hosts,
+			 "(min %.3g us), bandwidth %.3g GB/s%s", nc->flavour, nc->hosts,
 			 nc->cached ? "; kept from " : "", date,
-			 nc->lat_ns / 1e3, nc->lat_min_ns / 1e3, nc->bw_Bps / 1e9);
+			 nc->lat_ns / 1e3, nc->lat_min_ns / 1e3, nc->bw_Bps / 1e9,
+			 busy(nc) ? "; warning: the median is over 4 times the fastest,"
+			 " the machine was busy: the figures may be poor (not kept;"
+			 " --no-pingpong, or run again when it is quiet)" : "");
 	else
 		snprintf(buf, cap, "ping-pong %s", nc->note);
 }

@@ -146,6 +146,22 @@ check "  ...no figures" bash -c "! grep -q net_latency_ns '$work/job-bad/meta.xm
 check "  ...the export says it used defaults, and why" grep -q "defaults .*network ping-pong at launch: failed: " "$work/e"
 check "  ...the log has mpirun's messages" grep -q "broken on purpose" "$work/job-bad/logs/pingpong.log"
 
+# a ping-pong measured on a busy machine (its median 40 times its fastest):
+# said with the figures, used for this job, not kept for the next
+cat >"$work/busy-pp" <<'PP'
+#!/bin/sh
+echo "pingpong: hosts vm vm"
+echo "pingpong: latency_ns min 100 median 4000"
+echo "pingpong: net_latency_ns 4000 net_bandwidth_Bps 1e9"
+PP
+chmod +x "$work/busy-pp"
+mkdir -m 700 "$work/cache-busy"
+TAPESTRY_CACHE_DIR="$work/cache-busy" TAPESTRY_PINGPONG="$work/busy-pp" \
+	timeout 300 "$T" launch -o "$work/job-busy" "$work/ring.xml" >/dev/null 2>"$work/busy.err"
+check "a busy ping-pong: the launch goes on" [ $? = 0 ]
+check "  ...says the machine was busy" grep -q "network ping-pong .*warning: the median is over 4 times the fastest, the machine was busy" "$work/busy.err"
+check "  ...not kept for the next jobs" [ "$(ls "$work/cache-busy" | wc -l)" = 0 ]
+
 TAPESTRY_PINGPONG="$work/no-such-program" timeout 300 "$T" launch -o "$work/job-none" "$work/ring.xml" >/dev/null 2>"$work/n.err"
 check "a missing ping-pong program: the launch goes on" [ $? = 0 ]
 check "  ...says it is not installed" grep -q "no-such-program is not installed" "$work/n.err"

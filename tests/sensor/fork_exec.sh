@@ -43,11 +43,17 @@ expect "calibrations of evtype 0 before the exec" \
 # an exec that fails: the process goes on as a new stream, which gets this
 # process's CALIB records again (sn_calib_replay): the same ones as the
 # stream the exec ended, stdio's included
-start_collectors job3
-traced "$PROG" execfail 50 "$T" > "$T/out4" || fail "execfail run"
-stop_collectors
-grep -q 'execfail ok=100 value=0 errno=EACCES' "$T/out4" || fail "execfail: $(cat "$T/out4")"
-dump "$T/job3" "$T/dump3"
+# failing_exec JOB MODE ERRNO: prog_libc MODE (50 writes, an exec that
+# fails with ERRNO, 50 writes) traced into JOB, dumped to $T/JOB.dump
+failing_exec() {
+	start_collectors "$1"
+	traced "$PROG" "$2" 50 "$T" > "$T/$1.out" || fail "$2 run"
+	stop_collectors
+	grep -q "$2 ok=100 value=0 errno=$3" "$T/$1.out" || fail "$2: $(cat "$T/$1.out")"
+	dump "$T/$1" "$T/$1.dump"
+}
+failing_exec job3 execfail EACCES
+mv "$T/job3.dump" "$T/dump3"
 expect "streams (execfail)" "$(streams "$T/dump3")" 2
 first=$(sed -n 's/^total stream=\([0-9a-f]*\) .* bye=3$/\1/p' "$T/dump3")
 second=$(sed -n 's/^total stream=\([0-9a-f]*\) .*$/\1/p' "$T/dump3" | grep -v "^$first$")
@@ -66,11 +72,8 @@ cmp -s "$T/cal1" "$T/cal2" ||
 # an exec of no such file (a shell searching PATH calls execve for each
 # directory): the process goes on in the same stream, with the failed exec
 # recorded in it, and is not calibrated again
-start_collectors job4
-traced "$PROG" execnofile 50 "$T" > "$T/out5" || fail "execnofile run"
-stop_collectors
-grep -q 'execnofile ok=100 value=0 errno=ENOENT' "$T/out5" || fail "execnofile: $(cat "$T/out5")"
-dump "$T/job4" "$T/dump4"
+failing_exec job4 execnofile ENOENT
+mv "$T/job4.dump" "$T/dump4"
 expect "streams (execnofile)" "$(streams "$T/dump4")" 1
 expect "failed exec records (execnofile)" \
 	"$(count "$T/dump4" " name=exec " " failed=1 " " err=2")" 1

@@ -163,7 +163,8 @@ for f in chrome paje otf2 moca csv; do
 	check "$f:   ...and leaves nothing" bash -c "! ls '$work'/dmg.$f* 2>/dev/null | grep -q ."
 	"$T" export -f $f -o "$work/dmg.$f" "$work/damaged" 2>"$work/d.$f"
 	rc=$?
-	check "$f: without --strict, what is intact is exported ($rc)" [ "$rc" = 0 ] && [ -e "$work/dmg.$f" ]
+	check "$f: without --strict, what is intact is exported ($rc)" [ "$rc" = 0 ]
+	check "$f:   ...into the output" [ -e "$work/dmg.$f" ]
 	check "$f:   ...saying what was skipped" grep -q "damaged job directory (.*bytes skipped.*segments/000000.tps.*exported what is intact" "$work/d.$f"
 done
 "$T" export -f paje -o "$work/no/such/dir/t.paje" "$work/job" 2>"$work/e.unw"
@@ -247,7 +248,8 @@ if command -v mpicc.openmpi >/dev/null &&
 		grep -Eq '^ +total +rank 0 +rank 1 +rank 2 +rank 3 +no rank$' "$work/mpi.types"
 	bad=$(awk 'NF == 7 && $2 ~ /^[0-9]+$/ && $2 != $3 + $4 + $5 + $6 + $7' "$work/mpi.types" | wc -l)
 	rows=$(awk 'NF == 7 && $2 ~ /^[0-9]+$/' "$work/mpi.types" | wc -l)
-	check "mpi ring: every per-type row adds up ($bad of $rows do not)" [ "$rows" -gt 5 ] && [ "$bad" = 0 ]
+	check "mpi ring: the report has per-type rows ($rows)" [ "$rows" -gt 5 ]
+	check "mpi ring: every per-type row adds up ($bad of $rows do not)" [ "$bad" = 0 ]
 else
 	echo "note: no real MPI job here (MPI sensor or mpirun unavailable); skipped"
 	[ -f "$work/mpirun.err" ] && head -3 "$work/mpirun.err"

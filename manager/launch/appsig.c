@@ -24,6 +24,11 @@ static void on_signal(int sig)
 		caught = sig;
 }
 
+static void on_pipe(int sig)
+{
+	(void)sig;
+}
+
 void mgr_sig_catch(void)
 {
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
@@ -34,6 +39,13 @@ void mgr_sig_catch(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	/* the manager's own output closed (`tapestry run ... | head -1`): its
+	 * writes fail and it goes on draining and writing the job, instead of
+	 * dying and leaving its collectors behind. A handler, not SIG_IGN, so
+	 * that the programs it executes get the default back. */
+	sa.sa_handler = on_pipe;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 int mgr_sig_caught(void)
@@ -43,7 +55,7 @@ int mgr_sig_caught(void)
 
 void mgr_app_child(void)
 {
-	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGTTOU};
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGTTOU, SIGPIPE};
 
 	setpgid(0, 0);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)

@@ -10,7 +10,8 @@
 #include <sys/types.h>
 
 /* Catch SIGTERM, SIGINT and SIGHUP from now on (no SA_RESTART: a wait is
- * interrupted). The first one caught is kept. */
+ * interrupted). The first one caught is kept. SIGPIPE no longer ends the
+ * manager (its output closed: it finishes the job). */
 void mgr_sig_catch(void);
 
 /* The signal caught since mgr_sig_catch, or 0. */

@@ -65,6 +65,11 @@ rc=$?
 check "run of a missing program fails ($rc)" [ "$rc" != 0 ]
 check "  ...and says so" grep -q "no-such-program" "$work/e2"
 check "  ...no collector left behind" bash -c "! pgrep -f '[t]apestry-collector.*$work' >/dev/null"
+# tapestry's own output closed under it (`| head -1`): it finishes the
+# job (drained, meta.xml written) and leaves no collector behind
+"$T" run -o "$work/piped" -- sh -c 'sleep 1; echo x; echo y' 2>&1 | head -n 1 >/dev/null
+check "run whose output pipe closes: the job is written" [ -s "$work/piped/meta.xml" ]
+check "  ...no collector left behind" bash -c "! pgrep -f '[t]apestry-collector.*$work/piped' >/dev/null"
 "$T" run 2>/dev/null
 check "run without a program is a usage error" [ $? = 2 ]
 "$T" export -f nope "$work/job" 2>"$work/e3"

@@ -137,10 +137,19 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 	s->streams = proto_trace_nstreams(t);
 	for (size_t i = 0; i < s->streams; i++) {
 		const struct proto_stream *st = proto_trace_stream(t, i);
+		size_t j;
 
 		s->lost += st->lost_events;
 		s->gaps += st->gap_batches;
 		s->ranks += st->rank >= 0;
+		s->cut += !st->ended;
+		for (j = 0; j < i; j++) {	/* streams: hundreds at most */
+			const struct proto_stream *o = proto_trace_stream(t, j);
+
+			if (o->pid == st->pid && !strcmp(o->host, st->host))
+				break;
+		}
+		s->processes += j == i;
 	}
 	s->corrupt = proto_trace_stats(t)->bad_batches;
 	for (size_t i = 0; rj && i < rj->count; i++)
@@ -159,14 +168,24 @@ void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 		       const char *network, FILE *out)
 {
 	fprintf(out, "tapestry: %" PRIu64 " events from %zu process%s", s->events,
-		s->streams, s->streams == 1 ? "" : "es");
-	if (s->ranks)
+		s->processes, s->processes == 1 ? "" : "es");
+	if (s->ranks && s->streams != s->processes)
+		fprintf(out, " (%zu MPI rank%s; %zu streams: an exec starts one)",
+			s->ranks, s->ranks == 1 ? "" : "s", s->streams);
+	else if (s->ranks)
 		fprintf(out, " (%zu MPI rank%s)", s->ranks, s->ranks == 1 ? "" : "s");
+	else if (s->streams != s->processes)
+		fprintf(out, " (%zu streams: an exec starts one)", s->streams);
 	if (s->lost || s->gaps || s->corrupt)
 		fprintf(out, ", %" PRIu64 " lost, %" PRIu64 " batches missing, %"
 			PRIu64 " corrupt", s->lost, s->gaps, s->corrupt);
-	else if (!s->rejected)
+	else if (!s->rejected && !s->cut)
 		fputs(", none lost", out);
+	if (s->cut)
+		fprintf(out, ", %zu stream%s cut short (killed before %s end: %s last"
+			" events are lost, tapestry report counts them)", s->cut,
+			s->cut == 1 ? "" : "s", s->cut == 1 ? "its" : "their",
+			s->cut == 1 ? "its" : "their");
 	if (s->rejected)
 		fprintf(out, ", %" PRIu64 " connection%s refused (their events are "
 			"not in the job)", s->rejected, s->rejected == 1 ? "" : "s");

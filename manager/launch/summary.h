@@ -14,6 +14,10 @@ struct mgr_summary {
 				 * (a refused handshake): their events are not
 				 * in the job and their count is not known */
 	size_t streams, ranks;
+	size_t processes;	/* distinct (host, pid): an exec'd process is
+				 * one, with a stream per image */
+	size_t cut;		/* streams with no end seen (killed): what
+				 * they had not sent yet is lost */
 	char clock[256];	/* the clock quality in one line */
 };
 

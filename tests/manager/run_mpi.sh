@@ -48,7 +48,7 @@ for case in "mpich mpirun.mpich mpi_ring_mpich" "openmpi mpirun.openmpi mpi_ring
 	check "$fl: every line is tapestry's" bash -c "! grep -v '^tapestry: ' '$work/$fl.err'"
 	check "$fl: no progress line off a terminal" bash -c "! grep -q \$'\r' '$work/$fl.err'"
 	check "$fl: one start line naming the flavour" grep -q "^tapestry: tracing .*sensors libc,mpi,mem, $fl; collectors up" "$work/$fl.err"
-	check "$fl: summary" grep -q "^tapestry: [0-9]* events from [0-9]* processes (4 MPI ranks), none lost; clock: " "$work/$fl.err"
+	check "$fl: summary" grep -Eq "^tapestry: [0-9]+ events from [0-9]+ processes \(4 MPI ranks(; [0-9]+ streams: an exec starts one)?\), none lost; clock: " "$work/$fl.err"
 	check "$fl: collector logs in DIR/logs" grep -q "connected" "$work/$fl.job/logs/collector-node.log"
 	if [ "$(nproc)" -lt 4 ]; then
 		check "$fl: oversubscription said" grep -q "^tapestry: 4 ranks on $(nproc) cores here: oversubscribed" "$work/$fl.err"

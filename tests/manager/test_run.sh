@@ -70,6 +70,15 @@ check "  ...no collector left behind" bash -c "! pgrep -f '[t]apestry-collector.
 "$T" run -o "$work/piped" -- sh -c 'sleep 1; echo x; echo y' 2>&1 | head -n 1 >/dev/null
 check "run whose output pipe closes: the job is written" [ -s "$work/piped/meta.xml" ]
 check "  ...no collector left behind" bash -c "! pgrep -f '[t]apestry-collector.*$work/piped' >/dev/null"
+# the summary counts processes, not streams (an exec starts a stream), and
+# a process killed before its end is not "none lost"
+"$T" run -o "$work/ex" -- /bin/sh -c 'exec /bin/true' 2>"$work/ex.err"
+check "summary: an exec'd process is one process in two streams" \
+	grep -q "events from 1 process (2 streams: an exec starts one)" "$work/ex.err"
+"$T" run -o "$work/killed" -- /bin/sh -c '/bin/sleep 5 & p=$!; /bin/sleep 0.5; kill -9 $p; wait' 2>"$work/killed.err"
+check "summary: a process killed by SIGKILL is a stream cut short" \
+	grep -q "1 stream cut short (killed before its end" "$work/killed.err"
+check "  ...and not none lost" bash -c "! grep -q 'none lost' '$work/killed.err'"
 "$T" run 2>/dev/null
 check "run without a program is a usage error" [ $? = 2 ]
 "$T" export -f nope "$work/job" 2>"$work/e3"

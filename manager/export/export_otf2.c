@@ -889,12 +889,13 @@ static void write_defs(struct otf2 *o)
 	}
 	for (size_t p = 0; p < s->nprocs; p++) {
 		const struct viz_proc *pr = &s->procs[p];
-		char name[64];
+		char name[400];
 
+		/* ranks by their rank alone, as MPI tools name them */
 		if (pr->rank >= 0)
 			snprintf(name, sizeof(name), "rank %d", pr->rank);
 		else
-			snprintf(name, sizeof(name), "pid %" PRId64, pr->pid);
+			mgr_viz_proc_name(s, p, name, sizeof(name));
 		OK(OTF2_GlobalDefWriter_WriteLocationGroup(o->g, p, str(o, name),
 			OTF2_LOCATION_GROUP_TYPE_PROCESS, host_node[pr->host_idx],
 			OTF2_UNDEFINED_LOCATION_GROUP));

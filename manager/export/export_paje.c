@@ -78,8 +78,6 @@ static const char *cat_color(unsigned type)
 
 static void write_defs(FILE *out, const struct viz_scan *s)
 {
-	struct mgr_map images;	/* (host, pid) -> images seen */
-
 	fputs(header, out);
 	fputs("0 CT_H 0 \"Host\"\n0 CT_P CT_H \"Process\"\n0 CT_T CT_P \"Thread\"\n"
 	      "1 ST CT_T \"Call\"\n"
@@ -98,30 +96,14 @@ static void write_defs(FILE *out, const struct viz_scan *s)
 		pstr(out, s->hosts[h]);
 		fputc('\n', out);
 	}
-	mgr_map_init(&images, s->nprocs + 1);
 	for (size_t p = 0; p < s->nprocs; p++) {
-		const struct viz_proc *pr = &s->procs[p];
-		const char *exe = strrchr(pr->exe, '/') ? strrchr(pr->exe, '/') + 1 : pr->exe;
-		int64_t seen = mgr_map_get(&images, pr->host_idx, (uint64_t)pr->pid);
-		char name[400], nth[24] = "";
+		char name[400];
 
-		/* an exec'd process keeps its pid in a new stream: its
-		 * images are told apart by their program and a number */
-		(void)mgr_map_put(&images, pr->host_idx, (uint64_t)pr->pid,
-				  (uint32_t)(seen < 0 ? 1 : seen + 1));
-		if (seen > 0)
-			snprintf(nth, sizeof(nth), " #%" PRId64, seen + 1);
-		if (pr->rank >= 0)
-			snprintf(name, sizeof(name), "rank %d pid %" PRId64 "%s%s%s", pr->rank,
-				 pr->pid, *exe ? " " : "", exe, nth);
-		else
-			snprintf(name, sizeof(name), "pid %" PRId64 "%s%s%s", pr->pid,
-				 *exe ? " " : "", exe, nth);
-		fprintf(out, "5 0.000000000 p%zu CT_P h%" PRIu32 " ", p, pr->host_idx);
+		mgr_viz_proc_name(s, p, name, sizeof(name));
+		fprintf(out, "5 0.000000000 p%zu CT_P h%" PRIu32 " ", p, s->procs[p].host_idx);
 		pstr(out, name);
 		fputc('\n', out);
 	}
-	mgr_map_clear(&images);
 	for (size_t t = 0; t < s->nthreads; t++)
 		fprintf(out, "5 0.000000000 t%zu CT_T p%" PRIu32 " \"thread %" PRIu32 "\"\n",
 			t, s->threads[t].proc, s->threads[t].tid);

@@ -581,6 +581,23 @@ int mgr_viz_read_end(const char *dir, struct mgr_events *e, int rc)
 	return rc < 0 ? -1 : 0;
 }
 
+void mgr_viz_proc_name(const struct viz_scan *s, size_t p, char *buf, size_t cap)
+{
+	const struct viz_proc *pr = &s->procs[p];
+	const char *exe = strrchr(pr->exe, '/') ? strrchr(pr->exe, '/') + 1 : pr->exe;
+	char nth[24] = "", who[32] = "";
+	unsigned k = 1;
+
+	for (size_t q = 0; q < p; q++)	/* processes: thousands at most */
+		k += s->procs[q].pid == pr->pid && s->procs[q].host_idx == pr->host_idx;
+	if (k > 1)
+		snprintf(nth, sizeof(nth), " #%u", k);
+	if (pr->rank >= 0)
+		snprintf(who, sizeof(who), "rank %d ", pr->rank);
+	snprintf(buf, cap, "%spid %" PRId64 "%s%s%s", who, pr->pid, *exe ? " " : "",
+		 exe, nth);
+}
+
 const char *mgr_viz_ev_name(unsigned type)
 {
 	const struct proto_ev_info *info = proto_ev_info(type);

@@ -247,4 +247,10 @@ void mgr_viz_progress_end(struct viz_progress *p);
 /* Name of an event type ("unknown" for none). */
 const char *mgr_viz_ev_name(unsigned type);
 
+/* A process's name for a viewer's container: "rank R pid P PROG" or "pid P
+ * PROG" (PROG: the executable's last component), and " #K" for the K-th
+ * image (K > 1, in the scan's order) of a pid that exec'd: each image is a
+ * stream of its own with the same pid. */
+void mgr_viz_proc_name(const struct viz_scan *s, size_t p, char *buf, size_t cap);
+
 #endif

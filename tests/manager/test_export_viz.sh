@@ -216,6 +216,11 @@ if timeout 120 "$T" run -o "$work/real" -- "$work/iodemo" "$work" >/dev/null 2>"
 	check "exec'd images: one paje container each ($(tr '\n' ',' <"$work/exec.names"))" \
 		[ "$(wc -l <"$work/exec.names")" = 3 ]
 	check "  ...with names of their own" [ "$(sort -u "$work/exec.names" | wc -l)" = 3 ]
+	"$T" export -f otf2 -o "$work/exec.otf2" "$work/exec" 2>/dev/null
+	otf2-print -G "$work/exec.otf2/traces.otf2" 2>/dev/null |
+		sed -n 's/^LOCATION_GROUP .* Name: "\([^"]*\)".*/\1/p' >"$work/exec.groups"
+	check "exec'd images: OTF2 location groups named apart ($(tr '\n' ',' <"$work/exec.groups"))" \
+		[ "$(sort -u "$work/exec.groups" | wc -l)" = 3 ]
 else
 	echo "note: tapestry run did not work here; real-job checks skipped"
 	head -3 "$work/run.err"

@@ -803,24 +803,26 @@ static void text_events(FILE *out, const struct report *r)
 	 * that every row adds up */
 	int shown = r->maxrank < 16 ? r->maxrank + 1 : 16;
 
-	fprintf(out, "\nevents by type\n");
-	if (shown > 0) {
+	/* failed: the calls among total that returned an error (a shell's
+	 * search of PATH: execs that found no file) */
+	fprintf(out, "\nevents by type\n  %-20s %12s %8s", "", "total", "failed");
+	for (int k = 0; k < shown; k++) {
 		char h[16];
 
-		fprintf(out, "  %-20s %12s", "", "total");
-		for (int k = 0; k < shown; k++) {
-			snprintf(h, sizeof(h), "rank %d", k);
-			fprintf(out, " %8s", h);
-		}
-		fprintf(out, " %8s\n", r->maxrank >= 16 ? "others" : "no rank");
+		snprintf(h, sizeof(h), "rank %d", k);
+		fprintf(out, " %8s", h);
 	}
+	if (shown > 0)
+		fprintf(out, " %8s", r->maxrank >= 16 ? "others" : "no rank");
+	fputc('\n', out);
 	for (unsigned ty = 1; ty < PROTO_EV__COUNT; ty++) {
 		const struct tally *y = &r->tally[ty];
 		uint64_t rest = y->total;
 
 		if (!y->total)
 			continue;
-		fprintf(out, "  %-20s %12" PRIu64, proto_ev_info(ty)->name, y->total);
+		fprintf(out, "  %-20s %12" PRIu64 " %8" PRIu64, proto_ev_info(ty)->name,
+			y->total, y->failed);
 		for (int k = 0; k < shown; k++) {
 			fprintf(out, " %8" PRIu64, y->by_rank[k]);
 			rest -= y->by_rank[k];

@@ -250,9 +250,9 @@ if command -v mpicc.openmpi >/dev/null &&
 	# streams without a rank (mpirun's), so that every row adds up
 	"$T" report "$work/mpi" 2>/dev/null | sed -n '/^events by type/,/^$/p' >"$work/mpi.types"
 	check "mpi ring: report's per-type header names the ranks and the rest" \
-		grep -Eq '^ +total +rank 0 +rank 1 +rank 2 +rank 3 +no rank$' "$work/mpi.types"
-	bad=$(awk 'NF == 7 && $2 ~ /^[0-9]+$/ && $2 != $3 + $4 + $5 + $6 + $7' "$work/mpi.types" | wc -l)
-	rows=$(awk 'NF == 7 && $2 ~ /^[0-9]+$/' "$work/mpi.types" | wc -l)
+		grep -Eq '^ +total +failed +rank 0 +rank 1 +rank 2 +rank 3 +no rank$' "$work/mpi.types"
+	bad=$(awk 'NF == 8 && $2 ~ /^[0-9]+$/ && ($2 != $4 + $5 + $6 + $7 + $8 || $3 > $2)' "$work/mpi.types" | wc -l)
+	rows=$(awk 'NF == 8 && $2 ~ /^[0-9]+$/' "$work/mpi.types" | wc -l)
 	check "mpi ring: the report has per-type rows ($rows)" [ "$rows" -gt 5 ]
 	check "mpi ring: every per-type row adds up ($bad of $rows do not)" [ "$bad" = 0 ]
 else

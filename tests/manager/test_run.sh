@@ -75,6 +75,12 @@ check "  ...no collector left behind" bash -c "! pgrep -f '[t]apestry-collector.
 "$T" run -o "$work/ex" -- /bin/sh -c 'exec /bin/true' 2>"$work/ex.err"
 check "summary: an exec'd process is one process in two streams" \
 	grep -q "events from 1 process (2 streams: an exec starts one)" "$work/ex.err"
+# a shell searching PATH: the execs that found no file are failed calls,
+# counted in the report's failed column
+"$T" run -o "$work/search" -- env PATH=/nonexistent-a:/nonexistent-b:/bin /bin/sh -c 'exec true' 2>/dev/null
+"$T" report "$work/search" >"$work/search.txt" 2>&1
+check "report: events by type has a failed column" grep -Eq '^ +total +failed$' "$work/search.txt"
+check "  ...the PATH search: env's exec of sh, sh's three, 2 failed" grep -Eq '^  exec +4 +2$' "$work/search.txt"
 "$T" run -o "$work/killed" -- /bin/sh -c '/bin/sleep 5 & p=$!; /bin/sleep 0.5; kill -9 $p; wait' 2>"$work/killed.err"
 check "summary: a process killed by SIGKILL is a stream cut short" \
 	grep -q "1 stream cut short (killed before its end" "$work/killed.err"

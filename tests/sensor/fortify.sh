@@ -6,7 +6,9 @@
 # must hold each as an open/openat event with its path, the failing ones
 # with failed=1 and ENOENT, and the read on each opened descriptor with
 # its path (the wrappers fill the fd -> path table). The traced output
-# (descriptors, results, errno names) must be the untraced one.
+# (descriptors, results, errno names) must be the untraced one. When the
+# system's tar calls __openat_2, a traced `tar cf` must show the openat of
+# the file it archives and the read of it with its path.
 . "$srcdir/tests/sensor/lib.sh"
 FORT=$B/tests/sensor/prog_fortify
 export TAPESTRY_RING_FULL=wait	# every event counted exactly
@@ -28,6 +30,16 @@ expect "missing files: ENOENT, untraced" "$(grep -c ' -1 ENOENT$' "$T/u.out")" 4
 DIRFD=$(sed -n 's/^dir: \([0-9]*\)$/\1/p' "$T/t.out")
 FD=$(sed -n 's/^open open.txt: \([0-9]*\) 0$/\1/p' "$T/t.out")
 [ -n "$DIRFD" ] && [ -n "$FD" ] || fail "no descriptors in $(cat "$T/t.out")"
+# a real fortified binary, when there is one: tar opens the files it
+# archives through __openat_2 (Debian's does)
+TAR=$(command -v tar || true)
+if [ -n "$TAR" ] && nm -D -u "$TAR" 2>/dev/null | grep -q ' __openat_2@'; then
+	traced "$TAR" cf "$T/t/x.tar" -C "$T/t" open64.txt > "$T/tar.out" 2>&1 ||
+		fail "traced tar: $(cat "$T/tar.out")"
+else
+	TAR=
+	echo "no tar calling __openat_2: its part skipped"
+fi
 stop_collectors
 dump "$T/job" "$T/dump"
 ENOENT=2
@@ -47,4 +59,11 @@ for v in openat openat64; do
 	expect "read of $v.txt carries the path" \
 		"$(count "$T/dump" " name=read " " result=21 " "path=$v.txt")" 1
 done
+if [ -n "$TAR" ]; then
+	expect "tar: openat of open64.txt, not failed" \
+		"$(grep ' name=openat ' "$T/dump" | grep -v ' failed=1' |
+		grep -c ' path=open64.txt ')" 1
+	expect "tar: read of open64.txt carries the path" \
+		"$(count "$T/dump" " name=read " " result=21 " " path=open64.txt ")" 1
+fi
 expect "drops" "$(grep '^total ' "$T/dump" | grep -vc ' dropped=0 ')" 0

@@ -44,8 +44,13 @@
 
 #define SN_EXPORT __attribute__((visibility("default")))
 
-/* glibc's fortified read, not declared without _FORTIFY_SOURCE */
+/* glibc's fortified read and open/openat, not declared without
+ * _FORTIFY_SOURCE */
 ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen);
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
 #define SN_ARGS(...) __VA_ARGS__
 
 /* ---- real functions and their resolution ------------------------------- */
@@ -374,6 +379,55 @@ static inline void ev_dup(const struct sn_call *c, int r, int fd)
 	rec(c, PROTO_EV_DUP, r < 0, fd, r, p, ERR_IF(c, r < 0), 0, 0);
 }
 
+/* open and openat, all their variants (open_common, openat_common and
+ * the fortified __open*_2, whose mode is 0: they take none): the path is
+ * remembered for the new descriptor, so that its reads and writes carry
+ * it. */
+static void ev_open_any(const struct sn_call *c, int r, const char *path,
+			int flags, int mode)
+{
+	int64_t p = path_id(path);
+
+	if (r >= 0)
+		sn_fd_set(r, p);
+	rec(c, PROTO_EV_OPEN, r < 0, r, flags, mode, p, ERR_IF(c, r < 0), 0);
+}
+
+static void ev_openat_any(const struct sn_call *c, int r, int dirfd,
+			  const char *path, int flags, int mode)
+{
+	int64_t p = path_id(path);
+
+	if (r >= 0)
+		sn_fd_set(r, p);
+	rec(c, PROTO_EV_OPENAT, r < 0, r, dirfd, flags, p, ERR_IF(c, r < 0),
+	    mode);
+}
+
+static inline void ev___open_2(const struct sn_call *c, int r,
+			       const char *path, int flags)
+{
+	ev_open_any(c, r, path, flags, 0);
+}
+
+static inline void ev___open64_2(const struct sn_call *c, int r,
+				 const char *path, int flags)
+{
+	ev_open_any(c, r, path, flags, 0);
+}
+
+static inline void ev___openat_2(const struct sn_call *c, int r, int dirfd,
+				 const char *path, int flags)
+{
+	ev_openat_any(c, r, dirfd, path, flags, 0);
+}
+
+static inline void ev___openat64_2(const struct sn_call *c, int r, int dirfd,
+				   const char *path, int flags)
+{
+	ev_openat_any(c, r, dirfd, path, flags, 0);
+}
+
 static void ev_creat_any(const struct sn_call *c, int r, const char *path,
 			 mode_t mode)
 {
@@ -620,14 +674,8 @@ static int open_common(int (*real)(const char *, int, ...), const char *path,
 	call_begin(&c, 1);
 	r = real(path, flags, mode);
 	call_end(&c);
-	if (c.on) {
-		int64_t p = path_id(path);
-
-		if (r >= 0)
-			sn_fd_set(r, p);
-		rec(&c, PROTO_EV_OPEN, r < 0, r, flags, mode, p,
-		    ERR_IF(&c, r < 0), 0);
-	}
+	if (c.on)
+		ev_open_any(&c, r, path, flags, mode);
 	call_done(&c);
 	return r;
 }
@@ -667,14 +715,8 @@ static int openat_common(int (*real)(int, const char *, int, ...), int dirfd,
 	call_begin(&c, 1);
 	r = real(dirfd, path, flags, mode);
 	call_end(&c);
-	if (c.on) {
-		int64_t p = path_id(path);
-
-		if (r >= 0)
-			sn_fd_set(r, p);
-		rec(&c, PROTO_EV_OPENAT, r < 0, r, dirfd, flags, p,
-		    ERR_IF(&c, r < 0), mode);
-	}
+	if (c.on)
+		ev_openat_any(&c, r, dirfd, path, flags, mode);
 	call_done(&c);
 	return r;
 }

@@ -838,8 +838,8 @@ static void text_collectors(FILE *out, const struct report *r)
 {
 	if (!r->nodes || !r->nodes->count)
 		return;
-	fprintf(out, "\ncollectors (last report of each; events in counts the"
-		" collectors' own clock and statistics records too)\n");
+	fprintf(out, "\ncollectors (last report of each; events in may count the"
+		" collectors' own clock and statistics records)\n");
 	for (size_t i = 0; i < r->nodes->count; i++) {
 		const struct node_stats *n = &r->nodes->n[i];
 

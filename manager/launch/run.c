@@ -231,12 +231,15 @@ static int make_secret(struct run *R)
 static int start_collectors(struct run *R)
 {
 	char logs[PATH_MAX], rootaddr[64];
+	/* a STATS report every second, as launch's collectors: `tapestry
+	 * status DIR` shows both with their rates while the program runs */
 	const char *root_argv[] = {R->collector, "--listen", "127.0.0.1:0",
-				   "--print-port", "--output", R->dir, NULL, NULL,
-				   NULL};
+				   "--print-port", "--stats-period", "1s",
+				   "--output", R->dir, NULL, NULL, NULL};
 	const char *node_argv[] = {R->collector, "--listen", "127.0.0.1:0",
-				   "--print-port", "--parent", rootaddr, NULL, NULL,
-				   NULL};
+				   "--print-port", "--stats-period", "1s",
+				   "--parent", rootaddr, "--name", "node", NULL,
+				   NULL, NULL};
 	int fd, rc;
 
 	snprintf(logs, sizeof(logs), "%s/logs", R->dir);
@@ -246,8 +249,8 @@ static int start_collectors(struct run *R)
 	if (!R->secret && (rc = make_secret(R)))
 		return rc;
 	if (R->secret) {
-		root_argv[6] = node_argv[6] = "--secret-file";
-		root_argv[7] = node_argv[7] = R->secret;
+		root_argv[8] = node_argv[10] = "--secret-file";
+		root_argv[9] = node_argv[11] = R->secret;
 	}
 	fd = log_fd(R, "root", &R->tee[0]);
 	rc = mgr_spawn_listener(root_argv, &R->root, START_TIMEOUT_MS, 0, fd);

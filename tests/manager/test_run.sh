@@ -85,6 +85,19 @@ check "  ...the PATH search: env's exec of sh, sh's three, 2 failed" grep -Eq '^
 check "summary: a process killed by SIGKILL is a stream cut short" \
 	grep -q "1 stream cut short (killed before its end" "$work/killed.err"
 check "  ...and not none lost" bash -c "! grep -q 'none lost' '$work/killed.err'"
+# status DIR while a run goes on: both collectors, with their rates (a
+# STATS report every second); polled, the first reports take a second
+"$T" run -o "$work/live" -- /bin/sh -c 'i=0; while [ $i -lt 60 ]; do cat /etc/hostname >/dev/null; sleep 0.1; i=$((i + 1)); done' >/dev/null 2>&1 &
+live_pid=$!
+pids+=("$live_pid")
+for i in $(seq 40); do
+	"$T" status "$work/live" >"$work/live.st" 2>&1
+	grep -q "^  collector node " "$work/live.st" && ! grep -q "^  children .* 0 events/s" "$work/live.st" && break
+	sleep 0.25
+done
+check "status of a running run: the node collector is shown" grep -q "^  collector node " "$work/live.st"
+check "  ...with rates" bash -c "! grep -q '^  children .* 0 events/s' '$work/live.st'"
+wait "$live_pid"
 "$T" run 2>/dev/null
 check "run without a program is a usage error" [ $? = 2 ]
 "$T" export -f nope "$work/job" 2>"$work/e3"

@@ -1,6 +1,8 @@
 #!/bin/sh
-# tests/sensor/fatal.sh - a program that dies of SIGSEGV or SIGABRT: its
-# events up to the crash are in the trace, it still dies of the signal.
+# tests/sensor/fatal.sh - a program that dies of a signal (SIGSEGV,
+# SIGABRT, SIGINT, SIGHUP, SIGPIPE): its events up to the signal are in the
+# trace, its stream ends, it still dies of the signal; a SIGHUP ignored from
+# the start stays ignored.
 . "$srcdir/tests/sensor/lib.sh"
 N=1000
 for mode in segv abort; do
@@ -105,7 +107,8 @@ for sn in INT:2 HUP:1; do
 		"$(bytes_written "$T/dump")" $((L * M))
 	expect "SIG$sig: streams" "$(streams "$T/dump")" 1
 	grep -q '^total .* bye=2$' "$T/dump" || fail "SIG$sig: no BYE(signal)"
-	echo "ok SIG$sig: $((L * M)) bytes written before the signal, rc $rc2"
+	echo "ok SIG$sig: $((L * M)) bytes written before the signal, rc $rc2," \
+		"$(count "$T/dump" " name=signal ") SIGNAL event(s)"
 done
 
 # SIGPIPE: cat writes into a pipe whose reader (head) has exited after the
@@ -148,7 +151,8 @@ dump "$T/job-pipe" "$T/dump"
 expect "SIGPIPE: bytes written" "$(bytes_written "$T/dump")" $((L * M))
 expect "SIGPIPE: streams" "$(streams "$T/dump")" 2
 expect "SIGPIPE: BYE(signal)" "$(grep -c '^total .* bye=2$' "$T/dump")" 1
-echo "ok SIGPIPE: $((L * M)) bytes written before the signal, rc $rc2"
+echo "ok SIGPIPE: $((L * M)) bytes written before the signal, rc $rc2," \
+	"$(count "$T/dump" " name=signal ") SIGNAL event(s)"
 
 # SIGHUP ignored from the start (nohup sets SIG_IGN, then execs cat): the
 # sensor installs nothing for it, cat survives SIGHUP and ends at the end

@@ -874,7 +874,8 @@ static void on_exit_hook(int status, void *arg)
  * into a pipe nobody reads (PIPE: `sort | head`), resource limits (XCPU,
  * XFSZ), timers and user signals nobody handles. Not SIGKILL and SIGSTOP
  * (they cannot be caught), not SIGTRAP (debuggers), not the real-time
- * signals (libc's own), not those whose default is to ignore or stop.
+ * signals (libc keeps the first ones; programs that send the others
+ * handle them), not those whose default is to ignore or stop.
  * The runtime itself arms no timer and its sender thread blocks every
  * signal (rt_send.c), so ALRM, VTALRM and PROF are the program's. */
 static const int fatal_sigs[] = {

@@ -8,8 +8,11 @@
  * call a wrapped function before ours ran). It is the only place that
  * reads the environment.
  *
- * Fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM): our
- * handler is installed at init where the disposition is the default one.
+ * Fatal signals (every signal whose default action ends the process and
+ * that programs commonly die of: fatal_sigs): our handler is installed at
+ * init where the disposition is the default one, never where it is SIG_IGN
+ * (inherited across exec: nohup's SIGHUP, a shell's SIGPIPE), where a
+ * handler in its place would make blocking calls fail with EINTR.
  * The application's sigaction()/signal() calls on those signals go through
  * sn_sigaction_app(): we remember its handler (and report it back as the
  * current one) and keep ours installed in front, chaining to it. With no
@@ -865,8 +868,21 @@ static void on_exit_hook(int status, void *arg)
 
 /* ---- fatal signals ------------------------------------------------------- */
 
-static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
-				 SIGTERM};
+/* The signals whose default action terminates the process (with or
+ * without a core), that a program dies of: faults, abort, kill requests
+ * (TERM, INT from Ctrl-C or a launcher forwarding it, HUP, QUIT), a write
+ * into a pipe nobody reads (PIPE: `sort | head`), resource limits (XCPU,
+ * XFSZ), timers and user signals nobody handles. Not SIGKILL and SIGSTOP
+ * (they cannot be caught), not SIGTRAP (debuggers), not the real-time
+ * signals (libc keeps the first ones; programs that send the others
+ * handle them), not those whose default is to ignore or stop.
+ * The runtime itself arms no timer and its sender thread blocks every
+ * signal (rt_send.c), so ALRM, VTALRM and PROF are the program's. */
+static const int fatal_sigs[] = {
+	SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,    SIGABRT, SIGSYS,
+	SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,   SIGPIPE, SIGALRM,
+	SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF,
+};
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static struct sigaction app_act[NSIG];
 static int ours[NSIG];

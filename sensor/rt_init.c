@@ -897,6 +897,17 @@ int sn_sig_is_fatal(int signo)
 	return 0;
 }
 
+/* A timer's signal the application handles itself (a profiler's SIGPROF
+ * at 1 kHz, an interval SIGALRM): not recorded, or the trace would fill
+ * with them; only the flush when one is about to end the process. */
+static int timer_tick(int signo, const struct sigaction *app)
+{
+	if (signo != SIGALRM && signo != SIGVTALRM && signo != SIGPROF)
+		return 0;
+	return (app->sa_flags & SA_SIGINFO) ? app->sa_sigaction != NULL
+					    : app->sa_handler != SIG_DFL;
+}
+
 static void fatal_handler(int signo, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -906,7 +917,7 @@ static void fatal_handler(int signo, siginfo_t *si, void *uc)
 	if (!(app->sa_flags & SA_SIGINFO) && app->sa_handler == SIG_IGN)
 		goto out;
 	if (!sn_tls.guard && !sn_tls.in_handler &&
-	    atomic_load(&sn_state) == SN_ST_READY) {
+	    atomic_load(&sn_state) == SN_ST_READY && !timer_tick(signo, app)) {
 		uint64_t t = sn_now_fast();
 
 		sn_emit(PROTO_EV_SIGNAL, PROTO_EVF_INSTANT, t, t, signo, 0, 0,

@@ -197,3 +197,23 @@ expect "nohup: bytes written" "$(bytes_written "$T/dump")" $((L * (M + 1)))
 expect "nohup: signal events" "$(count "$T/dump" " name=signal ")" 0
 expect "nohup: BYE(exit)" "$(grep -c '^total .* bye=1$' "$T/dump")" 1
 echo "ok nohup: SIGHUP ignored, traced as untraced, rc $rc2"
+
+# a timer's signal the program handles itself (SIGALRM every ms for 0.2 s):
+# the program's handler runs as untraced, and no SIGNAL event per tick
+if command -v python3 >/dev/null; then
+	start_collectors job-tick
+	traced python3 -c 'import signal, time
+n = [0]
+signal.signal(signal.SIGALRM, lambda *a: n.__setitem__(0, n[0] + 1))
+signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+t = time.time()
+while time.time() - t < 0.2:
+    time.sleep(0.01)
+signal.setitimer(signal.ITIMER_REAL, 0)
+print("ticks", "many" if n[0] > 20 else n[0])' >"$T/tick.out" 2>&1 || fail "tick run: $(cat "$T/tick.out")"
+	stop_collectors
+	grep -q "^ticks many$" "$T/tick.out" || fail "tick: the handler ran $(cat "$T/tick.out")"
+	dump "$T/job-tick" "$T/dump"
+	expect "tick: SIGALRM events" "$(count "$T/dump" " name=signal " " signo=14")" 0
+	echo "ok tick: SIGALRM handled by the program, not recorded"
+fi

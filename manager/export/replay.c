@@ -392,7 +392,7 @@ int mgr_cmd_replay(int argc, char **argv)
 	}
 	R.dir = argv[optind];
 	if (stat(R.dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		mgr_err("%s: not a job directory", R.dir);
+		mgr_fail_jobdir(PROTO_E_NOTFOUND, R.dir);	/* as export says it */
 		return 1;
 	}
 	if (user_pf && user_platform(user_pf, &R.platform, &R.hostfile, &R.job) != 0)

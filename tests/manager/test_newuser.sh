@@ -149,6 +149,8 @@ for f in csv chrome paje simgrid-ti moca; do
 done
 "$T" export -f csv -o nj.none.csv "$work/no-such-dir" 2>nj-none.err
 check "export of a missing directory says so" grep -q "no such directory" nj-none.err
+"$T" replay "$work/no-such-dir" 2>nj-replay.err
+check "replay of a missing directory says so, as export does" grep -q "not a readable job directory (no such directory)" nj-replay.err
 # 12. serve lists the newest job first, and says it stops on SIGTERM
 if command -v curl >/dev/null; then
 	mkdir jobs

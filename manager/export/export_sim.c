@@ -139,6 +139,7 @@ struct mgr_ti {
 					 * requests, kind 1 and 2 */
 	uint64_t skip_req;	/* completions of requests never seen */
 	uint64_t skip_2011;	/* calls the 2011 dialect cannot express */
+	uint64_t skip_2011_by[PROTO_EV__COUNT];	/* the same, per type */
 	uint64_t skip_failed;	/* calls that returned an error */
 	uint64_t clamped;	/* counts over INT_MAX */
 	uint64_t mapped[PROTO_EV__COUNT];	/* calls written as others */
@@ -1086,8 +1087,10 @@ static int d2011_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		return req_add(t, fld(ev, PROTO_F_req), r, (int)peer, (int)tag);
 	case PROTO_EV_MPI_IRECV:
 		if (peer < 0) {	/* no wildcard in this dialect */
-			if (peer == PEER_ANY)
+			if (peer == PEER_ANY) {
 				x->skip_2011++;
+				x->skip_2011_by[ev->type]++;
+			}
 			break;
 		}
 		act(x, r, t, "Irecv p%" PRId64 " %" PRId64, peer, bytes);
@@ -1377,6 +1380,7 @@ static void d2011_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		break;
 	default:
 		x->skip_2011++;
+		x->skip_2011_by[ev->type]++;
 		return;
 	}
 	if (!comm_is_world(t, fld(ev, PROTO_F_comm))) {
@@ -1844,6 +1848,26 @@ static const struct {
 	 "for them for ever"),
 };
 
+/* Which calls the 2011 dialect skipped, by name: "MPI_Scan 40, ...". */
+static void skipped_2011_said(const struct mgr_ti *x)
+{
+	char b[512];
+	size_t k = 0;
+
+	b[0] = 0;
+	for (unsigned ty = 1; ty < PROTO_EV__COUNT && k < sizeof(b) - 64; ty++) {
+		const struct proto_ev_info *info = proto_ev_info(ty);
+
+		if (!x->skip_2011_by[ty] || !info)
+			continue;
+		k += (size_t)snprintf(b + k, sizeof(b) - k, "%s%s %" PRIu64, k ? ", " : "",
+				      ty == PROTO_EV_MPI_IRECV ? "MPI_Irecv (wildcard)" :
+				      info->name, x->skip_2011_by[ty]);
+	}
+	if (k)
+		mgr_err("  skipped: %s", b);
+}
+
 /* The lines of ti_said[from, to) whose count is not 0. */
 static void counts_said(const struct mgr_ti *x, size_t from, size_t to)
 {
@@ -1852,6 +1876,8 @@ static void counts_said(const struct mgr_ti *x, size_t from, size_t to)
 
 		if (n)
 			mgr_err("%s: %" PRIu64 " %s", ti_said[i].kind, n, ti_said[i].what);
+		if (n && ti_said[i].off == offsetof(struct mgr_ti, skip_2011))
+			skipped_2011_said(x);
 	}
 }
 

@@ -191,7 +191,7 @@ void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 			"not in the job)", s->rejected, s->rejected == 1 ? "" : "s");
 	fprintf(out, "; clock: %s\n", s->clock);
 	if (network && *network)
-		fprintf(out, "tapestry: network: %s\n", network);
+		fprintf(out, "tapestry: network %s\n", network);
 	fprintf(out, "tapestry: job directory %s written (collector logs in "
 		"%s/logs)\n", dir, dir);
 	fprintf(out, "tapestry: next: tapestry report %s; tapestry export -f "

@@ -80,6 +80,21 @@ static void remove_tree(const char *path)
 		unlink(path);
 }
 
+/* The directory path would go into when it is not there, else NULL (a
+ * static buffer). */
+static const char *out_dir_missing(const char *path)
+{
+	static char d[4096];
+	struct stat sb;
+	char *slash;
+
+	snprintf(d, sizeof(d), "%s", path);
+	if (!(slash = strrchr(d, '/')) || slash == d)
+		return NULL;	/* the current directory, or the root */
+	*slash = 0;
+	return stat(d, &sb) == 0 && S_ISDIR(sb.st_mode) ? NULL : d;
+}
+
 int mgr_export(const char *format, const char *dir, const char *out,
 	       struct mgr_export_stats *st)
 {
@@ -102,6 +117,11 @@ int mgr_export(const char *format, const char *dir, const char *out,
 		rc = formats[i].fn != mgr_export_csv ?
 		     mgr_fail(PROTO_E_ARG, "only csv can be written to stdout") :
 		     formats[i].fn(dir, "-", st);
+		goto done;
+	}
+	if (out_dir_missing(out)) {	/* said about OUT, not OUT.tmp */
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot write: no directory %s", out,
+			      out_dir_missing(out));
 		goto done;
 	}
 	if (asprintf(&tmp, "%s.tmp", out) < 0)

@@ -243,7 +243,10 @@ static int start_collectors(struct run *R)
 	int fd, rc;
 
 	snprintf(logs, sizeof(logs), "%s/logs", R->dir);
-	if (mkdir(R->dir, 0700) < 0 || mkdir(logs, 0700) < 0)
+	if (mkdir(R->dir, 0700) < 0)
+		return mgr_fail(PROTO_E_IO, "cannot create %s: %s", R->dir,
+				strerror(errno));
+	if (mkdir(logs, 0700) < 0)
 		return mgr_fail(PROTO_E_IO, "cannot create %s: %s", logs,
 				strerror(errno));
 	if (!R->secret && (rc = make_secret(R)))

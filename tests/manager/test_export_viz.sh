@@ -170,6 +170,8 @@ done
 "$T" export -f paje -o "$work/no/such/dir/t.paje" "$work/job" 2>"$work/e.unw"
 check "an unwritable output fails" [ $? = 1 ]
 check "  ...with a message" grep -q "cannot write" "$work/e.unw"
+check "  ...about the output asked for, and its missing directory" \
+	grep -q "t.paje: cannot write: no directory .*/no/such/dir$" "$work/e.unw"
 # an empty (but valid) job exports to valid, empty outputs
 "$GEN" "$work/job0" 2 1 >/dev/null
 rm -f "$work/job0/segments/"* "$work/job0/index"

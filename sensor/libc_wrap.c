@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1116,6 +1117,58 @@ SN_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	r = sn_real.execvpe(file, argv, env);
 	free(owned);
 	return exec_post(&c, r, p);
+}
+
+/* posix_spawn(p): the child is started by libc (clone and exec inside
+ * it, not through these wrappers) with envp, which keeps our LD_PRELOAD
+ * and settings as an exec's does (exec_env): the child traces itself as a
+ * new stream. The parent records SPAWN (path, child pid, the error code
+ * returned: posix_spawn sets no errno). */
+static int spawn_common(int (*real)(pid_t *, const char *,
+				    const posix_spawn_file_actions_t *,
+				    const posix_spawnattr_t *, char *const[],
+				    char *const[]),
+			pid_t *pid, const char *path,
+			const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[],
+			char *const envp[])
+{
+	struct sn_call c;
+	char **owned = NULL;
+	char *const *env;
+	pid_t child = -1;
+	int r;
+
+	call_begin(&c, 1);
+	env = c.on ? exec_env(envp, &owned) : envp;
+	r = real(pid ? pid : &child, path, fa, attr, argv, env);
+	call_end(&c);
+	free(owned);
+	if (c.on)
+		rec(&c, PROTO_EV_SPAWN, r != 0, path_id(path),
+		    r == 0 ? (int64_t)(pid ? *pid : child) : -1, r, 0, 0, 0);
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int posix_spawn(pid_t *pid, const char *path,
+			  const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[],
+			  char *const envp[])
+{
+	if (SN_UNLIKELY(!sn_real.posix_spawn))
+		sn_libc_resolve();
+	return spawn_common(sn_real.posix_spawn, pid, path, fa, attr, argv, envp);
+}
+
+SN_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+			   const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[],
+			   char *const envp[])
+{
+	if (SN_UNLIKELY(!sn_real.posix_spawnp))
+		sn_libc_resolve();
+	return spawn_common(sn_real.posix_spawnp, pid, file, fa, attr, argv, envp);
 }
 
 SN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])

@@ -79,4 +79,18 @@ expect "failed exec records (execnofile)" \
 	"$(count "$T/dump4" " name=exec " " failed=1 " " err=2")" 1
 expect "exec records (execnofile)" "$(count "$T/dump4" " name=exec ")" 1
 expect "writes (execnofile)" "$(count "$T/dump4" " name=write " " bytes=64 ")" 100
+# posix_spawn(p): a SPAWN event in the parent with the child's pid, the
+# child traced as a stream of its own with that pid; the failure's code
+start_collectors job5
+traced "$PROG" spawn 1 "$T" > "$T/out6" || fail "spawn run"
+stop_collectors
+grep -q 'spawn ok=2 value=0 errno=ENOENT' "$T/out6" || fail "spawn: $(cat "$T/out6")"
+dump "$T/job5" "$T/dump5"
+expect "spawn events" "$(count "$T/dump5" " name=spawn ")" 3
+expect "failed spawn (no such file)" "$(count "$T/dump5" " name=spawn " " failed=1 " " pid=-1 " " err=2")" 1
+for kid in $(sed -n 's/.* name=spawn .* pid=\([0-9][0-9]*\) .*/\1/p' "$T/dump5"); do
+	grep -q " name=proc_start .* pid=$kid " "$T/dump5" ||
+		fail "spawned child $kid has no stream of its own"
+done
+expect "streams (spawn: the parent, two children)" "$(streams "$T/dump5")" 3
 echo "ok: fork and exec traced"

@@ -15,7 +15,8 @@
  * writes then a NULL dereference), abort, exit (exit status 3), exec
  * (execs itself in mode write), writeexec (N writes, then exec), forkexec
  * (fork, the child execs), execfail (N writes, an exec of a file that is
- * not executable, N writes), execnofile (the same with no such file), burst (N fwrite of 8 bytes to /dev/null), timed (N writes to
+ * not executable, N writes), execnofile (the same with no such file),
+ * spawn (posix_spawn, posix_spawnp, a posix_spawn that fails), burst (N fwrite of 8 bytes to /dev/null), timed (N writes to
  * /dev/null between two readings of CLOCK_MONOTONIC, printed as
  * "timed before=NS after=NS").
  */
@@ -27,6 +28,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -771,6 +773,29 @@ static int m_timed(void)
 	return 0;
 }
 
+/* posix_spawn of /bin/true, posix_spawnp of true, posix_spawn of no such
+ * file; each child waited for */
+static int m_spawn(void)
+{
+	static char name[] = "true";
+	char *argv[] = {name, NULL};
+	pid_t p1 = -1, p2 = -1, p3 = -1;
+	int r1, r2, r3, st;
+
+	r1 = posix_spawn(&p1, "/bin/true", NULL, NULL, argv, environ);
+	if (r1 == 0)
+		waitpid(p1, &st, 0);
+	r2 = posix_spawnp(&p2, "true", NULL, NULL, argv, environ);
+	if (r2 == 0)
+		waitpid(p2, &st, 0);
+	r3 = posix_spawn(&p3, "/nonexistent-tapestry-test/prog", NULL, NULL, argv,
+			 environ);
+	if (r3 == 0)
+		waitpid(p3, &st, 0);
+	report("spawn", (r1 == 0) + (r2 == 0), 0, r3);
+	return 0;
+}
+
 static int m_forkexec(void)
 {
 	pid_t p;
@@ -809,7 +834,7 @@ static const struct {
 	{"segv", m_segv}, {"abort", m_abort}, {"exit", m_exit},
 	{"exec", m_exec}, {"writeexec", m_writeexec}, {"forkexec", m_forkexec},
 	{"execfail", m_execfail}, {"burst", m_burst}, {"timed", m_timed},
-	{"execnofile", m_execnofile},
+	{"execnofile", m_execnofile}, {"spawn", m_spawn},
 };
 
 int main(int argc, char **argv)

@@ -90,13 +90,23 @@ check "  ...and not none lost" bash -c "! grep -q 'none lost' '$work/killed.err'
 "$T" run -o "$work/live" -- /bin/sh -c 'i=0; while [ $i -lt 60 ]; do cat /etc/hostname >/dev/null; sleep 0.1; i=$((i + 1)); done' >/dev/null 2>&1 &
 live_pid=$!
 pids+=("$live_pid")
-for i in $(seq 40); do
-	"$T" status "$work/live" >"$work/live.st" 2>&1
-	grep -q "^  collector node " "$work/live.st" && ! grep -q "^  children .* 0 events/s" "$work/live.st" && break
+# (kept: the last answer that showed the node; the node's "in" figure
+# each poll, while the 6 s program runs: a report every second changes it
+# several times, one every 5 s (the collectors' default) once or twice)
+: >"$work/live.in"
+for i in $(seq 200); do
+	kill -0 "$live_pid" 2>/dev/null || break
+	"$T" status "$work/live" >"$work/live.now" 2>&1
+	if grep -q "^  collector node " "$work/live.now"; then
+		cp "$work/live.now" "$work/live.st"
+		sed -n '/^  collector node /{n;s/.*; in \([^ ]*\) events.*/\1/p}' "$work/live.now" >>"$work/live.in"
+	fi
 	sleep 0.25
 done
 check "status of a running run: the node collector is shown" grep -q "^  collector node " "$work/live.st"
 check "  ...with rates" bash -c "! grep -q '^  children .* 0 events/s' '$work/live.st'"
+n_in=$(sort -u "$work/live.in" | wc -l)
+check "  ...reported every second ($n_in figures while it ran)" [ "$n_in" -ge 3 ]
 wait "$live_pid"
 "$T" run 2>/dev/null
 check "run without a program is a usage error" [ $? = 2 ]

@@ -54,6 +54,8 @@ struct msg_end {
 struct coll_end {
 	uint32_t stream;	/* index in streams */
 	uint8_t kind;		/* MGR_CK_* (comms.h): who waits for whom */
+	uint16_t type;		/* the event's type */
+	int64_t bytes, rbytes;	/* its data: what it sends, what it receives */
 	int64_t crank;		/* rank in the communicator, -1: unknown */
 	int64_t root;		/* root's rank in it (rooted kinds), -1 */
 	int64_t name, n;
@@ -140,6 +142,7 @@ static int add_coll(struct mgr_causality *c, uint32_t si, const struct proto_eve
 	int rc = 0;
 	int64_t n = mgr_comms_next_coll(c->comms, c->s[si].id, name, &rc);
 	int kind = mgr_comms_coll_kind(ev->type), ri = proto_ev_arg(ev->type, PROTO_F_root);
+	int bi = proto_ev_arg(ev->type, PROTO_F_bytes), rbi = proto_ev_arg(ev->type, PROTO_F_rbytes);
 
 	if (rc || n < 0 || !kind || (ev->flags & PROTO_EVF_FAILED))
 		return rc;
@@ -147,7 +150,8 @@ static int add_coll(struct mgr_causality *c, uint32_t si, const struct proto_eve
 			       sizeof(*c->coll))))
 		return rc;
 	c->coll[c->ncoll++] = (struct coll_end){
-		.stream = si, .kind = (uint8_t)kind,
+		.stream = si, .kind = (uint8_t)kind, .type = (uint16_t)ev->type,
+		.bytes = bi >= 0 ? ev->arg[bi] : -1, .rbytes = rbi >= 0 ? ev->arg[rbi] : -1,
 		/* world: the stream's rank, known once the pass is over */
 		.crank = name == 0 ? -1 : mgr_comms_rank(c->comms, c->s[si].id, local),
 		.root = ri >= 0 ? ev->arg[ri] : -1,
@@ -495,14 +499,61 @@ static int cmp_pfx(const void *pa, const void *pb)
 	return MGR_CMP(a->crank, b->crank);
 }
 
+void mgr_coll_role(unsigned type, int64_t bytes, int64_t rbytes, int is_root,
+		   int *gives, int *takes)
+{
+	/* a size the event does not record (-1) counts as data */
+	int b = bytes != 0, rb = rbytes != 0;
+
+	switch (type) {
+	case PROTO_EV_MPI_BARRIER:
+		*gives = *takes = 1;
+		return;
+	case PROTO_EV_MPI_BCAST:
+		*gives = is_root && b;
+		*takes = !is_root && b;
+		return;
+	case PROTO_EV_MPI_SCATTER:
+	case PROTO_EV_MPI_SCATTERV:
+		*gives = is_root && b;
+		*takes = !is_root && rb;
+		return;
+	case PROTO_EV_MPI_REDUCE:
+		*gives = !is_root && b;
+		*takes = is_root && b;
+		return;
+	case PROTO_EV_MPI_GATHER:
+	case PROTO_EV_MPI_GATHERV:
+		*gives = !is_root && b;
+		*takes = is_root && rb;
+		return;
+	case PROTO_EV_MPI_ALLGATHER:
+	case PROTO_EV_MPI_ALLGATHERV:
+	case PROTO_EV_MPI_ALLTOALL:
+	case PROTO_EV_MPI_ALLTOALLV:
+		*gives = b;
+		*takes = rb;
+		return;
+	default:		/* allreduce, reduce_scatter, scan, exscan */
+		*gives = *takes = b;
+	}
+}
+
+/* e's role in its instance (mgr_coll_role); the root known by the caller. */
+static void role_of(const struct coll_end *e, int is_root, int *gives, int *takes)
+{
+	mgr_coll_role(e->type, e->bytes, e->rbytes, is_root, gives, takes);
+}
+
 /* For a scan or exscan: in c->pfx, each member's bound (the latest entry of
- * the members of lower rank, INT64_MIN for the lowest) in .in, by member
- * index in .i; *ok = 0 when the ranks are unknown or not distinct (no
- * bound). 0 or PROTO_E_NOMEM. */
+ * the members of lower rank that give data, INT64_MIN for none) in .in, by
+ * member index in .i; *ok = 0 when the ranks are unknown or not distinct
+ * (no bound). 0 or PROTO_E_NOMEM. */
 static int prefix_bounds(struct mgr_causality *c, const struct coll_end *e, size_t n,
 			 int how, int *ok)
 {
 	int64_t in, out, m = INT64_MIN;
+	int gives, takes;
 
 	*ok = 0;
 	if (mgr_grow((void **)&c->pfx, &c->cappfx, n, sizeof(*c->pfx)))
@@ -511,7 +562,8 @@ static int prefix_bounds(struct mgr_causality *c, const struct coll_end *e, size
 		if (e[i].crank < 0)
 			return 0;
 		coll_times(c, &e[i], how, &in, &out);
-		c->pfx[i] = (struct pfx){e[i].crank, in, i};
+		role_of(&e[i], 0, &gives, &takes);
+		c->pfx[i] = (struct pfx){e[i].crank, gives ? in : INT64_MIN, i};
 	}
 	qsort(c->pfx, n, sizeof(*c->pfx), cmp_pfx);
 	for (size_t k = 0; k < n; k++) {
@@ -519,7 +571,8 @@ static int prefix_bounds(struct mgr_causality *c, const struct coll_end *e, size
 
 		if (k > 0 && c->pfx[k].crank == c->pfx[k - 1].crank)
 			return 0;
-		c->pfx[k].in = m;
+		role_of(&e[c->pfx[k].i], 0, &gives, &takes);
+		c->pfx[k].in = takes ? m : INT64_MIN;
 		if (own > m)
 			m = own;
 	}
@@ -527,10 +580,11 @@ static int prefix_bounds(struct mgr_causality *c, const struct coll_end *e, size
 	return 0;
 }
 
-/* One instance e[0..n): each member's exit must come lat after the entries
- * it waits for (MGR_CK_ALL: every other member's; MGR_CK_FROM_ROOT: the root's;
- * MGR_CK_TO_ROOT, the root only: every other member's; MGR_CK_PREFIX: those of
- * lower rank). Counts the exits short of that in *count; when repairing
+/* One instance e[0..n): each member that takes data (mgr_coll_role) must
+ * exit lat after the entries of the members it waits for that give data
+ * (MGR_CK_ALL: every other member; MGR_CK_FROM_ROOT: the root;
+ * MGR_CK_TO_ROOT, the root only: every other member; MGR_CK_PREFIX: those
+ * of lower rank). Counts the exits short of that in *count; when repairing
  * (how 1), stretches each by a jump at its end, ramped over the collective
  * itself: its entry stays, so no member's bound moves and the passes
  * converge. Rooted kinds need exactly one member whose rank is the root,
@@ -540,13 +594,25 @@ static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t 
 {
 	int64_t top = INT64_MIN, second = INT64_MIN, root_in = INT64_MIN, in, out;
 	size_t itop = SIZE_MAX, iroot = SIZE_MAX, roots = 0;
-	int pfx = 0, rc;
+	int pfx = 0, rc, gives, takes;
 
 	if (e[0].kind == MGR_CK_PREFIX && (rc = prefix_bounds(c, e, n, how, &pfx)))
 		return rc;
 
 	for (size_t i = 0; i < n; i++) {
+		if ((e[i].kind == MGR_CK_FROM_ROOT || e[i].kind == MGR_CK_TO_ROOT) &&
+		    e[i].crank >= 0 && e[i].crank == e[i].root) {
+			roots++;
+			iroot = i;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
 		coll_times(c, &e[i], how, &in, &out);
+		role_of(&e[i], roots == 1 && i == iroot, &gives, &takes);
+		if (!gives)
+			continue;
+		if (roots == 1 && i == iroot)
+			root_in = in;
 		if (in > top) {
 			second = top;
 			top = in;
@@ -554,18 +620,13 @@ static int coll_check(struct mgr_causality *c, const struct coll_end *e, size_t 
 		} else if (in > second) {
 			second = in;
 		}
-		if ((e[i].kind == MGR_CK_FROM_ROOT || e[i].kind == MGR_CK_TO_ROOT) &&
-		    e[i].crank >= 0 && e[i].crank == e[i].root) {
-			roots++;
-			iroot = i;
-			root_in = in;
-		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		int64_t bound = i == itop ? second : top;
 
-		if (e[i].kind == MGR_CK_PREFIX)
-			bound = INT64_MIN;
+		role_of(&e[i], roots == 1 && i == iroot, &gives, &takes);
+		if (!takes || e[i].kind == MGR_CK_PREFIX)
+			continue;
 		if (e[i].kind == MGR_CK_FROM_ROOT)
 			bound = roots == 1 && i != iroot ? root_in : INT64_MIN;
 		else if (e[i].kind == MGR_CK_TO_ROOT && (roots != 1 || i != iroot))
@@ -606,15 +667,39 @@ static int cmp_u64(const void *a, const void *b)
 	return MGR_CMP(x, y);
 }
 
+/* A receive by its end: the forward pass takes them in time order, so a
+ * shift reaches the sends after it within one pass (a chain of messages is
+ * repaired in one pass, not one pass per link). */
+struct rkey {
+	uint64_t t1;
+	size_t q;
+};
+
+static int cmp_rkey(const void *a, const void *b)
+{
+	const struct rkey *x = a, *y = b;
+	int c = MGR_CMP(x->t1, y->t1);
+
+	return c ? c : MGR_CMP(x->q, y->q);
+}
+
+static void ramps(struct mgr_causality *c, int on);
+
 static int repair(struct mgr_causality *c, int64_t lat)
 {
-	int changed = 1;
+	int changed = 1, rc;
+	struct rkey *ord = mgr_big_calloc(c->nrcv + 1, sizeof(*ord), &rc);
 
+	if (!ord)
+		return rc;
+	for (size_t q = 0; q < c->nrcv; q++)
+		ord[q] = (struct rkey){c->rcv[q].t1, q};
+	mgr_big_sort(ord, c->nrcv, sizeof(*ord), cmp_rkey);
 	while (changed && c->st.passes < MAX_PASSES) {
 		changed = 0;
 		c->st.passes++;
-		for (size_t q = 0; q < c->nrcv; q++) {
-			struct msg_end *r = &c->rcv[q];
+		for (size_t k = 0; k < c->nrcv; k++) {
+			struct msg_end *r = &c->rcv[ord[k].q];
 
 			if (r->match < 0)
 				continue;
@@ -622,24 +707,35 @@ static int repair(struct mgr_causality *c, int64_t lat)
 			int64_t ts = (int64_t)s->t0 + step_shift(&c->s[s->stream], s->t0);
 			int64_t tr = (int64_t)r->t1 + step_shift(&c->s[r->stream], r->t0);
 			if (tr < ts + lat) {
-				int rc = add_jump(&c->s[r->stream], r->t0, ts + lat - tr, 0);
-				if (rc)
+				if ((rc = add_jump(&c->s[r->stream], r->t0, ts + lat - tr, 0))) {
+					mgr_big_free(ord);
 					return rc;
+				}
 				c->st.jumps++;
 				changed = 1;
 			}
 		}
 		uint64_t k;
-		int rc = coll_pass(c, lat, 1, &k);
-		if (rc)
+		if ((rc = coll_pass(c, lat, 1, &k))) {
+			mgr_big_free(ord);
 			return rc;
+		}
 		if (k) {
 			c->st.coll_moved += k;
 			changed = 1;
 		}
 	}
-	/* backward pass: each jump becomes a ramp from the end of the
-	 * previous MPI event of its process (never across an earlier jump) */
+	mgr_big_free(ord);
+	ramps(c, 1);
+	return 0;
+}
+
+/* The backward pass (on 1): each jump becomes a ramp from the end of the
+ * previous MPI event of its process (never across an earlier jump); off
+ * (0): steps again. Sets the largest shift and interval change. */
+static void ramps(struct mgr_causality *c, int on)
+{
+	c->st.max_shift_ns = c->st.max_interval_change_ns = 0;
 	for (size_t i = 0; i < c->ns; i++) {
 		struct cstream *s = &c->s[i];
 
@@ -661,14 +757,58 @@ static int repair(struct mgr_causality *c, int64_t lat)
 				tp = s->j[k].t_min;
 			if (k > 0 && tp < s->j[k - 1].t_j)
 				tp = s->j[k - 1].t_j;
-			s->j[k].t_p = tp;
+			s->j[k].t_p = on ? tp : tj;
 			if (s->j[k].d > c->st.max_interval_change_ns)
 				c->st.max_interval_change_ns = s->j[k].d;
 		}
 		if (s->nj && s->prefix[s->nj] > c->st.max_shift_ns)
 			c->st.max_shift_ns = s->prefix[s->nj];
 	}
-	return 0;
+}
+
+/* Drop every jump: the repair is not kept. */
+static void unrepair(struct mgr_causality *c)
+{
+	for (size_t i = 0; i < c->ns; i++)
+		c->s[i].nj = 0;
+	c->st.max_shift_ns = c->st.max_interval_change_ns = 0;
+}
+
+/* The violations left (point-to-point and collective exits) into the
+ * stats. 0 or PROTO_E_NOMEM. */
+static int count_after(struct mgr_causality *c)
+{
+	uint64_t k;
+	int r = coll_pass(c, 0, 2, &k);
+
+	c->st.coll_violations_after = k;
+	c->st.violations_after = count_violations(c, 1, 0);
+	return r;
+}
+
+/* A repair must never leave more violations than it found: with the ramps
+ * (which move the events before a jump, the sends among them later than
+ * the forward pass saw) worse, the steps the forward pass checked; still
+ * worse (the passes did not converge), no repair at all (reverted). */
+static int verify(struct mgr_causality *c)
+{
+	int r;
+
+	if ((r = count_after(c)))
+		return r;
+	if (c->st.violations_after <= c->st.violations_before &&
+	    c->st.coll_violations_after <= c->st.coll_violations_before)
+		return 0;
+	ramps(c, 0);
+	c->st.steps = 1;
+	if ((r = count_after(c)))
+		return r;
+	if (c->st.violations_after <= c->st.violations_before &&
+	    c->st.coll_violations_after <= c->st.coll_violations_before)
+		return 0;
+	unrepair(c);
+	c->st.reverted = 1;
+	return count_after(c);
 }
 
 struct mgr_causality *mgr_causality_build(const char *dir,
@@ -732,20 +872,21 @@ struct mgr_causality *mgr_causality_build(const char *dir,
 		if (i == 0 || c->coll[i - 1].n != c->coll[i].n ||
 		    c->coll[i - 1].name != c->coll[i].name)
 			c->st.collectives++;
-	uint64_t k = 0;
+	uint64_t k = 0, kl = 0;
 	c->st.violations_before = count_violations(c, 0, 0);
-	if ((r = coll_pass(c, 0, 0, &k)) == 0) {
+	if ((r = coll_pass(c, 0, 0, &k)) == 0 && (r = coll_pass(c, min_latency_ns, 0, &kl)) == 0) {
 		c->st.coll_violations_before = k;
-		r = repair(c, min_latency_ns);
+		/* nothing short of the latency asked for: nothing moves */
+		if (kl || count_violations(c, 0, min_latency_ns))
+			r = repair(c, min_latency_ns);
 	}
-	if (r == 0 && (r = coll_pass(c, 0, 2, &k)) == 0)
-		c->st.coll_violations_after = k;
+	if (r == 0)
+		r = verify(c);
 	if (r != 0) {
 		*rc = r;
 		mgr_causality_free(c);
 		return NULL;
 	}
-	c->st.violations_after = count_violations(c, 1, 0);
 	return c;
 }
 

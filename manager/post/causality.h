@@ -46,7 +46,21 @@ struct mgr_causality_stats {
 	uint64_t collectives;
 	uint64_t coll_violations_before, coll_violations_after;	/* exits */
 	uint64_t coll_moved;		/* exits moved (stretched) */
+	/* the repair would have left more violations than it found: kept
+	 * as steps (no ramps; steps 1), or not kept at all (reverted 1,
+	 * jumps and exits moved are what was tried) */
+	int steps, reverted;
 };
+
+/* Who gives and who takes data in a collective member of event type
+ * (PROTO_EV_MPI_BARRIER .. _EXSCAN) with its bytes and rbytes (-1: not
+ * recorded, counted as data), the root or not: an exit of a member that
+ * takes waits for the entries of the members that give it data (MPI's
+ * semantics: a bcast's root gives, its others take; a reduce's others
+ * give, its root takes; a barrier's members all give and take; a call
+ * that moves no byte, neither). */
+void mgr_coll_role(unsigned type, int64_t bytes, int64_t rbytes, int is_root,
+		   int *gives, int *takes);
 
 /* Match the messages of dir (times through post) and repair. min_latency_ns:
  * the minimum latency a message is given (0: plain causality). NULL with *rc

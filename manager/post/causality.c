@@ -786,27 +786,44 @@ static int count_after(struct mgr_causality *c)
 	return r;
 }
 
-/* A repair must never leave more violations than it found: with the ramps
- * (which move the events before a jump, the sends among them later than
- * the forward pass saw) worse, the steps the forward pass checked; still
- * worse (the passes did not converge), no repair at all (reverted). */
+/* A repair must never leave more violations than it found, and should
+ * leave none: the ramps move the events before a jump (the sends of another
+ * thread among them) later than the forward pass saw; where they leave a
+ * violation the steps the forward pass checked do not, the steps are kept;
+ * a repair that still leaves more than it found (the passes did not
+ * converge) is not kept at all (reverted). */
+static int worse(const struct mgr_causality *c)
+{
+	return c->st.violations_after > c->st.violations_before ||
+	       c->st.coll_violations_after > c->st.coll_violations_before;
+}
+
 static int verify(struct mgr_causality *c)
 {
 	int r;
 
 	if ((r = count_after(c)))
 		return r;
-	if (c->st.violations_after <= c->st.violations_before &&
-	    c->st.coll_violations_after <= c->st.coll_violations_before)
+	uint64_t left = c->st.violations_after + c->st.coll_violations_after;
+	int bad = worse(c);
+	if (!left)
 		return 0;
 	ramps(c, 0);
-	c->st.steps = 1;
 	if ((r = count_after(c)))
 		return r;
-	if (c->st.violations_after <= c->st.violations_before &&
-	    c->st.coll_violations_after <= c->st.coll_violations_before)
+	if ((!worse(c) || bad) &&
+	    c->st.violations_after + c->st.coll_violations_after <= left) {
+		c->st.steps = 1;
+		bad = worse(c);
+	} else {
+		ramps(c, 1);
+		if ((r = count_after(c)))
+			return r;
+	}
+	if (!bad)
 		return 0;
 	unrepair(c);
+	c->st.steps = 0;
 	c->st.reverted = 1;
 	return count_after(c);
 }

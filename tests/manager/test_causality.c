@@ -288,3 +288,195 @@ Test(causality, scan_waits_for_lower_ranks)
 	cr_assert_eq(mgr_causality_shift(c, 62, 250), 50);
 	mgr_causality_free(c);
 }
+
+/* One collective of type on MPI_COMM_WORLD across three ranks (streams 70,
+ * 71, 72): rank r from in[r] to out[r] with arguments a[r][0..3); the
+ * repair built and returned. */
+static struct mgr_causality *one_collective(unsigned type, const uint64_t in[3],
+					    const uint64_t out[3],
+					    const int64_t a[3][4])
+{
+	struct proto_event e[3][1];
+
+	for (int r = 0; r < 3; r++)
+		e[r][0] = jobgen_ev(type, in[r], out[r], a[r][0], a[r][1], a[r][2],
+				    a[r][3], 0);
+	jobgen_job(&g, 70, 3, (struct proto_event *[]){e[0], e[1], e[2]},
+		   (size_t[]){1, 1, 1});
+	return build(NULL, 0);
+}
+
+/* The exits found short and moved; which ranks moved (bit r). */
+static void expect_moved(struct mgr_causality *c, uint64_t n, unsigned ranks,
+			 const uint64_t out[3])
+{
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+
+	cr_assert_eq(st->collectives, 1);
+	cr_assert_eq(st->coll_violations_before, n, "short exits %llu, expected %llu",
+		     (unsigned long long)st->coll_violations_before, (unsigned long long)n);
+	cr_assert_eq(st->coll_violations_after, 0);
+	cr_assert_eq(st->coll_moved, n);
+	for (int r = 0; r < 3; r++)
+		cr_assert_eq(mgr_causality_shift(c, 70 + (uint64_t)r, out[r]) > 0,
+			     (ranks >> r) & 1, "rank %d's exit moved by %lld", r,
+			     (long long)mgr_causality_shift(c, 70 + (uint64_t)r, out[r]));
+	if (!n) {
+		cr_assert_eq(st->passes, 0, "nothing to repair: no pass");
+		cr_assert_eq(st->max_shift_ns, 0);
+	}
+	mgr_causality_free(c);
+}
+
+/* Everyone waits for everyone: rank 0 leaves at 150, before rank 1 enters
+ * at 300; rank 2 leaves at 400, after every entry; rank 1 after rank 0's
+ * and rank 2's entries. */
+static const uint64_t all_in[3] = {100, 300, 120}, all_out[3] = {150, 350, 400};
+
+Test(causality, barrier_every_exit_after_every_entry)
+{
+	const int64_t a[3][4] = {{0}, {0}, {0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_BARRIER, all_in, all_out, a), 1, 1, all_out);
+}
+
+Test(causality, allreduce_every_exit_after_every_entry)
+{
+	const int64_t a[3][4] = {{8, 0}, {8, 0}, {8, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_ALLREDUCE, all_in, all_out, a), 1, 1, all_out);
+}
+
+Test(causality, allgather_every_exit_after_every_entry)
+{
+	const int64_t a[3][4] = {{8, 8, 0}, {8, 8, 0}, {8, 8, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_ALLGATHER, all_in, all_out, a), 1, 1, all_out);
+}
+
+Test(causality, alltoall_every_exit_after_every_entry)
+{
+	const int64_t a[3][4] = {{8, 8, 0}, {8, 8, 0}, {8, 8, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_ALLTOALL, all_in, all_out, a), 1, 1, all_out);
+}
+
+/* No data, no dependence: an allreduce of 0 bytes moves nothing. */
+Test(causality, allreduce_of_nothing_waits_for_nobody)
+{
+	const int64_t a[3][4] = {{0, 0}, {0, 0}, {0, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_ALLREDUCE, all_in, all_out, a), 0, 0, all_out);
+}
+
+/* A bcast rooted at 1: rank 0 leaves at 150, before the root enters at 300
+ * (moved); the root leaves at 310 before rank 2 enters (nothing: the root
+ * waits for nobody); rank 2 enters at 400, after the root. */
+static const uint64_t bc_in[3] = {100, 300, 400}, bc_out[3] = {150, 310, 450};
+
+Test(causality, bcast_non_root_exits_after_root_entry)
+{
+	const int64_t a[3][4] = {{8, 1, 0}, {8, 1, 0}, {8, 1, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_BCAST, bc_in, bc_out, a), 1, 1, bc_out);
+}
+
+/* The same bcast of 0 bytes (hpcc makes them): MPI returns at once. */
+Test(causality, bcast_of_nothing_waits_for_nobody)
+{
+	const int64_t a[3][4] = {{0, 1, 0}, {0, 1, 0}, {0, 1, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_BCAST, bc_in, bc_out, a), 0, 0, bc_out);
+}
+
+/* A scatter rooted at 1, as the bcast. */
+Test(causality, scatter_non_root_exits_after_root_entry)
+{
+	const int64_t a[3][4] = {{0, 8, 1, 0}, {24, 8, 1, 0}, {0, 8, 1, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_SCATTER, bc_in, bc_out, a), 1, 1, bc_out);
+}
+
+/* A reduce rooted at 0: the root leaves at 150, before rank 1 enters at
+ * 200 (moved); rank 2 leaves at 130, before rank 1 enters too, but a
+ * reduce's other members wait for nobody. */
+static const uint64_t rd_in[3] = {100, 200, 120}, rd_out[3] = {150, 250, 130};
+
+Test(causality, reduce_root_exits_after_every_entry)
+{
+	const int64_t a[3][4] = {{8, 0, 0}, {8, 0, 0}, {8, 0, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_REDUCE, rd_in, rd_out, a), 1, 1, rd_out);
+}
+
+Test(causality, gather_root_exits_after_every_entry)
+{
+	const int64_t a[3][4] = {{8, 24, 0, 0}, {8, 0, 0, 0}, {8, 0, 0, 0}};
+
+	expect_moved(one_collective(PROTO_EV_MPI_GATHER, rd_in, rd_out, a), 1, 1, rd_out);
+}
+
+/* Two ranks on one clock, messages and collectives all in order: the
+ * repair finds nothing and moves nothing. */
+Test(causality, nothing_to_repair_moves_nothing)
+{
+	struct proto_event e0[5], e1[5];
+
+	e0[0] = jobgen_ev(PROTO_EV_MPI_BARRIER, 100, 200, 0, 0, 0, 0, 0);
+	e0[1] = jobgen_ev(PROTO_EV_MPI_SEND, 300, 310, 1, 7, 0, 8, 0);
+	e0[2] = jobgen_ev(PROTO_EV_MPI_BCAST, 400, 420, 8, 0, 0, 0, 0);
+	e0[3] = jobgen_ev(PROTO_EV_MPI_RECV, 500, 700, 1, 8, 0, 8, 0);
+	e0[4] = jobgen_ev(PROTO_EV_MPI_ALLREDUCE, 800, 900, 8, 0, 0, 0, 0);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_BARRIER, 150, 201, 0, 0, 0, 0, 0);
+	e1[1] = jobgen_ev(PROTO_EV_MPI_RECV, 250, 320, 0, 7, 0, 8, 0);
+	e1[2] = jobgen_ev(PROTO_EV_MPI_BCAST, 350, 430, 8, 0, 0, 0, 0);
+	e1[3] = jobgen_ev(PROTO_EV_MPI_SEND, 600, 610, 0, 8, 0, 8, 0);
+	e1[4] = jobgen_ev(PROTO_EV_MPI_ALLREDUCE, 850, 860, 8, 0, 0, 0, 0);
+	jobgen_job(&g, 80, 2, (struct proto_event *[]){e0, e1}, (size_t[]){5, 5});
+
+	struct mgr_causality *c = build(NULL, 0);
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+	cr_assert_eq(st->matched, 2);
+	cr_assert_eq(st->violations_before, 0);
+	cr_assert_eq(st->coll_violations_before, 0);
+	cr_assert_eq(st->collectives, 3);
+	cr_assert_eq(st->jumps, 0);
+	cr_assert_eq(st->coll_moved, 0);
+	cr_assert_eq(st->passes, 0);
+	cr_assert_eq(st->max_shift_ns, 0);
+	for (uint64_t t = 0; t < 1000; t += 50) {
+		cr_assert_eq(mgr_causality_shift(c, 80, t), 0);
+		cr_assert_eq(mgr_causality_shift(c, 81, t), 0);
+	}
+	mgr_causality_free(c);
+}
+
+/* Two threads of rank 0: thread 1 sends to rank 1 from 900 to 2000 while
+ * thread 0 receives from rank 2 at 950..960, a message rank 2 sent at 1500
+ * (a violation: rank 0's clock is behind). The forward pass moves the
+ * receive to 1500 by a jump at 950; a ramp from rank 0's previous MPI end
+ * (100) would move thread 1's send, inside it, to about 1420, after rank
+ * 1 received it (1000): a violation the repair made. The repair keeps its
+ * steps instead; violations never grow. */
+Test(causality, ramps_that_would_add_violations_stay_steps)
+{
+	struct proto_event e0[3], e1[1], e2[1];
+
+	e0[0] = jobgen_ev(PROTO_EV_MPI_BARRIER, 50, 100, 0, 0, 0, 0, 0);
+	e0[1] = jobgen_ev(PROTO_EV_MPI_SEND, 900, 2000, 1, 7, 0, 8, 0);
+	e0[1].tid = 1;
+	e0[2] = jobgen_ev(PROTO_EV_MPI_RECV, 950, 960, 2, 9, 0, 8, 0);
+	e1[0] = jobgen_ev(PROTO_EV_MPI_RECV, 950, 1000, 0, 7, 0, 8, 0);
+	e2[0] = jobgen_ev(PROTO_EV_MPI_SEND, 1500, 1510, 0, 9, 0, 8, 0);
+	jobgen_job(&g, 90, 3, (struct proto_event *[]){e0, e1, e2}, (size_t[]){3, 1, 1});
+
+	struct mgr_causality *c = build(NULL, 0);
+	const struct mgr_causality_stats *st = mgr_causality_stats(c);
+	cr_assert_eq(st->violations_before, 1);
+	cr_assert_eq(st->violations_after, 0);
+	cr_assert_eq(st->steps, 1, "ramps would have moved the send");
+	cr_assert_eq(st->reverted, 0);
+	cr_assert_eq(mgr_causality_shift(c, 90, 900), 0);
+	cr_assert_eq(mgr_causality_shift(c, 90, 960), 540);
+	mgr_causality_free(c);
+}

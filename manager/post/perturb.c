@@ -35,6 +35,10 @@
 struct base {
 	uint64_t idx;		/* event index in the flow (its end is the base) */
 	int64_t tb, tb_a;	/* raw and corrected time of the base */
+	int64_t t0;		/* the base event's raw start */
+	int64_t bound;		/* the most that may be removed at its end:
+				 * the tracer cost that can have delayed it,
+				 * its own flow's or a partner's it waited for */
 	int64_t a_b;		/* alpha accumulated through the base event */
 	int64_t start_a;	/* the base event's own corrected start */
 };
@@ -83,6 +87,14 @@ struct flow {
 	size_t nb, capb;
 	struct xgap *xg;	/* what each measured MPI event leaves after it */
 	size_t nxg, capxg;
+	int64_t last_t;		/* its last event's end */
+	uint64_t nwrapped;	/* its events that are not the tracer's own */
+	int helper;		/* a tracer thread (sender, memory sampler):
+				 * moved with its process's main thread */
+	/* the main thread (tid 0): its removal (traced - corrected) at its
+	 * bases' starts and ends, in time order, for its helpers */
+	struct rpt { int64_t t, rem; } *pt;
+	size_t npt, cappt;
 	/* apply */
 	uint64_t an;
 	struct acc aa;
@@ -574,6 +586,10 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		f->first_t = t0;
 		f->have_first = 1;
 	}
+	if (t1 > f->last_t)
+		f->last_t = t1;
+	if (wrapped(ev) || is_mpi(ev))
+		f->nwrapped++;
 	if (ev->type == PROTO_EV_COMPUTE)
 		p->s[f->sidx].has_compute = 1;
 	if (ev->type == PROTO_EV_CALIB)
@@ -700,6 +716,22 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
  * the process's tracer threads ended by t; stolen: the flow's off-CPU time
  * in COMPUTE intervals; auto (default): stolen where the stream has
  * COMPUTE events, else busy; 0: none. */
+/* The flow's time off the CPU counted as the tracer's, by t: what its
+ * COMPUTE intervals lost (stolen), but never more than the process's
+ * tracer threads ran by then (their CPU time, busy_before): the rest was
+ * the host's other work (other ranks, other programs: an oversubscribed
+ * host), which the traced run and an untraced one both suffer. */
+static int64_t stolen_capped(const struct mgr_perturb *p, const struct flow *f,
+			     const struct acc *c, int64_t t)
+{
+	int64_t b;
+
+	if (!c->stolen)
+		return 0;
+	b = busy_before(p, f->sidx, t);
+	return c->stolen < b ? c->stolen : b;
+}
+
 static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 			    const struct acc *c, int64_t t)
 {
@@ -711,7 +743,8 @@ static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
 				 1000);
 
 	a = mgr_sat_add(a, mgr_sat_wide((__int128)c->nm * si->cost_mpi));
-	a = mgr_sat_add(mgr_sat_add(a, c->flush), mgr_sat_add(c->stolen, c->meas));
+	a = mgr_sat_add(mgr_sat_add(a, c->flush),
+			mgr_sat_add(stolen_capped(p, f, c, t), c->meas));
 	/* a wait for room counts as it is, but for the main thread in busy
 	 * mode: the sender's busy time, charged to it, covers the wait (the
 	 * sender drains while the thread sleeps) */
@@ -745,7 +778,7 @@ static const struct base *base_before(const struct flow *f, uint64_t idx,
 	}
 	if (lo)
 		return &f->b[lo - 1];
-	*b0 = (struct base){0, f->first_t, f->first_t, 0, 0};
+	*b0 = (struct base){0, f->first_t, f->first_t, f->first_t, 0, 0, 0};
 	return b0;
 }
 
@@ -764,10 +797,21 @@ static int64_t start_a(const struct mgr_perturb *p, struct rec *x)
 	return x->ta0;
 }
 
+/* The most that may be removed at x's start: its last base's bound plus
+ * the tracer's cost in its flow since. */
+static int64_t bound_at(const struct mgr_perturb *p, const struct rec *x)
+{
+	const struct flow *f = &p->f[x->flow];
+	struct base b0;
+	const struct base *b = base_before(f, x->idx, &b0);
+
+	return mgr_sat_add(b->bound, alpha_before(p, f, &x->a, x->t0) - b->a_b);
+}
+
 /* r's end becomes a base of its flow, kept in flow order (a damaged
  * trace may make them out of order: moved into place). */
 static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
-		    int64_t start_a, int64_t end_a)
+		    int64_t start_a, int64_t end_a, int64_t bound)
 {
 	int rc = mgr_big_grow((void **)&f->b, &f->capb, f->nb + 1, sizeof(*f->b));
 	if (rc)
@@ -781,11 +825,33 @@ static int add_base(struct mgr_perturb *p, struct flow *f, const struct rec *r,
 	struct base *b = &f->b[k];
 	b->idx = r->idx;
 	b->tb = r->t1;
-	b->tb_a = end_a;
+	b->t0 = r->t0;
 	/* the tracer's work for the base event itself comes after its end:
 	 * acc restarts at alpha(base), as in [004] */
 	b->a_b = alpha_before(p, f, &r->a, r->t0);
+	/* never more removed than the tracer cost the flow so far, never
+	 * later than traced: the rules above place a receive or a member
+	 * from its partners' corrected times and a model; where they would
+	 * remove more (a wait that was the program's own: a polling loop,
+	 * ranks taking turns on fewer cores, a model that does not fit), the
+	 * wait is kept (counted) */
+	/* its own: the cost before it, and the sensor's arrived probe and
+	 * cold start inside it */
+	int64_t own = mgr_sat_add(bound_at(p, r), r->probe);
+	if (bound < own)
+		bound = own;
+	if (end_a < r->t1 - bound) {
+		p->st.capped++;
+		p->st.capped_ns = mgr_sat_add(p->st.capped_ns, r->t1 - bound - end_a);
+		end_a = r->t1 - bound;
+	}
+	if (end_a > r->t1)
+		end_a = r->t1;
+	if (start_a > end_a)
+		start_a = end_a;
+	b->tb_a = end_a;
 	b->start_a = start_a;
+	b->bound = bound;
 	return 0;
 }
 
@@ -1253,12 +1319,14 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 	/* a rooted kind has its root (group_instances) */
 	struct rec *rt = c->root >= 0 ? &p->r[c->root] : y;
 
+	int64_t bound = 0;
 	switch (c->kind) {
 	case MGR_CK_FROM_ROOT:
 		if (rt != y) {
 			int64_t ra = start_a(p, rt);
 
 			w_a = ra > w_a ? ra : w_a;
+			bound = bound_at(p, rt);
 		}
 		break;
 	case MGR_CK_TO_ROOT:
@@ -1275,6 +1343,12 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 		inst_latest(p, c);
 		w_a = c->m_a;
 	}
+	if (c->kind != MGR_CK_FROM_ROOT && (c->kind != MGR_CK_TO_ROOT || rt == y))
+		for (uint32_t q = 0; q < c->n; q++) {
+			int64_t bq = bound_at(p, &p->r[p->ix[c->lo + q].r]);
+
+			bound = bq > bound ? bq : bound;
+		}
 	int64_t end_a = mgr_sat_add(w_a, y->after);
 	if (end_a < ya)
 		end_a = ya;
@@ -1286,7 +1360,7 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 		if (y->coll_comm != 0)
 			p->st.collectives_sub++;
 	}
-	return add_base(p, &p->f[y->flow], y, ya, end_a);
+	return add_base(p, &p->f[y->flow], y, ya, end_a, bound);
 }
 
 static int process(struct mgr_perturb *p)
@@ -1368,13 +1442,91 @@ static int process(struct mgr_perturb *p)
 		if (end_a < r->ta0)
 			end_a = r->ta0;
 		r->ta1 = end_a;
-		if ((rc = add_base(p, f, r, r->ta0, end_a)))
+		if ((rc = add_base(p, f, r, r->ta0, end_a, bound_at(p, w))))
 			goto fail;
 	}
 	rc = 0;
 fail:
 	mgr_big_free(order);
 	return rc;
+}
+
+/* A point of the main thread's removal, kept in time order. */
+static int add_point(struct flow *m, int64_t t, int64_t rem)
+{
+	int rc;
+
+	if (m->npt && t < m->pt[m->npt - 1].t)
+		return 0;
+	if ((rc = mgr_big_grow((void **)&m->pt, &m->cappt, m->npt + 1, sizeof(*m->pt))))
+		return rc;
+	m->pt[m->npt++] = (struct rpt){t, rem};
+	return 0;
+}
+
+/* The tracer's own threads (a flow of tid > 0 with none of the program's
+ * events: the sender, the memory sampler) are moved with their process's
+ * main thread: each of their times less the main thread's removal at that
+ * time, interpolated between its bases' starts and ends. Their own costs
+ * (the flushes they are made of) are no perturbation of theirs. */
+static int helpers(struct mgr_perturb *p)
+{
+	int rc;
+
+	for (size_t i = 0; i < p->nf; i++) {
+		struct flow *f = &p->f[i];
+		uint32_t mi;
+
+		if (f->tid == 0 || f->nwrapped ||
+		    (mi = flow_idx(p, f->stream, 0, 0)) == UINT32_MAX)
+			continue;
+		f->helper = 1;
+		p->st.helper_flows++;
+		struct flow *m = &p->f[mi];
+		if (m->npt)
+			continue;
+		if ((rc = add_point(m, m->first_t, 0)))
+			return rc;
+		for (size_t k = 0; k < m->nb; k++) {
+			const struct base *b = &m->b[k];
+
+			if ((rc = add_point(m, b->t0, b->t0 - b->start_a)) ||
+			    (rc = add_point(m, b->tb, b->tb - b->tb_a)))
+				return rc;
+		}
+		struct base b0;
+		int64_t end_a = corrected(base_before(m, m->n, &b0), m->last_t,
+					  alpha_before(p, m, &m->a, m->last_t));
+		if ((rc = add_point(m, m->last_t, m->last_t - end_a)))
+			return rc;
+	}
+	return 0;
+}
+
+/* The main thread m's removal at t (helpers). */
+static int64_t removal_at(const struct flow *m, int64_t t)
+{
+	size_t lo = 0, hi = m->npt;
+
+	if (!m->npt)
+		return 0;
+	while (lo < hi) {	/* the first point after t */
+		size_t mid = (lo + hi) / 2;
+
+		if (m->pt[mid].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return m->pt[0].rem;
+	if (lo == m->npt)
+		return m->pt[m->npt - 1].rem;
+	const struct rpt *a = &m->pt[lo - 1], *b = &m->pt[lo];
+	if (b->t == a->t)
+		return b->rem;
+	return a->rem + (int64_t)((double)(b->rem - a->rem) * (double)(t - a->t) /
+				  (double)(b->t - a->t));
 }
 
 struct mgr_perturb *mgr_perturb_build(const char *dir,
@@ -1474,6 +1626,11 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		mgr_perturb_free(p);
 		return NULL;
 	}
+	if ((r = helpers(p)) != 0) {
+		*rc = r;
+		mgr_perturb_free(p);
+		return NULL;
+	}
 	double cost = 0;
 	for (size_t i = 0; i < p->ns; i++)
 		cost += (double)p->s[i].cost;
@@ -1483,8 +1640,13 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		struct flow *f = &p->f[i];
 
 		p->st.events += f->n;
+		if (f->helper)
+			continue;
 		p->st.removed_ns = mgr_sat_add(p->st.removed_ns,
 					       alpha_before(p, f, &f->a, INT64_MAX));
+		p->st.stolen_ns = mgr_sat_add(p->st.stolen_ns, f->a.stolen);
+		p->st.stolen_removed_ns = mgr_sat_add(p->st.stolen_removed_ns,
+						      stolen_capped(p, f, &f->a, INT64_MAX));
 		p->st.measured_ns = mgr_sat_add(p->st.measured_ns, f->a.meas);
 		p->st.measured_events += f->a.nmeas;
 		p->st.waits += f->a.nwait;
@@ -1516,10 +1678,23 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	struct flow *f = &p->f[fi];
 	uint64_t i = f->an;
 
+	if (f->helper) {
+		uint32_t mi = flow_idx(p, stream, 0, 0);
+
+		if (mi != UINT32_MAX) {
+			*a_start = start - removal_at(&p->f[mi], start);
+			*a_end = end - removal_at(&p->f[mi], end);
+			if (*a_end < *a_start)
+				*a_end = *a_start;
+		}
+		f->an++;
+		return;
+	}
+
 	while (f->ab < f->nb && f->b[f->ab].idx < i)
 		f->ab++;
 	/* the base in force: the last one before this event */
-	struct base b0 = {0, f->first_t, f->first_t, 0, 0};
+	struct base b0 = {0, f->first_t, f->first_t, f->first_t, 0, 0, 0};
 	const struct base *b = f->ab > 0 ? &f->b[f->ab - 1] : &b0;
 	/* a measured MPI event's cold start, as the build took it off */
 	if (is_mpi(ev) && f->aa.prev_comp && f->aa.nmeas < f->nxg)
@@ -1542,11 +1717,13 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	if (ev->type == PROTO_EV_COMPUTE && xg.gap >= 0 && f->a_mpi_end <= *a_end)
 		*a_start = f->a_mpi_end;
 	f->an++;
-	int64_t off = f->aa.stolen;
+	int64_t off = stolen_capped(p, f, &f->aa, start);
 	int measured = acc_after(p, &f->aa, ev, start, end);
 	if (measured)
 		f->a_mpi_end = *a_end;
-	off = f->aa.stolen - off;
+	off = stolen_capped(p, f, &f->aa, end) - off;
+	if (off > end - start)
+		off = end - start;
 	if (off)	/* the interval keeps only the time the thread ran */
 		*a_end -= off;
 	/* a measured MPI event: its exit gap and cost outside the gaps
@@ -1687,6 +1864,7 @@ void mgr_perturb_free(struct mgr_perturb *p)
 		return;
 	for (size_t i = 0; i < p->nf; i++) {
 		mgr_big_free(p->f[i].b);
+		mgr_big_free(p->f[i].pt);
 		mgr_big_free(p->f[i].xg);
 	}
 	for (size_t i = 0; i < p->ns; i++) {

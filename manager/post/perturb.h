@@ -71,6 +71,16 @@ struct mgr_perturb_stats {
 	double model_cut_ns;		/* the tail: beyond the fit + this */
 	uint64_t receives_tail;		/* waited, their traced transit in the
 					 * tail: taken from the model */
+	/* receives and collective members the rules would have moved earlier
+	 * than the tracer cost their thread so far allows: kept to that cost
+	 * (the wait the rules removed was the program's own), and how much */
+	uint64_t capped;
+	int64_t capped_ns;
+	/* the ranks' time off the CPU in COMPUTE intervals, and the part of
+	 * it removed (at most what the process's tracer threads ran): the
+	 * rest was the host's other work */
+	int64_t stolen_ns, stolen_removed_ns;
+	uint64_t helper_flows;		/* tracer threads moved with their main */
 	uint64_t collectives_tail;	/* members whose time after the entries
 					 * they waited for was in their group's
 					 * tail: its median taken */

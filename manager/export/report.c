@@ -176,6 +176,10 @@ struct report {
 	 * streams cover the whole job, uncorrected), else over every stream */
 	int64_t span_raw, span_cor;
 	int span_ranks;
+	/* per rank, from the events written: first start and last end,
+	 * traced (rs, re) and corrected (cs, ce); nrk ranks (0 .. nrk) */
+	struct rank_span { int64_t rs, re, cs, ce; } *rk;
+	size_t nrk;
 	struct model_test tests[2];		/* fitted, then ping-pong */
 	size_t ntests;
 	struct tally tally[PROTO_EV__COUNT];
@@ -215,6 +219,29 @@ static void gather_span(struct report *r)
 			r->hook(r->hook_arg, &ev);
 		if (!info || info->category == PROTO_CAT_TRACER)
 			continue;
+		int rank = ev.stream->rank;
+		if (rank >= 0 && rank < (1 << 20)) {
+			if ((size_t)rank >= r->nrk) {
+				size_t n = (size_t)rank + 1;
+				struct rank_span *v = realloc(r->rk, n * sizeof(*v));
+
+				if (v) {
+					for (size_t q = r->nrk; q < n; q++)
+						v[q] = (struct rank_span){INT64_MAX, INT64_MIN,
+									  INT64_MAX, INT64_MIN};
+					r->rk = v;
+					r->nrk = n;
+				}
+			}
+			if ((size_t)rank < r->nrk) {
+				struct rank_span *q = &r->rk[rank];
+
+				if (ev.rstart < q->rs) q->rs = ev.rstart;
+				if (ev.rend > q->re) q->re = ev.rend;
+				if (ev.start < q->cs) q->cs = ev.start;
+				if (ev.end > q->ce) q->ce = ev.end;
+			}
+		}
 		for (int k = 0; k < 2; k++) {
 			if (k == 1 && ev.stream->rank < 0)
 				continue;
@@ -330,6 +357,7 @@ static void report_free(struct report *r)
 	if (r->nodes)
 		free(r->nodes->msg);
 	free(r->nodes);
+	free(r->rk);
 }
 
 /* DIR/index, entry by entry. The report never needs it: the reader takes
@@ -661,7 +689,14 @@ static void xml_perturbation(FILE *out, const struct report *r)
 	fputs("  <perturbation", out);
 	attr_i(out, "span_traced_ns", r->span_raw);
 	attr_i(out, "span_corrected_ns", r->span_cor);
-	attr_i(out, "removed_ns", ps->removed_ns);
+	/* what the spans lost, from the events written */
+	attr_i(out, "removed_ns", r->span_raw - r->span_cor);
+	attr_i(out, "tracer_cost_ns", ps->removed_ns);
+	attr_u(out, "kept_waits", ps->capped);
+	attr_i(out, "kept_wait_ns", ps->capped_ns);
+	attr_i(out, "off_cpu_ns", ps->stolen_ns);
+	attr_i(out, "off_cpu_removed_ns", ps->stolen_removed_ns);
+	attr_u(out, "tracer_threads_moved", ps->helper_flows);
 	attr_f(out, "alpha_ns", 1, ps->alpha_ns);
 	attr_u(out, "receives", ps->receives);
 	attr_u(out, "receives_arrived", ps->receives_arrived);
@@ -687,6 +722,17 @@ static void xml_perturbation(FILE *out, const struct report *r)
 	attr_u(out, "uncalibrated_streams", ps->uncalibrated_streams);
 	attr_u(out, "uncalibrated_events", ps->uncalibrated_events);
 	fputs("/>\n", out);
+	for (size_t k = 0; k < r->nrk; k++) {
+		const struct rank_span *q = &r->rk[k];
+
+		if (q->re < q->rs)
+			continue;
+		fprintf(out, "  <perturbation_rank rank=\"%zu\"", k);
+		attr_i(out, "span_traced_ns", q->re - q->rs);
+		attr_i(out, "span_corrected_ns", q->ce - q->cs);
+		attr_i(out, "removed_ns", (q->re - q->rs) - (q->ce - q->cs));
+		fputs("/>\n", out);
+	}
 	xml_tests(out, r);
 }
 
@@ -857,10 +903,10 @@ static void text_tests(FILE *out, const struct report *r)
 {
 	if (!r->ntests)
 		return;
-	fprintf(out, "               model check ([004] 6.3): Student's t of the errors on the"
-		" receives whose message came late,\n"
-		"               per size with %d of them or more, 5 %% two-sided; the model"
-		" is accepted if it is for every size\n", MGR_CHECK_MIN);
+	fprintf(out, "               how well a model of message transit fits the messages that"
+		" arrived late (sizes with %d or more;\n"
+		"               a fit is accepted when, for every size, the average error is within"
+		" what chance allows at 95 %%):\n", MGR_CHECK_MIN);
 	for (size_t i = 0; i < r->ntests; i++) {
 		const struct model_test *m = &r->tests[i];
 		size_t shown = m->n < CHECK_SHOWN ? m->n : CHECK_SHOWN;
@@ -872,16 +918,17 @@ static void text_tests(FILE *out, const struct report *r)
 				" tested\n", MGR_CHECK_MIN);
 			continue;
 		}
-		fprintf(out, "%s\n", m->rejected ? "rejected" : "accepted");
+		fprintf(out, "%s\n", m->rejected ? "does not fit (receives that needed it keep"
+			" at least the tracer-free part of their traced wait)" : "fits");
 		for (size_t j = 0; j < shown; j++) {
 			const struct mgr_model_check *c = &m->c[j];
 
-			fprintf(out, "                   %" PRId64 " B: %" PRIu64 " late messages,"
-				" measured %.0f / %.0f / %.0f ns (min / mean / max),",
+			fprintf(out, "                   %" PRId64 " B: %" PRIu64 " late messages took"
+				" %.0f / %.0f / %.0f ns (least / mean / most),",
 				c->bytes, c->n, c->min_ns, c->avg_ns, c->max_ns);
-			fprintf(out, " model %.0f ns; error %+.1f +- %.1f ns, t %+.2f (critical"
-				" %.2f): %s\n", c->model_ns, c->mean_ns, c->sd_ns, c->t,
-				c->critical, c->accept ? "ACCEPT" : "REJECT");
+			fprintf(out, " the model says %.0f ns: off by %+.1f ns on average, spread"
+				" %.1f ns (%s; t %+.2f, limit %.2f)\n", c->model_ns, c->mean_ns,
+				c->sd_ns, c->accept ? "fits" : "does not fit", c->t, c->critical);
 		}
 		if (m->n > shown)
 			fprintf(out, "                   (%zu more sizes tested, not shown: see"
@@ -904,47 +951,81 @@ static uint64_t mpi_events(const struct report *r)
 	return n;
 }
 
+static double pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
 static void text_perturbation(FILE *out, const struct report *r)
 {
 	const struct mgr_perturb_stats *ps = r->ps;
 	int64_t raw = r->span_raw, cor = r->span_cor;
 
-	fprintf(out, "\nperturbation   %s %.6f s, corrected %.6f s (%.2f%% removed);"
-		" tracer cost %.1f ns per event, %" PRId64 " ns in all\n",
-		r->span_ranks ? "ranks' span" : "traced span", (double)raw / 1e9,
-		(double)cor / 1e9, raw ? 100.0 * (double)(raw - cor) / (double)raw : 0,
-		ps->alpha_ns, ps->removed_ns);
+	fprintf(out, "\nperturbation   the tracer's own cost taken out of the times (spans of the"
+		" events written, first event to last)\n");
+	for (size_t k = 0; k < r->nrk && r->nrk <= 64; k++) {
+		const struct rank_span *q = &r->rk[k];
+		int64_t a = q->re - q->rs, c = q->ce - q->cs;
+
+		if (q->re < q->rs)
+			continue;
+		fprintf(out, "               rank %zu: traced %.6f s, corrected %.6f s: %.6f s"
+			" removed (%.2f%%)\n", k, (double)a / 1e9, (double)c / 1e9,
+			(double)(a - c) / 1e9, pct(a - c, a));
+	}
+	fprintf(out, "               %s: traced %.6f s, corrected %.6f s: %.6f s removed"
+		" (%.2f%%)\n", r->span_ranks ? "all ranks" : "whole job", (double)raw / 1e9,
+		(double)cor / 1e9, (double)(raw - cor) / 1e9, pct(raw - cor, raw));
+	fprintf(out, "               what the tracer cost, measured: %.6f s over all threads"
+		" (%.1f ns per traced call on average", (double)ps->removed_ns / 1e9,
+		ps->alpha_ns);
+	if (ps->measured_events)
+		fprintf(out, "; the MPI sensor's work around %" PRIu64 " MPI calls, %.6f s",
+			ps->measured_events, (double)ps->measured_ns / 1e9);
+	if (ps->probe_ns)
+		fprintf(out, "; its probes inside receives, %.6f s", (double)ps->probe_ns / 1e9);
+	fprintf(out, "). No event is moved earlier than the tracer cost that can have delayed"
+		" it (its own thread's, or that of a rank it waited for).\n");
+	if (ps->helper_flows)
+		fprintf(out, "               the tracer's own threads (%" PRIu64 ": sender, memory"
+			" sampler) move with their process's main thread\n", ps->helper_flows);
 	if (mpi_events(r) || ps->receives || ps->collectives) {
-		fprintf(out, "               receives: %" PRIu64 " (%" PRIu64 " had arrived, %"
-			PRIu64 " waited, %" PRIu64 " needed the model, %" PRIu64 " of them"
-			" waited longer than the model's tail),", ps->receives,
-			ps->receives_arrived, ps->receives_waited, ps->receives_model,
-			ps->receives_tail);
-		fprintf(out, " %" PRIu64 " collectives (%" PRIu64 " on other communicators"
-			" than MPI_COMM_WORLD; %" PRIu64 " members took their group's median,"
-			" in its tail)\n", ps->collectives, ps->collectives_sub,
+		fprintf(out, "               receives: %" PRIu64 ", each placed after its sender's"
+			" corrected send: %" PRIu64 " found their message there (own time kept),"
+			" %" PRIu64 " waited for it (transit kept), %" PRIu64 " took the"
+			" communication model", ps->receives, ps->receives_arrived,
+			ps->receives_waited, ps->receives_model);
+		if (ps->model_points)
+			fprintf(out, " (%.0f ns + %.4f ns/byte, fitted on %" PRIu64 " of the %"
+				PRIu64 " receives that waited; %" PRIu64 " transits far beyond it)",
+				ps->model_latency_ns, ps->model_ns_per_byte, ps->model_kept,
+				ps->model_points, ps->receives_tail);
+		fprintf(out, "\n               collectives: %" PRIu64 " (%" PRIu64 " on"
+			" communicators other than MPI_COMM_WORLD), each member leaving as long"
+			" after the entries it waits for as it did traced (%" PRIu64 " unusually"
+			" long ones took the usual time)\n", ps->collectives, ps->collectives_sub,
 			ps->collectives_tail);
 	}
-	if (ps->measured_events || ps->probe_ns)
-		fprintf(out, "               MPI sensor's accounting measured around %" PRIu64
-			" MPI events: %" PRId64 " ns; arrived probes %" PRId64 " ns;"
-			" cold starts of %" PRIu64 " calls: %" PRId64 " ns\n",
-			ps->measured_events, ps->measured_ns, ps->probe_ns,
-			ps->cold_events, ps->cold_ns);
+	if (ps->capped)
+		fprintf(out, "               kept: %" PRIu64 " receives or collective exits would have"
+			" moved %.6f s earlier in all than the tracer cost explains: that waiting"
+			" was the program's own (a polling loop, ranks taking turns on a busy"
+			" host, a model that does not fit), left in\n", ps->capped,
+			(double)ps->capped_ns / 1e9);
+	if (ps->stolen_ns)
+		fprintf(out, "               off the CPU between MPI calls: %.6f s; %.6f s of it"
+			" removed (at most what the tracer's threads ran)%s\n",
+			(double)ps->stolen_ns / 1e9, (double)ps->stolen_removed_ns / 1e9,
+			ps->stolen_ns > ps->stolen_removed_ns + ps->stolen_removed_ns / 10 + 1000000 ?
+			"; the rest was other work on the host (more runnable threads than"
+			" cores): left in, an untraced run on this host would wait as long" : "");
 	if (ps->waits)
 		fprintf(out, "               waits for room in the rings (post-mortem): %"
-			PRIu64 ", %" PRId64 " ns\n", ps->waits, ps->wait_ns);
+			PRIu64 ", %.6f s, removed\n", ps->waits, (double)ps->wait_ns / 1e9);
 	if (ps->uncalibrated_streams)
 		fprintf(out, "               streams without a calibration (no tracer cost"
 			" removed): %" PRIu64 ", %" PRIu64 " events\n",
 			ps->uncalibrated_streams, ps->uncalibrated_events);
-	if (ps->model_points)
-		fprintf(out, "               communication model on %" PRIu64 " of %" PRIu64
-			" waiting receives (the tail beyond 3 robust sd left out):"
-			" latency %.0f ns, %.4f ns/byte, residual sd %.0f ns, Student t of"
-			" the size term %.2f\n", ps->model_kept, ps->model_points,
-			ps->model_latency_ns, ps->model_ns_per_byte,
-			ps->model_resid_sd_ns, ps->model_t_slope);
 	text_tests(out, r);
 }
 

@@ -130,7 +130,9 @@ struct rec {			/* an MPI event */
 	struct acc a;		/* the tracer's cost before it */
 	int64_t probe;		/* ns of the arrived probe inside it */
 	int64_t t0, t1;		/* global repaired times */
-	int64_t bytes;
+	int64_t bytes, rbytes;	/* rbytes: a collective's, -1 if none */
+	uint8_t takes;		/* a collective member that takes data
+				 * (mgr_coll_role): else it waits for nobody */
 	int64_t coll, coll_comm;	/* collective: the stream's n-th on the
 					 * communicator named coll_comm; -1 */
 	int64_t crank, root;	/* its rank in that communicator, the root's (-1) */
@@ -645,6 +647,8 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		}
 		int b = proto_ev_arg(ev->type, PROTO_F_bytes);
 		r->bytes = b >= 0 ? ev->arg[b] : 0;
+		int rb = proto_ev_arg(ev->type, PROTO_F_rbytes);
+		r->rbytes = rb >= 0 ? ev->arg[rb] : -1;
 		if ((p->error = pending_requests(p, te, f->stream, p->nr - 1)))
 			return;
 		/* a collective on a communicator with a job-wide name: the
@@ -1152,6 +1156,15 @@ static int group_instances(struct mgr_perturb *p, struct rec **order, size_t n)
 			x->inst = (int64_t)p->nci;
 			x->ipos = (uint32_t)(q - i);
 			pm = x->t0 > pm ? x->t0 : pm;
+			int gives, takes;
+			mgr_coll_role(x->type, proto_ev_arg(x->type, PROTO_F_bytes) >= 0 ? x->bytes : -1,
+				      x->rbytes, (c->kind == MGR_CK_FROM_ROOT || c->kind == MGR_CK_TO_ROOT) ?
+				      is_root : 0, &gives, &takes);
+			x->takes = (uint8_t)takes;
+			if (!takes) {	/* no data in: MPI lets it leave at once */
+				x->key = x->t0;
+				continue;
+			}
 			switch (c->kind) {
 			case MGR_CK_FROM_ROOT:
 				x->key = is_root || x->t0 > rt0 ? x->t0 : rt0;
@@ -1320,7 +1333,9 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 	struct rec *rt = c->root >= 0 ? &p->r[c->root] : y;
 
 	int64_t bound = 0;
-	switch (c->kind) {
+	switch (y->takes ? c->kind : -1) {
+	case -1:
+		break;
 	case MGR_CK_FROM_ROOT:
 		if (rt != y) {
 			int64_t ra = start_a(p, rt);
@@ -1343,7 +1358,7 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 		inst_latest(p, c);
 		w_a = c->m_a;
 	}
-	if (c->kind != MGR_CK_FROM_ROOT && (c->kind != MGR_CK_TO_ROOT || rt == y))
+	if (y->takes && c->kind != MGR_CK_FROM_ROOT && (c->kind != MGR_CK_TO_ROOT || rt == y))
 		for (uint32_t q = 0; q < c->n; q++) {
 			int64_t bq = bound_at(p, &p->r[p->ix[c->lo + q].r]);
 

@@ -1216,3 +1216,58 @@ Test(perturb, uncalibrated_streams_are_counted)
 	cr_assert_eq(st->uncalibrated_events, 4);
 	mgr_events_close(e);
 }
+
+/* The tracer's own threads move with their process's main thread: a
+ * sender thread (tid 1, SEND events only) whose batches went out in the
+ * middle of the main thread's writes ends up in the middle of the
+ * corrected writes (within one event's cost), not where the trace put
+ * them (up to 10 x ALPHA later): no thread ends after its process. */
+Test(perturb, tracer_threads_move_with_the_main_thread)
+{
+	static struct gen g0, g1;
+	int rc;
+
+	/* the sender's CPU time is not charged to the main thread here */
+	setenv("TAPESTRY_PERTURB_INDIRECT", "0", 1);
+	fresh_ranks(&g0, &g1);
+	for (int k = 0; k < 10; k++) {
+		struct proto_event *w = emit(&g0, PROTO_EV_WRITE, 1000 * (k + 1), 1000 * (k + 1) + 100);
+		struct proto_event *sd = &g0.ev[g0.n];
+
+		memset(sd, 0, sizeof(*sd));
+		sd->type = PROTO_EV_SEND;
+		sd->tid = 1;
+		sd->t_start = w->t_start + 50;
+		sd->t_end = w->t_start + 60;
+		sd->arg[0] = 10;
+		sd->arg[1] = 1000;
+		sd->arg[3] = 10;
+		g0.truth[g0.n] = 1000 * (k + 1) + 50;
+		g0.skip[g0.n++] = 1;
+	}
+	emit(&g1, PROTO_EV_WRITE, 500, 600);
+	finish(&g0, &g1, "tracer threads");
+
+	struct mgr_events *e = mgr_events_open(jg.dir, &rc);
+	struct mgr_event me;
+	size_t i = 0, seen = 0;
+
+	cr_assert_not_null(e, "%s", proto_strerror(rc));
+	int64_t origin = (int64_t)mgr_events_origin(e);
+	while (mgr_events_next(e, &me) == 1) {
+		if (me.stream->rank != 0)
+			continue;
+		size_t k = i++;
+		if (me.ev->type != PROTO_EV_SEND)
+			continue;
+		int64_t t = me.start + origin;
+		cr_assert(t >= g0.truth[k] - ALPHA && t <= g0.truth[k] + ALPHA,
+			  "send batch %zu at %lld, its main thread's moment %lld (traced %lld)",
+			  k, (long long)t, (long long)g0.truth[k], (long long)me.ev->t_start);
+		seen++;
+	}
+	cr_assert_eq(seen, 10);
+	cr_assert_eq(mgr_perturb_stats(mgr_events_perturb(e))->helper_flows, 1);
+	mgr_events_close(e);
+	unsetenv("TAPESTRY_PERTURB_INDIRECT");
+}

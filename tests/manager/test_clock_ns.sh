@@ -117,7 +117,8 @@ ca = r.find("causality")
 print("causality: %s messages, violations %s before repair, %s after; largest "
       "change of a local interval %s ns" % (ca.get("messages"), ca.get("violations_before"),
       ca.get("violations_after"), ca.get("max_interval_change_ns")))
-if seen != 4 or hb != 2 or ca.get("violations_after") != "0" or int(ca.get("messages")) == 0:
+if seen != 4 or hb != 2 or ca.get("violations_after") != "0" or int(ca.get("messages")) == 0 \
+        or ca.get("coll_violations_after") != "0":
     ok = False
 sys.exit(0 if ok else 1)
 PY

@@ -757,6 +757,10 @@ static void xml_causality(FILE *out, const struct report *r)
 	attr_u(out, "coll_violations_before", cs->coll_violations_before);
 	attr_u(out, "coll_violations_after", cs->coll_violations_after);
 	attr_u(out, "collectives_moved", cs->coll_moved);
+	if (cs->steps)
+		attr_u(out, "steps", 1);
+	if (cs->reverted)
+		attr_u(out, "reverted", 1);
 	fputs("/>\n", out);
 }
 
@@ -1049,6 +1053,17 @@ static void text_causality(FILE *out, const struct report *r)
 		" communicators); exits before an awaited entry %" PRIu64 " before"
 		" repair, %" PRIu64 " after; %" PRIu64 " exits moved\n", cs->collectives,
 		cs->coll_violations_before, cs->coll_violations_after, cs->coll_moved);
+	if (!cs->violations_before && !cs->coll_violations_before && !cs->jumps &&
+	    !cs->coll_moved)
+		fprintf(out, "               nothing received before it was sent, no collective"
+			" left early: nothing moved\n");
+	if (cs->steps)
+		fprintf(out, "               the moves are kept as steps (smoothing them would"
+			" have put a send after its receive)\n");
+	if (cs->reverted)
+		fprintf(out, "               the repair is NOT applied: it would have left more"
+			" violations than it found (the clocks are too far off to trust; see the"
+			" clock section)\n");
 	fprintf(out, "               communicators: %" PRIu64 " named job-wide (made by a"
 		" traced constructor; %" PRIu64 " of them intercommunicators), %" PRIu64
 		" not\n", r->cms->named, r->cms->inter, r->cms->unnamed);

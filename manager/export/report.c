@@ -682,6 +682,8 @@ static void xml_tests(FILE *out, const struct report *r)
 	}
 }
 
+static uint64_t polls_of(const struct report *r);
+
 static void xml_perturbation(FILE *out, const struct report *r)
 {
 	const struct mgr_perturb_stats *ps = r->ps;
@@ -697,6 +699,7 @@ static void xml_perturbation(FILE *out, const struct report *r)
 	attr_i(out, "off_cpu_ns", ps->stolen_ns);
 	attr_i(out, "off_cpu_removed_ns", ps->stolen_removed_ns);
 	attr_u(out, "tracer_threads_moved", ps->helper_flows);
+	attr_u(out, "polls", polls_of(r));
 	attr_f(out, "alpha_ns", 1, ps->alpha_ns);
 	attr_u(out, "receives", ps->receives);
 	attr_u(out, "receives_arrived", ps->receives_arrived);
@@ -960,6 +963,19 @@ static double pct(int64_t part, int64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
+/* The polling calls of the job (MPI_Iprobe, MPI_Test and its forms). */
+static uint64_t polls_of(const struct report *r)
+{
+	static const unsigned t[] = {PROTO_EV_MPI_IPROBE, PROTO_EV_MPI_TEST,
+				     PROTO_EV_MPI_TESTALL, PROTO_EV_MPI_TESTANY,
+				     PROTO_EV_MPI_TESTSOME};
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		n += r->tally[t[i]].total;
+	return n;
+}
+
 static void text_perturbation(FILE *out, const struct report *r)
 {
 	const struct mgr_perturb_stats *ps = r->ps;
@@ -1016,6 +1032,12 @@ static void text_perturbation(FILE *out, const struct report *r)
 			" was the program's own (a polling loop, ranks taking turns on a busy"
 			" host, a model that does not fit), left in\n", ps->capped,
 			(double)ps->capped_ns / 1e9);
+	uint64_t polls = polls_of(r);
+	if (ps->receives && polls > ps->receives)
+		fprintf(out, "               the program polls: %" PRIu64 " MPI_Iprobe / MPI_Test*"
+			" calls for %" PRIu64 " receives; between its polls it waits for its"
+			" partners, and the time a poll found nothing is the program's own: only"
+			" the tracer's cost inside each call is removed\n", polls, ps->receives);
 	if (ps->stolen_ns)
 		fprintf(out, "               off the CPU between MPI calls: %.6f s; %.6f s of it"
 			" removed (at most what the tracer's threads ran)%s\n",

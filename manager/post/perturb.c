@@ -171,6 +171,8 @@ struct cinst {
 	int have_m;
 	int64_t root;		/* record index of the root, -1 */
 	int64_t m_a;		/* latest corrected entry of all members */
+	int have_bound;
+	int64_t bound;		/* the largest of the members' bounds at entry */
 };
 
 struct mgr_perturb {
@@ -1358,12 +1360,19 @@ static int collective_end(struct mgr_perturb *p, struct rec *y)
 		inst_latest(p, c);
 		w_a = c->m_a;
 	}
-	if (y->takes && c->kind != MGR_CK_FROM_ROOT && (c->kind != MGR_CK_TO_ROOT || rt == y))
-		for (uint32_t q = 0; q < c->n; q++) {
-			int64_t bq = bound_at(p, &p->r[p->ix[c->lo + q].r]);
+	if (y->takes && c->kind != MGR_CK_FROM_ROOT && (c->kind != MGR_CK_TO_ROOT || rt == y)) {
+		/* computed once an instance (its members' starts are fixed) */
+		if (!c->have_bound) {
+			c->bound = 0;
+			for (uint32_t q = 0; q < c->n; q++) {
+				int64_t bq = bound_at(p, &p->r[p->ix[c->lo + q].r]);
 
-			bound = bq > bound ? bq : bound;
+				c->bound = bq > c->bound ? bq : c->bound;
+			}
+			c->have_bound = 1;
 		}
+		bound = c->bound;
+	}
 	int64_t end_a = mgr_sat_add(w_a, y->after);
 	if (end_a < ya)
 		end_a = ya;

@@ -268,6 +268,12 @@ void col_stats_msg(struct col *c, struct proto_msg *m)
 	kv(mt, "unacked_frames", "%" PRIu64, st.unacked_frames);
 	kv(mt, "paused", "%d", st.paused);
 	kv(mt, "rejected", "%" PRIu64, st.rejected);
+	if (st.rejected)
+		kv(mt, "rejected_why", "secret %" PRIu64 ", key %" PRIu64
+		   ", version %" PRIu64 ", other %" PRIu64, st.rejected_secret,
+		   st.rejected_key, st.rejected_version, st.rejected -
+		   st.rejected_secret - st.rejected_key - st.rejected_version);
+	kv(mt, "abandoned", "%" PRIu64, st.abandoned);
 	kv(mt, "refused", "%" PRIu64, st.refused);
 	if (c->refused_by[0])
 		kv(mt, "refused_by", "%s", c->refused_by);

@@ -42,6 +42,7 @@ struct node_stats {
 	uint64_t events_in, drops, filtered, spilled, reconnects, rejected;
 	uint64_t refused;	/* frames for another's stream, seq out of window */
 	char refused_by[1024];	/* who sent them, newest first (truncated) */
+	uint64_t why[4];	/* rejected: secret, key, version, other */
 };
 
 struct nodes {
@@ -105,6 +106,17 @@ static void on_stats(void *arg, const struct proto_frame *f)
 	n->spilled = kv_u64(m, "spilled_bytes");
 	n->reconnects = kv_u64(m, "reconnects");
 	n->rejected = kv_u64(m, "rejected");
+	{	/* "secret N, key N, version N, other N" (collector.c) */
+		static const char *const k[4] = {"secret", "key", "version", "other"};
+		char v[256] = "";
+
+		kv_str(m, "rejected_why", v, sizeof(v));
+		for (int i = 0; i < 4; i++) {
+			const char *p = strstr(v, k[i]);
+
+			n->why[i] = p ? strtoull(p + strlen(k[i]), NULL, 10) : 0;
+		}
+	}
 	n->refused = kv_u64(m, "refused");
 	kv_str(m, "refused_by", n->refused_by, sizeof(n->refused_by));
 }
@@ -189,6 +201,7 @@ struct report {
 	uint64_t undelivered;			/* estimated, no-BYE streams */
 	uint64_t refused;			/* by every collector */
 	uint64_t rejected;			/* connections, by every collector */
+	char rejected_why[128];			/* "job secret 1, ..." or "" */
 	/* streams without their end (no BYE: the process was killed, as
 	 * MPI_Abort's launcher kills the other ranks): they lost what they had
 	 * not sent yet, counted as such rather than as no loss */
@@ -395,9 +408,22 @@ static int report_gather(struct report *r, const char *dir, struct mgr_events *m
 		r->undelivered += undelivered(s, &gap_ns);
 		r->cut += !s->ended;
 	}
-	for (size_t i = 0; r->nodes && i < r->nodes->count; i++)
-		r->refused += r->nodes->n[i].refused,
+	uint64_t why[4] = {0};
+	static const char *const said[4] = {"job secret", "stream key",
+					    "protocol version", "other"};
+
+	for (size_t i = 0; r->nodes && i < r->nodes->count; i++) {
+		r->refused += r->nodes->n[i].refused;
 		r->rejected += r->nodes->n[i].rejected;
+		for (int k = 0; k < 4; k++)
+			why[k] += r->nodes->n[i].why[k];
+	}
+	for (int k = 0, len = 0; k < 4; k++)
+		if (why[k] && len < (int)sizeof(r->rejected_why))
+			len += snprintf(r->rejected_why + len,
+					sizeof(r->rejected_why) - (size_t)len,
+					"%s%s %" PRIu64, len ? ", " : "",
+					said[k], why[k]);
 	return 0;
 }
 
@@ -730,6 +756,8 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "refused_frames", r->refused);
 	attr_u(out, "streams_cut", r->cut);
 	attr_u(out, "rejected_connections", r->rejected);
+	if (r->rejected_why[0])
+		attr_s(out, "rejected_why", r->rejected_why);
 	attr_s(out, "index", r->index_state);
 	if (r->quick)
 		attr_s(out, "post", "skipped");
@@ -1005,11 +1033,15 @@ static void report_text(FILE *out, const struct report *r)
 			" not sent yet is lost%s)", r->cut, r->cut == 1 ? "" : "s", r->undelivered ?
 			", estimated below" : ", how much is not known");
 	fputc('\n', out);
+	/* only connections the collectors said no to (issue 33): one its
+	 * process closed during the handshake carried no event */
 	if (r->rejected)
 		fprintf(out, "               %" PRIu64 " connection%s rejected by the "
-			"collectors (a refused handshake: job secret?): their events "
-			"are not in the job, how many is not known\n", r->rejected,
-			r->rejected == 1 ? "" : "s");
+			"collectors (%s): a refused process's events are in the job "
+			"only if it left them in the spool (run, launch), else not "
+			"counted (its stderr says how many)\n", r->rejected,
+			r->rejected == 1 ? "" : "s", r->rejected_why[0] ?
+			r->rejected_why : "reason not said");
 	if (r->gap_events)
 		fprintf(out, "               the index names %" PRIu64 " events in the "
 			"missing batches\n", r->gap_events);

@@ -324,7 +324,8 @@ static void stats_cb(evutil_socket_t fd, short what, void *arg)
 		  " spilled", c->ev_rate, c->mem_used,
 		  col_spill_bytes(c->spill));
 	if (c->root) {
-		rc = proto_jobdir_append(c->jobdir, f->data, f->len);
+		rc = c->nospace ? 0 :	/* its room: root.c */
+		     proto_jobdir_append(c->jobdir, f->data, f->len);
 		if (rc)
 			col_err("STATS append: %s", proto_strerror(rc));
 		if (c->meta_dirty && proto_jobdir_sync(c->jobdir) == 0)

@@ -534,8 +534,10 @@ static int take_spool(struct run *R)
 	return rc;
 }
 
-/* The job directory is written: read it once and say what it holds. */
-static void summarize(struct run *R)
+/* The job directory is written: read it once and say what it holds. 1
+ * when it is complete as far as the job knows, 0 when its disk was full
+ * (said: the run then fails). */
+static int summarize(struct run *R)
 {
 	struct mgr_summary sum;
 	char net[512] = "";
@@ -547,9 +549,10 @@ static void summarize(struct run *R)
 	if (rc) {
 		mgr_err("%s: cannot read the trace back (%s): tapestry report says "
 			"what it holds", R->dir, proto_strerror(rc));
-		return;
+		return 1;
 	}
 	mgr_summary_print(R->dir, &sum, net, stderr);
+	return !sum.nospace_dir[0];
 }
 
 int mgr_cmd_run(int argc, char **argv)
@@ -593,7 +596,8 @@ int mgr_cmd_run(int argc, char **argv)
 			"be incomplete (tapestry report says what it holds)", R.dir);
 	if (R.launcher)
 		mgr_netcal_save(R.dir, &R.nc);	/* a failure: the export's defaults */
-	summarize(&R);
+	if (!summarize(&R))
+		clean = 0;	/* the disk was full: said */
 	status = !clean || rc ? 1 : R.keep_going ? 0 : app_status;
 out:
 	run_free(&R);

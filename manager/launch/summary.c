@@ -156,8 +156,24 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 		const struct proto_stream *st = proto_trace_stream(t, i);
 		size_t j;
 
+		{	/* not stored, the disk full (collector/root.c) */
+			char k[96];
+			const char *v;
+			uint64_t nse, nsb;
+
+			snprintf(k, sizeof(k), "collector.nospace_events.%016"
+				 PRIx64, st->id);
+			v = proto_trace_meta(t, k);
+			nse = v ? strtoull(v, NULL, 10) : 0;
+			snprintf(k, sizeof(k), "collector.nospace_batches.%016"
+				 PRIx64, st->id);
+			v = proto_trace_meta(t, k);
+			nsb = v ? strtoull(v, NULL, 10) : 0;
+			s->nospace += nse;
+			s->lost += nse;
+			s->gaps += st->gap_batches > nsb ? st->gap_batches - nsb : 0;
+		}
 		s->lost += st->lost_events;
-		s->gaps += st->gap_batches;
 		s->ranks += st->rank >= 0;
 		s->cut += !st->ended;
 		for (j = 0; j < i; j++) {	/* streams: hundreds at most */
@@ -169,6 +185,9 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 		s->processes += j == i;
 	}
 	s->corrupt = proto_trace_stats(t)->bad_batches;
+	if (proto_trace_meta(t, "collector.nospace"))
+		snprintf(s->nospace_dir, sizeof(s->nospace_dir), "%s",
+			 proto_trace_meta(t, "collector.nospace"));
 	uint64_t why[WHY_N] = {0};
 
 	for (size_t i = 0; rj && i < rj->count; i++) {
@@ -222,6 +241,10 @@ void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 			"the spool)", s->rejected, s->rejected == 1 ? "" : "s",
 			s->rejected_why[0] ? s->rejected_why : "reason not said");
 	fprintf(out, "; clock: %s\n", s->clock);
+	if (s->nospace_dir[0])
+		fprintf(out, "tapestry: no space left on device: %s: %" PRIu64
+			" events could not be stored (counted, in the lost above)\n",
+			s->nospace_dir, s->nospace);
 	if (network && *network)
 		fprintf(out, "tapestry: network %s\n", network);
 	fprintf(out, "tapestry: job directory %s written (collector logs in "

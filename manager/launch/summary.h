@@ -16,6 +16,9 @@ struct mgr_summary {
 				 * its handshake). A refused sensor keeps
 				 * what it did not deliver for the spool. */
 	char rejected_why[128];	/* "job secret 1, version 2" or "" */
+	uint64_t nospace;	/* events the root could not store, its disk
+				 * full (counted in lost) */
+	char nospace_dir[512];	/* that disk's job directory, or "" */
 	size_t streams, ranks;
 	size_t processes;	/* distinct (host, pid): an exec'd process is
 				 * one, with a stream per image */

@@ -14,6 +14,8 @@
 #     its node collector (no spool needed: the collectors, in groups of
 #     their own, are drained only after the program), nothing lost, the
 #     report says the stream ended.
+#  4. `tapestry launch` (gateway and node collectors), SIGINT to its group,
+#     the program handling it: the same.
 # Waits on conditions (the file's size, the spool line), not on times.
 set -u
 B=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -133,4 +135,31 @@ for how in alone group group-handled; do
 		exact "$J" $(( $(stat -c %s "$J.rec") / 8 )) "SIG$sig to tapestry $how" 1
 	done
 done
+# ---- 4: launch, SIGINT to its group (the program handles it) ------------
+J=$T/launch
+mkdir -p "$T/lw"
+cat > "$T/launch.xml" <<EOX
+<?xml version="1.0"?>
+<job name="losses">
+  <hosts><host name="localhost" address="127.0.0.1" slots="1"/></hosts>
+  <collectors>
+    <collector name="loss-gw" host="localhost"/>
+    <collector name="loss-node" host="localhost" parent="loss-gw"/>
+  </collectors>
+  <application executable="$WRITER" processes="1" workdir="$T/lw">
+    <argument>$T/lw/rec</argument><argument>-1</argument><argument>100000</argument>
+  </application>
+</job>
+EOX
+setsid "$TAP" launch -o "$J" "$T/launch.xml" > "$J.out" 2> "$J.err" &
+tp=$!
+PIDS="$PIDS $tp"
+size_at_least "$T/lw/rec" 400000 $tp || { cat "$J.err"; fail "launch: the writer did not start"; }
+kill -INT -- -$tp
+wait $tp
+rc=$?
+[ "$rc" = 130 ] || { cat "$J.err"; fail "launch: exited $rc, 130 expected"; }
+grep -q "not delivered\|could not be delivered\|reached no collector" "$J.err" &&
+	fail "launch: a sensor could not deliver: $(cat "$J.err")"
+exact "$J" $(( $(stat -c %s "$T/lw/rec") / 8 )) "SIGINT to launch's group" 1
 echo PASS

@@ -32,6 +32,8 @@ struct col_config {
 	unsigned flush_ms;		/* ... or the oldest is this old */
 	int zstd_level;			/* recompress raw batches; 0: never */
 	const char *spill_dir;		/* NULL: no spilling */
+	const char *spool;		/* sensors' TAPESTRY_SPOOL: taken at
+					 * start (col_spool_take), or NULL */
 	uint64_t spill_quota;		/* bytes of spill files at most */
 	uint64_t mem_cap;		/* bytes of frames held in memory */
 	unsigned clock_period_ms;	/* 0: no periodic clock rounds */

@@ -15,7 +15,10 @@
 #     their own, are drained only after the program), nothing lost, the
 #     report says the stream ended.
 #  4. `tapestry launch` (gateway and node collectors), SIGINT to its group,
-#     the program handling it: the same.
+#     the program handling it: the same;
+#  5. a bare collector tree, node and root killed -9: the sensor leaves the
+#     rest in its TAPESTRY_SPOOL, the restarted node (--spool) forwards it
+#     to the restarted root: every write stored.
 # Waits on conditions (the file's size, the spool line), not on times.
 set -u
 B=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -162,4 +165,24 @@ rc=$?
 grep -q "not delivered\|could not be delivered\|reached no collector" "$J.err" &&
 	fail "launch: a sensor could not deliver: $(cat "$J.err")"
 exact "$J" $(( $(stat -c %s "$T/lw/rec") / 8 )) "SIGINT to launch's group" 1
+# ---- 5: a bare tree: node and root killed, the node restarted with the
+# sensors' spool (--spool), the root reopening its job ----------------
+mkdir -m 700 "$T/spool"
+start_col root --listen 127.0.0.1:0 --output "$T/bare" || fail "root"
+start_col node --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root || fail "node"
+env LD_PRELOAD="$SO" TAPESTRY_COLLECTOR=127.0.0.1:$PORT_node TAPESTRY_SENSORS=libc \
+	TAPESTRY_SPOOL="$T/spool" "$WRITER" "$T/bare.rec" $N 2> "$T/bare.err" &
+W=$!
+PIDS="$PIDS $W"
+size_at_least "$T/bare.rec" $(( N * 8 / 4 )) $W || fail "bare: the writer did not start"
+kill -9 $PID_node $PID_root
+wait $W || fail "bare: the writer failed"
+grep -q "kept for the job in $T/spool/" "$T/bare.err" || fail "bare: not spooled: $(cat "$T/bare.err")"
+start_col root --listen 127.0.0.1:0 --output "$T/bare" || fail "root again"
+start_col node --listen 127.0.0.1:0 --parent 127.0.0.1:$PORT_root --spool "$T/spool" ||
+	fail "node again"
+stop_col node || fail "node drain"
+stop_col root || fail "root drain"
+[ -n "$(ls "$T/spool")" ] && fail "bare: the spool was left: $(ls "$T/spool")"
+exact "$T/bare" $N "bare tree, node and root killed, spool taken by the node"
 echo PASS

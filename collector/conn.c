@@ -859,9 +859,13 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			 * before its handshake finished, a probe; not a
 			 * refusal, not a loss */
 			c->st.abandoned++;
-			col_info("closing %s: closed by peer during the "
-				 "handshake%s", cn->peer, left ?
-				 " (inside a frame)" : "");
+			if (left)
+				col_info("closing %s: closed by peer during the "
+					 "handshake (%zu bytes of a truncated "
+					 "frame)", cn->peer, left);
+			else
+				col_info("closing %s: closed by peer during the "
+					 "handshake", cn->peer);
 			col_conn_close(cn, NULL);
 		} else if (left && cn->state != CS_CLOSING && !c->paused) {
 			/* what is left is not a whole frame: a truncated one */

@@ -872,7 +872,7 @@ fail_said:
 			proto_strerror(rc));
 		S.warned = 1;
 	}
-	if (alt_next())	/* another collector of the tree: no backoff */
+	if (alt_next())	/* another collector of the tree: not doubled */
 		S.backoff_ms = S.backoff_ms ? S.backoff_ms : 50;
 	else
 		S.backoff_ms = S.backoff_ms ? S.backoff_ms * 2 : 50;

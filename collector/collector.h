@@ -32,6 +32,8 @@ struct col_config {
 	unsigned flush_ms;		/* ... or the oldest is this old */
 	int zstd_level;			/* recompress raw batches; 0: never */
 	const char *spill_dir;		/* NULL: no spilling */
+	const char *spool;		/* sensors' TAPESTRY_SPOOL: taken at
+					 * start (col_spool_take), or NULL */
 	uint64_t spill_quota;		/* bytes of spill files at most */
 	uint64_t mem_cap;		/* bytes of frames held in memory */
 	unsigned clock_period_ms;	/* 0: no periodic clock rounds */
@@ -86,7 +88,19 @@ struct col_stats {
 	uint64_t stored_batches;	/* root: batches appended */
 	uint64_t dup_batches;		/* root: duplicates acknowledged only */
 	uint64_t gap_batches;		/* root: batches never received */
-	uint64_t rejected;		/* connections closed for a fault */
+	uint64_t rejected;		/* connections refused (ERROR sent): */
+	uint64_t rejected_secret;	/* ... a proof of the job secret failed */
+	uint64_t rejected_key;		/* ... a stream key refused */
+	uint64_t rejected_version;	/* ... a protocol version not spoken */
+	uint64_t abandoned;		/* connections that carried no frame
+					 * past the handshake and were not
+					 * refused: closed by the peer during
+					 * it (a process that ended or exec'd,
+					 * a probe), handshake or idle
+					 * timeouts; not a loss (issue 33) */
+	uint64_t cut_frames;		/* closed by the peer inside a frame
+					 * after the handshake (a killed
+					 * sender: its stream has no end) */
 	uint64_t refused;		/* frames for another's stream, or
 					 * with a seq out of the window */
 	uint64_t pauses;		/* times reading from children stopped */

@@ -277,6 +277,12 @@ int col_conn_fail(struct col_conn *cn, int code, const char *why)
 	struct timeval tv = {CLOSING_MS / 1000, (CLOSING_MS % 1000) * 1000};
 
 	cn->col->st.rejected++;
+	if (code == PROTO_E_VERSION)
+		cn->col->st.rejected_version++;
+	else if (code == PROTO_E_AUTH && strstr(why, "key"))
+		cn->col->st.rejected_key++;
+	else if (code == PROTO_E_AUTH && cn->state == CS_AUTH)
+		cn->col->st.rejected_secret++;
 	col_warn("closing %s: %s (%s)", cn->peer, why, proto_errname(code));
 	if (cn->state == CS_CLOSING)
 		return 0;
@@ -788,7 +794,9 @@ int col_conn_process(struct col_conn *cn)
 		if (rc == 1)
 			release(cn);
 		if (rc < 0)
-			return col_conn_fail(cn, rc, cn->state == CS_STREAM ?
+			return col_conn_fail(cn, rc, rc == PROTO_E_VERSION ?
+					 "a protocol version not spoken here" :
+					 cn->state == CS_STREAM ?
 					 "malformed frame" :
 					 "malformed handshake frame");
 		rc = on_frame(cn, f, t_recv);
@@ -846,17 +854,25 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		    col_conn_process(cn))
 			return;
 		left = evbuffer_get_length(bufferevent_get_input(bev));
-		if (left && cn->state != CS_CLOSING && !c->paused) {
+		if (cn->state < CS_STREAM) {
+			/* no event came: a process that ended or exec'd
+			 * before its handshake finished, a probe; not a
+			 * refusal, not a loss */
+			c->st.abandoned++;
+			if (left)
+				col_info("closing %s: closed by peer during the "
+					 "handshake (%zu bytes of a truncated "
+					 "frame)", cn->peer, left);
+			else
+				col_info("closing %s: closed by peer during the "
+					 "handshake", cn->peer);
+			col_conn_close(cn, NULL);
+		} else if (left && cn->state != CS_CLOSING && !c->paused) {
 			/* what is left is not a whole frame: a truncated one */
-			c->st.rejected++;
+			c->st.cut_frames++;
 			col_warn("closing %s: closed by peer inside a frame "
 				 "(%zu bytes of a truncated frame)", cn->peer,
 				 left);
-			col_conn_close(cn, NULL);
-		} else if (cn->state < CS_STREAM) {
-			c->st.rejected++;
-			col_warn("closing %s: closed by peer during the "
-				 "handshake", cn->peer);
 			col_conn_close(cn, NULL);
 		} else {
 			col_conn_close(cn, "closed by peer");
@@ -876,7 +892,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		col_conn_close(cn, evutil_socket_error_to_string(
 				       EVUTIL_SOCKET_ERROR()));
 	} else if (what & BEV_EVENT_TIMEOUT) {
-		c->st.rejected++;
+		c->st.abandoned++;
 		col_warn("closing %s: idle for %u ms after the handshake",
 			 cn->peer, c->cfg.idle_ms);
 		col_conn_close(cn, NULL);
@@ -887,7 +903,7 @@ static void hs_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct col_conn *cn = arg;
 
-	cn->col->st.rejected++;
+	cn->col->st.abandoned++;
 	col_warn("closing %s: handshake not finished in %u ms", cn->peer,
 		 cn->col->cfg.handshake_ms);
 	col_conn_close(cn, NULL);
@@ -913,7 +929,7 @@ struct col_conn *col_conn_attach(struct col *c, struct bufferevent *bev,
 			oldest = x;	/* the list is newest first */
 		}
 	if (pending >= CONN_HS_MAX && oldest) {
-		c->st.rejected++;
+		c->st.abandoned++;
 		col_warn("closing %s: %zu connections in the handshake, the "
 			 "oldest is dropped", oldest->peer, pending);
 		col_conn_close(oldest, NULL);

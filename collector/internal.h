@@ -201,6 +201,8 @@ struct col_stream {
 	uint64_t fwd_seq;		/* highest BATCH seq taken from below */
 	uint64_t loss_seq;		/* highest seq a LOSS named */
 	uint64_t lost;			/* root: batches missing */
+	uint64_t nospace_batches;	/* root: not stored, the disk full */
+	uint64_t nospace_events;	/* ... their records (exact) */
 	int bye;
 	uint64_t bye_seq;		/* BYE's last_seq */
 	uint64_t events;		/* in its batches received here */
@@ -268,6 +270,10 @@ struct col {
 	/* root */
 	struct proto_jobdir_w *jobdir;
 	int meta_dirty;
+	int nospace;			/* root: the job's disk was full once */
+	uint64_t nospace_batches, nospace_events;	/* all streams */
+	char *reserve;			/* root: DIR/reserve, room kept for the
+					 * metadata that says so (root.c) */
 
 	/* upward link */
 	struct bufferevent *up;

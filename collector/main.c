@@ -70,6 +70,8 @@ static const char usage_text[] =
 "  --mem-cap N             bytes of frames held in memory (default 256M);\n"
 "                          past it frames spill, or children are not read\n"
 "  --spill-dir DIR         spill frames to DIR when memory is full\n"
+"  --spool DIR             at start, forward (root: store) what sensors left in\n"
+"                          DIR, their TAPESTRY_SPOOL, having reached no collector\n"
 "  --spill-quota N         bytes of spill files at most (default 1G)\n"
 "\n"
 "Filters (node and gateway collectors; filtered events are counted in\n"
@@ -91,7 +93,7 @@ static const char usage_text[] =
 
 enum {
 	O_LISTEN = 256, O_PARENT, O_OUTPUT, O_SECRET, O_NODE, O_NAME,
-	O_FBYTES, O_FREC, O_FMS, O_ZSTD, O_SPILL, O_QUOTA, O_MEM, O_CROUNDS,
+	O_FBYTES, O_FREC, O_FMS, O_ZSTD, O_SPILL, O_SPOOL, O_QUOTA, O_MEM, O_CROUNDS,
 	O_CPERIOD, O_SPERIOD, O_HS, O_LOGLEVEL, O_LOGFILE, O_PRINT, O_DRAIN,
 	O_DROP, O_SAMPLE, O_TLSCERT, O_TLSKEY, O_TLSCA, O_TLSLISTEN, O_IDLE,
 	O_WINDOW,
@@ -109,6 +111,7 @@ static const struct option longopts[] = {
 	{"flush-ms", required_argument, NULL, O_FMS},
 	{"zstd-level", required_argument, NULL, O_ZSTD},
 	{"spill-dir", required_argument, NULL, O_SPILL},
+	{"spool", required_argument, NULL, O_SPOOL},
 	{"spill-quota", required_argument, NULL, O_QUOTA},
 	{"mem-cap", required_argument, NULL, O_MEM},
 	{"clock-rounds", required_argument, NULL, O_CROUNDS},
@@ -324,6 +327,7 @@ static int set_option(struct options *o, int opt, char *arg)
 	case O_OUTPUT: cfg->output = arg; break;
 	case O_NAME: cfg->name = arg; break;
 	case O_SPILL: cfg->spill_dir = arg; break;
+	case O_SPOOL: cfg->spool = arg; break;
 	case O_LOGFILE: o->log_file = arg; break;
 	case O_PRINT: o->print_port = 1; break;
 	case O_TLSCERT: cfg->tls_cert = arg; break;

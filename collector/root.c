@@ -10,10 +10,25 @@
  * answered with ACK(stream, last stored seq). On reopen (APPEND) the index
  * tells the last seq of every stream, so a restarted root still
  * deduplicates.
+ *
+ * A full disk (PROTO_E_NOSPACE, issue 33): said once ("no space left on
+ * device: DIR"), then every BATCH that cannot be stored is counted per
+ * stream (batches and records, exact: "collector.nospace_events.<stream>")
+ * and acknowledged, so that no sender waits for a disk that may not come
+ * back and the job says exactly what it misses; from then on no batch is
+ * stored (a smaller one that would fit would take the room the streams'
+ * ends, BYE, LOSS and META, and the metadata need), nor clock samples or
+ * statistics. The metadata that says so needs room too: the root keeps
+ * RESERVE_BYTES in DIR/reserve from the start and frees it at the first
+ * full write (removed at close in any case).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector/internal.h"
 #include "proto/jobdir.h"
@@ -59,6 +74,72 @@ static int rebuild(struct col *c)
 	return rc < 0 ? rc : 0;
 }
 
+#define RESERVE_BYTES (256u << 10)	/* meta.xml of a few thousand streams */
+
+static void reserve_make(struct col *c)
+{
+	size_t n = strlen(c->cfg.output) + sizeof("/reserve");
+	int fd;
+
+	c->reserve = malloc(n);
+	if (!c->reserve)
+		return;
+	snprintf(c->reserve, n, "%s/reserve", c->cfg.output);
+	fd = open(c->reserve, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || posix_fallocate(fd, 0, RESERVE_BYTES) != 0)
+		col_warn("job %s: no room kept for the metadata of a full disk "
+			 "(%s)", c->cfg.output, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void reserve_free(struct col *c)
+{
+	if (!c->reserve)
+		return;
+	unlink(c->reserve);
+	free(c->reserve);
+	c->reserve = NULL;
+}
+
+/* BATCH f of stream s could not be stored, the disk full: counted,
+ * recorded in the metadata, acknowledged (the sender forgets it). */
+static void nospace_batch(struct col *c, struct col_conn *cn,
+			  struct col_stream *s, struct col_frame *f)
+{
+	char k[96], v[32];
+	uint32_t nrec = 0;
+
+	if (f->len >= PROTO_FRAME_HDR + 20)
+		nrec = (uint32_t)f->data[PROTO_FRAME_HDR + 16] |
+		       (uint32_t)f->data[PROTO_FRAME_HDR + 17] << 8 |
+		       (uint32_t)f->data[PROTO_FRAME_HDR + 18] << 16 |
+		       (uint32_t)f->data[PROTO_FRAME_HDR + 19] << 24;
+	if (!c->nospace) {
+		c->nospace = 1;
+		reserve_free(c);	/* room for the metadata below */
+		col_err("no space left on device: %s: batches that do not fit "
+			"are counted, not stored", c->cfg.output);
+		proto_jobdir_set_meta(c->jobdir, "collector.nospace",
+				      c->cfg.output);
+	}
+	s->nospace_batches++;
+	s->nospace_events += nrec;
+	c->nospace_batches++;
+	c->nospace_events += nrec;
+	snprintf(k, sizeof(k), "collector.nospace_events.%016" PRIx64, s->id);
+	snprintf(v, sizeof(v), "%" PRIu64, s->nospace_events);
+	proto_jobdir_set_meta(c->jobdir, k, v);
+	snprintf(k, sizeof(k), "collector.nospace_batches.%016" PRIx64, s->id);
+	snprintf(v, sizeof(v), "%" PRIu64, s->nospace_batches);
+	proto_jobdir_set_meta(c->jobdir, k, v);
+	snprintf(v, sizeof(v), "%" PRIu64, c->nospace_events);
+	proto_jobdir_set_meta(c->jobdir, "collector.nospace_events", v);
+	c->meta_dirty = 1;
+	s->last_seq = f->seq;
+	send_ack(cn, s->id, s->last_seq);
+}
+
 int col_root_open(struct col *c)
 {
 	char v[64];
@@ -75,6 +156,7 @@ int col_root_open(struct col *c)
 	}
 	snprintf(v, sizeof(v), "%016" PRIx64, c->node_id);
 	proto_jobdir_set_meta(c->jobdir, "collector.root_node", v);
+	reserve_make(c);
 	return 0;
 }
 
@@ -84,6 +166,7 @@ void col_root_close(struct col *c)
 
 	if (!c->jobdir)
 		return;
+	reserve_free(c);
 	rc = proto_jobdir_close(c->jobdir);
 	if (rc)
 		col_err("job %s: close: %s", c->cfg.output, proto_strerror(rc));
@@ -125,7 +208,14 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 			send_ack(cn, s->id, s->last_seq);
 			return 0;
 		}
-		rc = proto_jobdir_append(c->jobdir, f->data, f->len);
+		/* once full, no batch is stored: what room is freed keeps
+		 * the metadata that counts them, and the streams' ends */
+		rc = c->nospace ? PROTO_E_NOSPACE :
+		     proto_jobdir_append(c->jobdir, f->data, f->len);
+		if (rc == PROTO_E_NOSPACE) {
+			nospace_batch(c, cn, s, f);
+			return 0;
+		}
 		if (rc) {
 			col_err("job %s: append: %s", c->cfg.output,
 				proto_strerror(rc));
@@ -142,10 +232,20 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		send_ack(cn, s->id, s->last_seq);
 		goto bye_done;
 	}
+	if (c->nospace && f->type != PROTO_MSG_BYE && f->type != PROTO_MSG_LOSS &&
+	    f->type != PROTO_MSG_META)
+		return 0;	/* clock samples and statistics: not kept */
 	rc = proto_jobdir_append(c->jobdir, f->data, f->len);
+	if (rc == PROTO_E_NOSPACE && f->type == PROTO_MSG_BYE) {
+		/* its batches are counted: the stream still ends here */
+		s->bye = 2;
+		send_ack(cn, s->id, s->last_seq);
+		goto bye_done;
+	}
 	if (rc) {
-		col_err("job %s: append %s: %s", c->cfg.output,
-			proto_msg_name(f->type), proto_strerror(rc));
+		if (rc != PROTO_E_NOSPACE || !c->nospace)
+			col_err("job %s: append %s: %s", c->cfg.output,
+				proto_msg_name(f->type), proto_strerror(rc));
 		return 0;
 	}
 	if (f->type == PROTO_MSG_BYE) {

@@ -85,6 +85,14 @@ static uint64_t get64(const uint8_t *p)
 
 /* ---- I/O helpers: EINTR and short transfers handled, errors -> IO ---- */
 
+/* The code of a failed write: a full disk (or quota) is named, NOSPACE,
+ * so that a writer can say so ("no space left on device: DIR") and keep
+ * what it could not write; anything else is IO. */
+static int write_err(void)
+{
+	return errno == ENOSPC || errno == EDQUOT ? PROTO_E_NOSPACE : PROTO_E_IO;
+}
+
 static int write_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -95,7 +103,7 @@ static int write_all(int fd, const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return PROTO_E_IO;
+			return n < 0 ? write_err() : PROTO_E_IO;
 		p += n;
 		len -= (size_t)n;
 	}
@@ -920,12 +928,13 @@ static int idx_write(struct proto_jobdir_w *w,
 		     const struct proto_jobdir_index_entry *x)
 {
 	uint8_t e[IDX_ENTRY];
+	int rc;
 
 	idx_entry(e, x);
-	if (write_all(w->idx_fd, e, IDX_ENTRY) < 0) {
+	if ((rc = write_all(w->idx_fd, e, IDX_ENTRY)) < 0) {
 		if (ftruncate(w->idx_fd, (off_t)w->idx_size) < 0)
 			w->broken = 1;
-		return PROTO_E_IO;
+		return rc;
 	}
 	w->idx_size += IDX_ENTRY;
 	return 0;
@@ -1315,7 +1324,7 @@ static int seg_open_next(struct proto_jobdir_w *w)
 {
 	uint8_t h[SEG_HDR];
 	char *path;
-	int fd;
+	int fd, rc;
 
 	if (w->seg_no > SEG_NUMBER_MAX)
 		return PROTO_E_FULL;
@@ -1326,14 +1335,14 @@ static int seg_open_next(struct proto_jobdir_w *w)
 		  0600);
 	if (fd < 0) {
 		free(path);
-		return PROTO_E_IO;
+		return write_err();
 	}
 	seg_header(h, w->seg_no);
-	if (write_all(fd, h, SEG_HDR) < 0) {
+	if ((rc = write_all(fd, h, SEG_HDR)) < 0) {
 		close(fd);
 		unlink(path);
 		free(path);
-		return PROTO_E_IO;
+		return rc;
 	}
 	free(path);
 	w->seg_fd = fd;
@@ -1379,10 +1388,10 @@ int proto_jobdir_append(struct proto_jobdir_w *w, const void *frame,
 		if (rc)
 			return rc;
 	}
-	if (write_all(w->seg_fd, frame, len) < 0) {
+	if ((rc = write_all(w->seg_fd, frame, len)) < 0) {
 		if (ftruncate(w->seg_fd, (off_t)w->seg_size) < 0)
 			w->broken = 1;
-		return PROTO_E_IO;
+		return rc;
 	}
 	if (f.type == PROTO_MSG_BATCH) {
 		x.segment = w->seg_no;
@@ -1427,12 +1436,12 @@ static int meta_write(struct proto_jobdir_w *w)
 		goto out;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		rc = PROTO_E_IO;
+		rc = write_err();
 		goto out;
 	}
 	rc = write_all(fd, b.p, b.len);
 	if (!rc && fsync(fd) < 0)
-		rc = PROTO_E_IO;
+		rc = write_err();
 	if (close(fd) < 0 && !rc)
 		rc = PROTO_E_IO;
 	if (!rc && rename(tmp, dst) < 0)
@@ -1928,4 +1937,225 @@ void proto_jobdir_close_r(struct proto_jobdir_r *r)
 	meta_clear(&r->meta);
 	free(r->dir);
 	free(r);
+}
+
+/* ---- sensor spool files (docs/FORMAT.md, "Sensor spool") ---------------- */
+
+#define SPOOL_MAX_BYTES (1ull << 32)	/* a sensor keeps a quarter of its
+					 * budget (1 TiB at most) in batches;
+					 * beyond 4 GiB a file is refused */
+
+/* The frames a spool file may hold: its stream's own, at offset 0 of the
+ * payload (PROTOCOL.md: META id, BATCH, LOSS and BYE stream). */
+static int spool_type_ok(uint8_t type)
+{
+	return type == PROTO_MSG_META || type == PROTO_MSG_BATCH ||
+	       type == PROTO_MSG_LOSS || type == PROTO_MSG_BYE;
+}
+
+int proto_spool_each(const char *path, uint64_t *stream,
+		     int (*fn)(void *ctx, const uint8_t *frame, size_t len,
+			       const struct proto_frame *f),
+		     void *ctx)
+{
+	struct stat sb;
+	uint8_t *buf = NULL;
+	size_t len, off = PROTO_SPOOL_HDR;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		rc = PROTO_E_IO;
+		goto out;
+	}
+	if ((uint64_t)sb.st_size > SPOOL_MAX_BYTES) {
+		rc = PROTO_E_TOOBIG;
+		goto out;
+	}
+	len = (size_t)sb.st_size;
+	if (len < PROTO_SPOOL_HDR) {
+		rc = PROTO_E_FORMAT;
+		goto out;
+	}
+	buf = malloc(len);
+	if (!buf) {
+		rc = PROTO_E_NOMEM;
+		goto out;
+	}
+	{
+		size_t got = 0;
+
+		rc = pread_full(fd, buf, len, 0, &got);
+		if (!rc && got != len)
+			rc = PROTO_E_TRUNCATED;
+		if (rc)
+			goto out;
+	}
+	if (memcmp(buf, PROTO_SPOOL_MAGIC, 8) != 0) {
+		rc = PROTO_E_MAGIC;
+		goto out;
+	}
+	*stream = get64(buf + 8);
+	while (off < len) {
+		struct proto_frame f;
+		size_t used;
+
+		rc = proto_frame_decode(buf + off, len - off, 0, &f, &used);
+		if (rc)
+			break;
+		if (!spool_type_ok(f.type) || f.length < 8 ||
+		    get64(f.payload) != *stream) {
+			rc = PROTO_E_FORMAT;
+			break;
+		}
+		rc = fn(ctx, buf + off, used, &f);
+		if (rc)
+			break;
+		off += used;
+	}
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* The (stream, seq) of every BATCH stored, sorted: what a spool file's
+ * batches are checked against. */
+struct spool_ingest {
+	struct proto_jobdir_w *w;
+	uint64_t (*have)[2];
+	size_t nhave;
+	struct proto_spool_report *rep;
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static int stored_batches(const char *dir, struct spool_ingest *in)
+{
+	struct proto_jobdir_index_entry e;
+	struct proto_jobdir_r *r;
+	size_t cap = 0;
+	int rc;
+
+	r = proto_jobdir_open(dir, &rc);
+	if (!r)
+		return rc == PROTO_E_NOTFOUND ? 0 : rc;
+	for (uint64_t i = 0; (rc = proto_jobdir_index_get(r, i, &e)) == 1; i++) {
+		if (in->nhave == cap) {
+			void *p;
+
+			cap = cap ? 2 * cap : 1024;
+			p = realloc(in->have, cap * sizeof(*in->have));
+			if (!p) {
+				rc = PROTO_E_NOMEM;
+				break;
+			}
+			in->have = p;
+		}
+		in->have[in->nhave][0] = e.stream;
+		in->have[in->nhave][1] = e.seq;
+		in->nhave++;
+	}
+	proto_jobdir_close_r(r);
+	if (rc < 0 && rc != PROTO_E_NOTFOUND)
+		return rc;
+	if (in->nhave)
+		qsort(in->have, in->nhave, sizeof(*in->have), pair_cmp);
+	return 0;
+}
+
+static int ingest_frame(void *ctx, const uint8_t *frame, size_t len,
+			const struct proto_frame *f)
+{
+	struct spool_ingest *in = ctx;
+	int rc;
+
+	if (f->type == PROTO_MSG_BATCH && f->length >= 24) {
+		uint64_t key[2] = {get64(f->payload), get64(f->payload + 8)};
+
+		if (in->nhave && bsearch(key, in->have, in->nhave,
+					 sizeof(*in->have), pair_cmp)) {
+			in->rep->dup_batches++;
+			return 0;
+		}
+		in->rep->events += get32(f->payload + 16);
+	}
+	rc = proto_jobdir_append(in->w, frame, len);
+	if (rc)
+		return rc;
+	if (f->type == PROTO_MSG_BATCH)
+		in->rep->batches++;
+	return 0;
+}
+
+int proto_jobdir_spool_ingest(const char *dir, const char *spool,
+			      struct proto_spool_report *rep)
+{
+	struct spool_ingest in = {.rep = rep};
+	DIR *d;
+	struct dirent *de;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	d = opendir(spool);
+	if (!d)
+		return errno == ENOENT ? 0 : PROTO_E_IO;
+	rc = stored_batches(dir, &in);
+	if (rc)
+		goto out;
+	while ((de = readdir(d))) {
+		char path[4096];
+		size_t n = strlen(de->d_name);
+		uint64_t stream = 0;
+		int frc;
+
+		if (n != 20 || strcmp(de->d_name + 16, ".tps") != 0)
+			continue;
+		if (!in.w) {
+			in.w = proto_jobdir_create(dir, PROTO_JOBDIR_APPEND, 0, &rc);
+			if (!in.w)
+				goto out;
+		}
+		snprintf(path, sizeof(path), "%s/%s", spool, de->d_name);
+		frc = proto_spool_each(path, &stream, ingest_frame, &in);
+		if (frc == PROTO_E_NOSPACE) {
+			rc = PROTO_E_NOSPACE;
+			snprintf(rep->first_problem, sizeof(rep->first_problem),
+				 "no space left on device: %.200s", dir);
+			goto out;
+		}
+		if (frc) {
+			char bad[sizeof(path) + 8];
+
+			if (!rep->bad_files++)
+				snprintf(rep->first_problem,
+					 sizeof(rep->first_problem), "%.200s: %s",
+					 path, proto_strerror(frc));
+			/* its good frames are in the job: not taken twice */
+			snprintf(bad, sizeof(bad), "%s.bad", path);
+			rename(path, bad);
+			continue;
+		}
+		rep->files++;
+		unlink(path);
+	}
+out:
+	if (in.w) {
+		int crc = proto_jobdir_close(in.w);
+
+		if (!rc)
+			rc = crc;
+	}
+	free(in.have);
+	closedir(d);
+	return rc;
 }

@@ -146,4 +146,45 @@ int proto_jobdir_index_get(struct proto_jobdir_r *r, uint64_t i,
 /* Free r; NULL is a no-op. */
 void proto_jobdir_close_r(struct proto_jobdir_r *r);
 
+/* ---- sensor spool files (docs/FORMAT.md, "Sensor spool") ----
+ * A sensor that could not deliver its stream leaves the rest of it in a
+ * spool directory (TAPESTRY_SPOOL): one file STREAMHEX.tps (16 lowercase
+ * hex digits) per stream, PROTO_SPOOL_MAGIC, the stream id (u64 LE), then
+ * whole frames of that stream only (META, BATCH, LOSS, BYE). */
+#define PROTO_SPOOL_MAGIC "TPSPOOL1"
+#define PROTO_SPOOL_HDR 16
+
+/* Call fn(ctx, frame, len, decoded) for each frame of the spool file
+ * path, in order; *stream = the file's stream. Stops at fn's first
+ * non-zero return (returned). 0 when every frame was passed; else the
+ * decoder's code of the bad frame (the frames before it were passed),
+ * PROTO_E_FORMAT for a frame of another stream or type, PROTO_E_MAGIC,
+ * PROTO_E_NOTFOUND, PROTO_E_TOOBIG (over 4 GiB), PROTO_E_NOMEM,
+ * PROTO_E_IO. */
+int proto_spool_each(const char *path, uint64_t *stream,
+		     int (*fn)(void *ctx, const uint8_t *frame, size_t len,
+			       const struct proto_frame *f),
+		     void *ctx);
+
+/* What proto_jobdir_spool_ingest took. */
+struct proto_spool_report {
+	uint64_t files;		/* spool files taken (and removed) */
+	uint64_t batches;	/* BATCH frames appended */
+	uint64_t events;	/* their records */
+	uint64_t dup_batches;	/* already in the job: not appended again */
+	uint64_t bad_files;	/* unreadable or damaged (left in place) */
+	char first_problem[256];	/* "" or the first of them */
+};
+
+/* Append the spool files of directory spool to the job directory dir
+ * (reopened with PROTO_JOBDIR_APPEND; nothing is written when spool holds
+ * none): each file's frames in order, a BATCH whose (stream, seq) the job
+ * holds already skipped; a file taken whole is removed, a damaged one
+ * keeps its good frames in the job and is renamed NAME.bad (counted in *rep). No
+ * writer may have dir open meanwhile. 0 (also when spool does not
+ * exist), PROTO_E_NOSPACE (first_problem names dir), or the codes of
+ * proto_jobdir_create/append. */
+int proto_jobdir_spool_ingest(const char *dir, const char *spool,
+			      struct proto_spool_report *rep);
+
 #endif

@@ -128,6 +128,9 @@ static struct {
  * a LOSS frame, why the last delivery attempt failed (a literal). */
 static _Atomic uint64_t kept_events, kept_batches, loss_said;
 static _Atomic(const char *) why_failed;
+/* the spool file that holds them (spool_undelivered), once written */
+static char spool_path[512];
+static _Atomic int spooled;
 static _Atomic int said;
 static _Atomic int running;
 static _Atomic uint64_t flush_req, flush_done;
@@ -527,6 +530,89 @@ static int wait_for(int *flag, uint64_t deadline, int tend)
 
 /* ---- connection ---------------------------------------------------------- */
 
+/* The collectors this sensor may deliver to (issue 33): its node
+ * collector (TAPESTRY_COLLECTOR, sn_cfg), then those of
+ * TAPESTRY_COLLECTOR_FALLBACK (HOST:PORT,... : the node's parent chain,
+ * set by `tapestry run` and `launch`), tried in turn when one does not
+ * answer. Read on the sender thread at its first connection. */
+#define ALT_MAX 8
+static struct {
+	char host[256], port[16];
+} alt[ALT_MAX + 1];
+static int nalt, alt_cur;
+
+static void alt_add(const char *v, size_t len)
+{
+	const char *colon = memrchr(v, ':', len), *h = v;
+	size_t hl = colon ? (size_t)(colon - v) : 0, pl;
+	long port;
+	char pb[8], *end;
+
+	if (!colon || nalt > ALT_MAX)
+		return;
+	pl = len - hl - 1;
+	if (pl == 0 || pl >= sizeof(pb))
+		return;
+	memcpy(pb, colon + 1, pl);
+	pb[pl] = 0;
+	port = strtol(pb, &end, 10);
+	if (*end || port <= 0 || port > 65535)
+		return;
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(alt[0].host))
+		return;
+	if (hl)
+		memcpy(alt[nalt].host, h, hl);
+	else
+		hl = (size_t)snprintf(alt[nalt].host, sizeof(alt[0].host),
+				      "127.0.0.1");
+	alt[nalt].host[hl] = 0;
+	snprintf(alt[nalt].port, sizeof(alt[0].port), "%ld", port);
+	nalt++;
+}
+
+static void alt_load(void)
+{
+	const char *v = getenv("TAPESTRY_COLLECTOR_FALLBACK");
+
+	if (nalt)
+		return;
+	snprintf(alt[0].host, sizeof(alt[0].host), "%s", sn_cfg.host);
+	snprintf(alt[0].port, sizeof(alt[0].port), "%s", sn_cfg.port);
+	nalt = 1;
+	while (v && *v) {
+		size_t n = strcspn(v, ",");
+
+		alt_add(v, n);
+		v += n;
+		v += *v == ',';
+	}
+}
+
+static const char *alt_host(void)
+{
+	alt_load();
+	return alt[alt_cur].host;
+}
+
+static const char *alt_port(void)
+{
+	alt_load();
+	return alt[alt_cur].port;
+}
+
+/* The next collector to try after a failure; 0 when the turn wrapped
+ * back to the node collector (every one failed once). */
+static int alt_next(void)
+{
+	alt_load();
+	alt_cur = (alt_cur + 1) % nalt;
+	return alt_cur != 0;
+}
+
 /* Connect fd (non-blocking) to a within 1 s, then make it blocking with a
  * 3 s send timeout. 1 when connected. */
 static int connect_one(int fd, const struct addrinfo *a)
@@ -557,7 +643,7 @@ static int dial(void)
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICSERV;
-	if (getaddrinfo(sn_cfg.host, sn_cfg.port, &hints, &res) != 0 || !res)
+	if (getaddrinfo(alt_host(), alt_port(), &hints, &res) != 0 || !res)
 		return -1;
 	for (struct addrinfo *a = res; a; a = a->ai_next) {
 		unsigned ph;
@@ -756,7 +842,7 @@ static int try_connect(void)
 	if (rc)
 		goto fail_sock;
 	S.backoff_ms = 50;
-	SN_INFO("connected to %s:%s", sn_cfg.host, sn_cfg.port);
+	SN_INFO("connected to %s:%s", alt_host(), alt_port());
 	send_meta();
 	atomic_store(&meta_dirty, 0);
 	S.sent_upto = S.acked;
@@ -782,11 +868,14 @@ fail:
 fail_said:
 	if (!S.warned) {
 		SN_WARN("no collector at %s:%s (%s): events are counted as "
-			"lost until one answers", sn_cfg.host, sn_cfg.port,
+			"lost until one answers", alt_host(), alt_port(),
 			proto_strerror(rc));
 		S.warned = 1;
 	}
-	S.backoff_ms = S.backoff_ms ? S.backoff_ms * 2 : 50;
+	if (alt_next())	/* another collector of the tree: not doubled */
+		S.backoff_ms = S.backoff_ms ? S.backoff_ms : 50;
+	else
+		S.backoff_ms = S.backoff_ms ? S.backoff_ms * 2 : 50;
 	if (S.backoff_ms > 2000)
 		S.backoff_ms = 2000;
 	S.next_connect = mono() + S.backoff_ms * 1000000ull;
@@ -982,6 +1071,15 @@ static void say_undelivered(uint64_t pending)
 
 	if ((kept == 0 && unsaid == 0) || atomic_exchange(&said, 1))
 		return;
+	if (atomic_load(&spooled)) {
+		sn_log(1, "sensor", "%llu events of this process could not be "
+		       "delivered to the collectors (%s): kept for the job in "
+		       "%s (%llu dropped with the buffers full, counted there)",
+		       (unsigned long long)kept, why ? why :
+		       "not acknowledged before the end", spool_path,
+		       (unsigned long long)drops);
+		return;
+	}
 	sn_log(1, "sensor", "%llu events of this process were not delivered "
 	       "to the collector at %s:%s (%llu in %llu unacknowledged "
 	       "batches or not shipped, %llu dropped with the buffers full): "
@@ -990,6 +1088,98 @@ static void say_undelivered(uint64_t pending)
 	       (unsigned long long)atomic_load(&kept_batches),
 	       (unsigned long long)drops,
 	       why ? why : "not acknowledged before the end");
+}
+
+/* ---- the spool (issue 33) ------------------------------------------------ */
+
+/* What could not be delivered at the end of a stream goes into a file of
+ * TAPESTRY_SPOOL (set by `tapestry run` and `launch`: a directory the
+ * manager collects on this host; for a bare collector tree the node
+ * collector's --spool, read when it starts): the stream's META, every
+ * unacknowledged batch as framed, its LOSS (the running total of drops)
+ * and BYE(reason), behind the header of docs/FORMAT.md, "Sensor spool".
+ * The job then holds these events, or at least their exact count. Written
+ * whole under a temporary name, then renamed: a reader never sees half a
+ * file. Sender thread only. */
+static int spool_put(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t r = write(fd, p, len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int spool_msg(int fd, const struct proto_msg *m)
+{
+	uint8_t small[1024], *buf;
+	size_t len;
+	int rc = proto_msg_frame_buf(m, small, sizeof(small), &buf, &len);
+
+	if (rc)
+		return -1;
+	rc = spool_put(fd, buf, len);
+	if (buf != small)
+		free(buf);
+	return rc;
+}
+
+static void spool_undelivered(int reason)
+{
+	const char *dir = getenv("TAPESTRY_SPOOL");
+	uint64_t drops = sn_threads_dropped(), id = sn_stream_id();
+	uint8_t head[16] = "TPSPOOL1";
+	struct proto_msg *m;
+	char tmp[sizeof(spool_path) + 8];
+	int fd, bad = 0;
+
+	if (!dir || !*dir || (!S.head && drops <= atomic_load(&loss_said)))
+		return;
+	snprintf(spool_path, sizeof(spool_path), "%s/%016llx.tps", dir,
+		 (unsigned long long)id);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", spool_path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sn_log(1, "sensor", "cannot keep the undelivered events in "
+		       "%s: %s", tmp, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < 8; i++)
+		head[8 + i] = (uint8_t)(id >> (8 * i));
+	bad |= spool_put(fd, head, sizeof(head));
+	memset(&S.out->u.meta, 0, sizeof(S.out->u.meta));
+	S.out->type = PROTO_MSG_META;
+	sn_meta_fill(&S.out->u.meta);
+	bad |= spool_msg(fd, S.out);
+	for (struct batch *b = S.head; b && !bad; b = b->next)
+		bad |= spool_put(fd, b->frame, b->len);
+	m = small_msg(PROTO_MSG_LOSS);
+	m->u.loss.stream = id;
+	m->u.loss.dropped = drops;
+	if (drops)
+		bad |= spool_msg(fd, m);
+	m = small_msg(PROTO_MSG_BYE);
+	m->u.bye.stream = id;
+	m->u.bye.last_seq = S.seq_next - 1;
+	m->u.bye.reason = (uint32_t)reason;
+	bad |= spool_msg(fd, m);
+	bad |= fsync(fd);
+	sn_raw_close(fd);
+	if (bad || rename(tmp, spool_path) != 0) {
+		sn_log(1, "sensor", "cannot keep the undelivered events in "
+		       "%s: %s", spool_path, strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	atomic_store(&spooled, 1);
 }
 
 /* The end of the stream on the connection: the last clock rounds, LOSS,
@@ -1010,7 +1200,7 @@ static int send_bye(int reason)
 static void handle_flush(void)
 {
 	uint64_t target = atomic_load(&flush_req);
-	int reason, bye = 0;
+	int reason, bye = 0, tries = 0;
 	uint64_t dl;
 
 	if (target <= atomic_load(&flush_done))
@@ -1041,8 +1231,9 @@ static void handle_flush(void)
 	dl = mono() + (reason == -2 ? 0 : 4000000000ull);
 	while (S.acked + 1 < S.seq_next && mono() < dl) {
 		if (S.sock < 0) {
-			/* lost on the way: reconnect once more, resending */
-			if (try_connect())
+			/* lost on the way: reconnect once more, resending,
+			 * to each collector of the tree it knows in turn */
+			if (try_connect() && ++tries >= nalt)
 				break;
 			bye = 0;
 			continue;
@@ -1069,6 +1260,7 @@ static void handle_flush(void)
 		disconnect("end of stream");
 	if (reason >= 0) {
 		S.ended = 1;
+		spool_undelivered(reason);
 		say_undelivered(S.nev);
 	}
 	atomic_store(&flush_done, target);
@@ -1085,6 +1277,7 @@ static void new_stream(void)
 	S.loss_sent = 0;
 	atomic_store(&loss_said, 0);
 	atomic_store(&said, 0);
+	atomic_store(&spooled, 0);
 	atomic_store(&why_failed, NULL);
 	S.ended = 0;
 	S.next_connect = 0;

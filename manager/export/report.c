@@ -42,6 +42,7 @@ struct node_stats {
 	uint64_t events_in, drops, filtered, spilled, reconnects, rejected;
 	uint64_t refused;	/* frames for another's stream, seq out of window */
 	char refused_by[1024];	/* who sent them, newest first (truncated) */
+	uint64_t why[4];	/* rejected: secret, key, version, other */
 };
 
 struct nodes {
@@ -105,6 +106,17 @@ static void on_stats(void *arg, const struct proto_frame *f)
 	n->spilled = kv_u64(m, "spilled_bytes");
 	n->reconnects = kv_u64(m, "reconnects");
 	n->rejected = kv_u64(m, "rejected");
+	{	/* "secret N, key N, version N, other N" (collector.c) */
+		static const char *const k[4] = {"secret", "key", "version", "other"};
+		char v[256] = "";
+
+		kv_str(m, "rejected_why", v, sizeof(v));
+		for (int i = 0; i < 4; i++) {
+			const char *p = strstr(v, k[i]);
+
+			n->why[i] = p ? strtoull(p + strlen(k[i]), NULL, 10) : 0;
+		}
+	}
 	n->refused = kv_u64(m, "refused");
 	kv_str(m, "refused_by", n->refused_by, sizeof(n->refused_by));
 }
@@ -193,6 +205,8 @@ struct report {
 	uint64_t undelivered;			/* estimated, no-BYE streams */
 	uint64_t refused;			/* by every collector */
 	uint64_t rejected;			/* connections, by every collector */
+	uint64_t nospace;			/* events not stored: disk full */
+	char rejected_why[128];			/* "job secret 1, ..." or "" */
 	/* streams without their end (no BYE: the process was killed, as
 	 * MPI_Abort's launcher kills the other ranks): they lost what they had
 	 * not sent yet, counted as such rather than as no loss */
@@ -391,6 +405,22 @@ static void gather_index(struct report *r)
 			 proto_strerror(rc), r->index_entries);
 }
 
+/* What the root counted but could not store, its disk full (collector/
+ * root.c, issue 33): the batches and events of stream s, exact. */
+static void nospace_of(struct proto_trace *t, const struct proto_stream *s,
+		       uint64_t *events, uint64_t *batches)
+{
+	char k[96];
+	const char *v;
+
+	snprintf(k, sizeof(k), "collector.nospace_events.%016" PRIx64, s->id);
+	v = proto_trace_meta(t, k);
+	*events = v ? strtoull(v, NULL, 10) : 0;
+	snprintf(k, sizeof(k), "collector.nospace_batches.%016" PRIx64, s->id);
+	v = proto_trace_meta(t, k);
+	*batches = v ? strtoull(v, NULL, 10) : 0;
+}
+
 /* Fill r from the job directory dir, with its events me when the caller
  * has them (NULL: opened here): 0, or a negative code (said, mgr_fail;
  * r is to be freed either way). */
@@ -417,15 +447,34 @@ static int report_gather(struct report *r, const char *dir, struct mgr_events *m
 		const struct proto_stream *s = proto_trace_stream(r->t, i);
 		uint64_t gap_ns;
 
-		r->lost += s->lost_events;
-		r->gaps += s->gap_batches;
+		uint64_t nse, nsb;
+
+		/* batches not stored, the disk full: counted lost exactly,
+		 * not missing (their events are known) */
+		nospace_of(r->t, s, &nse, &nsb);
+		r->nospace += nse;
+		r->lost += s->lost_events + nse;
+		r->gaps += s->gap_batches > nsb ? s->gap_batches - nsb : 0;
 		r->gap_events += s->gap_events;
 		r->undelivered += undelivered(s, &gap_ns);
 		r->cut += !s->ended;
 	}
-	for (size_t i = 0; r->nodes && i < r->nodes->count; i++)
-		r->refused += r->nodes->n[i].refused,
+	uint64_t why[4] = {0};
+	static const char *const said[4] = {"job secret", "stream key",
+					    "protocol version", "other"};
+
+	for (size_t i = 0; r->nodes && i < r->nodes->count; i++) {
+		r->refused += r->nodes->n[i].refused;
 		r->rejected += r->nodes->n[i].rejected;
+		for (int k = 0; k < 4; k++)
+			why[k] += r->nodes->n[i].why[k];
+	}
+	for (int k = 0, len = 0; k < 4; k++)
+		if (why[k] && len < (int)sizeof(r->rejected_why))
+			len += snprintf(r->rejected_why + len,
+					sizeof(r->rejected_why) - (size_t)len,
+					"%s%s %" PRIu64, len ? ", " : "",
+					said[k], why[k]);
 	return 0;
 }
 
@@ -588,8 +637,15 @@ static void xml_streams(FILE *out, const struct report *r)
 		attr_s(out, "exe", s->exe);
 		attr_u(out, "events", s->events);
 		attr_u(out, "batches", s->batches);
-		attr_u(out, "lost_events", s->lost_events);
-		attr_u(out, "gap_batches", s->gap_batches);
+		{
+			uint64_t nse, nsb;
+
+			nospace_of(r->t, s, &nse, &nsb);
+			attr_u(out, "lost_events", s->lost_events + nse);
+			attr_u(out, "gap_batches", s->gap_batches > nsb ?
+			       s->gap_batches - nsb : 0);
+			attr_u(out, "nospace_events", nse);
+		}
 		attr_u(out, "gap_events", s->gap_events);
 		attr_i(out, "ended", s->ended);
 		{
@@ -776,6 +832,7 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "streams", r->ns);
 	attr_u(out, "lost_events", r->lost);
 	attr_u(out, "gap_batches", r->gaps);
+	attr_u(out, "nospace_events", r->nospace);
 	attr_u(out, "corrupt_batches", r->st->bad_batches);
 	attr_u(out, "duplicate_batches", r->st->dup_batches);
 	attr_u(out, "skipped_bytes", r->jr ? r->jr->skipped_bytes : 0);
@@ -783,6 +840,8 @@ static void report_xml(FILE *out, const struct report *r)
 	attr_u(out, "refused_frames", r->refused);
 	attr_u(out, "streams_cut", r->cut);
 	attr_u(out, "rejected_connections", r->rejected);
+	if (r->rejected_why[0])
+		attr_s(out, "rejected_why", r->rejected_why);
 	attr_s(out, "index", r->index_state);
 	if (r->quick)
 		attr_s(out, "post", "skipped");
@@ -813,11 +872,17 @@ static void text_streams(FILE *out, const struct report *r)
 		fprintf(out, "  %016" PRIx64 "  host %s pid %" PRId64 " rank %d  %s\n",
 			s->id, s->host[0] ? s->host : "?", s->pid, s->rank,
 			s->exe[0] ? s->exe : "?");
-		uint64_t gap_ns, und = undelivered(s, &gap_ns);
+		uint64_t gap_ns, und = undelivered(s, &gap_ns), nse, nsb;
 
+		nospace_of(r->t, s, &nse, &nsb);
 		fprintf(out, "                    events %" PRIu64 ", lost %" PRIu64
-			", missing batches %" PRIu64 ", %s\n", s->events, s->lost_events,
-			s->gap_batches, s->ended ? "ended" : "no end seen");
+			", missing batches %" PRIu64 ", %s\n", s->events,
+			s->lost_events + nse, s->gap_batches > nsb ?
+			s->gap_batches - nsb : 0, s->ended ? "ended" : "no end seen");
+		if (nse)
+			fprintf(out, "                    %" PRIu64 " events in %" PRIu64
+				" batches not stored: no space left on device\n",
+				nse, nsb);
 		if (s->gap_events)
 			fprintf(out, "                    %" PRIu64 " events in the "
 				"missing batches (index)\n", s->gap_events);
@@ -1123,11 +1188,20 @@ static void report_text(FILE *out, const struct report *r)
 			" not sent yet is lost%s)", r->cut, r->cut == 1 ? "" : "s", r->undelivered ?
 			", estimated below" : ", how much is not known");
 	fputc('\n', out);
+	/* only connections the collectors said no to (issue 33): one its
+	 * process closed during the handshake carried no event */
 	if (r->rejected)
 		fprintf(out, "               %" PRIu64 " connection%s rejected by the "
-			"collectors (a refused handshake: job secret?): their events "
-			"are not in the job, how many is not known\n", r->rejected,
-			r->rejected == 1 ? "" : "s");
+			"collectors (%s): a refused process's events are in the job "
+			"only if it left them in the spool (run, launch), else not "
+			"counted (its stderr says how many)\n", r->rejected,
+			r->rejected == 1 ? "" : "s", r->rejected_why[0] ?
+			r->rejected_why : "reason not said");
+	if (r->nospace)
+		fprintf(out, "               %" PRIu64 " events not stored: no space "
+			"left on device: %s (counted exactly, in the lost above)\n",
+			r->nospace, proto_trace_meta(r->t, "collector.nospace") ?
+			proto_trace_meta(r->t, "collector.nospace") : r->dir);
 	if (r->gap_events)
 		fprintf(out, "               the index names %" PRIu64 " events in the "
 			"missing batches\n", r->gap_events);

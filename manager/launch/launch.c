@@ -38,6 +38,7 @@
 #include "manager/launch/spawn.h"
 #include "manager/launch/status.h"
 #include "proto/error.h"
+#include "proto/jobdir.h"
 #include "proto/msg.h"
 #include "proto/num.h"
 
@@ -79,6 +80,7 @@ struct launch {
 	int live;				/* --live-ti: sensors drain often */
 	char colname[MGR_JD_MAX_COLLECTORS][96];
 	char logdir[PATH_MAX];
+	char spool[PATH_MAX + 8];		/* DIR/spool (issue 33) */
 	struct mgr_netcal nc;			/* network ping-pong before the app */
 	struct mgr_netcal_job ncjob;		/* ... while it runs */
 	struct mgr_netcal_key nckey;		/* ... what its cached measure is for */
@@ -539,6 +541,43 @@ static void sensors_list(unsigned s, char *buf, size_t cap)
 		 s & MGR_SENSOR_MEM ? "mem" : "");
 }
 
+/* TAPESTRY_COLLECTOR_FALLBACK of the sensors of host (issue 33): the
+ * collectors above its node collector on the same address (their plain
+ * listeners; an edge to another host runs TLS, which sensors do not
+ * speak), the root receiver's when it is there too. NULL when none. */
+static char *fallback_env(struct launch *L, int host)
+{
+	const struct mgr_jobdesc *jd = L->jd;
+	const char *addr = jd->host[host].address;
+	char *v = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&v, &len);
+	int n = jd->host[host].node, any = 0;
+
+	if (!f)
+		return NULL;
+	fputs("TAPESTRY_COLLECTOR_FALLBACK=", f);
+	for (int depth = 0; n >= 0 && depth < MGR_JD_MAX_COLLECTORS; depth++) {
+		int p = jd->col[n].parent;
+
+		if (p < 0) {
+			if (!strcmp(jd->manager_address, addr) && L->root.addr[0])
+				any += fprintf(f, "%s%s", any ? "," : "",
+					       L->root.addr) > 0;
+			break;
+		}
+		if (!strcmp(jd->host[jd->col[p].host].address, addr) &&
+		    L->col[p].addr[0])
+			any += fprintf(f, "%s%s", any ? "," : "", L->col[p].addr) > 0;
+		n = p;
+	}
+	if (fclose(f) != 0 || !any) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
 /* Sensor settings as NAME=VALUE strings (malloc'd, NULL-terminated). */
 static int sensor_env(struct launch *L, int host, char *env[], int max)
 {
@@ -554,6 +593,12 @@ static int sensor_env(struct launch *L, int host, char *env[], int max)
 	if (jd->secret_file && asprintf(&env[n++], "TAPESTRY_SECRET_FILE=%s",
 					jd->secret_file) < 0)
 		return -1;
+	/* what reached no collector: left where the manager takes it
+	 * (this host; another one's sensors only with a shared DIR) */
+	if (asprintf(&env[n++], "TAPESTRY_SPOOL=%s", L->spool) < 0)
+		return -1;
+	if ((env[n] = fallback_env(L, host)))
+		n++;
 	if (jd->sensor_mode && asprintf(&env[n++], "TAPESTRY_MODE=%s",
 					jd->sensor_mode) < 0)
 		return -1;
@@ -836,15 +881,15 @@ static int run_mpi(struct launch *L)
 {
 	struct mgr_jobdesc *jd = L->jd;
 	const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + 2 * MGR_JD_MAX_ENV];
-	char *env[MGR_JD_MAX_ENV + 8] = {NULL}, np[16], hostfile[PATH_MAX + 64];
-	char *split[MGR_JD_MAX_ENV + 8] = {NULL}, mapfile[PATH_MAX + 64];
+	char *env[MGR_JD_MAX_ENV + 10] = {NULL}, np[16], hostfile[PATH_MAX + 64];
+	char *split[MGR_JD_MAX_ENV + 10] = {NULL}, mapfile[PATH_MAX + 64];
 	char agent[PATH_MAX + 64];
 	const char *self;
 	int n = 0, rc = 1;
 	pid_t pid;
 
 	if (write_rank_map(L, mapfile, sizeof(mapfile)) ||
-	    rank_env(L, env, MGR_JD_MAX_ENV + 8) ||
+	    rank_env(L, env, MGR_JD_MAX_ENV + 10) ||
 	    write_agent(L, agent, sizeof(agent)))
 		goto out;
 	snprintf(np, sizeof(np), "%d", jd->processes);
@@ -1070,14 +1115,14 @@ static int run_direct(struct launch *L)
 	for (int r = 0; r < jd->processes; r++) {
 		int h = mgr_jd_rank_host(jd, r);
 		const struct mgr_jd_host *host = &jd->host[h];
-		char *env[MGR_JD_MAX_ENV + 8] = {NULL};
+		char *env[MGR_JD_MAX_ENV + 10] = {NULL};
 		const char *words[ARGV_MAX + MGR_JD_MAX_ARGS + MGR_JD_MAX_ENV];
 		const char *argv[ARGV_MAX + MGR_JD_MAX_ARGS + MGR_JD_MAX_ENV];
 		const char *exe = jd->exe_path ? jd->exe_path : jd->executable;
 		int n = 0;
 		pid_t pid;
 
-		if (sensor_env(L, h, env, MGR_JD_MAX_ENV + 8) < 0) {
+		if (sensor_env(L, h, env, MGR_JD_MAX_ENV + 10) < 0) {
 			free_env(env);
 			rc = 1;
 			break;
@@ -1397,7 +1442,9 @@ static int job_dirs(struct launch *L)
 
 	snprintf(L->logdir, sizeof(L->logdir), "%s/logs", L->dir);
 	snprintf(plan, sizeof(plan), "%s/plan", L->dir);
-	if (mkdir(L->logdir, 0700) < 0 || mkdir(plan, 0700) < 0) {
+	snprintf(L->spool, sizeof(L->spool), "%s/spool", L->dir);
+	if (mkdir(L->logdir, 0700) < 0 || mkdir(plan, 0700) < 0 ||
+	    mkdir(L->spool, 0700) < 0) {
 		return mgr_fail(PROTO_E_IO, "cannot create the logs and the plan "
 				"in %s: %m", L->dir);
 	}
@@ -1654,6 +1701,31 @@ fail:
 	return rc;
 }
 
+/* What the sensors left in DIR/spool (they reached no collector before
+ * their end) into the job. 0, or the code of a failure (said). */
+static int take_spool(struct launch *L)
+{
+	struct proto_spool_report rep;
+	int rc = proto_jobdir_spool_ingest(L->dir, L->spool, &rep);
+
+	if (rep.files)
+		fprintf(stderr, "tapestry: %" PRIu64 " events in %" PRIu64
+			" batches of %" PRIu64 " process%s that reached no "
+			"collector taken from %s\n", rep.events, rep.batches,
+			rep.files, rep.files == 1 ? "" : "es", L->spool);
+	if (rep.bad_files)
+		mgr_err("%" PRIu64 " damaged spool files (the first: %s): their "
+			"good frames are in the job", rep.bad_files,
+			rep.first_problem);
+	if (rc)
+		mgr_err("%s: cannot take the spool %s: %s", L->dir, L->spool,
+			rep.first_problem[0] ? rep.first_problem :
+			proto_strerror(rc));
+	else
+		rmdir(L->spool);	/* empty: the job does not keep it */
+	return rc;
+}
+
 /* After the application (exit status app): drain the tree, end the live
  * feed, write the outputs and print the report. The command's exit
  * status. */
@@ -1661,7 +1733,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 		  struct mgr_child *live, int app)
 {
 	struct mgr_jobdesc *jd = L->jd;
-	int export_failed = 0, status;
+	int export_failed = 0, status, collected = 1;
 
 	char how[128];
 
@@ -1671,7 +1743,13 @@ static int finish(struct launch *L, const struct launch_opts *o,
 		"the application)" : "");
 	L->mark[PH_DRAIN] = mgr_now_ms();
 	mgr_netcal_reap(&L->ncjob, 10000);	/* its mpirun ended beside the app */
+	/* a collector that died: its sensors went on to the next one or to
+	 * the spool; the job is written and reported, the launch fails */
 	if (stop_tree(L, DRAIN_TIMEOUT_MS)) {
+		mgr_err_flush();
+		collected = 0;
+	}
+	if (take_spool(L)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
 			"may be incomplete (tapestry report says what it holds)", L->dir);
 		return 1;
@@ -1708,7 +1786,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 	if (o->times)
 		print_times(L);
 	status = o->keep_going ? 0 : app;
-	if (!status && export_failed)
+	if (!status && (export_failed || !collected))
 		status = 1;
 	return status;
 }

@@ -36,6 +36,7 @@
 #include "manager/launch/spawn.h"
 #include "manager/launch/status.h"
 #include "proto/error.h"
+#include "proto/jobdir.h"
 
 #define START_TIMEOUT_MS 10000
 #define DRAIN_TIMEOUT_MS 60000
@@ -166,7 +167,8 @@ struct run {
 	char *collector, *lib;
 	struct mgr_child root, node;
 	pid_t tee[2];			/* -v: the tee of each collector's log */
-	char nodeaddr[64];
+	char nodeaddr[64], rootaddr[64];
+	char spool[PATH_MAX + 8];	/* DIR/spool: what sensors could not deliver */
 	struct mgr_netcal nc;
 	struct mgr_netcal_job ncjob;	/* its mpirun, reaped after the program */
 	struct mgr_mpi_guess guess;
@@ -249,6 +251,10 @@ static int start_collectors(struct run *R)
 	if (mkdir(logs, 0700) < 0)
 		return mgr_fail(PROTO_E_IO, "cannot create %s: %s", logs,
 				strerror(errno));
+	snprintf(R->spool, sizeof(R->spool), "%s/spool", R->dir);
+	if (mkdir(R->spool, 0700) < 0)
+		return mgr_fail(PROTO_E_IO, "cannot create %s: %s", R->spool,
+				strerror(errno));
 	if (!R->secret && (rc = make_secret(R)))
 		return rc;
 	if (R->secret) {
@@ -263,6 +269,7 @@ static int start_collectors(struct run *R)
 		return mgr_fail(PROTO_E_STATE, "the root receiver did not start (its "
 				"messages: %s/collector-root.log)", logs);
 	snprintf(rootaddr, sizeof(rootaddr), "127.0.0.1:%d", R->root.port);
+	snprintf(R->rootaddr, sizeof(R->rootaddr), "%s", rootaddr);
 	mgr_status_note(R->dir, rootaddr, R->secret);
 	fd = log_fd(R, "node", &R->tee[1]);
 	rc = mgr_spawn_listener(node_argv, &R->node, START_TIMEOUT_MS, 0, fd);
@@ -295,6 +302,10 @@ static int run_program(struct run *R)
 		else
 			setenv("LD_PRELOAD", R->lib, 1);
 		setenv("TAPESTRY_COLLECTOR", R->nodeaddr, 1);
+		/* a node collector that dies: its sensors go to the root, and
+		 * what none took is left in the spool (issue 33) */
+		setenv("TAPESTRY_COLLECTOR_FALLBACK", R->rootaddr, 1);
+		setenv("TAPESTRY_SPOOL", R->spool, 1);
 		setenv("TAPESTRY_SENSORS", R->sensors, 1);
 		if (R->secret)
 			setenv("TAPESTRY_SECRET_FILE", R->secret, 1);
@@ -471,8 +482,62 @@ static void oversubscribe(const struct run *R)
 	}
 }
 
-/* The job directory is written: read it once and say what it holds. */
-static void summarize(struct run *R)
+/* How collector c ended when it did not stop cleanly, said in one line:
+ * killed during the run (kill -9), or failed its drain (its log says
+ * why). 1 when it stopped cleanly. */
+static int said_stop(struct mgr_child *c, int rc, const char *dir)
+{
+	if (!rc)
+		return 1;
+	mgr_err_flush();	/* a drain that timed out, said by the stop */
+	if (WIFSIGNALED(c->status))
+		mgr_err("the %s was killed by signal %d (%s) during the run",
+			c->what, WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));
+	else if (WIFEXITED(c->status))
+		mgr_err("the %s exited with status %d (its messages: %s/logs)",
+			c->what, WEXITSTATUS(c->status), dir);
+	return 0;
+}
+
+/* Drain the node collector, then the root. 1 when both stopped cleanly. */
+static int stop_collectors(struct run *R)
+{
+	int node = mgr_child_stop(&R->node, DRAIN_TIMEOUT_MS);
+	int root = mgr_child_stop(&R->root, DRAIN_TIMEOUT_MS);
+
+	return said_stop(&R->node, node, R->dir) & said_stop(&R->root, root, R->dir);
+}
+
+/* What the sensors left in DIR/spool (they reached no collector before
+ * their end: docs/modules/sensor-runtime.md) into the job. 0, or the code
+ * of a failure (said). */
+static int take_spool(struct run *R)
+{
+	struct proto_spool_report rep;
+	int rc = proto_jobdir_spool_ingest(R->dir, R->spool, &rep);
+
+	if (rep.files)
+		fprintf(stderr, "tapestry: %" PRIu64 " events in %" PRIu64
+			" batches of %" PRIu64 " process%s that reached no "
+			"collector taken from %s\n", rep.events, rep.batches,
+			rep.files, rep.files == 1 ? "" : "es", R->spool);
+	if (rep.bad_files)
+		mgr_err("%" PRIu64 " damaged spool files (the first: %s): their "
+			"good frames are in the job", rep.bad_files,
+			rep.first_problem);
+	if (rc)
+		mgr_err("%s: cannot take the spool %s: %s", R->dir, R->spool,
+			rep.first_problem[0] ? rep.first_problem :
+			proto_strerror(rc));
+	else
+		rmdir(R->spool);	/* empty: the job does not keep it */
+	return rc;
+}
+
+/* The job directory is written: read it once and say what it holds. 1
+ * when it is complete as far as the job knows, 0 when its disk was full
+ * (said: the run then fails). */
+static int summarize(struct run *R)
 {
 	struct mgr_summary sum;
 	char net[512] = "";
@@ -484,16 +549,17 @@ static void summarize(struct run *R)
 	if (rc) {
 		mgr_err("%s: cannot read the trace back (%s): tapestry report says "
 			"what it holds", R->dir, proto_strerror(rc));
-		return;
+		return 1;
 	}
 	mgr_summary_print(R->dir, &sum, net, stderr);
+	return !sum.nospace_dir[0];
 }
 
 int mgr_cmd_run(int argc, char **argv)
 {
 	struct run R = {.pingpong = 1, .tee = {-1, -1},
 			.ncjob = {.pid = -1, .go_fd = -1, .out_fd = -1, .log_fd = -1}};
-	int status = 1, app_status, rc;
+	int status = 1, app_status, rc, clean;
 
 	mgr_child_init(&R.root, "root receiver");
 	mgr_child_init(&R.node, "node collector");
@@ -520,16 +586,19 @@ int mgr_cmd_run(int argc, char **argv)
 	mgr_netcal_reap(&R.ncjob, 10000);	/* its mpirun ended beside the program */
 	if (app_status < 0)
 		goto out;
-	if (mgr_child_stop(&R.node, DRAIN_TIMEOUT_MS) |
-	    mgr_child_stop(&R.root, DRAIN_TIMEOUT_MS)) {
+	/* a collector killed during the run: its sensors went on to the
+	 * next collector or to the spool, and the summary says what the job
+	 * holds; the run still fails (a fault the user should know of) */
+	clean = stop_collectors(&R);
+	rc = take_spool(&R);
+	if (rc)
 		mgr_err("collection did not finish cleanly: the job directory %s may "
 			"be incomplete (tapestry report says what it holds)", R.dir);
-		goto out;
-	}
 	if (R.launcher)
 		mgr_netcal_save(R.dir, &R.nc);	/* a failure: the export's defaults */
-	summarize(&R);
-	status = R.keep_going ? 0 : app_status;
+	if (!summarize(&R))
+		clean = 0;	/* the disk was full: said */
+	status = !clean || rc ? 1 : R.keep_going ? 0 : app_status;
 out:
 	run_free(&R);
 	return mgr_sig_caught() ? 128 + mgr_sig_caught() : status;

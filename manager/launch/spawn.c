@@ -117,8 +117,11 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 	if (c->pid < 0)
 		goto fail_pipe;
 	if (c->pid == 0) {
-		if (keep_stdin)
-			setpgid(0, 0);
+		/* a group of its own: a signal to the manager's group
+		 * (`timeout -s INT`, a shell's kill of the job) is the
+		 * manager's to handle; a collector that drained at once
+		 * closed its listener before the sensors flushed (issue 33) */
+		setpgid(0, 0);
 		dup2(out[1], STDOUT_FILENO);
 		if (keep_stdin)
 			dup2(in[0], STDIN_FILENO);
@@ -131,9 +134,9 @@ int mgr_spawn_listener(const char *const argv[], struct mgr_child *c,
 		_exit(127);
 	}
 	close(out[1]);
+	setpgid(c->pid, c->pid);	/* both sides: no race with kill */
+	c->group = 1;
 	if (keep_stdin) {
-		setpgid(c->pid, c->pid);	/* both sides: no race with kill */
-		c->group = 1;
 		close(in[0]);
 		c->in_fd = in[1];
 	}

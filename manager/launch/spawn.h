@@ -36,10 +36,11 @@ long long mgr_now_ms(void);
  * wait up to timeout_ms for its "listening HOST:PORT" line, which fills
  * c->addr and c->port. With keep_stdin, c->in_fd is the write end of a pipe
  * on the child's stdin (closing it is how `tapestry launch` stops a
- * wrapped collector) and the child leads a new process group, so that
- * stopping it also stops what its launcher started (a template's
- * commands); otherwise stdin and the process group are inherited (Ctrl-C
- * reaches it). stderr_fd >= 0
+ * wrapped collector); otherwise stdin is inherited. The child always
+ * leads a new process group: stopping it also stops what its launcher
+ * started (a template's commands), and a signal to the manager's group
+ * (Ctrl-C without a terminal handed over, `timeout -s INT`) does not
+ * reach it: the manager drains it after the program. stderr_fd >= 0
  * replaces the child's stderr. LD_PRELOAD is removed from the child's
  * environment. Returns 0, or -1 when the process could not be started,
  * exited, or did not announce its port in time (c is then stopped and

@@ -80,12 +80,28 @@ static void progress(uint64_t done, uint64_t total, double t0)
 
 #define MAX_COLLECTORS 1024
 
-/* The last STATS frame of each collector: its "rejected" count. */
+/* The last STATS frame of each collector: its "rejected" count and their
+ * reasons ("rejected_why": secret N, key N, version N, other N). */
+enum { WHY_SECRET, WHY_KEY, WHY_VERSION, WHY_OTHER, WHY_N };
+static const char *const why_key[WHY_N] = {"secret", "key", "version", "other"};
+static const char *const why_said[WHY_N] = {"job secret", "stream key",
+					    "protocol version", "other"};
+
 struct rejects {
 	uint64_t id[MAX_COLLECTORS], n[MAX_COLLECTORS];
+	uint64_t why[MAX_COLLECTORS][WHY_N];
 	size_t count;
 	struct proto_msg msg;
 };
+
+static void read_why(const char *v, uint64_t why[WHY_N])
+{
+	for (int k = 0; k < WHY_N; k++) {
+		const char *p = v ? strstr(v, why_key[k]) : NULL;
+
+		why[k] = p ? strtoull(p + strlen(why_key[k]), NULL, 10) : 0;
+	}
+}
 
 static void on_frame(void *arg, const struct proto_frame *f)
 {
@@ -103,6 +119,7 @@ static void on_frame(void *arg, const struct proto_frame *f)
 	rj->id[i] = rj->msg.u.meta.id;
 	v = proto_meta_get(&rj->msg.u.meta, "rejected");
 	rj->n[i] = v ? strtoull(v, NULL, 10) : 0;
+	read_why(proto_meta_get(&rj->msg.u.meta, "rejected_why"), rj->why[i]);
 }
 
 int mgr_summary_read(const char *dir, struct mgr_summary *s)
@@ -139,8 +156,24 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 		const struct proto_stream *st = proto_trace_stream(t, i);
 		size_t j;
 
+		{	/* not stored, the disk full (collector/root.c) */
+			char k[96];
+			const char *v;
+			uint64_t nse, nsb;
+
+			snprintf(k, sizeof(k), "collector.nospace_events.%016"
+				 PRIx64, st->id);
+			v = proto_trace_meta(t, k);
+			nse = v ? strtoull(v, NULL, 10) : 0;
+			snprintf(k, sizeof(k), "collector.nospace_batches.%016"
+				 PRIx64, st->id);
+			v = proto_trace_meta(t, k);
+			nsb = v ? strtoull(v, NULL, 10) : 0;
+			s->nospace += nse;
+			s->lost += nse;
+			s->gaps += st->gap_batches > nsb ? st->gap_batches - nsb : 0;
+		}
 		s->lost += st->lost_events;
-		s->gaps += st->gap_batches;
 		s->ranks += st->rank >= 0;
 		s->cut += !st->ended;
 		for (j = 0; j < i; j++) {	/* streams: hundreds at most */
@@ -152,8 +185,22 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 		s->processes += j == i;
 	}
 	s->corrupt = proto_trace_stats(t)->bad_batches;
-	for (size_t i = 0; rj && i < rj->count; i++)
+	if (proto_trace_meta(t, "collector.nospace"))
+		snprintf(s->nospace_dir, sizeof(s->nospace_dir), "%s",
+			 proto_trace_meta(t, "collector.nospace"));
+	uint64_t why[WHY_N] = {0};
+
+	for (size_t i = 0; rj && i < rj->count; i++) {
 		s->rejected += rj->n[i];
+		for (int k = 0; k < WHY_N; k++)
+			why[k] += rj->why[i][k];
+	}
+	for (int k = 0, len = 0; k < WHY_N; k++)
+		if (why[k] && len < (int)sizeof(s->rejected_why))
+			len += snprintf(s->rejected_why + len,
+					sizeof(s->rejected_why) - (size_t)len,
+					"%s%s %" PRIu64, len ? ", " : "",
+					why_said[k], why[k]);
 	free(rj);
 	proto_trace_close(t);
 	if (rc < 0)
@@ -186,10 +233,18 @@ void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 			" events are lost, tapestry report counts them)", s->cut,
 			s->cut == 1 ? "" : "s", s->cut == 1 ? "its" : "their",
 			s->cut == 1 ? "its" : "their");
+	/* a refused sensor's events are in the job when it left them in
+	 * the spool (run and launch give it one), else not counted */
 	if (s->rejected)
-		fprintf(out, ", %" PRIu64 " connection%s refused (their events are "
-			"not in the job)", s->rejected, s->rejected == 1 ? "" : "s");
+		fprintf(out, ", %" PRIu64 " connection%s refused by the collectors"
+			" (%s: a refused process's events are in the job only from "
+			"the spool)", s->rejected, s->rejected == 1 ? "" : "s",
+			s->rejected_why[0] ? s->rejected_why : "reason not said");
 	fprintf(out, "; clock: %s\n", s->clock);
+	if (s->nospace_dir[0])
+		fprintf(out, "tapestry: no space left on device: %s: %" PRIu64
+			" events could not be stored (counted, in the lost above)\n",
+			s->nospace_dir, s->nospace);
 	if (network && *network)
 		fprintf(out, "tapestry: network %s\n", network);
 	fprintf(out, "tapestry: job directory %s written (collector logs in "

@@ -10,9 +10,15 @@
 
 struct mgr_summary {
 	uint64_t events, lost, gaps, corrupt;
-	uint64_t rejected;	/* connections the collectors closed for a fault
-				 * (a refused handshake): their events are not
-				 * in the job and their count is not known */
+	uint64_t rejected;	/* connections the collectors refused (a
+				 * handshake or a frame they said no to;
+				 * issue 33: not one a process closed during
+				 * its handshake). A refused sensor keeps
+				 * what it did not deliver for the spool. */
+	char rejected_why[128];	/* "job secret 1, version 2" or "" */
+	uint64_t nospace;	/* events the root could not store, its disk
+				 * full (counted in lost) */
+	char nospace_dir[512];	/* that disk's job directory, or "" */
 	size_t streams, ranks;
 	size_t processes;	/* distinct (host, pid): an exec'd process is
 				 * one, with a stream per image */

@@ -184,7 +184,48 @@ Test(conn, handshake_timeout)
 	usleep(50000);
 	spin(r.base);
 	cr_assert_eq(nconns(&r), 0);
+	{	/* not a refusal: no frame came (issue 33) */
+		struct col_stats st;
+
+		col_get_stats(r.col, &st);
+		cr_assert_eq(st.rejected, 0);
+		cr_assert_eq(st.abandoned, 1);
+	}
 	bufferevent_free(t);
+	rig_down(&r);
+}
+
+/* A process that ends (or execs) before its handshake finished, a probe:
+ * the connection carried no event and was refused by no one. It is not
+ * counted as rejected (the summary and the report said "1 connection
+ * refused" for it), but as abandoned; nor is one closed inside its HELLO.
+ * A refusal names its reason (issue 33). */
+Test(conn, closed_during_handshake_is_not_a_refusal)
+{
+	struct rig r;
+	struct bufferevent *t;
+	struct col_stats st;
+	uint8_t half[8] = {0};
+
+	rig_up(&r, 1);
+	t = child(&r);
+	hello(t, PROTO_ROLE_SENSOR, 7);
+	spin(r.base);
+	cr_assert(recv_m(t));
+	cr_assert_eq(msg.type, PROTO_MSG_CHALLENGE);
+	bufferevent_flush(t, EV_WRITE, BEV_FINISHED);	/* gone before its AUTH */
+	spin(r.base);
+	bufferevent_free(t);
+	t = child(&r);
+	bufferevent_write(t, half, sizeof(half));	/* inside a frame */
+	spin(r.base);
+	bufferevent_flush(t, EV_WRITE, BEV_FINISHED);
+	spin(r.base);
+	bufferevent_free(t);
+	cr_assert_eq(nconns(&r), 0);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.rejected, 0);
+	cr_assert_eq(st.abandoned, 2);
 	rig_down(&r);
 }
 
@@ -219,6 +260,9 @@ Test(conn, missing_secret_refused)
 	cr_assert_eq(nconns(&r), 0);
 	col_get_stats(r.col, &st);
 	cr_assert_eq(st.rejected, 1);
+	cr_assert_eq(st.rejected_secret, 1);
+	cr_assert_eq(st.rejected_key + st.rejected_version, 0);
+	cr_assert_eq(st.abandoned, 0);
 	cr_assert_eq(st.children, 0);
 	bufferevent_free(t);
 	rig_down(&r);
@@ -361,7 +405,8 @@ Test(conn, handshake_flood_drops_the_oldest)
 		t[i] = child(&r);	/* each stalls before HELLO */
 	cr_assert_eq(nconns(&r), 1024);
 	col_get_stats(r.col, &st);
-	cr_assert_eq(st.rejected, N - 1024);
+	cr_assert_eq(st.rejected, 0);
+	cr_assert_eq(st.abandoned, N - 1024);
 	/* a real client still gets through */
 	late = child(&r);
 	cr_assert(handshake(&r, late, 99, ""));

@@ -25,9 +25,9 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >wrong
 timeout 120 "$T" run -o refused -- /bin/sh -c "TAPESTRY_SECRET_FILE=$work/wrong ls >/dev/null" 2>ref.err
 check "run with a refused process exits 0" [ $? = 0 ]
 check "  ...its summary does not say none lost" bash -c "! grep -q 'none lost' ref.err"
-check "  ...it says connections were refused" grep -q "connections\? refused (their events are not in the job)" ref.err
+check "  ...it says connections were refused, and why" grep -q "connections\? refused by the collectors (job secret [0-9]" ref.err
 "$T" report refused >ref.txt
-check "  ...and so does the report" grep -q "rejected by the collectors" ref.txt
+check "  ...and so does the report" grep -q "rejected by the collectors (job secret [0-9]" ref.txt
 "$T" report --strict refused >/dev/null 2>refs.err
 check "  ...which --strict refuses" [ $? = 1 ]
 

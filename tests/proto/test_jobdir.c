@@ -884,3 +884,131 @@ Test(jobdir, null_handles)
 	cr_assert_eq(proto_jobdir_next(NULL, NULL), PROTO_E_ARG);
 	cr_assert_null(proto_jobdir_meta(NULL, "k"));
 }
+
+/* ---- sensor spool files (proto_jobdir_spool_ingest, issue 33) ---------- */
+
+/* A spool file of stream id at path: the header, then the frames given. */
+static void spool_file(const char *path, const char *magic, uint64_t id,
+		       const struct fr *const f[], int n)
+{
+	uint8_t b[16 + NMAX * FMAX];
+	size_t len = 16;
+
+	memcpy(b, magic, 8);
+	put64(b + 8, id);
+	for (int i = 0; i < n; i++) {
+		memcpy(b + len, f[i]->b, f[i]->len);
+		len += f[i]->len;
+	}
+	spit(path, b, len);
+}
+
+static struct fr bye_frame(uint64_t stream, uint64_t last)
+{
+	struct fr x;
+	uint8_t p[20];
+
+	put64(p, stream);
+	put64(p + 8, last);
+	put32(p + 16, 0);
+	cr_assert_eq(proto_frame_encode(PROTO_MSG_BYE, p, sizeof(p), x.b, FMAX,
+					&x.len), 0);
+	return x;
+}
+
+static uint64_t index_count(void)
+{
+	struct proto_jobdir_index_entry e;
+	int rc = -1;
+	uint64_t n = 0;
+	struct proto_jobdir_r *r = proto_jobdir_open(dir, &rc);
+
+	cr_assert_not_null(r);
+	while (proto_jobdir_index_get(r, n, &e) == 1)
+		n++;
+	proto_jobdir_close_r(r);
+	return n;
+}
+
+Test(jobdir, spool_taken_once_and_deduplicated)
+{
+	char spool[160], path[200];
+	struct proto_spool_report rep;
+	struct fr bye = bye_frame(7, 7);
+	const struct fr *f[3];
+
+	write_frames(0, 6, 0, 0);	/* batches seq 1, 2, 4, 5 of stream 7 */
+	cr_assert_eq(index_count(), 4);
+	make_frame(6);			/* seq 7, 18 records */
+	f[0] = &fr[1];			/* seq 2: stored already */
+	f[1] = &fr[6];
+	f[2] = &bye;
+	snprintf(spool, sizeof(spool), "%s/spool", tmp);
+	cr_assert_eq(mkdir(spool, 0700), 0);
+	snprintf(path, sizeof(path), "%s/0000000000000007.tps", spool);
+	spool_file(path, PROTO_SPOOL_MAGIC, 7, f, 3);
+	snprintf(path, sizeof(path), "%s/notes.txt", spool);	/* not ours */
+	spit(path, "x", 1);
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.files, 1);
+	cr_assert_eq(rep.batches, 1);
+	cr_assert_eq(rep.dup_batches, 1);
+	cr_assert_eq(rep.events, 18);
+	cr_assert_eq(rep.bad_files, 0);
+	cr_assert_eq(index_count(), 5);
+	snprintf(path, sizeof(path), "%s/0000000000000007.tps", spool);
+	cr_assert_eq(access(path, F_OK), -1, "a spool file taken stays");
+	snprintf(path, sizeof(path), "%s/notes.txt", spool);
+	cr_assert_eq(access(path, F_OK), 0);
+	/* taken again: nothing (the file is gone) */
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.files + rep.batches, 0);
+	cr_assert_eq(index_count(), 5);
+}
+
+Test(jobdir, spool_damaged_foreign_and_missing)
+{
+	char spool[160], path[200], bad[210];
+	struct proto_spool_report rep;
+	struct fr other = bye_frame(8, 1);
+	const struct fr *f[3];
+
+	write_frames(0, 2, 0, 0);
+	snprintf(spool, sizeof(spool), "%s/nospool", tmp);
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.files, 0);
+	snprintf(spool, sizeof(spool), "%s/spool", tmp);
+	cr_assert_eq(mkdir(spool, 0700), 0);
+	/* a frame of another stream in stream 7's file: the frames before
+	 * it are taken, the file is set aside */
+	make_frame(3);
+	make_frame(4);
+	f[0] = &fr[3];
+	f[1] = &other;
+	f[2] = &fr[4];
+	snprintf(path, sizeof(path), "%s/0000000000000007.tps", spool);
+	spool_file(path, PROTO_SPOOL_MAGIC, 7, f, 3);
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.files, 0);
+	cr_assert_eq(rep.bad_files, 1);
+	cr_assert_eq(rep.batches, 1);
+	cr_assert_neq(strstr(rep.first_problem, proto_strerror(PROTO_E_FORMAT)), NULL,
+		      "%s", rep.first_problem);
+	snprintf(bad, sizeof(bad), "%s.bad", path);
+	cr_assert_eq(access(bad, F_OK), 0);
+	cr_assert_eq(access(path, F_OK), -1);
+	cr_assert_eq(index_count(), 3);
+	/* a bad magic, a truncated header, a PING (not a spool frame) */
+	spool_file(path, "TPSPILL1", 7, f, 1);
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.bad_files, 1);
+	spit(path, "TPSPOOL1", 8);
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.bad_files, 1);
+	make_frame(2);
+	f[0] = &fr[2];
+	spool_file(path, PROTO_SPOOL_MAGIC, 7, f, 1);
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.bad_files, 1);
+	cr_assert_eq(index_count(), 3);
+}

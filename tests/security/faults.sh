@@ -102,13 +102,27 @@ verdict() {
 	rm -rf "$T/job$1"
 }
 
+# stored_at_least N CASE: wait (3 min at most) until the root of case CASE
+# has stored N batches (its index: 16-byte header, 40-byte entries), so
+# that a kill hits a run under way however loaded the machine is: a fixed
+# sleep killed the root before it stored anything at load 8-12, and the
+# restarted root had no job to reopen (issue 33)
+stored_at_least() {
+	for i in $(seq 1 3600); do
+		[ "$(stat -c %s "$T/job$2/index" 2>/dev/null || echo 0)" -ge $((16 + 40 * $1)) ] &&
+			return 0
+		kill -0 "$SY" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "case $2: the root stored fewer than $1 batches"
+}
+
 t_start=$(date +%s)
 echo "== 1. kill -9 of the node collector, restarted"
 fresh_logs; root_up 1; gw_up; node_up
 synth_bg 1
-sleep 0.7
+stored_at_least 4 1
 kill9 node
-sleep 0.3
 node_up
 verdict 1 "node collector killed" 
 grep -q "reconnects=0 " "$T/synth1.out" && fail "case 1: the kill did not hit the run"
@@ -116,9 +130,8 @@ grep -q "reconnects=0 " "$T/synth1.out" && fail "case 1: the kill did not hit th
 echo "== 2. kill -9 of the gateway, restarted"
 fresh_logs; root_up 2; gw_up; node_up
 synth_bg 2
-sleep 0.7
+stored_at_least 4 2
 kill9 gw
-sleep 0.5
 gw_up
 verdict 2 "gateway killed"
 grep -q "parent 10.213.1.2:7460 lost" "$T/node.log" || fail "case 2: the kill did not hit the run"
@@ -126,9 +139,8 @@ grep -q "parent 10.213.1.2:7460 lost" "$T/node.log" || fail "case 2: the kill di
 echo "== 3. kill -9 of the root receiver, restarted (append)"
 fresh_logs; root_up 3; gw_up; node_up
 synth_bg 3
-sleep 0.7
+stored_at_least 4 3
 kill9 root
-sleep 0.5
 root_up 3
 grep -q "reopened" "$T/root.log" || fail "case 3: the root did not reopen its job"
 verdict 3 "root receiver killed"
@@ -138,7 +150,7 @@ DOWN=${FAULTS_LINK_DOWN_S:-20}
 echo "== 4. link A-G down for $DOWN s"
 fresh_logs; root_up 4; gw_up; node_up
 synth_bg 4
-sleep 0.5
+stored_at_least 4 4
 ip -n "$NG" link set ga$ID down
 sleep "$DOWN"
 ip -n "$NG" link set ga$ID up

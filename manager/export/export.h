@@ -45,14 +45,11 @@ int mgr_export_profile(const char *dir, const char *out, struct mgr_export_stats
  * negative PROTO_E_* (said, mgr_fail). */
 struct mgr_events;
 struct mgr_profile;
-struct mgr_prof_rank;
 int mgr_profile_gather(struct mgr_events *e, struct mgr_profile **out, uint64_t *events);
 /* The profile printed: the short text at the top of `tapestry report`, the
  * <profile> element of its --xml (docs/COMMANDS.md). */
 void mgr_profile_text(FILE *out, const struct mgr_profile *p);
 void mgr_profile_xml(FILE *out, const struct mgr_profile *p);
-/* A rank's computation: its span less its MPI and I/O time, at least 0. */
-int64_t mgr_profile_compute_ns(const struct mgr_prof_rank *r);
 
 /* Flops of a COMPUTE event: its volume when it counts flops (method 0);
  * instructions (method 1) scaled by flop_rate / instruction rate, the rate

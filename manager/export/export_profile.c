@@ -29,13 +29,6 @@ static int64_t span_of(const struct mgr_prof_rank *r)
 	return r->t1 > r->t0 ? r->t1 - r->t0 : 0;
 }
 
-int64_t mgr_profile_compute_ns(const struct mgr_prof_rank *r)
-{
-	int64_t c = span_of(r) - r->mpi_ns - r->io_ns;
-
-	return c > 0 ? c : 0;
-}
-
 static const char *call_name(unsigned type)
 {
 	const struct proto_ev_info *info = proto_ev_info(type);

@@ -65,6 +65,14 @@ int mgr_profile_class(unsigned type)
 	}
 }
 
+int64_t mgr_profile_compute_ns(const struct mgr_prof_rank *r)
+{
+	int64_t span = r->t1 > r->t0 ? r->t1 - r->t0 : 0;
+	int64_t c = span - r->mpi_ns - r->io_ns;
+
+	return c > 0 ? c : 0;
+}
+
 int mgr_profile_bin(uint64_t n)
 {
 	int k = 0;

@@ -125,6 +125,10 @@ uint64_t mgr_profile_bytes(const struct mgr_event *ev);
  * 'c' computation (process calls such as fork or exit), 0 not a call. */
 int mgr_profile_class(unsigned type);
 
+/* A rank's computation: its span less its main thread's MPI and I/O
+ * time, at least 0. */
+int64_t mgr_profile_compute_ns(const struct mgr_prof_rank *r);
+
 /* The bin of a message of n bytes (0 .. MGR_PROFILE_BINS - 1). */
 int mgr_profile_bin(uint64_t n);
 

@@ -15,7 +15,8 @@ probe="$top_builddir/tests/manager/profile_probe_ompi"
 launcher=$(command -v mpirun.openmpi)
 [ -n "$launcher" ] && [ -x "$probe" ] || { echo "skip: no mpirun.openmpi or $probe"; exit 77; }
 work=$(mktemp -d /tmp/tapestry-test-profile.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+SP=
+trap '[ -n "$SP" ] && { kill "$SP" 2>/dev/null; wait "$SP" 2>/dev/null; }; rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fail=0
 check() { # check DESCRIPTION COMMAND...
@@ -59,4 +60,43 @@ check "--quick: no <profile>" bash -c "! grep -q '<profile' '$work/q.xml'"
 "$T" export -f profile -o "$work/none" "$work/io" 2>"$work/bad.err"
 check "export -f profile of a non-job fails" [ $? != 0 ]
 check "  ...leaving nothing" test ! -e "$work/none" -a ! -e "$work/none.tmp"
+
+# the page: `tapestry serve` draws the profile from report.xml; every figure
+# it shows as a number is the XML's (data-x), the pictures are there
+CHROMIUM=$(command -v chromium || command -v chromium-browser)
+if [ -z "$CHROMIUM" ] || ! command -v curl >/dev/null; then
+	echo "skip the page: no chromium or curl"
+	exit $fail
+fi
+mkdir "$work/jobs" && mv "$work/job" "$work/jobs/probe"
+"$T" serve --listen 127.0.0.1:0 --jobs "$work/jobs" >"$work/serve.out" 2>"$work/serve.err" &
+SP=$!
+for _ in $(seq 100); do grep -q serving "$work/serve.out" && break; sleep 0.1; done
+U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$work/serve.out")
+check "serve is up ($U)" [ -n "$U" ]
+for _ in $(seq 600); do
+	[ "$(curl -s -o "$work/page-report.xml" -w '%{http_code}' "$U/api/jobs/probe/report.xml")" = 200 ] && break
+	sleep 0.2
+done
+check "serve made the report, with its profile" grep -q '<profile ' "$work/page-report.xml"
+args=(--headless --no-sandbox --disable-gpu --user-data-dir="$work/chrome" --enable-logging=stderr
+	--v=0 --virtual-time-budget=10000 --window-size=1400,4000)
+timeout 120 "$CHROMIUM" "${args[@]}" --dump-dom "$U/#/job/probe" >"$work/page.html" 2>"$work/page.err"
+shots="$top_builddir/tests/manager"
+timeout 120 "$CHROMIUM" "${args[@]}" --screenshot="$shots/profile-page.png" "$U/#/job/probe" \
+	>/dev/null 2>&1
+dom() { python3 "$top_srcdir/tests/manager/serve_dom.py" "$@"; }
+check "page: loaded, no error shown" dom "$work/page.html" ready
+check "page: no console message" bash -c "! grep -q CONSOLE '$work/page.err'"
+n=$(dom "$work/page.html" report "$work/page-report.xml")
+check "page: every figure is report --xml's ($n)" [ "${n:-0}" -ge 30 ]
+nprof=$(grep -o 'data-x="/report/profile/[^"]*"' "$work/page.html" | wc -l)
+check "page: the profile's figures among them ($nprof)" [ "$nprof" -ge 60 ]
+for id in prof-ranks prof-calls prof-matrix prof-sizes prof-files; do
+	check "page: $id drawn" grep -q "id=\"$id\"" "$work/page.html"
+done
+check "page: a bar per rank and class (6)" [ "$(grep -o 'data-x="/report/profile/rank\[[12]\]/@\(mpi\|io\|compute\)_ns"' "$work/page.html" | sort -u | wc -l)" = 6 ]
+check "page: the matrix's two cells" [ "$(grep -o 'data-x="/report/profile/messages\[[0-9]*\]/@bytes"' "$work/page.html" | wc -l)" = 2 ]
+check "page: the four size bins" [ "$(grep -o 'data-x="/report/profile/size_bin\[[0-9]*\]/@count"' "$work/page.html" | wc -l)" = 4 ]
+echo "screenshot: $shots/profile-page.png"
 exit $fail

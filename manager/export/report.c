@@ -144,10 +144,11 @@ static const struct mgr_opts_doc report_doc = {
 		 "without the profile (time per rank and call,\n"
 		 "messages, files) at the top"},
 	},
-	.col = 14,
+	.col = 16,
 	.head = "usage: tapestry report [--xml] [--strict] [--quick] [--no-profile] DIR\n"
-		"  Events per type and rank, streams (traced processes) with their\n"
-		"  losses, and what was skipped as damaged.\n",
+		"  The profile (where the time went: per rank and call, messages,\n"
+		"  files), then events per type and rank, streams (traced processes)\n"
+		"  with their losses, and what was skipped as damaged.\n",
 	.tail = "  Exit status: 0, 1 (not a readable job directory; --strict and\n"
 		"  damage), 2 (usage).\n",
 };

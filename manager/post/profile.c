@@ -25,6 +25,9 @@ struct sproc {			/* one stream while gathering */
 	int64_t t0, t1, mpi_ns, io_ns, threads_ns;
 	uint64_t calls;
 	uint32_t *fn;		/* PROTO_EV__COUNT: index + 1 into fns, 0 none */
+	struct mgr_prof_bin *bins;	/* MGR_PROFILE_BINS of its sends, or NULL:
+					 * summed at finish over the ranks kept,
+					 * as the matrix is */
 };
 
 struct mgr_profile_acc {
@@ -314,7 +317,11 @@ static int count_send(void *arg, const struct mgr_end *e)
 	p->msgs[i].count++;
 	p->msgs[i].bytes += b;
 	p->msgs[i].from = (int)c->proc;	/* a stream until finish */
-	struct mgr_prof_bin *bin = &p->bins[mgr_profile_bin(b)];
+	struct sproc *q = &a->procs[c->proc];
+
+	if (!q->bins && !(q->bins = calloc(MGR_PROFILE_BINS, sizeof(*q->bins))))
+		return c->rc = PROTO_E_NOMEM;
+	struct mgr_prof_bin *bin = &q->bins[mgr_profile_bin(b)];
 
 	bin->count++;
 	bin->bytes += b;
@@ -521,6 +528,13 @@ int mgr_profile_add(struct mgr_profile *p, const struct mgr_event *ev)
 
 /* ---- closing: streams to ranks, rows merged and sorted -------------------- */
 
+/* qsort, which must not be given a NULL array even when empty */
+static void psort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static int cmp_fn_key(const void *x, const void *y)
 {
 	const struct mgr_prof_fn *a = x, *b = y;
@@ -629,7 +643,7 @@ static int finish_ranks(struct mgr_profile *p)
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (a->procs[i].rank >= 0)
 			rk[n++] = a->procs[i].rank;
-	qsort(rk, n, sizeof(*rk), cmp_int);
+	psort(rk, n, sizeof(*rk), cmp_int);
 	size_t u = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -698,7 +712,7 @@ static void finish_fns(struct mgr_profile *p)
 		if (p->fns[i].rank >= 0)
 			p->fns[n++] = p->fns[i];
 	}
-	qsort(p->fns, n, sizeof(*p->fns), cmp_fn_key);
+	psort(p->fns, n, sizeof(*p->fns), cmp_fn_key);
 	size_t u = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -749,8 +763,8 @@ static int finish_types(struct mgr_profile *p)
 		n++;
 	}
 	p->ntypes = n;
-	qsort(p->types, n, sizeof(*p->types), cmp_type);
-	qsort(p->fns, p->nfns, sizeof(*p->fns), cmp_fn_time);
+	psort(p->types, n, sizeof(*p->types), cmp_type);
+	psort(p->fns, p->nfns, sizeof(*p->fns), cmp_fn_time);
 	return 0;
 }
 
@@ -764,7 +778,7 @@ static void finish_msgs(struct mgr_profile *p)
 		if (p->msgs[i].from >= 0)
 			p->msgs[n++] = p->msgs[i];
 	}
-	qsort(p->msgs, n, sizeof(*p->msgs), cmp_msg_key);
+	psort(p->msgs, n, sizeof(*p->msgs), cmp_msg_key);
 	for (size_t i = 0; i < n; i++) {
 		if (u && !cmp_msg_key(&p->msgs[i], &p->msgs[u - 1])) {
 			p->msgs[u - 1].count += p->msgs[i].count;
@@ -778,7 +792,13 @@ static void finish_msgs(struct mgr_profile *p)
 		p->msg_count += p->msgs[i].count;
 		p->msg_bytes += p->msgs[i].bytes;
 	}
-	qsort(p->msgs, u, sizeof(*p->msgs), cmp_msg);
+	psort(p->msgs, u, sizeof(*p->msgs), cmp_msg);
+	for (size_t i = 0; i < a->nprocs; i++)
+		for (int k = 0; a->procs[i].bins && a->procs[i].rank >= 0 &&
+				k < MGR_PROFILE_BINS; k++) {
+			p->bins[k].count += a->procs[i].bins[k].count;
+			p->bins[k].bytes += a->procs[i].bins[k].bytes;
+		}
 	for (int k = 0; k < MGR_PROFILE_BINS; k++) {
 		p->bins[k].min_bytes = k ? (uint64_t)1 << (k - 1) : 0;
 		p->bins[k].max_bytes = !k ? 0 : k == 64 ? UINT64_MAX :
@@ -796,7 +816,7 @@ static void finish_files(struct mgr_profile *p)
 		if (p->files[i].rank >= 0)
 			p->files[n++] = p->files[i];
 	}
-	qsort(p->files, n, sizeof(*p->files), cmp_file_key);
+	psort(p->files, n, sizeof(*p->files), cmp_file_key);
 	for (size_t i = 0; i < n; i++) {
 		struct mgr_prof_file *f = &p->files[i], *g = u ? &p->files[u - 1] : NULL;
 
@@ -813,15 +833,17 @@ static void finish_files(struct mgr_profile *p)
 		}
 	}
 	p->nfiles = u;
-	qsort(p->files, u, sizeof(*p->files), cmp_file);
+	psort(p->files, u, sizeof(*p->files), cmp_file);
 }
 
 /* What gathering needed, freed; the paths stay (files[].path point to
  * them) until mgr_profile_free. */
 static void acc_clear(struct mgr_profile_acc *a)
 {
-	for (size_t i = 0; i < a->nprocs; i++)
+	for (size_t i = 0; i < a->nprocs; i++) {
 		free(a->procs[i].fn);
+		free(a->procs[i].bins);
+	}
 	free(a->procs);
 	a->procs = NULL;
 	a->nprocs = a->cprocs = 0;
@@ -847,7 +869,7 @@ int mgr_profile_finish(struct mgr_profile *p)
 	if ((rc = finish_types(p)))
 		return rc;
 	finish_msgs(p);
-	qsort(p->colls, p->ncolls, sizeof(*p->colls), cmp_coll);
+	psort(p->colls, p->ncolls, sizeof(*p->colls), cmp_coll);
 	finish_files(p);
 	acc_clear(p->acc);
 	return 0;
@@ -902,7 +924,7 @@ int mgr_profile_check(const struct mgr_profile *p)
 					 mgr_profile_bin(p->bins[k].max_bytes) != k))
 			return 6;
 	}
-	/* launchers send no MPI message: the bins see what the matrix does */
+	/* the bins count the messages the matrix does */
 	if (count != p->msg_count || bytes != p->msg_bytes)
 		return 7;
 	for (size_t i = 1; i < p->nfiles; i++)

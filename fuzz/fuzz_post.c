@@ -7,12 +7,15 @@
  *
  * FUZZ-LINK: -D_GNU_SOURCE manager/post/ -lm
  */
+#include <stdlib.h>
+
 #include "fuzz/postjob.h"
 
 #include "manager/post/causality.h"
 #include "manager/post/comms.h"
 #include "manager/post/events.h"
 #include "manager/post/perturb.h"
+#include "manager/post/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -27,8 +30,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct mgr_event me;
 		volatile uint64_t sum = 0;	/* keeps the reads */
 
-		while (mgr_events_next(e, &me) == 1)
+		/* the profile too (issue 29): every event, then its invariants */
+		struct mgr_profile *pf = mgr_profile_new();
+
+		while (mgr_events_next(e, &me) == 1) {
 			sum += (uint64_t)me.start + (uint64_t)me.end + (uint64_t)me.comm;
+			if (pf && mgr_profile_add(pf, &me) < 0)
+				abort();
+		}
+		if (pf && (mgr_profile_finish(pf) < 0 || mgr_profile_check(pf) != 0))
+			abort();
+		mgr_profile_free(pf);
 		const struct mgr_causality *clc = mgr_events_causality(e);
 		if (clc)
 			sum += mgr_causality_stats(clc)->coll_violations_after +

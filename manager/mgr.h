@@ -34,6 +34,7 @@ struct mgr_event;
 typedef int (*mgr_report_hook)(void *arg, const struct mgr_event *ev);
 #define MGR_REPORT_XML 1	/* flags: --xml */
 #define MGR_REPORT_QUICK 2	/* --quick: no post-processing (me unused) */
+#define MGR_REPORT_NO_PROFILE 4	/* --no-profile: no profile (post/profile.h) */
 int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *out,
 		      mgr_report_hook hook, void *arg);
 
@@ -84,5 +85,8 @@ int mgr_abs_path(const char *path, char *out, size_t cap);
 
 /* Write s to out as one CSV field (quoted when needed). */
 void mgr_csv_field(FILE *out, const char *s);
+/* s as XML text for an attribute's value (markup escaped, what is not an
+ * XML 1.0 character as U+FFFD: the output always parses; report.c). */
+void mgr_xml_text(FILE *out, const char *s);
 
 #endif

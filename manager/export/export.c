@@ -33,6 +33,8 @@ static const struct {
 	 "Chrome trace-event JSON (Perfetto, chrome://tracing)"},
 	{"csv", mgr_export_csv, "trace.csv", "one line per event"},
 	{"moca", mgr_export_moca, "trace.moca", "memory samples, MOCA text format"},
+	{"profile", mgr_export_profile, "profile",
+	 "where the time went: CSV tables per rank, call, message, file"},
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 

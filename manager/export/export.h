@@ -16,6 +16,7 @@
 #define TAPESTRY_MGR_EXPORT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 struct mgr_export_stats {
 	uint64_t events;	/* events read */
@@ -35,6 +36,20 @@ int mgr_export_otf2(const char *dir, const char *out, struct mgr_export_stats *s
 int mgr_export_paje(const char *dir, const char *out, struct mgr_export_stats *st);
 int mgr_export_chrome(const char *dir, const char *out, struct mgr_export_stats *st);
 int mgr_export_moca(const char *dir, const char *out, struct mgr_export_stats *st);
+/* manager/export/export_profile.c: the profile as a directory of CSV
+ * tables (docs/FORMAT.md, "The profile export") */
+int mgr_export_profile(const char *dir, const char *out, struct mgr_export_stats *st);
+
+/* The profile (manager/post/profile.h) of the events of e, read to their
+ * end (*events counts them): 0 with *out (mgr_profile_free it), or a
+ * negative PROTO_E_* (said, mgr_fail). */
+struct mgr_events;
+struct mgr_profile;
+int mgr_profile_gather(struct mgr_events *e, struct mgr_profile **out, uint64_t *events);
+/* The profile printed: the short text at the top of `tapestry report`, the
+ * <profile> element of its --xml (docs/COMMANDS.md). */
+void mgr_profile_text(FILE *out, const struct mgr_profile *p);
+void mgr_profile_xml(FILE *out, const struct mgr_profile *p);
 
 /* Flops of a COMPUTE event: its volume when it counts flops (method 0);
  * instructions (method 1) scaled by flop_rate / instruction rate, the rate

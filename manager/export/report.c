@@ -20,6 +20,7 @@
 #include "manager/post/events.h"
 #include "manager/post/perturb.h"
 #include "manager/post/post.h"
+#include "manager/post/profile.h"
 #include "proto/error.h"
 #include "proto/msg.h"
 
@@ -151,11 +152,15 @@ static const struct mgr_opts_doc report_doc = {
 		 "missing batches, damaged segments, lost events, streams\n"
 		 "cut short) or its index is, as `tapestry export --strict`\n"
 		 "refuses it, or when a collector rejected connections"},
+		{"no-profile", 'P', 0, NULL,
+		 "without the profile (time per rank and call,\n"
+		 "messages, files) at the top"},
 	},
-	.col = 14,
-	.head = "usage: tapestry report [--xml] [--strict] [--quick] DIR\n"
-		"  Events per type and rank, streams (traced processes) with their\n"
-		"  losses, and what was skipped as damaged.\n",
+	.col = 16,
+	.head = "usage: tapestry report [--xml] [--strict] [--quick] [--no-profile] DIR\n"
+		"  The profile (where the time went: per rank and call, messages,\n"
+		"  files), then events per type and rank, streams (traced processes)\n"
+		"  with their losses, and what was skipped as damaged.\n",
 	.tail = "  Exit status: 0, 1 (not a readable job directory; --strict and\n"
 		"  damage), 2 (usage).\n",
 };
@@ -178,6 +183,8 @@ struct report {
 	int own_me;				/* opened here (closed with r) */
 	int quick;				/* --quick: no post-processing */
 	mgr_report_hook hook;			/* sees every event of me, or NULL */
+	int no_profile;				/* --no-profile */
+	struct mgr_profile *prof;		/* NULL: none (quick, failed) */
 	void *hook_arg;
 	const struct mgr_post *post;		/* these four: NULL with me */
 	const struct mgr_perturb_stats *ps;
@@ -231,6 +238,11 @@ static void gather_span(struct report *r)
 
 		if (r->hook)
 			r->hook(r->hook_arg, &ev);
+		if (r->prof && mgr_profile_add(r->prof, &ev) < 0) {
+			mgr_profile_free(r->prof);	/* out of memory: said below */
+			r->prof = NULL;
+			mgr_err("%s: the profile is left out (out of memory)", r->dir);
+		}
 		if (!info || info->category == PROTO_CAT_TRACER)
 			continue;
 		int rank = ev.stream->rank;
@@ -267,6 +279,11 @@ static void gather_span(struct report *r)
 	}
 	if (r->hook && rc == 0)
 		r->hook(r->hook_arg, NULL);	/* the clean end */
+	/* while the trace is open: the profile reads its streams' ranks */
+	if (r->prof && (rc < 0 || mgr_profile_finish(r->prof) < 0)) {
+		mgr_profile_free(r->prof);
+		r->prof = NULL;
+	}
 	int k = r1[1] > r0[1] ? 1 : 0;
 	r->span_ranks = k;
 	if (r1[k] > r0[k]) {
@@ -316,6 +333,8 @@ static void gather_post(struct report *r)
 	const struct mgr_perturb *pert = mgr_events_perturb(r->me);
 
 	r->post = mgr_events_post(r->me);
+	if (!r->no_profile && !(r->prof = mgr_profile_new()))
+		mgr_err("%s: the profile is left out (out of memory)", r->dir);
 	gather_span(r);
 	if (pert) {
 		r->ps = mgr_perturb_stats(pert);
@@ -366,6 +385,7 @@ static void report_free(struct report *r)
 	for (unsigned ty = 0; ty < PROTO_EV__COUNT; ty++)
 		free(r->tally[ty].by_rank);
 	proto_trace_close(r->t);
+	mgr_profile_free(r->prof);
 	if (r->own_me)
 		mgr_events_close(r->me);
 	if (r->nodes)
@@ -848,6 +868,8 @@ static void report_xml(FILE *out, const struct report *r)
 	if (r->index_problem[0])
 		attr_s(out, "index_problem", r->index_problem);
 	fputs(">\n", out);
+	if (r->prof)
+		mgr_profile_xml(out, r->prof);
 	xml_streams(out, r);
 	xml_events(out, r);
 	data_moved(out, r, 1);
@@ -859,6 +881,11 @@ static void report_xml(FILE *out, const struct report *r)
 	if (r->cs)
 		xml_causality(out, r);
 	fputs("</report>\n", out);
+}
+
+void mgr_xml_text(FILE *out, const char *s)
+{
+	xml_text(out, s);
 }
 
 /* ---- text ----------------------------------------------------------------- */
@@ -1176,6 +1203,10 @@ static void text_refused(FILE *out, const struct report *r)
 
 static void report_text(FILE *out, const struct report *r)
 {
+	if (r->prof) {
+		mgr_profile_text(out, r->prof);
+		fputc('\n', out);
+	}
 	fprintf(out, "job directory  %s\n", r->dir);
 	fprintf(out, "events         %" PRIu64 " in %" PRIu64 " batches, %zu stream%s\n",
 		r->st->events, r->st->batches, r->ns, r->ns == 1 ? "" : "s");
@@ -1250,6 +1281,7 @@ int mgr_report_events(const char *dir, struct mgr_events *me, int flags, FILE *o
 	memset(r, 0, sizeof(*r));
 	r->hook = hook;
 	r->hook_arg = arg;
+	r->no_profile = (flags & MGR_REPORT_NO_PROFILE) != 0;
 	if (!(rc = report_gather(r, dir, me, flags & MGR_REPORT_QUICK))) {
 		(xml ? report_xml : report_text)(out, r);
 		/* --strict: a damaged job is an error, as for every export */
@@ -1278,6 +1310,7 @@ int mgr_cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'x': flags |= MGR_REPORT_XML; break;
 		case 'q': flags |= MGR_REPORT_QUICK; break;
+		case 'P': flags |= MGR_REPORT_NO_PROFILE; break;
 		case 'S': mgr_export_strict = 1; break;
 		}
 	}

@@ -199,7 +199,7 @@ function renderReport(doc) {
     fig('duplicate batches', g('duplicate_batches'), '/report/@duplicate_batches') +
     fig('damaged bytes skipped', g('skipped_bytes'), '/report/@skipped_bytes') + '</div></section>';
   $('#job-figs').innerHTML = h;
-  h = '';
+  h = profileSection(r);	/* profile.js */
   const streams = [...r.getElementsByTagName('stream')];
   h += '<h2>Streams</h2><section><table><tr><th>stream</th><th>host</th><th class="n">rank</th><th class="n">pid</th>' +
     '<th>program</th><th class="n">events</th><th class="n">batches</th><th class="n">lost</th><th class="n">missing batches</th><th>end</th></tr>';

@@ -397,6 +397,7 @@ static void meta_basics(void)
 {
 	char buf[PROTO_VALUE_MAX + 1];
 	struct proto_clockid cid;
+	const char *v;
 	ssize_t n;
 	int fd;
 
@@ -423,6 +424,8 @@ static void meta_basics(void)
 	meta_put_locked("argv", buf);
 	meta_num("rank", my_rank);
 	meta_num("size", my_size);
+	if ((v = getenv("TAPESTRY_MPI_OTHER")) && *v)	/* mpi_flavour.c */
+		meta_put_locked("mpi_stood_down", v);
 	meta_put_locked("clock", sn_clock_method());
 	snprintf(buf, sizeof(buf), "%.0f", sn_clock_tsc_hz());
 	meta_put_locked("tsc_hz", buf);
@@ -1054,6 +1057,7 @@ int sn_init(void)
 	if (my_size < 0)
 		my_size = 0;
 	meta_basics();
+	unsetenv("TAPESTRY_MPI_OTHER");	/* its programs are not told */
 	if (!atfork_done) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atfork_done = 1;

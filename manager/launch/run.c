@@ -86,28 +86,57 @@ static const struct mgr_opts_doc run_doc = {
 		"  signal N to tapestry).\n",
 };
 
+static const char *mpi_name(const char *flavour)
+{
+	return !strcmp(flavour, "openmpi") ? "Open MPI" : "MPICH";
+}
+
+/* One line before the run when the MPI of the program (g->app) is not
+ * the launcher's or the --mpi given (mpi): which sensor runs, and what
+ * the processes will do. */
+static void say_mismatch(char *const argv[], const char *mpi, int given,
+			 const struct mgr_mpi_guess *g)
+{
+	const char *app = strrchr(g->app, '/');
+
+	app = app ? app + 1 : g->app;
+	if (!g->app_flavour || !mpi)
+		return;
+	if (given && strcmp(mpi, g->app_flavour))
+		fprintf(stderr, "tapestry: --mpi %s, but %s links %s: the %s "
+			"sensor stands down in its processes (libc calls only)\n",
+			mpi, app, mpi_name(g->app_flavour), mpi_name(mpi));
+	else if (g->launcher_flavour && strcmp(g->launcher_flavour, g->app_flavour))
+		fprintf(stderr, "tapestry: %s links %s but %s is %s's launcher: "
+			"the %s sensor is used (its ranks may each start as a "
+			"singleton)\n", app, mpi_name(g->app_flavour), argv[0],
+			mpi_name(g->launcher_flavour), mpi_name(g->app_flavour));
+}
+
 /* The sensors and the MPI flavour for the program argv[0]: --sensors
  * when given (*sensors non-NULL), else libc,mem, plus mpi when the program
  * is an MPI launcher or links an MPI library; the flavour from --mpi, else
- * guessed (g). 0, or 2 (a usage error, said) when the MPI sensor is wanted
+ * guessed (g: the program's MPI, the launcher's when the program says
+ * nothing). 0, or 2 (a usage error, said) when the MPI sensor is wanted
  * and no step told the flavour. */
 static int choose_sensors(char *const argv[], const char **sensors,
 			  const char **mpi, struct mgr_mpi_guess *g)
 {
-	int want_mpi;
+	int want_mpi, given = *mpi != NULL;
 
 	mgr_mpi_guess(argv[0], argv + 1, g);
 	if (!*sensors)
 		*sensors = g->launcher || g->links_mpi ? "libc,mpi,mem" : "libc,mem";
 	want_mpi = strstr(*sensors, "mpi") != NULL;
-	if (!want_mpi || *mpi)
+	if (!want_mpi)
 		return 0;
-	if (!(*mpi = g->flavour)) {
+	if (!*mpi && !(*mpi = g->flavour)) {
 		mgr_err("cannot tell which MPI %s uses (tried: %s): give --mpi "
 			"openmpi|mpich, or --sensors libc,mem to trace it without "
 			"the MPI sensor", argv[0], g->tried);
 		return 2;
 	}
+	say_mismatch(argv, *mpi, given, g);
 	return 0;
 }
 
@@ -506,8 +535,10 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	R.launcher = pingpong_launcher(R.prog[0], &R.guess);
-	if (R.launcher && R.pingpong)
-		calibrate(R.dir, R.prog[0], R.mpi, R.pingpong > 1, &R.nc, &R.ncjob);
+	if (R.launcher && R.pingpong)	/* the launcher's MPI runs it */
+		calibrate(R.dir, R.prog[0], R.guess.launcher_flavour ?
+			  R.guess.launcher_flavour : R.mpi, R.pingpong > 1,
+			  &R.nc, &R.ncjob);
 	else if (R.launcher)
 		mgr_netcal_skip(&R.nc, "skipped (--no-pingpong)");
 	oversubscribe(&R);

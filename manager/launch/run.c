@@ -69,10 +69,16 @@ static const struct mgr_opts_doc run_doc = {
 		 "launcher, MPI and settings"},
 		{"fresh-pingpong", 'R', 0, NULL,
 		 "measure again even when a kept measure applies"},
+		{"trace-launcher", 'W', 0, NULL,
+		 "show the launchers (mpirun, orted, mpiexec.hydra,\n"
+		 "hydra_pmi_proxy, srun ..., and shells or env that\n"
+		 "only execute the program) in the exports and the\n"
+		 "counts: traced either way, left out by default"},
 	},
 	.in_order = 1, .col = 24,
 	.head = "usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
 		"                    [--keep-going] [--no-pingpong | --fresh-pingpong]\n"
+		"                    [--trace-launcher]\n"
 		"                    -- PROGRAM [ARGS...]\n"
 		"  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
 		"  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
@@ -191,7 +197,7 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 struct run {
 	const char *dir, *sensors, *mpi, *secret;
 	char **prog;			/* PROGRAM ARGS..., NULL-terminated */
-	int keep_going, pingpong, verbose, launcher;
+	int keep_going, pingpong, verbose, launcher, trace_launcher;
 	char *collector, *lib;
 	struct mgr_child root, node;
 	pid_t tee[2];			/* -v: the tee of each collector's log */
@@ -325,6 +331,10 @@ static int run_program(struct run *R)
 			setenv("LD_PRELOAD", R->lib, 1);
 		setenv("TAPESTRY_COLLECTOR", R->nodeaddr, 1);
 		setenv("TAPESTRY_SENSORS", R->sensors, 1);
+		if (R->trace_launcher)	/* META launcher "traced": shown */
+			setenv("TAPESTRY_TRACE_LAUNCHER", "1", 1);
+		else
+			unsetenv("TAPESTRY_TRACE_LAUNCHER");
 		if (R->secret)
 			setenv("TAPESTRY_SECRET_FILE", R->secret, 1);
 		execvp(R->prog[0], R->prog);
@@ -418,6 +428,7 @@ static int parse(struct run *R, int argc, char **argv)
 		case 'P': R->pingpong = 0; break;
 		case 'R': R->pingpong = 2; break;
 		case 'v': R->verbose = 1; break;
+		case 'W': R->trace_launcher = 1; break;
 		}
 	}
 	if (c < 0)

@@ -816,7 +816,8 @@ static void text_events(FILE *out, const struct report *r)
 	 * search of PATH: execs that found no file) */
 	if (r->launcher_events)
 		fprintf(out, "\nlaunchers      %" PRIu64 " events of launchers "
-			"(mpirun, orted, hydra_pmi_proxy, ...) not counted below "
+			"(mpirun, orted, hydra_pmi_proxy ...; env or a shell "
+			"that only executed the next program) not counted below "
 			"(tapestry run --trace-launcher shows them)\n",
 			r->launcher_events);
 	fprintf(out, "\nevents by type\n  %-20s %12s %8s", "", "total", "failed");

@@ -215,21 +215,20 @@ static uint64_t seq_base(const struct col *c, const struct col_stream *s)
 }
 
 /* A BATCH is taken only within cfg.seq_window batches after its stream's
- * base (seq_base), and at the root never past its stream's BYE: a forged
- * seq far ahead would make every later batch of the real stream look like
- * a duplicate (docs/SECURITY.md, "Streams"). A collector that has not seen
- * the stream yet (restarted: the sensor resumes at any seq) leaves it to
- * the root, which knows what it stored. 1 when refused (counted, logged). */
+ * base (seq_base): a forged seq far ahead would make every later batch of
+ * the real stream look like a duplicate (docs/SECURITY.md, "Streams").
+ * A batch after the stream's BYE is taken too (within the window, from a
+ * connection that proved the stream's key): a process that records after
+ * its end (init/exitst2 under Open MPI) goes on, and the root stores it
+ * (root.c); refused, its sensor waited for the ACK in vain. A collector
+ * that has not seen the stream yet (restarted: the sensor resumes at any
+ * seq) leaves it to the root, which knows what it stored. 1 when refused
+ * (counted, logged). */
 static int out_of_window(struct col *c, struct col_conn *cn,
 			 const struct col_stream *s, uint64_t seq)
 {
 	uint64_t base = seq_base(c, s);
 
-	if (c->root && s->bye > 1 && seq > s->bye_seq) {
-		col_refuse(cn, s->id, seq, "a batch after the end of its "
-			   "stream");
-		return 1;
-	}
 	if (seq <= base || seq - base <= c->cfg.seq_window ||
 	    (!c->root && !base))
 		return 0;

@@ -7,7 +7,9 @@
  * ("collector.lost.<stream>" = count, plus "collector.lost_batches"). The
  * ACK goes out only after proto_jobdir_append returned (the data is in the
  * file, not necessarily on the disk). BYE is stored once per stream and
- * answered with ACK(stream, last stored seq). On reopen (APPEND) the index
+ * answered with ACK(stream, last stored seq); a batch after it (a process
+ * that records after its end) is stored, and reopens the stream for a
+ * later BYE. On reopen (APPEND) the index
  * tells the last seq of every stream, so a restarted root still
  * deduplicates.
  *
@@ -223,6 +225,13 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		}
 		if (f->seq > s->last_seq + 1)
 			note_gap(c, s, f->seq - s->last_seq - 1);
+		if (s->bye) {	/* the stream goes on after its BYE: a later
+				 * BYE ends it again, and is stored */
+			col_info("stream %016" PRIx64 ": batch %" PRIu64 " after "
+				 "its end (BYE at %" PRIu64 "): stored", s->id,
+				 f->seq, s->bye_seq);
+			s->bye = 0;
+		}
 		s->last_seq = f->seq;
 		c->st.stored_batches++;
 		send_ack(cn, s->id, s->last_seq);

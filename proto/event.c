@@ -188,6 +188,8 @@ unsigned proto_ev_base(unsigned type)
 		return PROTO_EV_MPI_ISEND;
 	case PROTO_EV_MPI_SENDRECV_REPLACE:
 		return PROTO_EV_MPI_SENDRECV;
+	case PROTO_EV_MPI_ISENDRECV_REPLACE:
+		return PROTO_EV_MPI_ISENDRECV;
 	case PROTO_EV_MPI_MRECV:
 		return PROTO_EV_MPI_RECV;
 	case PROTO_EV_MPI_IMRECV:

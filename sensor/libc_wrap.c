@@ -1036,6 +1036,7 @@ static int exec_pre(struct sn_call *c, const char *path, int searched,
 	}
 	c->t1 = c->t0;
 	rec(c, PROTO_EV_EXEC, 0, *pid, 0, 0, 0, 0, 0);
+	sn_exec_meta();
 	sn_calibrate_at_end();
 	sn_sender_flush(2, 3000);
 	return 1;

@@ -61,6 +61,10 @@ struct mw_req {
 	int32_t kind;
 	int32_t persistent;	/* made by a *_init call: kept between activations */
 	int32_t active;		/* started and not completed */
+	int32_t exchange;	/* an Isendrecv's (mpi_more.c): MPICH 4.0
+				 * leaves its status unwritten, so the
+				 * source, tag and bytes asked for, when not
+				 * wildcards, stand (mpi_wrap.c) */
 };
 
 /* What mw_req_take() does with the record it finds. */

@@ -391,6 +391,10 @@ SN_HIDDEN void sn_calibrate(int at_exit);
  * record outweighs the exit calibration's own time (sn_shutdown). */
 #define CAL_EXIT_MIN_RECORDS 100000
 SN_HIDDEN void sn_calibrate_at_end(void);
+/* At an exec about to start (libc_wrap.c's exec_pre): a shell, env or the
+ * like that forked nothing is a shim, its stream marked META launcher
+ * (rt_init.c, "launchers"). */
+SN_HIDDEN void sn_exec_meta(void);
 SN_HIDDEN int sn_cal_quiet(const double *d, int n);
 SN_HIDDEN double sn_cal_estimate(const double *d, int n);
 /* Emit again, on the calling thread, every CALIB record sn_calibrate has

@@ -24,6 +24,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,7 @@ static void meta_basics(void)
 {
 	char buf[PROTO_VALUE_MAX + 1];
 	struct proto_clockid cid;
+	const char *v;
 	ssize_t n;
 	int fd;
 
@@ -423,6 +425,8 @@ static void meta_basics(void)
 	meta_put_locked("argv", buf);
 	meta_num("rank", my_rank);
 	meta_num("size", my_size);
+	if ((v = getenv("TAPESTRY_MPI_OTHER")) && *v)	/* mpi_flavour.c */
+		meta_put_locked("mpi_stood_down", v);
 	meta_put_locked("clock", sn_clock_method());
 	snprintf(buf, sizeof(buf), "%.0f", sn_clock_tsc_hz());
 	meta_put_locked("tsc_hz", buf);
@@ -775,8 +779,11 @@ void sn_calibrate(int at_exit)
 
 /* ---- fork ---------------------------------------------------------------- */
 
+static int forked_once;		/* this image forked (sn_exec_meta) */
+
 static void atfork_prepare(void)
 {
+	forked_once = 1;
 	sn_threads_lock();
 	pthread_mutex_lock(&meta_mu);
 }
@@ -1029,6 +1036,65 @@ int sn_sigaction_app(int signo, const struct sigaction *act,
 	return rc;
 }
 
+/* ---- launchers (docs/modules/sensor-runtime.md, "Launchers") ----------- */
+
+/* MPI and batch launchers and their helpers: their streams carry META
+ * launcher (the readers keep them off the timeline, the profile and the
+ * application's counts) and no rank (orted started by an Open MPI
+ * singleton inherited PMI_RANK). A name with a suffix after a dot counts
+ * (mpirun.openmpi, mpiexec.hydra). */
+static const char *const launcher_names[] = {
+	"mpirun", "mpiexec", "orterun", "orted", "prterun", "prte", "prted",
+	"hydra_pmi_proxy", "hydra_nameserver", "srun", "slurmstepd", NULL,
+};
+/* Programs that often only pass on to another (a shell's `exec`, env,
+ * nice ...): a process of one of these that executes another program
+ * without having forked is a shim, marked at its exec (sn_exec_meta). */
+static const char *const shim_names[] = {
+	"sh", "dash", "bash", "zsh", "ksh", "env", "nice", "nohup", "stdbuf",
+	"taskset", "numactl", "chrt", "ionice", "setsid", "time", NULL,
+};
+static int am_launcher;		/* set by sn_init */
+
+/* Is this image's program (its file's base name) one of names? */
+static int exe_in(const char *const *names)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	const char *base;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	base = strrchr(buf, '/');
+	base = base ? base + 1 : buf;
+	for (int i = 0; names[i]; i++) {
+		size_t len = strlen(names[i]);
+
+		if (!strncmp(base, names[i], len) &&
+		    (base[len] == 0 || base[len] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+/* META launcher: "1" (hidden by the readers), or "traced" when
+ * TAPESTRY_TRACE_LAUNCHER=1 asked to see launchers (run/launch
+ * --trace-launcher). */
+static const char *launcher_value(void)
+{
+	const char *v = getenv("TAPESTRY_TRACE_LAUNCHER");
+
+	return v && !strcmp(v, "1") ? "traced" : "1";
+}
+
+/* See rt.h. */
+void sn_exec_meta(void)
+{
+	if (!am_launcher && !forked_once && exe_in(shim_names))
+		sn_meta("launcher", launcher_value());
+}
+
 /* ---- init ---------------------------------------------------------------- */
 
 /* Initialise the runtime once per process image. Returns 0, or a negative
@@ -1040,6 +1106,8 @@ int sn_init(void)
 	int saved_guard = sn_tls.guard;
 	int saved_errno = errno;
 
+	if (sn_preinit && atomic_load(&sn_state) == SN_ST_NONE)
+		sn_preinit();	/* the MPI sensor in the other MPI's process */
 	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_INIT))
 		return st == SN_ST_READY ? 0 : PROTO_E_STATE;
 	sn_tls.guard = 1;
@@ -1051,7 +1119,17 @@ int sn_init(void)
 	my_size = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL);
 	if (my_size < 0)
 		my_size = 0;
+	if ((am_launcher = exe_in(launcher_names))) {
+		my_rank = -1;	/* a rank's variables, inherited */
+		my_size = 0;
+	}
 	meta_basics();
+	if (am_launcher) {
+		pthread_mutex_lock(&meta_mu);
+		meta_put_locked("launcher", launcher_value());
+		pthread_mutex_unlock(&meta_mu);
+	}
+	unsetenv("TAPESTRY_MPI_OTHER");	/* its programs are not told */
 	if (!atfork_done) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atfork_done = 1;

@@ -105,5 +105,10 @@ SN_HIDDEN void sn_ship_all(void);
  * sn_enter()). A wrapper library calls it from its constructor. Returns 0,
  * or a negative PROTO_E_* code when tracing is off. */
 SN_HIDDEN int sn_init(void);
+/* Defined by the MPI sensor only (sensor/mpi_flavour.c; weak here): run
+ * by sn_init() before anything, it executes the process again without the
+ * MPI sensor when the process holds the other MPI. Returns when it does
+ * not. */
+SN_HIDDEN void sn_preinit(void) __attribute__((weak));
 
 #endif

@@ -169,6 +169,8 @@ static const struct {
 	{PROTO_EV_MPI_ISSEND, "isend"},
 	{PROTO_EV_MPI_IRSEND, "isend"},
 	{PROTO_EV_MPI_SENDRECV_REPLACE, "sendRecv (or isend, recv, wait)"},
+	{PROTO_EV_MPI_ISENDRECV, "isend never waited, irecv"},
+	{PROTO_EV_MPI_ISENDRECV_REPLACE, "isend never waited, irecv"},
 	{PROTO_EV_MPI_START, "isend or irecv"},
 	{PROTO_EV_MPI_STARTALL, "isend or irecv per request"},
 	{PROTO_EV_MPI_MRECV, "recv"},
@@ -1014,6 +1016,28 @@ static void smpi_sendrecv(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	}
 }
 
+/* MPI_Isendrecv(_replace): the send an isend never waited (the replay
+ * waits for it at its end, as a Bsend's), the receive an irecv under the
+ * request's id, which its completion waits for; start: the dialect's. */
+static int isendrecv(struct mgr_ti *x, int32_t r, struct ti_rank *t,
+		     const struct proto_trace_event *me,
+		     int (*start)(struct mgr_ti *, int32_t, struct ti_rank *,
+				  const struct ti_start *))
+{
+	const struct proto_event *ev = me->ev;
+	int64_t peer = fld(ev, PROTO_F_peer), bytes = fld(ev, PROTO_F_bytes);
+	struct ti_start s = {fld(ev, PROTO_F_req), fld(ev, PROTO_F_src),
+			     me->array && me->narray >= 1 ? me->array[0] : -1,
+			     me->array && me->narray >= 2 ? me->array[1] : bytes, 2};
+
+	if (peer >= 0 && x->d == D_SMPI)
+		act(x, r, t, "isend %" PRId64 " %" PRId64 " %" PRId64, peer,
+		    fld(ev, PROTO_F_tag), clamp_int(x, bytes));
+	else if (peer >= 0)
+		act(x, r, t, "Isend p%" PRId64 " %" PRId64, peer, bytes);
+	return start(x, r, t, &s);
+}
+
 /* Point to point and requests in SMPI's dialect (the table in
  * docs/modules/export-simgrid.md): 0, or -1 out of memory. */
 static int smpi_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
@@ -1058,6 +1082,9 @@ static int smpi_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 	case PROTO_EV_MPI_SENDRECV:	/* and Sendrecv_replace */
 		smpi_sendrecv(x, r, t, ev);
 		break;
+	case PROTO_EV_MPI_ISENDRECV:	/* and Isendrecv_replace */
+		x->mapped[ev->type]++;	/* said: an isend no one waits for */
+		return isendrecv(x, r, t, me, smpi_start);
 	default:
 		return done_event(x, r, t, me);
 	}
@@ -1108,6 +1135,8 @@ static int d2011_p2p(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 		if (peer >= 0)
 			act(x, r, t, "wait");
 		break;
+	case PROTO_EV_MPI_ISENDRECV:
+		return isendrecv(x, r, t, me, d2011_start);
 	default:
 		return done_event(x, r, t, me);
 	}

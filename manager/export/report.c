@@ -178,6 +178,8 @@ struct model_test {
 /* Everything the report prints, gathered once. */
 struct report {
 	const char *dir;
+	uint64_t launcher_events;	/* of launchers' streams (META launcher
+					 * "1" when read): not in the tallies */
 	struct proto_trace *t;
 	struct mgr_events *me;			/* NULL: post-processing failed */
 	int own_me;				/* opened here (closed with r) */
@@ -359,6 +361,13 @@ static int gather_events(struct report *r)
 	while ((rc = proto_trace_next(r->t, &te)) == 1) {
 		struct tally *ty = &r->tally[te.ev->type];
 		int k = te.stream->rank;
+
+		/* a launcher's events are kept out of the application's
+		 * (a shim, marked at its exec, is known only after) */
+		if (mgr_stream_launcher(te.stream)) {
+			r->launcher_events++;
+			continue;
+		}
 
 		if (!ty->by_rank &&
 		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
@@ -950,6 +959,12 @@ static void text_events(FILE *out, const struct report *r)
 
 	/* failed: the calls among total that returned an error (a shell's
 	 * search of PATH: execs that found no file) */
+	if (r->launcher_events)
+		fprintf(out, "\nlaunchers      %" PRIu64 " events of launchers "
+			"(mpirun, orted, hydra_pmi_proxy ...; env or a shell "
+			"that only executed the next program) not counted below "
+			"(tapestry run --trace-launcher shows them)\n",
+			r->launcher_events);
 	fprintf(out, "\nevents by type\n  %-20s %12s %8s", "", "total", "failed");
 	for (int k = 0; k < shown; k++) {
 		char h[16];

@@ -78,6 +78,7 @@ struct launch {
 	int order[MGR_JD_MAX_COLLECTORS];	/* start order, by depth */
 	int started;				/* collectors started so far */
 	int live;				/* --live-ti: sensors drain often */
+	int trace_launcher;			/* --trace-launcher: shown */
 	char colname[MGR_JD_MAX_COLLECTORS][96];
 	char logdir[PATH_MAX];
 	char spool[PATH_MAX + 8];		/* DIR/spool (issue 33) */
@@ -605,6 +606,12 @@ static int sensor_env(struct launch *L, int host, char *env[], int max)
 	/* a live feed wants events within 100 ms, not the default second
 	 * (the description's own TAPESTRY_DRAIN_MS, after it, wins) */
 	if (L->live && asprintf(&env[n++], "TAPESTRY_DRAIN_MS=100") < 0)
+		return -1;
+	/* helpers a rank starts (an Open MPI singleton's orted) are
+	 * launchers: shown with --trace-launcher (mpirun itself is not
+	 * traced by launch) */
+	if (L->trace_launcher &&
+	    asprintf(&env[n++], "TAPESTRY_TRACE_LAUNCHER=1") < 0)
 		return -1;
 	for (int i = 0; i < jd->nenv && n < max - 1; i++)
 		if (asprintf(&env[n++], "%s=%s", jd->env[i].name, jd->env[i].value) < 0)
@@ -1220,6 +1227,10 @@ static const struct mgr_opts_doc launch_doc = {
 		 "(docs/modules/manager-launch.md)"},
 		{"fresh-pingpong", 'R', 0, NULL,
 		 "measure again even when a kept measure applies"},
+		{"trace-launcher", 'W', 0, NULL,
+		 "show the launchers' helpers a rank starts (an Open\n"
+		 "MPI singleton's orted) in the exports and counts;\n"
+		 "launch never traces mpirun itself"},
 		{"times", 'T', 0, NULL,
 		 "at the end, one line with the seconds each phase\n"
 		 "took (set-up, collectors up, ping-pong,\n"
@@ -1228,7 +1239,7 @@ static const struct mgr_opts_doc launch_doc = {
 	},
 	.col = 25,
 	.head = "usage: tapestry launch [-o DIR] [--start-timeout S] [--keep-going]\n"
-		"                       [--no-pingpong | --fresh-pingpong] [--times]\n"
+		"                       [--no-pingpong | --fresh-pingpong] [--times] [--trace-launcher]\n"
 		"                       [--live-ti DIR [--live-fifo]] APP.xml\n"
 		"  Runs the job APP.xml describes: validates it (nothing starts when\n"
 		"  it is invalid), starts the root receiver writing DIR, then every\n"
@@ -1280,7 +1291,7 @@ struct launch_opts {
 	char defdir[64];		/* dir when -o is not given */
 	char absdir[PATH_MAX];		/* dir made absolute */
 	int start_ms;
-	int keep_going, times;
+	int keep_going, times, trace_launcher;
 	int pingpong;			/* 0 none, 1 kept or measured, 2 measured */
 	struct mgr_live_opts live;	/* live.outdir: --live-ti */
 };
@@ -1314,6 +1325,7 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 		case 'P': o->pingpong = 0; break;
 		case 'R': o->pingpong = 2; break;
 		case 'T': o->times = 1; break;
+		case 'W': o->trace_launcher = 1; break;
 		}
 	}
 	if (c < 0)
@@ -1336,6 +1348,28 @@ static int launch_options(int argc, char **argv, struct launch_opts *o)
 	return -1;
 }
 
+/* The MPI sensor for the application: its program's MPI (its
+ * libraries), the description's mpi= (its launcher's) only when the
+ * program says nothing; a mismatch said in one line (the ranks of the
+ * program then start as singletons of its MPI). */
+static const char *sensor_flavour(const struct mgr_jobdesc *jd)
+{
+	const char *exe = jd->exe_path ? jd->exe_path : jd->executable;
+	const char *mpi = mgr_jd_mpi_name(jd->mpi);
+	struct mgr_mpi_guess g;
+
+	if (jd->mpi == MGR_MPI_NONE || !exe ||
+	    mgr_mpi_guess(exe, NULL, &g) < 0 || !g.app_flavour ||
+	    !strcmp(g.app_flavour, mpi))
+		return mpi;
+	fprintf(stderr, "tapestry: %s links %s but the description says "
+		"mpi=\"%s\": its %s sensor is used (its ranks may each start "
+		"as a singleton)\n", jd->executable,
+		!strcmp(g.app_flavour, "openmpi") ? "Open MPI" : "MPICH", mpi,
+		!strcmp(g.app_flavour, "openmpi") ? "Open MPI" : "MPICH");
+	return g.app_flavour;
+}
+
 /* This binary, the collector and the sensor library: 0, or
  * PROTO_E_NOTFOUND (said, mgr_fail). */
 static int find_programs(struct launch *L)
@@ -1346,7 +1380,7 @@ static int find_programs(struct launch *L)
 		snprintf(L->self, sizeof(L->self), "%s", TAPESTRY_BINDIR "/tapestry");
 	L->collector = mgr_find_collector();
 	L->lib = mgr_find_sensor(jd->sensors & MGR_SENSOR_MPI ?
-				 mgr_jd_mpi_name(jd->mpi) : NULL);
+				 sensor_flavour(jd) : NULL);
 	if (!L->collector || access(L->collector, X_OK) != 0) {
 		return mgr_fail(PROTO_E_NOTFOUND, "collector not found at %s: "
 				"nothing launched", L->collector ? L->collector : "?");
@@ -1815,6 +1849,7 @@ int mgr_cmd_launch(int argc, char **argv)
 	L->ncjob.go_fd = L->ncjob.out_fd = L->ncjob.log_fd = -1;
 	L->start_ms = o.start_ms;
 	L->live = o.live.outdir != NULL;
+	L->trace_launcher = o.trace_launcher;
 	mgr_child_init(&L->root, "root receiver");
 	mgr_child_init(&live, "live feed");
 	L->mark[PH_SETUP] = mgr_now_ms();

@@ -2,18 +2,29 @@
  * manager/launch/mpiguess.c - is a program an MPI launcher or an MPI
  * program, and which MPI (the sensor to preload)?
  *
- * In order, each step noted in the guess's `tried` for the message when
- * none answers:
+ * The sensor must be the MPI of the processes it lands in: the MPICH
+ * sensor in a program linked with Open MPI (mpirun.mpich launching
+ * Debian's lmp, each rank an Open MPI singleton) stands down
+ * (sensor/mpi_flavour.c) and traces libc only. So the program decides,
+ * the launcher only when the program says nothing. Each step is noted in
+ * the guess's `tried` for the message when none answers:
  *   1. the program found on PATH, and every link on the way to the real
  *      file (Debian: mpirun -> /etc/alternatives/mpirun ->
  *      /usr/bin/mpirun.openmpi -> orterun): each name and directory is
  *      matched against the launchers' names (orterun and prterun are Open
- *      MPI's, mpiexec.hydra MPICH's, NAME.openmpi / NAME.mpich say it);
- *   2. the libraries it links (ldd: libmpi.so.40 is Open MPI's, libmpich
- *      and libmpi.so.12 MPICH's);
- *   3. a launcher whose flavour is still unknown: its `--version`, then
- *      the libraries of the program it launches (the first argument that
- *      is an executable file, as for srun).
+ *      MPI's, mpiexec.hydra MPICH's, NAME.openmpi / NAME.mpich say it):
+ *      the launcher's flavour;
+ *   2. the libraries it needs (ldd: its DT_NEEDED entries and theirs;
+ *      libmpi.so.40 is Open MPI's, libmpich and libmpi.so.12 MPICH's);
+ *   3. a launcher: the program it launches, the first of its arguments
+ *      (or of their blank-separated words: `sh -c "lmp -in x"`) that is an
+ *      executable file needing an MPI library; a script is followed into
+ *      its interpreter's arguments and its own words (`#!/bin/sh` ... `exec
+ *      lmp "$@"`), 4 levels at most; `env`, shells and other launchers
+ *      are passed over as arguments are;
+ *   4. a launcher whose flavour is still unknown: its `--version`.
+ * The program's flavour wins (flavour); a launcher of another one is
+ * noted (launcher_flavour, app_flavour differ) for the one line run says.
  */
 #include <errno.h>
 #include <limits.h>
@@ -210,10 +221,85 @@ const char *mgr_mpi_version(const char *prog)
 	return by_version(file);
 }
 
+/* Words of a script (a file starting with "#!"), up to max: the words
+ * of its lines but comments, split on blanks and shell punctuation, into
+ * buf (cap bytes), NUL-separated; their count, 0 for a file that is not a
+ * script. */
+static int script_words(const char *file, char *buf, size_t cap, char **w,
+			int max)
+{
+	FILE *f = fopen(file, "re");
+	char line[1024];
+	size_t used = 0;
+	int n = 0, first = 1;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *p;
+
+		if (first && strncmp(line, "#!", 2))
+			break;
+		p = first ? line + 2 : line;
+		first = 0;
+		if (p[strspn(p, " \t")] == '#')
+			continue;
+		for (char *t = strtok_r(p, " \t\n\"';|&()`$={}<>", &save);
+		     t && n < max; t = strtok_r(NULL, " \t\n\"';|&()`$={}<>", &save)) {
+			size_t len = strlen(t) + 1;
+
+			if (used + len > cap)
+				break;
+			w[n++] = memcpy(buf + used, t, len);
+			used += len;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* The MPI program among words[0..n) (a launcher's arguments, a script's
+ * words): the first executable file needing an MPI library, into
+ * g->app and g->app_flavour (NULL: of unknown flavour); scripts followed
+ * depth levels more. 1 found, 0 not. */
+static int find_app(char *const *words, int n, int depth,
+		    struct mgr_mpi_guess *g)
+{
+	char app[PATH_MAX];
+
+	for (int i = 0; i < n && words[i]; i++) {
+		char copy[PATH_MAX], *save = NULL;
+		struct stat st;
+		int links = 0;
+
+		snprintf(copy, sizeof(copy), "%s", words[i]);
+		for (char *t = strtok_r(copy, " \t", &save); t;
+		     t = strtok_r(NULL, " \t", &save)) {
+			char sbuf[16384], *sw[512];
+			const char *f;
+			int k;
+
+			if (t[0] == '-' || on_path(t, app, sizeof(app)) < 0 ||
+			    stat(app, &st) || !S_ISREG(st.st_mode))
+				continue;
+			if ((f = by_libs(app, &links)) || links) {
+				snprintf(g->app, sizeof(g->app), "%s", app);
+				g->app_flavour = f;
+				return 1;
+			}
+			k = depth > 0 ? script_words(app, sbuf, sizeof(sbuf), sw,
+						     512) : 0;
+			if (k && find_app(sw, k, depth - 1, g))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g)
 {
-	char file[PATH_MAX], app[PATH_MAX];
-	int links = 0;
+	char file[PATH_MAX];
+	int links = 0, nargs = 0;
 
 	memset(g, 0, sizeof(*g));
 	if (on_path(prog, file, sizeof(file)) < 0) {
@@ -221,34 +307,47 @@ int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g)
 		return PROTO_E_NOTFOUND;
 	}
 	walk_links(file, sizeof(file), g);
-	note(g, "%s: %s", file, g->launcher ?
-	     "a launcher's name, no flavour in it or its links" :
-	     "not a launcher's name");
-	if (g->flavour)
-		return 0;
+	g->launcher_flavour = g->flavour;
+	g->flavour = NULL;
+	note(g, "%s: %s", file, !g->launcher ? "not a launcher's name" :
+	     g->launcher_flavour ? "a launcher's name" :
+	     "a launcher's name, no flavour in it or its links");
 	g->flavour = by_libs(file, &links);
 	g->links_mpi = links;
+	if (g->flavour || links) {
+		snprintf(g->app, sizeof(g->app), "%s", file);
+		g->app_flavour = g->flavour;
+	}
 	if (g->flavour)
 		return 0;
 	note(g, "ldd %s: %s", file, links ?
 	     "links an MPI library of unknown flavour" : "no MPI library");
-	if (!g->launcher)
+	if (!g->launcher) {
+		char sbuf[16384], *sw[512];
+		int k = script_words(file, sbuf, sizeof(sbuf), sw, 512);
+
+		/* a script: the MPI program it runs */
+		if (k && find_app(sw, k, 3, g)) {
+			g->links_mpi = 1;
+			if ((g->flavour = g->app_flavour))
+				return 0;
+		}
 		return 0;
-	if ((g->flavour = by_version(file)))
+	}
+	while (args && args[nargs])
+		nargs++;
+	if (find_app(args, nargs, 4, g)) {
+		if ((g->flavour = g->app_flavour))
+			return 0;
+		note(g, "ldd %s: an MPI library of unknown flavour", g->app);
+	} else {
+		note(g, "no argument of %s is a program linking an MPI library",
+		     file);
+	}
+	if ((g->flavour = g->launcher_flavour))
+		return 0;
+	if ((g->flavour = g->launcher_flavour = by_version(file)))
 		return 0;
 	note(g, "%s --version: names neither Open MPI nor MPICH", file);
-	for (int i = 0; args && args[i]; i++) {
-		struct stat st;
-
-		if (args[i][0] == '-' || on_path(args[i], app, sizeof(app)) < 0 ||
-		    stat(app, &st) || !S_ISREG(st.st_mode))
-			continue;
-		links = 0;
-		if ((g->flavour = by_libs(app, &links)))
-			return 0;
-		note(g, "ldd %s: %s", app, links ?
-		     "an MPI library of unknown flavour" : "no MPI library");
-		break;
-	}
 	return 0;
 }

@@ -70,10 +70,16 @@ static const struct mgr_opts_doc run_doc = {
 		 "launcher, MPI and settings"},
 		{"fresh-pingpong", 'R', 0, NULL,
 		 "measure again even when a kept measure applies"},
+		{"trace-launcher", 'W', 0, NULL,
+		 "show the launchers (mpirun, orted, mpiexec.hydra,\n"
+		 "hydra_pmi_proxy, srun ..., and shells or env that\n"
+		 "only execute the program) in the exports and the\n"
+		 "counts: traced either way, left out by default"},
 	},
 	.in_order = 1, .col = 24,
 	.head = "usage: tapestry run [-o DIR] [-v] [--sensors LIST] [--mpi FLAVOUR] [--secret-file F]\n"
 		"                    [--keep-going] [--no-pingpong | --fresh-pingpong]\n"
+		"                    [--trace-launcher]\n"
 		"                    -- PROGRAM [ARGS...]\n"
 		"  Traces PROGRAM on this host: starts a root receiver and a node collector\n"
 		"  on loopback, runs PROGRAM with the sensor preloaded, collects, and writes\n"
@@ -87,28 +93,57 @@ static const struct mgr_opts_doc run_doc = {
 		"  signal N to tapestry).\n",
 };
 
+static const char *mpi_name(const char *flavour)
+{
+	return !strcmp(flavour, "openmpi") ? "Open MPI" : "MPICH";
+}
+
+/* One line before the run when the MPI of the program (g->app) is not
+ * the launcher's or the --mpi given (mpi): which sensor runs, and what
+ * the processes will do. */
+static void say_mismatch(char *const argv[], const char *mpi, int given,
+			 const struct mgr_mpi_guess *g)
+{
+	const char *app = strrchr(g->app, '/');
+
+	app = app ? app + 1 : g->app;
+	if (!g->app_flavour || !mpi)
+		return;
+	if (given && strcmp(mpi, g->app_flavour))
+		fprintf(stderr, "tapestry: --mpi %s, but %s links %s: the %s "
+			"sensor stands down in its processes (libc calls only)\n",
+			mpi, app, mpi_name(g->app_flavour), mpi_name(mpi));
+	else if (g->launcher_flavour && strcmp(g->launcher_flavour, g->app_flavour))
+		fprintf(stderr, "tapestry: %s links %s but %s is %s's launcher: "
+			"the %s sensor is used (its ranks may each start as a "
+			"singleton)\n", app, mpi_name(g->app_flavour), argv[0],
+			mpi_name(g->launcher_flavour), mpi_name(g->app_flavour));
+}
+
 /* The sensors and the MPI flavour for the program argv[0]: --sensors
  * when given (*sensors non-NULL), else libc,mem, plus mpi when the program
  * is an MPI launcher or links an MPI library; the flavour from --mpi, else
- * guessed (g). 0, or 2 (a usage error, said) when the MPI sensor is wanted
+ * guessed (g: the program's MPI, the launcher's when the program says
+ * nothing). 0, or 2 (a usage error, said) when the MPI sensor is wanted
  * and no step told the flavour. */
 static int choose_sensors(char *const argv[], const char **sensors,
 			  const char **mpi, struct mgr_mpi_guess *g)
 {
-	int want_mpi;
+	int want_mpi, given = *mpi != NULL;
 
 	mgr_mpi_guess(argv[0], argv + 1, g);
 	if (!*sensors)
 		*sensors = g->launcher || g->links_mpi ? "libc,mpi,mem" : "libc,mem";
 	want_mpi = strstr(*sensors, "mpi") != NULL;
-	if (!want_mpi || *mpi)
+	if (!want_mpi)
 		return 0;
-	if (!(*mpi = g->flavour)) {
+	if (!*mpi && !(*mpi = g->flavour)) {
 		mgr_err("cannot tell which MPI %s uses (tried: %s): give --mpi "
 			"openmpi|mpich, or --sensors libc,mem to trace it without "
 			"the MPI sensor", argv[0], g->tried);
 		return 2;
 	}
+	say_mismatch(argv, *mpi, given, g);
 	return 0;
 }
 
@@ -163,7 +198,7 @@ static void calibrate(const char *dir, const char *mpirun, const char *mpi,
 struct run {
 	const char *dir, *sensors, *mpi, *secret;
 	char **prog;			/* PROGRAM ARGS..., NULL-terminated */
-	int keep_going, pingpong, verbose, launcher;
+	int keep_going, pingpong, verbose, launcher, trace_launcher;
 	char *collector, *lib;
 	struct mgr_child root, node;
 	pid_t tee[2];			/* -v: the tee of each collector's log */
@@ -307,6 +342,10 @@ static int run_program(struct run *R)
 		setenv("TAPESTRY_COLLECTOR_FALLBACK", R->rootaddr, 1);
 		setenv("TAPESTRY_SPOOL", R->spool, 1);
 		setenv("TAPESTRY_SENSORS", R->sensors, 1);
+		if (R->trace_launcher)	/* META launcher "traced": shown */
+			setenv("TAPESTRY_TRACE_LAUNCHER", "1", 1);
+		else
+			unsetenv("TAPESTRY_TRACE_LAUNCHER");
 		if (R->secret)
 			setenv("TAPESTRY_SECRET_FILE", R->secret, 1);
 		execvp(R->prog[0], R->prog);
@@ -400,6 +439,7 @@ static int parse(struct run *R, int argc, char **argv)
 		case 'P': R->pingpong = 0; break;
 		case 'R': R->pingpong = 2; break;
 		case 'v': R->verbose = 1; break;
+		case 'W': R->trace_launcher = 1; break;
 		}
 	}
 	if (c < 0)
@@ -572,8 +612,10 @@ int mgr_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	R.launcher = pingpong_launcher(R.prog[0], &R.guess);
-	if (R.launcher && R.pingpong)
-		calibrate(R.dir, R.prog[0], R.mpi, R.pingpong > 1, &R.nc, &R.ncjob);
+	if (R.launcher && R.pingpong)	/* the launcher's MPI runs it */
+		calibrate(R.dir, R.prog[0], R.guess.launcher_flavour ?
+			  R.guess.launcher_flavour : R.mpi, R.pingpong > 1,
+			  &R.nc, &R.ncjob);
 	else if (R.launcher)
 		mgr_netcal_skip(&R.nc, "skipped (--no-pingpong)");
 	oversubscribe(&R);

@@ -10,6 +10,7 @@
 #ifndef TAPESTRY_MGR_SPAWN_H
 #define TAPESTRY_MGR_SPAWN_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -73,16 +74,20 @@ int mgr_wait_code(int status);
 /* What mgr_mpi_guess() found out about a program (mpiguess.c). */
 struct mgr_mpi_guess {
 	int launcher;		/* named like an MPI launcher (or a link to one) */
-	int links_mpi;		/* links an MPI library */
-	const char *flavour;	/* "openmpi", "mpich", or NULL: nothing told */
+	int links_mpi;		/* links an MPI library (itself or app) */
+	const char *flavour;	/* "openmpi", "mpich", or NULL: nothing told;
+				 * app_flavour when known, else the launcher's */
+	const char *launcher_flavour;	/* a launcher's, by name or --version */
+	const char *app_flavour;	/* the MPI program's, by its libraries */
+	char app[PATH_MAX];	/* the MPI program found ("": none) */
 	char tried[1024];	/* the steps taken, for a message */
 };
 
 /* Is prog (args: its arguments, NULL-terminated, or NULL) an MPI launcher
- * or an MPI program, and which MPI: from its name and the links on its
- * way, the libraries it links, a launcher's --version, the launched
- * program's libraries. 0, or PROTO_E_NOTFOUND when prog is not found
- * (g->tried says). */
+ * or an MPI program, and which MPI: the libraries of the program (prog,
+ * or what a launcher or a script runs), else a launcher's name, the links
+ * on its way and its --version. 0, or PROTO_E_NOTFOUND when prog is not
+ * found (g->tried says). */
 int mgr_mpi_guess(const char *prog, char *const args[], struct mgr_mpi_guess *g);
 
 /* The MPI ("openmpi", "mpich") a launcher's `prog --version` names (found

@@ -16,6 +16,7 @@
 
 #include "manager/mgr.h"
 #include "manager/launch/summary.h"
+#include "manager/post/events.h"
 #include "manager/post/post.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"
@@ -122,6 +123,46 @@ static void on_frame(void *arg, const struct proto_frame *f)
 	read_why(proto_meta_get(&rj->msg.u.meta, "rejected_why"), rj->why[i]);
 }
 
+/* The MPI ranks among t's processes (a process with a rank in a stream
+ * that is not a launcher's: an env or shell image before the rank's own
+ * shares its pid and rank), the singletons among them, the launchers'
+ * processes (every stream of theirs a launcher's). */
+static void count_ranks(struct proto_trace *t, struct mgr_summary *s)
+{
+	size_t n = proto_trace_nstreams(t);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct proto_stream *st = proto_trace_stream(t, i);
+		int rank = 0, single = 0, all_launcher = 1;
+		size_t j;
+
+		for (j = 0; j < i; j++) {	/* streams: hundreds at most */
+			const struct proto_stream *o = proto_trace_stream(t, j);
+
+			if (o->pid == st->pid && !strcmp(o->host, st->host))
+				break;
+		}
+		if (j < i)
+			continue;	/* the process was counted */
+		for (j = i; j < n; j++) {
+			const struct proto_stream *o = proto_trace_stream(t, j);
+			int launcher = proto_stream_meta(o, "launcher") != NULL;
+			const char *size = proto_stream_meta(o, "size");
+
+			if (o->pid != st->pid || strcmp(o->host, st->host))
+				continue;
+			all_launcher &= launcher;
+			if (!launcher && o->rank >= 0) {
+				rank = 1;
+				single = size && !strcmp(size, "1");
+			}
+		}
+		s->ranks += rank;
+		s->singletons += single;
+		s->launchers += all_launcher;
+	}
+}
+
 int mgr_summary_read(const char *dir, struct mgr_summary *s)
 {
 	struct rejects *rj = calloc(1, sizeof(*rj));
@@ -174,7 +215,6 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 			s->gaps += st->gap_batches > nsb ? st->gap_batches - nsb : 0;
 		}
 		s->lost += st->lost_events;
-		s->ranks += st->rank >= 0;
 		s->cut += !st->ended;
 		for (j = 0; j < i; j++) {	/* streams: hundreds at most */
 			const struct proto_stream *o = proto_trace_stream(t, j);
@@ -184,6 +224,7 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s)
 		}
 		s->processes += j == i;
 	}
+	count_ranks(t, s);
 	s->corrupt = proto_trace_stats(t)->bad_batches;
 	if (proto_trace_meta(t, "collector.nospace"))
 		snprintf(s->nospace_dir, sizeof(s->nospace_dir), "%s",
@@ -216,13 +257,19 @@ void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 {
 	fprintf(out, "tapestry: %" PRIu64 " events from %zu process%s", s->events,
 		s->processes, s->processes == 1 ? "" : "es");
-	if (s->ranks && s->streams != s->processes)
-		fprintf(out, " (%zu MPI rank%s; %zu streams: an exec starts one)",
-			s->ranks, s->ranks == 1 ? "" : "s", s->streams);
+	if (s->ranks > 1 && s->singletons == s->ranks)
+		fprintf(out, " (%zu MPI processes, each a singleton: its own "
+			"MPI_COMM_WORLD of 1", s->ranks);
 	else if (s->ranks)
-		fprintf(out, " (%zu MPI rank%s)", s->ranks, s->ranks == 1 ? "" : "s");
-	else if (s->streams != s->processes)
-		fprintf(out, " (%zu streams: an exec starts one)", s->streams);
+		fprintf(out, " (%zu MPI rank%s", s->ranks, s->ranks == 1 ? "" : "s");
+	if (s->launchers)
+		fprintf(out, "%s%zu launcher process%s", s->ranks ? "; " : " (",
+			s->launchers, s->launchers == 1 ? "" : "es");
+	if (s->streams != s->processes)
+		fprintf(out, "%s%zu streams: an exec starts one",
+			s->ranks || s->launchers ? "; " : " (", s->streams);
+	if (s->ranks || s->launchers || s->streams != s->processes)
+		fputc(')', out);
 	if (s->lost || s->gaps || s->corrupt)
 		fprintf(out, ", %" PRIu64 " lost, %" PRIu64 " batches missing, %"
 			PRIu64 " corrupt", s->lost, s->gaps, s->corrupt);

@@ -19,7 +19,11 @@ struct mgr_summary {
 	uint64_t nospace;	/* events the root could not store, its disk
 				 * full (counted in lost) */
 	char nospace_dir[512];	/* that disk's job directory, or "" */
-	size_t streams, ranks;
+	size_t streams, ranks;	/* ranks: processes with an MPI rank, not
+				 * launchers (distinct host, pid) */
+	size_t singletons;	/* those ranks whose MPI_COMM_WORLD is
+				 * themselves alone (size 1) */
+	size_t launchers;	/* launchers' processes (META launcher) */
 	size_t processes;	/* distinct (host, pid): an exec'd process is
 				 * one, with a stream per image */
 	size_t cut;		/* streams with no end seen (killed): what

@@ -18,7 +18,53 @@ struct mgr_events {
 	struct mgr_causality *clc;
 	struct mgr_perturb *pert;	/* NULL: TAPESTRY_NO_CORRECTION */
 	uint64_t origin;	/* global time of the earliest event */
+	uint64_t *hidden;	/* launchers' stream ids, sorted */
+	size_t nhidden;
 };
+
+int mgr_stream_launcher(const struct proto_stream *st)
+{
+	const char *v = proto_stream_meta(st, "launcher");
+
+	return v && !strcmp(v, "1");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The launchers' streams of t (read to its end) into e->hidden, and the
+ * origin from the others' first events when there are any. 0, or
+ * PROTO_E_NOMEM. */
+static int find_launchers(struct mgr_events *e, struct proto_trace *t)
+{
+	size_t n = proto_trace_nstreams(t);
+	uint64_t origin = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct proto_stream *st = proto_trace_stream(t, i);
+
+		if (!mgr_stream_launcher(st)) {
+			uint64_t g = mgr_post_global(e->post, st->id, st->t_first);
+
+			if (st->events && g < origin)
+				origin = g;
+			continue;
+		}
+		if (!e->hidden && !(e->hidden = malloc(n * sizeof(*e->hidden))))
+			return PROTO_E_NOMEM;
+		e->hidden[e->nhidden++] = st->id;
+	}
+	if (e->nhidden) {
+		qsort(e->hidden, e->nhidden, sizeof(*e->hidden), cmp_u64);
+		if (origin != UINT64_MAX)
+			e->origin = origin;
+	}
+	return 0;
+}
 
 /* global, causality-repaired time of a raw stamp: what perturb works on */
 static int64_t repaired(void *arg, uint64_t stream, uint64_t raw)
@@ -36,6 +82,7 @@ static void fail_free(struct mgr_events *e)
 	mgr_perturb_free(e->pert);
 	mgr_causality_free(e->clc);
 	mgr_post_free(e->post);
+	free(e->hidden);
 	free(e);
 }
 
@@ -79,6 +126,8 @@ struct mgr_events *mgr_events_open(const char *dir, int *rc)
 		if (g < e->origin)
 			e->origin = g;
 	}
+	if (r >= 0 && (r = find_launchers(e, first)) < 0)
+		*rc = r;
 	proto_trace_close(first);
 	if (e->origin == UINT64_MAX)
 		e->origin = 0;
@@ -94,8 +143,13 @@ struct mgr_events *mgr_events_open(const char *dir, int *rc)
 int mgr_events_next(struct mgr_events *e, struct mgr_event *out)
 {
 	struct proto_trace_event te;
-	int rc = proto_trace_next(e->t, &te);
+	int rc;
 
+	do
+		rc = proto_trace_next(e->t, &te);
+	while (rc == 1 && e->nhidden &&
+	       bsearch(&te.stream->id, e->hidden, e->nhidden,
+		       sizeof(*e->hidden), cmp_u64));
 	if (rc != 1)
 		return rc;
 	out->ev = te.ev;

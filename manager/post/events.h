@@ -40,7 +40,14 @@ struct mgr_event {
 int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
 		     int64_t def);
 
-/* Open dir; NULL with *rc. Prints nothing. */
+/* Is st a launcher's stream the readers leave out (docs/FORMAT.md, META
+ * "launcher": "1"; a launcher traced on request, "traced", is shown)? Its
+ * META must be complete: after a pass over the trace. */
+int mgr_stream_launcher(const struct proto_stream *st);
+
+/* Open dir; NULL with *rc. Prints nothing. The events of launchers'
+ * streams (mgr_stream_launcher) are not yielded, nor count for the
+ * origin. */
 struct mgr_events *mgr_events_open(const char *dir, int *rc);
 
 /* The communicators' job-wide names (manager/post/comms.h), valid while e is. */

@@ -73,6 +73,20 @@ int mgr_mpi_ends(const struct proto_trace_event *te, mgr_end_fn fn, void *arg)
 		/* the receive's tag rides in the ARRAY (rtag, arrived, probe_ns) */
 		e.tag = te->array && te->narray >= 1 ? te->array[0] : MGR_END_NOTAG;
 		break;
+	case PROTO_EV_MPI_ISENDRECV:	/* and Isendrecv_replace */
+		/* the send: a message at the call, as a buffered send's; the
+		 * receive: the request, completed as an Irecv's. ARRAY: the
+		 * receive's tag and bytes asked for. */
+		e.kind = MGR_END_SEND;
+		e.req = 0;
+		if ((rc = fn(arg, &e)))
+			return rc;
+		e.kind = MGR_END_IRECV;
+		e.req = mgr_ev_field(ev, PROTO_F_req, 0);
+		e.peer = mgr_ev_field(ev, PROTO_F_src, -1);
+		e.tag = te->array && te->narray >= 1 ? te->array[0] : MGR_END_NOTAG;
+		e.bytes = te->array && te->narray >= 2 ? te->array[1] : -1;
+		break;
 	case PROTO_EV_MPI_TEST:
 		if (!mgr_ev_field(ev, PROTO_F_result, 0))
 			return 0;	/* not complete yet */

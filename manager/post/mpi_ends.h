@@ -8,14 +8,17 @@
  *
  * The ends of an event, in order (arguments by field name, events.def):
  *   MGR_END_SEND   a message sent: MPI_Send in every blocking mode, the send
- *                  of MPI_Sendrecv and MPI_Sendrecv_replace;
+ *                  of MPI_Sendrecv and MPI_Sendrecv_replace, and of
+ *                  MPI_Isendrecv(_replace) (at the call, req 0);
  *   MGR_END_RECV   a message received: MPI_Recv, MPI_Mrecv, the receive of
  *                  MPI_Sendrecv(_replace) (its tag from the event's ARRAY;
  *                  MGR_END_NOTAG in traces from before it);
  *   MGR_END_ISEND  a send request started: MPI_Isend in every mode,
  *                  MPI_Start or an entry of MPI_Startall of a send;
  *   MGR_END_IRECV  a receive request started: MPI_Irecv, MPI_Imrecv, a
- *                  start of anything but a send;
+ *                  start of anything but a send, the receive of
+ *                  MPI_Isendrecv(_replace) (its request; source from src,
+ *                  tag and bytes from its ARRAY);
  *   MGR_END_DONE   a request completed: MPI_Wait, MPI_Waitany and
  *                  MPI_Testany (req 0: none), MPI_Test that found it done,
  *                  each request of the ARRAY of MPI_Waitall, MPI_Waitsome,

@@ -229,3 +229,66 @@ Test(root, key_passed_up_is_answered)
 	bufferevent_free(g);
 	rig_down(&r);
 }
+
+/* issue 31 (init/exitst2 under Open MPI): a stream that goes on after its
+ * BYE (the process recorded more after its end: a destructor after
+ * MPI_Finalize, a failed exec) reconnects with its key and sends the next
+ * batch: stored and acknowledged, and its second BYE stored too, where
+ * the refusal kept the sensor waiting for an ACK that never came. A seq
+ * far past the BYE is still refused (the window). */
+Test(root, batch_after_bye_stored)
+{
+	struct rig r;
+	struct bufferevent *a, *b;
+	struct proto_jobdir_r *jr;
+	struct proto_frame f;
+	struct col_stats st;
+	int rc, batches = 0, byes = 0;
+
+	rig_up(&r, 1);
+	a = streaming(&r, 42);
+	msg.type = PROTO_MSG_BYE;
+	msg.u.bye.stream = 42;
+	msg.u.bye.last_seq = 1;
+	msg.u.bye.reason = 0;
+	roundtrip(&r, a, a, PROTO_MSG_ACK);
+	cr_assert_eq(msg.u.ack.seq, 1);
+	spin(r.base);
+	bufferevent_free(a);
+	b = child(&r);
+	cr_assert(handshake(&r, b, 42, ""));
+	send_batch(b, 42, 2, 2);
+	spin(r.base);
+	cr_assert_eq(recv_m(b), 1);
+	cr_assert_eq(msg.type, PROTO_MSG_ACK);
+	cr_assert_eq(msg.u.ack.seq, 2);
+	msg.type = PROTO_MSG_BYE;
+	msg.u.bye.stream = 42;
+	msg.u.bye.last_seq = 2;
+	msg.u.bye.reason = 0;
+	roundtrip(&r, b, b, PROTO_MSG_ACK);
+	cr_assert_eq(msg.u.ack.seq, 2);
+	spin(r.base);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.refused, 0);
+	cr_assert_eq(st.stored_batches, 2);
+	bufferevent_free(b);
+	/* far past the end: still the window's refusal */
+	b = child(&r);
+	cr_assert(handshake(&r, b, 42, ""));
+	send_batch(b, 42, 1000000000, 1);
+	expect_error(&r, b, PROTO_E_FIELD);
+	bufferevent_free(b);
+	col_free(r.col);
+	r.col = NULL;
+	jr = proto_jobdir_open(r.job, &rc);
+	cr_assert_not_null(jr);
+	while ((rc = proto_jobdir_next(jr, &f)) == 1) {
+		batches += f.type == PROTO_MSG_BATCH;
+		byes += f.type == PROTO_MSG_BYE;
+	}
+	cr_assert_eq(batches, 2);
+	cr_assert_eq(byes, 2);
+	proto_jobdir_close_r(jr);
+	rig_down(&r);
+}

@@ -210,8 +210,9 @@ if timeout 120 "$T" run -o "$work/real" -- "$work/iodemo" "$work" >/dev/null 2>"
 	n=$(grep -c '^C ' "$work/real.moca")
 	check "real job: moca chunks = memory samples ($n = $nmem)" [ "$n" = "$nmem" ]
 	# a process that execs keeps its pid in a new stream: each image is a
-	# container of its own, told apart by name (pid, program, a number)
-	timeout 60 "$T" run -o "$work/exec" -- /bin/sh -c 'exec /bin/sh -c /bin/true' \
+	# container of its own, told apart by name (pid, program, a number);
+	# (shells that only exec are launchers: shown with --trace-launcher)
+	timeout 60 "$T" run --trace-launcher -o "$work/exec" -- /bin/sh -c 'exec /bin/sh -c /bin/true' \
 		>/dev/null 2>"$work/exec.err"
 	"$T" export -f paje -o "$work/exec.paje" "$work/exec" 2>/dev/null
 	pj_dump "$work/exec.paje" 2>/dev/null | awk -F', ' '$3=="Process" {print $7}' >"$work/exec.names"

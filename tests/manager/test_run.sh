@@ -77,10 +77,16 @@ check "summary: an exec'd process is one process in two streams" \
 	grep -q "events from 1 process (2 streams: an exec starts one)" "$work/ex.err"
 # a shell searching PATH: the execs that found no file are failed calls,
 # counted in the report's failed column
-"$T" run -o "$work/search" -- env PATH=/nonexistent-a:/nonexistent-b:/bin /bin/sh -c 'exec true' 2>/dev/null
+# (env and sh only execute the next program: shown with --trace-launcher)
+"$T" run --trace-launcher -o "$work/search" -- env PATH=/nonexistent-a:/nonexistent-b:/bin /bin/sh -c 'exec true' 2>/dev/null
 "$T" report "$work/search" >"$work/search.txt" 2>&1
 check "report: events by type has a failed column" grep -Eq '^ +total +failed$' "$work/search.txt"
 check "  ...the PATH search: env's exec of sh, sh's three, 2 failed" grep -Eq '^  exec +4 +2$' "$work/search.txt"
+# by default those shims are left out of the counts, said in one line
+"$T" run -o "$work/search2" -- env PATH=/nonexistent-a:/nonexistent-b:/bin /bin/sh -c 'exec true' 2>/dev/null
+"$T" report "$work/search2" >"$work/search2.txt" 2>&1
+check "report: the shims env and sh left out of the counts" grep -q '^launchers  *[1-9][0-9]* events of launchers' "$work/search2.txt"
+check "  ...their execs not counted" bash -c "! grep -Eq '^  exec ' '$work/search2.txt'"
 "$T" run -o "$work/killed" -- /bin/sh -c '/bin/sleep 5 & p=$!; /bin/sleep 0.5; kill -9 $p; wait' 2>"$work/killed.err"
 check "summary: a process killed by SIGKILL is a stream cut short" \
 	grep -q "1 stream cut short (killed before its end" "$work/killed.err"

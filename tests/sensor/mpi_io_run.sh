@@ -37,6 +37,7 @@ io)	names='^MPI_File_' ;;
 large)	names='^MPI_(Send|Ssend|Rsend|Bsend|Recv|Sendrecv|Sendrecv_replace|Send_init|Recv_init|Start|Isend|Issend|Ibsend|Irsend|Irecv|Bcast|Reduce|Allreduce|Put|Get)$|^MPI_(Win|File)_' ;;
 rma)	names='^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$|Comm_group$|Group_)' ;;
 threads) names='^MPI_' ;;
+more)	names='^MPI_(Isendrecv|Isendrecv_replace|Grequest_start|Grequest_complete|Buffer_attach|Buffer_detach|Reduce_local)$' ;;
 coll)	names='^MPI_(I(barrier|bcast|reduce|allreduce|gatherv?|scatterv?|allgatherv?|alltoall[vw]?|reduce_scatter(_block)?|scan|exscan)|Alltoallw|Reduce_scatter_block|I?[Nn]eighbor_[a-z]*)$' ;;
 *)	echo "mpi_io_run.sh: unknown program $prog" >&2; exit 99 ;;
 esac
@@ -177,6 +178,19 @@ if [ $prog = coll ]; then
 	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
 	mpi_coll_exports || status=1
 	[ $status = 0 ] && echo "ok: $flavour mpi_coll ($nexp collectives checked)"
+	exit $status
+fi
+if [ $prog = more ]; then
+	# every request completed once (the Isendrecvs' and the generalized
+	# one), every message matched (the Isendrecvs' sends with their
+	# requests' receives); the exports
+	"$B/tests/sensor/mpi_tracecheck" -a "$job" $NP MPI_Grequest_start=1 \
+		MPI_Reduce_local=1 MPI_Buffer_attach=1 MPI_Buffer_detach=1 \
+		> "$tmp/check.out" 2>&1 || {
+		echo "FAIL: $flavour: mpi_tracecheck"; cat "$tmp/check.out"; status=1; }
+	. "$MPI_TOP_SRCDIR/tests/sensor/mpi_io_exports.sh"
+	mpi_more_exports || status=1
+	[ $status = 0 ] && echo "ok: $flavour mpi_more ($nexp calls checked)"
 	exit $status
 fi
 if [ $prog = large ]; then

@@ -9,11 +9,13 @@
  *  - every NAME (an event name such as MPI_Send) occurs on every rank, and
  *    exactly COUNT times per rank when COUNT is given;
  *  - every message sent by a call that did not fail (every send mode, blocking or not, a persistent
- *    send's MPI_Start, the send half of MPI_Sendrecv(_replace)) is matched
+ *    send's MPI_Start, the send half of MPI_Sendrecv(_replace) and of
+ *    MPI_Isendrecv(_replace)) is matched
  *    by exactly one receive (MPI_Recv, MPI_Mrecv, the completion of an
  *    irecv, imrecv or started recv_init by MPI_Wait, MPI_Waitany,
  *    MPI_Test, MPI_Testany or the ARRAY of MPI_Waitall, MPI_Waitsome,
- *    MPI_Testall, MPI_Testsome, the receive half of MPI_Sendrecv) with the same
+ *    MPI_Testall, MPI_Testsome, the receive half of MPI_Sendrecv, the
+ *    completion of an MPI_Isendrecv's request) with the same
  *    source and destination world ranks, communicator (its job-wide name
  *    from manager/post/comms: the ranks' local ids for one communicator may
  *    differ), tag (where the receive knows it) and bytes, and no receive
@@ -201,6 +203,13 @@ static int pass1(const char *dir)
 			   e->arg[4] > 0) {
 			add_req(te.stream->id, e->arg[4], e->arg[2], e->arg[1],
 				proto_ev_base(e->type) == PROTO_EV_MPI_IRECV);
+		} else if (proto_ev_base(e->type) == PROTO_EV_MPI_ISENDRECV &&
+			   e->arg[5] > 0) {
+			/* its request completes as the receive (tag asked: ARRAY) */
+			add_req(te.stream->id, e->arg[5], e->arg[2],
+				te.narray >= 1 ? te.array[0] : -1, 1);
+		} else if (e->type == PROTO_EV_MPI_GREQUEST_START && e->arg[0] > 0) {
+			add_req(te.stream->id, e->arg[0], -1, -1, 0);
 		} else if (e->type == PROTO_EV_MPI_START && e->arg[0] > 0) {
 			add_req(te.stream->id, e->arg[0], e->arg[3], e->arg[2],
 				e->arg[5] == 2);
@@ -389,6 +398,9 @@ static int pass2(const char *dir, int verbose_dump)
 		case PROTO_EV_MPI_SENDRECV:	/* and _replace */
 			add_msg(sends, &nsends, me, a[0], comm, a[1], a[3]);
 			add_msg(recvs, &nrecvs, a[4], me, comm, -1, a[5]);
+			break;
+		case PROTO_EV_MPI_ISENDRECV:	/* and _replace: the send */
+			add_msg(sends, &nsends, me, a[0], comm, a[1], a[3]);
 			break;
 		case PROTO_EV_MPI_WAIT:
 			req_recv(s, me, a[0], a[1], a[2], a[4]);

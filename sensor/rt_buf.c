@@ -8,10 +8,11 @@
  * bounded by TAPESTRY_BUFFER_BYTES: rings take at most three quarters of
  * it, each ring a sixteenth (less for late threads while the budget is
  * short, see ring_bytes_for(); a thread that gets no ring has all its
- * events counted as dropped). Rings are mapped with MAP_POPULATE: a
- * thread's ring costs its memory from its first event, so that no page
- * fault lands on the application's hot path (a fault per 64 records on
- * the first lap otherwise, an uncalibrated perturbation).
+ * events counted as dropped). Rings are populated (their first 2 MiB at
+ * the thread's first event, the rest by the sender once the process lives
+ * on: sn_threads_populate), so that no page fault lands on the
+ * application's hot path (a fault per 64 records on the first lap
+ * otherwise, an uncalibrated perturbation), and wiped on fork.
  * Rings of exited threads are drained, then unmapped.
  *
  * Lock order: threads_mu is a leaf lock (nothing is called while holding

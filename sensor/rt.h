@@ -39,7 +39,7 @@
 #define SN_RING_MAX_BYTES (64u << 20)	/* per thread */
 /* The sender thread's own ring: its FLUSH and CALIB records, and the
  * calibration's samples (8192 records at most, a quarter ring) */
-#define SN_SENDER_RING_BYTES (2u << 20)
+#define SN_SENDER_RING_BYTES (1u << 20)
 
 /* drop_pending bits: a DROP record (drops counted), a FLUSH record (the
  * thread waited for room in its ring, TAPESTRY_RING_FULL=wait) */
@@ -78,6 +78,7 @@ struct sn_thread {
 	_Atomic int dead;		/* thread exited: drain then free */
 	_Atomic uint64_t tail __attribute__((aligned(64)));
 	size_t map_bytes;		/* mmap size of header + ring */
+	size_t populated;		/* bytes of it populated (sn_threads_populate) */
 	struct proto_event *ring;
 };
 
@@ -122,6 +123,12 @@ struct sn_config {
 	uint64_t budget;	/* TAPESTRY_BUFFER_BYTES */
 	int postmortem;
 	int wait_full;		/* TAPESTRY_RING_FULL=wait: wait_room() */
+	/* stream mode holding the trace (TAPESTRY_HOLD, ranks on every
+	 * core): no periodic drain, a drain when a ring is half full, a full
+	 * ring waits; sender_sched: TAPESTRY_SENDER_SCHED (0 normal, 1 idle,
+	 * 2 batch), the sender's scheduling class while it holds */
+	int hold;
+	int sender_sched;
 	int sens_libc, sens_mpi, sens_mem;
 	int mem_period_ms;
 	int drain_ms;		/* TAPESTRY_DRAIN_MS: most time between drains */
@@ -300,6 +307,9 @@ SN_HIDDEN size_t sn_threads_pending(void);
 /* 1 when a ring past half full kicked the sender since its last drain. */
 SN_HIDDEN int sn_threads_kicked(void);
 SN_HIDDEN void sn_threads_atfork_child(void);
+/* Sender thread: populate what the rings' registration left (their first
+ * 2 MiB only), once the process lives on. */
+SN_HIDDEN void sn_threads_populate(void);
 /* Emit an instant tracer event on the calling thread, bypassing the guard
  * (used by the sender and the signal handler). 0 or PROTO_E_FULL. */
 SN_HIDDEN int sn_emit(uint16_t type, uint16_t flags, uint64_t t0, uint64_t t1,
@@ -309,6 +319,9 @@ SN_HIDDEN void sn_strings_reset(void);
 
 /* rt_clock.c */
 SN_HIDDEN void sn_clock_init(void);
+/* sn_clock_init() with the TSC's rate known (sn_clk.mult, from the
+ * calibration cache): no 0.2 ms measure on the start path. 0: measure. */
+SN_HIDDEN void sn_clock_init_rate(uint64_t mult);
 SN_HIDDEN void sn_clock_anchor(void);
 SN_HIDDEN uint64_t sn_clock_fix(uint64_t prov);
 SN_HIDDEN void sn_clock_fix_events(struct proto_event *ev, size_t n);
@@ -318,11 +331,17 @@ SN_HIDDEN double sn_clock_tsc_hz(void);
 /* rt_send.c */
 SN_HIDDEN int sn_sender_start(void);
 SN_HIDDEN void sn_sender_kick(void);
+/* A thread waits for the sender (a full ring, a flush): the sender back in
+ * the normal scheduling class if it was lowered (TAPESTRY_SENDER_SCHED). */
+SN_HIDDEN void sn_sender_boost(void);
 SN_HIDDEN int sn_sender_is_self(void);
 /* 1 on the sender thread once it has a descriptor table of its own
  * (unshare(CLONE_FILES)): the program's descriptors are not in it. */
 SN_HIDDEN int sn_sender_own_table(void);
 SN_HIDDEN int sn_sender_running(void);
+/* 1 when a flush is asked and not done, the sender asked to stop or
+ * tracing off: the start-up calibration gives way (rt_init.c). */
+SN_HIDDEN int sn_sender_ending(void);
 SN_HIDDEN void sn_sender_atfork_child(void);
 SN_HIDDEN void sn_sender_stop(void);
 /* Ask the sender to ship what is buffered; reason: -2 ship without
@@ -395,6 +414,23 @@ SN_HIDDEN void sn_calibrate_at_end(void);
  * like that forked nothing is a shim, its stream marked META launcher
  * (rt_init.c, "launchers"). */
 SN_HIDDEN void sn_exec_meta(void);
+/* The calibration cache (rt_init.c, "calibration cache"): a file per host,
+ * boot, CPU, library and clock holding the TSC rate and the three costs
+ * (ps, with the samples they took). */
+enum { SN_CC_TSC = 1, SN_CC_HOT = 2, SN_CC_STRING = 4, SN_CC_STDIO = 8 };
+struct sn_calcache {
+	unsigned have;		/* SN_CC_* */
+	uint64_t tsc_mult;	/* sn_clk.mult */
+	int64_t cost_ps[3];	/* hot path, cached string, stdio call */
+	int64_t samples[3];
+};
+/* Parse a cache file's text written for key (its lines): 0 and v, or -1
+ * (another key, a bad line, a value out of range). */
+SN_HIDDEN int sn_calcache_parse(const char *text, const char *key,
+				struct sn_calcache *v);
+/* The file's text into buf; its length, or -1 when it does not fit. */
+SN_HIDDEN int sn_calcache_format(char *buf, size_t cap, const char *key,
+				 const struct sn_calcache *v);
 SN_HIDDEN int sn_cal_quiet(const double *d, int n);
 SN_HIDDEN double sn_cal_estimate(const double *d, int n);
 /* Emit again, on the calling thread, every CALIB record sn_calibrate has

@@ -8,10 +8,11 @@
  * bounded by TAPESTRY_BUFFER_BYTES: rings take at most three quarters of
  * it, each ring a sixteenth (less for late threads while the budget is
  * short, see ring_bytes_for(); a thread that gets no ring has all its
- * events counted as dropped). Rings are mapped with MAP_POPULATE: a
- * thread's ring costs its memory from its first event, so that no page
- * fault lands on the application's hot path (a fault per 64 records on
- * the first lap otherwise, an uncalibrated perturbation).
+ * events counted as dropped). Rings are populated (their first 2 MiB at
+ * the thread's first event, the rest by the sender once the process lives
+ * on: sn_threads_populate), so that no page fault lands on the
+ * application's hot path (a fault per 64 records on the first lap
+ * otherwise, an uncalibrated perturbation), and wiped on fork.
  * Rings of exited threads are drained, then unmapped.
  *
  * Lock order: threads_mu is a leaf lock (nothing is called while holding
@@ -34,6 +35,9 @@ SN_TLS struct sn_tls sn_tls;
 
 static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct sn_thread *threads[SN_MAX_THREADS];
+/* each ring's mapping size, beside the ring: a forked child reads it where
+ * the rings themselves are wiped (MADV_WIPEONFORK, map_ring) */
+static size_t threads_map[SN_MAX_THREADS];
 static int nthreads;
 static uint64_t ring_reserved;		/* bytes of live rings */
 static uint64_t dropped_freed;		/* drops of rings already freed */
@@ -84,7 +88,7 @@ static void make_key(void)
  * quarters of the ring to come, not a half). At least 1. */
 static uint64_t kick_fill(uint32_t cap)
 {
-	uint64_t f = sn_cfg.postmortem ? cap / 2 : cap / 4;
+	uint64_t f = sn_cfg.postmortem || sn_cfg.hold ? cap / 2 : cap / 4;
 
 	return f ? f : 1;
 }
@@ -96,7 +100,9 @@ static uint64_t kick_fill(uint32_t cap)
 static uint64_t ring_bytes_for(uint64_t budget, uint64_t reserved)
 {
 	uint64_t limit = budget / 4 * 3;
-	uint64_t b = budget / 16;
+	/* holding the run (TAPESTRY_HOLD): a quarter, fewer drains beside
+	 * the ranks */
+	uint64_t b = sn_cfg.hold ? budget / 4 : budget / 16;
 	uint64_t left = limit > reserved ? limit - reserved : 0;
 
 	/* a sixteenth of a small budget (the documented minimum, 1 MiB)
@@ -167,20 +173,36 @@ static struct sn_thread *adopt_locked(void)
 #define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
 #endif
 
-/* Map map bytes for a ring, populated. From 2 MiB on, on a 2 MiB boundary
- * with transparent huge pages asked for (MADV_HUGEPAGE: the default THP
- * policy here is madvise): a ring of 4 KiB pages took a TLB miss every 56
- * records on the producer's side and the sender's. Populated with
- * MADV_POPULATE_WRITE (MAP_POPULATE would fault in small pages before the
- * advice), or page by page where the kernel lacks it. */
-static void *map_ring(size_t map)
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18	/* Linux 4.14 */
+#endif
+
+/* Map map bytes for a ring, its first populate bytes populated (the rest:
+ * sn_threads_populate, on the sender thread). From 2 MiB on, on a 2 MiB
+ * boundary with transparent huge pages asked for (MADV_HUGEPAGE: the
+ * default THP policy here is madvise): a ring of 4 KiB pages took a TLB
+ * miss every 56 records on the producer's side and the sender's.
+ * Populated with MADV_POPULATE_WRITE (MAP_POPULATE would fault in small
+ * pages before the advice), or page by page where the kernel lacks it.
+ * Wiped on fork (MADV_WIPEONFORK): a forked child starts an empty ring of
+ * its own anyway (sn_threads_atfork_child), and sharing the populated
+ * pages copy-on-write made both sides copy them, the parent on its next
+ * records (huge pages split, a TLB shoot-down to the sender's core each):
+ * most of a traced shell's fork + exec (issue 31, bench/startup.sh). */
+static void *map_ring(size_t map, size_t populate)
 {
 	int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	char *m, *a;
 
-	if (map < HUGE_BYTES)
-		return mmap(NULL, map, PROT_READ | PROT_WRITE, fl | MAP_POPULATE,
-			    -1, 0);
+	if (populate > map)
+		populate = map;
+	if (map < HUGE_BYTES) {
+		a = mmap(NULL, map, PROT_READ | PROT_WRITE,
+			 fl | (populate ? MAP_POPULATE : 0), -1, 0);
+		if (a != MAP_FAILED)
+			(void)madvise(a, map, MADV_WIPEONFORK);
+		return a;
+	}
 	m = mmap(NULL, map + HUGE_BYTES, PROT_READ | PROT_WRITE, fl, -1, 0);
 	if (m == MAP_FAILED)
 		return m;
@@ -189,10 +211,38 @@ static void *map_ring(size_t map)
 		munmap(m, (size_t)(a - m));
 	munmap(a + map, (size_t)(m + HUGE_BYTES - a));	/* the tail */
 	(void)madvise(a, map, MADV_HUGEPAGE);
-	if (madvise(a, map, MADV_POPULATE_WRITE) != 0)
-		for (size_t off = 0; off < map; off += 4096)
+	(void)madvise(a, map, MADV_WIPEONFORK);
+	if (populate && madvise(a, populate, MADV_POPULATE_WRITE) != 0)
+		for (size_t off = 0; off < populate; off += 4096)
 			((volatile char *)a)[off] = 0;
 	return a;
+}
+
+/* See rt.h. At most POPULATE_STEP bytes a call, outside the registry's
+ * lock (only this thread frees rings): a 1 GiB budget's rings took the
+ * sender seconds to populate on a loaded machine, and a drain waiting
+ * behind them let the rings fill. */
+#define POPULATE_STEP (16u << 20)
+void sn_threads_populate(void)
+{
+	struct sn_thread *t = NULL;
+	size_t map = 0, done = 0, len;
+
+	pthread_mutex_lock(&threads_mu);
+	for (int i = 0; i < nthreads && !t; i++)
+		if (threads[i]->populated < threads_map[i]) {
+			t = threads[i];
+			map = threads_map[i];
+			done = t->populated;
+		}
+	pthread_mutex_unlock(&threads_mu);
+	if (!t)
+		return;
+	len = map - done < POPULATE_STEP ? map - done : POPULATE_STEP;
+	if (madvise((char *)t + done, len, MADV_POPULATE_WRITE) != 0)
+		for (size_t off = done; off < done + len; off += 4096)
+			__atomic_fetch_add((char *)t + off, 0, __ATOMIC_RELAXED);
+	t->populated = done + len;
 }
 
 /* Register the calling thread: map its ring and add it to the registry.
@@ -230,11 +280,18 @@ struct sn_thread *sn_thread_register(void)
 	pthread_mutex_unlock(&threads_mu);
 	cap = bytes / sizeof(struct proto_event);
 	map = (size_t)(hdr + cap * sizeof(struct proto_event));
-	m = map_ring(map);
+	/* the first huge page now (the thread's first records land there);
+	 * the rest by the sender once the process lives on (a short process
+	 * never needs it: zeroing 4 MiB was a tenth of a traced /bin/true's
+	 * CPU); the sender's ring on demand (a few records a batch; the
+	 * calibration populates what it samples) */
+	m = map_ring(map, sn_sender_is_self() ? 0 : HUGE_BYTES);
 	if (m == MAP_FAILED)
 		goto fail_map;
 	t = m;
 	t->map_bytes = map;
+	t->populated = sn_sender_is_self() ? map :
+		       map < HUGE_BYTES ? map : HUGE_BYTES;
 	t->cap = (uint32_t)cap;
 	t->ring = (struct proto_event *)((char *)m + hdr);
 	t->kick_at = kick_fill(cap);
@@ -244,6 +301,7 @@ struct sn_thread *sn_thread_register(void)
 		pthread_mutex_unlock(&threads_mu);
 		goto fail_slot;
 	}
+	threads_map[nthreads] = map;
 	threads[nthreads++] = t;
 	pthread_mutex_unlock(&threads_mu);
 registered:
@@ -352,6 +410,7 @@ static int wait_room(struct sn_thread *t, uint64_t need)
 	t0 = now = sn_now_fast();
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	sn_sender_kick();
+	sn_sender_boost();
 	while (ring_free(t) < t->cap / 2) {
 		if (now - t0 > SN_WAIT_MAX_NS || !sn_sender_running()) {
 			t->nowait = 1;
@@ -641,6 +700,7 @@ static void free_thread_locked(int i)
 	dropped_freed += atomic_load_explicit(&t->dropped_total,
 					      memory_order_relaxed);
 	ring_reserved -= (uint64_t)t->cap * sizeof(struct proto_event);
+	threads_map[i] = threads_map[nthreads - 1];
 	threads[i] = threads[--nthreads];
 	munmap(t, t->map_bytes);
 }
@@ -759,11 +819,17 @@ uint64_t sn_threads_written(void)
 void sn_threads_atfork_child(void)
 {
 	struct sn_thread *self = sn_tls.thr;
+	size_t self_map = 0;
 
 	pthread_mutex_init(&threads_mu, NULL);
-	for (int i = 0; i < nthreads; i++)
+	/* every ring was wiped (map_ring): what its header said is gone,
+	 * the sizes are in threads_map */
+	for (int i = 0; i < nthreads; i++) {
 		if (threads[i] != self)
-			munmap(threads[i], threads[i]->map_bytes);
+			munmap(threads[i], threads_map[i]);
+		else
+			self_map = threads_map[i];
+	}
 	nthreads = 0;
 	ring_reserved = 0;
 	dropped_freed = 0;
@@ -771,19 +837,23 @@ void sn_threads_atfork_child(void)
 	atomic_store(&dropped_noring, 0);
 	atomic_store(&next_tid, 1);
 	reg_failed = 0;
+	if (self && !self_map)	/* not in the registry: cannot be */
+		sn_tls.thr = self = NULL;
 	if (self) {
-		self->head_priv = self->tail_cache = 0;
-		self->widx = 0;
-		self->dropped = 0;
-		self->drop_pending = 0;
-		self->nowait = 0;
-		self->tid = 0;
+		uint64_t hdr = (sizeof(struct sn_thread) + 4095) & ~(uint64_t)4095;
+
+		/* small pages from here: a child that execs writes a few
+		 * records, and a huge page's first touch zeroed 2 MiB for
+		 * them; one that lives on takes a fault per 56 records on
+		 * its ring's first lap */
+		(void)madvise(self, self_map, MADV_NOHUGEPAGE);
+		memset(self, 0, sizeof(*self));
+		self->map_bytes = self_map;
+		self->populated = self_map;
+		self->cap = (uint32_t)((self_map - hdr) / sizeof(struct proto_event));
+		self->ring = (struct proto_event *)((char *)self + hdr);
 		self->kick_at = kick_fill(self->cap);
-		memset(self->strcache, 0, sizeof(self->strcache));
-		atomic_store(&self->head, 0);
-		atomic_store(&self->tail, 0);
-		atomic_store(&self->dropped_total, 0);
-		atomic_store(&self->kicked, 0);
+		threads_map[nthreads] = self_map;
 		threads[nthreads++] = self;
 		ring_reserved = (uint64_t)self->cap * sizeof(struct proto_event);
 	}

@@ -157,8 +157,25 @@ static void read_pair(uint64_t *prov, uint64_t *mono, int tsc_raw)
  * Called once at init, before any event is stamped. */
 void sn_clock_init(void)
 {
+	sn_clock_init_rate(0);
+}
+
+/* See rt.h. The rate only makes the provisional ns: the sender maps them
+ * onto CLOCK_MONOTONIC through its anchors whatever it is. */
+void sn_clock_init_rate(uint64_t mult)
+{
+	int inv = tsc_invariant();
+
 	memset(&sn_clk, 0, sizeof(sn_clk));
-	if (tsc_invariant()) {
+	if (mult && inv) {
+		uint64_t t0 = 0, m0 = 0;
+
+		read_pair(&t0, &m0, 1);
+		sn_clk.base_tsc = t0;
+		sn_clk.base_ns = m0;
+		sn_clk.mult = mult;
+		sn_clk.use_tsc = 1;
+	} else if (inv) {
 		uint64_t t0 = 0, m0 = 0, t1 = 0, m1 = 0;
 
 		read_pair(&t0, &m0, 1);

@@ -25,10 +25,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/auth.h"
@@ -36,6 +39,12 @@
 #include "proto/error.h"
 #include "proto/num.h"
 #include "sensor/rt.h"
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+#if SN_HAVE_TSC
+#include <cpuid.h>
+#endif
 
 _Atomic int sn_state;
 struct sn_config sn_cfg;
@@ -47,10 +56,18 @@ static int atfork_done, onexit_done;
 static pid_t my_pid;
 
 static pthread_mutex_t meta_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The metadata, packed: keys side by side, values in an arena (a value
+ * that outgrows its place takes a new one at the arena's end). Each
+ * 4 KiB key/value slot of a struct proto_meta's shape was a page of its
+ * own, touched at start: a page fault costs tens of us on the VMs here,
+ * and a short process's start paid dozens (issue 31). */
 static struct {
 	char key[PROTO_KEY_MAX + 1];
-	char value[PROTO_VALUE_MAX + 1];
+	uint32_t off, cap;	/* the value in meta_arena */
 } meta[PROTO_META_MAX];
+#define META_ARENA (16 * (PROTO_VALUE_MAX + 1))
+static char meta_arena[META_ARENA];
+static uint32_t meta_used;
 static int nmeta;
 
 /* ---- configuration ------------------------------------------------------- */
@@ -165,6 +182,63 @@ static void read_sensors(const char *v)
 	sn_cfg.sens_mem = on[2];
 }
 
+/* Ranks of this job on this node (the launchers' variables), 0 unknown. */
+static long local_ranks(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
+		"MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "PALS_LOCAL_SIZE",
+		"SLURM_NTASKS_PER_NODE", NULL};
+
+	for (int i = 0; vars[i]; i++) {
+		const char *v = getenv(vars[i]);
+		long l;
+
+		if (v && *v && !proto_parse_long(v, 1, 1 << 20, &l))
+			return l;
+	}
+	return 0;
+}
+
+/* TAPESTRY_HOLD: auto (default), on or off. Holding, in stream mode: the
+ * sender drains only when a ring is half full (or at a flush), a full
+ * ring waits for it (no drop), a ring takes a quarter of the budget; auto
+ * holds when this node runs at least one rank per core the process may use
+ * (ranks that poll on every core: what the sender and the collectors take
+ * then is taken from a rank, and a sender that gets no core dropped events,
+ * issue 32). TAPESTRY_SENDER_SCHED: the sender's class while holding,
+ * idle (default), batch or normal (docs/modules/sensor-runtime.md). */
+static void read_hold(void)
+{
+	static const char *const hw[] = {"auto", "on", "off", NULL};
+	static const char *const sw[] = {"normal", "idle", "batch", NULL};
+	int h = sn_env_word("TAPESTRY_HOLD", hw, 0, "auto, on or off");
+	long ranks = local_ranks();
+	cpu_set_t cs;
+	long cpus = 0;
+
+	if (sched_getaffinity(0, sizeof(cs), &cs) == 0)
+		cpus = CPU_COUNT(&cs);
+	if (cpus <= 0)
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	sn_cfg.hold = !sn_cfg.postmortem &&
+		      (h == 1 || (h == 0 && ranks > 0 && cpus > 0 && ranks >= cpus));
+	sn_cfg.sender_sched = sn_env_word("TAPESTRY_SENDER_SCHED", sw, 1,
+					  "normal, idle or batch");
+	if (sn_cfg.hold && !getenv("TAPESTRY_RING_FULL"))
+		sn_cfg.wait_full = 1;
+	if (sn_cfg.hold && h == 0) {	/* said once a node (its first rank) */
+		const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+
+		if (!lr)
+			lr = getenv("MPI_LOCALRANKID");
+		if (!lr || !strcmp(lr, "0"))
+			sn_log(2, "sensor", "%ld ranks on %ld cores: holding the "
+			       "trace (drained when a ring is half full, a full "
+			       "ring waits: nothing dropped; TAPESTRY_HOLD=off "
+			       "streams)", ranks, cpus);
+	}
+}
+
 static void read_secret_file(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -247,6 +321,7 @@ static void read_config(void)
 					    sn_cfg.postmortem, "drop or wait");
 	}
 	read_sensors(getenv("TAPESTRY_SENSORS"));
+	read_hold();
 	sn_cfg.mem_period_ms = (int)env_long("TAPESTRY_MEM_PERIOD_MS", 50, 1,
 					     3600000);
 	/* a live consumer (tapestry launch --live-ti) wants events soon; the
@@ -317,7 +392,22 @@ static void meta_put_locked(const char *key, const char *value)
 		nmeta++;
 	}
 	snprintf(meta[i].key, sizeof(meta[i].key), "%s", key);
-	snprintf(meta[i].value, sizeof(meta[i].value), "%s", value);
+	{
+		size_t n = strnlen(value, PROTO_VALUE_MAX);
+
+		if (n + 1 > meta[i].cap) {
+			if (meta_used + n + 1 > META_ARENA) {	/* cannot be */
+				meta[i].cap = 0;
+				meta[i].off = 0;
+				return;
+			}
+			meta[i].off = meta_used;
+			meta[i].cap = (uint32_t)(n + 1);
+			meta_used += (uint32_t)(n + 1);
+		}
+		memcpy(meta_arena + meta[i].off, value, n);
+		meta_arena[meta[i].off + n] = 0;
+	}
 }
 
 /* See sensor.h. Keys over 64 bytes and values over 4096 are cut; at most
@@ -347,8 +437,13 @@ void sn_meta_fill(struct proto_meta *m)
 	m->id = sn_stream_id();
 	m->n = (uint32_t)nmeta;
 	for (int i = 0; i < nmeta; i++) {
-		memcpy(m->kv[i].key, meta[i].key, sizeof(meta[i].key));
-		memcpy(m->kv[i].value, meta[i].value, sizeof(meta[i].value));
+		/* the bytes used only: each of m's slots is 4 KiB apart */
+		memcpy(m->kv[i].key, meta[i].key, strlen(meta[i].key) + 1);
+		if (meta[i].cap)
+			memcpy(m->kv[i].value, meta_arena + meta[i].off,
+			       strlen(meta_arena + meta[i].off) + 1);
+		else
+			m->kv[i].value[0] = 0;
 	}
 	pthread_mutex_unlock(&meta_mu);
 }
@@ -432,6 +527,9 @@ static void meta_basics(void)
 	meta_put_locked("tsc_hz", buf);
 	meta_put_locked("mode", sn_cfg.postmortem ? "postmortem" : "stream");
 	meta_put_locked("ring_full", sn_cfg.wait_full ? "wait" : "drop");
+	if (sn_cfg.hold)
+		meta_put_locked("hold", "on (ranks on every core: drained when a "
+				"ring is half full, a full ring waits)");
 	snprintf(buf, sizeof(buf), "%s%s%s", sn_cfg.sens_libc ? "libc," : "",
 		 sn_cfg.sens_mpi ? "mpi," : "", sn_cfg.sens_mem ? "mem," : "");
 	meta_put_locked("sensors", buf);
@@ -456,6 +554,259 @@ void sn_proc_start_event(void)
 
 	sn_emit(PROTO_EV_PROC_START, PROTO_EVF_INSTANT, t, t, getpid(),
 		getppid(), my_rank, my_size);
+}
+
+/* ---- calibration cache ----------------------------------------------------
+ *
+ * What the runtime measures at start (the TSC's rate, 0.2 ms on the
+ * program's start path; the hot path's costs, 8-30 ms of the sender's CPU
+ * beside the program) depends on the host, its boot, its CPU, the sensor
+ * library and the clock, not on the process. The first process measures
+ * and writes them in a file; the next ones read it (issue 31: a traced
+ * /bin/true paid 30 ms, make's 22 processes each calibrated). The file is
+ * in the manager's cache directory (manager/launch/netcal.c, the same
+ * chain): $TAPESTRY_CACHE_DIR ("" or "none": no cache), else
+ * $XDG_CACHE_HOME/tapestry, else $HOME/.cache/tapestry; used only when
+ * that directory is this user's alone (mode 0700) and the file is ours and
+ * not writable by others. Its name is calib-HASH of the key, and the whole
+ * key is in it and compared (sn_calcache_parse): a reboot, another CPU,
+ * another build of the library or the other clock is another file. The
+ * values are checked (a TSC from 50 MHz to 20 GHz, costs from 0 to 100 us);
+ * a file that fails is ignored and replaced by the next measure. An exit
+ * calibration lower than the file's (sn_calibrate(1)) replaces it: the
+ * post-processing takes a stream's lowest too.
+ */
+#define CC_MAGIC "tapestry sensor calibration 1"
+
+static struct {
+	int on;			/* a cache directory and a key */
+	char path[3072];	/* the file */
+	char key[1024];		/* its key lines */
+	struct sn_calcache v;	/* what the file held (v.have) */
+} cc;
+
+/* "host ..\nboot ..\ncpu ..\nlib PATH SIZE MTIME\nclock tsc|vdso\n" into
+ * key; 0, or -1 when a part cannot be known (no cache then). */
+static int cc_key(char *key, size_t cap, int use_tsc)
+{
+	char host[256], boot[64] = "", cpu[49] = "unknown";
+	Dl_info di;
+	struct stat st;
+	ssize_t n;
+	int fd, len;
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		return -1;
+	host[sizeof(host) - 1] = 0;
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, boot, sizeof(boot) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 32)
+		return -1;
+	boot[n] = 0;
+	boot[strcspn(boot, "\n")] = 0;
+#if SN_HAVE_TSC
+	{
+		unsigned r[12], a, b, c, d;
+
+		if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000004u) {
+			for (unsigned i = 0; i < 3; i++)
+				__get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1],
+					    &r[4 * i + 2], &r[4 * i + 3]);
+			memcpy(cpu, r, 48);
+			cpu[48] = 0;
+			for (char *p = cpu; *p; p++)
+				if (*p == '\n')
+					*p = ' ';
+		}
+	}
+#endif
+	if (!dladdr((void *)cc_key, &di) || !di.dli_fname ||
+	    stat(di.dli_fname, &st) < 0)
+		return -1;
+	len = snprintf(key, cap, "host %s\nboot %s\ncpu %s\nlib %s %lld %lld.%09ld\n"
+		       "clock %s\n", host, boot, cpu, di.dli_fname,
+		       (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+		       st.st_mtim.tv_nsec, use_tsc ? "tsc" : "vdso");
+	return len > 0 && (size_t)len < cap ? 0 : -1;
+}
+
+/* The cache directory into dir (see above); 0, or -1: none. */
+static int cc_dir(char *dir, size_t cap)
+{
+	const char *d = getenv("TAPESTRY_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (d && (!*d || !strcmp(d, "none")))
+		return -1;
+	if (d)
+		n = snprintf(dir, cap, "%s", d);
+	else if (x && *x == '/')
+		n = snprintf(dir, cap, "%s/tapestry", x);
+	else if (home && *home == '/')
+		n = snprintf(dir, cap, "%s/.cache/tapestry", home);
+	else
+		return -1;
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* See rt.h. */
+int sn_calcache_parse(const char *text, const char *key, struct sn_calcache *v)
+{
+	size_t ml = strlen(CC_MAGIC), kl = strlen(key);
+	const char *p;
+
+	memset(v, 0, sizeof(*v));
+	if (strncmp(text, CC_MAGIC "\n", ml + 1) ||
+	    strncmp(text + ml + 1, key, kl))
+		return -1;
+	for (p = text + ml + 1 + kl; *p;) {
+		unsigned long long a = 0, b = 0;
+		char word[16];
+		int used = 0;
+
+		if (sscanf(p, "%15s %llu %llu%n", word, &a, &b, &used) != 3 ||
+		    (p[used] != '\n'))
+			return -1;
+		if (!strcmp(word, "tsc_mult")) {
+			/* 2^32 ns per tick: 50 MHz .. 20 GHz */
+			if (a < (1ull << 32) / 20 || a > (1ull << 32) * 20)
+				return -1;
+			v->tsc_mult = a;
+			v->have |= SN_CC_TSC;
+		} else if (!strcmp(word, "hot_ps") || !strcmp(word, "string_ps") ||
+			   !strcmp(word, "stdio_ps")) {
+			int k = word[1] == 'o' ? 0 : word[1] == 't' && word[2] == 'r' ? 1 : 2;
+
+			if (a > 100000000ull || b == 0 || b > 1000000000ull)
+				return -1;
+			v->cost_ps[k] = (int64_t)a;
+			v->samples[k] = (int64_t)b;
+			v->have |= SN_CC_HOT << k;
+		} else {
+			return -1;
+		}
+		p += used + 1;
+	}
+	return 0;
+}
+
+/* See rt.h. */
+int sn_calcache_format(char *buf, size_t cap, const char *key,
+		       const struct sn_calcache *v)
+{
+	static const char *const kinds[] = {"hot_ps", "string_ps", "stdio_ps"};
+	size_t n;
+	int r;
+
+	r = snprintf(buf, cap, "%s\n%s", CC_MAGIC, key);
+	if (r < 0 || (size_t)r >= cap)
+		return -1;
+	n = (size_t)r;
+	if (v->have & SN_CC_TSC) {
+		r = snprintf(buf + n, cap - n, "tsc_mult %llu 1\n",
+			     (unsigned long long)v->tsc_mult);
+		if (r < 0 || (size_t)r >= cap - n)
+			return -1;
+		n += (size_t)r;
+	}
+	for (int k = 0; k < 3; k++) {
+		if (!(v->have & (SN_CC_HOT << k)))
+			continue;
+		r = snprintf(buf + n, cap - n, "%s %lld %lld\n", kinds[k],
+			     (long long)v->cost_ps[k], (long long)v->samples[k]);
+		if (r < 0 || (size_t)r >= cap - n)
+			return -1;
+		n += (size_t)r;
+	}
+	return (int)n;
+}
+
+/* At init (before the clock): the key and the file's path; the file's
+ * values when it holds valid ones for this key. A few system calls, no
+ * allocation. */
+static void cc_load(void)
+{
+	char dir[2048], text[2048];
+	struct stat st;
+	uint64_t h = 14695981039346656037ull;
+	ssize_t n;
+	int fd;
+
+	memset(&cc, 0, sizeof(cc));
+	if (cc_dir(dir, sizeof(dir)) ||
+	    cc_key(cc.key, sizeof(cc.key), !getenv("TAPESTRY_CLOCK") ||
+		   strcmp(getenv("TAPESTRY_CLOCK"), "vdso")))
+		return;
+	for (const char *k = cc.key; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211ull;
+	snprintf(cc.path, sizeof(cc.path), "%s/calib-%016llx", dir,
+		 (unsigned long long)h);
+	cc.on = 1;
+	fd = open(cc.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+	    !(st.st_mode & 022) ? read(fd, text, sizeof(text) - 1) : -1;
+	close(fd);
+	if (n <= 0)
+		return;
+	text[n] = 0;
+	if (sn_calcache_parse(text, cc.key, &cc.v)) {
+		memset(&cc.v, 0, sizeof(cc.v));
+		SN_INFO("calibration cache %s ignored: not this host's or unreadable",
+			cc.path);
+	}
+}
+
+/* Write v to the cache file (a new file renamed over it). The directory
+ * is made (0700) when missing and used only when it is ours alone. */
+static void cc_store(const struct sn_calcache *v)
+{
+	char dir[4096], tmp[4200], text[2048];
+	struct stat st;
+	char *slash;
+	int fd, n, ok;
+
+	if (!cc.on || (n = sn_calcache_format(text, sizeof(text), cc.key, v)) < 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s", cc.path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	if (stat(dir, &st) < 0) {
+		const char *d = getenv("TAPESTRY_CACHE_DIR");
+		char *up = strrchr(dir, '/');
+
+		if (!d && up && up != dir) {	/* ~/.cache itself */
+			*up = 0;
+			mkdir(dir, 0700);
+			*up = '/';
+		}
+		if (mkdir(dir, 0700) < 0 || stat(dir, &st) < 0)
+			return;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", cc.path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	ok = write(fd, text, (size_t)n) == n;
+	sn_raw_close(fd);	/* on the sender's own table: not the program's */
+	if (!ok || rename(tmp, cc.path) < 0)
+		unlink(tmp);
+	else
+		cc.v = *v;
+}
+
+/* The TSC rate the cache holds for this host (0: measure it). */
+static uint64_t cc_tsc_mult(void)
+{
+	return (cc.v.have & SN_CC_TSC) ? cc.v.tsc_mult : 0;
 }
 
 /* ---- calibration --------------------------------------------------------- */
@@ -578,7 +929,7 @@ static __attribute__((noinline)) void stdio_loop(fwrite_fn fn, const char *tok,
 		fn(tok, 1, 8, f);
 }
 
-static double calibrate_stdio(struct sn_thread *t, int *samples)
+static double calibrate_stdio(struct sn_thread *t, int *samples, int at_exit)
 {
 	enum { ITER = STDIO_ITER };
 	fwrite_fn direct, traced = fwrite;
@@ -601,6 +952,11 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(dd, k) && sn_cal_quiet(dt, k)); k++) {
 		uint64_t h0, t0, t1, t2;
 
+		if (!at_exit && sn_sender_ending()) {	/* gives way to the end */
+			k = 0;
+			break;
+		}
+
 		sn_sender_tend();	/* the program's rings go on filling */
 		h0 = t->head_priv;
 		sn_tls.guard = 1;
@@ -619,6 +975,8 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 		atomic_store_explicit(&t->head, h0, memory_order_release);
 	}
 	fclose(f);
+	if (k == 0)
+		return -1;
 	/* each series on its own: a slowed direct sample would make a
 	 * difference too small */
 	cost = sn_cal_estimate(dt, k) - sn_cal_estimate(dd, k);
@@ -673,6 +1031,67 @@ int sn_calib_replay(void)
 	return n;
 }
 
+/* At start-up, the costs the cache holds for this host: emitted as if
+ * measured (CALIB records, META calib_ns). 1 when it held them all (the
+ * stdio cost only when the libc sensor is on). */
+static int cal_from_cache(void)
+{
+	unsigned want = SN_CC_HOT | SN_CC_STRING |
+			(sn_enabled("libc") ? SN_CC_STDIO : 0);
+	const struct sn_calcache *v = &cc.v;
+	char meta_v[64];
+	uint64_t now;
+
+	if (!cc.on || (v->have & want) != want)
+		return 0;
+	now = sn_now_fast();
+	if (want & SN_CC_STDIO)
+		calib_emit(now, PROTO_EV_FWRITE, (v->cost_ps[2] + 500) / 1000,
+			   v->samples[2], v->cost_ps[2]);
+	calib_emit(now, 0, (v->cost_ps[0] + 500) / 1000, v->samples[0],
+		   v->cost_ps[0]);
+	calib_emit(now, PROTO_EV_STRING, (v->cost_ps[1] + 500) / 1000,
+		   v->samples[1], 0);
+	snprintf(meta_v, sizeof(meta_v), "%.1f", (double)v->cost_ps[0] / 1000);
+	sn_meta("calib_ns", meta_v);
+	SN_DEBUG("calibration from the cache %s", cc.path);
+	return 1;
+}
+
+/* A calibration just measured: into the cache when it holds none for this
+ * host (start-up), or when its hot path's cost is lower than the cache's
+ * (an exit calibration: the quieter one), with this process's TSC rate. */
+static void cal_to_cache(int at_exit, double hot, int64_t nhot, double str,
+			 double stdio, int64_t nstdio)
+{
+	struct sn_calcache v;
+
+	if (!cc.on || nhot <= 0 || hot <= 0 ||
+	    (at_exit && (cc.v.have & SN_CC_HOT) &&
+	     (int64_t)(hot * 1000 + 0.5) >= cc.v.cost_ps[0]))
+		return;
+	memset(&v, 0, sizeof(v));
+	if (sn_clk.use_tsc) {
+		v.have |= SN_CC_TSC;
+		v.tsc_mult = sn_clk.mult;
+	}
+	v.have |= SN_CC_HOT | SN_CC_STRING;
+	v.cost_ps[0] = (int64_t)(hot * 1000 + 0.5);
+	v.samples[0] = nhot;
+	v.cost_ps[1] = (int64_t)(str * 1000 + 0.5);
+	v.samples[1] = nhot;
+	if (stdio >= 0 && nstdio > 0) {
+		v.have |= SN_CC_STDIO;
+		v.cost_ps[2] = (int64_t)(stdio * 1000 + 0.5);
+		v.samples[2] = nstdio;
+	} else if (cc.v.have & SN_CC_STDIO) {	/* keep what it had */
+		v.have |= SN_CC_STDIO;
+		v.cost_ps[2] = cc.v.cost_ps[2];
+		v.samples[2] = cc.v.samples[2];
+	}
+	cc_store(&v);
+}
+
 /* Measure the hot path's own cost (sn_enter, two stamps, sn_slot, fill,
  * sn_commit, sn_leave around a no-op): samples of 2048 iterations (a
  * quarter ring at most) on evicted lines, as the stdio calibration, until
@@ -692,6 +1111,12 @@ void sn_calibrate(int at_exit)
 	/* streams as long as the stdio calibration's, a quarter ring at most */
 	const unsigned ITER = t && t->cap / 4 < STDIO_ITER ? t->cap / 4 : STDIO_ITER;
 
+	if (!at_exit && cal_from_cache())
+		return;
+	/* our ring is populated on demand (rt_buf.c): the samples' first
+	 * touches would be page faults */
+	if (t)
+		(void)madvise(t, t->map_bytes, MADV_POPULATE_WRITE);
 	/* the samples need room in our ring: not while it is half full
 	 * (at exit, batches kept at their bound stop the drain); and tracing
 	 * on, or the hot path records nothing (checked again below) */
@@ -705,6 +1130,8 @@ void sn_calibrate(int at_exit)
 	for (k = 0; k < CAL_MAX && !(sn_cal_quiet(s, k) && sn_cal_quiet(s2, k)); k++) {
 		uint64_t t0, t1, h0;
 
+		if (!at_exit && sn_sender_ending())	/* gives way to the end */
+			break;
 		sn_sender_tend();	/* the program's rings go on filling */
 		h0 = t->head_priv;
 		evict_next(t, ITER);
@@ -748,7 +1175,8 @@ void sn_calibrate(int at_exit)
 		t->widx = (uint32_t)(h0 % t->cap);
 		atomic_store_explicit(&t->head, h0, memory_order_release);
 	}
-	stdio = sn_enabled("libc") ? calibrate_stdio(t, &nstdio) : -1;
+	stdio = sn_enabled("libc") && (at_exit || !sn_sender_ending()) ?
+		calibrate_stdio(t, &nstdio, at_exit) : -1;
 	sn_tls.guard = saved;
 	if (atomic_load(&sn_state) != SN_ST_READY) {
 		/* stopped while sampling: some samples measured nothing */
@@ -756,7 +1184,15 @@ void sn_calibrate(int at_exit)
 			at_exit ? "exit" : "start-up");
 		return;
 	}
+	if (!at_exit && sn_sender_ending()) {
+		/* a process that ends this soon has few records to correct:
+		 * its exit does not wait for the rest of the samples */
+		SN_INFO("start-up calibration given up: the process is ending");
+		return;
+	}
 	cal = sn_cal_estimate(s, k);
+	cal_to_cache(at_exit, cal, k * (int64_t)ITER, sn_cal_estimate(s2, k),
+		     stdio, nstdio * (int64_t)STDIO_ITER);
 	{
 		uint64_t now = sn_now_fast();
 
@@ -1113,7 +1549,8 @@ int sn_init(void)
 	sn_tls.guard = 1;
 	read_config();
 	my_pid = getpid();
-	sn_clock_init();
+	cc_load();
+	sn_clock_init_rate(cc_tsc_mult());
 	sn_new_stream_id();
 	my_rank = env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK");
 	my_size = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL);

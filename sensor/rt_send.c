@@ -40,6 +40,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -74,6 +76,13 @@
 #define PING_PERIOD_NS (5ull * 1000000000ull)
 #define LOSS_PERIOD_NS (100ull * 1000000ull)
 #define RBUF 65536
+/* pings of a burst (ping_burst): sent back to back, one collector wake-up */
+#define PING_BURST 8
+/* a stream that lived this long since its connection ends with a burst of
+ * pings (phase 2): the drift needs a baseline; a shorter one has phase 0's */
+#define PHASE2_MIN_NS 1000000000ull
+/* the rings are populated past their first huge page after this long */
+#define POPULATE_AFTER_NS 20000000ull
 
 struct batch {
 	struct batch *next;
@@ -121,6 +130,13 @@ static struct {
 	struct proto_pong pong;
 	int got_pong;
 	uint64_t ping_id;
+	/* a burst of pings (ping_burst): ids burst_lo .. burst_lo + burst_n - 1,
+	 * its samples as their PONGs come in */
+	uint64_t burst_lo;
+	uint32_t burst_n, burst_got;
+	struct proto_clock_sample burst[PING_BURST];
+	uint64_t born;		/* the first connection's end of handshake (mono) */
+	uint64_t started;	/* the loop's start (mono) */
 } S = {.sock = -1, .seq_next = 1};
 
 /* For the end-of-stream report (say_undelivered), also read by a thread
@@ -136,6 +152,15 @@ static _Atomic int running;
 static _Atomic uint64_t flush_req, flush_done;
 static _Atomic int flush_reason = -2;	/* the highest reason asked, -2 none */
 static _Atomic int stop_req, resume_req, meta_dirty, calib_req;
+/* bumped by the sender at each end of a flush or calibration and when it
+ * stops; the threads that wait for those sleep on it (wait_sender) */
+static _Atomic uint32_t wake_word;
+
+static void wake_waiters(void)
+{
+	atomic_fetch_add(&wake_word, 1);
+	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
 /* calib_req (sn_sender_calibrate) */
 enum { CAL_NONE, CAL_ASKED, CAL_DONE, CAL_TAKEN };
 
@@ -308,6 +333,62 @@ void sn_sender_kick(void)
 	sn_own_put(SN_OWN_EVENT, ph);
 }
 
+/* ---- the sender's scheduling class (holding, issue 32) ---------------
+ *
+ * With a rank polling on every core, whatever the sender runs runs instead
+ * of a rank: a wake-up in the normal class preempts one, for a drain of
+ * milliseconds, and its partner waits as long. Holding (sn_cfg.hold), the
+ * sender lowers itself (TAPESTRY_SENDER_SCHED, default idle: SCHED_IDLE,
+ * it runs only on a core nothing else wants; batch: SCHED_BATCH, it never
+ * preempts on a wake-up but has a normal share). A thread that waits for
+ * it (a full ring, a flush at exit) lifts it back to the normal class
+ * (sn_sender_boost): then nothing else can run on the waiter's core anyway,
+ * and an idle sender on a machine where other work fills every core would
+ * never finish the drain (a wait of 5 s, then drops). Leaving SCHED_IDLE
+ * takes CAP_SYS_NICE or an RLIMIT_NICE of 20: without them the sender
+ * takes SCHED_BATCH instead of SCHED_IDLE (leaving batch needs nothing). */
+static _Atomic int sched_low;	/* 0 normal, 1 lowered */
+
+static int sched_set(pid_t tid, int policy)
+{
+	struct sched_param sp = {0};
+
+	return sched_setscheduler(tid, policy, &sp);
+}
+
+/* On the sender thread: lower itself when holding (again after a boost,
+ * once the wait is over). */
+static void sched_lower(void)
+{
+	static int policy = -1;	/* the class to lower to, found once */
+
+	if (!sn_cfg.hold || sn_cfg.sender_sched == 0 || atomic_load(&sched_low))
+		return;
+	if (policy < 0) {
+		policy = sn_cfg.sender_sched == 1 ? SCHED_IDLE : SCHED_BATCH;
+		/* idle only when we may leave it again */
+		if (policy == SCHED_IDLE &&
+		    (sched_set(0, SCHED_IDLE) || sched_set(0, SCHED_OTHER)))
+			policy = SCHED_BATCH;
+	}
+	if (sched_set(0, policy) == 0)
+		atomic_store(&sched_low, 1);
+}
+
+/* See rt.h. Any thread; one system call when the sender is lowered. */
+void sn_sender_boost(void)
+{
+	if (atomic_exchange(&sched_low, 0) && atomic_load(&running))
+		(void)sched_set(S.tid, SCHED_OTHER);
+}
+
+/* See rt.h. */
+int sn_sender_ending(void)
+{
+	return atomic_load(&flush_req) > atomic_load(&flush_done) ||
+	       atomic_load(&stop_req) || atomic_load(&sn_state) != SN_ST_READY;
+}
+
 /* 1 while the sender thread runs. Async-signal-safe. */
 int sn_sender_running(void)
 {
@@ -414,6 +495,29 @@ static void ack_upto(uint64_t seq)
 		S.tail = NULL;
 }
 
+/* 1 once every PONG of the burst came in (wait_for's flag). */
+static int burst_flag;
+
+/* A PONG of the burst under way (ping_burst): its sample, our receipt
+ * stamped now. 1 when it was one. */
+static int burst_pong(const struct proto_pong *p)
+{
+	struct proto_clock_sample *c;
+
+	if (!S.burst_n || p->id < S.burst_lo || p->id >= S.burst_lo + S.burst_n)
+		return 0;
+	c = &S.burst[p->id - S.burst_lo];
+	if (c->r == 0) {
+		c->s = p->t_orig;
+		c->rj = p->t_recv;
+		c->sj = p->t_send;
+		c->r = sn_clock_fix(sn_now_fast());
+		if (++S.burst_got >= S.burst_n)
+			burst_flag = 1;
+	}
+	return 1;
+}
+
 static void dispatch(const struct proto_msg *m)
 {
 	switch (m->type) {
@@ -422,6 +526,8 @@ static void dispatch(const struct proto_msg *m)
 			ack_upto(m->u.ack.seq);
 		break;
 	case PROTO_MSG_PONG:
+		if (burst_pong(&m->u.pong))
+			break;
 		if (m->u.pong.id == S.ping_id) {
 			S.pong = m->u.pong;
 			S.got_pong = 1;
@@ -668,7 +774,8 @@ static int dial(void)
 
 static void send_meta(void)
 {
-	memset(&S.out->u.meta, 0, sizeof(S.out->u.meta));
+	/* no memset: 266 KB, 65 pages to touch (sn_meta_fill writes what
+	 * the encoder reads) */
 	S.out->type = PROTO_MSG_META;
 	sn_meta_fill(&S.out->u.meta);
 	if (send_msg(S.out))
@@ -772,6 +879,65 @@ static void ping_rounds(int rounds, uint32_t phase)
 		disconnect("CLOCK send failed");
 }
 
+/* A burst of n pings (n <= PING_BURST) sent back to back, their PONGs
+ * awaited together (500 ms at most), shipped as one CLOCK frame of phase:
+ * one wake-up of the collector instead of n round trips one after the
+ * other. The samples stay valid bounds (a later ping's round trip
+ * includes its wait behind the earlier ones at the collector; the fit
+ * keeps the shortest). At the connection (phase 0) and at the end of a
+ * stream that lived PHASE2_MIN_NS (phase 2): a short process waits for one
+ * round trip, not 40 (issue 31: 20 rounds at each end were most of a
+ * traced /bin/true's 30 ms). */
+static void ping_burst(int n, uint32_t phase)
+{
+	struct proto_clock *c = &S.out->u.clock;
+	uint32_t k = 0;
+
+	if (n > PING_BURST)
+		n = PING_BURST;
+	memset(S.burst, 0, sizeof(S.burst));
+	S.burst_lo = S.ping_id + 1;
+	S.burst_n = (uint32_t)n;
+	S.burst_got = 0;
+	burst_flag = 0;
+	for (int i = 0; i < n && S.sock >= 0; i++) {
+		struct proto_msg *m = small_msg(PROTO_MSG_PING);
+
+		m->u.ping.id = ++S.ping_id;
+		m->u.ping.t_send = sn_clock_fix(sn_now_fast());
+		if (send_msg(m)) {
+			disconnect("PING send failed");
+			break;
+		}
+	}
+	if (S.sock >= 0 && n > 0)
+		wait_for(&burst_flag, mono() + 500000000ull, 1);
+	S.last_ping = mono();
+	memset(c, 0, offsetof(struct proto_clock, sample));
+	for (int i = 0; i < n; i++)
+		if (S.burst[i].r)
+			c->sample[k++] = S.burst[i];
+	S.burst_n = 0;
+	/* n == 0: a stream that ends before its first burst (a process
+	 * that exits or execs within its connection's time) sends a CLOCK
+	 * frame without samples, one round trip less at its end: the edge
+	 * to its collector exists, and the post-processing takes the
+	 * identity composed with the collector's path when both read one
+	 * clock (the same boot, time namespace and drift: META boot_id ...,
+	 * manager/post/post.c), as they do on a node; a stream on another
+	 * clock than its collector's needs a process that lives a round
+	 * trip longer (or is left on its host's clock) */
+	if ((k == 0 && n > 0) || S.sock < 0)
+		return;
+	S.out->type = PROTO_MSG_CLOCK;
+	c->child = sn_stream_id();
+	c->parent = S.node_id;
+	c->phase = phase;
+	c->n = k;
+	if (send_msg(S.out))
+		disconnect("CLOCK send failed");
+}
+
 static int handshake(void)
 {
 	struct proto_msg *mp = small_msg(PROTO_MSG_HELLO);
@@ -848,8 +1014,10 @@ static int try_connect(void)
 	S.sent_upto = S.acked;
 	for (struct batch *b = S.head; b && S.sock >= 0; b = b->next)
 		send_batch(b);
+	if (!S.born)
+		S.born = mono();
 	if (S.sock >= 0)
-		ping_rounds(20, 0);
+		ping_burst(sn_sender_ending() ? 0 : PING_BURST, 0);
 	if (S.sock >= 0)
 		send_loss();
 	return S.sock >= 0 ? 0 : PROTO_E_CLOSED;
@@ -1002,7 +1170,7 @@ void sn_sender_tend(void)
 	 * (sn_sender_calibrate), and the program is about to end anyway */
 	if (!sn_sender_is_self() || S.ended ||
 	    atomic_load(&calib_req) == CAL_TAKEN ||
-	    !(sn_cfg.postmortem ? sn_threads_kicked() :
+	    !(sn_cfg.postmortem || sn_cfg.hold ? sn_threads_kicked() :
 	      sn_threads_pending() >= DRAIN_MIN_RECORDS))
 		return;
 	sn_tls.guard = 1;	/* the calibration clears it: our calls untraced */
@@ -1188,7 +1356,8 @@ static int send_bye(int reason)
 {
 	struct proto_msg *m;
 
-	ping_rounds(20, 2);
+	if (S.born && mono() - S.born >= PHASE2_MIN_NS)
+		ping_burst(PING_BURST, 2);
 	send_loss();
 	m = small_msg(PROTO_MSG_BYE);
 	m->u.bye.stream = sn_stream_id();
@@ -1264,10 +1433,12 @@ static void handle_flush(void)
 		say_undelivered(S.nev);
 	}
 	atomic_store(&flush_done, target);
+	wake_waiters();
 }
 
 static void new_stream(void)
 {
+	S.born = 0;
 	while (S.head)
 		ack_upto(S.head->seq);
 	S.seq_next = 1;
@@ -1305,12 +1476,21 @@ static void *sender_main(void *arg)
 	go_private();
 	if (sn_thread_register())
 		S.own_tid = sn_tls.thr->tid;
-	sn_calibrate(0);
 	if (sn_cfg.sens_mem)
 		mem_sample();
+	/* the connection first: a short process's exit waits for it (its
+	 * events must reach the collector), never for the calibration, which
+	 * comes next (from the host's cache when it holds one: rt_init.c) and
+	 * gives way to an exit's flush (sn_sender_ending) */
 	if (!sn_cfg.postmortem)
 		try_connect();
+	sn_calibrate(0);
+	S.started = mono();
 	while (!atomic_load(&stop_req)) {
+		/* holding: back to the low class once a waiter's drain is
+		 * done (not while a flush is asked: the end is near) */
+		if (!sn_sender_ending() && !sn_threads_kicked())
+			sched_lower();
 		struct pollfd p[2] = {
 			{.fd = own_event_fd(), .events = POLLIN},
 			{.fd = own_peek(SN_OWN_SOCK), .events = POLLIN},
@@ -1321,7 +1501,7 @@ static void *sender_main(void *arg)
 		if (S.sock >= 0 && p[1].fd < 0)
 			disconnect("socket closed by the program");
 
-		if (sn_cfg.postmortem || S.ended)	/* no periodic drain */
+		if (sn_cfg.postmortem || sn_cfg.hold || S.ended)	/* no periodic drain */
 			due = now + DRAIN_PERIOD_MS * 1000000ull;
 
 		if (sn_cfg.sens_mem && !S.ended &&
@@ -1358,6 +1538,10 @@ static void *sender_main(void *arg)
 		}
 		now = mono();
 		sn_clock_anchor();
+		/* the rings' memory past their first 2 MiB, once the process
+		 * lives on (rt_buf.c, map_ring) */
+		if (now - S.started >= POPULATE_AFTER_NS)
+			sn_threads_populate();
 		if (sn_cfg.sens_mem && !S.ended &&
 		    now - S.last_mem >= (uint64_t)sn_cfg.mem_period_ms * 1000000ull) {
 			S.last_mem = now;
@@ -1370,6 +1554,7 @@ static void *sender_main(void *arg)
 				drain(1, 1);	/* room in our ring for the samples */
 				sn_calibrate(1);
 				atomic_store(&calib_req, CAL_DONE);
+				wake_waiters();
 			}
 		}
 		if (atomic_load(&flush_req) > atomic_load(&flush_done)) {
@@ -1381,7 +1566,7 @@ static void *sender_main(void *arg)
 		/* post-mortem: the rings are the buffer; drain them only when
 		 * one is half full (its producer kicks), so the tracer does no
 		 * work beside the application until then ([004]'s flushes) */
-		if (!sn_cfg.postmortem && now >= S.next_drain) {
+		if (!sn_cfg.postmortem && !sn_cfg.hold && now >= S.next_drain) {
 			S.next_drain = now + (uint64_t)(sn_cfg.drain_ms < DRAIN_PERIOD_MS ?
 					sn_cfg.drain_ms : DRAIN_PERIOD_MS) * 1000000ull;
 			if (now - S.last_drain >= (uint64_t)sn_cfg.drain_ms * 1000000ull ||
@@ -1410,6 +1595,7 @@ static void *sender_main(void *arg)
 		}
 	}
 	atomic_store(&running, 0);
+	wake_waiters();
 	return NULL;
 }
 
@@ -1465,13 +1651,25 @@ int sn_sender_start(void)
 	return 0;
 }
 
-/* Sleep in 1 ms steps until done(arg), the sender gone or dl (mono) passed. */
+/* Wait until done(arg), the sender gone or dl (mono) passed: on a futex
+ * the sender wakes (wake_waiters) when a flush or a calibration is done or
+ * it stops, in steps of 10 ms at most (a wake-up lost to a race costs a
+ * step, never the wait). It slept in 1 ms steps: a traced /bin/true, which
+ * lives about a millisecond, paid up to a step more at its exit than its
+ * flush took. Async-signal-safe. */
 static void wait_sender(int (*done)(uint64_t), uint64_t arg, uint64_t dl)
 {
-	while (!done(arg) && atomic_load(&running) && mono() < dl) {
-		struct timespec ts = {0, 1000000};
+	for (;;) {
+		uint32_t w = atomic_load(&wake_word);
+		uint64_t now = mono(), step;
+		struct timespec ts;
 
-		nanosleep(&ts, NULL);
+		if (done(arg) || !atomic_load(&running) || now >= dl)
+			return;
+		step = dl - now < 10000000ull ? dl - now : 10000000ull;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)step;
+		syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
 	}
 }
 
@@ -1500,6 +1698,7 @@ void sn_sender_flush(int reason, int timeout_ms)
 		;
 	my = atomic_fetch_add(&flush_req, 1) + 1;
 	sn_sender_kick();
+	sn_sender_boost();
 	wait_sender(flush_done_by, my, mono() + (uint64_t)timeout_ms * 1000000ull);
 	/* reason 1 is a fatal signal: we may be in its handler, where the
 	 * rings' lock may be held by the interrupted code */
@@ -1525,8 +1724,10 @@ void sn_sender_calibrate(int timeout_ms)
 
 	if (!atomic_load(&running) || sn_sender_is_self())
 		return;
-	if (atomic_compare_exchange_strong(&calib_req, &st, CAL_ASKED))
+	if (atomic_compare_exchange_strong(&calib_req, &st, CAL_ASKED)) {
 		sn_sender_kick();
+		sn_sender_boost();
+	}
 	wait_sender(calib_done, 0, mono() + (uint64_t)timeout_ms * 1000000ull);
 	st = CAL_ASKED;
 	if (atomic_compare_exchange_strong(&calib_req, &st, CAL_NONE))
@@ -1572,6 +1773,7 @@ void sn_sender_atfork_child(void)
 	atomic_store(&resume_req, 0);
 	atomic_store(&meta_dirty, 0);
 	atomic_store(&calib_req, CAL_NONE);
+	atomic_store(&sched_low, 0);	/* the child's sender starts normal */
 	S.sock = -1;
 	S.head = S.tail = NULL;
 	S.kept_bytes = 0;

@@ -16,6 +16,9 @@ TMO=${SENSOR_TEST_TIMEOUT:-120}	# seconds per program run
 ROOT_ID=7a9e5e0000000001	# fixed node ids: their CLOCK frames are
 NODE_ID=7a9e5e0000000002	# not sensor streams (see `streams`)
 T=$(mktemp -d /tmp/tapestry-sensor-test.XXXXXX) || exit 99
+# the sensors' calibration cache (sensor-runtime.md): the test's own, cold
+# at its start (the first process measures, the next ones read it)
+mkdir -m 700 "$T/cache" && export TAPESTRY_CACHE_DIR="$T/cache"
 RPID=			# root collector
 NPID=			# node collector
 RPORT=			# root's port

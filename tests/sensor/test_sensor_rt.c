@@ -415,3 +415,67 @@ Test(sensor_cal, no_samples_and_low_glitches)
 	cr_assert(!sn_cal_quiet(d, CAL_MIN), "three fast samples set the band");
 	cr_assert_float_eq(sn_cal_estimate(d, CAL_MIN), 1.5, 1e-9);
 }
+
+/* ---- calibration cache (sn_calcache_parse, sn_calcache_format) --------- */
+
+#define CC_KEY "host h\nboot b\ncpu c\nlib /x 1 2.000000003\nclock tsc\n"
+
+Test(sensor_calcache, format_then_parse_gives_the_values_back)
+{
+	struct sn_calcache v = {0}, w;
+	char buf[2048];
+	int n;
+
+	v.have = SN_CC_TSC | SN_CC_HOT | SN_CC_STRING | SN_CC_STDIO;
+	v.tsc_mult = 2049102292ull;
+	v.cost_ps[0] = 22679;
+	v.samples[0] = 63488;
+	v.cost_ps[1] = 14806;
+	v.samples[1] = 63488;
+	v.cost_ps[2] = 16921;
+	v.samples[2] = 67584;
+	n = sn_calcache_format(buf, sizeof(buf), CC_KEY, &v);
+	cr_assert_gt(n, 0);
+	cr_assert_eq(sn_calcache_parse(buf, CC_KEY, &w), 0);
+	cr_assert_eq(w.have, v.have);
+	cr_assert_eq(w.tsc_mult, v.tsc_mult);
+	for (int k = 0; k < 3; k++) {
+		cr_assert_eq(w.cost_ps[k], v.cost_ps[k]);
+		cr_assert_eq(w.samples[k], v.samples[k]);
+	}
+	/* a part missing is said by have (no stdio: the libc sensor was off) */
+	v.have &= ~(unsigned)SN_CC_STDIO;
+	cr_assert_gt(sn_calcache_format(buf, sizeof(buf), CC_KEY, &v), 0);
+	cr_assert_eq(sn_calcache_parse(buf, CC_KEY, &w), 0);
+	cr_assert_eq(w.have, SN_CC_TSC | SN_CC_HOT | SN_CC_STRING);
+	cr_assert_eq(sn_calcache_format(buf, 40, CC_KEY, &v), -1, "too small a buffer");
+}
+
+Test(sensor_calcache, another_key_or_bad_lines_are_refused)
+{
+	static const char *const bad[] = {
+		/* another boot */
+		"tapestry sensor calibration 1\nhost h\nboot B\ncpu c\nlib /x 1 2.000000003\nclock tsc\nhot_ps 20000 100\n",
+		/* another magic */
+		"tapestry sensor calibration 2\n" CC_KEY "hot_ps 20000 100\n",
+		/* a TSC of 1 Hz, a cost of 1 s, no samples, a negative cost */
+		"tapestry sensor calibration 1\n" CC_KEY "tsc_mult 1 1\n",
+		"tapestry sensor calibration 1\n" CC_KEY "hot_ps 1000000000000 100\n",
+		"tapestry sensor calibration 1\n" CC_KEY "hot_ps 20000 0\n",
+		"tapestry sensor calibration 1\n" CC_KEY "hot_ps -5 100\n",
+		/* an unknown word, a cut line, trailing junk */
+		"tapestry sensor calibration 1\n" CC_KEY "cold_ps 20000 100\n",
+		"tapestry sensor calibration 1\n" CC_KEY "hot_ps 20000",
+		"tapestry sensor calibration 1\n" CC_KEY "hot_ps 20000 100 7\n",
+		"",
+	};
+	struct sn_calcache w;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		w.have = 99;
+		cr_assert_eq(sn_calcache_parse(bad[i], CC_KEY, &w), -1, "case %zu", i);
+	}
+	/* the key alone, no values: valid, nothing held */
+	cr_assert_eq(sn_calcache_parse("tapestry sensor calibration 1\n" CC_KEY, CC_KEY, &w), 0);
+	cr_assert_eq(w.have, 0);
+}

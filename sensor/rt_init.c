@@ -613,6 +613,8 @@ static double calibrate_stdio(struct sn_thread *t, int *samples)
 		t->head_priv = h0;
 		t->widx = (uint32_t)(h0 % t->cap);
 		atomic_store_explicit(&t->head, h0, memory_order_release);
+		/* the traced calls' run (libc_wrap.c) is taken back too */
+		t->drop_pending &= ~SN_PEND_RUN;
 	}
 	fclose(f);
 	/* each series on its own: a slowed direct sample would make a

@@ -306,9 +306,9 @@ static int gather_events(struct report *r)
 		}
 		ty->total++;
 		ty->failed += (te.ev->flags & PROTO_EVF_FAILED) != 0;
-		int bi = proto_ev_arg(te.ev->type, PROTO_F_bytes);
-		if (bi >= 0 && !(te.ev->flags & PROTO_EVF_FAILED) && te.ev->arg[bi] > 0)
-			ty->bytes += (uint64_t)te.ev->arg[bi];
+		int64_t moved = proto_ev_moved(te.ev);
+		if (moved > 0 && !(te.ev->flags & PROTO_EVF_FAILED))
+			ty->bytes += (uint64_t)moved;
 		if (k < 0 || k >= MAX_RANKS)
 			k = MAX_RANKS;
 		else if (k > r->maxrank)

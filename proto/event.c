@@ -91,6 +91,37 @@ int proto_ev_mpiio(unsigned type)
 	return *n == 'r' ? PROTO_IO_READ : PROTO_IO_WRITE;
 }
 
+int64_t proto_ev_moved(const struct proto_event *ev)
+{
+	int b = proto_ev_arg(ev->type, PROTO_F_bytes);
+	int r = proto_ev_arg(ev->type, PROTO_F_result);
+	int io;
+
+	if (b < 0)
+		return -1;
+	switch (ev->type) {
+	case PROTO_EV_READ: case PROTO_EV_WRITE: case PROTO_EV_PREAD:
+	case PROTO_EV_PWRITE: case PROTO_EV_READV: case PROTO_EV_WRITEV:
+	case PROTO_EV_SEND_SOCK: case PROTO_EV_RECV_SOCK: case PROTO_EV_SENDTO:
+	case PROTO_EV_RECVFROM:
+		return ev->arg[r] > 0 ? ev->arg[r] : 0;
+	case PROTO_EV_FGETS:	/* count 0: a trace from before issue 31 */
+		if (ev->arg[5] == 0)
+			return ev->arg[r] > 0 ? ev->arg[r] : 0;
+		break;
+	default:
+		break;
+	}
+	io = proto_ev_mpiio(ev->type);
+	if ((io == PROTO_IO_READ || io == PROTO_IO_WRITE) && r >= 0 &&
+	    ev->arg[r] >= 0)
+		return ev->arg[r];
+	if (proto_ev_info(ev->type)->category == PROTO_CAT_LIBC &&
+	    (ev->flags & PROTO_EVF_FAILED))
+		return 0;
+	return ev->arg[b];
+}
+
 /* One-sided is one run of events.def, MPI_Win_create first, and
  * MPI_Win_test added later. */
 _Static_assert(PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE == 27,

@@ -155,6 +155,16 @@ int proto_ev_done(unsigned type, const int64_t *arr, size_t n, size_t i,
 enum { PROTO_IO_NOT = 0, PROTO_IO_FILE = 1, PROTO_IO_READ = 2, PROTO_IO_WRITE = 3 };
 int proto_ev_mpiio(unsigned type);
 
+/* The bytes an event's call moved, for the exports' bytes column: its
+ * result for the calls whose bytes field is what they asked for (read,
+ * write, pread, pwrite, readv, writev, the socket calls; 0 when they
+ * failed), MPI-IO's result when known (else what it asked for), the bytes
+ * field itself for every other type that has one (the stdio calls and the
+ * libc types since issue 31 record what moved; in their older traces,
+ * count 0, fgets records the buffer's size: its result then), -1 for a
+ * type without bytes. */
+int64_t proto_ev_moved(const struct proto_event *ev);
+
 /* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes,
  * and MPI_Win_test). */
 int proto_ev_rma(unsigned type);

@@ -18,7 +18,14 @@
 #include "config.h"
 
 #undef _FORTIFY_SOURCE
+/* glibc's inline getc_unlocked, putc_unlocked, getchar, getline...
+ * (bits/stdio.h, with optimisation) would clash with their wrappers */
+#ifndef __NO_INLINE__
+#define __NO_INLINE__ 1
+#endif
+#include <aio.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -52,7 +61,15 @@ int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
+/* glibc's old names of getc and putc and its fortified printf, not
+ * declared without libio.h or _FORTIFY_SOURCE */
+int _IO_getc(FILE *f);
+int _IO_putc(int ch, FILE *f);
+int __printf_chk(int flag, const char *fmt, ...);
+int __vprintf_chk(int flag, const char *fmt, va_list ap);
 #define SN_ARGS(...) __VA_ARGS__
+/* ", args" or nothing for a call without arguments (getchar) */
+#define SN_COMMA_ARGS(...) __VA_OPT__(,) __VA_ARGS__
 
 /* ---- real functions and their resolution ------------------------------- */
 
@@ -177,9 +194,47 @@ static int64_t path_id(const char *path)
 	return sn_string(path, strnlen(path, PROTO_STRING_MAX));
 }
 
+/* The string id of path made absolute against dirfd (AT_FDCWD: the
+ * working directory), see sn_path_abs; an absolute path as given. */
+static int64_t path_id_at(int dirfd, const char *path)
+{
+	char abs[PROTO_STRING_MAX + 1];
+	size_t n;
+
+	if (!path)
+		return 0;
+	n = sn_path_abs(dirfd, path, abs, sizeof(abs));
+	if (!n)
+		return path_id(path);
+	return sn_string(abs, n);
+}
+
+/* The id of path (dirfd as path_id_at), and remember it as a directory's
+ * (a later openat relative to it finds it without a system call). */
+static int64_t dir_id_at(int dirfd, const char *path)
+{
+	char abs[PROTO_STRING_MAX + 1];
+	size_t n;
+	int64_t id;
+
+	if (!path)
+		return 0;
+	n = sn_path_abs(dirfd, path, abs, sizeof(abs));
+	if (!n) {
+		n = strnlen(path, PROTO_STRING_MAX);
+		memcpy(abs, path, n);
+		abs[n] = 0;
+	}
+	id = sn_string(abs, n);
+	sn_dir_remember(id, abs, n);
+	return id;
+}
+
+/* The descriptor of a stream, read from the FILE itself (fileno_unlocked
+ * is a call without glibc's inline functions). */
 static int stream_fd(FILE *f)
 {
-	return f ? fileno_unlocked(f) : -1;
+	return f ? f->_fileno : -1;
 }
 
 static int64_t peer_id(const struct sockaddr *sa, socklen_t len)
@@ -387,7 +442,8 @@ static inline void ev_dup(const struct sn_call *c, int r, int fd)
 static void ev_open_any(const struct sn_call *c, int r, const char *path,
 			int flags, int mode)
 {
-	int64_t p = path_id(path);
+	int64_t p = (flags & O_DIRECTORY) ? dir_id_at(AT_FDCWD, path)
+					  : path_id_at(AT_FDCWD, path);
 
 	if (r >= 0)
 		sn_fd_set(r, p);
@@ -397,7 +453,8 @@ static void ev_open_any(const struct sn_call *c, int r, const char *path,
 static void ev_openat_any(const struct sn_call *c, int r, int dirfd,
 			  const char *path, int flags, int mode)
 {
-	int64_t p = path_id(path);
+	int64_t p = (flags & O_DIRECTORY) ? dir_id_at(dirfd, path)
+					  : path_id_at(dirfd, path);
 
 	if (r >= 0)
 		sn_fd_set(r, p);
@@ -432,7 +489,7 @@ static inline void ev___openat64_2(const struct sn_call *c, int r, int dirfd,
 static void ev_creat_any(const struct sn_call *c, int r, const char *path,
 			 mode_t mode)
 {
-	int64_t p = path_id(path);
+	int64_t p = path_id_at(AT_FDCWD, path);
 
 	if (r >= 0)
 		sn_fd_set(r, p);
@@ -453,7 +510,7 @@ static inline void ev_creat64(const struct sn_call *c, int r, const char *path,
 
 static void ev_fopen_any(const struct sn_call *c, FILE *r, const char *path)
 {
-	int64_t p = path_id(path);
+	int64_t p = path_id_at(AT_FDCWD, path);
 	int fd = stream_fd(r);
 
 	if (fd >= 0)
@@ -479,25 +536,89 @@ static inline void ev_fdopen(const struct sn_call *c, FILE *r, int fd,
 	rec(c, PROTO_EV_FDOPEN, !r, fd, sn_fd_path_fast(fd), ERR_IF(c, !r), 0, 0, 0);
 }
 
+/* ---- runs of small stdio calls ----------------------------------------------
+ *
+ * A program that moves its data a line or a character at a time through
+ * stdio (sort's output, fwrite_unlocked per line; getc loops) makes
+ * millions of calls that each stay in the stream's buffer: a record each
+ * cost more than the calls (bench/stdio_sort.sh). Consecutive successful
+ * calls of one type on one stream, each moving at most RUN_SMALL bytes,
+ * are kept as one record, the run (count: its calls; bytes: their sum;
+ * result: the last one's; t_start the first's start, t_end the last's
+ * end), as Darshan's counters keep them. The run lives in the thread's
+ * sn_thread (SN_PEND_RUN) and enters the ring before the thread's next
+ * record of any kind (sn_slot_slow), at the thread's end (thread_gone),
+ * or when it reaches RUN_MAX_CALLS calls or spans RUN_SPAN stamps: its
+ * bytes are never lost, only the single calls' times. A failed call or a
+ * large one is recorded alone (count 1). */
+#define RUN_SMALL 4096
+#define RUN_MAX_CALLS 65536
+#define RUN_SPAN (1ull << 24)	/* stamps: 5-16 ms of TSC ticks, 16 ms of ns */
+
+static void stdio_rec(const struct sn_call *c, uint16_t type, int failed,
+		      FILE *f, int64_t bytes, int64_t r)
+{
+	struct sn_thread *t = sn_tls.thr;
+	struct proto_event *e;
+	int fd;
+
+	if (SN_LIKELY(t && !failed && bytes <= RUN_SMALL)) {
+		e = &t->run;
+		if ((t->drop_pending & SN_PEND_RUN) && t->run_key == f &&
+		    e->type == type && e->arg[5] < RUN_MAX_CALLS &&
+		    c->t1 - e->t_start < RUN_SPAN) {
+			e->t_end = c->t1;
+			e->arg[1] += bytes;
+			e->arg[2] = r;
+			e->arg[5]++;
+			return;
+		}
+		if (t->drop_pending & SN_PEND_RUN)
+			sn_run_flush(t);
+		if (!(t->drop_pending & SN_PEND_RUN)) {
+			fd = stream_fd(f);
+			e->t_start = c->t0;
+			e->t_end = c->t1;
+			e->type = type;
+			e->flags = SN_EVF_STAMP;
+			e->tid = t->tid;
+			proto_ev_set_args(e, fd, bytes, r, sn_fd_path_fast(fd), 0,
+					  1);
+			t->run_key = f;
+			t->drop_pending |= SN_PEND_RUN;
+			return;
+		}
+	}
+	fd = stream_fd(f);
+	rec(c, type, failed, fd, bytes, r, sn_fd_path_fast(fd), ERR_IF(c, failed),
+	    1);
+}
+
+/* The stdio calls that move data: bytes is what moved (a run, or count 1) */
 static void ev_stdio(const struct sn_call *c, uint16_t type, int failed,
 		     FILE *f, int64_t bytes, int64_t r)
 {
-	int fd = stream_fd(f);
+	stdio_rec(c, type, failed, f, bytes, r);
+}
 
-	rec(c, type, failed, fd, bytes, r, sn_fd_path_fast(fd), ERR_IF(c, failed), 0);
+/* The error indicator of a stream (ferror_unlocked is a call without
+ * glibc's inline functions). */
+static int stream_err(FILE *f)
+{
+	return f && (f->_flags & 0x20);	/* _IO_ERR_SEEN */
 }
 
 static inline void ev_fread(const struct sn_call *c, size_t r, void *p,
 			    size_t size, size_t n, FILE *f)
 {
-	ev_stdio(c, PROTO_EV_FREAD, r < n && f && ferror_unlocked(f), f,
-		 (int64_t)(size * n), (int64_t)r);
+	ev_stdio(c, PROTO_EV_FREAD, r < n && stream_err(f), f,
+		 (int64_t)(size * r), (int64_t)r);
 }
 
 static inline void ev_fwrite(const struct sn_call *c, size_t r, const void *p,
 			     size_t size, size_t n, FILE *f)
 {
-	ev_stdio(c, PROTO_EV_FWRITE, r < n, f, (int64_t)(size * n), (int64_t)r);
+	ev_stdio(c, PROTO_EV_FWRITE, r < n, f, (int64_t)(size * r), (int64_t)r);
 }
 
 static inline void ev_vfprintf(const struct sn_call *c, int r, FILE *f,
@@ -515,14 +636,16 @@ static inline void ev___vfprintf_chk(const struct sn_call *c, int r, FILE *f,
 static inline void ev_fputs(const struct sn_call *c, int r, const char *s,
 			    FILE *f)
 {
-	ev_stdio(c, PROTO_EV_FPUTS, r < 0, f, s ? (int64_t)strlen(s) : 0, r);
+	ev_stdio(c, PROTO_EV_FPUTS, r < 0, f, r >= 0 && s ? (int64_t)strlen(s) : 0,
+		 r);
 }
 
 static inline void ev_fgets(const struct sn_call *c, char *r, char *s,
 			    int size, FILE *f)
 {
-	ev_stdio(c, PROTO_EV_FGETS, !r && f && ferror_unlocked(f), f, size,
-		 r ? (int64_t)strlen(r) : -1);
+	int64_t n = r ? (int64_t)strlen(r) : -1;
+
+	ev_stdio(c, PROTO_EV_FGETS, !r && stream_err(f), f, n > 0 ? n : 0, n);
 }
 
 static inline void ev_fflush(const struct sn_call *c, int r, FILE *f)
@@ -540,6 +663,612 @@ static inline void ev_fseek(const struct sn_call *c, int r, FILE *f,
 
 	rec(c, PROTO_EV_FSEEK, r != 0, fd, off, whence, r, sn_fd_path_fast(fd),
 	    ERR_IF(c, r != 0));
+}
+
+/* ---- the rest of stdio (issue 31): bytes is what moved ---------------- */
+
+static inline void ev_fread_unlocked(const struct sn_call *c, size_t r,
+				     void *p, size_t size, size_t n, FILE *f)
+{
+	ev_fread(c, r, p, size, n, f);
+}
+
+static inline void ev_fwrite_unlocked(const struct sn_call *c, size_t r,
+				      const void *p, size_t size, size_t n,
+				      FILE *f)
+{
+	ev_fwrite(c, r, p, size, n, f);
+}
+
+static inline void ev_fputs_unlocked(const struct sn_call *c, int r,
+				     const char *s, FILE *f)
+{
+	ev_fputs(c, r, s, f);
+}
+
+static inline void ev_fgets_unlocked(const struct sn_call *c, char *r, char *s,
+				     int size, FILE *f)
+{
+	ev_fgets(c, r, s, size, f);
+}
+
+static inline void ev_fflush_unlocked(const struct sn_call *c, int r, FILE *f)
+{
+	ev_fflush(c, r, f);
+}
+
+/* A character read: EOF is a failure only with the stream's error set. */
+static void ev_getc_any(const struct sn_call *c, int r, FILE *f)
+{
+	int failed = r == EOF && stream_err(f);
+
+	ev_stdio(c, PROTO_EV_FGETC, failed, f, r != EOF, r);
+}
+
+/* A character written (__overflow(f, EOF) only flushes: 0 bytes). */
+static void ev_putc_any(const struct sn_call *c, int r, int ch, FILE *f)
+{
+	ev_stdio(c, PROTO_EV_FPUTC, r == EOF && ch != EOF, f,
+		  r != EOF && ch != EOF, r);
+}
+
+static inline void ev_fgetc(const struct sn_call *c, int r, FILE *f)
+{
+	ev_getc_any(c, r, f);
+}
+
+static inline void ev_getc(const struct sn_call *c, int r, FILE *f)
+{
+	ev_getc_any(c, r, f);
+}
+
+static inline void ev__IO_getc(const struct sn_call *c, int r, FILE *f)
+{
+	ev_getc_any(c, r, f);
+}
+
+static inline void ev_fgetc_unlocked(const struct sn_call *c, int r, FILE *f)
+{
+	ev_getc_any(c, r, f);
+}
+
+static inline void ev_getc_unlocked(const struct sn_call *c, int r, FILE *f)
+{
+	ev_getc_any(c, r, f);
+}
+
+static inline void ev___uflow(const struct sn_call *c, int r, FILE *f)
+{
+	ev_getc_any(c, r, f);
+}
+
+static inline void ev_getchar(const struct sn_call *c, int r)
+{
+	ev_getc_any(c, r, stdin);
+}
+
+static inline void ev_getchar_unlocked(const struct sn_call *c, int r)
+{
+	ev_getc_any(c, r, stdin);
+}
+
+static inline void ev_fputc(const struct sn_call *c, int r, int ch, FILE *f)
+{
+	ev_putc_any(c, r, ch, f);
+}
+
+static inline void ev_putc(const struct sn_call *c, int r, int ch, FILE *f)
+{
+	ev_putc_any(c, r, ch, f);
+}
+
+static inline void ev__IO_putc(const struct sn_call *c, int r, int ch, FILE *f)
+{
+	ev_putc_any(c, r, ch, f);
+}
+
+static inline void ev_fputc_unlocked(const struct sn_call *c, int r, int ch,
+				     FILE *f)
+{
+	ev_putc_any(c, r, ch, f);
+}
+
+static inline void ev_putc_unlocked(const struct sn_call *c, int r, int ch,
+				    FILE *f)
+{
+	ev_putc_any(c, r, ch, f);
+}
+
+static inline void ev___overflow(const struct sn_call *c, int r, FILE *f,
+				 int ch)
+{
+	ev_putc_any(c, r, ch, f);
+}
+
+static inline void ev_putchar(const struct sn_call *c, int r, int ch)
+{
+	ev_putc_any(c, r, ch, stdout);
+}
+
+static inline void ev_putchar_unlocked(const struct sn_call *c, int r, int ch)
+{
+	ev_putc_any(c, r, ch, stdout);
+}
+
+/* getline, getdelim: -1 at the end of the file (a failure only with the
+ * stream's error set) */
+static void ev_getdelim_any(const struct sn_call *c, ssize_t r, FILE *f)
+{
+	ev_stdio(c, PROTO_EV_GETDELIM, r < 0 && stream_err(f), f,
+		  r > 0 ? r : 0, r);
+}
+
+static inline void ev_getline(const struct sn_call *c, ssize_t r, char **line,
+			      size_t *n, FILE *f)
+{
+	ev_getdelim_any(c, r, f);
+}
+
+static inline void ev_getdelim(const struct sn_call *c, ssize_t r, char **line,
+			       size_t *n, int delim, FILE *f)
+{
+	ev_getdelim_any(c, r, f);
+}
+
+static inline void ev___getdelim(const struct sn_call *c, ssize_t r,
+				 char **line, size_t *n, int delim, FILE *f)
+{
+	ev_getdelim_any(c, r, f);
+}
+
+static void ev_printf_any(const struct sn_call *c, int r)
+{
+	ev_stdio(c, PROTO_EV_PRINTF, r < 0, stdout, r > 0 ? r : 0, r);
+}
+
+static inline void ev_vprintf(const struct sn_call *c, int r, const char *fmt,
+			      va_list ap)
+{
+	ev_printf_any(c, r);
+}
+
+static inline void ev___vprintf_chk(const struct sn_call *c, int r, int flag,
+				    const char *fmt, va_list ap)
+{
+	ev_printf_any(c, r);
+}
+
+static inline void ev_puts(const struct sn_call *c, int r, const char *s)
+{
+	ev_stdio(c, PROTO_EV_PUTS, r == EOF, stdout,
+		  r != EOF && s ? (int64_t)strlen(s) + 1 : 0, r);
+}
+
+/* ---- file metadata ----------------------------------------------------- */
+
+/* a path relative to dirfd, or dirfd's own with AT_EMPTY_PATH and "" */
+static int64_t at_path(int dirfd, const char *path, int flags)
+{
+	if (path && !path[0] && (flags & AT_EMPTY_PATH))
+		return sn_fd_path_fast(dirfd);
+	return path_id_at(dirfd, path);
+}
+
+static void ev_stat_any(const struct sn_call *c, uint16_t type, int r, int fd,
+			int64_t p, int64_t size, int flags)
+{
+	rec(c, type, r != 0, fd, p, r, ERR_IF(c, r != 0), r == 0 ? size : -1,
+	    flags);
+}
+
+static inline void ev_stat(const struct sn_call *c, int r, const char *path,
+			   struct stat *sb)
+{
+	ev_stat_any(c, PROTO_EV_STAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
+		    sb ? sb->st_size : -1, 0);
+}
+
+static inline void ev_stat64(const struct sn_call *c, int r, const char *path,
+			     struct stat64 *sb)
+{
+	ev_stat_any(c, PROTO_EV_STAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
+		    sb ? sb->st_size : -1, 0);
+}
+
+static inline void ev_lstat(const struct sn_call *c, int r, const char *path,
+			    struct stat *sb)
+{
+	ev_stat_any(c, PROTO_EV_LSTAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
+		    sb ? sb->st_size : -1, 0);
+}
+
+static inline void ev_lstat64(const struct sn_call *c, int r, const char *path,
+			      struct stat64 *sb)
+{
+	ev_stat_any(c, PROTO_EV_LSTAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
+		    sb ? sb->st_size : -1, 0);
+}
+
+static inline void ev_fstat(const struct sn_call *c, int r, int fd,
+			    struct stat *sb)
+{
+	ev_stat_any(c, PROTO_EV_FSTAT, r, fd, sn_fd_path_fast(fd),
+		    sb ? sb->st_size : -1, 0);
+}
+
+static inline void ev_fstat64(const struct sn_call *c, int r, int fd,
+			      struct stat64 *sb)
+{
+	ev_stat_any(c, PROTO_EV_FSTAT, r, fd, sn_fd_path_fast(fd),
+		    sb ? sb->st_size : -1, 0);
+}
+
+static inline void ev_fstatat(const struct sn_call *c, int r, int dirfd,
+			      const char *path, struct stat *sb, int flags)
+{
+	ev_stat_any(c, PROTO_EV_FSTATAT, r, dirfd, at_path(dirfd, path, flags),
+		    sb ? sb->st_size : -1, flags);
+}
+
+static inline void ev_fstatat64(const struct sn_call *c, int r, int dirfd,
+				const char *path, struct stat64 *sb, int flags)
+{
+	ev_stat_any(c, PROTO_EV_FSTATAT, r, dirfd, at_path(dirfd, path, flags),
+		    sb ? sb->st_size : -1, flags);
+}
+
+static inline void ev_statx(const struct sn_call *c, int r, int dirfd,
+			    const char *path, int flags, unsigned mask,
+			    struct statx *sb)
+{
+	ev_stat_any(c, PROTO_EV_STATX, r, dirfd, at_path(dirfd, path, flags),
+		    sb && (sb->stx_mask & STATX_SIZE) ? (int64_t)sb->stx_size : -1,
+		    flags);
+}
+
+static void ev_access_any(const struct sn_call *c, int r, int dirfd,
+			  const char *path, int mode, int flags)
+{
+	rec(c, PROTO_EV_ACCESS, r != 0, dirfd, at_path(dirfd, path, flags), mode,
+	    r, ERR_IF(c, r != 0), flags);
+}
+
+static inline void ev_access(const struct sn_call *c, int r, const char *path,
+			     int mode)
+{
+	ev_access_any(c, r, AT_FDCWD, path, mode, 0);
+}
+
+static inline void ev_faccessat(const struct sn_call *c, int r, int dirfd,
+				const char *path, int mode, int flags)
+{
+	ev_access_any(c, r, dirfd, path, mode, flags);
+}
+
+static inline void ev_euidaccess(const struct sn_call *c, int r,
+				 const char *path, int mode)
+{
+	ev_access_any(c, r, AT_FDCWD, path, mode, AT_EACCESS);
+}
+
+static inline void ev_truncate(const struct sn_call *c, int r,
+			       const char *path, off_t len)
+{
+	rec(c, PROTO_EV_TRUNCATE, r != 0, AT_FDCWD, path_id_at(AT_FDCWD, path),
+	    len, r, ERR_IF(c, r != 0), 0);
+}
+
+static inline void ev_truncate64(const struct sn_call *c, int r,
+				 const char *path, off64_t len)
+{
+	ev_truncate(c, r, path, len);
+}
+
+static inline void ev_ftruncate(const struct sn_call *c, int r, int fd,
+				off_t len)
+{
+	rec(c, PROTO_EV_FTRUNCATE, r != 0, fd, sn_fd_path_fast(fd), len, r,
+	    ERR_IF(c, r != 0), 0);
+}
+
+static inline void ev_ftruncate64(const struct sn_call *c, int r, int fd,
+				  off64_t len)
+{
+	ev_ftruncate(c, r, fd, len);
+}
+
+static void ev_rename_any(const struct sn_call *c, int r, int fromfd,
+			  const char *from, int tofd, const char *to,
+			  unsigned flags)
+{
+	rec(c, PROTO_EV_RENAME, r != 0, fromfd, path_id_at(fromfd, from),
+	    path_id_at(tofd, to), r, ERR_IF(c, r != 0), flags);
+}
+
+static inline void ev_rename(const struct sn_call *c, int r, const char *from,
+			     const char *to)
+{
+	ev_rename_any(c, r, AT_FDCWD, from, AT_FDCWD, to, 0);
+}
+
+static inline void ev_renameat(const struct sn_call *c, int r, int fromfd,
+			       const char *from, int tofd, const char *to)
+{
+	ev_rename_any(c, r, fromfd, from, tofd, to, 0);
+}
+
+static inline void ev_renameat2(const struct sn_call *c, int r, int fromfd,
+				const char *from, int tofd, const char *to,
+				unsigned flags)
+{
+	ev_rename_any(c, r, fromfd, from, tofd, to, flags);
+}
+
+static inline void ev_unlink(const struct sn_call *c, int r, const char *path)
+{
+	rec(c, PROTO_EV_UNLINK, r != 0, AT_FDCWD, path_id_at(AT_FDCWD, path), r,
+	    ERR_IF(c, r != 0), 0, 0);
+}
+
+static inline void ev_unlinkat(const struct sn_call *c, int r, int dirfd,
+			       const char *path, int flags)
+{
+	rec(c, PROTO_EV_UNLINK, r != 0, dirfd, path_id_at(dirfd, path), r,
+	    ERR_IF(c, r != 0), flags, 0);
+}
+
+static inline void ev_rmdir(const struct sn_call *c, int r, const char *path)
+{
+	rec(c, PROTO_EV_RMDIR, r != 0, AT_FDCWD, path_id_at(AT_FDCWD, path), r,
+	    ERR_IF(c, r != 0), 0, 0);
+}
+
+static inline void ev_mkdirat(const struct sn_call *c, int r, int dirfd,
+			      const char *path, mode_t mode)
+{
+	rec(c, PROTO_EV_MKDIR, r != 0, dirfd, path_id_at(dirfd, path), mode, r,
+	    ERR_IF(c, r != 0), 0);
+}
+
+static inline void ev_mkdir(const struct sn_call *c, int r, const char *path,
+			    mode_t mode)
+{
+	ev_mkdirat(c, r, AT_FDCWD, path, mode);
+}
+
+/* chdir, fchdir: the working directory is read again at the next relative
+ * path (not in a vfork child: its directory is its own, our memory the
+ * parent's). A chdir that succeeded records the directory it entered. */
+static inline void ev_chdir(const struct sn_call *c, int r, const char *path)
+{
+	int64_t p;
+
+	if (r == 0 && !sn_in_vfork_child()) {
+		sn_cwd_forget();
+		p = dir_id_at(AT_FDCWD, ".");
+	} else {
+		p = path_id_at(AT_FDCWD, path);
+	}
+	rec(c, PROTO_EV_CHDIR, r != 0, AT_FDCWD, p, r, ERR_IF(c, r != 0), 0, 0);
+}
+
+static inline void ev_fchdir(const struct sn_call *c, int r, int fd)
+{
+	if (r == 0 && !sn_in_vfork_child())
+		sn_cwd_forget();
+	rec(c, PROTO_EV_CHDIR, r != 0, fd, sn_fd_path_fast(fd), r,
+	    ERR_IF(c, r != 0), 0, 0);
+}
+
+static void ev_dir_open(const struct sn_call *c, DIR *r, int64_t p)
+{
+	int fd = r ? dirfd(r) : -1;
+
+	if (fd >= 0)
+		sn_fd_set(fd, p);
+	rec(c, PROTO_EV_OPENDIR, !r, fd, p, ERR_IF(c, !r), 0, 0, 0);
+}
+
+static inline void ev_opendir(const struct sn_call *c, DIR *r,
+			      const char *path)
+{
+	ev_dir_open(c, r, dir_id_at(AT_FDCWD, path));
+}
+
+static inline void ev_fdopendir(const struct sn_call *c, DIR *r, int fd)
+{
+	ev_dir_open(c, r, sn_fd_path_fast(fd));
+}
+
+static void ev_readdir_any(const struct sn_call *c, int found, DIR *d)
+{
+	int fd = dirfd(d);
+
+	rec(c, PROTO_EV_READDIR, 0, fd, found, sn_fd_path_fast(fd), 0, 1, 0);
+}
+
+static inline void ev_readdir(const struct sn_call *c, struct dirent *r, DIR *d)
+{
+	ev_readdir_any(c, r != NULL, d);
+}
+
+static inline void ev_readdir64(const struct sn_call *c, struct dirent64 *r,
+				DIR *d)
+{
+	ev_readdir_any(c, r != NULL, d);
+}
+
+/* ---- mappings ------------------------------------------------------------
+ * mmap of a file is recorded (an anonymous one is memory, not I/O: malloc
+ * makes them), and kept in a small table so that its munmap is recorded
+ * too (with the file's path); msync always. */
+
+#define MAPS 256
+static struct {
+	_Atomic uintptr_t addr;
+	size_t len;
+	int64_t path;
+} maps[MAPS];
+
+static void map_add(void *a, size_t len, int64_t p)
+{
+	for (int i = 0; i < MAPS; i++) {
+		uintptr_t z = 0;
+
+		if (atomic_load_explicit(&maps[i].addr, memory_order_relaxed))
+			continue;
+		maps[i].len = len;
+		maps[i].path = p;
+		if (atomic_compare_exchange_strong(&maps[i].addr, &z,
+						   (uintptr_t)a))
+			return;
+	}
+}
+
+/* The file mapping that starts at a (take: forget it), its path in *p. */
+static int map_find(void *a, int take, int64_t *p)
+{
+	for (int i = 0; a && i < MAPS; i++) {
+		uintptr_t v = (uintptr_t)a;
+
+		if (atomic_load_explicit(&maps[i].addr, memory_order_relaxed) != v)
+			continue;
+		*p = maps[i].path;
+		if (take)
+			atomic_compare_exchange_strong(&maps[i].addr, &v, 0);
+		return 1;
+	}
+	return 0;
+}
+
+static void ev_mmap_any(const struct sn_call *c, void *r, size_t len, int prot,
+			int flags, int fd, int64_t off)
+{
+	int64_t p;
+
+	if ((flags & MAP_ANONYMOUS) || fd < 0)
+		return;
+	p = sn_fd_path_fast(fd);
+	if (r != MAP_FAILED)
+		map_add(r, len, p);
+	rec(c, PROTO_EV_MMAP, r == MAP_FAILED, fd, (int64_t)len,
+	    r == MAP_FAILED ? -1 : (int64_t)(uintptr_t)r, p, off,
+	    (int64_t)(unsigned)flags | ((int64_t)prot << 32));
+}
+
+static inline void ev_mmap(const struct sn_call *c, void *r, void *addr,
+			   size_t len, int prot, int flags, int fd, off_t off)
+{
+	ev_mmap_any(c, r, len, prot, flags, fd, off);
+}
+
+static inline void ev_mmap64(const struct sn_call *c, void *r, void *addr,
+			     size_t len, int prot, int flags, int fd,
+			     off64_t off)
+{
+	ev_mmap_any(c, r, len, prot, flags, fd, off);
+}
+
+static inline void ev_munmap(const struct sn_call *c, int r, void *addr,
+			     size_t len)
+{
+	int64_t p;
+
+	if (!map_find(addr, r == 0, &p))
+		return;
+	rec(c, PROTO_EV_MUNMAP, r != 0, (int64_t)(uintptr_t)addr, (int64_t)len,
+	    r, ERR_IF(c, r != 0), 0, 0);
+}
+
+static inline void ev_msync(const struct sn_call *c, int r, void *addr,
+			    size_t len, int flags)
+{
+	rec(c, PROTO_EV_MSYNC, r != 0, (int64_t)(uintptr_t)addr, (int64_t)len,
+	    flags, r, ERR_IF(c, r != 0), 0);
+}
+
+/* ---- copies between descriptors, asynchronous I/O ----------------------- */
+
+static void ev_copy(const struct sn_call *c, uint16_t type, ssize_t r, int fd,
+		    int fd2, int src, int dst)
+{
+	rec(c, type, r < 0, fd, fd2, r > 0 ? r : 0, r, sn_fd_path_fast(src),
+	    sn_fd_path_fast(dst));
+}
+
+static inline void ev_sendfile(const struct sn_call *c, ssize_t r, int out,
+			       int in, off_t *off, size_t n)
+{
+	ev_copy(c, PROTO_EV_SENDFILE, r, out, in, in, out);
+}
+
+static inline void ev_sendfile64(const struct sn_call *c, ssize_t r, int out,
+				 int in, off64_t *off, size_t n)
+{
+	ev_copy(c, PROTO_EV_SENDFILE, r, out, in, in, out);
+}
+
+static inline void ev_copy_file_range(const struct sn_call *c, ssize_t r,
+				      int in, off64_t *inoff, int out,
+				      off64_t *outoff, size_t n, unsigned flags)
+{
+	ev_copy(c, PROTO_EV_COPY_FILE_RANGE, r, in, out, in, out);
+}
+
+static void ev_aio_submit(const struct sn_call *c, uint16_t type, int r,
+			  int fd, size_t n, int64_t off)
+{
+	rec(c, type, r != 0, fd, (int64_t)n, r, sn_fd_path_fast(fd),
+	    ERR_IF(c, r != 0), off);
+}
+
+static inline void ev_aio_read(const struct sn_call *c, int r,
+			       struct aiocb *cb)
+{
+	ev_aio_submit(c, PROTO_EV_AIO_READ, r, cb->aio_fildes, cb->aio_nbytes,
+		      cb->aio_offset);
+}
+
+static inline void ev_aio_read64(const struct sn_call *c, int r,
+				 struct aiocb64 *cb)
+{
+	ev_aio_submit(c, PROTO_EV_AIO_READ, r, cb->aio_fildes, cb->aio_nbytes,
+		      cb->aio_offset);
+}
+
+static inline void ev_aio_write(const struct sn_call *c, int r,
+				struct aiocb *cb)
+{
+	ev_aio_submit(c, PROTO_EV_AIO_WRITE, r, cb->aio_fildes, cb->aio_nbytes,
+		      cb->aio_offset);
+}
+
+static inline void ev_aio_write64(const struct sn_call *c, int r,
+				  struct aiocb64 *cb)
+{
+	ev_aio_submit(c, PROTO_EV_AIO_WRITE, r, cb->aio_fildes, cb->aio_nbytes,
+		      cb->aio_offset);
+}
+
+/* kind: 1 write, 2 read (glibc sets aio_lio_opcode for aio_read/write) */
+static void ev_aio_ret(const struct sn_call *c, ssize_t r, int fd, int op,
+		       int64_t off)
+{
+	rec(c, PROTO_EV_AIO_RETURN, r < 0, fd, r > 0 ? r : 0, r,
+	    sn_fd_path_fast(fd), op == LIO_WRITE ? 1 : op == LIO_READ ? 2 : 0,
+	    off);
+}
+
+static inline void ev_aio_return(const struct sn_call *c, ssize_t r,
+				 struct aiocb *cb)
+{
+	ev_aio_ret(c, r, cb->aio_fildes, cb->aio_lio_opcode, cb->aio_offset);
+}
+
+static inline void ev_aio_return64(const struct sn_call *c, ssize_t r,
+				   struct aiocb64 *cb)
+{
+	ev_aio_ret(c, r, cb->aio_fildes, cb->aio_lio_opcode, cb->aio_offset);
 }
 
 static inline void ev_connect(const struct sn_call *c, int r, int fd,
@@ -626,7 +1355,7 @@ static inline void ev_recvfrom(const struct sn_call *c, ssize_t r, int fd,
 		r = sn_real.name args;                                       \
 		call_end(&c);                                                \
 		if (c.on)                                                    \
-			ev_##name(&c, r, SN_ARGS args);                      \
+			ev_##name(&c, r SN_COMMA_ARGS args);                 \
 		call_done(&c);                                               \
 		return r;                                                    \
 	}
@@ -923,6 +1652,64 @@ SN_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
 	call_end(&c);
 	if (c.on)
 		ev_stdio(&c, PROTO_EV_FPRINTF, r < 0, f, r > 0 ? r : 0, r);
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int printf(const char *fmt, ...)
+{
+	struct sn_call c;
+	va_list ap;
+	int r;
+
+	call_begin(&c, sn_real.vprintf != NULL);
+	va_start(ap, fmt);
+	r = sn_real.vprintf(fmt, ap);
+	va_end(ap);
+	call_end(&c);
+	if (c.on)
+		ev_printf_any(&c, r);
+	call_done(&c);
+	return r;
+}
+
+SN_EXPORT int __printf_chk(int flag, const char *fmt, ...)
+{
+	struct sn_call c;
+	va_list ap;
+	int r;
+
+	call_begin(&c, sn_real.vprintf != NULL);
+	va_start(ap, fmt);
+	if (sn_real.__vprintf_chk)
+		r = sn_real.__vprintf_chk(flag, fmt, ap);
+	else
+		r = sn_real.vprintf(fmt, ap);
+	va_end(ap);
+	call_end(&c);
+	if (c.on)
+		ev_printf_any(&c, r);
+	call_done(&c);
+	return r;
+}
+
+/* closedir: the descriptor is read before the call frees the DIR. */
+SN_EXPORT int closedir(DIR *d)
+{
+	struct sn_call c;
+	int fd, r;
+	int64_t p;
+
+	call_begin(&c, sn_real.closedir != NULL);
+	fd = dirfd(d);
+	p = sn_fd_path_fast(fd);
+	r = sn_real.closedir(d);
+	if (r == 0 && fd >= 0)
+		sn_fd_set(fd, 0);
+	call_end(&c);
+	if (c.on)
+		rec(&c, PROTO_EV_CLOSEDIR, r != 0, fd, r, p, ERR_IF(&c, r != 0), 0,
+		    0);
 	call_done(&c);
 	return r;
 }

@@ -45,6 +45,9 @@
  * thread waited for room in its ring, TAPESTRY_RING_FULL=wait) */
 #define SN_PEND_DROP 1u
 #define SN_PEND_WAIT 2u
+/* a run of small stdio calls is open in sn_thread.run (libc_wrap.c,
+ * stdio_rec): it enters the ring before the thread's next record */
+#define SN_PEND_RUN 4u
 /* the longest a thread waits for the sender to make room */
 #define SN_WAIT_MAX_NS (5ull * 1000000000ull)
 
@@ -70,6 +73,10 @@ struct sn_thread {
 		uint64_t hash;
 		int64_t id;
 	} strcache[SN_STRCACHE];
+	/* SN_PEND_RUN: the record of the open run (its stamps, the bytes and
+	 * calls so far), and the stream it is on */
+	struct proto_event run;
+	const void *run_key;
 	char pad0[64];
 	/* shared */
 	_Atomic uint64_t head __attribute__((aligned(64)));
@@ -316,6 +323,9 @@ SN_HIDDEN int sn_emit(uint16_t type, uint16_t flags, uint64_t t0, uint64_t t1,
 		      int64_t a0, int64_t a1, int64_t a2, int64_t a3);
 SN_HIDDEN void sn_fd_reset(void);
 SN_HIDDEN void sn_strings_reset(void);
+/* Put t's open run (SN_PEND_RUN) into its ring now (owner thread only; a
+ * full ring counts it as a drop). Keeps errno. */
+SN_HIDDEN void sn_run_flush(struct sn_thread *t);
 
 /* rt_clock.c */
 SN_HIDDEN void sn_clock_init(void);
@@ -390,6 +400,20 @@ SN_HIDDEN void sn_own_evict(long lo, long hi);
 SN_HIDDEN void sn_raw_close(int fd);
 /* A forked child: close the parent's descriptors, empty the slots. */
 SN_HIDDEN void sn_own_atfork_child(void);
+/* rt_fd.c: absolute paths. The absolute, lexically cleaned form of a
+ * relative path (dirfd: AT_FDCWD or a directory's descriptor) into out:
+ * its length, or 0 when path is absolute, empty or its directory unknown
+ * (the caller keeps path as given). No system call unless the working
+ * directory changed since the last one or dirfd's path is not cached.
+ * Thread-safe, lock-free; not async-signal-safe (the wrappers call it
+ * under their guard). */
+SN_HIDDEN size_t sn_path_abs(int dirfd, const char *path, char *out,
+			     size_t cap);
+/* The working directory may have changed (chdir, fchdir): read it again
+ * when next needed. */
+SN_HIDDEN void sn_cwd_forget(void);
+/* Remember that string id names the directory s[0..n) (absolute). */
+SN_HIDDEN void sn_dir_remember(int64_t id, const char *s, size_t n);
 
 /* rt_init.c (sn_init is in sensor.h) */
 SN_HIDDEN uint64_t sn_stream_id(void);

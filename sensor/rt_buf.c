@@ -70,6 +70,8 @@ static void thread_gone(void *p)
 {
 	struct sn_thread *t = p;
 
+	if (t->drop_pending & SN_PEND_RUN)
+		sn_run_flush(t);
 	if (sn_tls.thr == t)
 		sn_tls.thr = NULL;
 	atomic_store_explicit(&t->dead, 1, memory_order_release);
@@ -448,6 +450,16 @@ static struct proto_event *slot_slow(void)
 	fr = ring_free(t);
 	if (fr < 3 && wait_room(t, 3))
 		fr = ring_free(t);
+	if (t->drop_pending & SN_PEND_RUN) {
+		if (fr < 2) {
+			count_drop(t);
+			return NULL;
+		}
+		put_raw(t, &t->run);
+		publish(t);
+		t->drop_pending &= ~SN_PEND_RUN;
+		fr--;
+	}
 	if (t->drop_pending & SN_PEND_WAIT) {
 		struct proto_event d = {0};
 
@@ -491,6 +503,24 @@ static struct proto_event *slot_slow(void)
 	e->tid = t->tid;
 	e->flags = 0;
 	return e;
+}
+
+/* See rt.h. */
+void sn_run_flush(struct sn_thread *t)
+{
+	int saved = errno;
+
+	if (!(t->drop_pending & SN_PEND_RUN))
+		return;
+	if (ring_free(t) < 1 && !wait_room(t, 1)) {
+		t->drop_pending &= ~SN_PEND_RUN;
+		count_drop(t);
+	} else {
+		put_raw(t, &t->run);
+		publish(t);
+		t->drop_pending &= ~SN_PEND_RUN;
+	}
+	errno = saved;
 }
 
 /* The slow paths keep errno: the read/write wrappers touch errno only when

@@ -30,6 +30,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -312,4 +314,197 @@ void sn_own_atfork_child(void)
 		atomic_store(&slots[i].users[0], 0);
 		atomic_store(&slots[i].users[1], 0);
 	}
+}
+
+/* ---- absolute paths ------------------------------------------------------
+ *
+ * The paths the wrappers record are absolute: a relative one is joined to
+ * the working directory (for AT_FDCWD) or to the directory its dirfd
+ * names, then cleaned lexically ("." and empty components dropped, ".."
+ * takes the previous one off: a symbolic link followed by ".." is not
+ * resolved as the kernel would). No system call per call: the working
+ * directory is read once (getcwd) and kept until a chdir/fchdir wrapper
+ * says it changed (sn_cwd_forget); a directory descriptor's path is found
+ * by its path string id (the id the fd table holds for it) in a small
+ * cache filled when a directory is opened, or read once from
+ * /proc/self/fd when not there. Both are lock-free to read; a writer that
+ * finds the other busy leaves the cache alone (a forked child never waits
+ * on a lock its parent's other thread held). */
+
+#define PATH_CAP 4096
+#define DIR_CACHE 16
+
+static struct {
+	_Atomic unsigned seq;	/* odd while written */
+	_Atomic int known;
+	_Atomic int busy;	/* a writer is on it */
+	size_t len;
+	char s[PATH_CAP];
+} cwd;
+
+static struct dir_ent {
+	_Atomic unsigned seq;
+	_Atomic int64_t id;
+	size_t len;
+	char s[PATH_CAP];
+} dirs[DIR_CACHE];
+static _Atomic int dirs_busy;
+static _Atomic unsigned dirs_next;
+
+/* See rt.h. */
+void sn_cwd_forget(void)
+{
+	atomic_store(&cwd.known, 0);
+}
+
+/* Copy a seqlock-protected string into out; its length, or 0 when a writer
+ * kept changing it. */
+static size_t seq_copy(_Atomic unsigned *seq, const char *s, const size_t *len,
+		       char *out, size_t cap)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		unsigned a = atomic_load_explicit(seq, memory_order_acquire);
+		size_t n;
+
+		if (a & 1u)
+			continue;
+		n = *len;
+		if (n >= cap)
+			n = cap - 1;
+		memcpy(out, s, n);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(seq, memory_order_relaxed) == a)
+			return n;
+	}
+	return 0;
+}
+
+static void seq_store(_Atomic unsigned *seq, char *dst, size_t *len,
+		      const char *src, size_t n)
+{
+	atomic_fetch_add_explicit(seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(dst, src, n);
+	*len = n;
+	atomic_fetch_add_explicit(seq, 1, memory_order_release);
+}
+
+/* The working directory into out: its length, 0 when unknown. */
+static size_t cwd_get(char *out, size_t cap)
+{
+	size_t n = 0;
+	long r;
+	int z = 0;
+
+	if (atomic_load_explicit(&cwd.known, memory_order_acquire)) {
+		n = seq_copy(&cwd.seq, cwd.s, &cwd.len, out, cap);
+		if (n)
+			return n;
+	}
+	r = syscall(SYS_getcwd, out, cap);
+	if (r <= 1 || out[0] != '/')
+		return 0;
+	n = strnlen(out, cap);
+	if (atomic_compare_exchange_strong(&cwd.busy, &z, 1)) {
+		seq_store(&cwd.seq, cwd.s, &cwd.len, out, n);
+		atomic_store_explicit(&cwd.known, 1, memory_order_release);
+		atomic_store(&cwd.busy, 0);
+	}
+	return n;
+}
+
+/* See rt.h. */
+void sn_dir_remember(int64_t id, const char *s, size_t n)
+{
+	int z = 0;
+	struct dir_ent *d;
+
+	if (!id || !n || n >= PATH_CAP || s[0] != '/')
+		return;
+	if (!atomic_compare_exchange_strong(&dirs_busy, &z, 1))
+		return;
+	d = &dirs[atomic_fetch_add(&dirs_next, 1) % DIR_CACHE];
+	atomic_store(&d->id, 0);
+	seq_store(&d->seq, d->s, &d->len, s, n);
+	atomic_store(&d->id, id);
+	atomic_store(&dirs_busy, 0);
+}
+
+/* The path of directory descriptor fd into out: its length, 0 unknown. */
+static size_t dir_get(int fd, char *out, size_t cap)
+{
+	int64_t id = sn_fd_path_fast(fd);
+	char link[32];
+	long r;
+	size_t n;
+	int k;
+
+	for (int i = 0; id && i < DIR_CACHE; i++) {
+		if (atomic_load_explicit(&dirs[i].id, memory_order_acquire) != id)
+			continue;
+		n = seq_copy(&dirs[i].seq, dirs[i].s, &dirs[i].len, out, cap);
+		if (n && atomic_load(&dirs[i].id) == id)
+			return n;
+	}
+	k = snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (k <= 0 || (size_t)k >= sizeof(link))
+		return 0;
+	r = syscall(SYS_readlink, link, out, cap - 1);
+	if (r <= 0 || out[0] != '/')
+		return 0;
+	n = (size_t)r;
+	sn_dir_remember(id, out, n);
+	return n;
+}
+
+/* Clean the absolute path p[0..n) in place lexically; its new length. */
+static size_t clean(char *p, size_t n)
+{
+	size_t w = 0, i = 0;
+
+	while (i < n) {
+		size_t j = i, len;
+
+		while (j < n && p[j] == '/')
+			j++;
+		i = j;
+		while (j < n && p[j] != '/')
+			j++;
+		len = j - i;
+		if (len == 0 || (len == 1 && p[i] == '.')) {
+			/* nothing */
+		} else if (len == 2 && p[i] == '.' && p[i + 1] == '.') {
+			while (w > 0 && p[w - 1] != '/')
+				w--;
+			if (w > 0)
+				w--;
+		} else {
+			p[w++] = '/';
+			memmove(p + w, p + i, len);
+			w += len;
+		}
+		i = j;
+	}
+	if (w == 0)
+		p[w++] = '/';
+	p[w] = 0;
+	return w;
+}
+
+/* See rt.h. */
+size_t sn_path_abs(int dirfd, const char *path, char *out, size_t cap)
+{
+	size_t n, pl;
+
+	if (!path || cap < 2)
+		return 0;
+	pl = strnlen(path, cap);
+	if (path[0] == '/' || pl == 0 || pl >= cap)
+		return 0;
+	n = dirfd == AT_FDCWD ? cwd_get(out, cap) : dir_get(dirfd, out, cap);
+	if (!n || n + 1 + pl >= cap)
+		return 0;
+	out[n] = '/';
+	memcpy(out + n + 1, path, pl);
+	return clean(out, n + 1 + pl);
 }

@@ -973,6 +973,8 @@ static double calibrate_stdio(struct sn_thread *t, int *samples, int at_exit)
 		t->head_priv = h0;
 		t->widx = (uint32_t)(h0 % t->cap);
 		atomic_store_explicit(&t->head, h0, memory_order_release);
+		/* the traced calls' run (libc_wrap.c) is taken back too */
+		t->drop_pending &= ~SN_PEND_RUN;
 	}
 	fclose(f);
 	if (k == 0)

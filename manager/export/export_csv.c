@@ -70,7 +70,8 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 		fprintf(out, ",%u,", ev->tid);
 		mgr_csv_field(out, info ? info->name : "unknown");
 		fprintf(out, ",%" PRId64 ",%" PRId64 ",", me.start, me.end);
-		opt_i64(out, ev, PROTO_F_bytes);
+		if (proto_ev_arg(ev->type, PROTO_F_bytes) >= 0)	/* what moved */
+			fprintf(out, "%" PRId64, proto_ev_moved(ev));
 		fputc(',', out);
 		opt_i64(out, ev, PROTO_F_peer);
 		fputc(',', out);

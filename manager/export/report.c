@@ -349,6 +349,18 @@ static void gather_post(struct report *r)
 }
 
 /* Events per type and rank, and the collectors' STATS, in one read. */
+/* The calls a record stands for: a run of libc stdio calls holds count
+ * of them (docs/modules/sensor-libc.md, "Runs"), any other record one. */
+static uint64_t calls(const struct proto_event *ev)
+{
+	int c = proto_ev_arg(ev->type, PROTO_F_count);
+	const struct proto_ev_info *i = proto_ev_info(ev->type);
+
+	if (c >= 0 && i && i->category == PROTO_CAT_LIBC && ev->arg[c] > 1)
+		return (uint64_t)ev->arg[c];
+	return 1;
+}
+
 static int gather_events(struct report *r)
 {
 	struct proto_trace_event te;
@@ -373,16 +385,16 @@ static int gather_events(struct report *r)
 		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
 			return mgr_fail(PROTO_E_NOMEM, "out of memory");
 		}
-		ty->total++;
+		ty->total += calls(te.ev);
 		ty->failed += (te.ev->flags & PROTO_EVF_FAILED) != 0;
-		int bi = proto_ev_arg(te.ev->type, PROTO_F_bytes);
-		if (bi >= 0 && !(te.ev->flags & PROTO_EVF_FAILED) && te.ev->arg[bi] > 0)
-			ty->bytes += (uint64_t)te.ev->arg[bi];
+		int64_t moved = proto_ev_moved(te.ev);
+		if (moved > 0 && !(te.ev->flags & PROTO_EVF_FAILED))
+			ty->bytes += (uint64_t)moved;
 		if (k < 0 || k >= MAX_RANKS)
 			k = MAX_RANKS;
 		else if (k > r->maxrank)
 			r->maxrank = k;
-		ty->by_rank[k]++;
+		ty->by_rank[k] += calls(te.ev);
 	}
 	if (rc < 0)
 		return mgr_fail(rc, "%s: read error: %s", r->dir, proto_strerror(rc));

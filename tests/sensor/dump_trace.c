@@ -8,7 +8,7 @@
  * records per stream, and prints:
  *   meta  stream=S key=K value=V
  *   ev    stream=S seq=Q tid=T name=N t0=.. dur=.. [failed=1] field=value...
- *         (path fields print their string, or the id when unresolved)
+ *         (path and path2 print their string, or the id when unresolved)
  *   array stream=S tid=T total=N values=v,v,...
  *   bye   stream=S last_seq=Q reason=R
  *   total stream=S events=N strings=K batches=B dropped=D clock=C bye=R
@@ -173,9 +173,9 @@ static void print_stream(struct stream *s)
 
 			if (f == PROTO_F_none)
 				continue;
-			if (f == PROTO_F_path &&
+			if ((f == PROTO_F_path || f == PROTO_F_path2) &&
 			    (st = str_get(s, e->arg[k], 0)) != NULL)
-				printf(" path=%s", st->s);
+				printf(" %s=%s", proto_field_name(f), st->s);
 			else
 				printf(" %s=%" PRId64, proto_field_name(f),
 				       e->arg[k]);

@@ -43,27 +43,31 @@ fi
 stop_collectors
 dump "$T/job" "$T/dump"
 ENOENT=2
+# tar reads open64.txt too (below)
+tarread=0
+[ -n "$TAR" ] && tarread=1
 for v in open open64; do
 	expect "$v (fortified) of $v.txt" \
 		"$(count "$T/dump" " name=open " " fd=$FD " " flags=0 " "path=$T/t/$v.txt" " err=0")" 1
 	expect "$v (fortified) of $v.missing: failed, ENOENT" \
 		"$(count "$T/dump" " name=open " " fd=-1 " " failed=1" "path=$T/t/$v.missing" " err=$ENOENT")" 1
+	n=1
+	[ $v = open64 ] && n=$((1 + tarread))
 	expect "read of $v.txt carries the path" \
-		"$(count "$T/dump" " name=read " " result=21 " "path=$T/t/$v.txt")" 1
+		"$(count "$T/dump" " name=read " " result=21 " "path=$T/t/$v.txt ")" $n
 done
+# openat's relative paths are recorded absolute, resolved against the dirfd
 for v in openat openat64; do
 	expect "$v (fortified) of $v.txt" \
-		"$(count "$T/dump" " name=openat " " fd=$FD " " fd2=$DIRFD " " flags=0 " "path=$v.txt" " err=0")" 1
+		"$(count "$T/dump" " name=openat " " fd=$FD " " fd2=$DIRFD " " flags=0 " "path=$T/t/$v.txt" " err=0")" 1
 	expect "$v (fortified) of $v.missing: failed, ENOENT" \
-		"$(count "$T/dump" " name=openat " " fd=-1 " " failed=1" "path=$v.missing" " err=$ENOENT")" 1
+		"$(count "$T/dump" " name=openat " " fd=-1 " " failed=1" "path=$T/t/$v.missing" " err=$ENOENT")" 1
 	expect "read of $v.txt carries the path" \
-		"$(count "$T/dump" " name=read " " result=21 " "path=$v.txt")" 1
+		"$(count "$T/dump" " name=read " " result=21 " "path=$T/t/$v.txt ")" 1
 done
 if [ -n "$TAR" ]; then
 	expect "tar: openat of open64.txt, not failed" \
 		"$(grep ' name=openat ' "$T/dump" | grep -v ' failed=1' |
-		grep -c ' path=open64.txt ')" 1
-	expect "tar: read of open64.txt carries the path" \
-		"$(count "$T/dump" " name=read " " result=21 " " path=open64.txt ")" 1
+		grep -c " path=$T/t/open64.txt ")" 1
 fi
 expect "drops" "$(grep '^total ' "$T/dump" | grep -vc ' dropped=0 ')" 0

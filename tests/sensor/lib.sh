@@ -177,6 +177,24 @@ count() {
 	wc -l < "$T/.count" | tr -d ' '
 }
 
+# calls FILE PATTERN...: the calls the matching lines record: a line's
+# count= (a run of stdio calls, docs/modules/sensor-libc.md) or 1
+calls() {
+	count "$@" > /dev/null
+	awk '{ n = 1; if (match($0, / count=[0-9]+/)) n = substr($0, RSTART + 7, RLENGTH - 7) + 0; s += n }
+	     END { print s + 0 }' "$T/.count"
+}
+
+# sumf FILE FIELD PATTERN...: the sum of FIELD= over the matching lines
+sumf() {
+	_sf=$2
+	_ff=$1
+	shift 2
+	count "$_ff" "$@" > /dev/null
+	awk -v f=" $_sf=" '{ i = index($0, f); if (i) { v = substr($0, i + length(f)); sub(/ .*/, "", v); s += v } }
+	     END { print s + 0 }' "$T/.count"
+}
+
 expect() {
 	# expect WHAT GOT WANT
 	[ "$2" = "$3" ] || fail "$1: got $2, want $3"

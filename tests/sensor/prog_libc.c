@@ -19,10 +19,16 @@
  * spawn (posix_spawn, posix_spawnp, a posix_spawn that fails), burst (N fwrite of 8 bytes to /dev/null), timed (N writes to
  * /dev/null between two readings of CLOCK_MONOTONIC, printed as
  * "timed before=NS after=NS").
+ * The calls of issue 31 (stdio's _unlocked and character calls, getline,
+ * printf, puts, the metadata calls, mmap, sendfile, copy_file_range, aio)
+ * have a mode each named after the call; chdir opens a file by a relative
+ * path after the chdir (its recorded path must be absolute).
  */
 #include "config.h"
 
+#include <aio.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -33,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,10 +57,16 @@ static char buf[4096];
 static const char *self;
 static int *volatile nullp;
 
+/* Written with a raw system call: the report must add no traced event
+ * (printf, puts and putchar are modes of their own). */
 static void report(const char *what, long ok, long value, int err)
 {
-	printf("%s ok=%ld value=%ld errno=%s\n", what, ok, value,
-	       err ? strerrorname_np(err) : "0");
+	char line[256];
+	int k = snprintf(line, sizeof(line), "%s ok=%ld value=%ld errno=%s\n",
+			 what, ok, value, err ? strerrorname_np(err) : "0");
+
+	if (k > 0)
+		syscall(SYS_write, 1, line, (size_t)k);
 }
 
 /* Raw system calls: the helper must not add traced events. */
@@ -355,17 +369,21 @@ static int m_##name(void) \
 M_STREAM_LOOP(fread, "r", n + 1, fread(buf, 1, 10, f) == 10, 10)
 
 /* N cheap buffered fwrite calls to /dev/null: events far faster than a
- * drain of a few batches keeps up with */
+ * drain of a few batches keeps up with. Two streams in turn, so that no
+ * two calls in a row are on one stream: each is a record of its own (the
+ * sensor keeps a run of calls on one stream as one record). */
 static int m_burst(void)
 {
-	FILE *f = fopen("/dev/null", "w");
+	FILE *f = fopen("/dev/null", "w"), *g = fopen("/dev/null", "w");
 	long ok = 0;
 
-	if (!f)
+	if (!f || !g)
 		return 1;
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	setvbuf(g, NULL, _IOFBF, 1 << 16);
 	for (int i = 0; i < n; i++)
-		ok += fwrite(buf, 1, 8, f) == 8;
+		ok += fwrite(buf, 1, 8, i % 2 ? g : f) == 8;
+	fclose(g);
 	fclose(f);
 	report("burst", ok, 8, 0);
 	return 0;
@@ -400,6 +418,258 @@ static int my_vfprintf(FILE *f, const char *fmt, ...)
 M_STREAM_LOOP(vfprintf, "w", 0, my_vfprintf(f, "%s-%d\n", "ab", 7) == 5, 5)
 M_STREAM_LOOP(fputs, "w", 0, fputs("hello\n", f) >= 0, 6)
 M_STREAM_LOOP(fgets, "r", n, fgets(buf, 32, f) != NULL, 21)
+
+/* issue 31: the rest of stdio */
+M_STREAM_LOOP(fread_unlocked, "r", n + 1, fread_unlocked(buf, 1, 10, f) == 10, 10)
+M_STREAM_LOOP(fwrite_unlocked, "w", 0, fwrite_unlocked("0123456789", 1, 10, f) == 10, 10)
+M_STREAM_LOOP(fputs_unlocked, "w", 0, fputs_unlocked("hello\n", f) >= 0, 6)
+M_STREAM_LOOP(fgets_unlocked, "r", n, fgets_unlocked(buf, 32, f) != NULL, 21)
+M_STREAM_LOOP(fgetc, "r", n, fgetc(f) == "0123456789"[i % 10], 1)
+M_STREAM_LOOP(getc, "r", n, getc(f) == "0123456789"[i % 10], 1)
+/* glibc inlines the _unlocked character calls when optimising (they then
+ * call it only at the buffer's end, __uflow/__overflow): called through a
+ * pointer, they are the library's */
+static int (*volatile p_getc_unlocked)(FILE *) = getc_unlocked;
+static int (*volatile p_fgetc_unlocked)(FILE *) = fgetc_unlocked;
+static int (*volatile p_putc_unlocked)(int, FILE *) = putc_unlocked;
+static int (*volatile p_fputc_unlocked)(int, FILE *) = fputc_unlocked;
+M_STREAM_LOOP(getc_unlocked, "r", n, p_getc_unlocked(f) != EOF, 1)
+M_STREAM_LOOP(fgetc_unlocked, "r", n, p_fgetc_unlocked(f) != EOF, 1)
+M_STREAM_LOOP(fputc, "w", 0, fputc('x', f) == 'x', 1)
+M_STREAM_LOOP(putc, "w", 0, putc('x', f) == 'x', 1)
+M_STREAM_LOOP(putc_unlocked, "w", 0, p_putc_unlocked('x', f) == 'x', 1)
+M_STREAM_LOOP(fputc_unlocked, "w", 0, p_fputc_unlocked('x', f) == 'x', 1)
+
+static int m_getline(void)
+{
+	FILE *f = stream_for("r", n);
+	char *line = NULL;
+	size_t cap = 0;
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += getline(&line, &cap, f) == 21;
+	free(line);
+	fclose(f);
+	report("getline", ok, 21, 0);
+	return 0;
+}
+
+static int m_getdelim(void)
+{
+	FILE *f = stream_for("r", n);
+	char *line = NULL;
+	size_t cap = 0;
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += getdelim(&line, &cap, '\n', f) == 21;
+	free(line);
+	fclose(f);
+	report("getdelim", ok, 21, 0);
+	return 0;
+}
+
+/* printf, puts, putchar write to stdout: the lines are part of the
+ * output compared with the untraced run's */
+static int m_printf(void)
+{
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += printf("p%04d\n", i) == 6;
+	report("printf", ok, 6, 0);
+	return 0;
+}
+
+static int m_puts(void)
+{
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += puts("hello") >= 0;
+	report("puts", ok, 6, 0);
+	return 0;
+}
+
+static int m_putchar(void)
+{
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += putchar('c') == 'c';
+	report("putchar", ok, 1, 0);
+	return 0;
+}
+
+/* issue 31: file metadata, each with a failure on a missing file */
+#define M_META(name, SETUP, OK, FAIL) \
+static int m_##name(void) \
+{ \
+	long ok = 0; \
+	char miss[4200]; \
+\
+	make_file("meta.txt", 3); \
+	snprintf(miss, sizeof(miss), "%s/missing", dir); \
+	SETUP; \
+	for (int i = 0; i < n; i++) \
+		ok += (OK); \
+	FAIL_AND_REPORT(#name, ok, 0, FAIL); \
+	return 0; \
+}
+static struct stat sb;
+static struct statx sx;
+M_META(stat, , stat(path, &sb) == 0 && sb.st_size == 63, stat(miss, &sb))
+M_META(lstat, , lstat(path, &sb) == 0 && sb.st_size == 63, lstat(miss, &sb))
+M_META(fstat, int fd = open(path, O_RDONLY), fstat(fd, &sb) == 0 && sb.st_size == 63,
+       fstat(-1, &sb))
+M_META(fstatat, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
+       fstatat(dfd, "meta.txt", &sb, 0) == 0 && sb.st_size == 63,
+       fstatat(dfd, "missing", &sb, 0))
+M_META(statx, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
+       statx(dfd, "meta.txt", 0, STATX_SIZE, &sx) == 0 && sx.stx_size == 63,
+       statx(dfd, "missing", 0, STATX_SIZE, &sx))
+M_META(access, , access(path, R_OK) == 0, access(miss, R_OK))
+M_META(faccessat, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
+       faccessat(dfd, "meta.txt", R_OK, 0) == 0, faccessat(dfd, "missing", R_OK, 0))
+M_META(truncate, , truncate(path, i) == 0, truncate(miss, 0))
+M_META(ftruncate, int fd = open(path, O_RDWR), ftruncate(fd, i) == 0, ftruncate(-1, 0))
+M_META(rename, char to[4200]; snprintf(to, sizeof(to), "%s/renamed", dir),
+       rename(i % 2 ? to : path, i % 2 ? path : to) == 0, rename(miss, to))
+M_META(renameat, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
+       renameat(dfd, i % 2 ? "renamed" : "meta.txt", dfd,
+		i % 2 ? "meta.txt" : "renamed") == 0,
+       renameat(dfd, "missing", dfd, "renamed"))
+M_META(unlink, , unlink(path) == 0 && make_file("meta.txt", 1) == 0, unlink(miss))
+M_META(unlinkat, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
+       unlinkat(dfd, "meta.txt", 0) == 0 && make_file("meta.txt", 1) == 0,
+       unlinkat(dfd, "missing", 0))
+M_META(mkdir, char d[4200],
+       (snprintf(d, sizeof(d), "%s/d%d", dir, i), mkdir(d, 0755) == 0),
+       mkdir(path, 0755))
+M_META(rmdir, char d[4200],
+       (snprintf(d, sizeof(d), "%s/r%d", dir, i), syscall(SYS_mkdir, d, 0755),
+	rmdir(d) == 0), rmdir(miss))
+
+/* chdir into DIR/sub, then open "meta.txt" and "../meta.txt" by relative
+ * paths: the events carry DIR/sub/meta.txt and DIR/meta.txt */
+static int m_chdir(void)
+{
+	char sub[4200];
+	long ok = 0;
+
+	make_file("meta.txt", 1);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	syscall(SYS_mkdir, sub, 0755);
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		ok += chdir(sub) == 0;
+		fd = open(i % 2 ? "../meta.txt" : "./x/../meta.txt",
+			  O_RDONLY | (i % 2 ? 0 : O_CREAT), 0644);
+		if (fd < 0 && i % 2 == 0) {
+			syscall(SYS_mkdir, "x", 0755);
+			fd = open("./x/../meta.txt", O_RDONLY | O_CREAT, 0644);
+		}
+		close(fd);
+		ok += chdir(dir) == 0;
+	}
+	FAIL_AND_REPORT("chdir", ok, 0, chdir("missing"));
+	return 0;
+}
+
+static int m_opendir(void)
+{
+	long ok = 0, ents = 0;
+
+	make_file("meta.txt", 1);
+	for (int i = 0; i < n; i++) {
+		DIR *d = opendir(dir);
+
+		ok += d != NULL;
+		while (d && readdir(d))
+			ents++;
+		if (d)
+			closedir(d);
+	}
+	FAIL_AND_REPORT("opendir", ok, ents / n, opendir("/nonexistent-dir"));
+	return 0;
+}
+
+static int m_mmap(void)
+{
+	long ok = 0;
+	int fd;
+
+	make_file("map.txt", 100);
+	fd = open(path, O_RDWR);
+	for (int i = 0; i < n; i++) {
+		char *p = mmap(NULL, 2100, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0);
+
+		if (p == MAP_FAILED)
+			continue;
+		p[0] = '0';
+		ok += msync(p, 2100, MS_SYNC) == 0;
+		ok += munmap(p, 2100) == 0;
+	}
+	close(fd);
+	FAIL_AND_REPORT("mmap", ok, 0,
+			mmap(NULL, 4096, PROT_READ, MAP_SHARED, -1, 0));
+	return 0;
+}
+
+/* sendfile and copy_file_range: 2100 bytes each from data.txt to a new
+ * file */
+#define M_COPY(name, CALL) \
+static int m_##name(void) \
+{ \
+	long ok = 0; \
+	char out[4200]; \
+	int in, o; \
+\
+	make_file("src.txt", 100); \
+	in = open(path, O_RDONLY); \
+	snprintf(out, sizeof(out), "%s/dst.txt", dir); \
+	o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644); \
+	for (int i = 0; i < n; i++) { \
+		off64_t off = 0; \
+		ok += (CALL) == 2100; \
+	} \
+	close(o); \
+	FAIL_AND_REPORT(#name, ok, 2100, ({ off64_t off = 0; (void)off; int i = -1; (void)i; o = -1; CALL; })); \
+	close(in); \
+	return 0; \
+}
+M_COPY(sendfile, sendfile(o, in, (off_t *)&off, 2100 + 0 * i))
+M_COPY(copy_file_range, copy_file_range(in, &off, o, NULL, 2100 + 0 * i, 0))
+
+static int m_aio(void)
+{
+	long ok = 0;
+	int fd;
+
+	make_file("aio.txt", 10);
+	fd = open(path, O_RDWR);
+	for (int i = 0; i < n; i++) {
+		struct aiocb cb;
+		const struct aiocb *l[1] = {&cb};
+
+		memset(&cb, 0, sizeof(cb));
+		cb.aio_fildes = fd;
+		cb.aio_buf = buf;
+		cb.aio_nbytes = 100;
+		cb.aio_offset = 0;
+		if ((i % 2 ? aio_write(&cb) : aio_read(&cb)) != 0)
+			continue;
+		while (aio_error(&cb) == EINPROGRESS)
+			aio_suspend(l, 1, NULL);
+		ok += aio_return(&cb) == 100;
+	}
+	close(fd);
+	report("aio", ok, 100, 0);
+	return 0;
+}
 
 static int m_fflush(void)
 {
@@ -835,6 +1105,24 @@ static const struct {
 	{"exec", m_exec}, {"writeexec", m_writeexec}, {"forkexec", m_forkexec},
 	{"execfail", m_execfail}, {"burst", m_burst}, {"timed", m_timed},
 	{"execnofile", m_execnofile}, {"spawn", m_spawn},
+	{"fread_unlocked", m_fread_unlocked},
+	{"fwrite_unlocked", m_fwrite_unlocked},
+	{"fputs_unlocked", m_fputs_unlocked},
+	{"fgets_unlocked", m_fgets_unlocked}, {"fgetc", m_fgetc},
+	{"getc", m_getc}, {"getc_unlocked", m_getc_unlocked},
+	{"fgetc_unlocked", m_fgetc_unlocked}, {"fputc", m_fputc},
+	{"putc", m_putc}, {"putc_unlocked", m_putc_unlocked},
+	{"fputc_unlocked", m_fputc_unlocked}, {"getline", m_getline},
+	{"getdelim", m_getdelim}, {"printf", m_printf}, {"puts", m_puts},
+	{"putchar", m_putchar}, {"stat", m_stat}, {"lstat", m_lstat},
+	{"fstat", m_fstat}, {"fstatat", m_fstatat}, {"statx", m_statx},
+	{"access", m_access}, {"faccessat", m_faccessat},
+	{"truncate", m_truncate}, {"ftruncate", m_ftruncate},
+	{"rename", m_rename}, {"renameat", m_renameat}, {"unlink", m_unlink},
+	{"unlinkat", m_unlinkat}, {"mkdir", m_mkdir}, {"rmdir", m_rmdir},
+	{"chdir", m_chdir}, {"opendir", m_opendir}, {"mmap", m_mmap},
+	{"sendfile", m_sendfile}, {"copy_file_range", m_copy_file_range},
+	{"aio", m_aio},
 };
 
 int main(int argc, char **argv)

@@ -122,6 +122,16 @@ int64_t proto_ev_moved(const struct proto_event *ev)
 	return ev->arg[b];
 }
 
+uint64_t proto_ev_calls(const struct proto_event *ev)
+{
+	int c = proto_ev_arg(ev->type, PROTO_F_count);
+	const struct proto_ev_info *i = proto_ev_info(ev->type);
+
+	if (c >= 0 && i && i->category == PROTO_CAT_LIBC && ev->arg[c] > 1)
+		return (uint64_t)ev->arg[c];
+	return 1;
+}
+
 /* One-sided is one run of events.def, MPI_Win_create first, and
  * MPI_Win_test added later. */
 _Static_assert(PROTO_EV_MPI_WIN_FLUSH_LOCAL_ALL - PROTO_EV_MPI_WIN_CREATE == 27,

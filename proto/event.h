@@ -164,6 +164,9 @@ int proto_ev_mpiio(unsigned type);
  * count 0, fgets records the buffer's size: its result then), -1 for a
  * type without bytes. */
 int64_t proto_ev_moved(const struct proto_event *ev);
+/* The calls ev stands for: a run of libc stdio calls holds count of them
+ * (docs/modules/sensor-libc.md, "Runs"), any other record one. */
+uint64_t proto_ev_calls(const struct proto_event *ev);
 
 /* 1 when type is an MPI one-sided call (MPI_Win_create .. the flushes,
  * and MPI_Win_test). */

@@ -349,16 +349,9 @@ static void gather_post(struct report *r)
 }
 
 /* Events per type and rank, and the collectors' STATS, in one read. */
-/* The calls a record stands for: a run of libc stdio calls holds count
- * of them (docs/modules/sensor-libc.md, "Runs"), any other record one. */
 static uint64_t calls(const struct proto_event *ev)
 {
-	int c = proto_ev_arg(ev->type, PROTO_F_count);
-	const struct proto_ev_info *i = proto_ev_info(ev->type);
-
-	if (c >= 0 && i && i->category == PROTO_CAT_LIBC && ev->arg[c] > 1)
-		return (uint64_t)ev->arg[c];
-	return 1;
+	return proto_ev_calls(ev);
 }
 
 static int gather_events(struct report *r)

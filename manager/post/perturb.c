@@ -320,6 +320,8 @@ static int is_stdio(const struct proto_event *ev)
 	switch (ev->type) {
 	case PROTO_EV_FREAD: case PROTO_EV_FWRITE: case PROTO_EV_FPRINTF:
 	case PROTO_EV_VFPRINTF: case PROTO_EV_FPUTS: case PROTO_EV_FGETS:
+	case PROTO_EV_FGETC: case PROTO_EV_FPUTC: case PROTO_EV_GETDELIM:
+	case PROTO_EV_PRINTF: case PROTO_EV_PUTS:
 		return 1;
 	default:
 		return 0;
@@ -401,10 +403,11 @@ static int acc_after(const struct mgr_perturb *p, struct acc *c,
 		c->mpi_t1 = t1;
 		c->nmeas++;
 	} else {
+		/* a run of stdio calls paid the wrapper once a call */
 		if (wrapped(ev))
-			c->nw++;
+			c->nw += proto_ev_calls(ev);
 		if (is_stdio(ev))
-			c->nstd++;
+			c->nstd += proto_ev_calls(ev);
 		if (is_mpi(ev))
 			c->nm++;
 	}

@@ -175,18 +175,12 @@ uint64_t mgr_profile_bytes(const struct mgr_event *ev)
 	if (info->category != PROTO_CAT_LIBC)
 		return 0;
 	switch (e->type) {
-	case PROTO_EV_FREAD: case PROTO_EV_FWRITE:
-		/* result: items, not bytes; a call that moved any item is
-		 * counted as asked (size x count; a short one is not told) */
-		return mgr_ev_field(e, PROTO_F_result, 0) > 0 ?
-		       pos(mgr_ev_field(e, PROTO_F_bytes, 0)) : 0;
-	case PROTO_EV_FPUTS:	/* result: non-negative, not a count */
-		return pos(mgr_ev_field(e, PROTO_F_bytes, 0));
+	case PROTO_EV_MMAP: case PROTO_EV_MUNMAP: case PROTO_EV_MSYNC:
+		return 0;	/* a mapping's length moves nothing by itself */
 	default:
-		/* read, write and their forms, send, recv, fprintf, fgets:
-		 * what the call returned; the calls without bytes move none */
-		return proto_ev_arg(e->type, PROTO_F_bytes) < 0 ? 0 :
-		       pos(mgr_ev_field(e, PROTO_F_result, 0));
+		/* what the call (or the run of calls) moved: proto_ev_moved's
+		 * rule, one for the CSV, the report and the profile */
+		return pos(proto_ev_moved(e));
 	}
 }
 
@@ -195,12 +189,16 @@ static int file_op(unsigned type)
 {
 	switch (type) {
 	case PROTO_EV_READ: case PROTO_EV_PREAD: case PROTO_EV_READV:
-	case PROTO_EV_FREAD: case PROTO_EV_FGETS:
+	case PROTO_EV_FREAD: case PROTO_EV_FGETS: case PROTO_EV_FGETC:
+	case PROTO_EV_GETDELIM: case PROTO_EV_AIO_READ:
 		return 'r';
 	case PROTO_EV_WRITE: case PROTO_EV_PWRITE: case PROTO_EV_WRITEV:
 	case PROTO_EV_FWRITE: case PROTO_EV_FPRINTF: case PROTO_EV_VFPRINTF:
-	case PROTO_EV_FPUTS:
+	case PROTO_EV_FPUTS: case PROTO_EV_FPUTC: case PROTO_EV_PRINTF:
+	case PROTO_EV_PUTS: case PROTO_EV_AIO_WRITE:
 		return 'w';
+	case PROTO_EV_SENDFILE: case PROTO_EV_COPY_FILE_RANGE:
+		return 'r';	/* path is the source's (path2 the destination's) */
 	case PROTO_EV_OPEN: case PROTO_EV_OPENAT: case PROTO_EV_CREAT:
 	case PROTO_EV_FOPEN: case PROTO_EV_MPI_FILE_OPEN:
 		return 'o';
@@ -400,7 +398,7 @@ static int path_of(struct mgr_profile *p, const struct mgr_event *ev, size_t *ou
 }
 
 static int add_file(struct mgr_profile *p, const struct mgr_event *ev, size_t proc,
-		    int64_t d, uint64_t bytes)
+		    int64_t d, uint64_t calls, uint64_t bytes)
 {
 	struct mgr_profile_acc *a = p->acc;
 	size_t pi, i;
@@ -417,11 +415,11 @@ static int add_file(struct mgr_profile *p, const struct mgr_event *ev, size_t pr
 	f->time_ns = mgr_sat_add(f->time_ns, d);
 	switch (file_op(ev->ev->type)) {
 	case 'r':
-		f->reads++;
+		f->reads += calls;
 		f->read_bytes += bytes;
 		break;
 	case 'w':
-		f->writes++;
+		f->writes += calls;
 		f->write_bytes += bytes;
 		break;
 	case 'o':
@@ -494,7 +492,7 @@ int mgr_profile_add(struct mgr_profile *p, const struct mgr_event *ev)
 		return 0;
 	int64_t d = ev->end > ev->start ? ev->end - ev->start : 0;
 	uint64_t calls = (e->flags & PROTO_EVF_FOLDED) && ev->array && ev->narray >= 1 &&
-			 ev->array[0] > 0 ? (uint64_t)ev->array[0] : 1;
+			 ev->array[0] > 0 ? (uint64_t)ev->array[0] : proto_ev_calls(e);
 	uint64_t bytes = mgr_profile_bytes(ev);
 
 	q->calls += calls;
@@ -521,7 +519,7 @@ int mgr_profile_add(struct mgr_profile *p, const struct mgr_event *ev)
 			return rc;
 	}
 	if (ev->path && ev->path[0] && cls == 'i' && !socket_call(e->type) &&
-	    (rc = beyond(p, add_file(p, ev, proc, d, bytes))))
+	    (rc = beyond(p, add_file(p, ev, proc, d, calls, bytes))))
 		return rc;
 	return 0;
 }

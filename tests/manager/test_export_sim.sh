@@ -60,6 +60,31 @@ check "coll: the split's collectives written as messages among their members" gr
 check "nonblock: MPI_PROC_NULL completions reported skipped" grep -q "4 completions of requests not traced" "$work/nonblock.err"
 # the ring's simulated time is deterministic: a change means the mapping moved
 check "ring simulated time as expected" grep -qx "simulated time: $(cat "$EXP/ring-simtime") s" "$work/ring.out"
+# beside it the measured time (the corrected trace: first return from
+# MPI_Init to the last call of MPI_Finalize, taken here from the CSV), the
+# ratio, what was modelled; the same figures in replay.xml and with --xml
+"$T" export -f csv -o "$work/ring.csv" "$work/ring" 2>/dev/null
+meas=$(awk -F, '$3=="MPI_Init" && (t0=="" || $5+0 < t0) {t0=$5+0}
+	$3=="MPI_Finalize" && $4+0 > t1 {t1=$4+0}
+	END {printf "%.9g", (t1 - t0) / 1e9}' "$work/ring.csv")
+check "ring: measured time printed, the CSV's Init-to-Finalize span ($meas s)" \
+	grep -q "^measured time: $meas s (the corrected trace, from the first return from MPI_Init to the last call of MPI_Finalize)$" "$work/ring.out"
+ratio=$(awk -v s="$(cat "$EXP/ring-simtime")" -v m="$meas" 'BEGIN {printf "%.3f", s / m}')
+check "ring: their ratio printed ($ratio)" grep -qx "simulated/measured: $ratio" "$work/ring.out"
+check "ring: what was modelled, one line" grep -q '^model: 4 hosts, one per rank, each computing at .*flop rate .*; host-switch-host routes of one-way latency .* by default (no ping-pong in the trace); computation as flops' "$work/ring.out"
+check "ring: replay prints four lines" [ "$(wc -l <"$work/ring.out")" = 4 ]
+check "ring: replay.xml written in the replay's folder" [ -s "$work/ring/replay/replay.xml" ]
+if command -v xmllint >/dev/null; then
+	check "ring: replay.xml is well-formed" xmllint --noout "$work/ring/replay/replay.xml"
+	x=$(xmllint --xpath 'string(/tapestry-replay/simulated/@seconds)' "$work/ring/replay/replay.xml")
+	check "ring: replay.xml's simulated time ($x)" [ "$x" = "$(cat "$EXP/ring-simtime")" ]
+	x=$(xmllint --xpath 'string(/tapestry-replay/measured/@seconds)' "$work/ring/replay/replay.xml")
+	check "ring: replay.xml's measured time ($x)" [ "$x" = "$meas" ]
+	x=$(xmllint --xpath 'string(/tapestry-replay/model/@hosts)' "$work/ring/replay/replay.xml")
+	check "ring: replay.xml's hosts ($x)" [ "$x" = 4 ]
+fi
+"$T" replay --xml -o "$work/ringx" "$work/ring" >"$work/ringx.out" 2>/dev/null
+check "ring: --xml prints replay.xml" cmp -s "$work/ringx.out" "$work/ringx/replay.xml"
 
 for k in ring coll; do
 	"$T" export -f simgrid-ti-2011 "$work/$k" 2>"$work/$k.2011.err"

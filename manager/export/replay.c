@@ -173,6 +173,8 @@ struct model {
 	double latency, bandwidth;		/* one-way s, B/s; 0: unknown */
 	char bwf[1024];			/* SMPI bandwidth factor ("0:1": none) */
 	char source[32];		/* "trace", "default", ... */
+	char missing[256];		/* ranks without events, "2 5", or "" */
+	long nmissing;
 };
 
 /* A double attribute of n, or 0. */
@@ -219,6 +221,17 @@ static int read_job(const char *path, struct model *m)
 			continue;
 		double sp = num_prop(n, "speed");
 
+		if (num_prop(n, "missing") > 0) {	/* a stand-in's host */
+			size_t k = strlen(m->missing);
+
+			if (k < sizeof(m->missing) - 24)
+				snprintf(m->missing + k, sizeof(m->missing) - k, "%s%.0f",
+					 k ? " " : "", num_prop(n, "rank"));
+			m->nmissing++;
+			cnt++;
+			continue;
+		}
+
 		sum += sp;
 		if (!cnt || sp < m->speed_min)
 			m->speed_min = sp;
@@ -230,7 +243,7 @@ static int read_job(const char *path, struct model *m)
 	if (cnt <= 0)
 		return PROTO_E_FORMAT;
 	m->ranks = cnt;
-	m->speed = sum / (double)cnt;
+	m->speed = cnt > m->nmissing ? sum / (double)(cnt - m->nmissing) : 1e9;
 	return 0;
 }
 
@@ -311,6 +324,8 @@ static int parse_log(const char *log, double *simtime, int show_tail)
 struct span {
 	int64_t t0, t1;		/* ns from the job start; t1 < t0: none */
 	long inits, finals;	/* ranks seen in MPI_Init, in MPI_Finalize */
+	int64_t last;		/* the ranks' last MPI call's end: t1 when
+				 * no rank reached MPI_Finalize */
 };
 
 /* One pass over dir (manager/post/events.h: the corrected times): 0, or a
@@ -324,11 +339,16 @@ static int measured_span(const char *dir, struct span *sp)
 	sp->t0 = INT64_MAX;
 	sp->t1 = INT64_MIN;
 	sp->inits = sp->finals = 0;
+	sp->last = INT64_MIN;
 	if (!(e = mgr_events_open(dir, &rc)))
 		return mgr_fail_jobdir(rc, dir);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		if (me.stream->rank < 0 || (me.ev->flags & PROTO_EVF_FAILED))
 			continue;
+		if (proto_ev_info(me.ev->type) &&
+		    proto_ev_info(me.ev->type)->category == PROTO_CAT_MPI &&
+		    me.end > sp->last)
+			sp->last = me.end;
 		if (me.ev->type == PROTO_EV_MPI_INIT) {
 			sp->inits++;
 			if (me.end < sp->t0)
@@ -342,15 +362,23 @@ static int measured_span(const char *dir, struct span *sp)
 	mgr_events_close(e);
 	if (rc < 0)
 		return mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
+	if (!sp->finals)
+		sp->t1 = sp->last;
 	return 0;
 }
 
 /* The measured span in seconds, or a negative number when the trace has
- * no MPI_Init or no MPI_Finalize to measure it by. */
+ * no MPI_Init to measure it from. */
 static double span_s(const struct span *sp)
 {
-	return sp->inits && sp->finals && sp->t1 >= sp->t0 ?
-		(double)(sp->t1 - sp->t0) * 1e-9 : -1;
+	return sp->inits && sp->t1 >= sp->t0 ? (double)(sp->t1 - sp->t0) * 1e-9 : -1;
+}
+
+/* To what the measure goes. */
+static const char *span_to(const struct span *sp)
+{
+	return sp->finals ? "last call of MPI_Finalize" :
+		"end of the last MPI call (no rank reached MPI_Finalize)";
 }
 
 /* The files of one replay, freed by replay_free. */
@@ -520,9 +548,9 @@ static void write_xml(FILE *f, const struct replay *R)
 	fputs("  <measured", f);
 	if (meas >= 0)
 		fprintf(f, " seconds=\"%.9g\"", meas);
-	fprintf(f, " from=\"first return from MPI_Init\" to=\"last call of "
-		"MPI_Finalize\" times=\"corrected\" ranks-init=\"%ld\" "
-		"ranks-finalize=\"%ld\"/>\n", R->meas.inits, R->meas.finals);
+	fprintf(f, " from=\"first return from MPI_Init\" to=\"%s\" "
+		"times=\"corrected\" ranks-init=\"%ld\" ranks-finalize=\"%ld\"/>\n",
+		span_to(&R->meas), R->meas.inits, R->meas.finals);
 	if (meas > 0)
 		fprintf(f, "  <ratio simulated-over-measured=\"%.6g\"/>\n",
 			R->simtime / meas);
@@ -540,7 +568,15 @@ static void write_xml(FILE *f, const struct replay *R)
 	xml_attr(f, R->platform);
 	fputs("\" hostfile=\"", f);
 	xml_attr(f, R->hostfile);
-	fputs("\"/>\n</tapestry-replay>\n", f);
+	fputs("\"/>\n", f);
+	for (const char *p = m->missing; *p;) {
+		size_t k = strcspn(p, " ");
+
+		fprintf(f, "  <missing rank=\"%.*s\" replayed-as=\"stand-in\"/>\n",
+			(int)k, p);
+		p += k + (p[k] == ' ');
+	}
+	fputs("</tapestry-replay>\n", f);
 }
 
 /* The figures: replay.xml, and text (or the XML with xml) on stdout. 0,
@@ -562,13 +598,19 @@ static int report(const struct replay *R, int xml)
 	printf("simulated time: %.9g s\n", R->simtime);
 	if (meas >= 0)
 		printf("measured time: %.9g s (the corrected trace, from the first "
-		       "return from MPI_Init to the last call of MPI_Finalize)\n", meas);
+		       "return from MPI_Init to the %s)\n", meas, span_to(&R->meas));
 	else
-		printf("measured time: unknown (the trace has %s)\n",
-		       R->meas.inits ? "no MPI_Finalize" : "no MPI_Init");
+		printf("measured time: unknown (the trace has no MPI_Init)\n");
 	if (meas > 0)
 		printf("simulated/measured: %.3f\n", R->simtime / meas);
 	model_line(stdout, R);
+	if (R->m.nmissing)
+		printf("missing: rank%s %s (no MPI events: killed before its sensor "
+		       "sent them?), replayed as %s in the others' collectives on "
+		       "MPI_COMM_WORLD and nothing else\n",
+		       R->m.nmissing > 1 ? "s" : "", R->m.missing,
+		       R->m.nmissing > 1 ? "stand-ins that take part" :
+		       "a stand-in that takes part");
 	return 0;
 }
 

@@ -2080,6 +2080,14 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	}
 	if (check_trace(x, dir, e, &missing) != 0)
 		goto fail;
+	/* ranks cut short (no MPI_Finalize: killed at different points) are
+	 * evened out after the export, as the missing ones (mgr_ti_standin) */
+	for (int64_t r = 0; d == D_SMPI && !missing && r < x->world; r++)
+		if (!x->rank[r].finalized &&
+		    !(missing = calloc((size_t)x->world, 1))) {
+			(void)mgr_fail(PROTO_E_NOMEM, "out of memory");
+			goto fail;
+		}
 	snprintf(path, sizeof(path), "%s/list", out);
 	if (!(list = fopen(path, "w"))) {
 		(void)mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);

@@ -14,9 +14,13 @@
  *    allgatherv, scatterv, reducescatter) the missing rank's entries are
  *    0, and a gatherv or scatterv rooted at it moves nothing;
  *  - the stand-in takes part in each collective on MPI_COMM_WORLD of the
- *    rank that wrote the most of them (the same sizes; 0 bytes of its own
+ *    rank that wrote the fewest of them (the same sizes; 0 bytes of its own
  *    in the v-collectives), between init and finalize, and computes
- *    nothing.
+ *    nothing;
+ *  - the others were killed too, each at its own point (what its sensor
+ *    had sent): when their counts of those collectives differ, each rank
+ *    is replayed up to the last one they all have (the replay would wait
+ *    for ever in the next), its other actions after it left out, said.
  * The line syntax is export_sim.c's (docs/modules/export-simgrid.md).
  */
 #include <errno.h>
@@ -148,7 +152,7 @@ static void put(FILE *f, const char *rank, char **tok, size_t n)
 /* Rewrite out/rank_R.txt (R present) through rewrite(): its count of
  * world collectives, or -1 (said). */
 static long fix_rank(const char *out, int64_t r, const struct mgr_ti_missing *m,
-		     char **tok, uint64_t *dropped)
+		     char **tok, long limit, uint64_t *dropped, uint64_t *cut)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], *line = NULL;
 	size_t cap = 0, n;
@@ -171,6 +175,10 @@ static long fix_rank(const char *out, int64_t r, const struct mgr_ti_missing *m,
 		if (!n)
 			continue;
 		rank = tok[0];
+		if (n >= 2 && limit >= 0 && ncoll >= limit && strcmp(tok[1], "finalize")) {
+			(*cut)++;	/* past the collectives every rank has */
+			continue;
+		}
 		if (n >= 2 && is_coll(tok[1]))
 			ncoll++;
 		if (rewrite(m, tok, &n, 0))
@@ -194,8 +202,9 @@ static long fix_rank(const char *out, int64_t r, const struct mgr_ti_missing *m,
 /* out/rank_S.txt for missing rank s: init, the collectives of rank model's
  * (rewritten) file, finalize. 0, or -1 (said). */
 static int write_standin(const char *out, int64_t s, int64_t model,
-			 const struct mgr_ti_missing *m, char **tok)
+			 const struct mgr_ti_missing *m, char **tok, long limit)
 {
+	long ncoll = 0;
 	char path[PATH_MAX], mpath[PATH_MAX], rank[24], *line = NULL;
 	size_t cap = 0, n;
 	FILE *in = NULL, *o;
@@ -213,7 +222,7 @@ static int write_standin(const char *out, int64_t s, int64_t model,
 	}
 	while (in && !rc && getline(&line, &cap, in) > 0) {
 		n = split(line, tok);
-		if (n >= 2 && is_coll(tok[1]) && rewrite(m, tok, &n, 1))
+		if (n >= 2 && is_coll(tok[1]) && ncoll++ < limit && rewrite(m, tok, &n, 1))
 			put(o, rank, tok, n);
 	}
 	free(line);
@@ -225,32 +234,65 @@ static int write_standin(const char *out, int64_t s, int64_t model,
 	return rc ? -1 : 0;
 }
 
+/* The world collectives of out/rank_R.txt, or -1 (said). */
+static long count_colls(const char *out, int64_t r, char **tok)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	long n = 0;
+	FILE *in;
+
+	snprintf(path, sizeof(path), "%s/rank_%" PRId64 ".txt", out, r);
+	if (!(in = fopen(path, "r")))
+		return mgr_fail(PROTO_E_IO, "%s: cannot read: %m", path), -1;
+	while (getline(&line, &cap, in) > 0)
+		n += split(line, tok) >= 2 && is_coll(tok[1]);
+	free(line);
+	fclose(in);
+	return n;
+}
+
 int mgr_ti_standin(const char *out, const struct mgr_ti_missing *m)
 {
 	char **tok = malloc(TOK_MAX * sizeof(*tok));
 	int64_t model = -1;
-	long most = -1, c;
-	uint64_t dropped = 0;
+	long least = -1, most = -1, c;
+	uint64_t dropped = 0, cut = 0;
 	int rc = 0;
 
 	if (!tok)
 		return mgr_fail(PROTO_E_NOMEM, "out of memory"), -1;
+	/* the others were killed too, each after what its sensor had sent:
+	 * every rank is cut after the collectives they all have, the one
+	 * with the fewest gives the stand-in's */
 	for (int64_t r = 0; r < m->world && !rc; r++) {
 		if (m->missing[r])
 			continue;
-		if ((c = fix_rank(out, r, m, tok, &dropped)) < 0)
+		if ((c = count_colls(out, r, tok)) < 0)
 			rc = -1;
-		else if (c > most) {
-			most = c;
+		else if (least < 0 || c < least) {
+			least = c;
 			model = r;
 		}
+		if (c > most)
+			most = c;
 	}
 	for (int64_t r = 0; r < m->world && !rc; r++)
-		if (m->missing[r] && write_standin(out, r, model, m, tok) != 0)
+		if (!m->missing[r] &&
+		    fix_rank(out, r, m, tok, least < most ? least : -1, &dropped, &cut) < 0)
+			rc = -1;
+	for (int64_t r = 0; r < m->world && !rc; r++)
+		if (m->missing[r] && write_standin(out, r, model, m, tok,
+						   least < 0 ? 0 : least) != 0)
 			rc = -1;
 	free(tok);
 	if (!rc && dropped)
 		mgr_err("warning: %" PRIu64 " point-to-point actions to or from the "
 			"missing ranks left out", dropped);
+	if (!rc && cut)
+		mgr_err("warning: the ranks' traces end after different numbers of "
+			"collectives on MPI_COMM_WORLD (%ld to %ld: killed at different "
+			"points): each is replayed up to the %ld-th, %" PRIu64 " actions "
+			"after it left out", least, most, least, cut);
 	return rc;
 }

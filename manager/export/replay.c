@@ -602,7 +602,7 @@ static int report(const struct replay *R, int xml)
 	else
 		printf("measured time: unknown (the trace has no MPI_Init)\n");
 	if (meas > 0)
-		printf("simulated/measured: %.3f\n", R->simtime / meas);
+		printf("simulated/measured: %.3g\n", R->simtime / meas);
 	model_line(stdout, R);
 	if (R->m.nmissing)
 		printf("missing: rank%s %s (no MPI events: killed before its sensor "

@@ -175,6 +175,8 @@ struct model {
 	char source[32];		/* "trace", "default", ... */
 	char missing[256];		/* ranks without events, "2 5", or "" */
 	long nmissing;
+	long run_hosts;			/* distinct trace-host of the ranks (the
+					 * run's hosts), 0: unknown */
 };
 
 /* A double attribute of n, or 0. */
@@ -220,6 +222,26 @@ static int read_job(const char *path, struct model *m)
 		if (xmlStrcmp(n->name, (const xmlChar *)"host"))
 			continue;
 		double sp = num_prop(n, "speed");
+		xmlChar *th = xmlGetProp(n, (const xmlChar *)"trace-host");
+
+		/* the run's hosts: a first appearance among the hosts so far
+		 * (hundreds of ranks at most read here: quadratic is fine) */
+		if (th && *th) {
+			int seen = 0;
+
+			for (xmlNodePtr q = root->children; q != n && !seen; q = q->next) {
+				xmlChar *qh;
+
+				if (q->type != XML_ELEMENT_NODE ||
+				    xmlStrcmp(q->name, (const xmlChar *)"host"))
+					continue;
+				qh = xmlGetProp(q, (const xmlChar *)"trace-host");
+				seen = qh && !xmlStrcmp(qh, th);
+				xmlFree(qh);
+			}
+			m->run_hosts += !seen;
+		}
+		xmlFree(th);
 
 		if (num_prop(n, "missing") > 0) {	/* a stand-in's host */
 			size_t k = strlen(m->missing);
@@ -515,6 +537,10 @@ static void model_line(FILE *f, const struct replay *R)
 			R->platform, R->hostfile);
 	else
 		fprintf(f, "model: %ld hosts, one per rank", R->ranks);
+	if (R->has_model && m->run_hosts > 0 && m->run_hosts < R->ranks - m->nmissing)
+		fprintf(f, " (the run had %ld ranks on %ld host%s: ranks that shared a "
+			"host's cores there each have one here)", R->ranks - m->nmissing,
+			m->run_hosts, m->run_hosts > 1 ? "s" : "");
 	if (R->has_model) {
 		if (m->speed_min < m->speed_max)
 			fprintf(f, ", each computing at its rank's measured flop rate "
@@ -555,6 +581,8 @@ static void write_xml(FILE *f, const struct replay *R)
 		fprintf(f, "  <ratio simulated-over-measured=\"%.6g\"/>\n",
 			R->simtime / meas);
 	fprintf(f, "  <model hosts=\"%ld\" host-per-rank=\"1\"", R->ranks);
+	if (R->has_model && m->run_hosts > 0)
+		fprintf(f, " run-hosts=\"%ld\"", m->run_hosts);
 	if (R->has_model)
 		fprintf(f, " speed-mean=\"%.6g\" speed-min=\"%.6g\" speed-max=\"%.6g\"",
 			m->speed, m->speed_min, m->speed_max);

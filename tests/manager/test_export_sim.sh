@@ -71,7 +71,7 @@ check "ring: measured time printed, the CSV's Init-to-Finalize span ($meas s)" \
 	grep -q "^measured time: $meas s (the corrected trace, from the first return from MPI_Init to the last call of MPI_Finalize)$" "$work/ring.out"
 ratio=$(awk -v s="$(cat "$EXP/ring-simtime")" -v m="$meas" 'BEGIN {printf "%.3g", s / m}')
 check "ring: their ratio printed ($ratio)" grep -qx "simulated/measured: $ratio" "$work/ring.out"
-check "ring: what was modelled, one line" grep -q '^model: 4 hosts, one per rank, each computing at .*flop rate .*; host-switch-host routes of one-way latency .* by default (no ping-pong in the trace); computation as flops' "$work/ring.out"
+check "ring: what was modelled, one line" grep -q '^model: 4 hosts, one per rank\( (the run had 4 ranks on [12] hosts\?: [^)]*)\)\?, each computing at .*flop rate .*; host-switch-host routes of one-way latency .* by default (no ping-pong in the trace); computation as flops' "$work/ring.out"
 check "ring: replay prints four lines" [ "$(wc -l <"$work/ring.out")" = 4 ]
 check "ring: replay.xml written in the replay's folder" [ -s "$work/ring/replay/replay.xml" ]
 if command -v xmllint >/dev/null; then

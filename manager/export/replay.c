@@ -176,7 +176,7 @@ struct model {
 	char missing[256];		/* ranks without events, "2 5", or "" */
 	long nmissing;
 	long run_hosts;			/* distinct trace-host of the ranks (the
-					 * run's hosts), 0: unknown */
+					 * run's hosts), <= 0: unknown */
 };
 
 /* A double attribute of n, or 0. */
@@ -225,8 +225,8 @@ static int read_job(const char *path, struct model *m)
 		xmlChar *th = xmlGetProp(n, (const xmlChar *)"trace-host");
 
 		/* the run's hosts: a first appearance among the hosts so far
-		 * (hundreds of ranks at most read here: quadratic is fine) */
-		if (th && *th) {
+		 * (quadratic: left unknown past 4096 ranks) */
+		if (th && *th && cnt < 4096 && m->run_hosts >= 0) {
 			int seen = 0;
 
 			for (xmlNodePtr q = root->children; q != n && !seen; q = q->next) {
@@ -241,6 +241,8 @@ static int read_job(const char *path, struct model *m)
 			}
 			m->run_hosts += !seen;
 		}
+		if (cnt >= 4096)
+			m->run_hosts = -1;
 		xmlFree(th);
 
 		if (num_prop(n, "missing") > 0) {	/* a stand-in's host */

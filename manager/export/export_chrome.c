@@ -82,6 +82,7 @@ struct chrome {
 	const struct mgr_event *me;
 	uint32_t proc, loc;	/* the event's process and thread */
 	uint64_t written, flows;
+	int64_t send_ts;	/* the "s" of the message being written */
 };
 
 static void sep(struct chrome *c)
@@ -90,18 +91,33 @@ static void sep(struct chrome *c)
 		fputs(",\n", c->out);
 }
 
-/* A matched message's end: a flow ("s" at the send, "f" at the receive,
- * both at their event's start), written when the message is matched. */
+/* A matched message's end, written when the message is matched (the send
+ * first, then the receive: export_viz.h): a flow "s" at the start of the
+ * sending call, "f" where the receive completed: the end of the call that
+ * completed it (MPI_Recv, the Sendrecv, the MPI_Wait or MPI_Test of an
+ * Irecv), 1 ns inside it, for viewers bind an "f" to the slice that
+ * encloses its time and a slice ends where the next begins (Perfetto
+ * closes a slice at its end time); not before the "s" when the receive
+ * completed at or after the send's start. */
 static int on_link(void *arg, const struct viz_pt *p)
 {
 	struct chrome *c = arg;
 	const struct viz_thread *th = &c->s->threads[p->loc];
+	int64_t ts = p->start;
+
+	if (p->a[5]) {
+		c->send_ts = ts;
+	} else {
+		ts = p->t - (p->t > p->start);
+		if (ts < c->send_ts && p->t >= c->send_ts)
+			ts = c->send_ts;
+	}
 
 	sep(c);
 	fprintf(c->out, "{\"name\":\"MPI message\",\"cat\":\"mpi\",\"ph\":\"%s\","
 		"\"id\":\"%" PRId64 ".%" PRId64 ".%" PRId64 ".%" PRId64 ".%" PRId64 "\",\"ts\":",
 		p->a[5] ? "s" : "f", p->a[0], p->a[1], p->a[2], p->a[3], p->a[4]);
-	us(c->out, p->start);
+	us(c->out, ts);
 	if (!p->a[5])
 		fputs(",\"bp\":\"e\"", c->out);
 	fprintf(c->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRIu32 "}",
@@ -252,6 +268,7 @@ int mgr_export_chrome(const char *dir, const char *path, struct mgr_export_stats
 		mgr_viz_match_event(s.match, c.proc, &me, on_ep, &c);
 	}
 	mgr_viz_progress_end(&pg);
+	mgr_viz_match_said(s.match, dir);
 	fputs("\n]}\n", c.out);
 	rc = mgr_viz_read_end(dir, e, rc);
 	if (fclose(c.out) != 0 && rc == 0)

@@ -125,6 +125,7 @@ int mgr_export_paje(const char *dir, const char *path, struct mgr_export_stats *
 	}
 	if (mgr_viz_fill_sort(dir, &s, so, 0, 1, "paje", st) != 0)
 		goto done;
+	mgr_viz_match_said(s.match, dir);
 	if (!(out = fopen(path, "w"))) {
 		rc = mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
 		goto done;

@@ -112,6 +112,8 @@ struct ti_rank {
 	struct ti_nbc *nbc;	/* nonblocking collectives not completed, in
 				 * the order they were started */
 	size_t nnbc, capnbc;
+	uint64_t busy;		/* MPI events besides MPI_Init and the
+				 * queries: none means nothing to replay */
 };
 
 struct ti_stream {
@@ -180,7 +182,8 @@ static const struct {
 	{PROTO_EV_MPI_TESTSOME, "a wait per request it completed"},
 	{PROTO_EV_MPI_TESTALL, "a wait per request it completed"},
 	{PROTO_EV_MPI_REQUEST_FREE, "nothing (the replay waits for the request at its end)"},
-	{PROTO_EV_MPI_ALLTOALLW, "alltoallv (each rank's bytes)"},
+	{PROTO_EV_MPI_ALLTOALLW, "alltoallv of each rank's bytes (on a smaller "
+	 "communicator: its messages)"},
 	{PROTO_EV_MPI_REDUCE_SCATTER_BLOCK, "reducescatter"},
 	{PROTO_EV_MPI_IBARRIER, "barrier at its completion"},
 	{PROTO_EV_MPI_IBCAST, "bcast at its completion"},
@@ -1325,8 +1328,9 @@ static int sub_coll(struct mgr_ti *x, int32_t r, struct ti_rank *t,
 			act(x, r, t, "send %d %d %" PRId64, s.w[s.at + 1], s.tag, b);
 		break;
 	case PROTO_EV_MPI_ALLTOALLV:	/* ARRAY: send counts, then receive counts */
+	case PROTO_EV_MPI_ALLTOALLW:	/* the same, in bytes (each peer's type) */
 	case PROTO_EV_MPI_REDUCE_SCATTER:	/* ARRAY: the counts */
-		sub_all(&s, 0, b / (int64_t)s.n, ev->type == PROTO_EV_MPI_ALLTOALLV ? rb : b);
+		sub_all(&s, 0, b / (int64_t)s.n, ev->type == PROTO_EV_MPI_REDUCE_SCATTER ? b : rb);
 		break;
 	default:	/* barrier, allreduce, allgather(v), alltoall */
 		sub_all(&s, SIZE_MAX, b, ev->type == PROTO_EV_MPI_ALLREDUCE ? b :
@@ -1713,6 +1717,9 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 	}
 	if (t->finalized)
 		return 0;
+	if (me->ev->type != PROTO_EV_MPI_INIT && me->ev->type != PROTO_EV_MPI_COMM_SIZE &&
+	    me->ev->type != PROTO_EV_MPI_COMM_RANK)
+		t->busy++;
 	if (me->ev->flags & PROTO_EVF_FAILED) {
 		x->skip_failed++;
 		return 0;
@@ -1733,8 +1740,12 @@ static int ti_event(struct mgr_ti *x, const struct proto_trace_event *me)
 }
 
 /* Everything that makes a trace unfit for replay: damage, losses, ranks
- * without a trace. Prints the reason; 0 when fit. */
-static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e)
+ * without a trace. Prints the reason; 0 when fit. Ranks of the world
+ * without events: in *missing (malloc'd, world entries) for the SMPI
+ * dialect, which replays a stand-in for them (mgr_ti_standin), said; the
+ * 2011 dialect refuses them. */
+static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e,
+		       unsigned char **missing)
 {
 	struct proto_trace *tr = mgr_events_trace(e);
 	const struct proto_trace_stats *ts = proto_trace_stats(tr);
@@ -1758,16 +1769,56 @@ static int check_trace(struct mgr_ti *x, const char *dir, struct mgr_events *e)
 			"a time-independent trace with missing actions may not "
 			"replay", dir, lost, gaps);
 	if (!x->mpi_events) {
+		size_t ranked = 0, cut = 0;
+
+		for (size_t i = 0; i < proto_trace_nstreams(tr); i++) {
+			const struct proto_stream *s = proto_trace_stream(tr, i);
+
+			ranked += s->rank >= 0;
+			cut += s->rank >= 0 && !s->ended;
+		}
+		if (ranked)
+			return mgr_fail(PROTO_E_FORMAT,
+				"%s: no MPI events in this trace: its %zu processes "
+				"with an MPI rank sent none (%zu cut short: killed "
+				"before their sensor sent its events, as an MPI "
+				"runtime kills the other ranks when one dies; "
+				"tapestry report lists the streams)", dir, ranked, cut);
 		return mgr_fail(PROTO_E_FORMAT,
 			"%s: no MPI events in this trace (was it taken with "
 			"--sensors mpi?)", dir);
 	}
+	int64_t present = 0;
+
 	for (int64_t r = 0; r < x->world; r++)
-		if ((size_t)r >= x->nrank || !x->rank[r].f) {
+		present += (size_t)r < x->nrank && x->rank[r].f &&
+			   (x->rank[r].busy || x->rank[r].finalized);
+	for (int64_t r = 0; r < x->world; r++) {
+		/* a rank cut short after MPI_Init (killed before its sensor
+		 * sent more) is missing as well: the others' messages and
+		 * collectives with it are not in its trace */
+		if ((size_t)r < x->nrank && x->rank[r].f &&
+		    (x->rank[r].busy || x->rank[r].finalized))
+			continue;
+		/* stand-ins for a few ranks (at most 64, or as many as are
+		 * present): a world mostly missing (or whose size is wrong) is
+		 * not the other ranks' job */
+		if (x->d != D_SMPI ||
+		    (x->world - present > 64 && present < x->world - present))
 			return mgr_fail(PROTO_E_FORMAT, "%s: MPI rank %" PRId64 " of %" PRId64
-				" has no events: the replay would deadlock",
-				dir, r, x->world);
-		}
+				" has no events: the replay would deadlock%s",
+				dir, r, x->world, x->d == D_SMPI ?
+				" (and most ranks have none: no stand-ins)" : "");
+		if (!*missing && !(*missing = calloc((size_t)x->world, 1)))
+			return mgr_fail(PROTO_E_NOMEM, "out of memory");
+		(*missing)[r] = 1;
+		mgr_err("warning: %s: MPI rank %" PRId64 " of %" PRId64 " has no MPI "
+			"events%s (killed before its sensor sent them?): replayed as a "
+			"stand-in that takes part in the other ranks' collectives on "
+			"MPI_COMM_WORLD and nothing else; their messages to and from it "
+			"are left out", dir, r, x->world,
+			(size_t)r < x->nrank && x->rank[r].f ? " after MPI_Init" : "");
+	}
 	for (size_t r = 0; r < x->nrank; r++)
 		if (x->rank[r].f && (int64_t)r >= x->world) {
 			return mgr_fail(PROTO_E_FORMAT,
@@ -2028,6 +2079,8 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 	struct mgr_event me;
 	char path[PATH_MAX];
 	FILE *list = NULL;
+	unsigned char *missing = NULL;
+	struct mgr_ti_missing mi = {0, NULL};
 	int rc;
 
 	if (!(e = mgr_events_open(dir, &rc))) {
@@ -2064,8 +2117,16 @@ static int ti_export(enum mgr_ti_dialect d, const char *dir, const char *out,
 		(void)mgr_fail(rc, "%s: read error: %s", dir, proto_strerror(rc));
 		goto fail;
 	}
-	if (check_trace(x, dir, e) != 0)
+	if (check_trace(x, dir, e, &missing) != 0)
 		goto fail;
+	/* ranks cut short (no MPI_Finalize: killed at different points) are
+	 * evened out after the export, as the missing ones (mgr_ti_standin) */
+	for (int64_t r = 0; d == D_SMPI && !missing && r < x->world; r++)
+		if (!x->rank[r].finalized &&
+		    !(missing = calloc((size_t)x->world, 1))) {
+			(void)mgr_fail(PROTO_E_NOMEM, "out of memory");
+			goto fail;
+		}
 	snprintf(path, sizeof(path), "%s/list", out);
 	if (!(list = fopen(path, "w"))) {
 		(void)mgr_fail(PROTO_E_IO, "%s: cannot write: %m", path);
@@ -2085,9 +2146,15 @@ done:
 	}
 	if (x) {
 		st->written = x->actions;
+		mi.world = x->world;
+		mi.missing = missing;
 		if (mgr_ti_free(x) != 0)
 			rc = -1;
 	}
+	/* every file closed: the ranks without events get their stand-in */
+	if (rc == 0 && missing && mgr_ti_standin(out, &mi) != 0)
+		rc = -1;
+	free(missing);
 	mgr_ti_subs_free(subs);
 	mgr_events_close(e);
 	return rc;

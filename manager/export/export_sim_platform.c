@@ -54,11 +54,13 @@ struct pf_stream {
 	double compute_rate;	/* flop_rate carried by COMPUTE events */
 	double flops, cpu_ns;	/* sums over its COMPUTE events */
 	int mpi;		/* has MPI events */
+	uint64_t busy;		/* MPI events besides MPI_Init, the queries */
 	const struct proto_stream *s;
 };
 
 struct pf_rank {
-	const struct pf_stream *st;
+	const struct pf_stream *st;	/* NULL: the rank has no events */
+	double speed;			/* flop/s (rank_speed), 0: none */
 };
 
 static void xml_attr(FILE *f, const char *s)
@@ -141,6 +143,22 @@ done:
 	return rc;
 }
 
+/* A rank's flop rate: its COMPUTE events' flops over their CPU time (at
+ * least 1 ms of it), else its META flop_rate, else the rate its COMPUTE
+ * events carry; 0 when none. */
+static double rank_speed(const struct pf_stream *st)
+{
+	double speed = 0;
+
+	if (st->cpu_ns >= 1e6 && st->flops > 0)
+		speed = st->flops / (st->cpu_ns * 1e-9);
+	if (!(speed > 0))
+		speed = meta_num(proto_stream_meta(st->s, "flop_rate"));
+	if (!(speed > 0))
+		speed = st->compute_rate;
+	return speed > 0 ? speed : 0;
+}
+
 /* Write out/job.xml: 0, or PROTO_E_IO (said, mgr_fail). Says on stderr
  * which figures are defaults. */
 static int write_job(const char *dir, const char *path, struct proto_trace *t,
@@ -177,23 +195,34 @@ static int write_job(const char *dir, const char *path, struct proto_trace *t,
 		fputs("\"", f);
 	}
 	fputs("/>\n", f);
-	for (int64_t r = 0; r < n; r++) {
-		const struct proto_stream *s = rk[r].st->s;
-		double speed = 0;
+	double sum = 0;
+	int64_t have = 0;
 
-		if (rk[r].st->cpu_ns >= 1e6 && rk[r].st->flops > 0)
-			speed = rk[r].st->flops / (rk[r].st->cpu_ns * 1e-9);
-		if (!(speed > 0))
-			speed = meta_num(proto_stream_meta(s, "flop_rate"));
-		if (!(speed > 0))
-			speed = rk[r].st->compute_rate;
+	for (int64_t r = 0; r < n; r++)
+		if (rk[r].st && rk[r].st->busy &&
+		    (rk[r].speed = rank_speed(rk[r].st)) > 0) {
+			sum += rk[r].speed;
+			have++;
+		}
+	for (int64_t r = 0; r < n; r++) {
+		double speed = rk[r].speed;
+
+		if (!rk[r].st || !rk[r].st->busy) {
+			/* a missing rank, or one cut short after MPI_Init (its
+			 * stand-in computes nothing: simgrid-ti): the others'
+			 * mean */
+			fprintf(f, "  <host id=\"node-%" PRId64 "\" rank=\"%" PRId64
+				"\" speed=\"%.6g\" trace-host=\"\" missing=\"1\"/>\n",
+				r, r, have ? sum / (double)have : PF_DEFAULT_SPEED);
+			continue;
+		}
 		if (!(speed > 0)) {
 			speed = PF_DEFAULT_SPEED;
 			defaulted++;
 		}
 		fprintf(f, "  <host id=\"node-%" PRId64 "\" rank=\"%" PRId64
 			"\" speed=\"%.6g\" trace-host=\"", r, r, speed);
-		xml_attr(f, s->host);
+		xml_attr(f, rk[r].st->s->host);
 		fputs("\"/>\n", f);
 	}
 	fputs("</tapestry-simgrid>\n", f);
@@ -270,11 +299,8 @@ static int place_ranks(const char *dir, struct pf_stream *sv, size_t ns,
 					"MPI rank %d", dir, sv[i].rank);
 		rk[sv[i].rank].st = &sv[i];
 	}
-	for (int64_t r = 0; r < world; r++)
-		if (!rk[r].st)
-			return mgr_fail(PROTO_E_NOTFOUND, "%s: MPI rank %" PRId64
-					" of %" PRId64 " has no events", dir, r,
-					world);
+	/* a rank without events (killed before its sensor sent them) keeps
+	 * a host, for the stand-in the simgrid-ti export writes for it */
 	*worldp = world;
 	return 0;
 }
@@ -324,6 +350,9 @@ int mgr_export_simgrid_platform(const char *dir, const char *out,
 			continue;
 		}
 		s->mpi = 1;
+		s->busy += te.ev->type != PROTO_EV_MPI_INIT &&
+			   te.ev->type != PROTO_EV_MPI_COMM_SIZE &&
+			   te.ev->type != PROTO_EV_MPI_COMM_RANK;
 		if (te.ev->type == PROTO_EV_MPI_INIT) {
 			if (s->rank < 0)
 				s->rank = (int32_t)te.ev->arg[0];

@@ -40,6 +40,9 @@ struct viz_match {
 	void *sink_arg;
 	int err;			/* the sink's first failure */
 	uint64_t overflow;
+	uint64_t links, backward;	/* messages linked; those whose
+					 * receive completed before the send
+					 * started (mgr_viz_match_backward) */
 };
 
 /* Both ends of a message found: their link points, named alike, to the
@@ -52,6 +55,8 @@ static void paired(void *arg, const void *send, const void *recv, int64_t tag,
 
 	memcpy(&e[0], send, sizeof(e[0]));
 	memcpy(&e[1], recv, sizeof(e[1]));
+	m->links++;
+	m->backward += e[1].p.t < e[0].p.t;
 	for (int i = 0; i < 2; i++) {
 		struct viz_pt *p = &e[i].p;
 		int rc;
@@ -105,6 +110,23 @@ int mgr_viz_match_err(const struct viz_match *m)
 uint64_t mgr_viz_match_overflow(const struct viz_match *m)
 {
 	return m->overflow;
+}
+
+uint64_t mgr_viz_match_backward(const struct viz_match *m, uint64_t *links)
+{
+	if (links)
+		*links = m->links;
+	return m->backward;
+}
+
+void mgr_viz_match_said(const struct viz_match *m, const char *dir)
+{
+	if (m->backward)
+		mgr_err("%s: warning: %" PRIu64 " of %" PRIu64 " message arrows end "
+			"before they start: their receive completed before their "
+			"send began on the job's clock (the clocks were not "
+			"corrected or the causality not repaired: see tapestry "
+			"report)", dir, m->backward, m->links);
 }
 
 void mgr_viz_match_link(struct viz_match *m, const struct viz_ep *ep,

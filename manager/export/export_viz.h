@@ -157,6 +157,14 @@ void mgr_viz_match_link(struct viz_match *m, const struct viz_ep *ep,
 int mgr_viz_match_err(const struct viz_match *m);
 /* End points left out for lack of room (requests or ends waiting). */
 uint64_t mgr_viz_match_overflow(const struct viz_match *m);
+/* Messages whose link ends before it starts (the receive's completion,
+ * on the job's clock, before the send's start), and in *links (not NULL)
+ * the messages linked so far. A message's arrow goes from the start of
+ * its sending call to the end of the call that completed its receive. */
+uint64_t mgr_viz_match_backward(const struct viz_match *m, uint64_t *links);
+/* One warning line on stderr for dir when some links end before they
+ * start; nothing otherwise. */
+void mgr_viz_match_said(const struct viz_match *m, const char *dir);
 
 /* ---- points in time order (external sort) -------------------------------- */
 

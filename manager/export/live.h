@@ -84,6 +84,20 @@ void mgr_ti_subs_free(struct mgr_ti_subs *s);
 void mgr_ti_set_subs(struct mgr_ti *x, const struct mgr_ti_subs *subs,
 		     const struct mgr_comms *cm);
 
+/* MPI ranks of the world without events (manager/export/export_sim_missing.c). */
+struct mgr_ti_missing {
+	int64_t world;
+	const unsigned char *missing;	/* world entries: 1 for a missing rank */
+};
+/* After a post-mortem export into out (SMPI dialect, every file closed)
+ * of a job with ranks missing or cut short (no MPI_Finalize): rewrite the
+ * files of the ranks present without their messages to or from the
+ * missing ones (0 bytes for them in the v-collectives), each up to the
+ * last collective on MPI_COMM_WORLD they all have, and write for each
+ * missing rank a stand-in that takes part in those collectives
+ * (docs/modules/export-simgrid.md, "Missing ranks"). 0, or -1 (said). */
+int mgr_ti_standin(const char *out, const struct mgr_ti_missing *m);
+
 /* ---- the live feed (manager/export/live.c) -------------------------------------- */
 
 struct mgr_live_opts {

@@ -60,6 +60,31 @@ check "coll: the split's collectives written as messages among their members" gr
 check "nonblock: MPI_PROC_NULL completions reported skipped" grep -q "4 completions of requests not traced" "$work/nonblock.err"
 # the ring's simulated time is deterministic: a change means the mapping moved
 check "ring simulated time as expected" grep -qx "simulated time: $(cat "$EXP/ring-simtime") s" "$work/ring.out"
+# beside it the measured time (the corrected trace: first return from
+# MPI_Init to the last call of MPI_Finalize, taken here from the CSV), the
+# ratio, what was modelled; the same figures in replay.xml and with --xml
+"$T" export -f csv -o "$work/ring.csv" "$work/ring" 2>/dev/null
+meas=$(awk -F, '$3=="MPI_Init" && (t0=="" || $5+0 < t0) {t0=$5+0}
+	$3=="MPI_Finalize" && $4+0 > t1 {t1=$4+0}
+	END {printf "%.9g", (t1 - t0) / 1e9}' "$work/ring.csv")
+check "ring: measured time printed, the CSV's Init-to-Finalize span ($meas s)" \
+	grep -q "^measured time: $meas s (the corrected trace, from the first return from MPI_Init to the last call of MPI_Finalize)$" "$work/ring.out"
+ratio=$(awk -v s="$(cat "$EXP/ring-simtime")" -v m="$meas" 'BEGIN {printf "%.3g", s / m}')
+check "ring: their ratio printed ($ratio)" grep -qx "simulated/measured: $ratio" "$work/ring.out"
+check "ring: what was modelled, one line" grep -q '^model: 4 hosts, one per rank\( (the run had 4 ranks on [12] hosts\?: [^)]*)\)\?, each computing at .*flop rate .*; host-switch-host routes of one-way latency .* by default (no ping-pong in the trace); computation as flops' "$work/ring.out"
+check "ring: replay prints four lines" [ "$(wc -l <"$work/ring.out")" = 4 ]
+check "ring: replay.xml written in the replay's folder" [ -s "$work/ring/replay/replay.xml" ]
+if command -v xmllint >/dev/null; then
+	check "ring: replay.xml is well-formed" xmllint --noout "$work/ring/replay/replay.xml"
+	x=$(xmllint --xpath 'string(/tapestry-replay/simulated/@seconds)' "$work/ring/replay/replay.xml")
+	check "ring: replay.xml's simulated time ($x)" [ "$x" = "$(cat "$EXP/ring-simtime")" ]
+	x=$(xmllint --xpath 'string(/tapestry-replay/measured/@seconds)' "$work/ring/replay/replay.xml")
+	check "ring: replay.xml's measured time ($x)" [ "$x" = "$meas" ]
+	x=$(xmllint --xpath 'string(/tapestry-replay/model/@hosts)' "$work/ring/replay/replay.xml")
+	check "ring: replay.xml's hosts ($x)" [ "$x" = 4 ]
+fi
+"$T" replay --xml -o "$work/ringx" "$work/ring" >"$work/ringx.out" 2>/dev/null
+check "ring: --xml prints replay.xml" cmp -s "$work/ringx.out" "$work/ringx/replay.xml"
 
 for k in ring coll; do
 	"$T" export -f simgrid-ti-2011 "$work/$k" 2>"$work/$k.2011.err"
@@ -112,9 +137,21 @@ check "  ...says why, prints no time" bash -c "grep -q 'no MPI' '$work/e' && ! g
 
 "$GEN" norank "$work/norank" || exit 99
 "$T" export -f simgrid-ti "$work/norank" 2>"$work/e"
-check "a missing rank fails the export" [ $? = 1 ]
+check "a missing rank: the others are exported" [ $? = 0 ]
+check "  ...saying which rank is missing and how it is replayed" \
+	grep -q "warning: .*MPI rank 1 of 4 has no MPI events (killed before its sensor sent them?): replayed as a stand-in" "$work/e"
+check "  ...a stand-in file for it, init to finalize" bash -c "
+	[ \"\$(head -n1 '$work/norank/simgrid-ti/rank_1.txt')\" = '1 init' ] &&
+	[ \"\$(tail -n1 '$work/norank/simgrid-ti/rank_1.txt')\" = '1 finalize' ]"
+check "  ...no message to or from it left" bash -c "
+	! grep -Eq '^[0-9]+ (send|isend|recv|irecv) 1 |^[0-9]+ (wait|test) ([0-9]+ 1|1 [0-9]+) ' '$work/norank/simgrid-ti'/rank_*.txt"
+"$T" replay "$work/norank" >"$work/norank.rp" 2>"$work/e"
+check "  ...replayed (rc $?)" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/norank.rp"
+check "  ...the replay names it" grep -q '^missing: rank 1 (no MPI events' "$work/norank.rp"
+"$T" export -f simgrid-ti-2011 "$work/norank" 2>"$work/e"
+check "a missing rank fails the 2011 dialect's export" [ $? = 1 ]
 check "  ...names the rank" grep -q "MPI rank 1 of 4 has no events" "$work/e"
-check "  ...writes nothing" absent "$work/norank/simgrid-ti" "$work/norank/simgrid-ti.tmp"
+check "  ...writes nothing" absent "$work/norank/simgrid-ti-2011" "$work/norank/simgrid-ti-2011.tmp"
 
 "$GEN" ring "$work/bad" || exit 99
 seg="$work/bad/segments/000000.tps"
@@ -273,5 +310,89 @@ if command -v mpicc.openmpi >/dev/null && [ -f "$lib" ] && [ -x "$col" ]; then
 else
 	echo "skip real ring: no Open MPI sensor or collector built"
 fi
+
+# ---- 5. MPI_Alltoallw and a killed rank, under both MPIs ------------------------
+# mpi_alltoallw.c (uneven counts, a type per peer; world, reversed copy,
+# halves of a split, in place): SMPI's replay has no alltoallw, so it is
+# written as alltoallv of each rank's bytes, or as messages on a smaller
+# communicator, with a warning; it replays to its end (it used to abort in
+# MPI_ERR_TRUNCATE). mpi_killed.c: the last rank dies by SIGKILL before its
+# sensor sent its MPI events; export and replay go on with the others and
+# say which rank is missing.
+for fl in openmpi mpich; do
+	case $fl in
+	openmpi) cc=mpicc.openmpi run=mpirun.openmpi opt=--oversubscribe ;;
+	mpich) cc=mpicc.mpich run=mpirun.mpich opt= ;;
+	esac
+	lib="$top_builddir/sensor/.libs/libtapestry-mpi-$fl.so"
+	if ! command -v $cc >/dev/null || ! command -v $run >/dev/null || [ ! -f "$lib" ] || [ ! -x "$col" ]; then
+		echo "skip $fl alltoallw and killed rank: no $fl or its sensor"
+		continue
+	fi
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	$cc -O1 -o "$work/a2aw_$fl" "$top_srcdir/tests/manager/mpi_alltoallw.c" || exit 99
+	$cc -O1 -o "$work/killed_$fl" "$top_srcdir/tests/manager/mpi_killed.c" || exit 99
+	(cd "$work" && TAPESTRY_COLLECTOR_BIN="$col" timeout 300 "$T" run --sensors mpi \
+		--mpi $fl -o "$work/a2aw_$fl.job" -- $run $opt -np 4 ./a2aw_$fl) \
+		>"$work/a2aw_$fl.out" 2>"$work/a2aw_$fl.err"
+	rc=$?
+	check "$fl alltoallw: traced, its own check passes (rc $rc)" \
+		bash -c "[ $rc = 0 ] && grep -q 'alltoallw ok 12' '$work/a2aw_$fl.out'"
+	"$T" replay "$work/a2aw_$fl.job" >"$work/a2aw_$fl.rp" 2>"$work/a2aw_$fl.rerr"
+	rc=$?
+	check "$fl alltoallw: replayed (rc $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || tail -4 "$work/a2aw_$fl.rerr"
+	check "  ...simulated time printed" grep -Eq '^simulated time: [0-9.e+-]+ s$' "$work/a2aw_$fl.rp"
+	check "  ...saying how the 48 MPI_Alltoallw were written" \
+		grep -q "warning: 48 MPI_Alltoallw written as alltoallv of each rank's bytes (on a smaller communicator: its messages)" "$work/a2aw_$fl.rerr"
+	check "  ...rank 1's world calls as alltoallv with each peer's bytes" \
+		grep -qx '1 alltoallv 32 0 4 16 12 16 4 4 4 4' "$work/a2aw_$fl.job/replay/simgrid-ti/rank_1.txt"
+	(cd "$work" && TAPESTRY_COLLECTOR_BIN="$col" timeout 300 "$T" run --sensors mpi \
+		--mpi $fl -o "$work/killed_$fl.job" -- $run $opt -np 4 ./killed_$fl) \
+		>"$work/killed_$fl.out" 2>"$work/killed_$fl.err"
+	"$T" report "$work/killed_$fl.job" >"$work/killed_$fl.report" 2>&1
+	"$T" export -f simgrid-ti -o "$work/killed_$fl.ti" "$work/killed_$fl.job" 2>"$work/killed_$fl.xerr"
+	if grep -q 'no MPI events in this trace' "$work/killed_$fl.xerr"; then
+		# the runtime killed every rank before any sent its events
+		# (MPICH, now and then)
+		check "$fl killed: no rank sent MPI events: said so, not --sensors mpi" bash -c "
+			grep -q 'no MPI events in this trace: its [0-9]* processes with an MPI rank sent none' '$work/killed_$fl.xerr' &&
+			! grep -q 'sensors mpi' '$work/killed_$fl.xerr'"
+		continue
+	fi
+	"$T" replay "$work/killed_$fl.job" >"$work/killed_$fl.rp" 2>"$work/killed_$fl.rerr"
+	rc=$?
+	check "$fl killed rank: the others replayed (rc $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || tail -4 "$work/killed_$fl.rerr"
+	# which ranks sent nothing depends on when the runtime killed them
+	# (Open MPI: rank 3, the one that died; MPICH kills every rank at once)
+	miss=$(sed -n 's/.*warning: .*MPI rank \([0-9]*\) of 4 has no MPI events.*replayed as a stand-in.*/\1/p' \
+		"$work/killed_$fl.rerr" | tr '\n' ' ' | sed 's/ $//')
+	echo "  $fl killed: missing ranks: ${miss:-none}"
+	[ $fl = openmpi ] && check "  ...rank 3, the one killed, is said missing" [ "$miss" = 3 ]
+	d="$work/killed_$fl.job/replay/simgrid-ti"
+	if [ -n "$miss" ]; then
+		check "  ...the replay says which ($miss)" grep -Eq "^missing: ranks? $miss \(no MPI events" "$work/killed_$fl.rp"
+		for k in $miss; do
+			check "  ...replay.xml: rank $k missing" grep -q "<missing rank=\"$k\" replayed-as=\"stand-in\"/>" "$work/killed_$fl.job/replay/replay.xml"
+			check "  ...no message to or from rank $k left" bash -c "
+				! grep -Eq '^[0-9]+ (send|isend|recv|irecv) $k |^[0-9]+ (wait|test) ([0-9]+ $k|$k [0-9]+) ' '$d'/rank_*.txt"
+			check "  ...its stand-in: init, world collectives (0 bytes of its own in alltoallv), finalize" bash -c "
+				[ \"\$(head -n1 '$d/rank_$k.txt')\" = '$k init' ] &&
+				[ \"\$(tail -n1 '$d/rank_$k.txt')\" = '$k finalize' ] &&
+				! grep -Evq '^$k (init|finalize|comm_size 4|alltoallv 0 0 0 0 0 0 0 0 0 0|bcast 4 3|allreduce 4 0)\$' '$d/rank_$k.txt'"
+		done
+	fi
+	if [ "$miss" = 3 ]; then
+		check "  ...the stand-in takes part in the 5 alltoallv, bcast, allreduce" bash -c "
+			[ \$(grep -c '^3 alltoallv 0 0 0 0 0 0 0 0 0 0$' '$d/rank_3.txt') = 5 ] &&
+			[ \$(grep -c '^3 bcast 4 3$' '$d/rank_3.txt') = 5 ] &&
+			[ \$(grep -c '^3 allreduce ' '$d/rank_3.txt') -ge 5 ]"
+		check "  ...the others send it 0 bytes in the alltoallv" \
+			grep -q '^0 alltoallv 40 4 8 12 0 16 4 4 4 0$' "$d/rank_0.txt"
+	fi
+	n=$(for f in "$d"/rank_*.txt; do grep -Ec '^[0-9]+ (barrier|bcast|reduce|allreduce|alltoallv|comm_size)' "$f"; done | sort -u | wc -l)
+	check "  ...every rank replays the same number of world collectives" [ "$n" = 1 ]
+done
 
 exit $fail

@@ -262,4 +262,53 @@ else
 	echo "note: no real MPI job here (MPI sensor or mpirun unavailable); skipped"
 	[ -f "$work/mpirun.err" ] && head -3 "$work/mpirun.err"
 fi
+
+# ---- every message arrow of a real job, in the three viewer formats -----------
+# tests/sensor/mpi_p2p.c: every send mode, Sendrecv, persistent requests,
+# matched probes, every completion call (Wait*, Test*), on 4 ranks. Each
+# arrow starts at its sending call's start and ends at the end of the call
+# that completed its receive (flows_check.py); on the job's raw times (one
+# clock on one host: a receive cannot complete before its send began) no
+# arrow ends before it starts; on the corrected times the same places, and
+# an arrow that ends before it starts is said by the export, with its count.
+if command -v mpicc.openmpi >/dev/null &&
+   mpicc.openmpi -O1 -o "$work/p2p" "$top_srcdir/tests/sensor/mpi_p2p.c" 2>/dev/null &&
+   timeout 240 "$T" run -o "$work/p2pjob" --sensors mpi --mpi openmpi -- \
+	mpirun.openmpi --oversubscribe -np 4 "$work/p2p" >/dev/null 2>"$work/p2p.err"; then
+	for how in raw corrected; do
+		env=()
+		[ $how = raw ] && env=(TAPESTRY_NO_CORRECTION=1)
+		env "${env[@]}" "$T" export -f chrome -o "$work/p2p.$how.json" "$work/p2pjob" 2>"$work/p2p.$how.cerr"
+		check "p2p $how: chrome export" [ $? = 0 ]
+		env "${env[@]}" "$T" export -f paje -o "$work/p2p.$how.paje" "$work/p2pjob" 2>"$work/p2p.$how.perr"
+		check "p2p $how: paje export" [ $? = 0 ]
+		env "${env[@]}" "$T" export -f otf2 -o "$work/p2p.$how.otf2" "$work/p2pjob" 2>/dev/null
+		check "p2p $how: otf2 export" [ $? = 0 ]
+		pj_dump "$work/p2p.$how.paje" >/dev/null 2>&1
+		check "p2p $how: pj_dump reads the paje trace" [ $? = 0 ]
+		otf2-print "$work/p2p.$how.otf2/traces.otf2" >"$work/p2p.$how.o2" 2>/dev/null
+		python3 "$top_srcdir/tests/manager/flows_check.py" "$work/p2p.$how.json" \
+			"$work/p2p.$how.paje" "$work/p2p.$how.o2" >"$work/p2p.$how.flows"
+		rc=$?
+		sed 's/^/    /' "$work/p2p.$how.flows"
+		back=$(sed -n 's/^chrome flows [0-9]* backward \([0-9]*\) .*/\1/p' "$work/p2p.$how.flows")
+		n=$(sed -n 's/^chrome flows \([0-9]*\) .*/\1/p' "$work/p2p.$how.flows")
+		check "p2p $how: flows to check ($n)" [ "${n:-0}" -gt 100 ]
+		check "p2p $how: every arrow starts in its sending call and ends where its receive completed" \
+			grep -Eq '^chrome flows [0-9]+ backward [0-9]+ bad_start 0 bad_end 0 unpaired 0$' "$work/p2p.$how.flows"
+		check "p2p $how: ... in paje" grep -Eq '^paje links [0-9]+ backward [0-9]+ bad_start 0 bad_end 0 unpaired 0$' "$work/p2p.$how.flows"
+		check "p2p $how: ... and otf2's records at their calls' enter and leave" \
+			grep -Eq '^otf2 sends [0-9]+ receives [0-9]+ bad_send 0 bad_recv 0$' "$work/p2p.$how.flows"
+		if [ $how = raw ]; then
+			check "p2p raw: no arrow ends before it starts" [ "$rc" = 0 ]
+			check "p2p raw: and the export says none" bash -c "! grep -q 'arrows end before' '$work/p2p.raw.cerr'"
+		elif [ "${back:-0}" != 0 ]; then
+			check "p2p corrected: the export says which arrows run backwards ($back)" \
+				grep -q ": warning: $back of $n message arrows end before they start" "$work/p2p.$how.cerr"
+		fi
+	done
+else
+	echo "note: no real MPI job for the arrows (MPI sensor or mpirun unavailable); skipped"
+	[ -f "$work/p2p.err" ] && head -3 "$work/p2p.err"
+fi
 exit $fail

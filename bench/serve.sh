@@ -51,7 +51,10 @@ mkdir -p "$work/jobs"
 "$T" serve --listen 127.0.0.1:0 --jobs "$work/jobs" --descriptions "$work" \
 	>"$work/serve.out" 2>&1 & SP=$!
 for _ in $(seq 50); do grep -q serving "$work/serve.out" && break; sleep 0.1; done
-U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$work/serve.out")
+U=$(sed -n 's|^tapestry: serving \(http://[^ /]*\)/.*|\1|p' "$work/serve.out")
+TOK=$(sed -n 's|^tapestry: serving [^ ]*/?token=\([^ ]*\) .*|\1|p' "$work/serve.out")
+# every request presents the token, as a script does
+curl() { command curl -H "Authorization: Bearer $TOK" "$@"; }
 
 # wait200 URL: seconds until URL answers 200 (polling every 0.1 s)
 wait200() {

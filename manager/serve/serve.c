@@ -2,14 +2,16 @@
  * manager/serve/serve.c - `tapestry serve`: options, listening socket,
  * security checks and the routing of every request.
  *
- * Security (docs/modules/manager-serve.md): loopback by default; any other
- * address needs --secret-file, whose content every request must present as
- * "Authorization: Bearer TOKEN" or the cookie /login sets. Without a token
- * the Host header must name the loopback address (a page of another site
- * cannot reach this server through DNS rebinding). POST needs the header
- * "X-Tapestry: 1", which a cross-site form cannot send. Only GET, HEAD and
- * POST; headers over 8 KiB, bodies over 1 MiB and idle connections (10 s)
- * are refused by evhttp.
+ * Security (docs/modules/manager-serve.md, docs/SECURITY.md): a token by
+ * default (made at start unless --secret-file names one; the URL printed
+ * carries it as ?token=), which every request presents as "Authorization:
+ * Bearer TOKEN", the cookie a visit with ?token= sets, or ?token= itself;
+ * --no-token only with a warning, and then no launch nor upload. On
+ * loopback the Host header must name the loopback address (a page of
+ * another site cannot reach this server through DNS rebinding). POST needs
+ * the header "X-Tapestry: 1", which a cross-site form cannot send. Only
+ * GET, HEAD and POST; headers over 8 KiB, bodies over 1 MiB and idle
+ * connections (10 s) are refused by evhttp.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -172,52 +175,77 @@ static int cookie_token(const struct srv *s, const char *cookie)
 	return 0;
 }
 
-/* 0 when req may go on; else the reply is sent. */
+/* 1 when the query string of req holds token=TOKEN, the server's. */
+static int query_token(const struct srv *s, struct evhttp_request *req)
+{
+	char tok[512];
+
+	return s->secretlen && !srv_query(req, "token", tok, sizeof(tok)) &&
+	       token_ok(s, tok, strlen(tok));
+}
+
+static void set_cookie(const struct srv *s, struct evhttp_request *req)
+{
+	char cookie[700];
+
+	snprintf(cookie, sizeof(cookie), "tapestry_token=%.*s; HttpOnly; SameSite=Strict; "
+		 "Path=/%s", (int)s->secretlen, s->secret, s->tls ? "; Secure" : "");
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
+}
+
+/* 0 when req may go on; else the reply is sent. Sets s->authed for this
+ * request: 1 when it presented the token. */
 static int check_access(struct srv *s, struct evhttp_request *req, const char *path)
 {
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	const char *auth = evhttp_find_header(in, "Authorization");
 	const char *host = evhttp_find_header(in, "Host");
+	int host_ok = !s->loopback;
 
-	if (s->secretlen) {
-		if (auth && !strncmp(auth, "Bearer ", 7) &&
-		    token_ok(s, auth + 7, strlen(auth + 7)))
-			return 0;
-		if (cookie_token(s, evhttp_find_header(in, "Cookie")))
-			return 0;
-		if (!strcmp(path, "/login"))
-			return 0;
-		srv_error(req, 401, "this server wants its token: open /login?token=TOKEN "
-			  "once, or send Authorization: Bearer TOKEN");
+	s->authed = 0;
+	for (int i = 0; i < 3 && !host_ok; i++)
+		host_ok = host && !strcmp(host, s->host_ok[i]);
+	if (!host_ok) {
+		srv_error(req, 421, "Host '%s' is not this server's loopback address",
+			  host ? host : "");
 		return -1;
 	}
-	for (int i = 0; i < 3; i++)
-		if (host && !strcmp(host, s->host_ok[i]))
-			return 0;
-	srv_error(req, 421, "Host '%s' is not this server's loopback address",
-		  host ? host : "");
+	if (!s->secretlen)
+		return 0;	/* --no-token: nobody is the owner */
+	if ((auth && !strncmp(auth, "Bearer ", 7) &&
+	     token_ok(s, auth + 7, strlen(auth + 7))) ||
+	    cookie_token(s, evhttp_find_header(in, "Cookie")) || query_token(s, req)) {
+		s->authed = 1;
+		return 0;
+	}
+	if (!strcmp(path, "/login"))
+		return 0;	/* says 401 itself */
+	srv_error(req, 401, "this server wants its token: open the URL tapestry serve "
+		  "printed (/?token=TOKEN) once, or send Authorization: Bearer TOKEN");
 	return -1;
 }
 
-static void login(struct srv *s, struct evhttp_request *req)
+/* A page opened with ?token=TOKEN (the URL printed at start, Jupyter's
+ * convention) or /login?token=TOKEN: the cookie, then 303 to the page
+ * without the token in its address. 1 when answered. */
+static int token_visit(struct srv *s, struct evhttp_request *req, const char *path)
 {
-	char tok[512], cookie[700];
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+	int login = !strcmp(path, "/login");
 
-	if (!s->secretlen) {
-		evhttp_add_header(out, "Location", "/");
-		evhttp_send_reply(req, 303, "See Other", NULL);
-		return;
-	}
-	if (srv_query(req, "token", tok, sizeof(tok)) || !token_ok(s, tok, strlen(tok))) {
+	if (!login && (!strncmp(path, "/api/", 5) || !query_token(s, req) ||
+		       evhttp_request_get_command(req) == EVHTTP_REQ_POST))
+		return 0;
+	if (login && s->secretlen && !query_token(s, req)) {
 		srv_error(req, 401, "wrong or missing token");
-		return;
+		return 1;
 	}
-	snprintf(cookie, sizeof(cookie), "tapestry_token=%s; HttpOnly; SameSite=Strict; "
-		 "Path=/", tok);
-	evhttp_add_header(out, "Set-Cookie", cookie);
-	evhttp_add_header(out, "Location", "/");
+	if (s->secretlen)
+		set_cookie(s, req);
+	common_headers(req, "text/plain");
+	evhttp_add_header(out, "Location", login ? "/" : path);
 	evhttp_send_reply(req, 303, "See Other", NULL);
+	return 1;
 }
 
 /* ---- routing ----------------------------------------------------------------- */
@@ -301,8 +329,6 @@ static void route(struct srv *s, struct evhttp_request *req, const char *path)
 	}
 	if (post)
 		srv_error(req, 405, "POST only goes to /api/");
-	else if (!strcmp(path, "/login"))
-		login(s, req);
 	else
 		asset(req, path);
 }
@@ -320,7 +346,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		srv_error(req, 400, "bad path");
 		return;
 	}
-	if (check_access(s, req, path))
+	if (check_access(s, req, path) || token_visit(s, req, path))
 		return;
 	route(s, req, path);
 }
@@ -335,7 +361,12 @@ static const struct mgr_opts_doc serve_doc = {
 		 "--secret-file"},
 		{"jobs", 'j', 0, "DIR", "job directories (default: .)"},
 		{"descriptions", 'd', 0, "DIR", "job descriptions, *.xml (default: .)"},
-		{"secret-file", 'S', 0, "F", "the token every request must present"},
+		{"secret-file", 'S', 0, "F",
+		 "the token every request must present (default:\n"
+		 "one made at start, printed in the URL)"},
+		{"no-token", 'N', 0, NULL,
+		 "no token: any local user reads every job\n"
+		 "(loopback only; no launch, no upload)"},
 		{"collector", 'c', 0, "A:P",
 		 "a collector tree to show (root or any collector);\n"
 		 "launches from the page add theirs"},
@@ -344,7 +375,7 @@ static const struct mgr_opts_doc serve_doc = {
 	},
 	.col = 23,
 	.head = "usage: tapestry serve [--listen ADDR:PORT] [--jobs DIR] [--descriptions DIR]\n"
-		"                      [--secret-file F] [--collector ADDR:PORT]\n"
+		"                      [--secret-file F | --no-token] [--collector ADDR:PORT]\n"
 		"                      [--collector-secret-file F] [--allow-upload]\n"
 		"  The web page of tapestry: the job directories under --jobs with\n"
 		"  their report, timeline and exports; the live collector tree; the\n"
@@ -404,6 +435,7 @@ static int parse_listen(const char *s, char *addr, size_t cap, int *port)
 
 struct opts {
 	const char *listen, *jobs, *descs, *secret_file, *col_secret;
+	int no_token;
 	const char *collectors[SRV_ROOTS_MAX];
 	int ncollectors;
 };
@@ -419,6 +451,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct srv *s)
 		case 'j': o->jobs = optarg; break;
 		case 'd': o->descs = optarg; break;
 		case 'S': o->secret_file = optarg; break;
+		case 'N': o->no_token = 1; break;
 		case 'C': o->col_secret = optarg; break;
 		case 'u': s->allow_upload = 1; break;
 		case 'c':
@@ -467,12 +500,32 @@ static int setup(int argc, char **argv, struct srv *s, struct opts *o,
 				return 2;
 			}
 	}
-	if (!s->loopback && !s->secretlen) {
-		mgr_err("--listen %s is not a loopback address: give --secret-file "
-			"(TLS is not built in; put a TLS proxy in front if the network "
-			"is not trusted)", o->listen);
+	if (o->secret_file && o->no_token) {
+		mgr_err("--secret-file names a token, --no-token wants none: not both");
 		return 2;
 	}
+	if (!s->loopback && o->no_token) {
+		mgr_err("--listen %s is not a loopback address: --no-token is refused "
+			"there", o->listen);
+		return 2;
+	}
+	if (!o->secret_file && !o->no_token) {
+		/* Jupyter's convention: a token made at start, printed in the URL */
+		uint8_t r[24];
+
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+			mgr_err("cannot make a token: %s", strerror(errno));
+			return 1;
+		}
+		for (size_t i = 0; i < sizeof(r); i++)
+			snprintf(s->secret + 2 * i, 3, "%02x", r[i]);
+		s->secretlen = 2 * sizeof(r);
+	}
+	if (o->no_token)
+		fprintf(stderr, "tapestry: serve: WARNING: --no-token: EVERY LOCAL USER can "
+			"read every job under %s through this server, paths and reports "
+			"included, whatever the directories' modes; launches and uploads "
+			"are off\n", o->jobs);
 	if (!realpath(o->jobs, s->jobs)) {
 		mgr_err("--jobs %s: %s", o->jobs, strerror(errno));
 		return 2;
@@ -506,8 +559,9 @@ static int listen_on(struct srv *s, struct evhttp *http, const char *addr, int p
 	snprintf(s->host_ok[1], sizeof(s->host_ok[1]), "localhost:%d", port);
 	snprintf(s->host_ok[2], sizeof(s->host_ok[2]), v6 ? "[::1]:%d" : "127.0.0.1:%d",
 		 port);
-	printf("tapestry: serving http://%s/ (jobs %s, descriptions %s)\n",
-	       s->host_ok[0], s->jobs, s->descs);
+	printf("tapestry: serving %s://%s/%s%.*s (jobs %s, descriptions %s)\n",
+	       s->tls ? "https" : "http", s->host_ok[0], s->secretlen ? "?token=" : "",
+	       (int)s->secretlen, s->secret, s->jobs, s->descs);
 	fflush(stdout);
 	return 0;
 }

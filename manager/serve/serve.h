@@ -32,8 +32,10 @@ struct srv {
 	const char *self;		/* this binary (/proc/self/exe) */
 	char jobs[4096];		/* realpath of --jobs */
 	char descs[4096];		/* realpath of --descriptions */
-	char secret[512];		/* bearer token; "" when none */
+	char secret[512];		/* the token; "" with --no-token */
 	size_t secretlen;
+	int authed;			/* the request being answered presented it */
+	int tls;			/* the listening socket speaks TLS */
 	char host_ok[3][300];		/* Host headers accepted (loopback, no token) */
 	int allow_upload;
 	int loopback;

@@ -13,16 +13,22 @@ tag="ts$$"
 . "$top_srcdir/tests/manager/lib.sh"
 
 # start_serve OUT ARGS...: tapestry serve on a free loopback port; sets U, SP
+# and TOK (the token in the URL it prints)
 start_serve() {
 	local out=$1
 	shift
 	"$T" serve --listen 127.0.0.1:0 "$@" >"$out" 2>"$out.err" & SP=$!
 	pids+=($SP)
 	for _ in $(seq 50); do grep -q serving "$out" && break; sleep 0.1; done
-	U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$out")
+	U=$(sed -n 's|^tapestry: serving \(https\{0,1\}://[^ /]*\)/.*|\1|p' "$out")
+	TOK=$(sed -n 's|^tapestry: serving [^ ]*/?token=\([^ ]*\) .*|\1|p' "$out")
 }
+# every curl of this script presents the token (as a script would)
+curl() { command curl -H "Authorization: Bearer ${TOK:-}" "$@"; }
 # code URL [CURL ARGS]: the HTTP status only
 code() { curl -s --path-as-is -o /dev/null -w '%{http_code}' "$@"; }
+# code0: the same without the token
+code0() { command curl -s --path-as-is -o /dev/null -w '%{http_code}' "$@"; }
 # poll URL OUT: GET until the answer is not 202 (60 s at most); prints the status
 poll() {
 	local c
@@ -42,8 +48,8 @@ io_xml "$tag" 1 "$work/descs/io.xml"
 cp "$top_srcdir/tests/manager/launch_bad/cycle.xml" "$work/descs/bad.xml"
 
 # 1. options
-"$T" serve --listen 0.0.0.0:0 --jobs "$work/jobs" 2>"$work/e1"
-check "a non-loopback --listen without --secret-file is refused (exit 2)" [ $? = 2 ]
+"$T" serve --listen 0.0.0.0:0 --no-token --jobs "$work/jobs" 2>"$work/e1"
+check "a non-loopback --listen with --no-token is refused (exit 2)" [ $? = 2 ]
 check "  ...saying why" grep -q "not a loopback address" "$work/e1"
 "$T" serve --listen nonsense 2>/dev/null
 check "a bad --listen is a usage error" [ $? = 2 ]
@@ -53,6 +59,8 @@ check "a missing --jobs is a usage error" [ $? = 2 ]
 # 2. the job browser
 start_serve "$work/serve.out" --jobs "$work/jobs" --descriptions "$work/descs"
 check "serve prints its address" [ -n "$U" ]
+check "  ...with a token made at start (?token=, 48 hex digits)" grep -Eq '^tapestry: serving http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{48} \(jobs' "$work/serve.out"
+check "  ...which every route wants (401 without)" [ "$(code0 "$U/")$(code0 "$U/api/jobs")$(code0 "$U/app.js")" = 401401401 ]
 check "the page is served" grep -q '<script src="/app.js"' <(curl -s "$U/")
 check "its script and sheet too" [ "$(code "$U/app.js")$(code "$U/style.css")" = 200200 ]
 curl -s "$U/api/jobs" >"$work/jobs.json"
@@ -243,14 +251,26 @@ kill "$slow" 2>/dev/null; wait "$slow" 2>/dev/null
 check "the server is still up" kill -0 "$SP"
 check "  ...and serving" [ "$(code "$U/api/jobs")" = 200 ]
 
-# 8. a token: every request presents it
+# 8. a token of --secret-file: every request presents it
 printf 'tok-%s\n' "$tag" >"$work/token"
 start_serve "$work/serve3.out" --jobs "$work/jobs" --descriptions "$work/descs" --secret-file "$work/token"
-check "without the token: 401" [ "$(code "$U/api/jobs")" = 401 ]
-check "a wrong token: 401" [ "$(code -H "Authorization: Bearer nope" "$U/api/jobs")" = 401 ]
-check "Authorization: Bearer TOKEN: 200" [ "$(code -H "Authorization: Bearer tok-$tag" "$U/api/jobs")" = 200 ]
-check "/login with a wrong token: 401" [ "$(code "$U/login?token=nope")" = 401 ]
-curl -s -c "$work/cookies" -o /dev/null "$U/login?token=tok-$tag"
-check "/login sets the cookie, which then works" [ "$(code -b "$work/cookies" "$U/api/jobs")" = 200 ]
+check "--secret-file's token is the one in the URL printed" [ "$TOK" = "tok-$tag" ]
+check "without the token: 401" [ "$(code0 "$U/api/jobs")" = 401 ]
+check "a wrong token: 401" [ "$(code0 -H "Authorization: Bearer nope" "$U/api/jobs")" = 401 ]
+check "a token one byte short: 401" [ "$(code0 -H "Authorization: Bearer tok-${tag%?}" "$U/api/jobs")" = 401 ]
+check "Authorization: Bearer TOKEN: 200" [ "$(code0 -H "Authorization: Bearer tok-$tag" "$U/api/jobs")" = 200 ]
+check "/login with a wrong token: 401" [ "$(code0 "$U/login?token=nope")" = 401 ]
+command curl -s -c "$work/cookies" -o /dev/null "$U/login?token=tok-$tag"
+check "/login sets the cookie, which then works" [ "$(code0 -b "$work/cookies" "$U/api/jobs")" = 200 ]
+command curl -s -D "$work/visit.h" -c "$work/cookies2" -o /dev/null "$U/?token=tok-$tag"
+check "the URL printed (/?token=) answers 303 to / (the token out of the address)" \
+	grep -q '^Location: /\s*$' "$work/visit.h"
+check "  ...with the cookie HttpOnly, SameSite=Strict" \
+	grep -qi "^Set-Cookie: tapestry_token=tok-$tag; HttpOnly; SameSite=Strict; Path=/" "$work/visit.h"
+check "  ...which then opens the page" [ "$(code0 -b "$work/cookies2" "$U/")" = 200 ]
+check "a wrong cookie: 401" [ "$(code0 -b "tapestry_token=tok-x$tag" "$U/api/jobs")" = 401 ]
+check "?token= on an API URL (scripts): 200" [ "$(code0 "$U/api/jobs?token=tok-$tag")" = 200 ]
+"$T" serve --listen 127.0.0.1:0 --secret-file "$work/token" --no-token 2>"$work/e2"
+check "--secret-file with --no-token: usage error" [ $? = 2 ]
 
 exit $fail

@@ -682,7 +682,8 @@ async function launchPage(sel) {
   let ph = '<h2>tapestry plan</h2>' + (p.output ? `<pre id="plan-out">${esc(p.output)}</pre>` : '<p class="mut">no message</p>');
   for (const [f, c] of Object.entries(p.files)) ph += `<h2>${esc(f)}</h2><pre>${esc(c)}</pre>`;
   $('#plan').innerHTML = ph;
-  $('#go').disabled = p.exit !== 0;
+  $('#go').disabled = p.exit !== 0 || d.launch === false;
+  if (d.launch === false) $('#plan-state').textContent += ' (launches are off: tapestry serve runs with --no-token)';
   $('#go').addEventListener('click', async () => {
     $('#go').disabled = true;
     const r = await api(base + '/launch', {method: 'POST'});

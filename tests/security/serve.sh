@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tests/security/serve.sh - `tapestry serve` on a shared machine (issue 30):
+# the server runs as this (root) user, a second local user (`nobody`, through
+# runuser) attacks it:
+#   1. the token: every route answers 401 to nobody without it;
+#   2. --no-token warns, and refuses launches and uploads to everybody;
+#      with the token, only descriptions the owner alone may write launch;
+#   3. links planted in a job directory nobody may write (the cache
+#      .tapestry-serve/ and its files and temporary files, an export's
+#      temporary file): nothing outside is read nor written, a clear error;
+#   4. GETs start no work; a request trickled byte by byte is closed at the
+#      request deadline;
+#   5. TLS on the listening socket; a non-loopback address needs it.
+# Skips (77) unless root with runuser and curl.
+set -u
+: "${top_srcdir:?}" "${top_builddir:?}"
+[ "$(id -u)" = 0 ] || { echo "not root: skip"; exit 77; }
+command -v runuser >/dev/null && command -v curl >/dev/null || { echo "no runuser or curl: skip"; exit 77; }
+work=$(mktemp -d /tmp/tapestry-test-serve-sec.XXXXXX)
+. "$top_srcdir/tests/manager/lib.sh"
+chmod 711 "$work"	# nobody reaches what is shared with it, nothing else
+as_nobody() { runuser -u nobody -- "$@"; }
+# start_serve OUT ARGS...: tapestry serve on a free loopback port; sets U, SP, TOK
+start_serve() {
+	local out=$1
+	shift
+	"$T" serve --listen 127.0.0.1:0 "$@" >"$out" 2>"$out.err" & SP=$!
+	pids+=($SP)
+	for _ in $(seq 100); do grep -q serving "$out" && break; sleep 0.1; done
+	U=$(sed -n 's|^tapestry: serving \(https\{0,1\}://[^ /]*\)/.*|\1|p' "$out")
+	TOK=$(sed -n 's|^tapestry: serving [^ ]*/?token=\([^ ]*\) .*|\1|p' "$out")
+}
+stop_serve() { kill "$SP" 2>/dev/null; wait "$SP" 2>/dev/null; }
+# ncode URL [ARGS]: the status nobody gets; ocode: the owner's (with the token)
+ncode() { as_nobody curl -s -k --path-as-is -o /dev/null -w '%{http_code}' "$@"; }
+ocode() { curl -s -k --path-as-is -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOK" "$@"; }
+# poll URL OUT: the owner's GET until not 202 (60 s at most); prints the status
+poll() {
+	local c
+	for _ in $(seq 300); do
+		c=$(curl -s -k -o "$2" -w '%{http_code}' -H "Authorization: Bearer $TOK" "$1")
+		[ "$c" != 202 ] && { echo "$c"; return; }
+		sleep 0.2
+	done
+	echo timeout
+}
+
+# a job of the owner (0700, as run makes it), descriptions
+mkdir -p "$work/jobs" "$work/descs"
+timeout 120 "$T" run -o "$work/jobs/run1" -- /bin/echo hello >/dev/null 2>"$work/run.err"
+check "tapestry run made the job" [ -d "$work/jobs/run1/segments" ]
+chmod 755 "$work/jobs"
+mark=$work/descs/ran
+desc() {	# desc FILE: a description whose program writes who ran it into $mark
+	cat >"$1" <<EOF
+<?xml version="1.0"?>
+<job name="x">
+  <hosts><host name="localhost" address="127.0.0.1" slots="1"/></hosts>
+  <collectors><collector name="srvsec$$-gw" host="localhost"/></collectors>
+  <application executable="/bin/sh" processes="1">
+    <argument>-c</argument><argument>id -u &gt;&gt;$mark</argument>
+  </application>
+</job>
+EOF
+}
+desc "$work/descs/pwn.xml"
+
+# 1. the token
+start_serve "$work/s1.out" --jobs "$work/jobs" --descriptions "$work/descs"
+check "a token made at start, in the URL printed" [ ${#TOK} = 48 ]
+check "  ...not on the command line (ps)" [ "$(tr '\0' ' ' </proc/$SP/cmdline | grep -c "$TOK")" = 0 ]
+for p in / /app.js /api/jobs /api/jobs/run1 /api/jobs/run1/report.xml /api/tree /api/descriptions \
+	/api/descriptions/pwn.xml /login; do
+	c=$(ncode "$U$p")
+	check "nobody: GET $p: 401 ($c)" [ "$c" = 401 ]
+done
+c=$(ncode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
+check "nobody: POST launch: 401 ($c)" [ "$c" = 401 ]
+c=$(ncode -H "Authorization: Bearer ${TOK%?}0" "$U/api/jobs")
+check "nobody with a wrong token: 401 ($c)" [ "$c" = 401 ]
+c=$(ncode -b "tapestry_token=${TOK%?}0" "$U/api/jobs")
+check "nobody with a wrong cookie: 401 ($c)" [ "$c" = 401 ]
+check "the owner with the token: 200" [ "$(ocode "$U/api/jobs")" = 200 ]
+check "  ...and the report of a 0700 job" [ "$(poll "$U/api/jobs/run1/report.xml" "$work/r.xml")" = 200 ]
+sleep 1
+check "nothing ran" [ ! -e "$mark" ]
+stop_serve
+
+# 2. --no-token: a warning; no launch, no upload, for anybody
+start_serve "$work/s2.out" --jobs "$work/jobs" --descriptions "$work/descs" --no-token --allow-upload
+check "--no-token: no token in the URL" grep -q '^tapestry: serving http://127.0.0.1:[0-9]*/ (jobs' "$work/s2.out"
+check "  ...a loud warning" grep -q "WARNING: --no-token: EVERY LOCAL USER" "$work/s2.out.err"
+c=$(ncode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
+check "  ...nobody's launch: 403 ($c)" [ "$c" = 403 ]
+c=$(ncode -X POST -H 'X-Tapestry: 1' --data-binary @"$work/descs/pwn.xml" "$U/api/descriptions?name=up.xml")
+check "  ...nobody's upload: 403 ($c)" [ "$c" = 403 ]
+c=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
+check "  ...the owner's launch too (nobody is the owner): 403 ($c)" [ "$c" = 403 ]
+check "  ...nothing uploaded" [ ! -e "$work/descs/up.xml" ]
+sleep 1
+check "  ...nothing ran" [ ! -e "$mark" ]
+stop_serve
+
+# launches with the token: only descriptions the owner alone may write
+start_serve "$work/s3.out" --jobs "$work/jobs" --descriptions "$work/descs"
+desc "$work/descs/theirs.xml"; chown nobody "$work/descs/theirs.xml"
+desc "$work/descs/gw.xml"; chmod 666 "$work/descs/gw.xml"
+ln -s "$work/descs/pwn.xml" "$work/descs/link.xml"
+for d in theirs gw; do
+	c=$(curl -s -o "$work/l.json" -w '%{http_code}' -H "Authorization: Bearer $TOK" -X POST -H 'X-Tapestry: 1' \
+		"$U/api/descriptions/$d.xml/launch")
+	check "a description $d.xml (another user's, others may write) is not launched: 403 ($c)" [ "$c" = 403 ]
+done
+check "  ...saying why" grep -q "another user owns it" <(curl -s -H "Authorization: Bearer $TOK" -X POST \
+	-H 'X-Tapestry: 1' "$U/api/descriptions/theirs.xml/launch")
+c=$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/link.xml/launch")
+check "a linked description is not one (404: $c)" [ "$c" = 404 ]
+chmod 777 "$work/descs"
+c=$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
+check "a description in a directory others may write (not sticky): 403 ($c)" [ "$c" = 403 ]
+chmod 755 "$work/descs"
+sleep 1
+check "  ...none of them ran" [ ! -e "$mark" ]
+c=$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
+check "the owner's own description launches (202: $c)" [ "$c" = 202 ]
+for _ in $(seq 300); do [ -s "$mark" ] && break; sleep 0.2; done
+check "  ...and ran as the owner" [ "$(head -1 "$mark" 2>/dev/null)" = 0 ]
+stop_serve
+rm -f "$mark" "$work/descs/link.xml"
+
+exit $fail

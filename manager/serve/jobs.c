@@ -25,6 +25,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "manager/safeio.h"
 #include "manager/serve/serve.h"
 #include "proto/jobdir.h"
 
@@ -46,30 +47,60 @@ static int ts_after(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
-int srv_cache_fresh(const char *dir, const char *f)
+/* 1 when the cache file name of cfd is newer than the job's data (index and
+ * meta.xml of jfd), 0 when stale or absent, -1 when it is a symbolic link
+ * (someone else may write this job directory: refused). */
+static int fresh_at(int jfd, int cfd, const char *name)
 {
 	static const char *const data[] = {"index", "meta.xml"};
-	char p[4200];
 	struct stat sf, sd;
 
-	if (stat(f, &sf) < 0)
+	if (fstatat(cfd, name, &sf, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, data[i]);
-		if (stat(p, &sd) == 0 && !ts_after(&sf.st_mtim, &sd.st_mtim))
+	if (!S_ISREG(sf.st_mode))
+		return S_ISLNK(sf.st_mode) ? -1 : 0;
+	for (size_t i = 0; i < 2; i++)
+		if (fstatat(jfd, data[i], &sd, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !ts_after(&sf.st_mtim, &sd.st_mtim))
 			return 0;
-	}
 	return 1;
 }
 
-int srv_cache_dir(const char *dir, char *out, size_t cap)
+/* The job directory dir (O_PATH, reached without a link) into *jfd and its
+ * cache DIR/.tapestry-serve (made 0700 when create, not a link) into *cfd:
+ * 0, or -1 with why. */
+static int cache_open(const char *dir, int create, int *jfd, int *cfd, char *why,
+		      size_t whylen)
 {
-	struct stat st;
-
-	snprintf(out, cap, "%s/" CACHE, dir);
-	if (mkdir(out, 0755) < 0 && errno != EEXIST)
+	*cfd = -1;
+	if ((*jfd = mgr_dir_nofollow(dir)) < 0) {
+		snprintf(why, whylen, "cannot open the job directory: %s", strerror(errno));
 		return -1;
-	return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+	}
+	if (create && mkdirat(*jfd, CACHE, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, whylen, "cannot make the cache " CACHE " of the job: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	if ((*cfd = openat(*jfd, CACHE, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		snprintf(why, whylen, "the job's " CACHE " %s", mgr_is_link(*jfd, CACHE) ?
+			 "is a symbolic link: refused (someone else may write this job "
+			 "directory)" : errno == ENOENT ? "is not there" : strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	close(*jfd);
+	*jfd = -1;
+	return -1;
+}
+
+static void cache_close(int jfd, int cfd)
+{
+	if (cfd >= 0)
+		close(cfd);
+	if (jfd >= 0)
+		close(jfd);
 }
 
 /* s->jobs/name into out when it is a job directory (not a link): 0 or -1. */
@@ -115,10 +146,14 @@ static void index_records(const char *dir, struct summary *sm)
 		proto_jobdir_close_r(jd);
 	}
 	snprintf(p, sizeof(p), "%s/segments/000000.tps", dir);
-	if ((f = fopen(p, "rb"))) {
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && (f = fdopen(fd, "rb"))) {
 		if (fread(e, 1, 32, f) == 32)
 			memcpy(&sm->created_ns, e + 16, 8);
 		fclose(f);
+	} else if (fd >= 0) {
+		close(fd);
 	}
 	DIR *d;
 	snprintf(p, sizeof(p), "%s/segments", dir);
@@ -204,15 +239,21 @@ static void num_or_null(struct evbuffer *b, const char *k, const char *v)
 		evbuffer_add(b, "null", 4);
 }
 
-static const char *report_state(struct srv *s, const char *dir, const char *cache)
+static const char *report_state(struct srv *s, const char *dir)
 {
 	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
+	char why[256];
+	int jfd, cfd, fresh = 0;
 
-	if (cache[0] && srv_cache_fresh(dir, cache))
+	if (!cache_open(dir, 0, &jfd, &cfd, why, sizeof(why))) {
+		fresh = fresh_at(jfd, cfd, "report.xml");
+		cache_close(jfd, cfd);
+	}
+	if (fresh > 0)
 		return "ready";
 	if (c && srv_child_running(c))
 		return "building";
-	if (c && c->status)
+	if ((c && c->status) || fresh < 0)
 		return "failed";
 	return "none";
 }
@@ -226,11 +267,17 @@ static void job_json(struct srv *s, struct evbuffer *b, const char *name,
 
 	memset(&sm, 0, sizeof(sm));
 	index_records(dir, &sm);
-	snprintf(cache, sizeof(cache), "%s/" CACHE "/report.xml", dir);
-	const char *state = report_state(s, dir, cache);
+	const char *state = report_state(s, dir);
 
-	if (!strcmp(state, "ready"))
-		report_summary(cache, &sm);
+	if (!strcmp(state, "ready")) {
+		int jfd, cfd;
+
+		if (!cache_open(dir, 0, &jfd, &cfd, cache, sizeof(cache))) {
+			snprintf(cache, sizeof(cache), "/proc/self/fd/%d/report.xml", cfd);
+			report_summary(cache, &sm);
+			cache_close(jfd, cfd);
+		}
+	}
 	time_t t = sm.created_ns ? (time_t)(sm.created_ns / 1000000000u) :
 		   (stat(dir, &st) == 0 ? st.st_mtime : 0);
 	struct tm tm;
@@ -511,27 +558,43 @@ static void busy(struct evhttp_request *req, const char *state)
 	evbuffer_free(b);
 }
 
-/* 1 when the cache file (want_report: report.xml, else timeline.idx) is
- * fresh (path in out); else a reply (202 while building, 500 when the
- * build failed) has been sent: 0. Both files come from one child (serve.c,
- * build_cache: one post-processing for the two), started for whichever is
- * stale; it writes the report first, so the report may be fresh while the
- * child still indexes. */
-static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
-		  int want_report, char *out, size_t cap)
-{
-	char cdir[4300], why[256], rep[4400], idx[4400];
-	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
+/* The job's cache for a request: dir's cache opened (jfd, cfd), the file
+ * name (report.xml, report-quick.xml, timeline.idx) looked at. */
+struct cache {
+	int jfd, cfd;
+	const char *name;
+};
 
-	if (srv_cache_dir(dir, cdir, sizeof(cdir))) {
-		srv_error(req, 503, "cannot write the cache %s: %s", cdir, strerror(errno));
+/* 1 when the cache file c->name is fresh (c open: the caller closes it);
+ * else a reply (202 while building, 500 when the build failed, 403 for a
+ * planted link) has been sent: 0. Both files come from one child
+ * (serve.c, build_cache: one post-processing for the two), started for
+ * whichever is stale; it writes the report first, so the report may be
+ * fresh while the child still indexes. */
+static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
+		  struct cache *k)
+{
+	char why[4500], rep[4400], idx[4400];
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
+	int fresh;
+
+	if (cache_open(dir, 1, &k->jfd, &k->cfd, why, sizeof(why))) {
+		srv_error(req, errno == EACCES || errno == EROFS ? 503 : 403, "%s", why);
 		return 0;
 	}
-	snprintf(rep, sizeof(rep), "%s/report.xml", cdir);
-	snprintf(idx, sizeof(idx), "%s/timeline.idx", cdir);
-	snprintf(out, cap, "%s", want_report ? rep : idx);
-	if (srv_cache_fresh(dir, out))
+	if ((fresh = fresh_at(k->jfd, k->cfd, k->name)) > 0)
 		return 1;
+	int rfresh = fresh_at(k->jfd, k->cfd, "report.xml");
+	int ifresh = fresh_at(k->jfd, k->cfd, "timeline.idx");
+
+	cache_close(k->jfd, k->cfd);
+	k->jfd = k->cfd = -1;
+	if (fresh < 0 || rfresh < 0 || ifresh < 0) {
+		srv_error(req, 403, "the job's " CACHE "/%s is a symbolic link: refused "
+			  "(someone else may write this job directory)",
+			  fresh < 0 ? k->name : rfresh < 0 ? "report.xml" : "timeline.idx");
+		return 0;
+	}
 	if (c && srv_child_running(c)) {
 		busy(req, "building");
 		return 0;
@@ -551,9 +614,10 @@ static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
 		busy(req, "queued");
 		return 0;
 	}
+	snprintf(rep, sizeof(rep), "%s/" CACHE "/report.xml", dir);
+	snprintf(idx, sizeof(idx), "%s/" CACHE "/timeline.idx", dir);
 	const char *argv[] = {"tapestry", "serve", "--build-index", dir,
-			      srv_cache_fresh(dir, idx) ? "-" : idx,
-			      srv_cache_fresh(dir, rep) ? NULL : rep, NULL};
+			      ifresh ? "-" : idx, rfresh ? NULL : rep, NULL};
 
 	if (!(c = srv_child_start(s, SRV_CHILD_CACHE, dir, argv, -1, why, sizeof(why)))) {
 		srv_error(req, 500, "cannot start: %s", why);
@@ -580,15 +644,18 @@ static int64_t q_i64(struct evhttp_request *req, const char *k, int64_t def)
 static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 		     int event)
 {
-	char path[4400], why[256];
+	struct cache k = {-1, -1, "timeline.idx"};
+	char path[64], why[256];
 	struct evbuffer *b;
 	int rc;
 
-	if (!cached(s, req, dir, 0, path, sizeof(path)))
+	if (!cached(s, req, dir, &k))
 		return;
 	struct timespec a, z;
 	char timing[64];
 
+	/* the index through the cache's descriptor: no link followed */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/timeline.idx", k.cfd);
 	b = evbuffer_new();
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (event)
@@ -601,57 +668,67 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	snprintf(timing, sizeof(timing), "index;dur=%.3f",
 		 (double)(z.tv_sec - a.tv_sec) * 1e3 + (double)(z.tv_nsec - a.tv_nsec) / 1e6);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Server-Timing", timing);
-	if (rc == -3 && unlink(path) == 0) {
+	if (rc == -3 && unlinkat(k.cfd, "timeline.idx", 0) == 0) {
 		evbuffer_free(b);
+		cache_close(k.jfd, k.cfd);
 		timeline(s, req, dir, event);	/* now stale: builds it again */
 		return;
 	}
+	cache_close(k.jfd, k.cfd);
 	if (rc)
-		srv_error(req, rc == -2 ? 400 : 500, "%s", why);
+		srv_error(req, rc == -2 ? 400 : 500, "%s", rc == -2 ? why :
+			  "cannot read the job's timeline index");
 	else
 		srv_reply(req, 200, "application/json", b);
 	evbuffer_free(b);
 }
 
-static void send_xml(struct evhttp_request *req, const char *path)
+/* The cache file k->name, opened without following a link; closes k. */
+static void send_xml(struct evhttp_request *req, struct cache *k)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(k->cfd, k->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	struct evbuffer *b = evbuffer_new();
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int link = fd < 0 && errno == ELOOP;
+
 		if (fd >= 0)
 			close(fd);
-		srv_error(req, 500, "cannot read %s", path);
+		srv_error(req, link ? 403 : 500, "cannot read the job's " CACHE "/%s%s", k->name,
+			  link ? ": a symbolic link, refused" : "");
 	} else {
 		evbuffer_add_file(b, fd, 0, st.st_size);
 		srv_reply(req, 200, "application/xml", b);
 	}
 	evbuffer_free(b);
+	cache_close(k->jfd, k->cfd);
 }
 
 /* The report when it is made, else the quick one (post="skipped") once
  * the cache child has written it, else as report.xml (202, building). */
 static void report_quick(struct srv *s, struct evhttp_request *req, const char *dir)
 {
-	char cdir[4300], full[4400], quick[4400];
+	struct cache k = {-1, -1, SRV_QUICK};
+	char why[256];
 
-	if (!srv_cache_dir(dir, cdir, sizeof(cdir))) {
-		snprintf(full, sizeof(full), "%s/report.xml", cdir);
-		snprintf(quick, sizeof(quick), "%s/" SRV_QUICK, cdir);
-		if (!srv_cache_fresh(dir, full) && srv_cache_fresh(dir, quick)) {
-			send_xml(req, quick);
+	if (!cache_open(dir, 0, &k.jfd, &k.cfd, why, sizeof(why))) {
+		if (fresh_at(k.jfd, k.cfd, "report.xml") == 0 &&
+		    fresh_at(k.jfd, k.cfd, SRV_QUICK) > 0) {
+			send_xml(req, &k);
 			return;
 		}
+		cache_close(k.jfd, k.cfd);
 	}
-	if (cached(s, req, dir, 1, full, sizeof(full)))
-		send_xml(req, full);
+	k.name = "report.xml";
+	if (cached(s, req, dir, &k))
+		send_xml(req, &k);
 }
 
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest)
 {
-	char dir[4300], path[4400];
+	char dir[4300];
 	int post = evhttp_request_get_command(req) == EVHTTP_REQ_POST;
 
 	if (job_dir(s, name, dir, sizeof(dir))) {
@@ -668,8 +745,10 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (!*rest) {
 		job_info(s, req, name, dir);
 	} else if (!strcmp(rest, "/report.xml")) {
-		if (cached(s, req, dir, 1, path, sizeof(path)))
-			send_xml(req, path);
+		struct cache k = {-1, -1, "report.xml"};
+
+		if (cached(s, req, dir, &k))
+			send_xml(req, &k);
 	} else if (!strcmp(rest, "/" SRV_QUICK)) {
 		report_quick(s, req, dir);
 	} else if (!strcmp(rest, "/timeline")) {

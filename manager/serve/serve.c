@@ -15,6 +15,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 
 #include "manager/mgr.h"
 #include "manager/opts.h"
+#include "manager/safeio.h"
 #include "manager/post/events.h"
 #include "manager/serve/serve.h"
 #include "proto/error.h"
@@ -573,21 +575,59 @@ static int build_report(const char *dir, struct mgr_events *me, int flags,
 			const char *report, mgr_report_hook hook, void *arg)
 {
 	char tmpname[4400];
-	FILE *f;
-	int bad;
+	const char *base;
+	FILE *f = NULL;
+	int bad, fd = -1, pfd = mgr_parent_dir(report, 1, &base);
 
-	snprintf(tmpname, sizeof(tmpname), "%s.tmp", report);
-	if (!(f = fopen(tmpname, "w"))) {
-		fprintf(stderr, "tapestry: cannot write %s: %s\n", tmpname, strerror(errno));
+	/* REPORT.tmp made anew (O_EXCL) in REPORT's directory, reached without
+	 * following a link; renamed within it */
+	snprintf(tmpname, sizeof(tmpname), "%s.tmp", base);
+	if (pfd < 0 || (fd = mgr_create_excl(pfd, tmpname, O_WRONLY, 0600)) < 0 ||
+	    !(f = fdopen(fd, "w"))) {
+		fprintf(stderr, "tapestry: cannot write %s.tmp: %s\n", report,
+			pfd < 0 && (errno == ELOOP || errno == ENOTDIR) ?
+			"a symbolic link on its way: refused" : errno == ELOOP ?
+			"it is a symbolic link: refused" : strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(pfd, tmpname, 0);
+		}
+		if (pfd >= 0)
+			close(pfd);
 		return -1;
 	}
 	bad = mgr_report_events(dir, me, MGR_REPORT_XML | flags, f, hook, arg);
 	bad |= fclose(f) != 0;
-	if (bad || rename(tmpname, report) < 0) {
+	if (bad || renameat(pfd, tmpname, pfd, base) < 0) {
 		mgr_err("the report of %s failed", dir);	/* after its reason */
-		unlink(tmpname);
+		unlinkat(pfd, tmpname, 0);
+		close(pfd);
 		return -1;
 	}
+	close(pfd);
+	return 0;
+}
+
+/* 0 when the job directory dir is reached without a link and its index,
+ * meta.xml and segments/ are not links; else a message, -1. */
+static int job_no_links(const char *dir)
+{
+	static const char *const names[] = {"index", "meta.xml", "segments"};
+	int fd = mgr_dir_nofollow(dir);
+
+	if (fd < 0) {
+		fprintf(stderr, "tapestry: %s: %s\n", dir, errno == ELOOP || errno == ENOTDIR ?
+			"a symbolic link on its way: refused" : strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (mgr_is_link(fd, names[i])) {
+			fprintf(stderr, "tapestry: %s/%s is a symbolic link: refused\n", dir,
+				names[i]);
+			close(fd);
+			return -1;
+		}
+	close(fd);
 	return 0;
 }
 
@@ -604,6 +644,8 @@ static int build_cache(const char *dir, const char *index, const char *report)
 	struct srv_tl_builder *tb = NULL;
 	int rc, bad = 0, want_index = strcmp(index, "-") != 0;
 
+	if (job_no_links(dir))
+		return 1;
 	if (slash) {
 		snprintf(quick, sizeof(quick), "%.*s/" SRV_QUICK, (int)(slash - report), report);
 		bad = build_report(dir, NULL, MGR_REPORT_QUICK, quick, NULL, NULL);
@@ -660,7 +702,7 @@ int mgr_cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < o.ncollectors; i++)
-		srv_tree_add(s->tree, o.collectors[i], "--collector");
+		srv_tree_add(s->tree, o.collectors[i], "--collector", NULL);
 	evhttp_set_max_headers_size(http, SRV_HEADERS_MAX);
 	evhttp_set_max_body_size(http, SRV_BODY_MAX);
 	evhttp_set_timeout(http, SRV_TIMEOUT_S);

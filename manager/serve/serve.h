@@ -74,6 +74,7 @@ struct srv_child {
 	char key[4096 + 64];		/* what it works on (a job or plan dir) */
 	char job[SRV_NAME_MAX + 1];	/* launches: the job directory's name */
 	char root[300];			/* launches: the root receiver, once said */
+	int tree_ended;			/* launches: its tree no longer polled */
 	pid_t pid;
 	int fd;				/* its stderr (and stdout unless to a file) */
 	struct event *ev;
@@ -115,13 +116,9 @@ void srv_jobs_list(struct srv *s, struct evhttp_request *req);
 /* /api/jobs/NAME[/what]: rest is what follows NAME ("" or "/report.xml" ...) */
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest);
-/* Cache directory of job dir (DIR/.tapestry-serve), created: 0 or -1. */
-int srv_cache_dir(const char *dir, char *out, size_t cap);
 /* The quick report (`tapestry report --xml --quick`) the cache child writes
  * beside report.xml before the post-processing. */
 #define SRV_QUICK "report-quick.xml"
-/* 1 when cache file f is newer than the job's data (index and meta.xml). */
-int srv_cache_fresh(const char *dir, const char *f);
 
 /* ---- tlindex.c: the timeline index ----------------------------------------- */
 
@@ -159,8 +156,13 @@ int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b,
 
 /* Start the polling thread (one query per second of every root added). */
 struct srv_tree *srv_tree_new(const char *secret_file, char *why, size_t whylen);
-/* Poll addr ("ADDR:PORT") too, from now on. 0 or -1 (full). */
-int srv_tree_add(struct srv_tree *t, const char *addr, const char *label);
+/* Poll addr ("ADDR:PORT") too, from now on; jobdir (or NULL): a launch's
+ * job directory, whose own secret the polls use (not before it is known).
+ * 0 or -1 (full). */
+int srv_tree_add(struct srv_tree *t, const char *addr, const char *label,
+		 const char *jobdir);
+/* The launch of root addr ended: no longer polled (kept, shown as ended). */
+void srv_tree_end(struct srv_tree *t, const char *addr);
 /* The tree as JSON into b. */
 void srv_tree_json(struct srv_tree *t, struct evbuffer *b);
 void srv_tree_free(struct srv_tree *t);

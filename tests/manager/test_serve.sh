@@ -153,6 +153,39 @@ check "  ...its root was seen while it ran" [ -n "$seen_root" ]
 check "  ...its job is listed" grep -q "\"name\":\"$ljob\"" <(curl -s "$U/api/jobs")
 check "  ...with a report" [ "$(poll "$U/api/jobs/$ljob/report.xml" "$work/l.xml")" = 200 ]
 check "an unknown launch is 404" [ "$(code "$U/api/launches/999")" = 404 ]
+# a launch that runs 5 s: its tree polled with its own job's secret while
+# it runs (the nodes answer only to it), no connection refused, and no
+# longer polled once it ended
+cat >"$work/descs/sleep.xml" <<EOF
+<?xml version="1.0"?>
+<job name="sleep">
+  <hosts><host name="localhost" address="127.0.0.1" slots="1"/></hosts>
+  <collectors><collector name="$tag-sgw" host="localhost"/></collectors>
+  <application executable="/bin/sleep" processes="1"><argument>5</argument></application>
+</job>
+EOF
+curl -s -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/sleep.xml/launch" >"$work/launch2.json"
+lid=$(json "$work/launch2.json" 'd["id"]')
+sjob=$(json "$work/launch2.json" 'd["job"]')
+tree_nodes=0
+for _ in $(seq 600); do
+	curl -s "$U/api/launches/$lid" >"$work/l2.json"
+	sroot=$(json "$work/l2.json" 'd["root"] or ""')
+	if [ -n "$sroot" ] && [ "$tree_nodes" = 0 ]; then
+		curl -s "$U/api/tree" >"$work/tree2.json"
+		tree_nodes=$(json "$work/tree2.json" 'len([n for n in d["nodes"] if d["roots"][n["root"]]["addr"] == "'"$sroot"'"])')
+	fi
+	[ "$(json "$work/l2.json" 'd["state"]')" = done ] && break
+	sleep 0.2
+done
+check "a launch's live tree shows its collectors while it runs ($tree_nodes)" [ "${tree_nodes:-0}" -ge 2 ]
+check "  ...the launch ends with exit 0" [ "$(json "$work/l2.json" 'd["exit"]')" = 0 ]
+poll "$U/api/jobs/$sjob/report.xml" "$work/l2.xml" >/dev/null
+check "  ...and no connection was refused by its collectors (its own secret)" \
+	grep -q 'rejected_connections="0"' "$work/l2.xml"
+curl -s "$U/api/tree" >"$work/tree3.json"
+check "  ...once ended, its tree is no longer asked" \
+	[ "$(json "$work/tree3.json" '[r["ended"] and r["error"] for r in d["roots"] if r["addr"] == "'"$sroot"'"][0]')" = "the launch ended: no longer asked" ]
 
 # 6. the live tree: a root and a child collector
 "$C" --listen 127.0.0.1:0 --print-port --output "$work/job-tree" --stats-period 200ms \

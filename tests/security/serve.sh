@@ -128,4 +128,76 @@ check "  ...and ran as the owner" [ "$(head -1 "$mark" 2>/dev/null)" = 0 ]
 stop_serve
 rm -f "$mark" "$work/descs/link.xml"
 
+# 3. links planted by nobody in its own job directory under the shared --jobs
+printf 'TOPSECRET\n' >"$work/secret"; chmod 600 "$work/secret"	# the owner's, 0600
+for v in 1 2 3; do printf 'victim %s\n' $v >"$work/victim$v"; done	# the owner's files
+cp "$work/victim1" "$work/victims.orig1"
+cp -a "$work/jobs/run1" "$work/jobs/theirs"; rm -rf "$work/jobs/theirs/.tapestry-serve"
+chown -R nobody "$work/jobs/theirs"
+J=$work/jobs/theirs
+start_serve "$work/s4.out" --jobs "$work/jobs" --descriptions "$work/descs"
+as_nobody mkdir -p "$J/.tapestry-serve"
+as_nobody ln -s "$work/secret" "$J/.tapestry-serve/report.xml"
+as_nobody ln -s "$work/secret" "$J/.tapestry-serve/report-quick.xml"
+for p in report.xml report-quick.xml; do
+	c=$(curl -s -o "$work/got" -w '%{http_code}' -H "Authorization: Bearer $TOK" "$U/api/jobs/theirs/$p")
+	check "a link at .tapestry-serve/$p: refused (403: $c)" [ "$c" = 403 ]
+	check "  ...saying so" grep -q "symbolic link: refused" "$work/got"
+	check "  ...the owner's file not read" [ "$(grep -c TOPSECRET "$work/got")" = 0 ]
+done
+check "the job list says failed, and reads nothing through it" \
+	[ "$(curl -s -H "Authorization: Bearer $TOK" "$U/api/jobs" | grep -c TOPSECRET)" = 0 ]
+as_nobody rm "$J/.tapestry-serve/report.xml" "$J/.tapestry-serve/report-quick.xml"
+as_nobody ln -s "$work/victim1" "$J/.tapestry-serve/report.xml.tmp"
+as_nobody ln -s "$work/victim2" "$J/.tapestry-serve/report-quick.xml.tmp"
+as_nobody ln -s "$work/victim3" "$J/.tapestry-serve/timeline.idx.tmp"
+c=$(poll "$U/api/jobs/theirs/timeline" "$work/got")
+check "links at the temporary files: the build fails (500: $c)" [ "$c" = 500 ]
+check "  ...saying the link is refused" grep -q "report.xml.tmp: it is a symbolic link: refused" "$work/got"
+for v in 1 2 3; do
+	check "  ...the owner's file victim$v unchanged" [ "$(cat "$work/victim$v")" = "victim $v" ]
+done
+check "  ...the links left as they were, not renamed into place" \
+	[ -L "$J/.tapestry-serve/report.xml.tmp" -a ! -e "$J/.tapestry-serve/report.xml" ]
+as_nobody rm -r "$J/.tapestry-serve"
+mkdir -p "$work/ownerdir"
+as_nobody ln -s "$work/ownerdir" "$J/.tapestry-serve"
+c=$(curl -s -o "$work/got" -w '%{http_code}' -H "Authorization: Bearer $TOK" "$U/api/jobs/theirs/report.xml")
+check "a link at .tapestry-serve itself: refused (403: $c)" [ "$c" = 403 ]
+check "  ...nothing written where it points" [ -z "$(ls -A "$work/ownerdir")" ]
+as_nobody rm "$J/.tapestry-serve"
+as_nobody mv "$J/index" "$J/index.real"
+as_nobody ln -s "$work/secret" "$J/index"
+ocode "$U/api/jobs/theirs/report.xml?retry=1" >/dev/null
+c=$(poll "$U/api/jobs/theirs/report.xml" "$work/got")
+check "a link at the job's index: the report refused (500: $c)" [ "$c" = 500 ]
+check "  ...saying so" grep -q "theirs/index is a symbolic link: refused" "$work/got"
+check "  ...the owner's file not read" [ "$(grep -c TOPSECRET "$work/got")" = 0 ]
+as_nobody rm "$J/index"
+as_nobody mv "$J/index.real" "$J/index"
+# an export the owner starts from the page into nobody's job directory
+as_nobody ln -s "$work/victim1" "$J/trace.csv.tmp"
+check "an export into it starts (202)" [ "$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/jobs/theirs/export?format=csv")" = 202 ]
+for _ in $(seq 100); do
+	curl -s -H "Authorization: Bearer $TOK" "$U/api/jobs/theirs" >"$work/job.json"
+	grep -q '"format":"csv","name":"trace.csv","state":"failed"' "$work/job.json" && break
+	sleep 0.2
+done
+check "  ...fails: trace.csv.tmp is a link" grep -q '"format":"csv","name":"trace.csv","state":"failed"' "$work/job.json"
+check "  ...the owner's file unchanged" cmp "$work/victim1" "$work/victims.orig1"
+as_nobody rm "$J/trace.csv.tmp"
+as_nobody ln -s "$work/victim1" "$J/trace.csv"
+check "a link at the export's own name: replaced, not followed (202)" \
+	[ "$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/jobs/theirs/export?format=csv")" = 202 ]
+for _ in $(seq 100); do [ -f "$J/trace.csv" -a ! -L "$J/trace.csv" ] && break; sleep 0.2; done
+check "  ...trace.csv is the export" [ -f "$J/trace.csv" -a ! -L "$J/trace.csv" ]
+check "  ...the owner's file unchanged" cmp "$work/victim1" "$work/victims.orig1"
+"$T" export -f csv "$J" 2>/dev/null >/dev/null
+as_nobody ln -s "$work/victim2" "$J/trace.json.tmp"
+"$T" export -f chrome "$J" 2>"$work/exp.err"
+check "tapestry export from the command line: a link at OUT.tmp refused (exit 1)" [ $? = 1 ]
+check "  ...saying so" grep -q "trace.json.tmp is a symbolic link: refused" "$work/exp.err"
+check "  ...the owner's file unchanged" [ "$(cat "$work/victim2")" = "victim 2" ]
+stop_serve
+
 exit $fail

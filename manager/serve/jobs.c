@@ -563,6 +563,8 @@ static void busy(struct evhttp_request *req, const char *state)
 struct cache {
 	int jfd, cfd;
 	const char *name;
+	const char *job;	/* its name in the URL */
+	int start;		/* a POST: start the child when stale */
 };
 
 /* 1 when the cache file c->name is fresh (c open: the caller closes it);
@@ -571,6 +573,22 @@ struct cache {
  * (serve.c, build_cache: one post-processing for the two), started for
  * whichever is stale; it writes the report first, so the report may be
  * fresh while the child still indexes. */
+/* 409: not made, and a GET starts no work: the client POSTs build (the
+ * URL to do so, JSON "build") and asks again. */
+static void not_made(struct evhttp_request *req, const char *name, const char *what)
+{
+	struct evbuffer *b = evbuffer_new();
+	char url[300];
+
+	snprintf(url, sizeof(url), "/api/jobs/%s/build", name);
+	evbuffer_add_printf(b, "{\"error\":\"%s not made yet: POST %s (a GET starts no "
+			    "work)\",\"status\":409,\"state\":\"none\",\"build\":", what, url);
+	srv_json_str(b, url);
+	evbuffer_add_printf(b, "}\n");
+	srv_reply(req, 409, "application/json", b);
+	evbuffer_free(b);
+}
+
 static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
 		  struct cache *k)
 {
@@ -599,16 +617,17 @@ static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
 		busy(req, "building");
 		return 0;
 	}
-	if (c && c->status) {
-		char retry[4];
+	if (!k->start && c && c->status) {
+		size_t n = c->outlen > 2000 ? 2000 : c->outlen;
 
-		if (srv_query(req, "retry", retry, sizeof(retry))) {
-			size_t n = c->outlen > 2000 ? 2000 : c->outlen;
-
-			srv_error(req, 500, "the job's report and index failed (exit %d): %.*s",
-				  c->status, (int)n, c->out + c->outlen - n);
-			return 0;
-		}
+		srv_error(req, 500, "the job's report and index failed (exit %d; POST "
+			  "/api/jobs/%s/build tries again): %.*s", c->status, k->job,
+			  (int)n, c->out + c->outlen - n);
+		return 0;
+	}
+	if (!k->start) {
+		not_made(req, k->job, k->name);
+		return 0;
 	}
 	if (s->reports_running > 0) {
 		busy(req, "queued");
@@ -641,10 +660,10 @@ static int64_t q_i64(struct evhttp_request *req, const char *k, int64_t def)
 	return errno || *end || end == v ? def : x;
 }
 
-static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
-		     int event)
+static void timeline(struct srv *s, struct evhttp_request *req, const char *name,
+		     const char *dir, int event)
 {
-	struct cache k = {-1, -1, "timeline.idx"};
+	struct cache k = {-1, -1, "timeline.idx", name, 0};
 	char path[64], why[256];
 	struct evbuffer *b;
 	int rc;
@@ -671,7 +690,7 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	if (rc == -3 && unlinkat(k.cfd, "timeline.idx", 0) == 0) {
 		evbuffer_free(b);
 		cache_close(k.jfd, k.cfd);
-		timeline(s, req, dir, event);	/* now stale: builds it again */
+		timeline(s, req, name, dir, event);	/* now stale: 409 */
 		return;
 	}
 	cache_close(k.jfd, k.cfd);
@@ -707,9 +726,10 @@ static void send_xml(struct evhttp_request *req, struct cache *k)
 
 /* The report when it is made, else the quick one (post="skipped") once
  * the cache child has written it, else as report.xml (202, building). */
-static void report_quick(struct srv *s, struct evhttp_request *req, const char *dir)
+static void report_quick(struct srv *s, struct evhttp_request *req, const char *name,
+			 const char *dir)
 {
-	struct cache k = {-1, -1, SRV_QUICK};
+	struct cache k = {-1, -1, SRV_QUICK, name, 0};
 	char why[256];
 
 	if (!cache_open(dir, 0, &k.jfd, &k.cfd, why, sizeof(why))) {
@@ -725,6 +745,28 @@ static void report_quick(struct srv *s, struct evhttp_request *req, const char *
 		send_xml(req, &k);
 }
 
+/* POST /build: the report and the index made when stale (again after a
+ * failure): 202 while the child runs, 200 {"state":"ready"} when both are
+ * fresh. */
+static void build(struct srv *s, struct evhttp_request *req, const char *name,
+		  const char *dir)
+{
+	struct cache k = {-1, -1, "report.xml", name, 1};
+
+	if (!cached(s, req, dir, &k))
+		return;
+	cache_close(k.jfd, k.cfd);
+	k.name = "timeline.idx";
+	if (!cached(s, req, dir, &k))
+		return;
+	cache_close(k.jfd, k.cfd);
+	struct evbuffer *b = evbuffer_new();
+
+	evbuffer_add_printf(b, "{\"state\":\"ready\"}\n");
+	srv_reply(req, 200, "application/json", b);
+	evbuffer_free(b);
+}
+
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest)
 {
@@ -738,6 +780,8 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (post) {
 		if (!strcmp(rest, "/export"))
 			export_start(s, req, dir);
+		else if (!strcmp(rest, "/build"))
+			build(s, req, name, dir);
 		else
 			srv_error(req, 405, "no POST on this job URL");
 		return;
@@ -745,16 +789,16 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (!*rest) {
 		job_info(s, req, name, dir);
 	} else if (!strcmp(rest, "/report.xml")) {
-		struct cache k = {-1, -1, "report.xml"};
+		struct cache k = {-1, -1, "report.xml", name, 0};
 
 		if (cached(s, req, dir, &k))
 			send_xml(req, &k);
 	} else if (!strcmp(rest, "/" SRV_QUICK)) {
-		report_quick(s, req, dir);
+		report_quick(s, req, name, dir);
 	} else if (!strcmp(rest, "/timeline")) {
-		timeline(s, req, dir, 0);
+		timeline(s, req, name, dir, 0);
 	} else if (!strcmp(rest, "/event")) {
-		timeline(s, req, dir, 1);
+		timeline(s, req, name, dir, 1);
 	} else if (!strncmp(rest, "/files/", 7)) {
 		download(req, dir, rest + 7);
 	} else {

@@ -25,9 +25,15 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -202,7 +208,10 @@ static int check_access(struct srv *s, struct evhttp_request *req, const char *p
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	const char *auth = evhttp_find_header(in, "Authorization");
 	const char *host = evhttp_find_header(in, "Host");
-	int host_ok = !s->loopback;
+	/* without a token, the Host must be this server's loopback name: a page
+	 * of another site cannot reach it through DNS rebinding (with one, such
+	 * a page holds neither the token nor the cookie) */
+	int host_ok = !s->loopback || s->secretlen;
 
 	s->authed = 0;
 	for (int i = 0; i < 3 && !host_ok; i++)
@@ -248,6 +257,151 @@ static int token_visit(struct srv *s, struct evhttp_request *req, const char *pa
 	evhttp_add_header(out, "Location", login ? "/" : path);
 	evhttp_send_reply(req, 303, "See Other", NULL);
 	return 1;
+}
+
+/* ---- connections: TLS, and the whole-request deadline ------------------------- */
+
+/* A connection, for the deadline: a request (headers and body) must be
+ * whole within s->deadline_s of its first byte being awaited (evhttp only
+ * times silence: a client trickling a byte a second held its connection
+ * for ever). A reference to the bufferevent is held: once evhttp frees it
+ * (its callbacks cleared) the sweep lets it go. */
+struct srv_conn {
+	struct srv_conn *next;
+	struct bufferevent *bev;
+	double start;		/* since when a request is awaited */
+	int reading;		/* awaiting or reading a request (not answering) */
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct bufferevent *new_conn(struct event_base *base, void *arg)
+{
+	struct srv *s = arg;
+	struct bufferevent *bev = NULL;
+
+	if (s->ssl) {
+		SSL *ssl = SSL_new(s->ssl);
+
+		if (ssl && !(bev = bufferevent_openssl_socket_new(base, -1, ssl,
+								  BUFFEREVENT_SSL_ACCEPTING,
+								  BEV_OPT_CLOSE_ON_FREE)))
+			SSL_free(ssl);
+	} else {
+		bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	}
+	struct srv_conn *c = bev ? calloc(1, sizeof(*c)) : NULL;
+
+	if (c) {
+		bufferevent_incref(bev);
+		c->bev = bev;
+		c->start = mono_s();
+		c->reading = 1;
+		c->next = s->conns;
+		s->conns = c;
+	}
+	return bev;
+}
+
+static struct srv_conn *conn_of(struct srv *s, struct evhttp_request *req)
+{
+	struct evhttp_connection *ec = evhttp_request_get_connection(req);
+	struct bufferevent *bev = ec ? evhttp_connection_get_bufferevent(ec) : NULL;
+
+	for (struct srv_conn *c = s->conns; c && bev; c = c->next)
+		if (c->bev == bev)
+			return c;
+	return NULL;
+}
+
+/* The answer is sent: the next request is awaited from now. */
+static void req_done(struct evhttp_request *req, void *arg)
+{
+	struct srv_conn *c = conn_of(arg, req);
+
+	if (c) {
+		c->reading = 1;
+		c->start = mono_s();
+	}
+}
+
+/* A request is whole: its answer is not timed. */
+static void req_whole(struct srv *s, struct evhttp_request *req)
+{
+	struct srv_conn *c = conn_of(s, req);
+
+	if (c) {
+		c->reading = 0;
+		evhttp_request_set_on_complete_cb(req, req_done, s);
+	}
+}
+
+/* Every 250 ms: connections evhttp let go are released; one whose request
+ * is not whole after the deadline is shut down (evhttp then closes it). */
+static void sweep(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv *s = arg;
+	double now = mono_s();
+
+	for (struct srv_conn **pp = &s->conns; *pp;) {
+		struct srv_conn *c = *pp;
+		bufferevent_event_cb ev = NULL;
+
+		bufferevent_getcb(c->bev, NULL, NULL, &ev, NULL);
+		if (!ev) {	/* freed by evhttp: ours was the last reference */
+			*pp = c->next;
+			bufferevent_decref(c->bev);
+			free(c);
+			continue;
+		}
+		if (c->reading && now - c->start > s->deadline_s) {
+			evutil_socket_t sfd = bufferevent_getfd(c->bev);
+
+			if (sfd >= 0)
+				shutdown(sfd, SHUT_RDWR);
+			c->reading = 0;
+		}
+		pp = &c->next;
+	}
+}
+
+static void conns_free(struct srv *s)
+{
+	while (s->conns) {
+		struct srv_conn *c = s->conns;
+
+		s->conns = c->next;
+		bufferevent_decref(c->bev);
+		free(c);
+	}
+}
+
+/* The TLS context of --tls-cert and --tls-key: 0, or -1 after a message. */
+static int tls_setup(struct srv *s, const char *cert, const char *key)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) ||
+	    SSL_CTX_use_certificate_chain_file(ctx, cert) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_check_private_key(ctx) != 1) {
+		unsigned long e = ERR_get_error();
+
+		mgr_err("TLS: cannot use the certificate %s and key %s: %s", cert, key,
+			e ? ERR_reason_error_string(e) : "out of memory");
+		SSL_CTX_free(ctx);
+		return -1;
+	}
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+	s->ssl = ctx;
+	s->tls = 1;
+	return 0;
 }
 
 /* ---- routing ----------------------------------------------------------------- */
@@ -341,6 +495,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	const char *path = u ? evhttp_uri_get_path(u) : NULL;
 
+	req_whole(s, req);
 	/* the raw path: every name we accept is plain, so no decoding at all, and
 	 * '%', "..", "//" and the like never reach the file system */
 	if (!path || path[0] != '/' || strstr(path, "..") || strchr(path, '%') ||
@@ -374,11 +529,21 @@ static const struct mgr_opts_doc serve_doc = {
 		 "launches from the page add theirs"},
 		{"collector-secret-file", 'C', 0, "F", "the collectors' job secret"},
 		{"allow-upload", 'u', 0, NULL, "accept new descriptions from the page"},
+		{"tls-cert", 'T', 0, "F", "serve HTTPS with this certificate (PEM chain)"},
+		{"tls-key", 'K', 0, "F", "...and its private key"},
+		{"tls-dir", 'D', 0, "DIR",
+		 "HTTPS with tapestry ca's credentials:\n"
+		 "DIR/manager.crt and DIR/manager.key"},
+		{"request-deadline", 'R', 0, "S",
+		 "a request not whole after S seconds: closed\n"
+		 "(default 20)"},
 	},
 	.col = 23,
 	.head = "usage: tapestry serve [--listen ADDR:PORT] [--jobs DIR] [--descriptions DIR]\n"
 		"                      [--secret-file F | --no-token] [--collector ADDR:PORT]\n"
 		"                      [--collector-secret-file F] [--allow-upload]\n"
+		"                      [--tls-cert F --tls-key F | --tls-dir DIR]\n"
+		"                      [--request-deadline S]\n"
 		"  The web page of tapestry: the job directories under --jobs with\n"
 		"  their report, timeline and exports; the live collector tree; the\n"
 		"  job descriptions of --descriptions, their plan, and a launch.\n",
@@ -437,7 +602,9 @@ static int parse_listen(const char *s, char *addr, size_t cap, int *port)
 
 struct opts {
 	const char *listen, *jobs, *descs, *secret_file, *col_secret;
+	const char *tls_cert, *tls_key, *tls_dir;
 	int no_token;
+	double deadline;
 	const char *collectors[SRV_ROOTS_MAX];
 	int ncollectors;
 };
@@ -454,6 +621,20 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct srv *s)
 		case 'd': o->descs = optarg; break;
 		case 'S': o->secret_file = optarg; break;
 		case 'N': o->no_token = 1; break;
+		case 'T': o->tls_cert = optarg; break;
+		case 'K': o->tls_key = optarg; break;
+		case 'D': o->tls_dir = optarg; break;
+		case 'R': {
+			char *end;
+
+			o->deadline = strtod(optarg, &end);
+			if (*end || !(o->deadline > 0 && o->deadline <= 3600)) {
+				mgr_err("--request-deadline takes seconds (0 to 3600), not '%s'",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'C': o->col_secret = optarg; break;
 		case 'u': s->allow_upload = 1; break;
 		case 'c':
@@ -504,6 +685,30 @@ static int setup(int argc, char **argv, struct srv *s, struct opts *o,
 	}
 	if (o->secret_file && o->no_token) {
 		mgr_err("--secret-file names a token, --no-token wants none: not both");
+		return 2;
+	}
+	static char cert[4200], key[4200];
+
+	if (o->tls_dir && (o->tls_cert || o->tls_key)) {
+		mgr_err("--tls-dir or --tls-cert with --tls-key, not both");
+		return 2;
+	}
+	if (!o->tls_cert != !o->tls_key) {
+		mgr_err("--tls-cert and --tls-key go together");
+		return 2;
+	}
+	if (o->tls_dir) {
+		snprintf(cert, sizeof(cert), "%s/manager.crt", o->tls_dir);
+		snprintf(key, sizeof(key), "%s/manager.key", o->tls_dir);
+		o->tls_cert = cert;
+		o->tls_key = key;
+	}
+	if (o->tls_cert && tls_setup(s, o->tls_cert, o->tls_key))
+		return 2;
+	if (!s->loopback && !s->tls) {
+		mgr_err("--listen %s is not a loopback address: it needs TLS (--tls-cert and "
+			"--tls-key, or --tls-dir), or the token would cross the network in "
+			"clear", o->listen);
 		return 2;
 	}
 	if (!s->loopback && o->no_token) {
@@ -673,7 +878,7 @@ static int build_cache(const char *dir, const char *index, const char *report)
 int mgr_cmd_serve(int argc, char **argv)
 {
 	struct srv *s = calloc(1, sizeof(*s));
-	struct opts o = {.listen = "127.0.0.1:7480", .jobs = ".", .descs = "."};
+	struct opts o = {.listen = "127.0.0.1:7480", .jobs = ".", .descs = ".", .deadline = 20};
 	struct evhttp *http = NULL;
 	struct event *sig[3] = {NULL, NULL, NULL};
 	char addr[256], why[512];
@@ -693,6 +898,7 @@ int mgr_cmd_serve(int argc, char **argv)
 	}
 	status = 1;
 	s->self = "/proc/self/exe";
+	s->deadline_s = o.deadline;
 	g_srv = s;
 	signal(SIGPIPE, SIG_IGN);
 	if (!(s->base = event_base_new()) || !(http = evhttp_new(s->base)))
@@ -708,6 +914,12 @@ int mgr_cmd_serve(int argc, char **argv)
 	evhttp_set_timeout(http, SRV_TIMEOUT_S);
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST);
 	evhttp_set_gencb(http, on_request, s);
+	evhttp_set_bevcb(http, new_conn, s);
+	struct timeval quarter = {0, 250000};
+
+	if (!(s->sweep = event_new(s->base, -1, EV_PERSIST, sweep, s)) ||
+	    event_add(s->sweep, &quarter))
+		goto out;
 	if (listen_on(s, http, addr, port))
 		goto out;
 	sig[0] = evsignal_new(s->base, SIGINT, on_signal, NULL);
@@ -725,6 +937,11 @@ out:
 			event_free(sig[i]);
 	if (http)
 		evhttp_free(http);
+	if (s->sweep)
+		event_free(s->sweep);
+	conns_free(s);
+	if (s->ssl)
+		SSL_CTX_free(s->ssl);
 	srv_tree_free(s->tree);
 	if (s->base)
 		event_base_free(s->base);

@@ -36,6 +36,10 @@ struct srv {
 	size_t secretlen;
 	int authed;			/* the request being answered presented it */
 	int tls;			/* the listening socket speaks TLS */
+	struct ssl_ctx_st *ssl;		/* its context (SSL_CTX), or NULL */
+	struct srv_conn *conns;		/* open connections (serve.c: the deadline) */
+	struct event *sweep;		/* checks them every 250 ms */
+	double deadline_s;		/* a request must be whole within it */
 	char host_ok[3][300];		/* Host headers accepted (loopback, no token) */
 	int allow_upload;
 	int loopback;

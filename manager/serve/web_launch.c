@@ -243,10 +243,13 @@ static void plan_done(struct srv *s, struct srv_child *c)
 	c->result = b;
 }
 
-static void plan(struct srv *s, struct evhttp_request *req, const char *path)
+/* GET /plan: the last plan (200), 202 while it runs, 409 when none (a GET
+ * starts no work); POST /plan: runs `tapestry plan` anew. */
+static void plan(struct srv *s, struct evhttp_request *req, const char *name,
+		 const char *path, int post)
 {
 	struct srv_child *c = srv_child_find(s, SRV_CHILD_PLAN, path);
-	char run[4], why[256], tmpdir[64], out[80];
+	char why[256], tmpdir[64], out[80];
 
 	if (c && srv_child_running(c)) {
 		struct evbuffer *b = evbuffer_new();
@@ -255,11 +258,23 @@ static void plan(struct srv *s, struct evhttp_request *req, const char *path)
 		send_json(req, 202, b);
 		return;
 	}
-	if (c && c->result && srv_query(req, "run", run, sizeof(run))) {
+	if (!post && c && c->result) {
 		struct evbuffer *b = evbuffer_new();
 
 		evbuffer_add_buffer_reference(b, c->result);
 		send_json(req, 200, b);
+		return;
+	}
+	if (!post) {
+		struct evbuffer *b = evbuffer_new();
+		char url[300];
+
+		snprintf(url, sizeof(url), "/api/descriptions/%s/plan", name);
+		evbuffer_add_printf(b, "{\"error\":\"no plan yet: POST %s (a GET starts no "
+				    "work)\",\"status\":409,\"state\":\"none\",\"build\":", url);
+		srv_json_str(b, url);
+		evbuffer_add_printf(b, "}\n");
+		send_json(req, 409, b);
 		return;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tapestry-serve-plan.XXXXXX");
@@ -346,8 +361,8 @@ void srv_desc(struct srv *s, struct evhttp_request *req, const char *name,
 	}
 	if (!*rest && !post)
 		show(req, path);
-	else if (!strcmp(rest, "/plan") && !post)
-		plan(s, req, path);
+	else if (!strcmp(rest, "/plan"))
+		plan(s, req, name, path, post);
 	else if (!strcmp(rest, "/launch") && post)
 		launch(s, req, name, path);
 	else

@@ -29,11 +29,17 @@ curl() { command curl -H "Authorization: Bearer ${TOK:-}" "$@"; }
 code() { curl -s --path-as-is -o /dev/null -w '%{http_code}' "$@"; }
 # code0: the same without the token
 code0() { command curl -s --path-as-is -o /dev/null -w '%{http_code}' "$@"; }
-# poll URL OUT: GET until the answer is not 202 (60 s at most); prints the status
+# poll URL OUT: GET until the answer is not 202 (60 s at most); a 409 (not
+# made, and a GET starts no work) POSTs the URL it names once; prints the status
 poll() {
-	local c
+	local c posted=
 	for _ in $(seq 300); do
 		c=$(curl -s -o "$2" -w '%{http_code}' "$1")
+		if [ "$c" = 409 ] && [ -z "$posted" ]; then
+			posted=1
+			curl -s -o /dev/null -X POST -H 'X-Tapestry: 1' "$U$(json "$2" 'd["build"]')"
+			continue
+		fi
 		[ "$c" != 202 ] && { echo "$c"; return; }
 		sleep 0.2
 	done
@@ -129,10 +135,10 @@ check "an unknown export format is 400" [ "$(code -X POST -H 'X-Tapestry: 1' "$U
 curl -s "$U/api/descriptions" >"$work/d.json"
 check "descriptions listed" [ "$(json "$work/d.json" 'sorted(x["name"] for x in d["descriptions"])')" = "['bad.xml', 'io.xml']" ]
 check "upload is off by default (403)" [ "$(code -X POST -H 'X-Tapestry: 1' --data-binary @"$work/descs/io.xml" "$U/api/descriptions?name=new.xml")" = 403 ]
-code "$U/api/descriptions/io.xml/plan?run=1" >/dev/null
+code -X POST -H "X-Tapestry: 1" "$U/api/descriptions/io.xml/plan" >/dev/null
 check "plan of io.xml answers" [ "$(poll "$U/api/descriptions/io.xml/plan" "$work/plan.json")" = 200 ]
 check "  ...valid, with the collector plan" [ "$(json "$work/plan.json" '"%d %d" % (d["exit"], "collectors.plan" in d["files"])')" = "0 1" ]
-code "$U/api/descriptions/bad.xml/plan?run=1" >/dev/null
+code -X POST -H "X-Tapestry: 1" "$U/api/descriptions/bad.xml/plan" >/dev/null
 poll "$U/api/descriptions/bad.xml/plan" "$work/badplan.json" >/dev/null
 check "plan of a bad description: exit 1 with FILE:LINE" \
 	[ "$(json "$work/badplan.json" '"%d %s" % (d["exit"], ".xml:" in d["output"])')" = "1 True" ]
@@ -268,7 +274,6 @@ check "a body over 1 MiB: 413" [ "$(code -X POST -H 'X-Tapestry: 1' --data-binar
 check "DELETE is not served (501)" [ "$(code -X DELETE "$U/api/jobs")" = 501 ]
 check "POST without X-Tapestry: 403" [ "$(code -X POST "$U/api/jobs/run1/export?format=csv")" = 403 ]
 check "POST where none is taken: 405" [ "$(code -X POST -H 'X-Tapestry: 1' "$U/api/jobs")" = 405 ]
-check "a foreign Host header: 421" [ "$(code -H 'Host: evil.example:80' "$U/api/jobs")" = 421 ]
 check "an unknown page: 404" [ "$(code "$U/nope.html")" = 404 ]
 port=${U##*:}
 # slow clients: 40 idle connections and one sending its request byte by byte

@@ -34,11 +34,18 @@ stop_serve() { kill "$SP" 2>/dev/null; wait "$SP" 2>/dev/null; }
 # ncode URL [ARGS]: the status nobody gets; ocode: the owner's (with the token)
 ncode() { as_nobody curl -s -k --path-as-is -o /dev/null -w '%{http_code}' "$@"; }
 ocode() { curl -s -k --path-as-is -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOK" "$@"; }
-# poll URL OUT: the owner's GET until not 202 (60 s at most); prints the status
+# poll URL OUT: the owner's GET until not 202 (60 s at most); a 409 (not
+# made, and a GET starts no work) POSTs the URL it names once; prints the status
 poll() {
-	local c
+	local c posted=
 	for _ in $(seq 300); do
 		c=$(curl -s -k -o "$2" -w '%{http_code}' -H "Authorization: Bearer $TOK" "$1")
+		if [ "$c" = 409 ] && [ -z "$posted" ]; then
+			posted=1
+			curl -s -k -o /dev/null -X POST -H 'X-Tapestry: 1' -H "Authorization: Bearer $TOK" \
+				"$U$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["build"])' "$2")"
+			continue
+		fi
 		[ "$c" != 202 ] && { echo "$c"; return; }
 		sleep 0.2
 	done
@@ -76,9 +83,10 @@ for p in / /app.js /api/jobs /api/jobs/run1 /api/jobs/run1/report.xml /api/tree 
 done
 c=$(ncode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
 check "nobody: POST launch: 401 ($c)" [ "$c" = 401 ]
-c=$(ncode -H "Authorization: Bearer ${TOK%?}0" "$U/api/jobs")
+wrong=${TOK%?}$([ "${TOK: -1}" = 0 ] && echo 1 || echo 0)	# its last digit changed
+c=$(ncode -H "Authorization: Bearer $wrong" "$U/api/jobs")
 check "nobody with a wrong token: 401 ($c)" [ "$c" = 401 ]
-c=$(ncode -b "tapestry_token=${TOK%?}0" "$U/api/jobs")
+c=$(ncode -b "tapestry_token=$wrong" "$U/api/jobs")
 check "nobody with a wrong cookie: 401 ($c)" [ "$c" = 401 ]
 check "the owner with the token: 200" [ "$(ocode "$U/api/jobs")" = 200 ]
 check "  ...and the report of a 0700 job" [ "$(poll "$U/api/jobs/run1/report.xml" "$work/r.xml")" = 200 ]
@@ -90,6 +98,7 @@ stop_serve
 start_serve "$work/s2.out" --jobs "$work/jobs" --descriptions "$work/descs" --no-token --allow-upload
 check "--no-token: no token in the URL" grep -q '^tapestry: serving http://127.0.0.1:[0-9]*/ (jobs' "$work/s2.out"
 check "  ...a loud warning" grep -q "WARNING: --no-token: EVERY LOCAL USER" "$work/s2.out.err"
+check "  ...a foreign Host header (DNS rebinding): 421" [ "$(ncode -H 'Host: evil.example:80' "$U/api/jobs")" = 421 ]
 c=$(ncode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
 check "  ...nobody's launch: 403 ($c)" [ "$c" = 403 ]
 c=$(ncode -X POST -H 'X-Tapestry: 1' --data-binary @"$work/descs/pwn.xml" "$U/api/descriptions?name=up.xml")
@@ -168,7 +177,7 @@ check "  ...nothing written where it points" [ -z "$(ls -A "$work/ownerdir")" ]
 as_nobody rm "$J/.tapestry-serve"
 as_nobody mv "$J/index" "$J/index.real"
 as_nobody ln -s "$work/secret" "$J/index"
-ocode "$U/api/jobs/theirs/report.xml?retry=1" >/dev/null
+ocode -X POST -H "X-Tapestry: 1" "$U/api/jobs/theirs/build" >/dev/null
 c=$(poll "$U/api/jobs/theirs/report.xml" "$work/got")
 check "a link at the job's index: the report refused (500: $c)" [ "$c" = 500 ]
 check "  ...saying so" grep -q "theirs/index is a symbolic link: refused" "$work/got"
@@ -199,5 +208,73 @@ check "tapestry export from the command line: a link at OUT.tmp refused (exit 1)
 check "  ...saying so" grep -q "trace.json.tmp is a symbolic link: refused" "$work/exp.err"
 check "  ...the owner's file unchanged" [ "$(cat "$work/victim2")" = "victim 2" ]
 stop_serve
+
+# 4. GETs start no work; a request must be whole within the deadline
+start_serve "$work/s5.out" --jobs "$work/jobs" --descriptions "$work/descs" --request-deadline 3
+rm -rf "$work/jobs/run1/.tapestry-serve"
+for p in report.xml report-quick.xml "report.xml?retry=1" timeline event; do
+	c=$(ocode "$U/api/jobs/run1/$p")
+	check "GET $p of a job never made: 409, starts nothing ($c)" [ "$c" = 409 ]
+done
+c=$(ocode "$U/api/descriptions/pwn.xml/plan?run=1")
+check "GET plan?run=1 never planned: 409 ($c)" [ "$c" = 409 ]
+sleep 1
+check "  ...no child was started (no report made, no plan running)" \
+	[ ! -e "$work/jobs/run1/.tapestry-serve/report.xml" -a -z "$(pgrep -P "$SP")" ]
+c=$(ocode -X POST "$U/api/jobs/run1/build")
+check "POST build without X-Tapestry: 403 ($c)" [ "$c" = 403 ]
+c=$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/jobs/run1/build")
+check "POST build with it: 202 ($c)" [ "$c" = 202 ]
+check "  ...then the report (200)" [ "$(poll "$U/api/jobs/run1/report.xml" "$work/r2.xml")" = 200 ]
+port=${U##*:}
+python3 - "$port" >"$work/trickle" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(0.5)
+t0 = time.monotonic()
+closed = None
+for c in b"GET /api/jobs HTTP/1.1\r\nHost: x\r\n" * 4:
+    try:
+        s.send(bytes([c]))
+        if s.recv(100) == b"":
+            closed = time.monotonic() - t0
+            break
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = time.monotonic() - t0
+        break
+print("closed %.1f" % closed if closed else "open %.1f" % (time.monotonic() - t0))
+PY
+read -r st secs <"$work/trickle"
+check "a request trickled a byte per 0.5 s: closed after the 3 s deadline ($st after $secs s)" \
+	[ "$st" = closed ]
+check "  ...and the server serves others" [ "$(ocode "$U/api/jobs")" = 200 ]
+head -c 200000 /dev/zero | tr '\0' a >"$work/big.bin"
+cp "$work/big.bin" "$work/jobs/run1/trace.csv"
+check "  ...a download is not cut by it (200 KB at 20 KB/s)" \
+	[ "$(curl -s --limit-rate 20k -H "Authorization: Bearer $TOK" "$U/api/jobs/run1/files/trace.csv" | wc -c)" = 200000 ]
+rm -f "$work/jobs/run1/trace.csv"
+stop_serve
+
+# 5. TLS on the listening socket
+"$T" serve --listen 0.0.0.0:0 --jobs "$work/jobs" 2>"$work/e5"
+check "a non-loopback address without TLS: refused (exit 2)" [ $? = 2 ]
+check "  ...saying why" grep -q "needs TLS" "$work/e5"
+"$T" ca "$work/creds" >/dev/null 2>&1
+start_serve "$work/s6.out" --jobs "$work/jobs" --descriptions "$work/descs" --tls-dir "$work/creds"
+check "--tls-dir (tapestry ca's credentials): the URL printed is https" grep -q '^tapestry: serving https://' "$work/s6.out"
+port=${U##*:}
+c=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/creds/ca.crt" --connect-to "manager:$port:127.0.0.1:$port" \
+	-H "Authorization: Bearer $TOK" "https://manager:$port/api/jobs")
+check "  ...served over TLS, its certificate verified against the CA (200: $c)" [ "$c" = 200 ]
+c=$(ncode "$U/api/jobs")
+check "  ...nobody without the token: 401 ($c)" [ "$c" = 401 ]
+c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$port/api/jobs")
+check "  ...plain HTTP to it gets no answer ($c)" [ "$c" = 000 ]
+check "  ...the cookie is Secure" grep -qi '^Set-Cookie: .*; Secure' <(curl -s -k -D - -o /dev/null "$U/?token=$TOK")
+stop_serve
+"$T" serve --listen 127.0.0.1:0 --tls-cert "$work/creds/manager.crt" --tls-key "$work/creds/ca.key" 2>"$work/e6"
+check "a key that is not the certificate's: refused (exit 2)" [ $? = 2 ]
 
 exit $fail

@@ -59,6 +59,12 @@ async function api(path, opts) {
   const r = await fetch(path, init);
   const text = await r.text();
   if (r.status === 202) return {pending: text ? JSON.parse(text) : {}};
+  if (r.status === 409 && init.method === 'GET') {
+    /* not made yet, and a GET starts no work: the URL to POST */
+    let j = null;
+    try { j = JSON.parse(text); } catch (e) { /* not JSON */ }
+    if (j && j.build) return {build: j.build};
+  }
   if (!r.ok) {
     let msg = text;
     try { msg = JSON.parse(text).error; } catch (e) { /* not JSON */ }
@@ -74,6 +80,11 @@ async function until(path, gen, opts) {
     const t = performance.now();
     const r = await api(path, opts);
     lastMs = performance.now() - t;
+    if (r && r.build !== undefined) {
+      if (gen !== pageGen) return null;
+      await api(r.build, {method: 'POST'});
+      continue;
+    }
     if (!r || r.pending === undefined) {
       if (gen === pageGen) $('#busy').textContent = '';
       return r;
@@ -674,7 +685,7 @@ async function launchPage(sel) {
   $('#desc').innerHTML = `<section><h2>${esc(sel)}</h2><pre id="desc-text">${esc(text)}</pre>` +
     '<button class="primary" id="go" disabled>Launch</button> <span id="plan-state" class="mut">planning…</span></section>' +
     '<section id="plan"></section>';
-  await api(base + '/plan?run=1');
+  await api(base + '/plan', {method: 'POST'});
   const p = await until(base + '/plan', gen);
   if (!p || gen !== pageGen) return;
   $('#plan-state').textContent = p.exit === 0 ? 'the plan is valid' : 'the description is invalid (tapestry plan exit ' + p.exit + ')';

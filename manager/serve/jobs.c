@@ -146,7 +146,7 @@ static void index_records(const char *dir, struct summary *sm)
 		proto_jobdir_close_r(jd);
 	}
 	snprintf(p, sizeof(p), "%s/segments/000000.tps", dir);
-	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd >= 0 && (f = fdopen(fd, "rb"))) {
 		if (fread(e, 1, 32, f) == 32)
@@ -178,11 +178,13 @@ static void attr(xmlNode *n, const char *k, char *out, size_t cap)
 	xmlFree(v);
 }
 
-/* Figures of a cached report.xml (the list's columns). */
-static void report_summary(const char *path, struct summary *sm)
+/* Figures of the cached report.xml of cfd (the list's columns), opened
+ * without following a link. */
+static void report_summary(int cfd, struct summary *sm)
 {
-	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-				  XML_PARSE_NOERROR);
+	int fd = openat(cfd, "report.xml", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	xmlDoc *doc = fd < 0 ? NULL : xmlReadFd(fd, "report.xml", NULL, XML_PARSE_NONET |
+						XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
 	xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
 	char rank[24];
 	long best_rank = -1, best_pid = 0;
@@ -226,6 +228,8 @@ static void report_summary(const char *path, struct summary *sm)
 	}
 out:
 	xmlFreeDoc(doc);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void num_or_null(struct evbuffer *b, const char *k, const char *v)
@@ -273,8 +277,7 @@ static void job_json(struct srv *s, struct evbuffer *b, const char *name,
 		int jfd, cfd;
 
 		if (!cache_open(dir, 0, &jfd, &cfd, cache, sizeof(cache))) {
-			snprintf(cache, sizeof(cache), "/proc/self/fd/%d/report.xml", cfd);
-			report_summary(cache, &sm);
+			report_summary(cfd, &sm);
 			cache_close(jfd, cfd);
 		}
 	}
@@ -443,15 +446,20 @@ static void job_info(struct srv *s, struct evhttp_request *req, const char *name
 	evbuffer_free(b);
 }
 
-/* /files/REL: one file of an export, every component checked. */
+/* /files/REL: one file of an export, every component checked and opened
+ * from its directory's descriptor without following a link. */
 static void download(struct evhttp_request *req, const char *dir, const char *rel)
 {
-	char p[4400], comp[SRV_NAME_MAX + 1], disp[300];
+	char comp[SRV_NAME_MAX + 1], disp[300];
 	const char *c = rel, *last = rel;
-	size_t i, used = (size_t)snprintf(p, sizeof(p), "%s", dir);
-	int fd, first = 1, listed = 0;
+	size_t i;
+	int fd = mgr_dir_nofollow(dir), first = 1, listed = 0;
 	struct stat st;
 
+	if (fd < 0) {
+		srv_error(req, 404, "cannot open the job directory");
+		return;
+	}
 	while (*c) {
 		const char *slash = strchr(c, '/');
 		size_t n = slash ? (size_t)(slash - c) : strlen(c);
@@ -460,35 +468,40 @@ static void download(struct evhttp_request *req, const char *dir, const char *re
 			goto bad;
 		memcpy(comp, c, n);
 		comp[n] = '\0';
-		if (!srv_name_ok(comp) || used + n + 2 > sizeof(p))
+		if (!srv_name_ok(comp))
 			goto bad;
 		for (i = 0; first && i < NEXPORTS; i++)
 			listed |= !strcmp(comp, exports[i].name);
 		if (first && !listed) {
 			srv_error(req, 404, "'%s' is not an export of this job", comp);
+			close(fd);
 			return;
 		}
 		first = 0;
-		used += (size_t)snprintf(p + used, sizeof(p) - used, "/%s", comp);
-		if (lstat(p, &st) < 0) {
-			srv_error(req, 404, "no file %s", rel);
-			return;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			srv_error(req, 403, "%s: links are not followed", rel);
-			return;
-		}
 		last = c;
 		c += n + (slash ? 1 : 0);
 		if (slash && !*c)
 			goto bad;
+		int next = openat(fd, comp, (*c ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK) | O_NOFOLLOW |
+				  O_CLOEXEC);
+
+		if (next < 0) {
+			int link = mgr_is_link(fd, comp);
+
+			close(fd);
+			if (link)
+				srv_error(req, 403, "%s: links are not followed", rel);
+			else
+				srv_error(req, 404, "no file %s", rel);
+			return;
+		}
+		close(fd);
+		fd = next;
 	}
 	if (first)
 		goto bad;
-	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
-	    !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		srv_error(req, 404, "%s is not a file", rel);
 		return;
 	}
@@ -502,6 +515,7 @@ static void download(struct evhttp_request *req, const char *dir, const char *re
 	evbuffer_free(b);
 	return;
 bad:
+	close(fd);
 	srv_error(req, 400, "bad file path");
 }
 
@@ -705,7 +719,7 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *name
 /* The cache file k->name, opened without following a link; closes k. */
 static void send_xml(struct evhttp_request *req, struct cache *k)
 {
-	int fd = openat(k->cfd, k->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(k->cfd, k->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	struct evbuffer *b = evbuffer_new();
 

@@ -656,7 +656,7 @@ struct tl_map {
 
 static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
 	memset(m, 0, sizeof(*m));

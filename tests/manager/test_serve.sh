@@ -88,7 +88,7 @@ mkdir -p "$work/jobs/broken"	# an index but no segments: not readable
 printf 'not an index' >"$work/jobs/broken/index"
 c=$(poll "$U/api/jobs/broken/report.xml" "$work/broken.json")
 check "a report that fails: 500 ($c)" [ "$c" = 500 ]
-check "  ...with the child's message" grep -q "the job's report and index failed (exit 1): tapestry: " "$work/broken.json"
+check "  ...with the child's message" grep -q "the job's report and index failed (exit 1; POST /api/jobs/broken/build tries again): tapestry: " "$work/broken.json"
 check "  ...and the list says failed" grep -q '"name":"broken",[^}]*"report":"failed"' <(curl -s "$U/api/jobs")
 check "HEAD of the list: 200, no body" [ "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$U/api/jobs")" = "200 0" ]
 rm -rf "$work/jobs/broken"

@@ -178,12 +178,12 @@ static void attr(xmlNode *n, const char *k, char *out, size_t cap)
 	xmlFree(v);
 }
 
-/* Figures of the cached report.xml of cfd (the list's columns), opened
- * without following a link. */
-static void report_summary(int cfd, struct summary *sm)
+/* Figures of the cached report f (report.xml, or the quick one) of cfd
+ * (the list's columns), opened without following a link. */
+static void report_summary(int cfd, const char *f, struct summary *sm)
 {
-	int fd = openat(cfd, "report.xml", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	xmlDoc *doc = fd < 0 ? NULL : xmlReadFd(fd, "report.xml", NULL, XML_PARSE_NONET |
+	int fd = openat(cfd, f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	xmlDoc *doc = fd < 0 ? NULL : xmlReadFd(fd, f, NULL, XML_PARSE_NONET |
 						XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
 	xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
 	char rank[24];
@@ -262,24 +262,101 @@ static const char *report_state(struct srv *s, const char *dir)
 	return "none";
 }
 
+/* ---- jobs still being written ------------------------------------------------ */
+
+#define WRITERS_MAX 256
+
+/* The job directories tapestry-collector processes write (their --output,
+ * made absolute from their working directory and resolved), from /proc:
+ * a job listed there is still running. Into out (at most WRITERS_MAX). */
+static size_t job_writers(char (*out)[4096])
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t n = 0;
+
+	while (d && (de = readdir(d)) && n < WRITERS_MAX) {
+		char p[300], cmd[8192], arg[8300];
+		ssize_t got;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", de->d_name);
+		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		got = read(fd, cmd, sizeof(cmd) - 1);
+		close(fd);
+		if (got <= 0)
+			continue;
+		cmd[got] = '\0';
+		const char *base = strrchr(cmd, '/');
+
+		if (!strstr(base ? base : cmd, "tapestry-collector"))
+			continue;
+		for (const char *a = cmd; a < cmd + got; a += strlen(a) + 1) {
+			const char *o = NULL;
+
+			if (!strcmp(a, "--output") && a + strlen(a) + 1 < cmd + got)
+				o = a + strlen(a) + 1;
+			else if (!strncmp(a, "--output=", 9))
+				o = a + 9;
+			if (!o)
+				continue;
+			if (o[0] == '/')
+				snprintf(arg, sizeof(arg), "%s", o);
+			else
+				snprintf(arg, sizeof(arg), "/proc/%s/cwd/%s", de->d_name, o);
+			if (realpath(arg, out[n]))
+				n++;
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* 1 when job name (directory dir) is being written: a launch of this
+ * server that runs, or a collector writing it (writers, nw). */
+static int job_running(struct srv *s, const char *name, const char *dir,
+		       char (*writers)[4096], size_t nw)
+{
+	for (struct srv_child *c = s->children; c; c = c->next)
+		if (c->kind == SRV_CHILD_LAUNCH && srv_child_running(c) && !strcmp(c->job, name))
+			return 1;
+	for (size_t i = 0; i < nw; i++)
+		if (!strcmp(writers[i], dir))
+			return 1;
+	return 0;
+}
+
+/* A job as JSON; running: it is being written (job_running). */
 static void job_json(struct srv *s, struct evbuffer *b, const char *name,
-		     const char *dir)
+		     const char *dir, int running)
 {
 	struct summary sm;
 	char cache[4300], date[64] = "";
+	const char *figures = NULL;
 	struct stat st;
+	int jfd, cfd;
 
 	memset(&sm, 0, sizeof(sm));
 	index_records(dir, &sm);
 	const char *state = report_state(s, dir);
 
-	if (!strcmp(state, "ready")) {
-		int jfd, cfd;
-
-		if (!cache_open(dir, 0, &jfd, &cfd, cache, sizeof(cache))) {
-			report_summary(cfd, &sm);
-			cache_close(jfd, cfd);
+	/* the full report's figures, else the quick report's (one read of the
+	 * job, made by POST .../quick: the list fills its columns without
+	 * the post-processing of every job) */
+	if (!cache_open(dir, 0, &jfd, &cfd, cache, sizeof(cache))) {
+		if (!strcmp(state, "ready")) {
+			report_summary(cfd, "report.xml", &sm);
+			figures = "report";
+		} else if (fresh_at(jfd, cfd, SRV_QUICK) > 0) {
+			report_summary(cfd, SRV_QUICK, &sm);
+			figures = "quick";
 		}
+		cache_close(jfd, cfd);
 	}
 	time_t t = sm.created_ns ? (time_t)(sm.created_ns / 1000000000u) :
 		   (stat(dir, &st) == 0 ? st.st_mtime : 0);
@@ -297,7 +374,9 @@ static void job_json(struct srv *s, struct evbuffer *b, const char *name,
 	num_or_null(b, "duration_ns", sm.duration);
 	evbuffer_add_printf(b, ",\"ranks\":%d,\"application\":", sm.ranks);
 	srv_json_str(b, sm.have_report ? sm.app : NULL);
-	evbuffer_add(b, "}", 1);
+	evbuffer_add_printf(b, ",\"figures\":");
+	srv_json_str(b, figures);
+	evbuffer_add_printf(b, ",\"running\":%s}", running ? "true" : "false");
 }
 
 /* A job in the list: its name and when its trace was last written (the
@@ -354,13 +433,18 @@ void srv_jobs_list(struct srv *s, struct evhttp_request *req)
 		names[n++].t = written_at(dir);
 	}
 	qsort(names, n, sizeof(*names), cmp_listed);
+	char (*writers)[4096] = malloc(WRITERS_MAX * sizeof(*writers));
+	size_t nw = writers ? job_writers(writers) : 0;
+
 	evbuffer_add_printf(b, "{\"jobs\":[");
 	for (size_t i = 0; i < n; i++) {
 		job_dir(s, names[i].name, dir, sizeof(dir));
 		if (i)
 			evbuffer_add(b, ",", 1);
-		job_json(s, b, names[i].name, dir);
+		job_json(s, b, names[i].name, dir,
+			 job_running(s, names[i].name, dir, writers, nw));
 	}
+	free(writers);
 	evbuffer_add_printf(b, "],\"truncated\":%s}\n", truncated ? "true" : "false");
 	srv_reply(req, 200, "application/json", b);
 out:
@@ -416,8 +500,12 @@ static void job_info(struct srv *s, struct evhttp_request *req, const char *name
 	char p[4400];
 	struct stat st;
 
+	char (*writers)[4096] = malloc(WRITERS_MAX * sizeof(*writers));
+	size_t nw = writers ? job_writers(writers) : 0;
+
 	evbuffer_add_printf(b, "{\"job\":");
-	job_json(s, b, name, dir);
+	job_json(s, b, name, dir, job_running(s, name, dir, writers, nw));
+	free(writers);
 	evbuffer_add_printf(b, ",\"exports\":[");
 	for (size_t i = 0; i < NEXPORTS; i++) {
 		struct srv_child *c;
@@ -781,6 +869,64 @@ static void build(struct srv *s, struct evhttp_request *req, const char *name,
 	evbuffer_free(b);
 }
 
+static void quick_done(struct srv *s, struct srv_child *c)
+{
+	(void)c;
+	s->quicks_running--;
+}
+
+/* POST /quick: the quick report alone (`tapestry report --xml --quick`,
+ * one read of the job, by `serve --build-quick DIR OUT`), for the list's
+ * columns: 200 {"state":"ready"} when it or the full report is fresh, 202
+ * while made (one at a time, beside the full reports). */
+static void quick(struct srv *s, struct evhttp_request *req, const char *dir)
+{
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_QUICK, dir);
+	struct srv_child *full = srv_child_find(s, SRV_CHILD_CACHE, dir);
+	char why[4500], out[4400];
+	int jfd, cfd, fresh;
+
+	if (cache_open(dir, 1, &jfd, &cfd, why, sizeof(why))) {
+		srv_error(req, errno == EACCES || errno == EROFS ? 503 : 403, "%s", why);
+		return;
+	}
+	fresh = fresh_at(jfd, cfd, "report.xml") > 0 || fresh_at(jfd, cfd, SRV_QUICK) > 0;
+	cache_close(jfd, cfd);
+	if (fresh) {
+		struct evbuffer *b = evbuffer_new();
+
+		evbuffer_add_printf(b, "{\"state\":\"ready\"}\n");
+		srv_reply(req, 200, "application/json", b);
+		evbuffer_free(b);
+		return;
+	}
+	if ((c && srv_child_running(c)) || (full && srv_child_running(full))) {
+		busy(req, "building");
+		return;
+	}
+	if (c && c->status) {
+		size_t n = c->outlen > 2000 ? 2000 : c->outlen;
+
+		srv_error(req, 500, "the job's quick report failed (exit %d): %.*s",
+			  c->status, (int)n, c->out + c->outlen - n);
+		return;
+	}
+	if (s->quicks_running > 0) {
+		busy(req, "queued");
+		return;
+	}
+	snprintf(out, sizeof(out), "%s/" CACHE "/" SRV_QUICK, dir);
+	const char *argv[] = {"tapestry", "serve", "--build-quick", dir, out, NULL};
+
+	if (!(c = srv_child_start(s, SRV_CHILD_QUICK, dir, argv, -1, why, sizeof(why)))) {
+		srv_error(req, 500, "cannot start: %s", why);
+		return;
+	}
+	c->done = quick_done;
+	s->quicks_running++;
+	busy(req, "building");
+}
+
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest)
 {
@@ -796,6 +942,8 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 			export_start(s, req, dir);
 		else if (!strcmp(rest, "/build"))
 			build(s, req, name, dir);
+		else if (!strcmp(rest, "/quick"))
+			quick(s, req, dir);
 		else
 			srv_error(req, 405, "no POST on this job URL");
 		return;

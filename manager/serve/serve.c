@@ -884,6 +884,12 @@ int mgr_cmd_serve(int argc, char **argv)
 	char addr[256], why[512];
 	int port = 0, status = 1;
 
+	if (argc == 4 && !strcmp(argv[1], "--build-quick")) {
+		/* internal: the quick report alone (the job list's columns) */
+		if (job_no_links(argv[2]))
+			return 1;
+		return build_report(argv[2], NULL, MGR_REPORT_QUICK, argv[3], NULL, NULL) ? 1 : 0;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "--build-index")) {
 		/* internal: the child that makes a job's cache */
 		if (argc != 4 && argc != 5)

@@ -46,6 +46,7 @@ struct srv {
 	struct srv_child *children;	/* running and finished children */
 	struct srv_tree *tree;
 	int reports_running;		/* cache children (report and index) at once: 1 */
+	int quicks_running;		/* quick reports alone (the list) at once: 1 */
 };
 
 /* ---- serve.c: replies ------------------------------------------------------ */
@@ -68,7 +69,7 @@ int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap
 /* ---- child.c: child processes of this binary ------------------------------- */
 
 enum srv_child_kind { SRV_CHILD_CACHE, SRV_CHILD_PLAN,
-		      SRV_CHILD_LAUNCH, SRV_CHILD_EXPORT };
+		      SRV_CHILD_LAUNCH, SRV_CHILD_EXPORT, SRV_CHILD_QUICK };
 
 struct srv_child {
 	struct srv_child *next;

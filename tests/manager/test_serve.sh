@@ -93,6 +93,42 @@ check "  ...and the list says failed" grep -q '"name":"broken",[^}]*"report":"fa
 check "HEAD of the list: 200, no body" [ "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$U/api/jobs")" = "200 0" ]
 rm -rf "$work/jobs/broken"
 
+# the list's columns from a quick report (one read, no post-processing),
+# and a job still written marked running
+timeout 60 "$T" run -o "$work/jobs/q1" -- /bin/ls / >/dev/null 2>&1
+check "a job never viewed: no figures in the list" \
+	[ "$(curl -s "$U/api/jobs/q1" >"$work/q1.json"; json "$work/q1.json" 'd["job"]["figures"]')" = None ]
+for _ in $(seq 300); do
+	c=$(code -X POST -H 'X-Tapestry: 1' "$U/api/jobs/q1/quick")
+	[ "$c" != 202 ] && break
+	sleep 0.2
+done
+check "POST quick: its quick report made (200: $c)" [ "$c" = 200 ]
+curl -s "$U/api/jobs" >"$work/jobsq.json"
+qrow() { json "$work/jobsq.json" "[j$1 for j in d['jobs'] if j['name'] == 'q1'][0]"; }
+"$T" report --xml --quick "$jobs/q1" >"$work/q1quick.xml"
+qev=$(python3 -c "import xml.etree.ElementTree as E; r=E.parse('$work/q1quick.xml').getroot(); print(r.get('events'), r.get('streams'), r.get('lost_events'))")
+check "  ...the list's events, streams, losses are the quick report's ($qev)" \
+	[ "$(qrow '["events"]') $(qrow '["streams"]') $(qrow '["lost_events"]')" = "$qev" ]
+check "  ...said to come from it, the application named" [ "$(qrow '["figures"]') $(qrow '["application"]')" = "quick /usr/bin/ls" ]
+check "  ...without the full report (none made)" [ "$(qrow '["report"]')" = none -a ! -e "$jobs/q1/.tapestry-serve/report.xml" ]
+check "  ...and not running" [ "$(qrow '["running"]')" = False ]
+"$T" run -o "$work/jobs/live" -- /bin/sleep 6 >/dev/null 2>&1 & lpid=$!
+pids+=($lpid)
+live=
+for _ in $(seq 100); do
+	curl -s "$U/api/jobs" >"$work/jobsl.json"
+	[ "$(json "$work/jobsl.json" '[j["running"] for j in d["jobs"] if j["name"] == "live"]')" = "[True]" ] && { live=1; break; }
+	sleep 0.2
+done
+check "a job being written is marked running" [ -n "$live" ]
+[ -n "$live" ] || { cat "$work/jobsl.json"; ps -eo pid,args | grep "[t]apestry-collector" | grep live; }
+check "  ...the others not" [ "$(json "$work/jobsl.json" '[j["running"] for j in d["jobs"] if j["name"] == "q1"][0]')" = False ]
+wait "$lpid"
+curl -s "$U/api/jobs" >"$work/jobsl.json"
+check "  ...no longer once it ended" [ "$(json "$work/jobsl.json" '[j["running"] for j in d["jobs"] if j["name"] == "live"][0]')" = False ]
+rm -rf "$work/jobs/q1" "$work/jobs/live"
+
 # 3. the timeline
 check "timeline answers (after indexing)" [ "$(poll "$U/api/jobs/run1/timeline?w=800" "$work/tl.json")" = 200 ]
 want=$(python3 - "$work/report.xml" <<'EOF'

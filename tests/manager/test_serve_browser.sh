@@ -58,6 +58,8 @@ TOK=$(sed -n 's|^tapestry: serving [^ ]*/?token=\([^ ]*\) .*|\1|p' "$work/serve.
 # the script's own requests present the token as a script would
 curl() { command curl -H "Authorization: Bearer $TOK" "$@"; }
 # the report and the index made once, as for a user who looked before
+# (a POST: a GET starts no work)
+curl -s -o /dev/null -X POST -H 'X-Tapestry: 1' "$U/api/jobs/run1/build"
 for p in report.xml timeline; do
 	for _ in $(seq 300); do
 		[ "$(curl -s -o /dev/null -w '%{http_code}' "$U/api/jobs/run1/$p")" = 200 ] && break

@@ -139,19 +139,27 @@ async function jobsPage() {
       const losses = j.lost_events === null ? '—' : (j.lost_events + (j.gap_batches ? ' + ' + j.gap_batches + ' batches' : ''));
       const tr = el('tr', {'data-job': j.name},
         `<td><a href="#/job/${encodeURIComponent(j.name)}">${esc(j.name)}</a></td><td>${esc(j.date)}</td>` +
-        `<td>${esc(j.application || '—')}</td><td class="n">${j.report === 'ready' && j.ranks ? j.ranks : '—'}</td>` +
+        `<td>${esc(j.application || '—')}</td><td class="n">${j.figures && j.ranks ? j.ranks : '—'}</td>` +
         `<td class="n">${j.streams === null ? '—' : j.streams}</td>` +
         `<td class="n" data-k="events">${j.events === null ? '(' + j.records + ' records)' : j.events}</td>` +
         `<td class="n">${losses}</td><td class="n">${fmtNs(j.duration_ns)}</td>` +
-        `<td class="n">${fmtBytes(j.bytes)}</td><td>${esc(j.report)}</td>`);
+        `<td class="n">${fmtBytes(j.bytes)}</td><td>${esc(j.report)}` +
+        (j.running ? ' <span class="running" data-running="1">running</span>' : '') + '</td>');
       tb.appendChild(tr);
-      if ((j.report === 'none' || j.report === 'building') && !pending && !asked[j.name]) pending = j.name;
+      if (!j.figures && j.report !== 'failed' && !pending && !asked[j.name]) pending = j.name;
     }
     if (!pending) break;
-    /* reports are made one at a time by the server: ask for the next one */
+    /* the columns from each job's quick report (one read of the job, one at
+     * a time on the server), not its whole post-processing */
     asked[pending] = 1;
-    try { await until('/api/jobs/' + encodeURIComponent(pending) + '/report.xml', gen, {text: true}); }
-    catch (e) { /* shown as "failed" in the list */ }
+    try {
+      for (let k = 0; gen === pageGen; k++) {
+        const r = await api('/api/jobs/' + encodeURIComponent(pending) + '/quick', {method: 'POST'});
+        if (!r || r.pending === undefined) break;
+        $('#busy').textContent = (r.pending.state || 'working') + '…';
+        await sleep(k < 10 ? 300 : 1000);
+      }
+    } catch (e) { /* shown as "failed" in the list */ }
     if (gen !== pageGen) return;
   }
   $('#busy').textContent = '';
@@ -182,6 +190,9 @@ async function jobPage(name, q) {
       '</div><p class="mut" id="report-wait">The report is being made (clock fits, causality repair, ' +
       'perturbation correction over the whole job, once): its figures replace these when it is ready.</p></section>';
   renderExports(base, info.exports);
+  /* a GET starts no work: the report and the index are asked for first */
+  if (info.job.report !== 'ready') await api(base + '/build', {method: 'POST'});
+  if (gen !== pageGen) return;
   const tl = startTimeline(base, gen, q);
   /* the quick report (counts, streams: one read of the job) first when the
    * report is not made yet, then the report with the post-processing */

@@ -515,7 +515,7 @@ static const struct mgr_opts_doc serve_doc = {
 		{"listen", 'l', 0, "ADDR:PORT",
 		 "where to listen (default 127.0.0.1:7480; port 0:\n"
 		 "any, printed). A non-loopback address needs\n"
-		 "--secret-file"},
+		 "TLS (--tls-cert/--tls-key or --tls-dir)"},
 		{"jobs", 'j', 0, "DIR", "job directories (default: .)"},
 		{"descriptions", 'd', 0, "DIR", "job descriptions, *.xml (default: .)"},
 		{"secret-file", 'S', 0, "F",

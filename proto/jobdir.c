@@ -838,7 +838,7 @@ static int meta_load(const char *dir, struct meta *m, size_t *where)
 	*where = 0;
 	if (!path)
 		return PROTO_E_NOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	free(path);
 	if (fd < 0)
 		return errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;
@@ -1676,7 +1676,7 @@ static int seg_enter(struct proto_jobdir_r *r)
 
 	if (!path)
 		return PROTO_E_NOMEM;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	free(path);
 	if (r->fd < 0 && errno == ENOENT) {
 		/* removed since the listing: as if it had never been there */
@@ -1903,7 +1903,7 @@ int proto_jobdir_index_get(struct proto_jobdir_r *r, uint64_t i,
 
 		if (!path)
 			return PROTO_E_NOMEM;
-		r->idx_fd = open(path, O_RDONLY | O_CLOEXEC);
+		r->idx_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		free(path);
 		if (r->idx_fd < 0)
 			return errno == ENOENT ? PROTO_E_NOTFOUND : PROTO_E_IO;

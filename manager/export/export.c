@@ -1,7 +1,9 @@
 /*
  * manager/export/export.c - `tapestry export`: the format table and the driver that
- * makes every export all-or-nothing (write OUT.tmp, rename on success).
+ * makes every export all-or-nothing (write into the directory OUT.tmp,
+ * rename on success; no link followed in OUT's directory).
  */
+#include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -12,6 +14,7 @@
 
 #include "manager/export/export.h"
 #include "manager/mgr.h"
+#include "manager/safeio.h"
 #include "manager/opts.h"
 #include "proto/error.h"
 
@@ -126,20 +129,55 @@ int mgr_export(const char *format, const char *dir, const char *out,
 			      out_dir_missing(out));
 		goto done;
 	}
-	if (asprintf(&tmp, "%s.tmp", out) < 0)
+	/* OUT.tmp is a directory made here (mkdir never follows a link; 0700:
+	 * nobody else adds a name in it), the format writes OUT inside it
+	 * through its descriptor, and OUT is renamed from it into OUT's
+	 * directory through that directory's descriptor: in a job directory
+	 * another user may write, a link planted at OUT.tmp is refused and no
+	 * file outside is written (docs/SECURITY.md, "tapestry serve") */
+	const char *base;
+	int pfd = mgr_parent_dir(out, 0, &base), sfd = -1;
+	char *stage = NULL, *inner = NULL;
+
+	if (pfd < 0) {
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot open its directory: %m", out);
 		goto done;
+	}
+	if (asprintf(&tmp, "%s.tmp", out) < 0 || asprintf(&stage, "%s.tmp", base) < 0)
+		goto staged;
+	if (mgr_is_link(pfd, stage)) {
+		rc = mgr_fail(PROTO_E_IO, "%s is a symbolic link: refused (someone else may "
+			      "write %s's directory)", tmp, out);
+		goto staged;
+	}
 	remove_tree(tmp);
-	rc = formats[i].fn(dir, tmp, st);
+	if (mkdirat(pfd, stage, 0700) < 0 ||
+	    (sfd = openat(pfd, stage, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    asprintf(&inner, "/proc/self/fd/%d/%s", sfd, base) < 0) {
+		rc = mgr_fail(PROTO_E_IO, "%s: cannot make it: %m", tmp);
+		goto staged;
+	}
+	rc = formats[i].fn(dir, inner, st);
 	if (rc == 0) {
-		remove_tree(out);
-		if (rename(tmp, out) != 0)
+		if (mgr_is_link(pfd, base))
+			unlinkat(pfd, base, 0);
+		else
+			remove_tree(out);
+		if (renameat(sfd, base, pfd, base) != 0)
 			rc = mgr_fail(PROTO_E_IO, "%s: cannot rename into place: %m",
 				      out);
 	}
 	if (rc != 0) {
-		remove_tree(tmp);
+		remove_tree(inner);
 		mgr_fail(rc, "export failed: %s not written", out);
 	}
+	unlinkat(pfd, stage, AT_REMOVEDIR);
+staged:
+	if (sfd >= 0)
+		close(sfd);
+	close(pfd);
+	free(stage);
+	free(inner);
 done:
 	free(def);
 	free(tmp);

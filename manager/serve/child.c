@@ -29,6 +29,11 @@ static int next_id = 1;
 
 static void finish(struct srv *s, struct srv_child *c)
 {
+	if (c->eof && c->exited && c->kind == SRV_CHILD_LAUNCH && c->root[0] &&
+	    !c->tree_ended) {
+		c->tree_ended = 1;	/* its collectors are gone: stop asking */
+		srv_tree_end(s->tree, c->root);
+	}
 	if (!c->eof || !c->exited || !c->done)
 		return;
 	void (*done)(struct srv *, struct srv_child *) = c->done;
@@ -71,7 +76,10 @@ static void find_root(struct srv_child *c)
 		return;
 	memcpy(c->root, p, (size_t)(e - p));
 	c->root[e - p] = '\0';
-	srv_tree_add(c->srv->tree, c->root, c->job);
+	char dir[4400];
+
+	snprintf(dir, sizeof(dir), "%s/%s", c->srv->jobs, c->job);
+	srv_tree_add(c->srv->tree, c->root, c->job, dir);
 }
 
 static void on_output(evutil_socket_t fd, short what, void *arg)
@@ -92,8 +100,7 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 	close(c->fd);
 	c->fd = -1;
 	c->eof = 1;
-	if (c->exited)
-		finish(c->srv, c);
+	finish(c->srv, c);
 }
 
 static void child_exec(const char *const argv[], int out_fd, int pipe_w, int newgroup,

@@ -25,6 +25,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "manager/safeio.h"
 #include "manager/serve/serve.h"
 #include "proto/jobdir.h"
 
@@ -46,30 +47,60 @@ static int ts_after(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
-int srv_cache_fresh(const char *dir, const char *f)
+/* 1 when the cache file name of cfd is newer than the job's data (index and
+ * meta.xml of jfd), 0 when stale or absent, -1 when it is a symbolic link
+ * (someone else may write this job directory: refused). */
+static int fresh_at(int jfd, int cfd, const char *name)
 {
 	static const char *const data[] = {"index", "meta.xml"};
-	char p[4200];
 	struct stat sf, sd;
 
-	if (stat(f, &sf) < 0)
+	if (fstatat(cfd, name, &sf, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, data[i]);
-		if (stat(p, &sd) == 0 && !ts_after(&sf.st_mtim, &sd.st_mtim))
+	if (!S_ISREG(sf.st_mode))
+		return S_ISLNK(sf.st_mode) ? -1 : 0;
+	for (size_t i = 0; i < 2; i++)
+		if (fstatat(jfd, data[i], &sd, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !ts_after(&sf.st_mtim, &sd.st_mtim))
 			return 0;
-	}
 	return 1;
 }
 
-int srv_cache_dir(const char *dir, char *out, size_t cap)
+/* The job directory dir (O_PATH, reached without a link) into *jfd and its
+ * cache DIR/.tapestry-serve (made 0700 when create, not a link) into *cfd:
+ * 0, or -1 with why. */
+static int cache_open(const char *dir, int create, int *jfd, int *cfd, char *why,
+		      size_t whylen)
 {
-	struct stat st;
-
-	snprintf(out, cap, "%s/" CACHE, dir);
-	if (mkdir(out, 0755) < 0 && errno != EEXIST)
+	*cfd = -1;
+	if ((*jfd = mgr_dir_nofollow(dir)) < 0) {
+		snprintf(why, whylen, "cannot open the job directory: %s", strerror(errno));
 		return -1;
-	return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+	}
+	if (create && mkdirat(*jfd, CACHE, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, whylen, "cannot make the cache " CACHE " of the job: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	if ((*cfd = openat(*jfd, CACHE, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		snprintf(why, whylen, "the job's " CACHE " %s", mgr_is_link(*jfd, CACHE) ?
+			 "is a symbolic link: refused (someone else may write this job "
+			 "directory)" : errno == ENOENT ? "is not there" : strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	close(*jfd);
+	*jfd = -1;
+	return -1;
+}
+
+static void cache_close(int jfd, int cfd)
+{
+	if (cfd >= 0)
+		close(cfd);
+	if (jfd >= 0)
+		close(jfd);
 }
 
 /* s->jobs/name into out when it is a job directory (not a link): 0 or -1. */
@@ -115,10 +146,14 @@ static void index_records(const char *dir, struct summary *sm)
 		proto_jobdir_close_r(jd);
 	}
 	snprintf(p, sizeof(p), "%s/segments/000000.tps", dir);
-	if ((f = fopen(p, "rb"))) {
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && (f = fdopen(fd, "rb"))) {
 		if (fread(e, 1, 32, f) == 32)
 			memcpy(&sm->created_ns, e + 16, 8);
 		fclose(f);
+	} else if (fd >= 0) {
+		close(fd);
 	}
 	DIR *d;
 	snprintf(p, sizeof(p), "%s/segments", dir);
@@ -143,11 +178,13 @@ static void attr(xmlNode *n, const char *k, char *out, size_t cap)
 	xmlFree(v);
 }
 
-/* Figures of a cached report.xml (the list's columns). */
-static void report_summary(const char *path, struct summary *sm)
+/* Figures of the cached report f (report.xml, or the quick one) of cfd
+ * (the list's columns), opened without following a link. */
+static void report_summary(int cfd, const char *f, struct summary *sm)
 {
-	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-				  XML_PARSE_NOERROR);
+	int fd = openat(cfd, f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	xmlDoc *doc = fd < 0 ? NULL : xmlReadFd(fd, f, NULL, XML_PARSE_NONET |
+						XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
 	xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
 	char rank[24];
 	long best_rank = -1, best_pid = 0;
@@ -191,6 +228,8 @@ static void report_summary(const char *path, struct summary *sm)
 	}
 out:
 	xmlFreeDoc(doc);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void num_or_null(struct evbuffer *b, const char *k, const char *v)
@@ -204,33 +243,121 @@ static void num_or_null(struct evbuffer *b, const char *k, const char *v)
 		evbuffer_add(b, "null", 4);
 }
 
-static const char *report_state(struct srv *s, const char *dir, const char *cache)
+static const char *report_state(struct srv *s, const char *dir)
 {
 	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
+	char why[256];
+	int jfd, cfd, fresh = 0;
 
-	if (cache[0] && srv_cache_fresh(dir, cache))
+	if (!cache_open(dir, 0, &jfd, &cfd, why, sizeof(why))) {
+		fresh = fresh_at(jfd, cfd, "report.xml");
+		cache_close(jfd, cfd);
+	}
+	if (fresh > 0)
 		return "ready";
 	if (c && srv_child_running(c))
 		return "building";
-	if (c && c->status)
+	if ((c && c->status) || fresh < 0)
 		return "failed";
 	return "none";
 }
 
+/* ---- jobs still being written ------------------------------------------------ */
+
+#define WRITERS_MAX 256
+
+/* The job directories tapestry-collector processes write (their --output,
+ * made absolute from their working directory and resolved), from /proc:
+ * a job listed there is still running. Into out (at most WRITERS_MAX). */
+static size_t job_writers(char (*out)[4096])
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t n = 0;
+
+	while (d && (de = readdir(d)) && n < WRITERS_MAX) {
+		char p[300], cmd[8192], arg[8300];
+		ssize_t got;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", de->d_name);
+		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		got = read(fd, cmd, sizeof(cmd) - 1);
+		close(fd);
+		if (got <= 0)
+			continue;
+		cmd[got] = '\0';
+		const char *base = strrchr(cmd, '/');
+
+		if (!strstr(base ? base : cmd, "tapestry-collector"))
+			continue;
+		for (const char *a = cmd; a < cmd + got; a += strlen(a) + 1) {
+			const char *o = NULL;
+
+			if (!strcmp(a, "--output") && a + strlen(a) + 1 < cmd + got)
+				o = a + strlen(a) + 1;
+			else if (!strncmp(a, "--output=", 9))
+				o = a + 9;
+			if (!o)
+				continue;
+			if (o[0] == '/')
+				snprintf(arg, sizeof(arg), "%s", o);
+			else
+				snprintf(arg, sizeof(arg), "/proc/%s/cwd/%s", de->d_name, o);
+			if (realpath(arg, out[n]))
+				n++;
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* 1 when job name (directory dir) is being written: a launch of this
+ * server that runs, or a collector writing it (writers, nw). */
+static int job_running(struct srv *s, const char *name, const char *dir,
+		       char (*writers)[4096], size_t nw)
+{
+	for (struct srv_child *c = s->children; c; c = c->next)
+		if (c->kind == SRV_CHILD_LAUNCH && srv_child_running(c) && !strcmp(c->job, name))
+			return 1;
+	for (size_t i = 0; i < nw; i++)
+		if (!strcmp(writers[i], dir))
+			return 1;
+	return 0;
+}
+
+/* A job as JSON; running: it is being written (job_running). */
 static void job_json(struct srv *s, struct evbuffer *b, const char *name,
-		     const char *dir)
+		     const char *dir, int running)
 {
 	struct summary sm;
 	char cache[4300], date[64] = "";
+	const char *figures = NULL;
 	struct stat st;
+	int jfd, cfd;
 
 	memset(&sm, 0, sizeof(sm));
 	index_records(dir, &sm);
-	snprintf(cache, sizeof(cache), "%s/" CACHE "/report.xml", dir);
-	const char *state = report_state(s, dir, cache);
+	const char *state = report_state(s, dir);
 
-	if (!strcmp(state, "ready"))
-		report_summary(cache, &sm);
+	/* the full report's figures, else the quick report's (one read of the
+	 * job, made by POST .../quick: the list fills its columns without
+	 * the post-processing of every job) */
+	if (!cache_open(dir, 0, &jfd, &cfd, cache, sizeof(cache))) {
+		if (!strcmp(state, "ready")) {
+			report_summary(cfd, "report.xml", &sm);
+			figures = "report";
+		} else if (fresh_at(jfd, cfd, SRV_QUICK) > 0) {
+			report_summary(cfd, SRV_QUICK, &sm);
+			figures = "quick";
+		}
+		cache_close(jfd, cfd);
+	}
 	time_t t = sm.created_ns ? (time_t)(sm.created_ns / 1000000000u) :
 		   (stat(dir, &st) == 0 ? st.st_mtime : 0);
 	struct tm tm;
@@ -247,7 +374,9 @@ static void job_json(struct srv *s, struct evbuffer *b, const char *name,
 	num_or_null(b, "duration_ns", sm.duration);
 	evbuffer_add_printf(b, ",\"ranks\":%d,\"application\":", sm.ranks);
 	srv_json_str(b, sm.have_report ? sm.app : NULL);
-	evbuffer_add(b, "}", 1);
+	evbuffer_add_printf(b, ",\"figures\":");
+	srv_json_str(b, figures);
+	evbuffer_add_printf(b, ",\"running\":%s}", running ? "true" : "false");
 }
 
 /* A job in the list: its name and when its trace was last written (the
@@ -304,13 +433,18 @@ void srv_jobs_list(struct srv *s, struct evhttp_request *req)
 		names[n++].t = written_at(dir);
 	}
 	qsort(names, n, sizeof(*names), cmp_listed);
+	char (*writers)[4096] = malloc(WRITERS_MAX * sizeof(*writers));
+	size_t nw = writers ? job_writers(writers) : 0;
+
 	evbuffer_add_printf(b, "{\"jobs\":[");
 	for (size_t i = 0; i < n; i++) {
 		job_dir(s, names[i].name, dir, sizeof(dir));
 		if (i)
 			evbuffer_add(b, ",", 1);
-		job_json(s, b, names[i].name, dir);
+		job_json(s, b, names[i].name, dir,
+			 job_running(s, names[i].name, dir, writers, nw));
 	}
+	free(writers);
 	evbuffer_add_printf(b, "],\"truncated\":%s}\n", truncated ? "true" : "false");
 	srv_reply(req, 200, "application/json", b);
 out:
@@ -366,8 +500,12 @@ static void job_info(struct srv *s, struct evhttp_request *req, const char *name
 	char p[4400];
 	struct stat st;
 
+	char (*writers)[4096] = malloc(WRITERS_MAX * sizeof(*writers));
+	size_t nw = writers ? job_writers(writers) : 0;
+
 	evbuffer_add_printf(b, "{\"job\":");
-	job_json(s, b, name, dir);
+	job_json(s, b, name, dir, job_running(s, name, dir, writers, nw));
+	free(writers);
 	evbuffer_add_printf(b, ",\"exports\":[");
 	for (size_t i = 0; i < NEXPORTS; i++) {
 		struct srv_child *c;
@@ -396,15 +534,20 @@ static void job_info(struct srv *s, struct evhttp_request *req, const char *name
 	evbuffer_free(b);
 }
 
-/* /files/REL: one file of an export, every component checked. */
+/* /files/REL: one file of an export, every component checked and opened
+ * from its directory's descriptor without following a link. */
 static void download(struct evhttp_request *req, const char *dir, const char *rel)
 {
-	char p[4400], comp[SRV_NAME_MAX + 1], disp[300];
+	char comp[SRV_NAME_MAX + 1], disp[300];
 	const char *c = rel, *last = rel;
-	size_t i, used = (size_t)snprintf(p, sizeof(p), "%s", dir);
-	int fd, first = 1, listed = 0;
+	size_t i;
+	int fd = mgr_dir_nofollow(dir), first = 1, listed = 0;
 	struct stat st;
 
+	if (fd < 0) {
+		srv_error(req, 404, "cannot open the job directory");
+		return;
+	}
 	while (*c) {
 		const char *slash = strchr(c, '/');
 		size_t n = slash ? (size_t)(slash - c) : strlen(c);
@@ -413,35 +556,40 @@ static void download(struct evhttp_request *req, const char *dir, const char *re
 			goto bad;
 		memcpy(comp, c, n);
 		comp[n] = '\0';
-		if (!srv_name_ok(comp) || used + n + 2 > sizeof(p))
+		if (!srv_name_ok(comp))
 			goto bad;
 		for (i = 0; first && i < NEXPORTS; i++)
 			listed |= !strcmp(comp, exports[i].name);
 		if (first && !listed) {
 			srv_error(req, 404, "'%s' is not an export of this job", comp);
+			close(fd);
 			return;
 		}
 		first = 0;
-		used += (size_t)snprintf(p + used, sizeof(p) - used, "/%s", comp);
-		if (lstat(p, &st) < 0) {
-			srv_error(req, 404, "no file %s", rel);
-			return;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			srv_error(req, 403, "%s: links are not followed", rel);
-			return;
-		}
 		last = c;
 		c += n + (slash ? 1 : 0);
 		if (slash && !*c)
 			goto bad;
+		int next = openat(fd, comp, (*c ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK) | O_NOFOLLOW |
+				  O_CLOEXEC);
+
+		if (next < 0) {
+			int link = mgr_is_link(fd, comp);
+
+			close(fd);
+			if (link)
+				srv_error(req, 403, "%s: links are not followed", rel);
+			else
+				srv_error(req, 404, "no file %s", rel);
+			return;
+		}
+		close(fd);
+		fd = next;
 	}
 	if (first)
 		goto bad;
-	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
-	    !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		srv_error(req, 404, "%s is not a file", rel);
 		return;
 	}
@@ -455,6 +603,7 @@ static void download(struct evhttp_request *req, const char *dir, const char *re
 	evbuffer_free(b);
 	return;
 bad:
+	close(fd);
 	srv_error(req, 400, "bad file path");
 }
 
@@ -511,49 +660,85 @@ static void busy(struct evhttp_request *req, const char *state)
 	evbuffer_free(b);
 }
 
-/* 1 when the cache file (want_report: report.xml, else timeline.idx) is
- * fresh (path in out); else a reply (202 while building, 500 when the
- * build failed) has been sent: 0. Both files come from one child (serve.c,
- * build_cache: one post-processing for the two), started for whichever is
- * stale; it writes the report first, so the report may be fresh while the
- * child still indexes. */
-static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
-		  int want_report, char *out, size_t cap)
-{
-	char cdir[4300], why[256], rep[4400], idx[4400];
-	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
+/* The job's cache for a request: dir's cache opened (jfd, cfd), the file
+ * name (report.xml, report-quick.xml, timeline.idx) looked at. */
+struct cache {
+	int jfd, cfd;
+	const char *name;
+	const char *job;	/* its name in the URL */
+	int start;		/* a POST: start the child when stale */
+};
 
-	if (srv_cache_dir(dir, cdir, sizeof(cdir))) {
-		srv_error(req, 503, "cannot write the cache %s: %s", cdir, strerror(errno));
+/* 1 when the cache file c->name is fresh (c open: the caller closes it);
+ * else a reply (202 while building, 500 when the build failed, 403 for a
+ * planted link) has been sent: 0. Both files come from one child
+ * (serve.c, build_cache: one post-processing for the two), started for
+ * whichever is stale; it writes the report first, so the report may be
+ * fresh while the child still indexes. */
+/* 409: not made, and a GET starts no work: the client POSTs build (the
+ * URL to do so, JSON "build") and asks again. */
+static void not_made(struct evhttp_request *req, const char *name, const char *what)
+{
+	struct evbuffer *b = evbuffer_new();
+	char url[300];
+
+	snprintf(url, sizeof(url), "/api/jobs/%s/build", name);
+	evbuffer_add_printf(b, "{\"error\":\"%s not made yet: POST %s (a GET starts no "
+			    "work)\",\"status\":409,\"state\":\"none\",\"build\":", what, url);
+	srv_json_str(b, url);
+	evbuffer_add_printf(b, "}\n");
+	srv_reply(req, 409, "application/json", b);
+	evbuffer_free(b);
+}
+
+static int cached(struct srv *s, struct evhttp_request *req, const char *dir,
+		  struct cache *k)
+{
+	char why[4500], rep[4400], idx[4400];
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_CACHE, dir);
+	int fresh;
+
+	if (cache_open(dir, 1, &k->jfd, &k->cfd, why, sizeof(why))) {
+		srv_error(req, errno == EACCES || errno == EROFS ? 503 : 403, "%s", why);
 		return 0;
 	}
-	snprintf(rep, sizeof(rep), "%s/report.xml", cdir);
-	snprintf(idx, sizeof(idx), "%s/timeline.idx", cdir);
-	snprintf(out, cap, "%s", want_report ? rep : idx);
-	if (srv_cache_fresh(dir, out))
+	if ((fresh = fresh_at(k->jfd, k->cfd, k->name)) > 0)
 		return 1;
+	int rfresh = fresh_at(k->jfd, k->cfd, "report.xml");
+	int ifresh = fresh_at(k->jfd, k->cfd, "timeline.idx");
+
+	cache_close(k->jfd, k->cfd);
+	k->jfd = k->cfd = -1;
+	if (fresh < 0 || rfresh < 0 || ifresh < 0) {
+		srv_error(req, 403, "the job's " CACHE "/%s is a symbolic link: refused "
+			  "(someone else may write this job directory)",
+			  fresh < 0 ? k->name : rfresh < 0 ? "report.xml" : "timeline.idx");
+		return 0;
+	}
 	if (c && srv_child_running(c)) {
 		busy(req, "building");
 		return 0;
 	}
-	if (c && c->status) {
-		char retry[4];
+	if (!k->start && c && c->status) {
+		size_t n = c->outlen > 2000 ? 2000 : c->outlen;
 
-		if (srv_query(req, "retry", retry, sizeof(retry))) {
-			size_t n = c->outlen > 2000 ? 2000 : c->outlen;
-
-			srv_error(req, 500, "the job's report and index failed (exit %d): %.*s",
-				  c->status, (int)n, c->out + c->outlen - n);
-			return 0;
-		}
+		srv_error(req, 500, "the job's report and index failed (exit %d; POST "
+			  "/api/jobs/%s/build tries again): %.*s", c->status, k->job,
+			  (int)n, c->out + c->outlen - n);
+		return 0;
+	}
+	if (!k->start) {
+		not_made(req, k->job, k->name);
+		return 0;
 	}
 	if (s->reports_running > 0) {
 		busy(req, "queued");
 		return 0;
 	}
+	snprintf(rep, sizeof(rep), "%s/" CACHE "/report.xml", dir);
+	snprintf(idx, sizeof(idx), "%s/" CACHE "/timeline.idx", dir);
 	const char *argv[] = {"tapestry", "serve", "--build-index", dir,
-			      srv_cache_fresh(dir, idx) ? "-" : idx,
-			      srv_cache_fresh(dir, rep) ? NULL : rep, NULL};
+			      ifresh ? "-" : idx, rfresh ? NULL : rep, NULL};
 
 	if (!(c = srv_child_start(s, SRV_CHILD_CACHE, dir, argv, -1, why, sizeof(why)))) {
 		srv_error(req, 500, "cannot start: %s", why);
@@ -577,18 +762,21 @@ static int64_t q_i64(struct evhttp_request *req, const char *k, int64_t def)
 	return errno || *end || end == v ? def : x;
 }
 
-static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
-		     int event)
+static void timeline(struct srv *s, struct evhttp_request *req, const char *name,
+		     const char *dir, int event)
 {
-	char path[4400], why[256];
+	struct cache k = {-1, -1, "timeline.idx", name, 0};
+	char path[64], why[256];
 	struct evbuffer *b;
 	int rc;
 
-	if (!cached(s, req, dir, 0, path, sizeof(path)))
+	if (!cached(s, req, dir, &k))
 		return;
 	struct timespec a, z;
 	char timing[64];
 
+	/* the index through the cache's descriptor: no link followed */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/timeline.idx", k.cfd);
 	b = evbuffer_new();
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (event)
@@ -601,57 +789,148 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *dir,
 	snprintf(timing, sizeof(timing), "index;dur=%.3f",
 		 (double)(z.tv_sec - a.tv_sec) * 1e3 + (double)(z.tv_nsec - a.tv_nsec) / 1e6);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Server-Timing", timing);
-	if (rc == -3 && unlink(path) == 0) {
+	if (rc == -3 && unlinkat(k.cfd, "timeline.idx", 0) == 0) {
 		evbuffer_free(b);
-		timeline(s, req, dir, event);	/* now stale: builds it again */
+		cache_close(k.jfd, k.cfd);
+		timeline(s, req, name, dir, event);	/* now stale: 409 */
 		return;
 	}
+	cache_close(k.jfd, k.cfd);
 	if (rc)
-		srv_error(req, rc == -2 ? 400 : 500, "%s", why);
+		srv_error(req, rc == -2 ? 400 : 500, "%s", rc == -2 ? why :
+			  "cannot read the job's timeline index");
 	else
 		srv_reply(req, 200, "application/json", b);
 	evbuffer_free(b);
 }
 
-static void send_xml(struct evhttp_request *req, const char *path)
+/* The cache file k->name, opened without following a link; closes k. */
+static void send_xml(struct evhttp_request *req, struct cache *k)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(k->cfd, k->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	struct evbuffer *b = evbuffer_new();
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int link = fd < 0 && errno == ELOOP;
+
 		if (fd >= 0)
 			close(fd);
-		srv_error(req, 500, "cannot read %s", path);
+		srv_error(req, link ? 403 : 500, "cannot read the job's " CACHE "/%s%s", k->name,
+			  link ? ": a symbolic link, refused" : "");
 	} else {
 		evbuffer_add_file(b, fd, 0, st.st_size);
 		srv_reply(req, 200, "application/xml", b);
 	}
 	evbuffer_free(b);
+	cache_close(k->jfd, k->cfd);
 }
 
 /* The report when it is made, else the quick one (post="skipped") once
  * the cache child has written it, else as report.xml (202, building). */
-static void report_quick(struct srv *s, struct evhttp_request *req, const char *dir)
+static void report_quick(struct srv *s, struct evhttp_request *req, const char *name,
+			 const char *dir)
 {
-	char cdir[4300], full[4400], quick[4400];
+	struct cache k = {-1, -1, SRV_QUICK, name, 0};
+	char why[256];
 
-	if (!srv_cache_dir(dir, cdir, sizeof(cdir))) {
-		snprintf(full, sizeof(full), "%s/report.xml", cdir);
-		snprintf(quick, sizeof(quick), "%s/" SRV_QUICK, cdir);
-		if (!srv_cache_fresh(dir, full) && srv_cache_fresh(dir, quick)) {
-			send_xml(req, quick);
+	if (!cache_open(dir, 0, &k.jfd, &k.cfd, why, sizeof(why))) {
+		if (fresh_at(k.jfd, k.cfd, "report.xml") == 0 &&
+		    fresh_at(k.jfd, k.cfd, SRV_QUICK) > 0) {
+			send_xml(req, &k);
 			return;
 		}
+		cache_close(k.jfd, k.cfd);
 	}
-	if (cached(s, req, dir, 1, full, sizeof(full)))
-		send_xml(req, full);
+	k.name = "report.xml";
+	if (cached(s, req, dir, &k))
+		send_xml(req, &k);
+}
+
+/* POST /build: the report and the index made when stale (again after a
+ * failure): 202 while the child runs, 200 {"state":"ready"} when both are
+ * fresh. */
+static void build(struct srv *s, struct evhttp_request *req, const char *name,
+		  const char *dir)
+{
+	struct cache k = {-1, -1, "report.xml", name, 1};
+
+	if (!cached(s, req, dir, &k))
+		return;
+	cache_close(k.jfd, k.cfd);
+	k.name = "timeline.idx";
+	if (!cached(s, req, dir, &k))
+		return;
+	cache_close(k.jfd, k.cfd);
+	struct evbuffer *b = evbuffer_new();
+
+	evbuffer_add_printf(b, "{\"state\":\"ready\"}\n");
+	srv_reply(req, 200, "application/json", b);
+	evbuffer_free(b);
+}
+
+static void quick_done(struct srv *s, struct srv_child *c)
+{
+	(void)c;
+	s->quicks_running--;
+}
+
+/* POST /quick: the quick report alone (`tapestry report --xml --quick`,
+ * one read of the job, by `serve --build-quick DIR OUT`), for the list's
+ * columns: 200 {"state":"ready"} when it or the full report is fresh, 202
+ * while made (one at a time, beside the full reports). */
+static void quick(struct srv *s, struct evhttp_request *req, const char *dir)
+{
+	struct srv_child *c = srv_child_find(s, SRV_CHILD_QUICK, dir);
+	struct srv_child *full = srv_child_find(s, SRV_CHILD_CACHE, dir);
+	char why[4500], out[4400];
+	int jfd, cfd, fresh;
+
+	if (cache_open(dir, 1, &jfd, &cfd, why, sizeof(why))) {
+		srv_error(req, errno == EACCES || errno == EROFS ? 503 : 403, "%s", why);
+		return;
+	}
+	fresh = fresh_at(jfd, cfd, "report.xml") > 0 || fresh_at(jfd, cfd, SRV_QUICK) > 0;
+	cache_close(jfd, cfd);
+	if (fresh) {
+		struct evbuffer *b = evbuffer_new();
+
+		evbuffer_add_printf(b, "{\"state\":\"ready\"}\n");
+		srv_reply(req, 200, "application/json", b);
+		evbuffer_free(b);
+		return;
+	}
+	if ((c && srv_child_running(c)) || (full && srv_child_running(full))) {
+		busy(req, "building");
+		return;
+	}
+	if (c && c->status) {
+		size_t n = c->outlen > 2000 ? 2000 : c->outlen;
+
+		srv_error(req, 500, "the job's quick report failed (exit %d): %.*s",
+			  c->status, (int)n, c->out + c->outlen - n);
+		return;
+	}
+	if (s->quicks_running > 0) {
+		busy(req, "queued");
+		return;
+	}
+	snprintf(out, sizeof(out), "%s/" CACHE "/" SRV_QUICK, dir);
+	const char *argv[] = {"tapestry", "serve", "--build-quick", dir, out, NULL};
+
+	if (!(c = srv_child_start(s, SRV_CHILD_QUICK, dir, argv, -1, why, sizeof(why)))) {
+		srv_error(req, 500, "cannot start: %s", why);
+		return;
+	}
+	c->done = quick_done;
+	s->quicks_running++;
+	busy(req, "building");
 }
 
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest)
 {
-	char dir[4300], path[4400];
+	char dir[4300];
 	int post = evhttp_request_get_command(req) == EVHTTP_REQ_POST;
 
 	if (job_dir(s, name, dir, sizeof(dir))) {
@@ -661,6 +940,10 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (post) {
 		if (!strcmp(rest, "/export"))
 			export_start(s, req, dir);
+		else if (!strcmp(rest, "/build"))
+			build(s, req, name, dir);
+		else if (!strcmp(rest, "/quick"))
+			quick(s, req, dir);
 		else
 			srv_error(req, 405, "no POST on this job URL");
 		return;
@@ -668,14 +951,16 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	if (!*rest) {
 		job_info(s, req, name, dir);
 	} else if (!strcmp(rest, "/report.xml")) {
-		if (cached(s, req, dir, 1, path, sizeof(path)))
-			send_xml(req, path);
+		struct cache k = {-1, -1, "report.xml", name, 0};
+
+		if (cached(s, req, dir, &k))
+			send_xml(req, &k);
 	} else if (!strcmp(rest, "/" SRV_QUICK)) {
-		report_quick(s, req, dir);
+		report_quick(s, req, name, dir);
 	} else if (!strcmp(rest, "/timeline")) {
-		timeline(s, req, dir, 0);
+		timeline(s, req, name, dir, 0);
 	} else if (!strcmp(rest, "/event")) {
-		timeline(s, req, dir, 1);
+		timeline(s, req, name, dir, 1);
 	} else if (!strncmp(rest, "/files/", 7)) {
 		download(req, dir, rest + 7);
 	} else {

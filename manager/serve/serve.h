@@ -32,14 +32,21 @@ struct srv {
 	const char *self;		/* this binary (/proc/self/exe) */
 	char jobs[4096];		/* realpath of --jobs */
 	char descs[4096];		/* realpath of --descriptions */
-	char secret[512];		/* bearer token; "" when none */
+	char secret[512];		/* the token; "" with --no-token */
 	size_t secretlen;
+	int authed;			/* the request being answered presented it */
+	int tls;			/* the listening socket speaks TLS */
+	struct ssl_ctx_st *ssl;		/* its context (SSL_CTX), or NULL */
+	struct srv_conn *conns;		/* open connections (serve.c: the deadline) */
+	struct event *sweep;		/* checks them every 250 ms */
+	double deadline_s;		/* a request must be whole within it */
 	char host_ok[3][300];		/* Host headers accepted (loopback, no token) */
 	int allow_upload;
 	int loopback;
 	struct srv_child *children;	/* running and finished children */
 	struct srv_tree *tree;
 	int reports_running;		/* cache children (report and index) at once: 1 */
+	int quicks_running;		/* quick reports alone (the list) at once: 1 */
 };
 
 /* ---- serve.c: replies ------------------------------------------------------ */
@@ -62,7 +69,7 @@ int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap
 /* ---- child.c: child processes of this binary ------------------------------- */
 
 enum srv_child_kind { SRV_CHILD_CACHE, SRV_CHILD_PLAN,
-		      SRV_CHILD_LAUNCH, SRV_CHILD_EXPORT };
+		      SRV_CHILD_LAUNCH, SRV_CHILD_EXPORT, SRV_CHILD_QUICK };
 
 struct srv_child {
 	struct srv_child *next;
@@ -72,6 +79,7 @@ struct srv_child {
 	char key[4096 + 64];		/* what it works on (a job or plan dir) */
 	char job[SRV_NAME_MAX + 1];	/* launches: the job directory's name */
 	char root[300];			/* launches: the root receiver, once said */
+	int tree_ended;			/* launches: its tree no longer polled */
 	pid_t pid;
 	int fd;				/* its stderr (and stdout unless to a file) */
 	struct event *ev;
@@ -113,13 +121,9 @@ void srv_jobs_list(struct srv *s, struct evhttp_request *req);
 /* /api/jobs/NAME[/what]: rest is what follows NAME ("" or "/report.xml" ...) */
 void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 	     const char *rest);
-/* Cache directory of job dir (DIR/.tapestry-serve), created: 0 or -1. */
-int srv_cache_dir(const char *dir, char *out, size_t cap);
 /* The quick report (`tapestry report --xml --quick`) the cache child writes
  * beside report.xml before the post-processing. */
 #define SRV_QUICK "report-quick.xml"
-/* 1 when cache file f is newer than the job's data (index and meta.xml). */
-int srv_cache_fresh(const char *dir, const char *f);
 
 /* ---- tlindex.c: the timeline index ----------------------------------------- */
 
@@ -157,8 +161,13 @@ int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b,
 
 /* Start the polling thread (one query per second of every root added). */
 struct srv_tree *srv_tree_new(const char *secret_file, char *why, size_t whylen);
-/* Poll addr ("ADDR:PORT") too, from now on. 0 or -1 (full). */
-int srv_tree_add(struct srv_tree *t, const char *addr, const char *label);
+/* Poll addr ("ADDR:PORT") too, from now on; jobdir (or NULL): a launch's
+ * job directory, whose own secret the polls use (not before it is known).
+ * 0 or -1 (full). */
+int srv_tree_add(struct srv_tree *t, const char *addr, const char *label,
+		 const char *jobdir);
+/* The launch of root addr ended: no longer polled (kept, shown as ended). */
+void srv_tree_end(struct srv_tree *t, const char *addr);
 /* The tree as JSON into b. */
 void srv_tree_json(struct srv_tree *t, struct evbuffer *b);
 void srv_tree_free(struct srv_tree *t);

@@ -30,6 +30,7 @@
 #include "manager/post/causality.h"
 #include "manager/post/events.h"
 #include "manager/post/grow.h"
+#include "manager/safeio.h"
 #include "manager/serve/serve.h"
 #include "proto/error.h"
 #include "proto/event.h"
@@ -435,6 +436,8 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 			    0, 0, 0, 0};
 	char tmpname[4400];
 	uint8_t *map = MAP_FAILED;
+	const char *base;
+	int pfd = -1;
 
 	if (rc)
 		goto out;
@@ -447,10 +450,23 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 	uint64_t msg_at = h.off_sparse + b->nsparse * sizeof(int64_t);
 	size_t cap = (size_t)msg_at;
 
-	snprintf(tmpname, sizeof(tmpname), "%s.tmp", out);
 	rc = PROTO_E_IO;
-	if ((fd = open(tmpname, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
-	    ftruncate(fd, (off_t)cap) < 0 ||
+	/* OUT.tmp made anew (O_EXCL) in OUT's directory, reached without
+	 * following a link: a link planted there is refused */
+	if ((pfd = mgr_parent_dir(out, 1, &base)) < 0) {
+		fprintf(stderr, "tapestry: cannot open the directory of %s: %s\n", out,
+			errno == ELOOP || errno == ENOTDIR ? "a symbolic link on its way: refused" :
+			strerror(errno));
+		goto out;
+	}
+	snprintf(tmpname, sizeof(tmpname), "%s.tmp", base);
+	if ((fd = mgr_create_excl(pfd, tmpname, O_RDWR, 0600)) < 0) {
+		fprintf(stderr, "tapestry: cannot create %s.tmp: %s\n", out, errno == ELOOP ?
+			"it is a symbolic link: refused" : strerror(errno));
+		tmpname[0] = '\0';
+		goto out;
+	}
+	if (ftruncate(fd, (off_t)cap) < 0 ||
 	    (map = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
 		goto out;
 	b->rec = (struct tl_rec *)(map + h.off_rec);
@@ -490,7 +506,7 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 	    pwrite(fd, b->str, b->strlen, (off_t)h.off_str) != (ssize_t)b->strlen)
 		goto out;
 	memcpy(map, &h, sizeof(h));
-	if (rename(tmpname, out) < 0)
+	if (renameat(pfd, tmpname, pfd, base) < 0)
 		goto out;
 	/* the server maps the page cache: it answers from the index at once,
 	 * and the disk catches up after (a sync first made a 10^7-event job's
@@ -504,8 +520,10 @@ out:
 		munmap(map, cap);
 	if (fd >= 0)
 		close(fd);
-	if (rc)
-		unlink(tmpname);
+	if (rc && pfd >= 0 && tmpname[0])
+		unlinkat(pfd, tmpname, 0);
+	if (pfd >= 0)
+		close(pfd);
 	free(perm);
 	return rc;
 }
@@ -513,7 +531,8 @@ out:
 struct srv_tl_builder *srv_tl_begin(const char *out, char *why, size_t whylen)
 {
 	struct builder *b = calloc(1, sizeof(*b));
-	char tmpname[4400];
+	const char *base;
+	int pfd, fd = -1;
 
 	if (!b || !(b->lanes = malloc(TL_LANES_MAX * sizeof(*b->lanes))) ||
 	    !(b->slot = calloc(TL_LANES_MAX * 2, sizeof(uint32_t))) ||
@@ -522,13 +541,22 @@ struct srv_tl_builder *srv_tl_begin(const char *out, char *why, size_t whylen)
 		srv_tl_free((struct srv_tl_builder *)b);
 		return NULL;
 	}
-	snprintf(tmpname, sizeof(tmpname), "%s.rec", out);
-	if (!(b->tmp = fopen(tmpname, "w+"))) {
-		snprintf(why, whylen, "cannot write %s: %s", tmpname, strerror(errno));
+	/* the records, in a file without a name in OUT's directory (reached
+	 * without following a link): gone with the process, whatever happens */
+	if ((pfd = mgr_parent_dir(out, 1, &base)) >= 0)
+		fd = openat(pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 || !(b->tmp = fdopen(fd, "w+"))) {
+		snprintf(why, whylen, "cannot write beside %s: %s", out,
+			 pfd < 0 && (errno == ELOOP || errno == ENOTDIR) ?
+			 "a symbolic link on its way: refused" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (pfd >= 0)
+			close(pfd);
 		srv_tl_free((struct srv_tl_builder *)b);
 		return NULL;
 	}
-	unlink(tmpname);	/* gone with the process, whatever happens */
+	close(pfd);
 	b->tmin = INT64_MAX;
 	b->tmax = INT64_MIN;
 	return (struct srv_tl_builder *)b;
@@ -628,7 +656,7 @@ struct tl_map {
 
 static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
 	memset(m, 0, sizeof(*m));

@@ -13,12 +13,14 @@
  *
  * Lock order: t->mu only; the queries run without it.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
@@ -47,6 +49,11 @@ struct tnode {
 struct troot {
 	char addr[300], label[64], error[512];
 	double ok;		/* last answer, server time (s); 0: never */
+	char jobdir[4400];	/* a launch's job: its own secret read from there */
+	char secret[4096];	/* that secret, once read */
+	size_t secretlen;
+	int own_secret;		/* 1: asked with secret (else the tree's) */
+	int ended;		/* the launch ended: no longer asked */
 };
 
 struct srv_tree {
@@ -174,6 +181,34 @@ static void on_stats(const struct proto_meta *m, void *arg)
 	pthread_mutex_unlock(&t->mu);
 }
 
+/* The secret of a launch's job (r->jobdir): the file its
+ * logs/root-status names (written by launch right after it prints its root
+ * receiver), read without following a link at the status file. 0 once
+ * read, -1 while not there yet. */
+static int launch_secret(struct troot *r)
+{
+	char p[4500], line[4200], path[4200] = "";
+	int fd;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/logs/root-status", r->jobdir);
+	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "secret ", 7)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof(path), "%s", line + 7);
+		}
+	fclose(f);
+	if (!path[0] || mgr_read_secret(path, r->secret, sizeof(r->secret), &r->secretlen))
+		return -1;
+	r->own_secret = 1;
+	return 0;
+}
+
 static void *poll_loop(void *arg)
 {
 	struct srv_tree *t = arg;
@@ -181,14 +216,31 @@ static void *poll_loop(void *arg)
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
 		for (int r = 0; r < t->nroots && !t->stop; r++) {
-			char addr[300], why[512];
+			char addr[300], why[512], secret[4096];
 			struct batch bt = {t, r, now_s()};
+			struct troot *tr = &t->roots[r];
+			size_t secretlen = t->secretlen;
 
-			snprintf(addr, sizeof(addr), "%s", t->roots[r].addr);
+			if (tr->ended)
+				continue;
+			/* a launch's tree is asked with its job's secret only, once
+			 * known: asked with another, the collectors count a refused
+			 * handshake */
+			if (tr->jobdir[0] && !tr->own_secret && launch_secret(tr)) {
+				snprintf(tr->error, sizeof(tr->error), "waiting for the job's secret");
+				continue;
+			}
+			memcpy(secret, tr->own_secret ? tr->secret : t->secret,
+			       tr->own_secret ? tr->secretlen : t->secretlen);
+			if (tr->own_secret)
+				secretlen = tr->secretlen;
+			snprintf(addr, sizeof(addr), "%s", tr->addr);
 			pthread_mutex_unlock(&t->mu);
-			int rc = mgr_status_query(addr, t->secret, t->secretlen, 900, on_stats,
+			int rc = mgr_status_query(addr, secret, secretlen, 900, on_stats,
 						  &bt, why, sizeof(why));
 			pthread_mutex_lock(&t->mu);
+			if (t->roots[r].ended)
+				continue;	/* ended while asked: its error stays */
 			if (rc) {
 				snprintf(t->roots[r].error, sizeof(t->roots[r].error), "%s", why);
 			} else {
@@ -234,28 +286,46 @@ struct srv_tree *srv_tree_new(const char *secret_file, char *why, size_t whylen)
 	return t;
 }
 
-int srv_tree_add(struct srv_tree *t, const char *addr, const char *label)
+int srv_tree_add(struct srv_tree *t, const char *addr, const char *label,
+		 const char *jobdir)
 {
 	int rc = -1;
 
 	pthread_mutex_lock(&t->mu);
 	for (int i = 0; i < t->nroots; i++)
-		if (!strcmp(t->roots[i].addr, addr)) {
+		if (!strcmp(t->roots[i].addr, addr) && !t->roots[i].ended) {
 			snprintf(t->roots[i].label, sizeof(t->roots[i].label), "%s", label);
 			rc = 0;
 		}
+	/* a root of an ended launch gives its place (its port may be reused) */
+	for (int i = 0; rc && i < t->nroots; i++)
+		if (t->roots[i].ended && !strcmp(t->roots[i].addr, addr))
+			t->roots[i].addr[0] = '\0';
 	if (rc && t->nroots < SRV_ROOTS_MAX) {
 		struct troot *r = &t->roots[t->nroots++];
 
 		memset(r, 0, sizeof(*r));
 		snprintf(r->addr, sizeof(r->addr), "%s", addr);
 		snprintf(r->label, sizeof(r->label), "%s", label);
+		snprintf(r->jobdir, sizeof(r->jobdir), "%s", jobdir ? jobdir : "");
 		snprintf(r->error, sizeof(r->error), "not asked yet");
 		rc = 0;
 		pthread_cond_signal(&t->cv);
 	}
 	pthread_mutex_unlock(&t->mu);
 	return rc;
+}
+
+void srv_tree_end(struct srv_tree *t, const char *addr)
+{
+	pthread_mutex_lock(&t->mu);
+	for (int i = 0; i < t->nroots; i++)
+		if (!strcmp(t->roots[i].addr, addr) && !t->roots[i].ended) {
+			t->roots[i].ended = 1;
+			snprintf(t->roots[i].error, sizeof(t->roots[i].error),
+				 "the launch ended: no longer asked");
+		}
+	pthread_mutex_unlock(&t->mu);
 }
 
 void srv_tree_json(struct srv_tree *t, struct evbuffer *b)
@@ -271,7 +341,7 @@ void srv_tree_json(struct srv_tree *t, struct evbuffer *b)
 		srv_json_str(b, r->addr);
 		evbuffer_add_printf(b, ",\"label\":");
 		srv_json_str(b, r->label);
-		evbuffer_add_printf(b, ",\"error\":");
+		evbuffer_add_printf(b, ",\"ended\":%s,\"error\":", r->ended ? "true" : "false");
 		srv_json_str(b, r->error[0] ? r->error : NULL);
 		if (r->ok > 0)
 			evbuffer_add_printf(b, ",\"answered_s_ago\":%.1f}", now - r->ok);

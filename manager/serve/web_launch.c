@@ -3,7 +3,11 @@
  * (*.xml) of --descriptions, what `tapestry plan` says about one, and
  * launches (`tapestry launch -o JOBS/NAME DESC` in the descriptions
  * directory) whose output the page follows. Uploading a description is
- * refused unless --allow-upload.
+ * refused unless --allow-upload. Launches and uploads are for the owner
+ * only: a request that presented the token (none with --no-token); a
+ * description is launched only from a regular file of --descriptions that
+ * the server's user owns and nobody else may write, in a directory nobody
+ * else may change (or sticky).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +50,55 @@ static int desc_path(const struct srv *s, const char *name, char *out, size_t ca
 	return lstat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
 }
 
+/* 403 unless the request presented the token: 0 when it did. */
+static int owner_only(const struct srv *s, struct evhttp_request *req, const char *what)
+{
+	if (s->authed)
+		return 0;
+	srv_error(req, 403, "%s only for the owner: this server runs with --no-token", what);
+	return -1;
+}
+
+/* 0 when path (a description of s->descs) is one the owner may launch:
+ * a regular file (not a link) of the server's user, not writable by group
+ * or others, in a directory of the user (or root) that nobody else may
+ * change (unless sticky). Else why says which. */
+static int desc_trusted(const struct srv *s, const char *name, char *why, size_t whylen)
+{
+	struct stat st, sd;
+	int dfd = open(s->descs, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	uid_t me = geteuid();
+
+	if (dfd < 0 || fstat(dfd, &sd) < 0) {
+		snprintf(why, whylen, "cannot open --descriptions: %s", strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%s is not a regular file of --descriptions%s", name,
+			 fd < 0 && errno == ELOOP ? " (a symbolic link)" : "");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (st.st_uid != me || (st.st_mode & 022)) {
+		snprintf(why, whylen, "%s is not launched: %s", name, st.st_uid != me ?
+			 "another user owns it" : "others may write it (chmod go-w)");
+		return -1;
+	}
+	if ((sd.st_uid != me && sd.st_uid != 0) ||
+	    ((sd.st_mode & 022) && !(sd.st_mode & S_ISVTX))) {
+		snprintf(why, whylen, "%s is not launched: another user may replace it in "
+			 "--descriptions (chmod go-w, or +t)", name);
+		return -1;
+	}
+	return 0;
+}
+
 static void send_json(struct evhttp_request *req, int code, struct evbuffer *b)
 {
 	srv_reply(req, code, "application/json", b);
@@ -65,8 +118,9 @@ static void list(struct srv *s, struct evhttp_request *req)
 		return;
 	}
 	b = evbuffer_new();
-	evbuffer_add_printf(b, "{\"upload\":%s,\"descriptions\":[",
-			    s->allow_upload ? "true" : "false");
+	evbuffer_add_printf(b, "{\"upload\":%s,\"launch\":%s,\"descriptions\":[",
+			    s->allow_upload && s->secretlen ? "true" : "false",
+			    s->secretlen ? "true" : "false");
 	while ((de = readdir(d)) && n < DESC_MAX) {
 		if (!srv_name_ok(de->d_name) || !is_xml(de->d_name) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -92,6 +146,8 @@ static void upload(struct srv *s, struct evhttp_request *req)
 		srv_error(req, 403, "uploads are off (start tapestry serve with --allow-upload)");
 		return;
 	}
+	if (owner_only(s, req, "uploads"))
+		return;
 	if (srv_query(req, "name", name, sizeof(name)) || !srv_name_ok(name) || !is_xml(name)) {
 		srv_error(req, 400, "upload needs ?name=NAME.xml ([A-Za-z0-9._-], not "
 			  "starting with '.')");
@@ -187,10 +243,13 @@ static void plan_done(struct srv *s, struct srv_child *c)
 	c->result = b;
 }
 
-static void plan(struct srv *s, struct evhttp_request *req, const char *path)
+/* GET /plan: the last plan (200), 202 while it runs, 409 when none (a GET
+ * starts no work); POST /plan: runs `tapestry plan` anew. */
+static void plan(struct srv *s, struct evhttp_request *req, const char *name,
+		 const char *path, int post)
 {
 	struct srv_child *c = srv_child_find(s, SRV_CHILD_PLAN, path);
-	char run[4], why[256], tmpdir[64], out[80];
+	char why[256], tmpdir[64], out[80];
 
 	if (c && srv_child_running(c)) {
 		struct evbuffer *b = evbuffer_new();
@@ -199,11 +258,23 @@ static void plan(struct srv *s, struct evhttp_request *req, const char *path)
 		send_json(req, 202, b);
 		return;
 	}
-	if (c && c->result && srv_query(req, "run", run, sizeof(run))) {
+	if (!post && c && c->result) {
 		struct evbuffer *b = evbuffer_new();
 
 		evbuffer_add_buffer_reference(b, c->result);
 		send_json(req, 200, b);
+		return;
+	}
+	if (!post) {
+		struct evbuffer *b = evbuffer_new();
+		char url[300];
+
+		snprintf(url, sizeof(url), "/api/descriptions/%s/plan", name);
+		evbuffer_add_printf(b, "{\"error\":\"no plan yet: POST %s (a GET starts no "
+				    "work)\",\"status\":409,\"state\":\"none\",\"build\":", url);
+		srv_json_str(b, url);
+		evbuffer_add_printf(b, "}\n");
+		send_json(req, 409, b);
 		return;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tapestry-serve-plan.XXXXXX");
@@ -232,12 +303,18 @@ static void plan(struct srv *s, struct evhttp_request *req, const char *path)
 static void launch(struct srv *s, struct evhttp_request *req, const char *name,
 		   const char *path)
 {
-	char job[SRV_NAME_MAX + 1], out[4400], why[256], stamp[32];
+	char job[SRV_NAME_MAX + 1], out[4400], why[4700], stamp[32];
 	size_t base = strlen(name) - 4;
 	time_t now = time(NULL);
 	struct tm tm;
 	struct stat st;
 
+	if (owner_only(s, req, "launches"))
+		return;
+	if (desc_trusted(s, name, why, sizeof(why))) {
+		srv_error(req, 403, "%s", why);
+		return;
+	}
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	if (base > 100)
@@ -284,8 +361,8 @@ void srv_desc(struct srv *s, struct evhttp_request *req, const char *name,
 	}
 	if (!*rest && !post)
 		show(req, path);
-	else if (!strcmp(rest, "/plan") && !post)
-		plan(s, req, path);
+	else if (!strcmp(rest, "/plan"))
+		plan(s, req, name, path, post);
 	else if (!strcmp(rest, "/launch") && post)
 		launch(s, req, name, path);
 	else

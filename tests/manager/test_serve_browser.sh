@@ -23,9 +23,10 @@ dom() { python3 "$top_srcdir/tests/manager/serve_dom.py" "$@"; }
 page() {
 	local args=(--headless --no-sandbox --disable-gpu --user-data-dir="$work/chrome"
 		--enable-logging=stderr --v=0 --virtual-time-budget=10000 --window-size="1400,$3")
-	timeout 120 "$CHROMIUM" "${args[@]}" --dump-dom "$U/$2" >"$work/$1.html" 2>"$work/$1.err"
+	# the URL serve printed (?token=): the cookie, then the page without it
+	timeout 120 "$CHROMIUM" "${args[@]}" --dump-dom "$U/?token=$TOK$2" >"$work/$1.html" 2>"$work/$1.err"
 	grep 'CONSOLE' "$work/$1.err" >"$work/$1.console"
-	timeout 120 "$CHROMIUM" "${args[@]}" --screenshot="$shots/serve-$1.png" "$U/$2" \
+	timeout 120 "$CHROMIUM" "${args[@]}" --screenshot="$shots/serve-$1.png" "$U/?token=$TOK$2" \
 		>/dev/null 2>&1
 	check "$1: no console message" [ ! -s "$work/$1.console" ]
 	[ -s "$work/$1.console" ] && head -5 "$work/$1.console"
@@ -52,8 +53,13 @@ raddr=$(awk '{print $2}' "$work/root.port")
 	--collector "$raddr" >"$work/serve.out" 2>"$work/serve.err" & SP=$!
 pids+=($SP)
 for _ in $(seq 50); do grep -q serving "$work/serve.out" && break; sleep 0.1; done
-U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$work/serve.out")
+U=$(sed -n 's|^tapestry: serving \(http://[^ /]*\)/.*|\1|p' "$work/serve.out")
+TOK=$(sed -n 's|^tapestry: serving [^ ]*/?token=\([^ ]*\) .*|\1|p' "$work/serve.out")
+# the script's own requests present the token as a script would
+curl() { command curl -H "Authorization: Bearer $TOK" "$@"; }
 # the report and the index made once, as for a user who looked before
+# (a POST: a GET starts no work)
+curl -s -o /dev/null -X POST -H 'X-Tapestry: 1' "$U/api/jobs/run1/build"
 for p in report.xml timeline; do
 	for _ in $(seq 300); do
 		[ "$(curl -s -o /dev/null -w '%{http_code}' "$U/api/jobs/run1/$p")" = 200 ] && break
@@ -101,7 +107,7 @@ check "launch: the plan is shown valid" grep -q 'class="ok">the plan is valid' "
 check "launch: with the collector plan" grep -q "collectors.plan" "$work/launch.html"
 
 # a launch from the page: click, follow, land on the new job's page
-job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/#/launch/io.xml" \
+job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/?token=$TOK#/launch/io.xml" \
 	"$shots/serve-launched.png" 180 2>"$work/cdp.err")
 check "launch from the page lands on the new job's page ($job)" [ "${job#\#/job/io-}" != "$job" ]
 [ -s "$work/cdp.err" ] && cat "$work/cdp.err"

@@ -59,6 +59,12 @@ async function api(path, opts) {
   const r = await fetch(path, init);
   const text = await r.text();
   if (r.status === 202) return {pending: text ? JSON.parse(text) : {}};
+  if (r.status === 409 && init.method === 'GET') {
+    /* not made yet, and a GET starts no work: the URL to POST */
+    let j = null;
+    try { j = JSON.parse(text); } catch (e) { /* not JSON */ }
+    if (j && j.build) return {build: j.build};
+  }
   if (!r.ok) {
     let msg = text;
     try { msg = JSON.parse(text).error; } catch (e) { /* not JSON */ }
@@ -74,6 +80,11 @@ async function until(path, gen, opts) {
     const t = performance.now();
     const r = await api(path, opts);
     lastMs = performance.now() - t;
+    if (r && r.build !== undefined) {
+      if (gen !== pageGen) return null;
+      await api(r.build, {method: 'POST'});
+      continue;
+    }
     if (!r || r.pending === undefined) {
       if (gen === pageGen) $('#busy').textContent = '';
       return r;
@@ -128,19 +139,27 @@ async function jobsPage() {
       const losses = j.lost_events === null ? '—' : (j.lost_events + (j.gap_batches ? ' + ' + j.gap_batches + ' batches' : ''));
       const tr = el('tr', {'data-job': j.name},
         `<td><a href="#/job/${encodeURIComponent(j.name)}">${esc(j.name)}</a></td><td>${esc(j.date)}</td>` +
-        `<td>${esc(j.application || '—')}</td><td class="n">${j.report === 'ready' && j.ranks ? j.ranks : '—'}</td>` +
+        `<td>${esc(j.application || '—')}</td><td class="n">${j.figures && j.ranks ? j.ranks : '—'}</td>` +
         `<td class="n">${j.streams === null ? '—' : j.streams}</td>` +
         `<td class="n" data-k="events">${j.events === null ? '(' + j.records + ' records)' : j.events}</td>` +
         `<td class="n">${losses}</td><td class="n">${fmtNs(j.duration_ns)}</td>` +
-        `<td class="n">${fmtBytes(j.bytes)}</td><td>${esc(j.report)}</td>`);
+        `<td class="n">${fmtBytes(j.bytes)}</td><td>${esc(j.report)}` +
+        (j.running ? ' <span class="running" data-running="1">running</span>' : '') + '</td>');
       tb.appendChild(tr);
-      if ((j.report === 'none' || j.report === 'building') && !pending && !asked[j.name]) pending = j.name;
+      if (!j.figures && j.report !== 'failed' && !pending && !asked[j.name]) pending = j.name;
     }
     if (!pending) break;
-    /* reports are made one at a time by the server: ask for the next one */
+    /* the columns from each job's quick report (one read of the job, one at
+     * a time on the server), not its whole post-processing */
     asked[pending] = 1;
-    try { await until('/api/jobs/' + encodeURIComponent(pending) + '/report.xml', gen, {text: true}); }
-    catch (e) { /* shown as "failed" in the list */ }
+    try {
+      for (let k = 0; gen === pageGen; k++) {
+        const r = await api('/api/jobs/' + encodeURIComponent(pending) + '/quick', {method: 'POST'});
+        if (!r || r.pending === undefined) break;
+        $('#busy').textContent = (r.pending.state || 'working') + '…';
+        await sleep(k < 10 ? 300 : 1000);
+      }
+    } catch (e) { /* shown as "failed" in the list */ }
     if (gen !== pageGen) return;
   }
   $('#busy').textContent = '';
@@ -171,6 +190,9 @@ async function jobPage(name, q) {
       '</div><p class="mut" id="report-wait">The report is being made (clock fits, causality repair, ' +
       'perturbation correction over the whole job, once): its figures replace these when it is ready.</p></section>';
   renderExports(base, info.exports);
+  /* a GET starts no work: the report and the index are asked for first */
+  if (info.job.report !== 'ready') await api(base + '/build', {method: 'POST'});
+  if (gen !== pageGen) return;
   const tl = startTimeline(base, gen, q);
   /* the quick report (counts, streams: one read of the job) first when the
    * report is not made yet, then the report with the post-processing */
@@ -674,7 +696,7 @@ async function launchPage(sel) {
   $('#desc').innerHTML = `<section><h2>${esc(sel)}</h2><pre id="desc-text">${esc(text)}</pre>` +
     '<button class="primary" id="go" disabled>Launch</button> <span id="plan-state" class="mut">planning…</span></section>' +
     '<section id="plan"></section>';
-  await api(base + '/plan?run=1');
+  await api(base + '/plan', {method: 'POST'});
   const p = await until(base + '/plan', gen);
   if (!p || gen !== pageGen) return;
   $('#plan-state').textContent = p.exit === 0 ? 'the plan is valid' : 'the description is invalid (tapestry plan exit ' + p.exit + ')';
@@ -682,7 +704,8 @@ async function launchPage(sel) {
   let ph = '<h2>tapestry plan</h2>' + (p.output ? `<pre id="plan-out">${esc(p.output)}</pre>` : '<p class="mut">no message</p>');
   for (const [f, c] of Object.entries(p.files)) ph += `<h2>${esc(f)}</h2><pre>${esc(c)}</pre>`;
   $('#plan').innerHTML = ph;
-  $('#go').disabled = p.exit !== 0;
+  $('#go').disabled = p.exit !== 0 || d.launch === false;
+  if (d.launch === false) $('#plan-state').textContent += ' (launches are off: tapestry serve runs with --no-token)';
   $('#go').addEventListener('click', async () => {
     $('#go').disabled = true;
     const r = await api(base + '/launch', {method: 'POST'});

@@ -865,56 +865,56 @@ static inline void ev_stat(const struct sn_call *c, int r, const char *path,
 			   struct stat *sb)
 {
 	ev_stat_any(c, PROTO_EV_STAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
-		    sb ? sb->st_size : -1, 0);
+		    r == 0 && sb ? sb->st_size : -1, 0);
 }
 
 static inline void ev_stat64(const struct sn_call *c, int r, const char *path,
 			     struct stat64 *sb)
 {
 	ev_stat_any(c, PROTO_EV_STAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
-		    sb ? sb->st_size : -1, 0);
+		    r == 0 && sb ? sb->st_size : -1, 0);
 }
 
 static inline void ev_lstat(const struct sn_call *c, int r, const char *path,
 			    struct stat *sb)
 {
 	ev_stat_any(c, PROTO_EV_LSTAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
-		    sb ? sb->st_size : -1, 0);
+		    r == 0 && sb ? sb->st_size : -1, 0);
 }
 
 static inline void ev_lstat64(const struct sn_call *c, int r, const char *path,
 			      struct stat64 *sb)
 {
 	ev_stat_any(c, PROTO_EV_LSTAT, r, AT_FDCWD, path_id_at(AT_FDCWD, path),
-		    sb ? sb->st_size : -1, 0);
+		    r == 0 && sb ? sb->st_size : -1, 0);
 }
 
 static inline void ev_fstat(const struct sn_call *c, int r, int fd,
 			    struct stat *sb)
 {
 	ev_stat_any(c, PROTO_EV_FSTAT, r, fd, sn_fd_path_fast(fd),
-		    sb ? sb->st_size : -1, 0);
+		    r == 0 && sb ? sb->st_size : -1, 0);
 }
 
 static inline void ev_fstat64(const struct sn_call *c, int r, int fd,
 			      struct stat64 *sb)
 {
 	ev_stat_any(c, PROTO_EV_FSTAT, r, fd, sn_fd_path_fast(fd),
-		    sb ? sb->st_size : -1, 0);
+		    r == 0 && sb ? sb->st_size : -1, 0);
 }
 
 static inline void ev_fstatat(const struct sn_call *c, int r, int dirfd,
 			      const char *path, struct stat *sb, int flags)
 {
 	ev_stat_any(c, PROTO_EV_FSTATAT, r, dirfd, at_path(dirfd, path, flags),
-		    sb ? sb->st_size : -1, flags);
+		    r == 0 && sb ? sb->st_size : -1, flags);
 }
 
 static inline void ev_fstatat64(const struct sn_call *c, int r, int dirfd,
 				const char *path, struct stat64 *sb, int flags)
 {
 	ev_stat_any(c, PROTO_EV_FSTATAT, r, dirfd, at_path(dirfd, path, flags),
-		    sb ? sb->st_size : -1, flags);
+		    r == 0 && sb ? sb->st_size : -1, flags);
 }
 
 static inline void ev_statx(const struct sn_call *c, int r, int dirfd,
@@ -922,7 +922,7 @@ static inline void ev_statx(const struct sn_call *c, int r, int dirfd,
 			    struct statx *sb)
 {
 	ev_stat_any(c, PROTO_EV_STATX, r, dirfd, at_path(dirfd, path, flags),
-		    sb && (sb->stx_mask & STATX_SIZE) ? (int64_t)sb->stx_size : -1,
+		    r == 0 && sb && (sb->stx_mask & STATX_SIZE) ? (int64_t)sb->stx_size : -1,
 		    flags);
 }
 
@@ -1693,6 +1693,13 @@ SN_EXPORT int __printf_chk(int flag, const char *fmt, ...)
 	return r;
 }
 
+/* closedir(NULL) fails with EINVAL in glibc: the wrapper must not crash
+ * first (glibc declares closedir's argument nonnull, so the test is here) */
+static int dir_fd(DIR *d)
+{
+	return d ? dirfd(d) : -1;
+}
+
 /* closedir: the descriptor is read before the call frees the DIR. */
 SN_EXPORT int closedir(DIR *d)
 {
@@ -1701,7 +1708,7 @@ SN_EXPORT int closedir(DIR *d)
 	int64_t p;
 
 	call_begin(&c, sn_real.closedir != NULL);
-	fd = dirfd(d);
+	fd = dir_fd(d);
 	p = sn_fd_path_fast(fd);
 	r = sn_real.closedir(d);
 	if (r == 0 && fd >= 0)

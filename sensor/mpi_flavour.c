@@ -182,6 +182,11 @@ void sn_preinit(void)
 
 	if (atomic_exchange(&done, 1))
 		return;
+	/* an image this already stood down for: never again (a copy of this
+	 * library under another name, or one from /etc/ld.so.preload, stays
+	 * in LD_PRELOAD and would exec forever) */
+	if (getenv("TAPESTRY_MPI_OTHER"))
+		return;
 	mark = dlsym(RTLD_DEFAULT, OTHER_MARK);
 	if (!mark || !dladdr((void *)sn_preinit, &self) || !self.dli_fname)
 		return;

@@ -1544,8 +1544,13 @@ int sn_init(void)
 	int saved_guard = sn_tls.guard;
 	int saved_errno = errno;
 
-	if (sn_preinit && atomic_load(&sn_state) == SN_ST_NONE)
-		sn_preinit();	/* the MPI sensor in the other MPI's process */
+	if (sn_preinit && atomic_load(&sn_state) == SN_ST_NONE) {
+		/* the MPI sensor in the other MPI's process: what it calls
+		 * (access, write, fopen...) must not start a nested init */
+		sn_tls.guard = 1;
+		sn_preinit();
+		sn_tls.guard = saved_guard;
+	}
 	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_INIT))
 		return st == SN_ST_READY ? 0 : PROTO_E_STATE;
 	sn_tls.guard = 1;

@@ -239,13 +239,14 @@ Test(profile, processes_without_mpi)
 Test(profile, bytes_moved)
 {
 	st[0].rank = 0;
-	/* read asked 8192, got 100; a failed write; fread 2 items of 4096 B
-	 * asked as 8192 (result: items); fgets got 12 of 80; fputs of 5 */
+	/* read asked 8192, got 100; a failed write; fread of 8192 B moved
+	 * (bytes: what moved since issue 31; result: items), one that moved
+	 * nothing; fgets got 12 of 80; fputs of 5 */
 	feed(0, PROTO_EV_READ, 0, 1, ARGS(3, 8192, 100, 0, 0, 0));
 	feed_o(0, PROTO_EV_WRITE, 1, 2, ARGS(3, 8192, -1, 0, 28, 0),
 	       &(struct ev_opt){.flags = PROTO_EVF_FAILED, .comm = INT64_MIN});
-	feed(0, PROTO_EV_FREAD, 2, 3, ARGS(3, 8192, 2, 0, 0, 0));
-	feed(0, PROTO_EV_FREAD, 3, 4, ARGS(3, 8192, 0, 0, 0, 0));
+	feed(0, PROTO_EV_FREAD, 2, 3, ARGS(3, 8192, 2, 0, 0, 1));
+	feed(0, PROTO_EV_FREAD, 3, 4, ARGS(3, 0, 0, 0, 0, 1));
 	feed(0, PROTO_EV_FGETS, 4, 5, ARGS(3, 80, 12, 0, 0, 0));
 	feed(0, PROTO_EV_FGETS, 5, 6, ARGS(3, 80, -1, 0, 0, 0));
 	feed(0, PROTO_EV_FPUTS, 6, 7, ARGS(3, 5, 1, 0, 0, 0));

@@ -351,9 +351,14 @@ static struct dir_ent {
 static _Atomic int dirs_busy;
 static _Atomic unsigned dirs_next;
 
+/* Bumped by every chdir: a getcwd taken before one must not be stored as
+ * known after it (a thread racing a chdir would keep the old directory). */
+static _Atomic unsigned cwd_gen;
+
 /* See rt.h. */
 void sn_cwd_forget(void)
 {
+	atomic_fetch_add(&cwd_gen, 1);
 	atomic_store(&cwd.known, 0);
 }
 
@@ -401,13 +406,16 @@ static size_t cwd_get(char *out, size_t cap)
 		if (n)
 			return n;
 	}
+	unsigned gen = atomic_load(&cwd_gen);
+
 	r = syscall(SYS_getcwd, out, cap);
 	if (r <= 1 || out[0] != '/')
 		return 0;
 	n = strnlen(out, cap);
 	if (atomic_compare_exchange_strong(&cwd.busy, &z, 1)) {
 		seq_store(&cwd.seq, cwd.s, &cwd.len, out, n);
-		atomic_store_explicit(&cwd.known, 1, memory_order_release);
+		if (atomic_load(&cwd_gen) == gen)
+			atomic_store_explicit(&cwd.known, 1, memory_order_release);
 		atomic_store(&cwd.busy, 0);
 	}
 	return n;

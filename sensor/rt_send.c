@@ -1314,7 +1314,9 @@ static void spool_undelivered(int reason)
 	snprintf(spool_path, sizeof(spool_path), "%s/%016llx.tps", dir,
 		 (unsigned long long)id);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", spool_path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* a file of our own, never through a link planted at its name */
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		sn_log(1, "sensor", "cannot keep the undelivered events in "
 		       "%s: %s", tmp, strerror(errno));

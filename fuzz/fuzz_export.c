@@ -6,7 +6,7 @@
  * output is removed. OTF2 is left out (libotf2 is not linked here; its
  * writer takes the same points as Paje's).
  *
- * FUZZ-LINK: -D_GNU_SOURCE manager/post/ manager/export/export_csv.c manager/export/export_chrome.c manager/export/export_paje.c manager/export/export_viz.c manager/export/viz_points.c manager/export/viz_sort.c manager/export/viz_progress.c manager/export/export_sim.c manager/export/export_sim_sub.c manager/export/export_moca.c manager/export/damage.c manager/util.c -lm
+ * FUZZ-LINK: -D_GNU_SOURCE manager/post/ manager/export/export_csv.c manager/export/export_chrome.c manager/export/export_paje.c manager/export/export_viz.c manager/export/viz_points.c manager/export/viz_sort.c manager/export/viz_progress.c manager/export/export_sim.c manager/export/export_sim_sub.c manager/export/export_sim_missing.c manager/export/export_moca.c manager/export/damage.c manager/util.c -lm
  */
 #include "fuzz/postjob.h"
 

@@ -1,6 +1,8 @@
 /*
  * deploy/examples/iodemo.c - a small program doing file I/O in two threads and
- * one forked child: what `tapestry run` traces in the demo.
+ * one forked child: what `tapestry run` traces in the demo. `iodemo DIR flush`
+ * flushes each line written: a record per call (consecutive fprintf calls
+ * are otherwise one record, a run: docs/modules/sensor-libc.md, "Runs").
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static int flush_lines;
+
 static void *writer(void *arg)
 {
 	const char *path = arg;
@@ -16,8 +20,11 @@ static void *writer(void *arg)
 
 	if (!f)
 		return NULL;
-	for (int i = 0; i < 1000; i++)
+	for (int i = 0; i < 1000; i++) {
 		fprintf(f, "line %d of %s\n", i, path);
+		if (flush_lines)
+			fflush(f);
+	}
 	fclose(f);
 	return NULL;
 }
@@ -27,6 +34,8 @@ int main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : "/tmp";
 	char a[4096], b[4096], buf[512];
 	pthread_t t1, t2;
+
+	flush_lines = argc > 2 && !strcmp(argv[2], "flush");
 
 	snprintf(a, sizeof(a), "%s/iodemo-a.txt", dir);
 	snprintf(b, sizeof(b), "%s/iodemo-b.txt", dir);

@@ -80,7 +80,9 @@ EOF
 serve_job() {
 	mkdir -p "$work/jobs" "$work/descs/io"
 	cc -O1 -pthread -o "$work/descs/iodemo" "$top_srcdir/deploy/examples/iodemo.c" || exit 99
-	timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" >/dev/null 2>"$work/run.err"
+	# flush: a record per line written (else each writer's 1000 fprintf are
+	# one record, a stdio run), so that the timeline has busy lanes
+	timeout 120 "$T" run -o "$work/jobs/run1" -- "$work/descs/iodemo" "$work" flush >/dev/null 2>"$work/run.err"
 	jobs=$(cd "$work/jobs" && pwd -P)
 	"$T" report --xml "$jobs/run1" >"$work/report.xml"
 }

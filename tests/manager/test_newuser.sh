@@ -160,8 +160,10 @@ if command -v curl >/dev/null; then
 	sp=$!
 	pids+=("$sp")
 	while ! grep -qs serving serve.out && kill -0 "$sp" 2>/dev/null; do sleep 0.1; done
-	u=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' serve.out)
-	order=$(curl -s "$u/api/jobs" | python3 -c 'import json,sys; print(" ".join(j["name"] for j in json.load(sys.stdin)["jobs"]))')
+	# the URL printed carries the token every route wants (?token=)
+	u=$(sed -n 's|^tapestry: serving \(http://[^ /]*\)/.*|\1|p' serve.out)
+	tok=$(sed -n 's|^tapestry: serving [^ ]*/?token=\([^ ]*\) .*|\1|p' serve.out)
+	order=$(curl -s -H "Authorization: Bearer $tok" "$u/api/jobs" | python3 -c 'import json,sys; print(" ".join(j["name"] for j in json.load(sys.stdin)["jobs"]))')
 	check "serve lists the newest job first ($order)" [ "$order" = "z-new a-old" ]
 	kill -TERM "$sp"
 	wait "$sp"

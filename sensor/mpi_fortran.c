@@ -454,6 +454,25 @@ F_BIND(mpi_file_get_view, MPI_FILE_GET_VIEW, file_get_view,
 	mf_ierr(ierr, rc);
 }
 
+#if F_CHOICE_BUFFERS
+/* Open MPI's Fortran (mpif.h, use mpi, mpi_f08 alike) detaches into an
+ * address of its own and writes only the size: the buffer's address means
+ * nothing to a Fortran caller, and buffer_addr may be smaller than one.
+ * MPICH's mpi_f08 passes a TYPE(C_PTR) there: no binding of ours (its
+ * mpi_buffer_detach_f08_ goes untraced; tests/sensor/mpi_fortran_syms.sh). */
+F_BIND(mpi_buffer_detach, MPI_BUFFER_DETACH, buffer_detach,
+       (void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr))
+{
+	void *addr = NULL;
+	int n = 0, rc = MPI_Buffer_detach(&addr, &n);
+
+	(void)buffer_addr;
+	if (rc == MPI_SUCCESS)
+		*size = n;
+	mf_ierr(ierr, rc);
+}
+#endif
+
 /* ---- arrays of datatypes: the w collectives ------------------------------ */
 
 #if F_CHOICE_BUFFERS

@@ -16,6 +16,7 @@
 # Parameters, by their C declaration (const ignored):
 #   void *x (choice buffer)      void *x          mf_buf(x)
 #   void *baseptr                void *baseptr    baseptr
+#   void *buffer_addr (an address the call writes): hand-written
 #   int / MPI_Aint / MPI_Offset / MPI_Count x    T *x    *x
 #   MPI_Aint / MPI_Offset / MPI_Count *x         T *x    x (written in place)
 #   int reorder, high (LOGICAL)  MPI_Fint *x      *x != F_FALSE
@@ -33,7 +34,7 @@
 # In a call with a LOGICAL flag, what it returns besides the flag and the
 # handles it reads is written only when the flag is set. Any other
 # parameter (arrays of handles or statuses, LOGICAL arrays, 1-based
-# indices, argc/argv) makes the call's binding a hand-written one
+# indices, argc/argv, callbacks) makes the call's binding a hand-written one
 # (sensor/mpi_fortran.c); the file ends with the list of those. The MPI-4
 # large-count forms (NAME_c, inside #if MPI_VERSION >= 4) get none.
 
@@ -56,6 +57,10 @@ BEGIN {
 	print "#include \"sensor/mpi_fortran.h\""
 	nskip = 0
 }
+
+# A table's conditionals (#if MPI_VERSION >= 4 ...) go around its calls'
+# bindings as they go around its wrappers.
+/^#[ \t]*(if|ifdef|ifndef|elif|else|endif)/ && !inside { print; next }
 
 # Join a call's lines (comments and blank lines out) until its parentheses
 # close.
@@ -126,7 +131,9 @@ function emit(call,    name, g, ng, np, P, i, t, v, arr, ptr, h, lc, fp, pre,
 		h = (t in handle) ? handle[t] : ""
 		if (cargs != "")
 			cargs = cargs ", "
-		if (t == "void" && ptr == 1 && arr == "") {
+		if (t == "void" && ptr == 1 && arr == "" && v == "buffer_addr") {
+			bad = 1	# an address the call writes: hand-written
+		} else if (t == "void" && ptr == 1 && arr == "") {
 			fp = fp "void *" v ", "
 			if (v == "baseptr") {
 				cargs = cargs v

@@ -11,6 +11,8 @@
 #    libmpichfort defines under that name (they call PMPI_ directly), and
 #    no mpi_NAME_ (its mpif.h bindings call MPI_NAME: the C wrapper sees
 #    them; a second binding would record the call twice).
+# Not the calls listed below with the reason they have none (nobind_*),
+# nor a table's #if calls where the library lacks their C wrapper.
 # Exit 77 when neither sensor library is there. Run from the top build
 # directory (make check does).
 . "$(dirname "$0")/mpi_lib.sh"
@@ -18,6 +20,21 @@
 names=$(sed -n 's/^MPI_CALL(\([A-Za-z_]*\),.*/\1/p' "$MPI_TOP_SRCDIR"/sensor/mpi*.def |
 	grep -v '_c$')
 [ -n "$names" ] || { echo "FAIL: no calls in the tables"; exit 1; }
+# The calls of a table's #if (MPI_Isendrecv: MPI_VERSION >= 4) have
+# bindings where the MPI has them: where the library has their C wrapper.
+guarded=$(awk '/^#if/ { d++ } /^#endif/ { d-- }
+	d > 0 && sub(/^MPI_CALL\(/, "") { sub(/,.*/, ""); print }' \
+	"$MPI_TOP_SRCDIR"/sensor/mpi*.def | grep -v '_c$')
+# Calls with no binding of ours, and why (each an exception of one MPI):
+#  - Grequest_start (both): its three callbacks are Fortran procedures,
+#    called with Fortran's convention (arguments by reference, ierr last):
+#    C callbacks to translate them would be a binding of its own, not
+#    written; a Fortran program's generalized requests start untraced.
+#  - Buffer_detach (MPICH's mpi_f08 only): its buffer_addr is a
+#    TYPE(C_PTR) out-argument there, unlike Open MPI's (whose binding,
+#    hand-written, detaches into an address of its own).
+nobind_ompi="Grequest_start"
+nobind_f08="Grequest_start Buffer_detach"
 [ -f "$MPI_PKGLIB_OMPI" ] || [ -f "$MPI_PKGLIB_MPICH" ] || skip "no MPI sensor library"
 mpi_tmpdir mpi-fortran-syms
 status=0
@@ -34,6 +51,11 @@ if [ -f "$MPI_PKGLIB_OMPI" ]; then
 	miss=
 	later=
 	for n in $names; do
+		case " $nobind_ompi " in *" $n "*) continue ;; esac
+		if echo "$guarded" | grep -qx "$n" && ! grep -qx "MPI_$n" "$tmp/ompi"; then
+			echo "note: Open MPI: no MPI_$n (MPI_VERSION < 4): no bindings"
+			continue
+		fi
 		lc=$(echo "$n" | tr 'A-Z' 'a-z')
 		uc=$(echo "$n" | tr 'a-z' 'A-Z')
 		for s in "mpi_${lc}_" "mpi_${lc}__" "mpi_$lc" "MPI_$uc" "ompi_${lc}_f"; do
@@ -68,6 +90,11 @@ if [ -f "$MPI_PKGLIB_MPICH" ] && [ -n "$MPIF90_MPICH" ] && [ -x "$MPIF90_MPICH" 
 	nf08=0
 	for n in $names; do
 		lc=$(echo "$n" | tr 'A-Z' 'a-z')
+		case " $nobind_f08 " in *" $n "*)
+			grep -qx "mpi_${lc}_f08_" "$tmp/mpich" &&
+				twice="$twice mpi_${lc}_f08_(listed as none)"
+			continue ;;
+		esac
 		if grep -qx "mpi_${lc}_f08_" "$tmp/fort"; then
 			nf08=$((nf08 + 1))
 			grep -qx "mpi_${lc}_f08_" "$tmp/mpich" || miss="$miss mpi_${lc}_f08_"

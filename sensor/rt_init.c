@@ -228,11 +228,14 @@ static void read_hold(void)
 		sn_cfg.wait_full = 1;
 	if (sn_cfg.hold && h == 0) {	/* said once a node (its first rank) */
 		const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+		/* under tapestry run/launch the manager said it in its own
+		 * line (TAPESTRY_HOLD_SAID=1): a debug line here then */
+		int lvl = getenv("TAPESTRY_HOLD_SAID") ? 4 : 2;
 
 		if (!lr)
 			lr = getenv("MPI_LOCALRANKID");
-		if (!lr || !strcmp(lr, "0"))
-			sn_log(2, "sensor", "%ld ranks on %ld cores: holding the "
+		if ((!lr || !strcmp(lr, "0")) && (lvl == 2 || sn_cfg.log_level >= lvl))
+			sn_log(lvl, "sensor", "%ld ranks on %ld cores: holding the "
 			       "trace (drained when a ring is half full, a full "
 			       "ring waits: nothing dropped; TAPESTRY_HOLD=off "
 			       "streams)", ranks, cpus);

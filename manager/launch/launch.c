@@ -903,9 +903,28 @@ static int run_mpi(struct launch *L)
 	char over[1024];
 	int yield = oversubscribed(L, over, sizeof(over), 1) > 0;
 
+	/* the ranks' sensors hold the trace there (TAPESTRY_HOLD auto, stream
+	 * mode: sensor/rt_init.c): said in this line, and the sensors told it
+	 * was (TAPESTRY_HOLD_SAID=1) so that they do not say it once a node */
+	const char *hv = getenv("TAPESTRY_HOLD");
+	int hold = yield && (!hv || !*hv || !strcmp(hv, "auto")) &&
+		   !(jd->sensor_mode && !strcmp(jd->sensor_mode, "postmortem"));
+
 	if (yield)
 		fprintf(stderr, "tapestry: oversubscribed (%s): %s runs in its "
-			"yielding mode\n", over, mgr_jd_mpi_name(jd->mpi));
+			"yielding mode%s\n", over, mgr_jd_mpi_name(jd->mpi),
+			hold ? "; the sensors hold the trace where a host runs a "
+			"rank per core or more (drained when a ring is half full, "
+			"a full ring waits: nothing dropped; TAPESTRY_HOLD=off "
+			"streams)" : "");
+	if (hold) {
+		int i = 0;
+
+		while (env[i])
+			i++;
+		if (i < MGR_JD_MAX_ENV + 9 && !(env[i] = strdup("TAPESTRY_HOLD_SAID=1")))
+			goto out;
+	}
 	if (jd->mpi == MGR_MPI_OPENMPI) {
 		snprintf(hostfile, sizeof(hostfile), "%s/plan/hostfile.openmpi", L->dir);
 		argv[n++] = "mpirun.openmpi";

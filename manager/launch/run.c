@@ -500,19 +500,46 @@ static int find_parts(struct run *R)
 	return 0;
 }
 
+/* The sensors hold the trace when a node runs a rank per core or more
+ * (TAPESTRY_HOLD unset or auto, stream mode: sensor/rt_init.c). */
+static int sensors_hold(long ranks, int cores)
+{
+	const char *h = getenv("TAPESTRY_HOLD"), *m = getenv("TAPESTRY_MODE");
+
+	if (h && *h && strcmp(h, "auto"))
+		return 0;
+	if (m && !strcmp(m, "postmortem"))
+		return 0;
+	return ranks > 0 && ranks >= cores;
+}
+
+#define HOLD_SAID "the sensors hold the trace (drained when a ring is half " \
+	"full, a full ring waits: nothing dropped; TAPESTRY_HOLD=off streams)"
+
 /* More ranks asked of this host than it has cores: say so in one line and
  * put the MPI in its yielding mode (the environment the launcher and the
- * ranks inherit; a setting the user made is kept). */
+ * ranks inherit; a setting the user made is kept). A rank per core or
+ * more: the sensors hold the trace, said in that line (or its own), and
+ * the ranks' sensors told it was (TAPESTRY_HOLD_SAID=1) not to say it
+ * once a node themselves. */
 static void oversubscribe(const struct run *R)
 {
 	const char *const *env = mgr_yield_env(R->mpi);
 	long n = R->guess.launcher ? mgr_ranks_asked(R->prog + 1) : 0;
 	int cores = mgr_local_cores();
+	int hold = sensors_hold(n, cores);
 
-	if (n <= cores || !env)
+	if (hold)
+		setenv("TAPESTRY_HOLD_SAID", "1", 1);
+	if (n <= cores || !env) {
+		if (hold)
+			fprintf(stderr, "tapestry: %ld ranks on %d cores here: "
+				HOLD_SAID "\n", n, cores);
 		return;
+	}
 	fprintf(stderr, "tapestry: %ld ranks on %d cores here: oversubscribed, "
-		"%s set to yield the processor when idle\n", n, cores, R->mpi);
+		"%s set to yield the processor when idle%s%s\n", n, cores, R->mpi,
+		hold ? "; " : "", hold ? HOLD_SAID : "");
 	for (int i = 0; env[i]; i++) {
 		char name[128];
 		size_t len = strcspn(env[i], "=");

@@ -121,7 +121,9 @@ rc=$?
 check "salloc tapestry run -- srun --mpi=pmix exits 0 ($rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || tail -n 20 "$W/r.err"
 check "  ...Open MPI sensor chosen from the ranks' program" grep -q "sensors libc,mpi,mem, openmpi;" "$W/r.err"
-check "  ...2 MPI ranks traced" grep -q "(2 MPI ranks)" "$W/r.err"
+# srun and slurmstepd are launchers, counted apart: "(2 MPI ranks; N launcher processes)"
+check "  ...2 MPI ranks traced" grep -Eq "\(2 MPI ranks(\)|; [0-9]+ launcher process)" "$W/r.err"
+grep -Eq "\(2 MPI ranks(\)|; [0-9]+ launcher process)" "$W/r.err" || grep "events from" "$W/r.err"
 
 # 3. bad input: fewer slots than processes, one clear line, nothing started
 timeout 120 salloc -n 1 "$T" launch -o "$W/job-small" "$W/ring-slurm.xml" >/dev/null 2>"$W/s.err"

@@ -54,6 +54,9 @@ for case in "mpich mpirun.mpich mpi_ring_mpich" "openmpi mpirun.openmpi mpi_ring
 	check "$fl: collector logs in DIR/logs" grep -q "connected" "$work/$fl.job/logs/collector-node.log"
 	if [ "$(nproc)" -lt 4 ]; then
 		check "$fl: oversubscription said" grep -q "^tapestry: 4 ranks on $(nproc) cores here: oversubscribed" "$work/$fl.err"
+		# the sensors hold the trace: said in that line, not by them
+		check "$fl: the holding said by tapestry" grep -q "^tapestry: 4 ranks on $(nproc) cores here: oversubscribed, .*; the sensors hold the trace" "$work/$fl.err"
+		check "$fl: ...not by the sensors" bash -c "! grep -q 'holding the trace' '$work/$fl.err'"
 	fi
 done
 [ $ran = 1 ] || exit 77

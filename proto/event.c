@@ -113,9 +113,15 @@ int64_t proto_ev_moved(const struct proto_event *ev)
 		break;
 	}
 	io = proto_ev_mpiio(ev->type);
-	if ((io == PROTO_IO_READ || io == PROTO_IO_WRITE) && r >= 0 &&
-	    ev->arg[r] >= 0)
-		return ev->arg[r];
+	if (io == PROTO_IO_READ || io == PROTO_IO_WRITE) {
+		/* a failed access moved nothing; a nonblocking one and a split
+		 * collective's _begin (no result) move theirs at their
+		 * completion (the MPI_Wait... records the bytes, the _end its
+		 * status); a status that says nothing (-1): what it asked */
+		if ((ev->flags & PROTO_EVF_FAILED) || r < 0)
+			return 0;
+		return ev->arg[r] >= 0 ? ev->arg[r] : ev->arg[b];
+	}
 	if (proto_ev_info(ev->type)->category == PROTO_CAT_LIBC &&
 	    (ev->flags & PROTO_EVF_FAILED))
 		return 0;

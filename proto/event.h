@@ -158,7 +158,9 @@ int proto_ev_mpiio(unsigned type);
 /* The bytes an event's call moved, for the exports' bytes column: its
  * result for the calls whose bytes field is what they asked for (read,
  * write, pread, pwrite, readv, writev, the socket calls; 0 when they
- * failed), MPI-IO's result when known (else what it asked for), the bytes
+ * failed), MPI-IO's result when known (else what it asked for; 0 when it
+ * failed, and for a nonblocking access or a split collective's _begin,
+ * whose bytes move at their completion), the bytes
  * field itself for every other type that has one (the stdio calls and the
  * libc types since issue 31 record what moved; in their older traces,
  * count 0, fgets records the buffer's size: its result then), -1 for a

@@ -364,8 +364,10 @@ int mgr_profile_gather(struct mgr_events *e, struct mgr_profile **out, uint64_t 
 		if ((rc = mgr_profile_add(p, &me)) < 0)
 			break;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		mgr_profile_hidden(p, mgr_events_launchers(e));
 		rc = mgr_profile_finish(p);
+	}
 	if (rc < 0) {
 		mgr_profile_free(p);
 		return mgr_fail(rc, "profile: %s", proto_strerror(rc));

@@ -18,6 +18,7 @@
 #include "manager/post/causality.h"
 #include "manager/post/comms.h"
 #include "manager/post/events.h"
+#include "manager/post/mpi_ends.h"
 #include "manager/post/perturb.h"
 #include "manager/post/post.h"
 #include "manager/post/profile.h"
@@ -187,6 +188,13 @@ struct report {
 	mgr_report_hook hook;			/* sees every event of me, or NULL */
 	int no_profile;				/* --no-profile */
 	struct mgr_profile *prof;		/* NULL: none (quick, failed) */
+	/* nonblocking MPI-IO requests posted, not yet completed (stream,
+	 * req, 0 read / 1 write, bytes asked), and the bytes their
+	 * completions moved: a nonblocking access moves its bytes at its
+	 * completion (what it asked: the completion records 0 today) */
+	struct io_req { uint64_t stream; int64_t req; int rw; int64_t bytes; } *ioreq;
+	size_t nioreq, capioreq;
+	uint64_t io_late[2];
 	void *hook_arg;
 	const struct mgr_post *post;		/* these four: NULL with me */
 	const struct mgr_perturb_stats *ps;
@@ -282,6 +290,8 @@ static void gather_span(struct report *r)
 	if (r->hook && rc == 0)
 		r->hook(r->hook_arg, NULL);	/* the clean end */
 	/* while the trace is open: the profile reads its streams' ranks */
+	if (r->prof)
+		mgr_profile_hidden(r->prof, mgr_events_launchers(r->me));
 	if (r->prof && (rc < 0 || mgr_profile_finish(r->prof) < 0)) {
 		mgr_profile_free(r->prof);
 		r->prof = NULL;
@@ -354,6 +364,65 @@ static uint64_t calls(const struct proto_event *ev)
 	return proto_ev_calls(ev);
 }
 
+struct io_done_ctx {
+	struct report *r;
+	uint64_t stream;
+};
+
+/* A completion's end: a nonblocking MPI-IO request's bytes (what its post
+ * asked: the completion's bytes field is 0 for a file request) counted
+ * now, its entry forgotten. */
+static int io_done(void *arg, const struct mgr_end *e)
+{
+	struct io_done_ctx *c = arg;
+	struct report *r = c->r;
+
+	if (e->kind != MGR_END_DONE || !e->req)
+		return 0;
+	for (size_t i = 0; i < r->nioreq; i++)
+		if (r->ioreq[i].stream == c->stream && r->ioreq[i].req == e->req) {
+			if (r->ioreq[i].bytes > 0)
+				r->io_late[r->ioreq[i].rw] += (uint64_t)r->ioreq[i].bytes;
+			r->ioreq[i] = r->ioreq[--r->nioreq];
+			break;
+		}
+	return 0;
+}
+
+/* te's part in the nonblocking MPI-IO bytes: a post remembered, a
+ * completion counted. 0, or PROTO_E_NOMEM. */
+static int io_requests(struct report *r, const struct proto_trace_event *te)
+{
+	const struct proto_event *ev = te->ev;
+	int io = proto_ev_mpiio(ev->type);
+	int q = proto_ev_arg(ev->type, PROTO_F_req);
+
+	if (ev->flags & PROTO_EVF_FAILED)
+		return 0;
+	if ((io == PROTO_IO_READ || io == PROTO_IO_WRITE) && q >= 0) {
+		if (r->nioreq == r->capioreq) {
+			size_t n = r->capioreq ? 2 * r->capioreq : 64;
+			struct io_req *a = realloc(r->ioreq, n * sizeof(*a));
+
+			if (!a)
+				return PROTO_E_NOMEM;
+			r->ioreq = a;
+			r->capioreq = n;
+		}
+		r->ioreq[r->nioreq++] = (struct io_req){te->stream->id, ev->arg[q],
+							io == PROTO_IO_WRITE,
+							mgr_ev_field(ev, PROTO_F_bytes, 0)};
+		return 0;
+	}
+	if (r->nioreq && io == PROTO_IO_NOT &&
+	    proto_ev_info(ev->type)->category == PROTO_CAT_MPI) {
+		struct io_done_ctx c = {r, te->stream->id};
+
+		mgr_mpi_ends(te, io_done, &c);
+	}
+	return 0;
+}
+
 static int gather_events(struct report *r)
 {
 	struct proto_trace_event te;
@@ -388,6 +457,8 @@ static int gather_events(struct report *r)
 		else if (k > r->maxrank)
 			r->maxrank = k;
 		ty->by_rank[k] += calls(te.ev);
+		if (io_requests(r, &te) < 0)
+			return mgr_fail(PROTO_E_NOMEM, "out of memory");
 	}
 	if (rc < 0)
 		return mgr_fail(rc, "%s: read error: %s", r->dir, proto_strerror(rc));
@@ -406,6 +477,7 @@ static void report_free(struct report *r)
 		free(r->nodes->msg);
 	free(r->nodes);
 	free(r->rk);
+	free(r->ioreq);
 }
 
 /* DIR/index, entry by entry. The report never needs it: the reader takes
@@ -514,8 +586,9 @@ static int report_gather(struct report *r, const char *dir, struct mgr_events *m
 
 /* ---- data moved by MPI-IO and one-sided calls ------------------------------ */
 
-/* From the tally: calls and bytes asked for, per kind (MPI-IO: a split
- * collective's bytes counted once, at its _end; one-sided: put, get, the
+/* From the tally: calls and bytes moved (proto_ev_moved), per kind (MPI-IO:
+ * a split collective's bytes counted once, at its _end, a nonblocking
+ * access's at its completion (io_late); one-sided: put, get, the
  * accumulates and atomics). */
 enum { DM_READ, DM_WRITE, DM_PUT, DM_GET, DM_ACC, DM_KINDS };
 
@@ -558,6 +631,9 @@ static void data_moved(FILE *out, const struct report *r, int xml)
 			bytes[k] += r->tally[ty].bytes;
 			any += r->tally[ty].total;
 		}
+	/* the nonblocking accesses' bytes, moved at their completions */
+	bytes[DM_READ] += r->io_late[0];
+	bytes[DM_WRITE] += r->io_late[1];
 	if (!any)
 		return;
 	if (xml) {

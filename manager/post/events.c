@@ -86,6 +86,11 @@ static void fail_free(struct mgr_events *e)
 	free(e);
 }
 
+size_t mgr_events_launchers(const struct mgr_events *e)
+{
+	return e->nhidden;
+}
+
 struct mgr_events *mgr_events_open(const char *dir, int *rc)
 {
 	struct mgr_events *e = calloc(1, sizeof(*e));

@@ -16,6 +16,7 @@
 #ifndef TAPESTRY_MGR_EVENTS_H
 #define TAPESTRY_MGR_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proto/trace.h"
@@ -49,6 +50,11 @@ int mgr_stream_launcher(const struct proto_stream *st);
  * streams (mgr_stream_launcher) are not yielded, nor count for the
  * origin. */
 struct mgr_events *mgr_events_open(const char *dir, int *rc);
+
+/* How many launchers' streams e leaves out (mgr_stream_launcher): its
+ * readers that count what they left out (the profile's left_out) are told
+ * it, since they never see those streams. */
+size_t mgr_events_launchers(const struct mgr_events *e);
 
 /* The communicators' job-wide names (manager/post/comms.h), valid while e is. */
 struct mgr_comms;

@@ -121,15 +121,12 @@ static uint64_t mpi_bytes(const struct mgr_event *ev)
 	const struct proto_event *e = ev->ev;
 	int io = proto_ev_mpiio(e->type);
 
-	if (io == PROTO_IO_READ || io == PROTO_IO_WRITE) {
-		int64_t r = mgr_ev_field(e, PROTO_F_result, -2);
-
-		/* a nonblocking access (no result: its status comes at the
-		 * wait) and a split collective's _begin move at their end */
-		if (r == -2)
-			return 0;
-		return r >= 0 ? (uint64_t)r : pos(mgr_ev_field(e, PROTO_F_bytes, 0));
-	}
+	/* proto_ev_moved's rule, the CSV's and the report's: the status's
+	 * count (-1: what was asked); a nonblocking access and a split
+	 * collective's _begin move at their end (a nonblocking one's bytes
+	 * are its completion's, counted below) */
+	if (io == PROTO_IO_READ || io == PROTO_IO_WRITE)
+		return pos(proto_ev_moved(e));
 	if (io != PROTO_IO_NOT)
 		return 0;
 	switch (proto_ev_base(e->type)) {
@@ -853,6 +850,11 @@ static void acc_clear(struct mgr_profile_acc *a)
 	mgr_map_clear(&a->path_str);
 	mgr_map_clear(&a->file);
 	a->done = 1;
+}
+
+void mgr_profile_hidden(struct mgr_profile *p, uint64_t n)
+{
+	p->left_out += n;
 }
 
 int mgr_profile_finish(struct mgr_profile *p)

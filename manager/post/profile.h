@@ -107,6 +107,10 @@ struct mgr_profile *mgr_profile_new(void);
  * extend their rank's span, or are ignored). 0, or PROTO_E_NOMEM. */
 int mgr_profile_add(struct mgr_profile *p, const struct mgr_event *ev);
 
+/* n processes its reader left out before they reached mgr_profile_add
+ * (launchers' streams, mgr_events_launchers): counted in left_out. */
+void mgr_profile_hidden(struct mgr_profile *p, uint64_t n);
+
 /* Close the gathering: the arrays above are made and sorted, the rest
  * freed. Call once, after the last add. 0, or PROTO_E_NOMEM. */
 int mgr_profile_finish(struct mgr_profile *p);

@@ -72,8 +72,14 @@ mkdir "$work/jobs" && mv "$work/job" "$work/jobs/probe"
 "$T" serve --listen 127.0.0.1:0 --jobs "$work/jobs" >"$work/serve.out" 2>"$work/serve.err" &
 SP=$!
 for _ in $(seq 100); do grep -q serving "$work/serve.out" && break; sleep 0.1; done
-U=$(sed -n 's|^tapestry: serving \(http://[^ ]*\)/ .*|\1|p' "$work/serve.out")
-check "serve is up ($U)" [ -n "$U" ]
+# serve prints http://127.0.0.1:PORT/?token=TOKEN; every route needs the
+# token, and a GET starts no work: the report is built by a POST (as
+# tests/manager/test_serve_browser.sh does)
+U=$(sed -n 's|^tapestry: serving \(http://[^ /]*\)/.*|\1|p' "$work/serve.out")
+TOK=$(sed -n 's|^tapestry: serving [^ ]*/?token=\([^ ]*\) .*|\1|p' "$work/serve.out")
+check "serve is up ($U, a token)" [ -n "$U" -a -n "$TOK" ]
+curl() { command curl -H "Authorization: Bearer $TOK" "$@"; }
+curl -s -o /dev/null -X POST -H 'X-Tapestry: 1' "$U/api/jobs/probe/build"
 for _ in $(seq 600); do
 	[ "$(curl -s -o "$work/page-report.xml" -w '%{http_code}' "$U/api/jobs/probe/report.xml")" = 200 ] && break
 	sleep 0.2
@@ -81,9 +87,9 @@ done
 check "serve made the report, with its profile" grep -q '<profile ' "$work/page-report.xml"
 args=(--headless --no-sandbox --disable-gpu --user-data-dir="$work/chrome" --enable-logging=stderr
 	--v=0 --virtual-time-budget=10000 --window-size=1400,4000)
-timeout 120 "$CHROMIUM" "${args[@]}" --dump-dom "$U/#/job/probe" >"$work/page.html" 2>"$work/page.err"
+timeout 120 "$CHROMIUM" "${args[@]}" --dump-dom "$U/?token=$TOK#/job/probe" >"$work/page.html" 2>"$work/page.err"
 shots="$top_builddir/tests/manager"
-timeout 120 "$CHROMIUM" "${args[@]}" --screenshot="$shots/profile-page.png" "$U/#/job/probe" \
+timeout 120 "$CHROMIUM" "${args[@]}" --screenshot="$shots/profile-page.png" "$U/?token=$TOK#/job/probe" \
 	>/dev/null 2>&1
 dom() { python3 "$top_srcdir/tests/manager/serve_dom.py" "$@"; }
 check "page: loaded, no error shown" dom "$work/page.html" ready

@@ -225,6 +225,32 @@ Test(event, mpiio_kinds)
 	cr_assert_eq(proto_ev_mpiio(PROTO_EV_MPI_FILE_WRITE_ORDERED_END), PROTO_IO_WRITE);
 }
 
+/* What an MPI-IO access moved (proto_ev_moved, the CSV's, the report's and
+ * the profile's one rule): its status's count, 0 at the end of a file;
+ * -1 (the status said nothing): what it asked; 0 when it failed, and for a
+ * nonblocking access or a split collective's _begin (they move at their
+ * completion). */
+static int64_t moved(unsigned type, int64_t bytes, int64_t result, unsigned flags)
+{
+	struct proto_event ev = {.type = type, .flags = flags};
+
+	ev.arg[proto_ev_arg(type, PROTO_F_bytes)] = bytes;
+	if (proto_ev_arg(type, PROTO_F_result) >= 0)
+		ev.arg[proto_ev_arg(type, PROTO_F_result)] = result;
+	return proto_ev_moved(&ev);
+}
+
+Test(event, mpiio_moved)
+{
+	cr_assert_eq(moved(PROTO_EV_MPI_FILE_READ_AT, 400, 400, 0), 400);
+	cr_assert_eq(moved(PROTO_EV_MPI_FILE_READ_AT, 400, 0, 0), 0);
+	cr_assert_eq(moved(PROTO_EV_MPI_FILE_WRITE_AT, 400, -1, 0), 400);
+	cr_assert_eq(moved(PROTO_EV_MPI_FILE_READ_AT, 400, -1, PROTO_EVF_FAILED), 0);
+	cr_assert_eq(moved(PROTO_EV_MPI_FILE_IREAD_AT, 400, 0, 0), 0);
+	cr_assert_eq(moved(PROTO_EV_MPI_FILE_READ_ALL_BEGIN, 400, 0, 0), 0);
+	cr_assert_eq(moved(PROTO_EV_MPI_FILE_READ_ALL_END, 400, 400, 0), 400);
+}
+
 /* The one-sided kinds number the run from MPI_Win_create and MPI_Win_test
  * after it, one index a type, and nothing else. */
 Test(event, rma_kinds)

@@ -37,6 +37,7 @@
 #include "manager/launch/netcal.h"
 #include "manager/launch/spawn.h"
 #include "manager/launch/status.h"
+#include "manager/launch/summary.h"
 #include "proto/error.h"
 #include "proto/jobdir.h"
 #include "proto/msg.h"
@@ -1754,31 +1755,6 @@ fail:
 	return rc;
 }
 
-/* What the sensors left in DIR/spool (they reached no collector before
- * their end) into the job. 0, or the code of a failure (said). */
-static int take_spool(struct launch *L)
-{
-	struct proto_spool_report rep;
-	int rc = proto_jobdir_spool_ingest(L->dir, L->spool, &rep);
-
-	if (rep.files)
-		fprintf(stderr, "tapestry: %" PRIu64 " events in %" PRIu64
-			" batches of %" PRIu64 " process%s that reached no "
-			"collector taken from %s\n", rep.events, rep.batches,
-			rep.files, rep.files == 1 ? "" : "es", L->spool);
-	if (rep.bad_files)
-		mgr_err("%" PRIu64 " damaged spool files (the first: %s): their "
-			"good frames are in the job", rep.bad_files,
-			rep.first_problem);
-	if (rc)
-		mgr_err("%s: cannot take the spool %s: %s", L->dir, L->spool,
-			rep.first_problem[0] ? rep.first_problem :
-			proto_strerror(rc));
-	else
-		rmdir(L->spool);	/* empty: the job does not keep it */
-	return rc;
-}
-
 /* After the application (exit status app): drain the tree, end the live
  * feed, write the outputs and print the report. The command's exit
  * status. */
@@ -1802,7 +1778,7 @@ static int finish(struct launch *L, const struct launch_opts *o,
 		mgr_err_flush();
 		collected = 0;
 	}
-	if (take_spool(L)) {
+	if (mgr_take_spool(L->dir, L->spool)) {
 		mgr_err("collection did not finish cleanly: the job directory %s "
 			"may be incomplete (tapestry report says what it holds)", L->dir);
 		return 1;

@@ -575,32 +575,6 @@ static int stop_collectors(struct run *R)
 	return said_stop(&R->node, node, R->dir) & said_stop(&R->root, root, R->dir);
 }
 
-/* What the sensors left in DIR/spool (they reached no collector before
- * their end: docs/modules/sensor-runtime.md) into the job. 0, or the code
- * of a failure (said). */
-static int take_spool(struct run *R)
-{
-	struct proto_spool_report rep;
-	int rc = proto_jobdir_spool_ingest(R->dir, R->spool, &rep);
-
-	if (rep.files)
-		fprintf(stderr, "tapestry: %" PRIu64 " events in %" PRIu64
-			" batches of %" PRIu64 " process%s that reached no "
-			"collector taken from %s\n", rep.events, rep.batches,
-			rep.files, rep.files == 1 ? "" : "es", R->spool);
-	if (rep.bad_files)
-		mgr_err("%" PRIu64 " damaged spool files (the first: %s): their "
-			"good frames are in the job", rep.bad_files,
-			rep.first_problem);
-	if (rc)
-		mgr_err("%s: cannot take the spool %s: %s", R->dir, R->spool,
-			rep.first_problem[0] ? rep.first_problem :
-			proto_strerror(rc));
-	else
-		rmdir(R->spool);	/* empty: the job does not keep it */
-	return rc;
-}
-
 /* The job directory is written: read it once and say what it holds. 1
  * when it is complete as far as the job knows, 0 when its disk was full
  * (said: the run then fails). */
@@ -659,7 +633,7 @@ int mgr_cmd_run(int argc, char **argv)
 	 * next collector or to the spool, and the summary says what the job
 	 * holds; the run still fails (a fault the user should know of) */
 	clean = stop_collectors(&R);
-	rc = take_spool(&R);
+	rc = mgr_take_spool(R.dir, R.spool);
 	if (rc)
 		mgr_err("collection did not finish cleanly: the job directory %s may "
 			"be incomplete (tapestry report says what it holds)", R.dir);

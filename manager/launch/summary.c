@@ -299,3 +299,26 @@ void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 	fprintf(out, "tapestry: next: tapestry report %s; tapestry export -f "
 		"chrome -o trace.json %s\n", dir, dir);
 }
+
+int mgr_take_spool(const char *dir, const char *spool)
+{
+	struct proto_spool_report rep;
+	int rc = proto_jobdir_spool_ingest(dir, spool, &rep);
+
+	if (rep.files)
+		fprintf(stderr, "tapestry: %" PRIu64 " events in %" PRIu64
+			" batches of %" PRIu64 " process%s that reached no "
+			"collector taken from %s\n", rep.events, rep.batches,
+			rep.files, rep.files == 1 ? "" : "es", spool);
+	if (rep.bad_files)
+		mgr_err("%" PRIu64 " damaged spool files (the first: %s): their "
+			"good frames are in the job", rep.bad_files,
+			rep.first_problem);
+	if (rc)
+		mgr_err("%s: cannot take the spool %s: %s", dir, spool,
+			rep.first_problem[0] ? rep.first_problem :
+			proto_strerror(rc));
+	else
+		rmdir(spool);	/* empty: the job does not keep it */
+	return rc;
+}

@@ -43,4 +43,10 @@ int mgr_summary_read(const char *dir, struct mgr_summary *s);
 void mgr_summary_print(const char *dir, const struct mgr_summary *s,
 		       const char *network, FILE *out);
 
+/* What the sensors left in spool (they reached no collector before their
+ * end: docs/modules/sensor-runtime.md) into the job directory dir, said on
+ * stderr; the spool removed when it is empty. 0, or the code of a failure
+ * (said). run and launch call it after the drain. */
+int mgr_take_spool(const char *dir, const char *spool);
+
 #endif

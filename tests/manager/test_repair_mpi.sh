@@ -22,7 +22,9 @@ for np in 2 4; do
 	job="$work/job$np"
 	timeout 300 "$T" run -o "$job" -- mpirun.openmpi --oversubscribe -np $np \
 		"$work/coll_mix" 200 >"$work/run$np.out" 2>&1
-	check "$np ranks: traced run succeeds" [ $? = 0 ] || { cat "$work/run$np.out"; continue; }
+	rc=$?
+	check "$np ranks: traced run succeeds" [ $rc = 0 ]
+	[ $rc = 0 ] || { cat "$work/run$np.out"; continue; }
 	"$T" report --xml "$job" >"$work/r$np.xml" 2>"$work/r$np.err"
 	check "$np ranks: report --xml" [ $? = 0 ]
 	"$T" report "$job" >"$work/r$np.txt" 2>&1
@@ -81,7 +83,10 @@ for k in dc:
 print("\n".join(bad) if bad else "ok")
 sys.exit(1 if bad else 0)
 PY
+	rc=$?
 	check "$np ranks: one clock, nothing repaired; spans lose no more than the tracer cost; tracer threads stay" \
-		[ $? = 0 ] || { cat "$work/check$np.out"; sed -n '/^perturbation/,$p' "$work/r$np.txt"; }
+		[ $rc = 0 ]
+	sed 's/^/    /' "$work/check$np.out"
+	[ $rc = 0 ] || sed -n '/^perturbation/,$p' "$work/r$np.txt"
 done
 exit $fail

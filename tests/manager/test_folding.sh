@@ -8,9 +8,10 @@
 # time x flop rate), both runs are given one flop rate
 # (TAPESTRY_FLOP_RATE, else each MPI_Init calibrates its own: 7-36 % per
 # rank apart on a loaded machine), so only the CPU times' noise remains;
-# the volumes are printed and checked to be the same work (within 25 %,
-# which a volume taken from wall time, 4 ranks sharing one slot, or one
-# that lost a stretch of computation would not be).
+# the volumes are printed and checked to be the same work (the whole run
+# within 25 %, which one that lost a stretch of computation would not be;
+# each rank within 50 %, which a volume taken from wall time, 4 ranks
+# sharing one slot, would not be).
 # Skips (77) without Open MPI or the MPI sensor.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -84,7 +85,12 @@ for r in sorted(a):
     err = abs(ca - cb) / ca if ca else 1.0
     print("%s: compute regular %.4g, folding %.4g (%.3f %%); %d / %d messages %s"
           % (r, ca, cb, 100 * err, len(ma), len(mb), "same" if ma == mb else "DIFFER"))
-    if err > tol or ma != mb or not ma:
+    # per rank the CPU time of ring.c's 50 rounds is about 10 ms, which
+    # moves by up to 35 % between two runs of 4 ranks on 2 cores (seen on
+    # a quiet machine, 2026-12-02): a rank gets twice the run's tolerance
+    # in CPU-time mode (a volume from wall time is 93-186 % off there,
+    # a lost stretch shows in the whole run's figure)
+    if err > (2 * tol if tol > 0.01 else tol) or ma != mb or not ma:
         ok = False
 sys.exit(0 if ok else 1)
 PY

@@ -220,11 +220,19 @@ static void read_hold(void)
 		cpus = CPU_COUNT(&cs);
 	if (cpus <= 0)
 		cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	sn_cfg.hold = !sn_cfg.postmortem &&
-		      (h == 1 || (h == 0 && ranks > 0 && cpus > 0 && ranks >= cpus));
+	int full = ranks > 0 && cpus > 0 && ranks >= cpus;
+	/* a live feed (TAPESTRY_DRAIN_MS set: tapestry launch --live-ti, a
+	 * tapestry live-ti beside the run) wants records every period: auto
+	 * does not hold then (an idle sender beside ranks polling on every
+	 * core ships nothing until they end), but a full ring still waits */
+	const char *dm = getenv("TAPESTRY_DRAIN_MS");
+	int live = dm && *dm;
+
+	sn_cfg.hold = !sn_cfg.postmortem && (h == 1 || (h == 0 && full && !live));
 	sn_cfg.sender_sched = sn_env_word("TAPESTRY_SENDER_SCHED", sw, 1,
 					  "normal, idle or batch");
-	if (sn_cfg.hold && !getenv("TAPESTRY_RING_FULL"))
+	if ((sn_cfg.hold || (h == 0 && full && !sn_cfg.postmortem)) &&
+	    !getenv("TAPESTRY_RING_FULL"))
 		sn_cfg.wait_full = 1;
 	if (sn_cfg.hold && h == 0) {	/* said once a node (its first rank) */
 		const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");

@@ -908,7 +908,10 @@ static int run_mpi(struct launch *L)
 	 * mode: sensor/rt_init.c): said in this line, and the sensors told it
 	 * was (TAPESTRY_HOLD_SAID=1) so that they do not say it once a node */
 	const char *hv = getenv("TAPESTRY_HOLD");
+	const char *dm = getenv("TAPESTRY_DRAIN_MS");
+	/* a live feed (--live-ti, TAPESTRY_DRAIN_MS) streams: not held */
 	int hold = yield && (!hv || !*hv || !strcmp(hv, "auto")) &&
+		   !L->live && !(dm && *dm) &&
 		   !(jd->sensor_mode && !strcmp(jd->sensor_mode, "postmortem"));
 
 	if (yield)

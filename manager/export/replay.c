@@ -350,6 +350,9 @@ struct span {
 	long inits, finals;	/* ranks seen in MPI_Init, in MPI_Finalize */
 	int64_t last;		/* the ranks' last MPI call's end: t1 when
 				 * no rank reached MPI_Finalize */
+	int64_t mpi_ns;		/* the ranks' MPI calls other than Init and
+				 * Finalize, their durations added up */
+	long ranks;		/* ranks with an event */
 };
 
 /* One pass over dir (manager/post/events.h: the corrected times): 0, or a
@@ -364,15 +367,22 @@ static int measured_span(const char *dir, struct span *sp)
 	sp->t1 = INT64_MIN;
 	sp->inits = sp->finals = 0;
 	sp->last = INT64_MIN;
+	sp->mpi_ns = 0;
+	sp->ranks = 0;
 	if (!(e = mgr_events_open(dir, &rc)))
 		return mgr_fail_jobdir(rc, dir);
 	while ((rc = mgr_events_next(e, &me)) == 1) {
 		if (me.stream->rank < 0 || (me.ev->flags & PROTO_EVF_FAILED))
 			continue;
-		if (proto_ev_info(me.ev->type) &&
-		    proto_ev_info(me.ev->type)->category == PROTO_CAT_MPI &&
-		    me.end > sp->last)
+		if (me.stream->rank + 1 > sp->ranks)
+			sp->ranks = me.stream->rank + 1;
+		int mpi = proto_ev_info(me.ev->type) &&
+			  proto_ev_info(me.ev->type)->category == PROTO_CAT_MPI;
+		if (mpi && me.end > sp->last)
 			sp->last = me.end;
+		if (mpi && me.ev->type != PROTO_EV_MPI_INIT &&
+		    me.ev->type != PROTO_EV_MPI_FINALIZE && me.end > me.start)
+			sp->mpi_ns += me.end - me.start;
 		if (me.ev->type == PROTO_EV_MPI_INIT) {
 			sp->inits++;
 			if (me.end < sp->t0)
@@ -579,6 +589,9 @@ static void write_xml(FILE *f, const struct replay *R)
 	fprintf(f, " from=\"first return from MPI_Init\" to=\"%s\" "
 		"times=\"corrected\" ranks-init=\"%ld\" ranks-finalize=\"%ld\"/>\n",
 		span_to(&R->meas), R->meas.inits, R->meas.finals);
+	fprintf(f, "  <mpi seconds=\"%.9g\" ranks=\"%ld\" what=\"the ranks' "
+		"MPI calls other than MPI_Init and MPI_Finalize, added up\"/>\n",
+		(double)R->meas.mpi_ns * 1e-9, R->meas.ranks);
 	if (meas > 0)
 		fprintf(f, "  <ratio simulated-over-measured=\"%.6g\"/>\n",
 			R->simtime / meas);
@@ -633,6 +646,19 @@ static int report(const struct replay *R, int xml)
 		printf("measured time: unknown (the trace has no MPI_Init)\n");
 	if (meas > 0)
 		printf("simulated/measured: %.3g\n", R->simtime / meas);
+	if (meas > 0 && R->meas.ranks > 0) {
+		double share = (double)R->meas.mpi_ns * 1e-9 /
+			       (meas * (double)R->meas.ranks);
+
+		printf("in MPI: %.1f%% of the measured time (the ranks' MPI "
+		       "calls, Init and Finalize aside, over %ld ranks); the "
+		       "simulation computes the rest at the measured rates and "
+		       "plays the MPI calls on the model below, so a ratio "
+		       "far below 1 says the run's MPI calls took longer than "
+		       "this network takes (waits for other ranks, a loaded or "
+		       "oversubscribed host)\n", share > 1 ? 100.0 : share * 100,
+		       R->meas.ranks);
+	}
 	model_line(stdout, R);
 	if (R->m.nmissing)
 		printf("missing: rank%s %s (no MPI events: killed before its sensor "

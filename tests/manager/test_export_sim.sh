@@ -72,7 +72,12 @@ check "ring: measured time printed, the CSV's Init-to-Finalize span ($meas s)" \
 ratio=$(awk -v s="$(cat "$EXP/ring-simtime")" -v m="$meas" 'BEGIN {printf "%.3g", s / m}')
 check "ring: their ratio printed ($ratio)" grep -qx "simulated/measured: $ratio" "$work/ring.out"
 check "ring: what was modelled, one line" grep -q '^model: 4 hosts, one per rank\( (the run had 4 ranks on [12] hosts\?: [^)]*)\)\?, each computing at .*flop rate .*; host-switch-host routes of one-way latency .* by default (no ping-pong in the trace); computation as flops' "$work/ring.out"
-check "ring: replay prints four lines" [ "$(wc -l <"$work/ring.out")" = 4 ]
+# the MPI share: the CSV's MPI calls (Init and Finalize aside) over ranks x span
+share=$(awk -F, -v m="$meas" '$3 ~ /^MPI_/ && $3 != "MPI_Init" && $3 != "MPI_Finalize" && $1 != "" {
+		s += $5 - $4; if ($1 + 1 > n) n = $1 + 1 }
+	END {x = s / 1e9 / (m * n) * 100; if (x > 100) x = 100; printf "%.1f%% of the measured time (the ranks. MPI calls, Init and Finalize aside, over %d ranks)", x, n}' "$work/ring.csv")
+check "ring: the MPI share printed ($share)" grep -q "^in MPI: $share" "$work/ring.out"
+check "ring: replay prints five lines" [ "$(wc -l <"$work/ring.out")" = 5 ]
 check "ring: replay.xml written in the replay's folder" [ -s "$work/ring/replay/replay.xml" ]
 if command -v xmllint >/dev/null; then
 	check "ring: replay.xml is well-formed" xmllint --noout "$work/ring/replay/replay.xml"

@@ -4,15 +4,18 @@
  * fmtNs(), fmtBytes(), api(), until(), pageGen and lastMs of app.js. */
 'use strict';
 
-const CAT_COLORS = ['#d9534f', '#3a7bd5', '#4caf50', '#9e9e9e'];
-const CAT_NAMES = ['MPI', 'I/O and libc', 'computation', 'process'];
+/* the index's categories (tlindex.c, category()) */
+const CAT_COLORS = ['#d62728', '#ff7f0e', '#9467bd', '#e377c2', '#1f77b4', '#2ca02c', '#9e9e9e'];
+const CAT_NAMES = ['MPI point to point', 'MPI collective', 'MPI wait', 'MPI other', 'I/O and libc',
+  'computation', 'process'];
+const NCAT = CAT_NAMES.length;
 const LABEL_W = 170, LANE_H = 24, AXIS_H = 22;
 
 async function startTimeline(base, gen, q) {
   const box = $('#timeline');
   box.innerHTML = '<div class="tl-tools"><button id="tl-in">zoom in</button><button id="tl-out">zoom out</button>' +
     '<button id="tl-reset">whole job</button><span class="legend">' +
-    CAT_NAMES.map((n, i) => `<span class="${['mpi', 'io', 'cmp', 'proc'][i]}"></span>${n}`).join('') +
+    CAT_NAMES.map((n, i) => `<span class="c${i}"></span>${n}`).join('') +
     '<span class="mem"></span>memory (rss)</span><span id="tl-status" class="mut">indexing…</span></div>' +
     '<div class="tl-wrap"><canvas id="tl-canvas" height="120"></canvas></div><div id="tl-detail" class="card mut">' +
     'Point at an event for its details; wheel or buttons to zoom, drag to pan, double-click for the whole job.</div>';
@@ -81,8 +84,8 @@ function drawTimeline(st) {
       mode = 'pixels';
       for (let p = 0; p < st.w; p++) {
         let yy = y + LANE_H - 2;
-        for (let c = 0; c < 4; c++) {
-          const f = l.px[p * 4 + c] / 1000;
+        for (let c = 0; c < NCAT; c++) {
+          const f = l.px[p * NCAT + c] / 1000;
           if (f <= 0) continue;
           const hgt = Math.max(1, f * (LANE_H - 4));
           g.fillStyle = CAT_COLORS[c];
@@ -191,7 +194,7 @@ async function hover(st, x, y) {
   const who = (l.rank >= 0 ? 'rank ' + l.rank + ', ' : '') + `${esc(l.exe)} pid ${l.pid} thread ${l.tid} on ${esc(l.host)}`;
   if (l.mode === 'pixels') {
     const p = Math.floor(x - LABEL_W);
-    const f = [0, 1, 2, 3].map(c => l.px[p * 4 + c] / 10);
+    const f = CAT_NAMES.map((n, c) => l.px[p * NCAT + c] / 10);
     box.innerHTML = `<b>${who}</b> around ${fmtNs(t)}: ${l.pc[p]} events in this pixel (${fmtNs((d.t1 - d.t0) / st.w)}); busy ` +
       CAT_NAMES.map((n, c) => `${n} ${f[c].toFixed(1)} %`).join(', ') + (l.pm[p] ? `; memory ${fmtBytes(l.pm[p])}` : '');
     return;

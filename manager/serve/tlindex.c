@@ -1291,8 +1291,8 @@ int srv_tl_range(const char *path, int64_t t0, int64_t t1, struct evbuffer *b, c
 				evbuffer_add_printf(b, "%s{\"lane\":%zu,\"calls\":[", nl++ ? "," : "", i);
 			else
 				evbuffer_add(b, ",", 1);
-			evbuffer_add_printf(b, "[%u,%" PRId64 ",%" PRId64 "]", t, tot[c].a,
-					    tot[c].b);
+			evbuffer_add_printf(b, "[%u,%" PRId64 ",%" PRId64 ",%d]", t, tot[c].a,
+					    tot[c].b, category(t));
 			seen[t / 64] |= 1ULL << (t % 64);
 		}
 		if (n)

@@ -221,12 +221,12 @@ static char *find(const char *name, int64_t after, int64_t after_i)
 	return answer(srv_tl_find(idx, name, after, after_i, b, why, sizeof(why)), b, why);
 }
 
-/* "[TYPE,CALLS,NS]" */
+/* "[TYPE,CALLS,NS,CAT]" */
 static int has_cell(const char *s, unsigned type, long calls, long ns)
 {
 	char cellstr[64];
 
-	snprintf(cellstr, sizeof(cellstr), "[%u,%ld,%ld]", type, calls, ns);
+	snprintf(cellstr, sizeof(cellstr), "[%u,%ld,%ld,", type, calls, ns);
 	return strstr(s, cellstr) != NULL;
 }
 
@@ -237,6 +237,7 @@ Test(tlindex, a_windows_profile_clips_the_calls_at_its_edges)
 
 	cr_assert(has_cell(s, PROTO_EV_WRITE, 200, 8000), "%s", s);
 	cr_assert(has_cell(s, PROTO_EV_MPI_SEND, 1, 10), "%s", s);
+	cr_assert(strstr(s, ",1,10,0]"), "MPI_Send is point to point (0): %s", s);
 	cr_assert(strstr(s, "{\"lane\":1,\"calls\":[[") && has_cell(s, PROTO_EV_MPI_RECV, 1, 100),
 		  "%s", s);
 	cr_assert(strstr(s, "\"MPI_Recv\"") && strstr(s, "\"write\""), "names: %s", s);

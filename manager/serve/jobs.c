@@ -762,6 +762,7 @@ static int64_t q_i64(struct evhttp_request *req, const char *k, int64_t def)
 	return errno || *end || end == v ? def : x;
 }
 
+/* event: 0 a window, 1 an event's details, 2 a window's profile, 3 a search */
 static void timeline(struct srv *s, struct evhttp_request *req, const char *name,
 		     const char *dir, int event)
 {
@@ -779,11 +780,21 @@ static void timeline(struct srv *s, struct evhttp_request *req, const char *name
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/timeline.idx", k.cfd);
 	b = evbuffer_new();
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	if (event)
+	if (event == 1) {
 		rc = srv_tl_event(path, (uint64_t)q_i64(req, "i", -1), b, why, sizeof(why));
-	else
+	} else if (event == 2) {
+		rc = srv_tl_range(path, q_i64(req, "t0", 0), q_i64(req, "t1", INT64_MAX), b,
+				  why, sizeof(why));
+	} else if (event == 3) {
+		char q[80] = "";
+
+		srv_query(req, "q", q, sizeof(q));
+		rc = srv_tl_find(path, q, q_i64(req, "after", INT64_MIN),
+				 q_i64(req, "after_i", -1), b, why, sizeof(why));
+	} else {
 		rc = srv_tl_query(path, q_i64(req, "t0", 0), q_i64(req, "t1", INT64_MAX),
 				  (int)q_i64(req, "w", 1000), b, why, sizeof(why));
+	}
 	clock_gettime(CLOCK_MONOTONIC, &z);
 	/* the time the answer took here, for the browser's tools and bench/serve.sh */
 	snprintf(timing, sizeof(timing), "index;dur=%.3f",
@@ -961,6 +972,10 @@ void srv_job(struct srv *s, struct evhttp_request *req, const char *name,
 		timeline(s, req, name, dir, 0);
 	} else if (!strcmp(rest, "/event")) {
 		timeline(s, req, name, dir, 1);
+	} else if (!strcmp(rest, "/range")) {
+		timeline(s, req, name, dir, 2);
+	} else if (!strcmp(rest, "/find")) {
+		timeline(s, req, name, dir, 3);
 	} else if (!strncmp(rest, "/files/", 7)) {
 		download(req, dir, rest + 7);
 	} else {

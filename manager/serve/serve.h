@@ -156,6 +156,18 @@ int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
 /* The event record number i of the index as JSON (detail pane). */
 int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b,
 		 char *why, size_t whylen);
+/* The profile of the window [t0, t1] (clamped to the job) as JSON: per
+ * lane, per call type, the calls that start in it or are under t0 and their
+ * time within it. Cost: a few blocks of records per lane, not the window's
+ * events. 0, or -1/-3 as srv_tl_query. */
+int srv_tl_range(const char *path, int64_t t0, int64_t t1, struct evbuffer *b,
+		 char *why, size_t whylen);
+/* The first call whose name holds name (any case; letters, digits, _) after
+ * the call (after, after_i) in the order (start, record number), with how
+ * many calls match in the job, as JSON ("next": null past the last). 0,
+ * -2 for a bad name, -1/-3 as srv_tl_query. */
+int srv_tl_find(const char *path, const char *name, int64_t after, int64_t after_i,
+		struct evbuffer *b, char *why, size_t whylen);
 
 /* ---- tree.c: the live collector tree --------------------------------------- */
 

@@ -35,7 +35,7 @@
 #include "proto/error.h"
 #include "proto/event.h"
 
-#define TL_MAGIC "TPSTL02"
+#define TL_MAGIC "TPSTL03"
 #define TL_SPARSE 1024		/* records per entry of the sparse start index */
 #define TL_LANES_MAX 65536
 #define TL_B0_MAX (1u << 20)		/* level-0 buckets of a lane, at most */
@@ -43,6 +43,8 @@
 #define TL_STR_SLOTS (1u << 18)
 #define TL_W_MAX 4096
 #define TL_MSGS_MAX 4000
+#define TL_NCAT 7		/* the kinds of call the page colours, category() */
+#define TL_TMASK ((PROTO_EV__COUNT + 63) / 64)
 
 struct tl_head {
 	char magic[8];
@@ -50,6 +52,7 @@ struct tl_head {
 	int64_t tmin, tmax;
 	uint64_t off_lanes, off_rec, off_lod, off_msend, off_mrecv, off_str, size;
 	uint64_t off_sparse, nsparse;
+	uint64_t off_types, ntypes, off_cum, ncum;
 };
 
 struct tl_lane {
@@ -59,6 +62,9 @@ struct tl_lane {
 	int32_t rank;
 	uint32_t tid, b0, levels;
 	char host[64], exe[124];
+	uint64_t types, cum;		/* first of its types, of its totals rows */
+	uint32_t ntypes, pad;
+	uint64_t tmask[TL_TMASK];	/* the types it holds (mem samples not) */
 };
 
 struct tl_rec {
@@ -70,9 +76,18 @@ struct tl_rec {
 };
 
 struct tl_bucket {
-	float busy[4];		/* ns busy: MPI, I/O and libc, compute, process */
+	float busy[TL_NCAT];	/* ns busy per category() */
 	float mem;		/* largest memory sample (rss), 0: none */
 	uint32_t count;		/* events starting in it */
+};
+
+/* The running totals of a lane: a row per TL_SPARSE records (row k: its
+ * records [0, k * TL_SPARSE), the last row all of them), ntypes + 1 cells:
+ * cell 0 {largest end, 0}, then per type of the lane {calls, busy ns}.
+ * A window's profile and a search by name are differences of two rows and
+ * at most a few blocks of records, whatever the job's size. */
+struct tl_cum {
+	int64_t a, b;
 };
 
 struct tl_msg {
@@ -95,7 +110,7 @@ struct builder {
 	struct tl_rec *rec;	/* the output's records (mapped) */
 	struct tl_msg *msg;	/* a big array too */
 	size_t nmsg, capmsg;
-	uint64_t nsparse;
+	uint64_t nsparse, ntypes, ncum;
 	int failed;
 	FILE *tmp;		/* the records in yield order (unlinked) */
 	uint64_t nrec;
@@ -209,6 +224,8 @@ static int add_event(struct builder *b, const struct mgr_event *ev)
 	t.r.flags = ev->ev->flags;
 	t.r.path = ev->path ? intern(b, ev->path) : 0;
 	t.r.pos = pos;
+	if (t.r.type != PROTO_EV_MEM_SAMPLE)
+		l->tmask[t.r.type / 64] |= 1ULL << (t.r.type % 64);
 	if (fwrite(&t, sizeof(t), 1, b->tmp) != 1)
 		return PROTO_E_IO;
 	b->nrec++;
@@ -241,15 +258,46 @@ static int cmp_rec(const void *a, const void *b)
 	       x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* The kind of call the page colours: 0 MPI point to point, 1 MPI
+ * collective, 2 MPI completion (wait, test), 3 other MPI (set-up,
+ * communicators, one-sided), 4 I/O and libc (MPI-IO included), 5
+ * computation, 6 process and other. */
 static int category(unsigned type)
 {
 	const struct proto_ev_info *in = proto_ev_info(type);
 
 	if (type == PROTO_EV_COMPUTE)
-		return 2;
+		return 5;
 	if (!in)
-		return 3;
-	return in->category == PROTO_CAT_MPI ? 0 : in->category == PROTO_CAT_LIBC ? 1 : 3;
+		return 6;
+	if (in->category == PROTO_CAT_LIBC)
+		return 4;
+	if (in->category != PROTO_CAT_MPI)
+		return 6;
+	if (proto_ev_mpiio(type) != PROTO_IO_NOT)
+		return 4;
+	if (proto_ev_collective(type) || proto_ev_coll2(type))
+		return 1;
+	switch (type) {
+	case PROTO_EV_MPI_WAIT: case PROTO_EV_MPI_WAITALL: case PROTO_EV_MPI_WAITANY:
+	case PROTO_EV_MPI_WAITSOME: case PROTO_EV_MPI_TEST: case PROTO_EV_MPI_TESTALL:
+	case PROTO_EV_MPI_TESTANY: case PROTO_EV_MPI_TESTSOME:
+	case PROTO_EV_MPI_REQUEST_GET_STATUS:
+		return 2;
+	case PROTO_EV_MPI_SEND: case PROTO_EV_MPI_RECV: case PROTO_EV_MPI_ISEND:
+	case PROTO_EV_MPI_IRECV: case PROTO_EV_MPI_SENDRECV: case PROTO_EV_MPI_PROBE:
+	case PROTO_EV_MPI_IPROBE: case PROTO_EV_MPI_BSEND: case PROTO_EV_MPI_SSEND:
+	case PROTO_EV_MPI_RSEND: case PROTO_EV_MPI_IBSEND: case PROTO_EV_MPI_ISSEND:
+	case PROTO_EV_MPI_IRSEND: case PROTO_EV_MPI_SENDRECV_REPLACE:
+	case PROTO_EV_MPI_SEND_INIT: case PROTO_EV_MPI_BSEND_INIT:
+	case PROTO_EV_MPI_SSEND_INIT: case PROTO_EV_MPI_RSEND_INIT:
+	case PROTO_EV_MPI_RECV_INIT: case PROTO_EV_MPI_START: case PROTO_EV_MPI_STARTALL:
+	case PROTO_EV_MPI_MPROBE: case PROTO_EV_MPI_IMPROBE: case PROTO_EV_MPI_MRECV:
+	case PROTO_EV_MPI_IMRECV: case PROTO_EV_MPI_ISENDRECV:
+	case PROTO_EV_MPI_ISENDRECV_REPLACE:
+		return 0;
+	}
+	return 3;
 }
 
 /* Level-of-detail buckets of one lane over [tmin, tmax]. */
@@ -293,7 +341,7 @@ static void lane_lod(const struct tl_lane *l, const struct tl_rec *rec,
 			for (int q = 0; q < 4; q++) {
 				const struct tl_bucket *x = &lo[4 * j + (uint32_t)q];
 
-				for (int c = 0; c < 4; c++)
+				for (int c = 0; c < TL_NCAT; c++)
 					hi[j].busy[c] += x->busy[c];
 				hi[j].count += x->count;
 				if (x->mem > hi[j].mem)
@@ -421,9 +469,49 @@ static int order_lanes(struct builder *b, uint32_t **perm, uint64_t *nbuckets)
 		b->nsparse += (l->count + TL_SPARSE - 1) / TL_SPARSE;
 		for (uint32_t n = b0; n; n /= 4)
 			lod += n;
+		l->ntypes = 0;
+		for (int k = 0; k < TL_TMASK; k++)
+			l->ntypes += (uint32_t)__builtin_popcountll(l->tmask[k]);
+		l->types = b->ntypes;
+		b->ntypes += l->ntypes;
+		l->cum = b->ncum;
+		b->ncum += ((l->count + TL_SPARSE - 1) / TL_SPARSE + 1) * (l->ntypes + 1);
 	}
 	*nbuckets = lod;
 	return 0;
+}
+
+/* The types of lane l (by number) and its running totals (struct tl_cum). */
+static void lane_totals(const struct tl_lane *l, const struct tl_rec *rec, uint16_t *types,
+			struct tl_cum *cum)
+{
+	uint16_t col[PROTO_EV__COUNT];	/* type -> cell, 0: none */
+	uint32_t n = 0, w = l->ntypes + 1;
+	struct tl_cum *row = cum;
+
+	for (unsigned t = 0; t < PROTO_EV__COUNT; t++) {
+		col[t] = 0;
+		if (l->tmask[t / 64] >> (t % 64) & 1) {
+			types[n++] = (uint16_t)t;
+			col[t] = (uint16_t)n;
+		}
+	}
+	memset(row, 0, w * sizeof(*row));
+	row[0].a = INT64_MIN;
+	for (uint64_t i = 0; i < l->count; i++) {
+		const struct tl_rec *r = &rec[l->first + i];
+
+		if (i % TL_SPARSE == 0) {
+			memcpy(row + w, row, w * sizeof(*row));
+			row += w;
+		}
+		if (r->type == PROTO_EV_MEM_SAMPLE || r->type >= PROTO_EV__COUNT)
+			continue;
+		if (r->end > row[0].a)
+			row[0].a = r->end;
+		row[col[r->type]].a++;
+		row[col[r->type]].b += r->end - r->start;
+	}
 }
 
 static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
@@ -433,7 +521,7 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 	uint64_t nb = 0;
 	int rc = order_lanes(b, &perm, &nb), fd = -1;
 	struct tl_head h = {TL_MAGIC, b->nlanes, nrec, 0, b->strlen, tmin, tmax, 0, 0, 0,
-			    0, 0, 0, 0};
+			    0, 0, 0, 0, 0, 0, 0, 0, 0};
 	char tmpname[4400];
 	uint8_t *map = MAP_FAILED;
 	const char *base;
@@ -447,7 +535,11 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 	h.off_lod = h.off_rec + nrec * sizeof(struct tl_rec);
 	h.off_sparse = h.off_lod + nb * sizeof(struct tl_bucket);
 	h.nsparse = b->nsparse;
-	uint64_t msg_at = h.off_sparse + b->nsparse * sizeof(int64_t);
+	h.off_types = h.off_sparse + b->nsparse * sizeof(int64_t);
+	h.ntypes = b->ntypes;
+	h.off_cum = h.off_types + (b->ntypes * sizeof(uint16_t) + 7) / 8 * 8;
+	h.ncum = b->ncum;
+	uint64_t msg_at = h.off_cum + b->ncum * sizeof(struct tl_cum);
 	size_t cap = (size_t)msg_at;
 
 	rc = PROTO_E_IO;
@@ -482,6 +574,9 @@ static int write_index(struct builder *b, struct mgr_events *me, FILE *tmp,
 		for (uint64_t k = 0; k * TL_SPARSE < b->lanes[i].count; k++)
 			((int64_t *)(map + h.off_sparse))[b->lanes[i].sparse + k] =
 				b->rec[b->lanes[i].first + k * TL_SPARSE].start;
+	for (size_t i = 0; i < b->nlanes; i++)
+		lane_totals(&b->lanes[i], b->rec, (uint16_t *)(map + h.off_types) + b->lanes[i].types,
+			    (struct tl_cum *)(map + h.off_cum) + b->lanes[i].cum);
 	const struct mgr_causality *clc = mgr_events_causality(me);
 
 	if (clc)
@@ -652,6 +747,8 @@ struct tl_map {
 	const struct tl_msg *msend, *mrecv;
 	const char *str;
 	const int64_t *sparse;
+	const uint16_t *types;
+	const struct tl_cum *cum;
 };
 
 static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
@@ -695,6 +792,8 @@ static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 	m->msend = (const struct tl_msg *)(m->p + h->off_msend);
 	m->mrecv = (const struct tl_msg *)(m->p + h->off_mrecv);
 	m->str = (const char *)(m->p + h->off_str);
+	uint64_t nt = 0, nc = 0;
+
 	for (uint64_t i = 0, first = 0, sp = 0; i < h->nlanes; i++) {
 		const struct tl_lane *l = &m->lanes[i];
 		uint64_t n = 0;
@@ -702,19 +801,31 @@ static int tl_open(const char *path, struct tl_map *m, char *why, size_t whylen)
 		for (uint32_t k = 0, w = l->b0; k < l->levels; k++, w /= 4)
 			n += w;
 		if (l->first != first || l->lod != nb || l->b0 > TL_B0_MAX || !l->b0 ||
-		    l->levels > 12 || l->sparse != sp)
+		    l->levels > 12 || l->sparse != sp || l->types != nt || l->cum != nc ||
+		    l->ntypes > PROTO_EV__COUNT || l->count > h->nrec)
 			goto bad;
 		sp += (l->count + TL_SPARSE - 1) / TL_SPARSE;
+		nt += l->ntypes;
+		nc += ((l->count + TL_SPARSE - 1) / TL_SPARSE + 1) * (l->ntypes + 1);
 		first += l->count;
 		nb += n;
-		if (first > h->nrec)
+		if (first > h->nrec || nt > h->ntypes || nc > h->ncum)
 			goto bad;
 	}
 	if (h->off_sparse != h->off_lod + nb * sizeof(struct tl_bucket) ||
 	    h->nsparse > h->nrec ||
-	    h->off_sparse + h->nsparse * sizeof(int64_t) != h->off_msend)
+	    nt != h->ntypes || nc != h->ncum ||
+	    h->off_types != h->off_sparse + h->nsparse * sizeof(int64_t) ||
+	    h->off_cum != h->off_types + (h->ntypes * sizeof(uint16_t) + 7) / 8 * 8 ||
+	    h->ncum > h->size / sizeof(struct tl_cum) ||
+	    h->off_cum + h->ncum * sizeof(struct tl_cum) != h->off_msend)
 		goto bad;
 	m->sparse = (const int64_t *)(m->p + h->off_sparse);
+	m->types = (const uint16_t *)(m->p + h->off_types);
+	m->cum = (const struct tl_cum *)(m->p + h->off_cum);
+	for (uint64_t i = 0; i < h->ntypes; i++)
+		if (m->types[i] >= PROTO_EV__COUNT)
+			goto bad;
 	return 0;
 bad:
 	munmap(m->p, m->size);
@@ -767,7 +878,7 @@ static void lane_head(struct evbuffer *b, const struct tl_lane *l, size_t i)
 }
 
 static void raw_events(struct evbuffer *b, const struct tl_map *m, uint64_t from,
-		       uint64_t to)
+		       uint64_t to, uint64_t *seen)
 {
 	int n = 0;
 
@@ -777,6 +888,8 @@ static void raw_events(struct evbuffer *b, const struct tl_map *m, uint64_t from
 
 		if (r->type == PROTO_EV_MEM_SAMPLE)
 			continue;
+		if (r->type < PROTO_EV__COUNT)
+			seen[r->type / 64] |= 1ULL << (r->type % 64);
 		evbuffer_add_printf(b, "%s[%" PRIu64 ",%" PRId64 ",%" PRId64 ",%u,%d]",
 				    n++ ? "," : "", i, r->start, r->end, r->type,
 				    category(r->type));
@@ -791,7 +904,7 @@ static void raw_events(struct evbuffer *b, const struct tl_map *m, uint64_t from
 }
 
 struct pixels {
-	double busy[TL_W_MAX][4];
+	double busy[TL_W_MAX][TL_NCAT];
 	double mem[TL_W_MAX];
 	uint32_t count[TL_W_MAX];
 };
@@ -864,14 +977,14 @@ static void pixel_lane(struct evbuffer *b, const struct tl_map *m, const struct 
 			double bs = tmin + (double)j * kw;
 
 			put_pixel(px, w, (double)t0, pw, bs, bk[j].count, bk[j].mem);
-			for (int c = 0; c < 4; c++)
+			for (int c = 0; c < TL_NCAT; c++)
 				if (bk[j].busy[c] > 0)
 					spread(px, w, (double)t0, pw, bs, bs + kw, c, bk[j].busy[c]);
 		}
 	}
 	evbuffer_add_printf(b, ",\"mode\":\"pixels\",\"px\":[");
 	for (int p = 0; p < w; p++)
-		for (int c = 0; c < 4; c++) {
+		for (int c = 0; c < TL_NCAT; c++) {
 			double f = px->busy[p][c] / pw;
 
 			evbuffer_add_printf(b, "%s%d", p || c ? "," : "",
@@ -884,6 +997,23 @@ static void pixel_lane(struct evbuffer *b, const struct tl_map *m, const struct 
 	for (int p = 0; p < w; p++)
 		evbuffer_add_printf(b, "%s%.0f", p ? "," : "", px->mem[p]);
 	evbuffer_add(b, "]", 1);
+}
+
+/* ,"names":{"TYPE":"NAME",...} for the types in seen */
+static void type_names(struct evbuffer *b, const uint64_t *seen)
+{
+	int n = 0;
+
+	evbuffer_add_printf(b, ",\"names\":{");
+	for (unsigned t = 0; t < PROTO_EV__COUNT; t++) {
+		const struct proto_ev_info *in = proto_ev_info(t);
+
+		if (!(seen[t / 64] >> (t % 64) & 1) || !in)
+			continue;
+		evbuffer_add_printf(b, "%s\"%u\":", n++ ? "," : "", t);
+		srv_json_str(b, in->name);
+	}
+	evbuffer_add(b, "}", 1);
 }
 
 static size_t lane_at(const struct tl_map *m, uint64_t i)
@@ -951,6 +1081,7 @@ int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
 	struct tl_map m;
 	struct pixels *px;
 	int all_raw = 1;
+	uint64_t seen[TL_TMASK] = {0};
 
 	if (w < 1 || w > TL_W_MAX) {
 		snprintf(why, whylen, "w must be 1 to %d pixels", TL_W_MAX);
@@ -983,7 +1114,7 @@ int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
 			from--;	/* the event under t0 */
 		lane_head(b, l, i);
 		if (to - from <= (uint64_t)(2 * w)) {
-			raw_events(b, &m, l->first + from, l->first + to);
+			raw_events(b, &m, l->first + from, l->first + to, seen);
 		} else {
 			all_raw = 0;
 			pixel_lane(b, &m, l, px, t0, t1, w, l->first + from, l->first + to);
@@ -993,6 +1124,7 @@ int srv_tl_query(const char *path, int64_t t0, int64_t t1, int w,
 	evbuffer_add(b, "]", 1);
 	if (all_raw)
 		messages(b, &m, t0, t1);
+	type_names(b, seen);
 	evbuffer_add(b, "}\n", 2);
 	free(px);
 	tl_close(&m);
@@ -1036,6 +1168,252 @@ int srv_tl_event(const char *path, uint64_t i, struct evbuffer *b, char *why,
 	evbuffer_add_printf(b, "},\"path\":");
 	srv_json_str(b, r->path && r->path <= m.h->strlen ? m.str + r->path - 1 : NULL);
 	evbuffer_add(b, "}\n", 2);
+	tl_close(&m);
+	return 0;
+}
+
+/* ---- a window's profile, a search by name -------------------------------------- */
+
+/* The cell of type in lane l's rows, 0: not one of its types. */
+static uint32_t cell(const struct tl_map *m, const struct tl_lane *l, unsigned type)
+{
+	const uint16_t *t = m->types + l->types;
+	uint32_t lo = 0, hi = l->ntypes;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid] < type)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->ntypes && t[lo] == type ? lo + 1 : 0;
+}
+
+static const struct tl_cum *row_of(const struct tl_map *m, const struct tl_lane *l, uint64_t k)
+{
+	return m->cum + l->cum + k * (l->ntypes + 1);
+}
+
+/* Totals of lane l's records [0, x) into tot (a row's ntypes + 1 cells). */
+static void totals_at(const struct tl_map *m, const struct tl_lane *l, uint64_t x,
+		      struct tl_cum *tot)
+{
+	uint64_t k = x / TL_SPARSE;
+
+	memcpy(tot, row_of(m, l, k), (l->ntypes + 1) * sizeof(*tot));
+	for (uint64_t i = k * TL_SPARSE; i < x; i++) {
+		const struct tl_rec *r = &m->rec[l->first + i];
+		uint32_t c = cell(m, l, r->type);
+
+		if (c) {
+			tot[c].a++;
+			tot[c].b += r->end - r->start;
+		}
+	}
+}
+
+/* Calls and busy ns per type of lane l within [t0, t1] into tot: the calls
+ * that start in it or are under t0, their time clipped to the window. The
+ * records ending past an edge are found from the nearest rows' largest end,
+ * so only the blocks that hold such a record are read. */
+static void lane_range(const struct tl_map *m, const struct tl_lane *l, int64_t t0,
+		       int64_t t1, struct tl_cum *tot, struct tl_cum *lo)
+{
+	uint64_t a = lower(m, l, t0), z = lower(m, l, t1 + 1);
+
+	totals_at(m, l, z, tot);
+	totals_at(m, l, a, lo);
+	for (uint32_t c = 1; c <= l->ntypes; c++) {
+		tot[c].a -= lo[c].a;
+		tot[c].b -= lo[c].b;
+	}
+	for (uint64_t i = z; i-- > a;) {
+		if ((i + 1 == z || (i + 1) % TL_SPARSE == 0) &&
+		    row_of(m, l, i / TL_SPARSE + 1)->a <= t1)
+			break;
+		const struct tl_rec *r = &m->rec[l->first + i];
+		uint32_t c = cell(m, l, r->type);
+
+		if (c && r->end > t1)
+			tot[c].b -= r->end - t1;
+	}
+	for (uint64_t i = a; i-- > 0;) {
+		if ((i + 1 == a || (i + 1) % TL_SPARSE == 0) &&
+		    row_of(m, l, i / TL_SPARSE + 1)->a <= t0)
+			break;
+		const struct tl_rec *r = &m->rec[l->first + i];
+		uint32_t c = cell(m, l, r->type);
+
+		if (c && r->end > t0) {
+			tot[c].a++;
+			tot[c].b += (r->end < t1 ? r->end : t1) - t0;
+		}
+	}
+}
+
+int srv_tl_range(const char *path, int64_t t0, int64_t t1, struct evbuffer *b, char *why,
+		 size_t whylen)
+{
+	struct tl_map m;
+	struct tl_cum *tot, *lo;
+	uint64_t seen[TL_TMASK] = {0};
+	int rc = tl_open(path, &m, why, whylen), nl = 0;
+
+	if (rc)
+		return rc;
+	if (t0 < m.h->tmin)
+		t0 = m.h->tmin;
+	if (t1 > m.h->tmax)
+		t1 = m.h->tmax;
+	if (t1 <= t0)
+		t1 = t0 + 1;
+	tot = malloc(2 * (PROTO_EV__COUNT + 1) * sizeof(*tot));
+	if (!tot) {
+		tl_close(&m);
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	lo = tot + PROTO_EV__COUNT + 1;
+	evbuffer_add_printf(b, "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"lanes\":[", t0, t1);
+	for (size_t i = 0; i < m.h->nlanes; i++) {
+		const struct tl_lane *l = &m.lanes[i];
+		int n = 0;
+
+		lane_range(&m, l, t0, t1, tot, lo);
+		for (uint32_t c = 1; c <= l->ntypes; c++) {
+			unsigned t = m.types[l->types + c - 1];
+
+			if (!tot[c].a)
+				continue;
+			if (!n++)
+				evbuffer_add_printf(b, "%s{\"lane\":%zu,\"calls\":[", nl++ ? "," : "", i);
+			else
+				evbuffer_add(b, ",", 1);
+			evbuffer_add_printf(b, "[%u,%" PRId64 ",%" PRId64 ",%d]", t, tot[c].a,
+					    tot[c].b, category(t));
+			seen[t / 64] |= 1ULL << (t % 64);
+		}
+		if (n)
+			evbuffer_add(b, "]}", 2);
+	}
+	evbuffer_add(b, "]", 1);
+	type_names(b, seen);
+	evbuffer_add(b, "}\n", 2);
+	free(tot);
+	tl_close(&m);
+	return 0;
+}
+
+/* Calls of lane l of the cells in want (n of them) among its records [0, row k). */
+static int64_t want_count(const struct tl_map *m, const struct tl_lane *l, uint64_t k,
+			  const uint32_t *want, uint32_t n)
+{
+	const struct tl_cum *row = row_of(m, l, k);
+	int64_t sum = 0;
+
+	for (uint32_t j = 0; j < n; j++)
+		sum += row[want[j]].a;
+	return sum;
+}
+
+/* The first record of lane l at or after from whose cell is in want, or
+ * l->count: the rest of from's block, then the first row whose count grows
+ * (a binary search), then that row's block. */
+static uint64_t next_in_lane(const struct tl_map *m, const struct tl_lane *l, uint64_t from,
+			     const uint32_t *want, uint32_t n, const uint8_t *is)
+{
+	uint64_t nblk = (l->count + TL_SPARSE - 1) / TL_SPARSE;
+
+	if (from >= l->count || !n)
+		return l->count;
+	uint64_t k = from / TL_SPARSE, end = (k + 1) * TL_SPARSE;
+
+	for (uint64_t i = from; i < end && i < l->count; i++)
+		if (is[m->rec[l->first + i].type])
+			return i;
+	int64_t base = want_count(m, l, k + 1, want, n);
+	uint64_t lo = k + 2, hi = nblk + 1;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (want_count(m, l, mid, want, n) > base)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo > nblk)
+		return l->count;
+	for (uint64_t i = (lo - 1) * TL_SPARSE; i < lo * TL_SPARSE && i < l->count; i++)
+		if (is[m->rec[l->first + i].type])
+			return i;
+	return l->count;	/* not reached in an index that passed tl_open */
+}
+
+int srv_tl_find(const char *path, const char *name, int64_t after, int64_t after_i,
+		struct evbuffer *b, char *why, size_t whylen)
+{
+	struct tl_map m;
+	uint8_t is[65536] = {0};	/* type -> matches name */
+	uint32_t want[PROTO_EV__COUNT];
+	uint64_t seen[TL_TMASK] = {0}, best = UINT64_MAX;
+	int64_t matches = 0;
+	size_t n = strlen(name);
+
+	if (!n || n > 64 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				   "0123456789_") != n) {
+		snprintf(why, whylen, "a call name is 1 to 64 letters, digits or _");
+		return -2;
+	}
+	for (unsigned t = 0; t < PROTO_EV__COUNT; t++) {
+		const struct proto_ev_info *in = proto_ev_info(t);
+
+		is[t] = in && t != PROTO_EV_MEM_SAMPLE && strcasestr(in->name, name);
+	}
+	int rc = tl_open(path, &m, why, whylen);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < m.h->nlanes; i++) {
+		const struct tl_lane *l = &m.lanes[i];
+		uint32_t nw = 0;
+
+		for (uint32_t c = 1; c <= l->ntypes; c++) {
+			unsigned t = m.types[l->types + c - 1];
+
+			if (is[t]) {
+				want[nw++] = c;
+				seen[t / 64] |= 1ULL << (t % 64);
+			}
+		}
+		if (!nw)
+			continue;
+		matches += want_count(&m, l, (l->count + TL_SPARSE - 1) / TL_SPARSE, want, nw);
+		uint64_t j = next_in_lane(&m, l, lower(&m, l, after), want, nw, is);
+
+		/* after the call (after, after_i): the same start, a later number */
+		while (j < l->count && m.rec[l->first + j].start == after &&
+		       (int64_t)(l->first + j) <= after_i)
+			j = next_in_lane(&m, l, j + 1, want, nw, is);
+		if (j < l->count && (best == UINT64_MAX ||
+				     m.rec[l->first + j].start < m.rec[best].start))
+			best = l->first + j;
+	}
+	evbuffer_add_printf(b, "{\"query\":");
+	srv_json_str(b, name);
+	evbuffer_add_printf(b, ",\"matches\":%" PRId64, matches);
+	type_names(b, seen);
+	if (best == UINT64_MAX) {
+		evbuffer_add_printf(b, ",\"next\":null}\n");
+	} else {
+		const struct tl_rec *r = &m.rec[best];
+
+		evbuffer_add_printf(b, ",\"next\":{\"i\":%" PRIu64 ",\"lane\":%zu,\"start\":%"
+				    PRId64 ",\"end\":%" PRId64 ",\"type\":%u}}\n", best,
+				    lane_at(&m, best), r->start, r->end, r->type);
+	}
 	tl_close(&m);
 	return 0;
 }

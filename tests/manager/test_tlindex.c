@@ -191,3 +191,184 @@ Test(tlindex, damaged_index_is_refused_as_such)
 	cr_assert_eq(srv_tl_query(idx, 0, 100, 0, b, why, sizeof(why)), -2);
 	evbuffer_free(b);
 }
+
+/* The answer of f (srv_tl_range or srv_tl_find), NUL-terminated (free it). */
+static char *answer(int rc, struct evbuffer *b, const char *why)
+{
+	cr_assert_eq(rc, 0, "%s", why);
+	size_t n = evbuffer_get_length(b);
+	char *s = malloc(n + 1);
+
+	evbuffer_remove(b, s, n);
+	s[n] = '\0';
+	evbuffer_free(b);
+	return s;
+}
+
+static char *range(int64_t t0, int64_t t1)
+{
+	struct evbuffer *b = evbuffer_new();
+	char why[256] = "";
+
+	return answer(srv_tl_range(idx, t0, t1, b, why, sizeof(why)), b, why);
+}
+
+static char *find(const char *name, int64_t after, int64_t after_i)
+{
+	struct evbuffer *b = evbuffer_new();
+	char why[256] = "";
+
+	return answer(srv_tl_find(idx, name, after, after_i, b, why, sizeof(why)), b, why);
+}
+
+/* "[TYPE,CALLS,NS,CAT]" */
+static int has_cell(const char *s, unsigned type, long calls, long ns)
+{
+	char cellstr[64];
+
+	snprintf(cellstr, sizeof(cellstr), "[%u,%ld,%ld,", type, calls, ns);
+	return strstr(s, cellstr) != NULL;
+}
+
+Test(tlindex, a_windows_profile_clips_the_calls_at_its_edges)
+{
+	two_ranks();
+	char *s = range(INT64_MIN, INT64_MAX);
+
+	cr_assert(has_cell(s, PROTO_EV_WRITE, 200, 8000), "%s", s);
+	cr_assert(has_cell(s, PROTO_EV_MPI_SEND, 1, 10), "%s", s);
+	cr_assert(strstr(s, ",1,10,0]"), "MPI_Send is point to point (0): %s", s);
+	cr_assert(strstr(s, "{\"lane\":1,\"calls\":[[") && has_cell(s, PROTO_EV_MPI_RECV, 1, 100),
+		  "%s", s);
+	cr_assert(strstr(s, "\"MPI_Recv\"") && strstr(s, "\"write\""), "names: %s", s);
+	cr_assert(!strstr(s, "mem_sample"), "a memory sample is no call: %s", s);
+	free(s);
+	/* the write under t0 (10000..10040) and the one at 10100..10140, clipped */
+	s = range(10020, 10130);
+	cr_assert(has_cell(s, PROTO_EV_WRITE, 2, 20 + 30), "%s", s);
+	cr_assert(!strstr(s, "\"lane\":1"), "%s", s);
+	free(s);
+	/* inside one call */
+	s = range(30550, 30560);
+	cr_assert(has_cell(s, PROTO_EV_MPI_RECV, 1, 10), "%s", s);
+	cr_assert(strstr(s, "\"lanes\":[{\"lane\":1,"), "%s", s);
+	free(s);
+}
+
+#define LONG_N 5000
+
+/* rank 0: LONG_N writes 100 ns apart, 40 ns each, under one MPI_Wait of
+ * 10..450000 (nested: the running totals' rows must find it), and an
+ * MPI_Barrier every 1000th write, 5 ns; a second lane of 3 MPI_Allreduce. */
+static void long_lane(struct proto_event *e)
+{
+	struct proto_event r1[3];
+
+	jobgen_rank(&g, 10, 0);
+	jobgen_rank(&g, 11, 1);
+	for (int i = 0; i < LONG_N; i++) {
+		uint64_t t = 1000 + 100 * (uint64_t)i;
+
+		e[i] = jobgen_ev(i % 1000 == 999 ? PROTO_EV_MPI_BARRIER : PROTO_EV_WRITE, t,
+				 t + (i % 1000 == 999 ? 5 : 40), 1, 8, 8, 0, 0);
+	}
+	e[LONG_N] = jobgen_ev(PROTO_EV_MPI_WAIT, 1010, 451000, 0, 0, 0, 0, 0);
+	for (int i = 0; i < 3; i++)
+		r1[i] = jobgen_ev(PROTO_EV_MPI_ALLREDUCE, 1000 + 200000 * (uint64_t)i,
+				  1000 + 200000 * (uint64_t)i + 7000, 8, 0, 0, 0, 0);
+	for (int k = 0; k <= LONG_N / 1000; k++)
+		jobgen_batch(&g, 10, (uint64_t)k + 1, e + 1000 * k,
+			     k == LONG_N / 1000 ? 1 : 1000);
+	jobgen_batch(&g, 11, 1, r1, 3);
+	jobgen_close(&g);
+	cr_assert_eq(srv_tl_build(g.dir, idx), 0);
+}
+
+Test(tlindex, a_windows_profile_equals_the_sum_over_its_events)
+{
+	static struct proto_event e[LONG_N + 1];
+	const unsigned types[] = {PROTO_EV_WRITE, PROTO_EV_MPI_BARRIER, PROTO_EV_MPI_WAIT};
+
+	long_lane(e);
+	/* windows at block edges, inside one, across several, the whole job
+	 * (times from the job start: the events' minus 1000) */
+	const int64_t win[][2] = {{0, 10}, {99990, 100010}, {102390, 102410}, {50, 450000},
+				  {123456, 345678}, {449999, 460000}, {0, 2}, {300, 301}};
+
+	for (size_t w = 0; w < sizeof(win) / sizeof(win[0]); w++) {
+		int64_t t0 = win[w][0], t1 = win[w][1];
+		char *s = range(t0, t1);
+
+		for (size_t k = 0; k < 3; k++) {
+			long calls = 0, ns = 0;
+
+			for (int i = 0; i <= LONG_N; i++) {
+				int64_t a = (int64_t)e[i].t_start - 1000, z = (int64_t)e[i].t_end - 1000;
+
+				if (e[i].type != types[k] || a > t1 || (a < t0 && z <= t0))
+					continue;
+				calls++;
+				ns += (z < t1 ? z : t1) - (a > t0 ? a : t0);
+			}
+			cr_assert(!calls || has_cell(s, types[k], calls, ns),
+				  "[%ld, %ld] type %u: %ld calls, %ld ns expected in %s",
+				  (long)t0, (long)t1, types[k], calls, ns, s);
+			if (!calls) {
+				char no[16];
+
+				snprintf(no, sizeof(no), "[%u,", types[k]);
+				cr_assert(!strstr(s, no), "[%ld, %ld] no type %u: %s",
+					  (long)t0, (long)t1, types[k], s);
+			}
+		}
+		free(s);
+	}
+}
+
+Test(tlindex, a_search_walks_the_calls_in_time_order)
+{
+	static struct proto_event e[LONG_N + 1];
+
+	long_lane(e);
+	/* "barrier": the 5 MPI_Barrier, at 99900 + 100000 k from the job start */
+	char *s = find("barrier", INT64_MIN, -1);
+	long long i0, start, i1;
+
+	cr_assert(strstr(s, "\"matches\":5,") && strstr(s, "\"MPI_Barrier\""), "%s", s);
+	cr_assert(!strstr(s, "MPI_Allreduce"), "%s", s);
+	cr_assert_eq(sscanf(strstr(s, "\"next\":{"), "\"next\":{\"i\":%lld,\"lane\":0,\"start\":%lld",
+			    &i0, &start), 2, "%s", s);
+	cr_assert_eq(start, 99900);
+	free(s);
+	for (int k = 1; k < 5; k++) {
+		s = find("BARRIER", start, i0);
+		cr_assert_eq(sscanf(strstr(s, "\"next\":{"), "\"next\":{\"i\":%lld,\"lane\":0,"
+				    "\"start\":%lld", &i1, &start), 2, "%s", s);
+		cr_assert_eq(start, 99900 + 100000 * k, "%s", s);
+		cr_assert_gt(i1, i0);
+		i0 = i1;
+		free(s);
+	}
+	s = find("barrier", start, i0);
+	cr_assert(strstr(s, "\"next\":null"), "past the last: %s", s);
+	free(s);
+	/* "MPI_": every MPI call of both lanes, the first the MPI_Allreduce at 0
+	 * (lane 1), then the MPI_Wait at 10 (lane 0) */
+	s = find("MPI_", INT64_MIN, -1);
+	cr_assert(strstr(s, "\"matches\":9,"), "%s", s);
+	cr_assert(strstr(s, "\"lane\":1,\"start\":0,\"end\":7000,"), "%s", s);
+	free(s);
+	s = find("MPI_", 0, 1000000);
+	cr_assert(strstr(s, "\"lane\":0,\"start\":10,\"end\":450000,"), "%s", s);
+	free(s);
+	s = find("nosuchcall", INT64_MIN, -1);
+	cr_assert(strstr(s, "\"matches\":0,\"names\":{},\"next\":null"), "%s", s);
+	free(s);
+	/* a name that is not one: refused */
+	struct evbuffer *b = evbuffer_new();
+	char why[256];
+
+	cr_assert_eq(srv_tl_find(idx, "MPI Send", INT64_MIN, -1, b, why, sizeof(why)), -2);
+	cr_assert_eq(srv_tl_find(idx, "", INT64_MIN, -1, b, why, sizeof(why)), -2);
+	evbuffer_free(b);
+}

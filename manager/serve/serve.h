@@ -65,6 +65,11 @@ int srv_name_ok(const char *s);
 /* The value of query key in req's URI, copied into out (cap bytes): 0, or -1
  * when absent or too long. */
 int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap);
+/* name in directory dfd (AT_FDCWD: a path) opened for reading without
+ * following a link and without blocking (a FIFO planted there would hold
+ * the server): the descriptor of a regular file, or -1 with errno (ELOOP
+ * for a link, EINVAL for anything but a regular file). */
+int srv_open_regular(int dfd, const char *name);
 
 /* ---- child.c: child processes of this binary ------------------------------- */
 

@@ -142,7 +142,7 @@ async function jobsPage() {
         `<td>${esc(j.application || '—')}</td><td class="n">${j.figures && j.ranks ? j.ranks : '—'}</td>` +
         `<td class="n">${j.streams === null ? '—' : j.streams}</td>` +
         `<td class="n" data-k="events">${j.events === null ? '(' + j.records + ' records)' : j.events}</td>` +
-        `<td class="n">${losses}</td><td class="n">${fmtNs(j.duration_ns)}</td>` +
+        `<td class="n">${losses}</td>${durationCell(j)}` +
         `<td class="n">${fmtBytes(j.bytes)}</td><td>${esc(j.report)}` +
         (j.running ? ' <span class="running" data-running="1">running</span>' : '') + '</td>');
       tb.appendChild(tr);
@@ -163,6 +163,16 @@ async function jobsPage() {
     if (gen !== pageGen) return;
   }
   $('#busy').textContent = '';
+}
+
+/* the corrected span once the report is made; before, the collection's
+ * wall time (first segment made to last written), still growing while running */
+function durationCell(j) {
+  const t = {span: 'the corrected span of the report', collection: 'wall time of the collection (the report gives the span)',
+    running: 'running for'}[j.duration_of] || '';
+  const v = j.duration_ns === null ? '—' : (j.duration_of === 'collection' ? '≈ ' : '') + fmtNs(j.duration_ns) +
+    (j.duration_of === 'running' ? '…' : '');
+  return `<td class="n" data-k="duration" data-of="${esc(j.duration_of || '')}" title="${t}">${v}</td>`;
 }
 
 /* ---- one job ---------------------------------------------------------------- */

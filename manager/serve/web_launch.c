@@ -83,7 +83,7 @@ static int owner_only(const struct srv *s, struct evhttp_request *req, const cha
  * a regular file (not a link) of the server's user, not writable by group
  * or others, in a directory of the user (or root) that nobody else may
  * change (unless sticky). Else why says which. */
-static int desc_trusted(const struct srv *s, const char *name, char *why, size_t whylen)
+int srv_desc_trusted(const struct srv *s, const char *name, char *why, size_t whylen)
 {
 	struct stat st, sd;
 	int dfd = open(s->descs, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
@@ -342,7 +342,7 @@ static void launch(struct srv *s, struct evhttp_request *req, const char *name,
 
 	if (owner_only(s, req, "launches"))
 		return;
-	if (desc_trusted(s, name, why, sizeof(why))) {
+	if (srv_desc_trusted(s, name, why, sizeof(why))) {
 		srv_error(req, 403, "%s", why);
 		return;
 	}
@@ -396,6 +396,10 @@ void srv_desc(struct srv *s, struct evhttp_request *req, const char *name,
 		plan(s, req, name, path, post);
 	else if (!strcmp(rest, "/launch") && post)
 		launch(s, req, name, path);
+	else if (!strcmp(rest, "/form") && !post)
+		srv_desc_form(s, req, name);
+	else if (!strcmp(rest, "/edit") && post)
+		srv_desc_edit(s, req, name);
 	else
 		srv_error(req, post ? 405 : 404, "no description URL %s", rest);
 }

@@ -124,6 +124,7 @@ static int job_dir(const struct srv *s, const char *name, char *out, size_t cap)
 
 struct summary {
 	uint64_t records, bytes, created_ns;
+	uint64_t written_ns;	/* the newest segment's mtime (the last write) */
 	int have_report;
 	char events[24], streams[24], lost[24], gaps[24], duration[24], app[256];
 	int ranks;
@@ -163,8 +164,14 @@ static void index_records(const char *dir, struct summary *sm)
 
 		while ((de = readdir(d)))
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISREG(st.st_mode))
+			    S_ISREG(st.st_mode)) {
+				uint64_t t = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+					     (uint64_t)st.st_mtim.tv_nsec;
+
 				sm->bytes += (uint64_t)st.st_size;
+				if (t > sm->written_ns)
+					sm->written_ns = t;
+			}
 		closedir(d);
 	}
 }
@@ -241,6 +248,35 @@ static void num_or_null(struct evbuffer *b, const char *k, const char *v)
 		evbuffer_add_printf(b, "%s", v);
 	else
 		evbuffer_add(b, "null", 4);
+}
+
+/* The list's duration without reading the trace: the corrected span of
+ * the full report when it is made ("span"); else the wall time of the
+ * collection, from the first segment's creation (its header) to the
+ * newest segment's last write ("collection"), or to now while the job is
+ * being written ("running"); null when the segments do not say. */
+static void duration(struct evbuffer *b, const struct summary *sm, int running)
+{
+	struct timespec now;
+	uint64_t end = sm->written_ns;
+	const char *of = "collection";
+
+	if (sm->duration[0]) {
+		num_or_null(b, "duration_ns", sm->duration);
+		evbuffer_add_printf(b, ",\"duration_of\":\"span\"");
+		return;
+	}
+	if (running) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		end = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+		of = "running";
+	}
+	if (!sm->created_ns || end < sm->created_ns) {
+		evbuffer_add_printf(b, ",\"duration_ns\":null,\"duration_of\":null");
+		return;
+	}
+	evbuffer_add_printf(b, ",\"duration_ns\":%" PRIu64 ",\"duration_of\":\"%s\"",
+			    end - sm->created_ns, of);
 }
 
 static const char *report_state(struct srv *s, const char *dir)
@@ -371,7 +407,7 @@ static void job_json(struct srv *s, struct evbuffer *b, const char *name,
 	num_or_null(b, "streams", sm.streams);
 	num_or_null(b, "lost_events", sm.lost);
 	num_or_null(b, "gap_batches", sm.gaps);
-	num_or_null(b, "duration_ns", sm.duration);
+	duration(b, &sm, running);
 	evbuffer_add_printf(b, ",\"ranks\":%d,\"application\":", sm.ranks);
 	srv_json_str(b, sm.have_report ? sm.app : NULL);
 	evbuffer_add_printf(b, ",\"figures\":");

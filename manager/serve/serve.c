@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +151,21 @@ int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap
 	}
 	evhttp_clear_headers(&kv);
 	return rc;
+}
+
+int srv_open_regular(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
 }
 
 /* ---- security ---------------------------------------------------------------- */

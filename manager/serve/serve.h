@@ -65,6 +65,11 @@ int srv_name_ok(const char *s);
 /* The value of query key in req's URI, copied into out (cap bytes): 0, or -1
  * when absent or too long. */
 int srv_query(struct evhttp_request *req, const char *key, char *out, size_t cap);
+/* name in directory dfd (AT_FDCWD: a path) opened for reading without
+ * following a link and without blocking (a FIFO planted there would hold
+ * the server): the descriptor of a regular file, or -1 with errno (ELOOP
+ * for a link, EINVAL for anything but a regular file). */
+int srv_open_regular(int dfd, const char *name);
 
 /* ---- child.c: child processes of this binary ------------------------------- */
 
@@ -190,5 +195,17 @@ void srv_desc_list(struct srv *s, struct evhttp_request *req);
 void srv_desc(struct srv *s, struct evhttp_request *req, const char *name,
 	      const char *rest);
 void srv_launch_get(struct srv *s, struct evhttp_request *req, const char *id);
+/* 0 when description name of --descriptions is one the owner may launch
+ * (and edit into a copy): a regular file of the server's user that others
+ * cannot write, in a directory others cannot change; else why says which. */
+int srv_desc_trusted(const struct srv *s, const char *name, char *why, size_t whylen);
+
+/* ---- descform.c: the launch form ------------------------------------------- */
+
+/* GET /api/descriptions/NAME.xml/form: the fields the form edits, JSON. */
+void srv_desc_form(struct srv *s, struct evhttp_request *req, const char *name);
+/* POST /api/descriptions/NAME.xml/edit: the edited copy saved as a new
+ * description (never over a file): 201, or 400/403/409 naming the field. */
+void srv_desc_edit(struct srv *s, struct evhttp_request *req, const char *name);
 
 #endif

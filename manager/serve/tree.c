@@ -181,6 +181,23 @@ static void on_stats(const struct proto_meta *m, void *arg)
 	pthread_mutex_unlock(&t->mu);
 }
 
+/* The secret file path into buf as mgr_read_secret reads it (a trailing
+ * newline dropped), opened by srv_open_regular: 0, or -1. */
+static int read_secret(const char *path, char *buf, size_t cap, size_t *len)
+{
+	int fd = srv_open_regular(AT_FDCWD, path);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, cap);
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0 || (size_t)n >= cap)
+		return -1;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	*len = (size_t)n;
+	return 0;
+}
+
 /* The secret of a launch's job (r->jobdir): the file its
  * logs/root-status names (written by launch right after it prints its root
  * receiver), read without following a link at the status file. 0 once
@@ -192,7 +209,8 @@ static int launch_secret(struct troot *r)
 	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/logs/root-status", r->jobdir);
-	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 || !(f = fdopen(fd, "r"))) {
+	/* not blocking: a FIFO put there would hold this thread and its lock */
+	if ((fd = srv_open_regular(AT_FDCWD, p)) < 0 || !(f = fdopen(fd, "r"))) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -203,7 +221,7 @@ static int launch_secret(struct troot *r)
 			snprintf(path, sizeof(path), "%s", line + 7);
 		}
 	fclose(f);
-	if (!path[0] || mgr_read_secret(path, r->secret, sizeof(r->secret), &r->secretlen))
+	if (!path[0] || read_secret(path, r->secret, sizeof(r->secret), &r->secretlen))
 		return -1;
 	r->own_secret = 1;
 	return 0;

@@ -26,6 +26,7 @@
 
 #define DESC_MAX 1000
 #define PLAN_FILE_MAX (256u << 10)
+#define DESC_BYTES_MAX (1 << 20)	/* as tapestry plan: a description over it is refused */
 
 static const char *const plan_files[] = {
 	"collectors.plan", "hostfile.openmpi", "machinefile.mpich", "hostfile.simgrid",
@@ -39,7 +40,8 @@ static int is_xml(const char *name)
 	return n > 4 && !strcmp(name + n - 4, ".xml");
 }
 
-/* s->descs/name into out when a regular file (not a link): 0 or -1. */
+/* s->descs/name into out when it is there (of any type: each route opens
+ * it with srv_open_regular, or checks it with desc_trusted): 0 or -1. */
 static int desc_path(const struct srv *s, const char *name, char *out, size_t cap)
 {
 	struct stat st;
@@ -47,7 +49,25 @@ static int desc_path(const struct srv *s, const char *name, char *out, size_t ca
 	if (!srv_name_ok(name) || !is_xml(name) ||
 	    (size_t)snprintf(out, cap, "%s/%s", s->descs, name) >= cap)
 		return -1;
-	return lstat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
+	return lstat(out, &st) == 0 ? 0 : -1;
+}
+
+/* 0 when name is a regular file of --descriptions (srv_open_regular),
+ * else a 403 saying what it is has been sent. */
+static int desc_regular(const struct srv *s, struct evhttp_request *req, const char *name)
+{
+	int dfd = open(s->descs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = dfd < 0 ? -1 : srv_open_regular(dfd, name);
+
+	if (dfd >= 0)
+		close(dfd);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	srv_error(req, 403, "%s: %s", name, errno == EINVAL ? "not a regular file" :
+		  errno == ELOOP ? "a symbolic link: refused" : strerror(errno));
+	return -1;
 }
 
 /* 403 unless the request presented the token: 0 when it did. */
@@ -63,7 +83,7 @@ static int owner_only(const struct srv *s, struct evhttp_request *req, const cha
  * a regular file (not a link) of the server's user, not writable by group
  * or others, in a directory of the user (or root) that nobody else may
  * change (unless sticky). Else why says which. */
-static int desc_trusted(const struct srv *s, const char *name, char *why, size_t whylen)
+int srv_desc_trusted(const struct srv *s, const char *name, char *why, size_t whylen)
 {
 	struct stat st, sd;
 	int dfd = open(s->descs, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
@@ -180,20 +200,29 @@ static void upload(struct srv *s, struct evhttp_request *req)
 	send_json(req, 201, b);
 }
 
-static void show(struct evhttp_request *req, const char *path)
+/* The description's text, opened from --descriptions without following a
+ * link or blocking: a FIFO or device put there in place of the file (after
+ * the listing's check) is refused, not waited on. */
+static void show(struct srv *s, struct evhttp_request *req, const char *name)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = open(s->descs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = dfd < 0 ? -1 : srv_open_regular(dfd, name);
 	struct stat st;
 	struct evbuffer *b;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size > (1 << 20)) {
+	if (dfd >= 0)
+		close(dfd);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size > DESC_BYTES_MAX) {
+		srv_error(req, fd < 0 && (errno == EINVAL || errno == ELOOP) ? 403 : 404,
+			  "cannot read the description %s: %s", name, fd >= 0 ?
+			  "over 1 MiB" : errno == EINVAL ? "not a regular file" :
+			  errno == ELOOP ? "a symbolic link" : strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		srv_error(req, 404, "cannot read the description");
 		return;
 	}
 	b = evbuffer_new();
-	evbuffer_add_file(b, fd, 0, st.st_size);
+	evbuffer_add_file(b, fd, 0, st.st_size);	/* owns fd */
 	srv_reply(req, 200, "text/plain; charset=utf-8", b);
 	evbuffer_free(b);
 }
@@ -224,7 +253,7 @@ static void plan_done(struct srv *s, struct srv_child *c)
 	evbuffer_add_printf(b, ",\"files\":{");
 	for (size_t i = 0, n = 0; buf && i < sizeof(plan_files) / sizeof(plan_files[0]); i++) {
 		snprintf(p, sizeof(p), "%s/p/%s", c->tmpdir, plan_files[i]);
-		int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int fd = srv_open_regular(AT_FDCWD, p);
 		ssize_t got;
 
 		if (fd < 0)
@@ -277,6 +306,8 @@ static void plan(struct srv *s, struct evhttp_request *req, const char *name,
 		send_json(req, 409, b);
 		return;
 	}
+	if (desc_regular(s, req, name))
+		return;
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tapestry-serve-plan.XXXXXX");
 	if (!mkdtemp(tmpdir)) {
 		srv_error(req, 500, "mkdtemp: %s", strerror(errno));
@@ -311,7 +342,7 @@ static void launch(struct srv *s, struct evhttp_request *req, const char *name,
 
 	if (owner_only(s, req, "launches"))
 		return;
-	if (desc_trusted(s, name, why, sizeof(why))) {
+	if (srv_desc_trusted(s, name, why, sizeof(why))) {
 		srv_error(req, 403, "%s", why);
 		return;
 	}
@@ -360,11 +391,15 @@ void srv_desc(struct srv *s, struct evhttp_request *req, const char *name,
 		return;
 	}
 	if (!*rest && !post)
-		show(req, path);
+		show(s, req, name);
 	else if (!strcmp(rest, "/plan"))
 		plan(s, req, name, path, post);
 	else if (!strcmp(rest, "/launch") && post)
 		launch(s, req, name, path);
+	else if (!strcmp(rest, "/form") && !post)
+		srv_desc_form(s, req, name);
+	else if (!strcmp(rest, "/edit") && post)
+		srv_desc_edit(s, req, name);
 	else
 		srv_error(req, post ? 405 : 404, "no description URL %s", rest);
 }

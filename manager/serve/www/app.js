@@ -112,7 +112,7 @@ function route() {
   const done = () => { document.body.dataset.ready = '1'; };
   const p = parts[0] === 'job' ? jobPage(parts[1], q) :
     parts[0] === 'tree' ? treePage() :
-    parts[0] === 'launch' ? launchPage(parts[1]) :
+    parts[0] === 'launch' ? launchPage(parts[1], q) :
     parts[0] === 'run' ? runPage(parts[1]) : jobsPage();
   p.then(done, e => { showError(e.message); done(); });
 }
@@ -142,7 +142,7 @@ async function jobsPage() {
         `<td>${esc(j.application || '—')}</td><td class="n">${j.figures && j.ranks ? j.ranks : '—'}</td>` +
         `<td class="n">${j.streams === null ? '—' : j.streams}</td>` +
         `<td class="n" data-k="events">${j.events === null ? '(' + j.records + ' records)' : j.events}</td>` +
-        `<td class="n">${losses}</td><td class="n">${fmtNs(j.duration_ns)}</td>` +
+        `<td class="n">${losses}</td>${durationCell(j)}` +
         `<td class="n">${fmtBytes(j.bytes)}</td><td>${esc(j.report)}` +
         (j.running ? ' <span class="running" data-running="1">running</span>' : '') + '</td>');
       tb.appendChild(tr);
@@ -163,6 +163,16 @@ async function jobsPage() {
     if (gen !== pageGen) return;
   }
   $('#busy').textContent = '';
+}
+
+/* the corrected span once the report is made; before, the collection's
+ * wall time (first segment made to last written), still growing while running */
+function durationCell(j) {
+  const t = {span: 'the corrected span of the report', collection: 'wall time of the collection (the report gives the span)',
+    running: 'running for'}[j.duration_of] || '';
+  const v = j.duration_ns === null ? '—' : (j.duration_of === 'collection' ? '≈ ' : '') + fmtNs(j.duration_ns) +
+    (j.duration_of === 'running' ? '…' : '');
+  return `<td class="n" data-k="duration" data-of="${esc(j.duration_of || '')}" title="${t}">${v}</td>`;
 }
 
 /* ---- one job ---------------------------------------------------------------- */
@@ -462,71 +472,4 @@ function streamList(v) {
       `<td class="n">${esc(r[3])}</td><td class="n">${esc(r[4])}</td></tr>`).join('') + more + '</table>';
 }
 
-/* ---- launch -------------------------------------------------------------------- */
-
-async function launchPage(sel) {
-  const gen = pageGen;
-  const d = await api('/api/descriptions');
-  if (gen !== pageGen) return;
-  main().innerHTML = '<h1>Launch</h1><div class="cols"><section class="desc-list" id="descs"></section>' +
-    '<div id="desc"><section class="mut">Pick a job description.</section></div></div>';
-  let h = d.descriptions.map(x => `<a href="#/launch/${encodeURIComponent(x.name)}" class="${x.name === sel ? 'sel' : ''}">${esc(x.name)}</a>`).join('');
-  if (!d.descriptions.length) h = '<p class="mut">no *.xml here</p>';
-  if (d.upload) h += '<h2>Upload</h2><input type="file" id="up" accept=".xml"><button id="up-go">upload</button>';
-  $('#descs').innerHTML = h;
-  if (d.upload) $('#up-go').addEventListener('click', async () => {
-    const f = $('#up').files[0];
-    if (!f) return;
-    await api('/api/descriptions?name=' + encodeURIComponent(f.name), {method: 'POST', body: await f.text()});
-    location.hash = '#/launch/' + encodeURIComponent(f.name);
-  });
-  if (!sel) return;
-  const base = '/api/descriptions/' + encodeURIComponent(sel);
-  const text = await api(base, {text: true});
-  if (gen !== pageGen) return;
-  $('#desc').innerHTML = `<section><h2>${esc(sel)}</h2><pre id="desc-text">${esc(text)}</pre>` +
-    '<button class="primary" id="go" disabled>Launch</button> <span id="plan-state" class="mut">planning…</span></section>' +
-    '<section id="plan"></section>';
-  await api(base + '/plan', {method: 'POST'});
-  const p = await until(base + '/plan', gen);
-  if (!p || gen !== pageGen) return;
-  $('#plan-state').textContent = p.exit === 0 ? 'the plan is valid' : 'the description is invalid (tapestry plan exit ' + p.exit + ')';
-  $('#plan-state').className = p.exit === 0 ? 'ok' : 'err';
-  let ph = '<h2>tapestry plan</h2>' + (p.output ? `<pre id="plan-out">${esc(p.output)}</pre>` : '<p class="mut">no message</p>');
-  for (const [f, c] of Object.entries(p.files)) ph += `<h2>${esc(f)}</h2><pre>${esc(c)}</pre>`;
-  $('#plan').innerHTML = ph;
-  $('#go').disabled = p.exit !== 0 || d.launch === false;
-  if (d.launch === false) $('#plan-state').textContent += ' (launches are off: tapestry serve runs with --no-token)';
-  $('#go').addEventListener('click', async () => {
-    $('#go').disabled = true;
-    const r = await api(base + '/launch', {method: 'POST'});
-    location.hash = '#/run/' + r.pending.id;
-  });
-}
-
-async function runPage(id) {
-  const gen = pageGen;
-  main().innerHTML = `<h1>Launch ${esc(id)}</h1><section><span id="run-state">starting…</span></section>` +
-    '<h2>Collector tree</h2><div id="run-tree" class="tree"><p class="mut">waiting for the root receiver…</p></div>' +
-    '<h2>Output</h2><pre id="run-out"></pre>';
-  let from = 0, treeOn = false;
-  for (;;) {
-    const r = await api('/api/launches/' + encodeURIComponent(id) + '?from=' + from);
-    if (gen !== pageGen) return;
-    const out = $('#run-out');
-    out.textContent += r.output;
-    out.scrollTop = out.scrollHeight;
-    from = r.next;
-    if (r.root && !treeOn) { treeOn = true; treeLoop(gen, $('#run-tree'), r.root).catch(e => showError(e.message)); }
-    const st = $('#run-state');
-    st.dataset.state = r.state;
-    st.innerHTML = `job <a href="#/job/${encodeURIComponent(r.job)}">${esc(r.job)}</a>: ` +
-      (r.state === 'running' ? 'running' : `finished, exit ${r.exit}`);
-    if (r.state === 'done') {
-      st.dataset.exit = r.exit;
-      if (r.exit === 0) { await sleep(1500); if (gen === pageGen) location.hash = '#/job/' + encodeURIComponent(r.job); }
-      return;
-    }
-    await sleep(700);
-  }
-}
+/* ---- launch: launch.js ---------------------------------------------------------- */

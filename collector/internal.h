@@ -64,7 +64,8 @@ struct col_map {
 void col_map_init(struct col_map *m, size_t max);
 void col_map_clear(struct col_map *m);	/* frees the arrays, not values */
 void *col_map_get(const struct col_map *m, uint64_t key);
-/* Insert or replace. 0, PROTO_E_FULL past max, PROTO_E_NOMEM. */
+/* Insert or replace; val not NULL. 0, PROTO_E_ARG (val NULL), PROTO_E_FULL
+ * past max, PROTO_E_NOMEM. */
 int col_map_put(struct col_map *m, uint64_t key, void *val);
 /* Remove key; returns its value or NULL. */
 void *col_map_del(struct col_map *m, uint64_t key);

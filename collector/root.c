@@ -204,8 +204,10 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 
 	if (f->type == PROTO_MSG_BATCH || f->type == PROTO_MSG_BYE) {
 		s = col_stream_get(c, f->stream, 1);
-		if (!s)
+		if (!s) {
+			c->root_unkept++;
 			return 0;	/* table full: not acknowledged, resent */
+		}
 		s->owner = cn;
 	}
 	if (f->type == PROTO_MSG_BATCH) {
@@ -225,6 +227,7 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		if (rc) {
 			col_err("job %s: append: %s", c->cfg.output,
 				proto_strerror(rc));
+			c->root_unkept++;
 			return 0;	/* not acknowledged: the sender keeps it */
 		}
 		if (f->seq > s->last_seq + 1)
@@ -259,6 +262,7 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		if (rc != PROTO_E_NOSPACE || !c->nospace)
 			col_err("job %s: append %s: %s", c->cfg.output,
 				proto_msg_name(f->type), proto_strerror(rc));
+		c->root_unkept++;
 		return 0;
 	}
 	if (f->type == PROTO_MSG_BYE) {

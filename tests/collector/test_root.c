@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -339,6 +340,53 @@ Test(root, nospace_gap_counted_once)
 		"collector.nospace_events.000000000000002a"), "13");
 	cr_assert_str_eq(proto_jobdir_meta(jr, "collector.nospace_events"),
 			 "13");
+	proto_jobdir_close_r(jr);
+	rig_down(&r);
+}
+
+/* The sensors' spool (--spool, issue 33): a file taken is removed only
+ * once the job directory holds it (synced). A sync that fails (here
+ * meta.xml.tmp is a directory) keeps it; the next start takes it again,
+ * its batches deduplicated, and removes it. */
+Test(root, spool_kept_until_synced)
+{
+	struct rig r;
+	struct col_stats st;
+	struct proto_jobdir_r *jr;
+	struct proto_frame f;
+	char spool[128], path[160], block[160];
+	uint64_t seqs[] = {1, 2};
+	int rc, batches = 0;
+
+	rig_up(&r, 1);
+	col_free(r.col);
+	snprintf(spool, sizeof(spool), "%s/spool", r.dir);
+	cr_assert_eq(mkdir(spool, 0700), 0);
+	snprintf(path, sizeof(path), "%s/000000000000002a.tps", spool);
+	rig_spool_file(path, 42, seqs, 2, 1);
+	snprintf(block, sizeof(block), "%s/meta.xml.tmp", r.job);
+	cr_assert_eq(mkdir(block, 0700), 0);
+	r.cfg.spool = spool;
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.stored_batches, 2);
+	cr_assert_eq(access(path, F_OK), 0, "removed before the job was synced");
+	col_free(r.col);
+	cr_assert_eq(rmdir(block), 0);
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.stored_batches, 0);
+	cr_assert_eq(st.dup_batches, 2);
+	cr_assert_eq(access(path, F_OK), -1, "taken and synced, still there");
+	col_free(r.col);
+	r.col = NULL;
+	jr = proto_jobdir_open(r.job, &rc);
+	cr_assert_not_null(jr);
+	while ((rc = proto_jobdir_next(jr, &f)) == 1)
+		batches += f.type == PROTO_MSG_BATCH;
+	cr_assert_eq(batches, 2);
 	proto_jobdir_close_r(jr);
 	rig_down(&r);
 }

@@ -6,7 +6,6 @@
  * upward link, root.c the job directory, spill.c the disk queue.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <limits.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -550,6 +549,7 @@ void col_drain_check(struct col *c)
 		if (!col_up_idle(c) || !c->drain_clock_done)
 			return;
 		c->drain_rc = 0;
+		col_spool_drained(c);
 	}
 	c->drain_fired = 1;
 	event_active(c->drain_ev, 0, 0);
@@ -652,79 +652,6 @@ static int forwarder_init(struct col *c)
 	return 0;
 }
 
-/* ---- the sensors' spool (issue 33) -------------------------------------- */
-
-struct spool_ctx {
-	struct col *c;
-	struct proto_msg *m;
-	uint64_t frames;
-};
-
-static int spool_frame(void *arg, const uint8_t *bytes, size_t len,
-		       const struct proto_frame *pf)
-{
-	struct spool_ctx *x = arg;
-	struct col_frame *f;
-	int rc = proto_msg_decode(pf, x->m);
-
-	if (rc)
-		return rc;
-	f = col_frame_new(x->c, bytes, len, x->m);
-	if (x->c->root) {
-		col_root_frame(x->c, NULL, f, x->m);
-		col_frame_unref(f);
-	} else {
-		col_up_enqueue(x->c, f);
-	}
-	x->frames++;
-	return 0;
-}
-
-/* What sensors left in dir (docs/FORMAT.md, "Sensor spool": they reached
- * no collector before their end; a bare tree's node collector is given
- * their TAPESTRY_SPOOL with --spool) as if a child had sent it: stored
- * (root, deduplicated as any batch) or queued upward, acknowledged end to
- * end like the rest. A file taken is removed; a damaged one keeps what
- * was taken and is renamed NAME.bad. The frames of a stream are trusted
- * as the directory is (the sensors' user's, 0700). */
-static void spool_take(struct col *c, const char *dir)
-{
-	struct spool_ctx x = {.c = c};
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d) {
-		if (errno != ENOENT)
-			col_warn("spool %s: %s", dir, strerror(errno));
-		return;
-	}
-	x.m = malloc(sizeof(*x.m));
-	while (x.m && (de = readdir(d))) {
-		char path[PATH_MAX], bad[PATH_MAX + 8];
-		size_t n = strlen(de->d_name);
-		uint64_t stream = 0, before = x.frames;
-		int rc;
-
-		if (n != 20 || strcmp(de->d_name + 16, ".tps") != 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		rc = proto_spool_each(path, &stream, spool_frame, &x);
-		if (rc) {
-			col_warn("spool %s: %s: %" PRIu64 " frames taken, the "
-				 "file set aside", path, proto_strerror(rc),
-				 x.frames - before);
-			snprintf(bad, sizeof(bad), "%s.bad", path);
-			rename(path, bad);
-			continue;
-		}
-		col_info("spool %s: stream %016" PRIx64 ": %" PRIu64 " frames "
-			 "taken", path, stream, x.frames - before);
-		unlink(path);
-	}
-	free(x.m);
-	closedir(d);
-}
-
 struct col *col_new(struct event_base *base, const struct col_config *cfg,
 		    int *rc)
 {
@@ -791,7 +718,7 @@ struct col *col_new(struct event_base *base, const struct col_config *cfg,
 		goto fail;
 	}
 	if (cfg->spool)
-		spool_take(c, cfg->spool);
+		col_spool_take(c, cfg->spool);
 	if (cfg->stats_period_ms) {
 		tv.tv_sec = cfg->stats_period_ms / 1000;
 		tv.tv_usec = (cfg->stats_period_ms % 1000) * 1000;
@@ -823,6 +750,7 @@ void col_free(struct col *c)
 	if (!c)
 		return;
 	c->freeing = 1;
+	col_spool_free(c);
 	while ((cn = c->conns))
 		col_conn_close(cn, NULL);
 	if (c->listener)

@@ -64,7 +64,8 @@ struct col_map {
 void col_map_init(struct col_map *m, size_t max);
 void col_map_clear(struct col_map *m);	/* frees the arrays, not values */
 void *col_map_get(const struct col_map *m, uint64_t key);
-/* Insert or replace. 0, PROTO_E_FULL past max, PROTO_E_NOMEM. */
+/* Insert or replace; val not NULL. 0, PROTO_E_ARG (val NULL), PROTO_E_FULL
+ * past max, PROTO_E_NOMEM. */
 int col_map_put(struct col_map *m, uint64_t key, void *val);
 /* Remove key; returns its value or NULL. */
 void *col_map_del(struct col_map *m, uint64_t key);
@@ -274,6 +275,10 @@ struct col {
 	uint64_t nospace_batches, nospace_events;	/* all streams */
 	char *reserve;			/* root: DIR/reserve, room kept for the
 					 * metadata that says so (root.c) */
+	uint64_t root_unkept;		/* root: frames neither stored nor
+					 * counted (table full, append error) */
+	struct col_spool_file *spool_files;	/* node: taken, not yet
+						 * acknowledged (spool.c) */
 
 	/* upward link */
 	struct bufferevent *up;
@@ -447,6 +452,19 @@ void col_root_close(struct col *c);
  * sent the BYE of its own stream and is to be finished. */
 int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		   const struct proto_msg *m);
+
+/* spool.c: the sensors' spool (--spool, issue 33). */
+struct col_spool_file;
+/* Take every spool file of dir (at start): stored (root; the files removed
+ * once synced) or queued upward (the files kept until acknowledged). */
+void col_spool_take(struct col *c, const char *dir);
+/* An ACK(stream, seq) from the parent: remove the spool files it ends. */
+void col_spool_acked(struct col *c, uint64_t stream, uint64_t seq);
+/* A drain ended with nothing left unsent: remove the files that wait for
+ * no ACK (their frames are written); the others stay. */
+void col_spool_drained(struct col *c);
+/* Forget the files taken (they stay on disk). */
+void col_spool_free(struct col *c);
 
 /* collector.c */
 /* A STATS message describing c now (into c->msg). */

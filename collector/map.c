@@ -95,6 +95,11 @@ int col_map_put(struct col_map *m, uint64_t key, void *val)
 	size_t i;
 	int rc;
 
+	/* NULL is "absent" to col_map_get: a NULL value would make a second
+	 * put of its key a second member (n counted twice, key 0 counted
+	 * with nothing kept) */
+	if (!val)
+		return PROTO_E_ARG;
 	if (m->cap && col_map_get(m, key)) {
 		m->vals[find(m, key)] = val;
 		return 0;

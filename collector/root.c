@@ -104,6 +104,23 @@ static void reserve_free(struct col *c)
 	c->reserve = NULL;
 }
 
+static void note_gap(struct col *c, struct col_stream *s, uint64_t missing)
+{
+	char k[64], v[32];
+
+	s->lost += missing;
+	c->st.gap_batches += missing;
+	col_warn("stream %016" PRIx64 ": %" PRIu64 " batches never arrived "
+		 "(before seq %" PRIu64 ")", s->id, missing, s->last_seq + 1 +
+		 missing);
+	snprintf(k, sizeof(k), "collector.lost.%016" PRIx64, s->id);
+	snprintf(v, sizeof(v), "%" PRIu64, s->lost);
+	proto_jobdir_set_meta(c->jobdir, k, v);
+	snprintf(v, sizeof(v), "%" PRIu64, c->st.gap_batches);
+	proto_jobdir_set_meta(c->jobdir, "collector.lost_batches", v);
+	c->meta_dirty = 1;
+}
+
 /* BATCH f of stream s could not be stored, the disk full: counted,
  * recorded in the metadata, acknowledged (the sender forgets it). */
 static void nospace_batch(struct col *c, struct col_conn *cn,
@@ -125,6 +142,10 @@ static void nospace_batch(struct col *c, struct col_conn *cn,
 		proto_jobdir_set_meta(c->jobdir, "collector.nospace",
 				      c->cfg.output);
 	}
+	/* the batches before it that never came are lost as in a stored
+	 * batch's gap, counted here once: last_seq moves past them */
+	if (f->seq > s->last_seq + 1)
+		note_gap(c, s, f->seq - s->last_seq - 1);
 	s->nospace_batches++;
 	s->nospace_events += nrec;
 	c->nospace_batches++;
@@ -175,23 +196,6 @@ void col_root_close(struct col *c)
 	c->jobdir = NULL;
 }
 
-static void note_gap(struct col *c, struct col_stream *s, uint64_t missing)
-{
-	char k[64], v[32];
-
-	s->lost += missing;
-	c->st.gap_batches += missing;
-	col_warn("stream %016" PRIx64 ": %" PRIu64 " batches never arrived "
-		 "(before seq %" PRIu64 ")", s->id, missing, s->last_seq + 1 +
-		 missing);
-	snprintf(k, sizeof(k), "collector.lost.%016" PRIx64, s->id);
-	snprintf(v, sizeof(v), "%" PRIu64, s->lost);
-	proto_jobdir_set_meta(c->jobdir, k, v);
-	snprintf(v, sizeof(v), "%" PRIu64, c->st.gap_batches);
-	proto_jobdir_set_meta(c->jobdir, "collector.lost_batches", v);
-	c->meta_dirty = 1;
-}
-
 int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		   const struct proto_msg *m)
 {
@@ -200,8 +204,10 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 
 	if (f->type == PROTO_MSG_BATCH || f->type == PROTO_MSG_BYE) {
 		s = col_stream_get(c, f->stream, 1);
-		if (!s)
+		if (!s) {
+			c->root_unkept++;
 			return 0;	/* table full: not acknowledged, resent */
+		}
 		s->owner = cn;
 	}
 	if (f->type == PROTO_MSG_BATCH) {
@@ -221,6 +227,7 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		if (rc) {
 			col_err("job %s: append: %s", c->cfg.output,
 				proto_strerror(rc));
+			c->root_unkept++;
 			return 0;	/* not acknowledged: the sender keeps it */
 		}
 		if (f->seq > s->last_seq + 1)
@@ -255,6 +262,7 @@ int col_root_frame(struct col *c, struct col_conn *cn, struct col_frame *f,
 		if (rc != PROTO_E_NOSPACE || !c->nospace)
 			col_err("job %s: append %s: %s", c->cfg.output,
 				proto_msg_name(f->type), proto_strerror(rc));
+		c->root_unkept++;
 		return 0;
 	}
 	if (f->type == PROTO_MSG_BYE) {

@@ -808,6 +808,7 @@ static void on_ack(struct col *c, uint64_t stream, uint64_t seq,
 	struct col_stream *s = col_stream_get(c, stream, 0);
 	struct col_frame *f;
 
+	col_spool_acked(c, stream, seq);
 	if (!s)
 		return;
 	while ((f = s->ua_head) && f->seq <= seq) {

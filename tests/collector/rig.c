@@ -3,6 +3,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "proto/auth.h"
 #include "proto/codec.h"
+#include "proto/jobdir.h"
 #include "tests/collector/rig.h"
 
 struct proto_msg msg;	/* large: not on the stack */
@@ -232,4 +234,54 @@ void expect_error(struct rig *r, struct bufferevent *t, int code)
 	cr_assert_eq(recv_m(t), 1);
 	cr_assert_eq(msg.type, PROTO_MSG_ERROR);
 	cr_assert_eq(msg.u.error.code, code);
+}
+
+void rig_spool_file(const char *path, uint64_t stream, const uint64_t *seqs,
+		    int n, int bye)
+{
+	static uint8_t data[8192];
+	struct proto_event ev[4];
+	struct proto_codec *cd = proto_codec_new(0);
+	struct proto_msg m;
+	uint8_t small[16384], *buf, hdr[16];
+	size_t len, dlen;
+	FILE *f = fopen(path, "wb");
+
+	cr_assert_not_null(f);
+	cr_assert_not_null(cd);
+	memcpy(hdr, PROTO_SPOOL_MAGIC, 8);
+	for (int i = 0; i < 8; i++)
+		hdr[8 + i] = (uint8_t)(stream >> (8 * i));
+	cr_assert_eq(fwrite(hdr, 1, 16, f), 16);
+	for (int i = 0; i <= n; i++) {
+		memset(&m, 0, sizeof(m));
+		if (i < n) {
+			memset(ev, 0, sizeof(ev));
+			for (int k = 0; k < 4; k++) {
+				ev[k].t_start = ev[k].t_end = seqs[i] * 100 + k;
+				ev[k].type = 1;
+			}
+			cr_assert_eq(proto_codec_encode(cd, ev, 4, data,
+							sizeof(data), &dlen), 0);
+			m.type = PROTO_MSG_BATCH;
+			m.u.batch.stream = stream;
+			m.u.batch.seq = seqs[i];
+			m.u.batch.nrecords = 4;
+			m.u.batch.data = data;
+			m.u.batch.datalen = (uint32_t)dlen;
+		} else if (bye) {
+			m.type = PROTO_MSG_BYE;
+			m.u.bye.stream = stream;
+			m.u.bye.last_seq = n ? seqs[n - 1] : 0;
+		} else {
+			break;
+		}
+		cr_assert_eq(proto_msg_frame_buf(&m, small, sizeof(small),
+						 &buf, &len), 0);
+		cr_assert_eq(fwrite(buf, 1, len, f), len);
+		if (buf != small)
+			free(buf);
+	}
+	proto_codec_free(cd);
+	cr_assert_eq(fclose(f), 0);
 }

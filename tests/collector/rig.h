@@ -63,5 +63,10 @@ void roundtrip(struct rig *r, struct bufferevent *to, struct bufferevent *from, 
 void expect_error(struct rig *r, struct bufferevent *t, int code);
 /* A BATCH of n events (n <= 64) of stream, seq. */
 void send_batch(struct bufferevent *t, uint64_t stream, uint64_t seq, uint32_t n);
+/* A sensor's spool file at path (docs/FORMAT.md, "Sensor spool"): a
+ * BATCH of 4 events of stream for each of seqs[0..n), then a BYE when
+ * bye is set. */
+void rig_spool_file(const char *path, uint64_t stream, const uint64_t *seqs,
+		    int n, int bye);
 
 #endif

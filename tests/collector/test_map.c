@@ -33,3 +33,30 @@ Test(map, map_put_get_del)
 			     k % 2 ? &vals[k] : NULL);
 	col_map_clear(&m);
 }
+
+/* A NULL value is refused: col_map_get says NULL for "absent", so a second
+ * put of the same key (or key 0) with NULL counted a member twice. */
+Test(map, null_value_refused)
+{
+	struct col_map m;
+	static int v;
+
+	col_map_init(&m, 100);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(col_map_put(&m, 5, NULL), PROTO_E_ARG);
+		cr_assert_eq(col_map_put(&m, 0, NULL), PROTO_E_ARG);
+		cr_assert_eq(col_map_check(&m), 0);
+	}
+	cr_assert_eq(m.n, 0);
+	cr_assert_eq(col_map_put(&m, 5, &v), 0);
+	cr_assert_eq(col_map_put(&m, 5, &v), 0);
+	cr_assert_eq(col_map_put(&m, 0, &v), 0);
+	cr_assert_eq(col_map_put(&m, 0, &v), 0);
+	cr_assert_eq(m.n, 2);
+	cr_assert_eq(col_map_check(&m), 0);
+	cr_assert_eq(col_map_del(&m, 5), &v);
+	cr_assert_eq(col_map_del(&m, 0), &v);
+	cr_assert_eq(m.n, 0);
+	cr_assert_eq(col_map_check(&m), 0);
+	col_map_clear(&m);
+}

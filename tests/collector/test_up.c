@@ -658,3 +658,97 @@ Test(up, refused_claim_drops_only_its_frames)
 	r.cfg.spill_dir = NULL;
 	rig_down(&r);
 }
+
+/* The sensors' spool (--spool, issue 33) on a node: a file taken stays
+ * until the parent acknowledged each of its batches and its BYE (one ACK
+ * each); killed before that, the node would take it again at its next
+ * start instead of losing it. */
+Test(up, spool_kept_until_acknowledged)
+{
+	struct rig r;
+	char spool[128], path[160];
+	uint64_t seqs[] = {1, 2}, acks[] = {1, 2, 2};
+	int rc, batches = 0, byes = 0;
+
+	rig_up(&r, 0);
+	col_free(r.col);
+	snprintf(spool, sizeof(spool), "%s/spool", r.dir);
+	cr_assert_eq(mkdir(spool, 0700), 0);
+	snprintf(path, sizeof(path), "%s/000000000000002a.tps", spool);
+	rig_spool_file(path, 42, seqs, 2, 1);
+	r.cfg.spool = spool;
+	r.cfg.clock_rounds = 2;
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	spin(r.base);
+	while (recv_m(parent_end)) {
+		if (parent_pong(&r))
+			continue;
+		batches += msg.type == PROTO_MSG_BATCH;
+		byes += msg.type == PROTO_MSG_BYE;
+	}
+	cr_assert_eq(batches, 2);
+	cr_assert_eq(byes, 1);
+	cr_assert_eq(access(path, F_OK), 0, "removed before any ACK");
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(access(path, F_OK), 0, "removed after %d ACKs", i);
+		msg.type = PROTO_MSG_ACK;
+		msg.u.ack.stream = 42;
+		msg.u.ack.seq = acks[i];
+		send_m(parent_end, &msg);
+		spin(r.base);
+	}
+	cr_assert_eq(access(path, F_OK), -1, "acknowledged, still there");
+	rig_down(&r);
+}
+
+/* A spool file with no BATCH and no BYE (a sensor's META and LOSS only
+ * would be one; here an empty one) waits for no ACK: removed when a drain
+ * ends with nothing left unsent; a file still waiting for ACKs is kept. */
+static int drained;
+static void drain_done(struct col *c, int rc, void *arg)
+{
+	drained = 1;
+}
+
+Test(up, spool_without_acks_removed_at_drain)
+{
+	struct rig r;
+	char spool[128], empty[160], waits[160];
+	uint64_t seqs[] = {1};
+	int rc;
+
+	rig_up(&r, 0);
+	col_free(r.col);
+	snprintf(spool, sizeof(spool), "%s/spool", r.dir);
+	cr_assert_eq(mkdir(spool, 0700), 0);
+	snprintf(empty, sizeof(empty), "%s/0000000000000007.tps", spool);
+	rig_spool_file(empty, 7, NULL, 0, 0);
+	snprintf(waits, sizeof(waits), "%s/0000000000000008.tps", spool);
+	rig_spool_file(waits, 8, seqs, 1, 1);
+	r.cfg.spool = spool;
+	r.cfg.clock_rounds = 0;
+	r.col = col_new(r.base, &r.cfg, &rc);
+	cr_assert_not_null(r.col);
+	col_set_up_connector(r.col, connector, r.base);
+	parent_accept(&r);
+	cr_assert_eq(parent_batches(&r, NULL), 1);
+	msg.type = PROTO_MSG_ACK;	/* the batch's; the BYE's never comes */
+	msg.u.ack.stream = 8;
+	msg.u.ack.seq = 1;
+	send_m(parent_end, &msg);
+	spin(r.base);
+	cr_assert_eq(access(empty, F_OK), 0);
+	drained = 0;
+	cr_assert_eq(col_drain(r.col, drain_done, NULL), 0);
+	for (int i = 0; i < 100 && !drained; i++) {
+		parent_batches(&r, NULL);
+		spin(r.base);
+	}
+	cr_assert(drained);
+	cr_assert_eq(access(empty, F_OK), -1, "drained, still there");
+	cr_assert_eq(access(waits, F_OK), 0, "removed without its BYE's ACK");
+	rig_down(&r);
+}

@@ -6,7 +6,7 @@
  *  2. decoded again with its header checksum recomputed, so that mutations
  *     reach the field checks, zstd and the inverse transform;
  *  3. read as raw 72-byte records, encoded at level 0 and 1 and decoded.
- * Whatever decodes (version 1 or 2) is re-encoded (version 2) and decoded
+ * Whatever decodes (version 1, 2 or 3) is re-encoded (version 3) and decoded
  * again: the records must come back identical (abort otherwise). Inputs
  * of two records or more also run with records 0, 1, 2 (mod the count)
  * turned into the types the version-2 transform treats apart (STRING,

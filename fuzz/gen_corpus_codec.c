@@ -4,8 +4,9 @@
  * A handful of small valid batches (empty, stored, zstd at levels 1 and 3,
  * incompressible records stored by fallback), each under 4 KiB, into the
  * directory given as argument, in the codec's current format. The corpus
- * keeps both formats: fuzz/corpus/codec/NAME (version 1, written before
- * version 2) and fuzz/corpus/codec/v2-NAME (this program since). Build like the target:
+ * keeps every format: fuzz/corpus/codec/NAME (version 1, written before
+ * version 2), fuzz/corpus/codec/v2-NAME (version 2) and v3-NAME (this
+ * program since: the name gets the prefix). Build like the target:
  *   cc -I. -I<builddir> fuzz/gen_corpus_codec.c proto/codec.c \
  *     proto/event.c proto/error.c -lzstd && ./a.out fuzz/corpus/codec
  */
@@ -55,7 +56,7 @@ static int put(const char *dir, const char *name, int level,
 
 	if (!c || proto_codec_encode(c, ev, n, buf, sizeof(buf), &w))
 		goto out;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/v3-%s", dir, name);
 	f = fopen(path, "wb");
 	if (!f)
 		goto out;

@@ -32,7 +32,8 @@
 
 #define HDR_SIZE 24
 #define HDR_MAGIC 0x43425054u	/* "TPBC" on the wire */
-#define HDR_VERSION 2		/* what the encoder writes */
+#define HDR_VERSION 3		/* what the encoder writes */
+#define HDR_VERSION_2 2		/* still decoded */
 #define HDR_VERSION_OLD 1	/* still decoded */
 #define HDR_F_ZSTD 0x01u	/* body is one zstd frame */
 #define HDR_F_ALL HDR_F_ZSTD
@@ -40,8 +41,12 @@
 #define LEVEL_WIRE_MAX 22	/* what a decoder accepts (ZSTD_maxCLevel) */
 #define WINDOW_LOG_MAX 24	/* levels <= 19 use windowLog <= 23 */
 #define REC_WORDS 9		/* 72 bytes = 9 little-endian words */
-#define MASK_SIZE 9		/* version 2: one bit per byte plane */
-#define BASE_SIZE 8		/* version 2: where the time chain starts */
+#define MASK_SIZE 9		/* versions 2, 3: one bit per byte plane */
+#define BASE_SIZE 8		/* versions 2, 3: where the time chain starts */
+#define TYPE_PLANE0 16		/* planes 16, 17: the type, in record order */
+#define TYPE_PLANE1 17
+#define FLUSH_MIN 512		/* records from which each plane is a zstd block */
+#define NS_PER_S 1000000000u	/* COMPUTE's volume: cpu_ns * rate / 10^9 */
 #define HIST_VALS 8		/* duration, the six arguments, gap */
 #define CTX_SLOTS 4096		/* (type, previous type) history entries */
 #define DREL_MARGIN 16	/* bits a batch must save to code an arg that way */
@@ -94,6 +99,11 @@ struct proto_codec {
 	uint64_t last[TYPE_SLOTS][2][PROTO_EV_NARGS];
 	uint32_t seen[TYPE_SLOTS];	/* gen: cost and last are this batch's */
 	uint32_t judged[TYPE_SLOTS];	/* records of the type judged so far */
+	/* version 3's group order: the words of every record, the sort
+	 * keys, the order and the radix sort's other buffer */
+	uint64_t (*words)[REC_WORDS];
+	uint32_t *key, *ord, *ord2;
+	size_t ord_cap;			/* records they hold */
 };
 
 /* ---- little-endian access -------------------------------------------- */
@@ -288,6 +298,28 @@ static inline int container(unsigned type)
 	return type == PROTO_EV_STRING || type == PROTO_EV_ARRAY;
 }
 
+__extension__ typedef unsigned __int128 u128;
+
+/* Version 3: COMPUTE's volume (argument 1) is coded against what its CPU
+ * time (argument 0; its duration when 0: the sensor's read failed) gives at
+ * its rate (argument 4 when argument 2, the method, is 1, else argument 3):
+ * round(ns * rate / 10^9) modulo 2^64, computed in integers so that every
+ * host gets the same value (docs/modules/proto-codec.md, "Transform"). The
+ * sensor derives the volume so (sensor/mpi_compute.c), from the unrounded
+ * rate: the residual is 0 or a few units. */
+static inline uint64_t volume_pred(const int64_t *arg, uint64_t dur)
+{
+	uint64_t ns = arg[0] ? (uint64_t)arg[0] : dur;
+	uint64_t rate = (uint64_t)(arg[2] == 1 ? arg[4] : arg[3]);
+	uint64_t q = ns / NS_PER_S, r = ns % NS_PER_S;
+
+	/* ns * rate + 10^9 / 2 = q * rate * 10^9 + (r * rate + 10^9 / 2) */
+	if (rate < (1ull << 33))	/* r * rate < 2^63 */
+		return q * rate + (r * rate + NS_PER_S / 2) / NS_PER_S;
+	return q * rate + (uint64_t)(((u128)r * rate + NS_PER_S / 2) /
+				     NS_PER_S);
+}
+
 /* What predicts a record: its context's entry, else its type's, else
  * nothing (NULL: predict 0). */
 static inline const struct hist *predictor(const struct proto_codec *c,
@@ -356,6 +388,8 @@ static inline __attribute__((always_inline)) void fwd2(struct proto_codec *c, co
 	for (k = 0; k < PROTO_EV_NARGS; k++)
 		if ((drel >> k) & 1)
 			v[1 + k] -= v[0];
+	if (type == PROTO_EV_COMPUTE)
+		v[2] -= volume_pred(e->arg, v[0]);
 	v[7] = e->t_start - (container(type) ? 0 : st->prev_end);
 	w[0] = zz(v[7] - (h ? h->v[7] : 0));
 	w[2] = (uint64_t)type | (uint64_t)e->flags << 16 |
@@ -372,9 +406,10 @@ static inline __attribute__((always_inline)) void fwd2(struct proto_codec *c, co
 	remember(c, st, p.ce, p.te, p.key, type, v, e->t_end);
 }
 
-/* Inverse of fwd2(). */
+/* Inverse of fwd2() for version 3, and of version 2's (v3 = 0: no volume
+ * rule). */
 static inline void inv2(struct proto_codec *c, const uint64_t w[REC_WORDS],
-			struct run *st, struct proto_event *e)
+			struct run *st, struct proto_event *e, int v3)
 {
 	struct pred p;
 	unsigned type = (uint16_t)w[2];
@@ -394,6 +429,9 @@ static inline void inv2(struct proto_codec *c, const uint64_t w[REC_WORDS],
 	remember(c, st, p.ce, p.te, p.key, type, v, e->t_end);
 	for (k = 0; k < PROTO_EV_NARGS; k++)
 		e->arg[k] = (int64_t)(v[1 + k] + ((drel >> k) & 1 ? v[0] : 0));
+	if (v3 && type == PROTO_EV_COMPUTE)
+		e->arg[1] = (int64_t)((uint64_t)e->arg[1] +
+				      volume_pred(e->arg, v[0]));
 }
 
 /* Inverse of version 1's transform: t_start against the previous t_end,
@@ -475,6 +513,10 @@ static void choose_drel(struct proto_codec *c, const struct proto_event *ev,
 		for (k = 0; k < PROTO_EV_NARGS; k++) {
 			uint64_t a = (uint64_t)ev[i].arg[k];
 
+			/* judged as fwd2() codes it */
+			if (k == 1 && t == PROTO_EV_COMPUTE)
+				a -= volume_pred(ev[i].arg, dur);
+
 			c->cost[t][0][k] += bits(zz(a - c->last[t][0][k]));
 			c->cost[t][1][k] += bits(zz(a - dur - c->last[t][1][k]));
 			c->last[t][0][k] = a;
@@ -510,19 +552,96 @@ static size_t put_drel(const struct proto_codec *c, unsigned char *dst)
 	return len;
 }
 
-/* ev[0..n) (n > 0) -> the version-2 body before zstd at dst: the drel
- * table, the 9-byte plane mask, then the planes whose bit is set, n bytes
- * each (plane b = byte b of every transformed record, in record order).
- * dst holds PREFIX_MAX + MASK_SIZE + 72 n bytes. Returns the bytes used. */
+/* Make the group-order buffers hold n records (n <= 2^20). */
+static int order_reserve(struct proto_codec *c, size_t n)
+{
+	void *w, *k, *o, *o2;
+
+	if (n <= c->ord_cap)
+		return 0;
+	w = realloc(c->words, n * sizeof(c->words[0]));
+	if (w)
+		c->words = w;
+	k = realloc(c->key, n * sizeof(uint32_t));
+	if (k)
+		c->key = k;
+	o = realloc(c->ord, n * sizeof(uint32_t));
+	if (o)
+		c->ord = o;
+	o2 = realloc(c->ord2, n * sizeof(uint32_t));
+	if (o2)
+		c->ord2 = o2;
+	if (!w || !k || !o || !o2)
+		return PROTO_E_NOMEM;
+	c->ord_cap = n;
+	return 0;
+}
+
+/* Version 3's group order of n records whose keys (type << 16 | previous
+ * record's type, 0 for the first) are in c->key: c->ord[j] is the record
+ * at position j when the records are sorted by key, equal keys in record
+ * order (a stable LSD radix sort, 8 bits a pass; a byte every key shares
+ * needs no pass). */
+static void group_order(struct proto_codec *c, size_t n)
+{
+	uint32_t *k = c->key, *a = c->ord, *b = c->ord2, *t;
+	uint32_t all = ~0u, any = 0;
+	size_t i;
+	int sh;
+
+	for (i = 0; i < n; i++) {
+		all &= k[i];
+		any |= k[i];
+		a[i] = (uint32_t)i;
+	}
+	for (sh = 0; sh < 32; sh += 8) {
+		size_t cnt[256] = {0}, sum = 0, d;
+
+		if (!(((all ^ any) >> sh) & 0xff))
+			continue;
+		for (i = 0; i < n; i++)
+			cnt[(k[i] >> sh) & 0xff]++;
+		for (d = 0; d < 256; d++) {
+			size_t x = cnt[d];
+
+			cnt[d] = sum;
+			sum += x;
+		}
+		for (i = 0; i < n; i++)
+			b[cnt[(k[a[i]] >> sh) & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	c->ord = a;
+	c->ord2 = b;
+}
+
+/* The keys of group_order() from the records' types, in record order. */
+static inline void group_key(struct proto_codec *c, size_t i, unsigned type,
+			     unsigned *prev)
+{
+	c->key[i] = (uint32_t)type << 16 | *prev;
+	*prev = type;
+}
+
+/* ev[0..n) (n > 0) -> the version-3 body before zstd at dst: base, the
+ * drel table, the 9-byte plane mask, then the planes whose bit is set, n
+ * bytes each (plane b = byte b of every transformed record; planes 16 and
+ * 17, the type, in record order, the others in group order). dst holds
+ * PREFIX_MAX + MASK_SIZE + 72 n bytes; the order buffers n records.
+ * Returns the bytes used; *prefix = the bytes before the first plane. */
 static size_t transform(struct proto_codec *c, const struct proto_event *ev,
-			size_t n, unsigned char *dst)
+			size_t n, unsigned char *dst, size_t *prefix)
 {
 	uint64_t rec[8][REC_WORDS], any[REC_WORDS] = {0};
 	unsigned char blk[PROTO_EVENT_SIZE][BLOCK_RECORDS]
 		__attribute__((aligned(64)));
+	uint64_t (*W)[REC_WORDS] = c->words;
 	unsigned char *mask, *planes;
 	struct run st = {0, 0};
 	size_t i, j, g, nb, kept, tlen;
+	unsigned prev = 0;
 	int m, r, b;
 
 	history_reset(c);
@@ -535,6 +654,13 @@ static size_t transform(struct proto_codec *c, const struct proto_event *ev,
 	tlen = BASE_SIZE + put_drel(c, dst + BASE_SIZE);
 	mask = dst + tlen;
 	planes = mask + MASK_SIZE;
+	for (i = 0; i < n; i++) {
+		fwd2(c, &ev[i], &st, W[i]);
+		group_key(c, i, ev[i].type, &prev);
+		for (m = 0; m < REC_WORDS; m++)
+			any[m] |= W[i][m];
+	}
+	group_order(c, n);
 	/* Blocks of BLOCK_RECORDS: the planes of a block are gathered in
 	 * blk (in the first-level cache), then each is copied out as whole
 	 * lines. Storing 8 bytes at a time straight into 72 planes n bytes
@@ -546,24 +672,22 @@ static size_t transform(struct proto_codec *c, const struct proto_event *ev,
 			nb = BLOCK_RECORDS;
 		for (g = 0; g < nb; g += 8) {
 			for (r = 0; r < 8; r++)
-				fwd2(c, &ev[i + g + r], &st, rec[r]);
-			for (m = 0; m < REC_WORDS; m++) {
-				for (r = 0; r < 8; r++)
-					any[m] |= rec[r][m];
+				memcpy(rec[r], W[c->ord[i + g + r]],
+				       sizeof(rec[r]));
+			for (m = 0; m < REC_WORDS; m++)
 				planes8(rec, m, &blk[8 * m][g], BLOCK_RECORDS);
-			}
 		}
 		for (b = 0; b < PROTO_EVENT_SIZE; b++)
 			memcpy(planes + (size_t)b * n + i, blk[b], nb);
 	}
-	for (; i < n; i++) {
-		fwd2(c, &ev[i], &st, rec[0]);
-		for (m = 0; m < REC_WORDS; m++) {
-			any[m] |= rec[0][m];
+	for (; i < n; i++)
+		for (m = 0; m < REC_WORDS; m++)
 			for (j = 0; j < 8; j++)
-				planes[(8 * m + j) * n + i] =
-					(unsigned char)(rec[0][m] >> (8 * j));
-		}
+				planes[(8 * m + j) * n + i] = (unsigned char)
+					(W[c->ord[i]][m] >> (8 * j));
+	for (i = 0; i < n; i++) {
+		planes[TYPE_PLANE0 * n + i] = (unsigned char)ev[i].type;
+		planes[TYPE_PLANE1 * n + i] = (unsigned char)(ev[i].type >> 8);
 	}
 	/* Drop the planes that are zero for every record: the mask says
 	 * which are kept, in plane order (moving them down only). */
@@ -577,11 +701,48 @@ static size_t transform(struct proto_codec *c, const struct proto_event *ev,
 			memmove(planes + kept * n, planes + (size_t)b * n, n);
 		kept++;
 	}
+	*prefix = tlen + MASK_SIZE;
 	return tlen + MASK_SIZE + kept * n;
 }
 
-/* Inverse of transform(): plane b of n records at pl[b] (all 72 given;
- * a dropped plane points to n zero bytes) -> ev[0..n). Cannot fail. */
+/* Version 3's planes (all 72 at pl[b], a dropped one pointing to n zero
+ * bytes) -> the words of each record in record order, in c->words. */
+static void ungroup(struct proto_codec *c, const unsigned char *pl[],
+		    size_t n)
+{
+	uint64_t (*W)[REC_WORDS] = c->words, col[8];
+	unsigned prev = 0, type;
+	size_t i, j;
+	int m, r;
+
+	for (i = 0; i < n; i++) {
+		type = pl[TYPE_PLANE0][i] | (unsigned)pl[TYPE_PLANE1][i] << 8;
+		group_key(c, i, type, &prev);
+	}
+	group_order(c, n);
+	for (i = 0; i + 8 <= n; i += 8) {
+		for (m = 0; m < REC_WORDS; m++) {
+			for (r = 0; r < 8; r++)
+				col[r] = ld64(pl[8 * m + r] + i);
+			transpose8(col);
+			for (r = 0; r < 8; r++)
+				W[c->ord[i + r]][m] = col[r];
+		}
+	}
+	for (; i < n; i++)
+		for (m = 0; m < REC_WORDS; m++) {
+			W[c->ord[i]][m] = 0;
+			for (j = 0; j < 8; j++)
+				W[c->ord[i]][m] |= (uint64_t)pl[8 * m + j][i]
+						   << (8 * j);
+		}
+	for (i = 0; i < n; i++)
+		W[i][2] = (W[i][2] & ~(uint64_t)0xffff) | (c->key[i] >> 16);
+}
+
+/* Inverse of transform() and of versions 1 and 2's: plane b of n records
+ * at pl[b] (all 72 given; a dropped plane points to n zero bytes) ->
+ * ev[0..n). Version 3 needs the order buffers for n records. Cannot fail. */
 static void untransform(struct proto_codec *c, const unsigned char *pl[],
 			size_t n, int version, uint64_t base,
 			struct proto_event *ev)
@@ -592,6 +753,12 @@ static void untransform(struct proto_codec *c, const unsigned char *pl[],
 	int m, r;
 
 	history_reset(c);
+	if (version == HDR_VERSION) {
+		ungroup(c, pl, n);
+		for (i = 0; i < n; i++)
+			inv2(c, c->words[i], &st, &ev[i], 1);
+		return;
+	}
 	for (i = 0; i + 8 <= n; i += 8) {
 		for (m = 0; m < REC_WORDS; m++) {
 			for (r = 0; r < 8; r++)
@@ -601,10 +768,10 @@ static void untransform(struct proto_codec *c, const unsigned char *pl[],
 				rec[r][m] = col[r];
 		}
 		for (r = 0; r < 8; r++) {
-			if (version == 1)
+			if (version == HDR_VERSION_OLD)
 				inv1(c, rec[r], &st, &ev[i + r]);
 			else
-				inv2(c, rec[r], &st, &ev[i + r]);
+				inv2(c, rec[r], &st, &ev[i + r], 0);
 		}
 	}
 	for (; i < n; i++) {
@@ -614,10 +781,10 @@ static void untransform(struct proto_codec *c, const unsigned char *pl[],
 				rec[0][m] |= (uint64_t)pl[8 * m + j][i]
 					     << (8 * j);
 		}
-		if (version == 1)
+		if (version == HDR_VERSION_OLD)
 			inv1(c, rec[0], &st, &ev[i]);
 		else
-			inv2(c, rec[0], &st, &ev[i]);
+			inv2(c, rec[0], &st, &ev[i], 0);
 	}
 }
 
@@ -665,6 +832,10 @@ void proto_codec_free(struct proto_codec *c)
 	ZSTD_freeCCtx(c->cctx);
 	ZSTD_freeDCtx(c->dctx);
 	free(c->scratch);
+	free(c->words);
+	free(c->key);
+	free(c->ord);
+	free(c->ord2);
 	free(c);
 }
 
@@ -711,11 +882,58 @@ static void put_header(unsigned char *h, unsigned flags, int level, size_t n,
 	st32(h + 20, batch_checksum(h, h + HDR_SIZE, body));
 }
 
+/* The transformed body c->scratch[0..raw) as one zstd frame in
+ * dst[0..cap): its size or a zstd error code. From FLUSH_MIN records, each
+ * plane ends a zstd block (the prefix goes with the first), so that each
+ * gets its own literal and sequence tables: the bytes of a plane (the low
+ * byte of the durations, the high byte of the gaps ...) have little in
+ * common with its neighbours'. Small batches are one block: a block's
+ * tables would cost more than they save. */
+static size_t compress(struct proto_codec *c, unsigned char *dst, size_t cap,
+		       size_t raw, size_t prefix, size_t n)
+{
+	ZSTD_outBuffer out = {dst, cap, 0};
+	ZSTD_inBuffer in;
+	size_t off = 0, end, r;
+
+	if (n < FLUSH_MIN)
+		return ZSTD_compress2(c->cctx, dst, cap, c->scratch, raw);
+	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
+	r = ZSTD_CCtx_setPledgedSrcSize(c->cctx, raw);
+	if (ZSTD_isError(r))
+		return r;
+	while (off < raw) {
+		end = off ? off + n : prefix + n;
+		if (end > raw)
+			end = raw;
+		in = (ZSTD_inBuffer){c->scratch + off, end - off, 0};
+		do {
+			r = ZSTD_compressStream2(c->cctx, &out, &in,
+						 end == raw ? ZSTD_e_end
+							    : ZSTD_e_flush);
+			if (ZSTD_isError(r))
+				goto fail;
+			/* output full with more to write: the frame would
+			 * not fit */
+			if (r && out.pos == out.size) {
+				r = (size_t)-ZSTD_error_dstSize_tooSmall;
+				goto fail;
+			}
+		} while (r || in.pos < in.size);
+		off = end;
+	}
+	return out.pos;
+
+fail:
+	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
+	return r;
+}
+
 int proto_codec_encode(struct proto_codec *c, const struct proto_event *ev,
 		       size_t n, void *out, size_t cap, size_t *written)
 {
 	unsigned char *o = out;
-	size_t raw, z;
+	size_t raw, z, prefix;
 	int rc;
 
 	if (written)
@@ -732,15 +950,16 @@ int proto_codec_encode(struct proto_codec *c, const struct proto_event *ev,
 		return 0;
 	}
 	rc = scratch_reserve(c, PREFIX_MAX + MASK_SIZE + n * PROTO_EVENT_SIZE);
+	if (!rc)
+		rc = order_reserve(c, n);
 	if (rc)
 		return rc;
-	raw = transform(c, ev, n, c->scratch);
+	raw = transform(c, ev, n, c->scratch, &prefix);
 	if (c->level != PROTO_CODEC_LEVEL_NONE) {
 		/* Only a frame smaller than the transformed body is kept. */
-		z = ZSTD_compress2(c->cctx, o + HDR_SIZE,
-				   cap - HDR_SIZE < raw ? cap - HDR_SIZE
-							: raw - 1,
-				   c->scratch, raw);
+		z = compress(c, o + HDR_SIZE,
+			     cap - HDR_SIZE < raw ? cap - HDR_SIZE : raw - 1,
+			     raw, prefix, n);
 		if (!ZSTD_isError(z)) {
 			put_header(o, HDR_F_ZSTD, c->level, n, raw, z);
 			*written = HDR_SIZE + z;
@@ -776,7 +995,8 @@ static int parse_header(const unsigned char *in, size_t len, struct hdr *h)
 		return PROTO_E_TRUNCATED;
 	if (ld32(in) != HDR_MAGIC)
 		return PROTO_E_MAGIC;
-	if (in[4] != HDR_VERSION && in[4] != HDR_VERSION_OLD)
+	if (in[4] != HDR_VERSION && in[4] != HDR_VERSION_2 &&
+	    in[4] != HDR_VERSION_OLD)
 		return PROTO_E_VERSION;
 	h->version = in[4];
 	h->flags = in[5];
@@ -956,6 +1176,11 @@ int proto_codec_decode(struct proto_codec *c, const void *in, size_t len,
 		src = c->scratch;
 	} else {
 		src = p + HDR_SIZE;
+	}
+	if (h.version == HDR_VERSION) {
+		rc = order_reserve(c, h.n);
+		if (rc)
+			return rc;
 	}
 	memset(c->scratch + h.raw, 0, h.n);
 	rc = plane_map(c, src, h.raw, h.n, h.version, c->scratch + h.raw,

@@ -106,6 +106,7 @@ int mgr_env_check(void)
 		 "a whole number from 16 to 1073741824"},
 		{"TAPESTRY_SPILL_BYTES", NULL, 0, LONG_MAX,
 		 "a whole number of bytes"},
+		{"TAPESTRY_POST_THREADS", NULL, 1, 2, "1 or 2"},
 	};
 	const char *drift = getenv("TAPESTRY_CLOCK_DRIFT_PPM");
 	double ppm;

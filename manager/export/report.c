@@ -9,6 +9,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,10 +349,8 @@ static void gather_post(struct report *r)
 	if (!r->no_profile && !(r->prof = mgr_profile_new()))
 		mgr_err("%s: the profile is left out (out of memory)", r->dir);
 	gather_span(r);
-	if (pert) {
+	if (pert)	/* its model tests read r->t: after the tally (report_gather) */
 		r->ps = mgr_perturb_stats(pert);
-		gather_tests(r, pert);
-	}
 	if (clc) {
 		r->cs = mgr_causality_stats(clc);
 		r->cms = mgr_comms_stats(mgr_causality_comms(clc));
@@ -423,7 +422,12 @@ static int io_requests(struct report *r, const struct proto_trace_event *te)
 	return 0;
 }
 
-static int gather_events(struct report *r)
+/* Events per type and rank, nonblocking MPI-IO bytes, the collectors'
+ * STATS: one pass over r->t, touching nothing else of r but what it fills
+ * (tally, nodes, maxrank, launcher_events, ioreq, io_late), so that it may
+ * run beside gather_post. 0, or a negative code, *oom set when it is memory
+ * (said by the caller: nothing is printed here). */
+static int tally_events(struct report *r, int *oom)
 {
 	struct proto_trace_event te;
 	int rc;
@@ -445,7 +449,8 @@ static int gather_events(struct report *r)
 
 		if (!ty->by_rank &&
 		    !(ty->by_rank = calloc(MAX_RANKS + 1, sizeof(uint64_t)))) {
-			return mgr_fail(PROTO_E_NOMEM, "out of memory");
+			*oom = 1;
+			return PROTO_E_NOMEM;
 		}
 		ty->total += calls(te.ev);
 		ty->failed += (te.ev->flags & PROTO_EVF_FAILED) != 0;
@@ -457,12 +462,53 @@ static int gather_events(struct report *r)
 		else if (k > r->maxrank)
 			r->maxrank = k;
 		ty->by_rank[k] += calls(te.ev);
-		if (io_requests(r, &te) < 0)
-			return mgr_fail(PROTO_E_NOMEM, "out of memory");
+		if (io_requests(r, &te) < 0) {
+			*oom = 1;
+			return PROTO_E_NOMEM;
+		}
 	}
-	if (rc < 0)
-		return mgr_fail(rc, "%s: read error: %s", r->dir, proto_strerror(rc));
 	return rc;
+}
+
+/* The tally's pass, in a thread of its own beside the post-processing
+ * when two threads are allowed (mgr_post_threads; the figures are the
+ * same either way: the passes share nothing), else after it. */
+struct tally_pass {
+	struct report *r;
+	int rc, oom;
+	int started;
+	pthread_t th;
+};
+
+static void *tally_thread(void *arg)
+{
+	struct tally_pass *tp = arg;
+
+	tp->rc = tally_events(tp->r, &tp->oom);
+	return NULL;
+}
+
+static void tally_start(struct tally_pass *tp, struct report *r, int quick)
+{
+	tp->r = r;
+	tp->started = !quick && mgr_post_threads() > 1 &&
+		      !pthread_create(&tp->th, NULL, tally_thread, tp);
+}
+
+/* The tally done (run here if not started): 0, or a negative code, said. */
+static int tally_wait(struct tally_pass *tp)
+{
+	if (tp->started)
+		pthread_join(tp->th, NULL);
+	else
+		tally_thread(tp);
+	tp->started = 0;
+	if (tp->rc < 0 && tp->oom)
+		return mgr_fail(PROTO_E_NOMEM, "out of memory");
+	if (tp->rc < 0)
+		return mgr_fail(tp->rc, "%s: read error: %s", tp->r->dir,
+				proto_strerror(tp->rc));
+	return tp->rc;
 }
 
 static void report_free(struct report *r)
@@ -541,9 +587,15 @@ static int report_gather(struct report *r, const char *dir, struct mgr_events *m
 
 	if (!(r->t = mgr_trace_open(dir)))
 		return PROTO_E_IO;
+	struct tally_pass tp = {0};
+
+	tally_start(&tp, r, quick);
 	if (!quick)
 		gather_post(r);
-	if ((rc = gather_events(r)) < 0)
+	rc = tally_wait(&tp);
+	if (r->ps)
+		gather_tests(r, mgr_events_perturb(r->me));
+	if (rc < 0)
 		return rc;
 	r->st = proto_trace_stats(r->t);
 	r->jr = proto_trace_report(r->t);

@@ -1,6 +1,7 @@
 /*
  * manager/post/events.c - global-time event iteration for exporters.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,52 +92,106 @@ size_t mgr_events_launchers(const struct mgr_events *e)
 	return e->nhidden;
 }
 
-struct mgr_events *mgr_events_open(const char *dir, int *rc)
+int mgr_post_threads(void)
 {
-	struct mgr_events *e = calloc(1, sizeof(*e));
+	const char *v = getenv("TAPESTRY_POST_THREADS");
+
+	/* mgr_env_check refused anything but 1 or 2 */
+	return v && !strcmp(v, "1") ? 1 : 2;
+}
+
+/* Pass 3 (the job start on the global clock, the launchers' streams):
+ * reads only e->post, writes only e->origin, e->hidden and e->nhidden, so
+ * it may run beside the causality and perturbation passes. */
+struct origin_pass {
+	struct mgr_events *e;
+	const char *dir;
+	int rc;
+	int started;		/* in its own thread */
+	pthread_t th;
+};
+
+static void origin_run(struct origin_pass *o)
+{
+	struct mgr_events *e = o->e;
 	struct proto_trace_event te;
 	struct proto_trace *first;
 	int r;
 
-	if (!e) {
-		*rc = PROTO_E_NOMEM;
-		return NULL;
-	}
-	/* pass 0: the clock tree; pass 1: the job start on the global clock */
-	if (!(e->post = mgr_post_build(dir, rc))) {
-		free(e);
-		return NULL;
-	}
-	/* causality repair on the global clock (MISSION: zero violations) */
-	const char *lat = getenv("TAPESTRY_MIN_LATENCY_NS");
-	if (!(e->clc = mgr_causality_build(dir, e->post, lat ? atoll(lat) : 0, rc))) {
-		mgr_post_free(e->post);
-		free(e);
-		return NULL;
-	}
-	const char *raw = getenv("TAPESTRY_NO_CORRECTION");
-	if ((!raw || !*raw || !strcmp(raw, "0")) &&
-	    !(e->pert = mgr_perturb_build(dir, e->clc, repaired, e, rc))) {
-		fail_free(e);
-		return NULL;
-	}
-	if (!(first = proto_trace_open(dir, rc))) {
-		fail_free(e);
-		return NULL;
-	}
 	e->origin = UINT64_MAX;
+	if (!(first = proto_trace_open(o->dir, &o->rc)))
+		return;
 	while ((r = proto_trace_next(first, &te)) == 1) {
 		uint64_t g = mgr_post_global(e->post, te.stream->id, te.ev->t_start);
 
 		if (g < e->origin)
 			e->origin = g;
 	}
-	if (r >= 0 && (r = find_launchers(e, first)) < 0)
-		*rc = r;
+	if (r >= 0)
+		r = find_launchers(e, first);
 	proto_trace_close(first);
 	if (e->origin == UINT64_MAX)
 		e->origin = 0;
-	if (r < 0 || !(e->t = proto_trace_open(dir, rc))) {
+	o->rc = r < 0 ? r : 0;
+}
+
+static void *origin_thread(void *arg)
+{
+	origin_run(arg);
+	return NULL;
+}
+
+/* Start pass 3 in a thread when two are allowed (mgr_post_threads), else
+ * leave it to origin_wait. */
+static void origin_start(struct origin_pass *o)
+{
+	o->started = mgr_post_threads() > 1 &&
+		     !pthread_create(&o->th, NULL, origin_thread, o);
+}
+
+/* Pass 3 done (run here if it was not started): 0 or its error. */
+static int origin_wait(struct origin_pass *o)
+{
+	if (o->started)
+		pthread_join(o->th, NULL);
+	else
+		origin_run(o);
+	o->started = 0;
+	return o->rc;
+}
+
+struct mgr_events *mgr_events_open(const char *dir, int *rc)
+{
+	struct mgr_events *e = calloc(1, sizeof(*e));
+	struct origin_pass o = {.e = e, .dir = dir};
+	int r;
+
+	if (!e) {
+		*rc = PROTO_E_NOMEM;
+		return NULL;
+	}
+	/* pass 0: the clock tree */
+	if (!(e->post = mgr_post_build(dir, rc))) {
+		free(e);
+		return NULL;
+	}
+	/* pass 3 needs only the clock tree: beside passes 1 and 2 */
+	origin_start(&o);
+	/* causality repair on the global clock (MISSION: zero violations) */
+	const char *lat = getenv("TAPESTRY_MIN_LATENCY_NS");
+	if (!(e->clc = mgr_causality_build(dir, e->post, lat ? atoll(lat) : 0, rc))) {
+		origin_wait(&o);
+		fail_free(e);
+		return NULL;
+	}
+	const char *raw = getenv("TAPESTRY_NO_CORRECTION");
+	if ((!raw || !*raw || !strcmp(raw, "0")) &&
+	    !(e->pert = mgr_perturb_build(dir, e->clc, repaired, e, rc))) {
+		origin_wait(&o);
+		fail_free(e);
+		return NULL;
+	}
+	if ((r = origin_wait(&o)) < 0 || !(e->t = proto_trace_open(dir, rc))) {
 		if (r < 0)
 			*rc = r;
 		fail_free(e);

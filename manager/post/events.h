@@ -46,7 +46,15 @@ int64_t mgr_ev_field(const struct proto_event *ev, enum proto_field f,
  * META must be complete: after a pass over the trace. */
 int mgr_stream_launcher(const struct proto_stream *st);
 
-/* Open dir; NULL with *rc. Prints nothing. The events of launchers'
+/* Threads the post-processing may use: TAPESTRY_POST_THREADS, 1 (every
+ * pass after the other, in the calling thread) or 2 (the default: passes
+ * that do not depend on each other run side by side, in threads joined
+ * before the call that started them returns). The output is the same byte
+ * for byte (tests/manager/test_post_threads.sh). */
+int mgr_post_threads(void);
+
+/* Open dir; NULL with *rc. Prints nothing. Runs the job-start pass beside
+ * the causality and perturbation passes (mgr_post_threads). The events of launchers'
  * streams (mgr_stream_launcher) are not yielded, nor count for the
  * origin. */
 struct mgr_events *mgr_events_open(const char *dir, int *rc);

@@ -85,6 +85,26 @@ static size_t page_round(size_t n)
 	return n > SIZE_MAX - pg ? 0 : (n + pg - 1) / pg * pg;
 }
 
+/* Fault in the whole pages of [a, a + n) at once when there are at least
+ * MGR_SPILL_MIN bytes of them: a big array is filled front to back right
+ * after it grows, and one madvise costs far less system time than a page
+ * fault per page (bench/RESULTS.md, post-processing speed). Advice only:
+ * a kernel without MADV_POPULATE_WRITE (before 5.14) faults as before. */
+static void populate(char *a, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)a + pg - 1) / pg * pg;
+	uintptr_t hi = ((uintptr_t)a + n) / pg * pg;
+
+	if (hi >= lo + MGR_SPILL_MIN)
+		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+	(void)a;
+	(void)n;
+#endif
+}
+
 /* Make the big array *p (NULL, or from mgr_big_*) hold at least bytes
  * bytes, keeping its contents; it may move to a spill file. 0, or a negative
  * PROTO_E_* (NOMEM, FULL when the disk is, IO when TMPDIR is unusable) with
@@ -123,6 +143,7 @@ int mgr_big_resize(void **p, size_t bytes)
 		nh->fd = -1;
 		__atomic_add_fetch(&mgr_big_heap_total, bytes - old, __ATOMIC_RELAXED);
 		*p = (char *)nh + MGR_BIG_HDR;
+		populate((char *)*p + old, bytes - old);
 		return 0;
 	}
 	if ((fd = spill_file()) < 0)

@@ -15,7 +15,9 @@
 # rounds' differences, the traced processes (from the job's report) and
 # the added ms per traced process; and the load average before and after.
 # Usage: bench/startup.sh [BUILD_DIR] (default build/). Environment: R
-# (5 rounds), N (200), F (7), SENSORS (libc,mem), OLD (another build's
+# (5 rounds), N (200), F (7), W (workloads, "true make sort"),
+# SENSORS (libc,mem), EXTRA (environment of the traced runs, e.g.
+# "TAPESTRY_END_WAIT=ack"), OLD (another build's
 # libtapestry-sensor.so, e.g. the previous commit's: a third column
 # "traced-old", TAPESTRY_SENSOR_LIB).
 # Target (issue 31): added at most 2 ms a process.
@@ -24,6 +26,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build}
 TAP=$B/manager/tapestry
 R=${R:-5} N=${N:-200} F=${F:-7} SENSORS=${SENSORS:-libc,mem} OLD=${OLD:-}
+W=${W:-true make sort} EXTRA=${EXTRA:-}
 [ -x "$TAP" ] || { echo "missing $TAP: run make"; exit 1; }
 command -v cc >/dev/null && command -v make >/dev/null || { echo "needs cc and make"; exit 1; }
 T=$(mktemp -d /tmp/tapestry-bench-startup.XXXXXX) || exit 1
@@ -74,7 +77,7 @@ one() {
 		bash "$T/$w.sh" 2>"$T/err" || { cat "$T/err"; exit 1; }
 	else
 		rm -rf "${T:?}/job"
-		env ${lib:+TAPESTRY_SENSOR_LIB=$lib} "$TAP" run -o "$T/job" \
+		env ${lib:+TAPESTRY_SENSOR_LIB=$lib} $EXTRA "$TAP" run -o "$T/job" \
 			--sensors "$SENSORS" -- bash "$T/$w.sh" 2>"$T/err" >/dev/null ||
 			{ cat "$T/err"; exit 1; }
 		procs=$(sed -n 's/^tapestry: [0-9]* events from \([0-9]*\) processes.*/\1/p' "$T/err")
@@ -83,12 +86,12 @@ one() {
 	echo "$w $name $(ms "$T/err") ${procs:-0}" >>"$T/all"
 }
 
-echo "start-up: $N x /bin/true, make -B of $F files, sort | head of 300,000 numbers;" \
-	"$R rounds, traced (--sensors $SENSORS) and untraced interleaved"
+echo "start-up: $N x /bin/true, make -B of $F files, sort | head of 300,000 numbers" \
+	"(run: $W); $R rounds, traced (--sensors $SENSORS${EXTRA:+, $EXTRA}) and untraced interleaved"
 echo "host: $(nproc) cores, $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 names="untraced traced${OLD:+ traced-old}"
 for r in $(seq 1 "$R"); do
-	for w in true make sort; do
+	for w in $W; do
 		order=$names
 		[ $((r % 2)) = 0 ] && order=$(echo "$names" | tr ' ' '\n' | tac | tr '\n' ' ')
 		for n in $order; do
@@ -102,7 +105,7 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 med() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 printf '%-6s %-11s %10s %10s %10s %7s %12s\n' work config untraced_ms traced_ms added_ms procs added_ms/proc
-for w in true make sort; do
+for w in $W; do
 	for n in ${names#untraced }; do
 		u=$(awk -v w="$w" '$1 == w && $2 == "untraced" {print $3}' "$T/all" | med)
 		t=$(awk -v w="$w" -v n="$n" '$1 == w && $2 == n {print $3}' "$T/all" | med)

@@ -543,6 +543,9 @@ void col_drain_check(struct col *c)
 {
 	if (!c->draining || !c->drain_cb || c->drain_fired)
 		return;
+	/* what ended sensors left in their connections first */
+	if (col_conn_unread(c))
+		return;
 	if (c->root) {
 		c->drain_rc = proto_jobdir_sync(c->jobdir);
 	} else {

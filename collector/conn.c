@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -415,6 +416,8 @@ void col_conn_close(struct col_conn *cn, const char *why)
 	event_free(cn->hs_timer);
 	bufferevent_free(cn->bev);
 	free(cn);
+	if (c->draining)
+		col_drain_check(c);
 }
 
 static int send_challenge(struct col_conn *cn)
@@ -825,9 +828,29 @@ int col_conn_process(struct col_conn *cn)
 	return 0;
 }
 
+int col_conn_unread(const struct col *c)
+{
+	for (const struct col_conn *cn = c->conns; cn; cn = cn->next) {
+		int n = 0;
+
+		if (cn->role != PROTO_ROLE_SENSOR || cn->state != CS_STREAM)
+			continue;
+		if (evbuffer_get_length(bufferevent_get_input(cn->bev)))
+			return 1;
+		if (!cn->tls &&
+		    ioctl(bufferevent_getfd(cn->bev), FIONREAD, &n) == 0 && n > 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void conn_read_cb(struct bufferevent *bev, void *arg)
 {
+	struct col *c = ((struct col_conn *)arg)->col;
+
 	col_conn_process(arg);
+	if (c->draining)
+		col_drain_check(c);
 }
 
 static void conn_write_cb(struct bufferevent *bev, void *arg)
@@ -876,6 +899,22 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		} else {
 			col_conn_close(cn, "closed by peer");
 		}
+	} else if ((what & BEV_EVENT_ERROR) && (what & BEV_EVENT_WRITING) &&
+		   !cn->tls && cn->role == PROTO_ROLE_SENSOR &&
+		   cn->state == CS_STREAM) {
+		/* a sensor hands its stream over without waiting for the
+		 * BYE's ACK (docs/modules/sensor-runtime.md): its process
+		 * may be gone, and an ACK written after its close is answered
+		 * with a reset. What it wrote before is still in our receive
+		 * queue: stop writing, read on to its end (EOF or the reset's
+		 * error on the read side), then close */
+		col_info("%s: write failed (%s): reading what is left",
+			 cn->peer, evutil_socket_error_to_string(
+				 EVUTIL_SOCKET_ERROR()));
+		bufferevent_disable(bev, EV_WRITE);
+		evbuffer_drain(bufferevent_get_output(bev),
+			       evbuffer_get_length(bufferevent_get_output(bev)));
+		cn->write_dead = 1;
 	} else if (what & BEV_EVENT_ERROR) {
 		if (cn->tls) {
 			col_tls_error(bev, why, sizeof(why));

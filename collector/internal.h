@@ -188,6 +188,7 @@ struct col_conn {
 	size_t reserved;		/* bytes reserved for a large frame */
 	int mem_wait;			/* waiting for memory to read one */
 	int wait_logged;
+	int write_dead;			/* a write failed: reading to the end */
 	int32_t rank;
 	char host[64];
 	struct proto_key claim;		/* CS_VERDICT: the KEY sent up */
@@ -359,6 +360,10 @@ void col_conn_close(struct col_conn *cn, const char *why);
 /* Process frames already buffered on cn (after a resume). Returns 1 when
  * cn has been closed and freed. */
 int col_conn_process(struct col_conn *cn);
+/* 1 when a sensor's streaming connection holds bytes not yet taken (in
+ * its input buffer or the kernel's receive queue): a drain waits for them
+ * (a sensor hands its end over without waiting for the ACK). */
+int col_conn_unread(const struct col *c);
 /* Write msg to a bufferevent as a frame. */
 int col_send_msg(struct bufferevent *bev, const struct proto_msg *m);
 /* Read one whole frame of at most max payload bytes off in: 1 with *f (a

@@ -820,7 +820,7 @@ static void on_ack(struct col *c, uint64_t stream, uint64_t seq,
 		ua_unlink(c, f);
 		col_frame_unref(f);
 	}
-	if (s->owner && s->owner->state == CS_STREAM) {
+	if (s->owner && s->owner->state == CS_STREAM && !s->owner->write_dead) {
 		struct col_conn *cn = s->owner;
 
 		bufferevent_write(cn->bev, ackf->data, ackf->len);

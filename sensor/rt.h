@@ -139,6 +139,7 @@ struct sn_config {
 	int sens_libc, sens_mpi, sens_mem;
 	int mem_period_ms;
 	int drain_ms;		/* TAPESTRY_DRAIN_MS: most time between drains */
+	int end_ack;		/* TAPESTRY_END_WAIT=ack: the end waits for the ACK */
 	int log_level;		/* 0 off, 1 error, 2 warn, 3 info, 4 debug */
 	double drift_ppm;
 };

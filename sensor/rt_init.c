@@ -331,6 +331,15 @@ static void read_config(void)
 		sn_cfg.wait_full = sn_env_word("TAPESTRY_RING_FULL", full,
 					    sn_cfg.postmortem, "drop or wait");
 	}
+	{
+		static const char *const ends[] = {"sent", "ack", NULL};
+
+		/* the end of a stream waits for the collector's kernel to
+		 * have every byte, or for the root's ACK (rt_send.c,
+		 * hand_over) */
+		sn_cfg.end_ack = sn_env_word("TAPESTRY_END_WAIT", ends, 0,
+					  "sent or ack");
+	}
 	read_sensors(getenv("TAPESTRY_SENSORS"));
 	read_hold();
 	sn_cfg.mem_period_ms = (int)env_long("TAPESTRY_MEM_PERIOD_MS", 50, 1,

@@ -45,6 +45,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -52,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -135,6 +137,7 @@ static struct {
 	uint64_t burst_lo;
 	uint32_t burst_n, burst_got;
 	struct proto_clock_sample burst[PING_BURST];
+	int peer_local;		/* the collector is on this host (hand_over) */
 	uint64_t born;		/* the first connection's end of handshake (mono) */
 	uint64_t started;	/* the loop's start (mono) */
 } S = {.sock = -1, .seq_next = 1};
@@ -719,6 +722,27 @@ static int alt_next(void)
 	return alt_cur != 0;
 }
 
+/* 1 when the socket's two ends have one address (the collector runs on
+ * this host: loopback, or this host's own address). */
+static int same_host(int fd)
+{
+	struct sockaddr_storage a, b;
+	socklen_t la = sizeof(a), lb = sizeof(b);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &la) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&b, &lb) < 0 ||
+	    a.ss_family != b.ss_family)
+		return 0;
+	if (a.ss_family == AF_INET)
+		return ((struct sockaddr_in *)&a)->sin_addr.s_addr ==
+		       ((struct sockaddr_in *)&b)->sin_addr.s_addr;
+	if (a.ss_family == AF_INET6)
+		return !memcmp(&((struct sockaddr_in6 *)&a)->sin6_addr,
+			       &((struct sockaddr_in6 *)&b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return 0;
+}
+
 /* Connect fd (non-blocking) to a within 1 s, then make it blocking with a
  * 3 s send timeout. 1 when connected. */
 static int connect_one(int fd, const struct addrinfo *a)
@@ -736,6 +760,7 @@ static int connect_one(int fd, const struct addrinfo *a)
 		return 0;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	S.peer_local = same_host(fd);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return 1;
 }
@@ -1368,10 +1393,45 @@ static int send_bye(int reason)
 	return S.sock >= 0 && send_msg(m) == 0;
 }
 
+/* The end of a stream without waiting for its BYE's ACK (issue 31 item
+ * 4: that ACK comes from the root, several hand-overs away, and the
+ * exiting process waited for them). Everything up to the BYE is written;
+ * the stream is the collector's once its kernel has every byte: none left
+ * unsent here (SIOCOUTQNSD; on this host's collector the bytes are then in
+ * its receive queue), and to another host none unacknowledged by its
+ * kernel (SIOCOUTQ), since the reset that an ACK arriving after our close
+ * provokes would drop what is still in flight. A collector that reads
+ * slowly (a full window) is waited for, in 1 ms steps, until dl. The ACKs
+ * that came in are read first: a close with unread bytes resets the
+ * connection at once. 1 when handed over (the caller closes). */
+static int hand_over(uint64_t dl)
+{
+	for (;;) {
+		int unsent = 0, unacked = 0, fd;
+		unsigned ph;
+
+		if (S.sock < 0)
+			return 0;
+		fd = own_get(SN_OWN_SOCK, &ph);
+		if (fd < 0 || ioctl(fd, SIOCOUTQNSD, &unsent) < 0 ||
+		    (!S.peer_local && ioctl(fd, SIOCOUTQ, &unacked) < 0))
+			unsent = -1;
+		own_put(SN_OWN_SOCK, ph);
+		if (unsent < 0)
+			return 0;
+		if (pump(unsent || unacked ? 1 : 0) < 0)
+			return 0;
+		if (unsent == 0 && unacked == 0)
+			return 1;
+		if (mono() >= dl)
+			return 0;
+	}
+}
+
 static void handle_flush(void)
 {
 	uint64_t target = atomic_load(&flush_req);
-	int reason, bye = 0, tries = 0;
+	int reason, bye = 0, tries = 0, handed = 0;
 	uint64_t dl;
 
 	if (target <= atomic_load(&flush_done))
@@ -1400,7 +1460,11 @@ static void handle_flush(void)
 	 * waits for the acknowledgements, quickly with its BYE, where a
 	 * wait here lasted the collectors' --flush-ms at every level */
 	dl = mono() + (reason == -2 ? 0 : 4000000000ull);
-	while (S.acked + 1 < S.seq_next && mono() < dl) {
+	/* the end (exit, exec, fatal signal) waits for the collector's
+	 * kernel, not for the ACK (TAPESTRY_END_WAIT=ack: for it) */
+	if (reason >= 0 && bye && !sn_cfg.end_ack)
+		handed = hand_over(dl);
+	while (!handed && S.acked + 1 < S.seq_next && mono() < dl) {
 		if (S.sock < 0) {
 			/* lost on the way: reconnect once more, resending,
 			 * to each collector of the tree it knows in turn */
@@ -1419,14 +1483,21 @@ static void handle_flush(void)
 	}
 	if (reason >= 0 && S.sock >= 0 && !bye && (bye = send_bye(reason))) {
 		dl = mono() + 1000000000ull;
-		while (S.sock >= 0 && S.acked + 1 < S.seq_next && mono() < dl)
+		if (!sn_cfg.end_ack)
+			handed = hand_over(dl);
+		while (!handed && S.sock >= 0 && S.acked + 1 < S.seq_next &&
+		       mono() < dl)
 			pump(50);
 	}
 	if (reason >= 0 && bye)
 		SN_DEBUG("BYE sent (last seq %llu, %s)",
 			 (unsigned long long)(S.seq_next - 1),
+			 handed ? "handed over" :
 			 S.acked + 1 >= S.seq_next ? "acknowledged" :
 			 "not acknowledged");
+	/* handed over: the collector's now (nothing to spool or to say) */
+	if (handed && S.seq_next > 1)
+		ack_upto(S.seq_next - 1);
 	if (reason >= 0 && S.sock >= 0)
 		disconnect("end of stream");
 	if (reason >= 0) {

@@ -1625,8 +1625,10 @@ int sn_enter_slow(void)
 /* See sensor.h. */
 void sn_flush_all(void)
 {
-	if (atomic_load(&sn_state) == SN_ST_READY)
+	if (atomic_load(&sn_state) == SN_ST_READY) {
+		sn_runs_take();	/* MPI_Abort: the job is killed next */
 		sn_sender_flush(-1, 5000);
+	}
 }
 
 /* See sensor.h. */

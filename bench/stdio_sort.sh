@@ -9,7 +9,8 @@
 # the wall time of the whole `tapestry run`; the ratios of the medians
 # (target: sort's at most 1.10). Then the trace is checked byte-exact: the
 # bytes the CSV export shows read from FILE and written to stdout equal
-# FILE's size.
+# FILE's size; and the fwrite runs' spans against the time inside their
+# calls (in_calls_ns, what the profile counts as I/O).
 # Usage: bench/stdio_sort.sh [MB [PAIRS [BUILD_DIR]]] (100 MB, 3 pairs,
 # build/)
 set -u
@@ -72,6 +73,8 @@ awk -F, -v in_="$T/in.txt" '
 	function calls(a) { return match(a, /count=[0-9]+/) ? substr(a, RSTART + 6, RLENGTH - 6) : 1 }
 	$3 == "fread" && $10 == in_ { rd += $6 }
 	$3 == "fwrite" && $9 == 1 { wr += $6 }
-	$3 == "fwrite" { rec++; n += calls($14) }
-	END { printf "trace: %d bytes read from the input, %d written to stdout; %d fwrite calls in %d records\n", rd, wr, n, rec }' \
+	$3 == "fwrite" { rec++; n += calls($14); span += $5 - $4
+		inc += match($14, /in_calls_ns=[0-9]+/) ? substr($14, RSTART + 12, RLENGTH - 12) : $5 - $4 }
+	END { printf "trace: %d bytes read from the input, %d written to stdout; %d fwrite calls in %d records\n", rd, wr, n, rec
+	      printf "fwrite records: %.3f s from first call to last, %.3f s inside the calls (the I/O time the profile counts)\n", span / 1e9, inc / 1e9 }' \
 	"$T/t.csv"

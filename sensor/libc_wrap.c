@@ -66,6 +66,25 @@ int __openat64_2(int dirfd, const char *path, int flags);
 int _IO_getc(FILE *f);
 int _IO_putc(int ch, FILE *f);
 int __printf_chk(int flag, const char *fmt, ...);
+/* glibc's fortified fread, fgets, pread and its stat ABI before 2.33,
+ * exported but no longer declared */
+size_t __fread_chk(void *ptr, size_t bufsize, size_t size, size_t n, FILE *f);
+size_t __fread_unlocked_chk(void *ptr, size_t bufsize, size_t size, size_t n,
+			    FILE *f);
+char *__fgets_chk(char *s, size_t bufsize, int size, FILE *f);
+char *__fgets_unlocked_chk(char *s, size_t bufsize, int size, FILE *f);
+ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen);
+ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset,
+		      size_t buflen);
+int __xstat(int ver, const char *path, struct stat *sb);
+int __xstat64(int ver, const char *path, struct stat64 *sb);
+int __lxstat(int ver, const char *path, struct stat *sb);
+int __lxstat64(int ver, const char *path, struct stat64 *sb);
+int __fxstat(int ver, int fd, struct stat *sb);
+int __fxstat64(int ver, int fd, struct stat64 *sb);
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *sb, int flags);
+int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *sb,
+		 int flags);
 int __vprintf_chk(int flag, const char *fmt, va_list ap);
 #define SN_ARGS(...) __VA_ARGS__
 /* ", args" or nothing for a call without arguments (getchar) */
@@ -365,6 +384,18 @@ static inline void pre_pread64(struct sn_call *c, int fd, void *buf, size_t n,
 	pre_rw(c, PROTO_EV_PREAD, fd, n, off);
 }
 
+static inline void pre___pread_chk(struct sn_call *c, int fd, void *buf,
+				   size_t n, off_t off, size_t buflen)
+{
+	pre_rw(c, PROTO_EV_PREAD, fd, n, off);
+}
+
+static inline void pre___pread64_chk(struct sn_call *c, int fd, void *buf,
+				     size_t n, off64_t off, size_t buflen)
+{
+	pre_rw(c, PROTO_EV_PREAD, fd, n, off);
+}
+
 static inline void pre_pwrite(struct sn_call *c, int fd, const void *buf,
 			      size_t n, off_t off)
 {
@@ -400,6 +431,56 @@ static inline void ev_writev(const struct sn_call *c, ssize_t r, int fd,
 {
 	rec(c, PROTO_EV_WRITEV, r < 0, fd, (int64_t)iov_bytes(iov, n), r,
 	    sn_fd_path_fast(fd), ERR_IF(c, r < 0), n);
+}
+
+static inline void ev_preadv(const struct sn_call *c, ssize_t r, int fd,
+			     const struct iovec *iov, int n, off_t off)
+{
+	ev_readv(c, r, fd, iov, n);
+}
+
+static inline void ev_preadv64(const struct sn_call *c, ssize_t r, int fd,
+			       const struct iovec *iov, int n, off64_t off)
+{
+	ev_readv(c, r, fd, iov, n);
+}
+
+static inline void ev_preadv2(const struct sn_call *c, ssize_t r, int fd,
+			      const struct iovec *iov, int n, off_t off, int fl)
+{
+	ev_readv(c, r, fd, iov, n);
+}
+
+static inline void ev_preadv64v2(const struct sn_call *c, ssize_t r, int fd,
+				 const struct iovec *iov, int n, off64_t off,
+				 int fl)
+{
+	ev_readv(c, r, fd, iov, n);
+}
+
+static inline void ev_pwritev(const struct sn_call *c, ssize_t r, int fd,
+			      const struct iovec *iov, int n, off_t off)
+{
+	ev_writev(c, r, fd, iov, n);
+}
+
+static inline void ev_pwritev64(const struct sn_call *c, ssize_t r, int fd,
+				const struct iovec *iov, int n, off64_t off)
+{
+	ev_writev(c, r, fd, iov, n);
+}
+
+static inline void ev_pwritev2(const struct sn_call *c, ssize_t r, int fd,
+			       const struct iovec *iov, int n, off_t off, int fl)
+{
+	ev_writev(c, r, fd, iov, n);
+}
+
+static inline void ev_pwritev64v2(const struct sn_call *c, ssize_t r, int fd,
+				  const struct iovec *iov, int n, off64_t off,
+				  int fl)
+{
+	ev_writev(c, r, fd, iov, n);
 }
 
 static inline void ev_lseek(const struct sn_call *c, off_t r, int fd,
@@ -562,7 +643,7 @@ static void stdio_rec(const struct sn_call *c, uint16_t type, int failed,
 	struct proto_event *e;
 	int fd;
 
-	if (SN_LIKELY(t && !failed && bytes <= RUN_SMALL)) {
+	if (SN_LIKELY(t && !failed && bytes <= RUN_SMALL) && sn_run_enter(t)) {
 		e = &t->run;
 		if ((t->drop_pending & SN_PEND_RUN) && t->run_key == f &&
 		    e->type == type && e->arg[5] < RUN_MAX_CALLS &&
@@ -571,24 +652,27 @@ static void stdio_rec(const struct sn_call *c, uint16_t type, int failed,
 			e->arg[1] += bytes;
 			e->arg[2] = r;
 			e->arg[5]++;
+			t->run_in += c->t1 - c->t0;
+			sn_run_leave(t);
 			return;
 		}
-		if (t->drop_pending & SN_PEND_RUN)
-			sn_run_flush(t);
-		if (!(t->drop_pending & SN_PEND_RUN)) {
-			fd = stream_fd(f);
-			e->t_start = c->t0;
-			e->t_end = c->t1;
-			e->type = type;
-			e->flags = SN_EVF_STAMP;
-			e->tid = t->tid;
-			proto_ev_set_args(e, fd, bytes, r, sn_fd_path_fast(fd), 0,
-					  1);
-			t->run_key = f;
-			t->drop_pending |= SN_PEND_RUN;
-			return;
-		}
+		/* a section lost while waiting for room: this call alone */
+		if (!sn_run_flush(t))
+			goto alone;
+		fd = stream_fd(f);
+		e->t_start = c->t0;
+		e->t_end = c->t1;
+		e->type = type;
+		e->flags = SN_EVF_STAMP;
+		e->tid = t->tid;
+		proto_ev_set_args(e, fd, bytes, r, sn_fd_path_fast(fd), 0, 1);
+		t->run_in = c->t1 - c->t0;
+		t->run_key = f;
+		t->drop_pending |= SN_PEND_RUN;
+		sn_run_leave(t);
+		return;
 	}
+alone:
 	fd = stream_fd(f);
 	rec(c, type, failed, fd, bytes, r, sn_fd_path_fast(fd), ERR_IF(c, failed),
 	    1);
@@ -665,7 +749,45 @@ static inline void ev_fseek(const struct sn_call *c, int r, FILE *f,
 	    ERR_IF(c, r != 0));
 }
 
+static inline void ev_fseeko(const struct sn_call *c, int r, FILE *f,
+			     off_t off, int whence)
+{
+	ev_fseek(c, r, f, (long)off, whence);
+}
+
+static inline void ev_fseeko64(const struct sn_call *c, int r, FILE *f,
+			       off64_t off, int whence)
+{
+	ev_fseek(c, r, f, (long)off, whence);
+}
+
 /* ---- the rest of stdio (issue 31): bytes is what moved ---------------- */
+
+static inline void ev___fread_chk(const struct sn_call *c, size_t r, void *p,
+				  size_t bufsize, size_t size, size_t n, FILE *f)
+{
+	ev_fread(c, r, p, size, n, f);
+}
+
+static inline void ev___fread_unlocked_chk(const struct sn_call *c, size_t r,
+					   void *p, size_t bufsize, size_t size,
+					   size_t n, FILE *f)
+{
+	ev_fread(c, r, p, size, n, f);
+}
+
+static inline void ev___fgets_chk(const struct sn_call *c, char *r, char *s,
+				  size_t bufsize, int size, FILE *f)
+{
+	ev_fgets(c, r, s, size, f);
+}
+
+static inline void ev___fgets_unlocked_chk(const struct sn_call *c, char *r,
+					   char *s, size_t bufsize, int size,
+					   FILE *f)
+{
+	ev_fgets(c, r, s, size, f);
+}
 
 static inline void ev_fread_unlocked(const struct sn_call *c, size_t r,
 				     void *p, size_t size, size_t n, FILE *f)
@@ -915,6 +1037,56 @@ static inline void ev_fstatat64(const struct sn_call *c, int r, int dirfd,
 {
 	ev_stat_any(c, PROTO_EV_FSTATAT, r, dirfd, at_path(dirfd, path, flags),
 		    r == 0 && sb ? sb->st_size : -1, flags);
+}
+
+static inline void ev___xstat(const struct sn_call *c, int r, int ver,
+			      const char *path, struct stat *sb)
+{
+	ev_stat(c, r, path, sb);
+}
+
+static inline void ev___xstat64(const struct sn_call *c, int r, int ver,
+				const char *path, struct stat64 *sb)
+{
+	ev_stat64(c, r, path, sb);
+}
+
+static inline void ev___lxstat(const struct sn_call *c, int r, int ver,
+			       const char *path, struct stat *sb)
+{
+	ev_lstat(c, r, path, sb);
+}
+
+static inline void ev___lxstat64(const struct sn_call *c, int r, int ver,
+				 const char *path, struct stat64 *sb)
+{
+	ev_lstat64(c, r, path, sb);
+}
+
+static inline void ev___fxstat(const struct sn_call *c, int r, int ver, int fd,
+			       struct stat *sb)
+{
+	ev_fstat(c, r, fd, sb);
+}
+
+static inline void ev___fxstat64(const struct sn_call *c, int r, int ver,
+				 int fd, struct stat64 *sb)
+{
+	ev_fstat64(c, r, fd, sb);
+}
+
+static inline void ev___fxstatat(const struct sn_call *c, int r, int ver,
+				 int dirfd, const char *path, struct stat *sb,
+				 int flags)
+{
+	ev_fstatat(c, r, dirfd, path, sb, flags);
+}
+
+static inline void ev___fxstatat64(const struct sn_call *c, int r, int ver,
+				   int dirfd, const char *path,
+				   struct stat64 *sb, int flags)
+{
+	ev_fstatat64(c, r, dirfd, path, sb, flags);
 }
 
 static inline void ev_statx(const struct sn_call *c, int r, int dirfd,
@@ -1832,6 +2004,7 @@ static int exec_pre(struct sn_call *c, const char *path, int searched,
 	rec(c, PROTO_EV_EXEC, 0, *pid, 0, 0, 0, 0, 0);
 	sn_exec_meta();
 	sn_calibrate_at_end();
+	sn_runs_take();
 	sn_sender_flush(2, 3000);
 	return 1;
 }

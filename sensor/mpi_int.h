@@ -46,9 +46,11 @@ SN_HIDDEN void mw_call_done(struct mw_call *c);
 #define MW_PEER_UNKNOWN (-3)
 #define MW_PEER_CANCELLED (-4)	/* a completed request that was cancelled */
 
-/* What a request is: kind MW_REQ_SEND (any send mode), MW_REQ_RECV, or
- * MW_REQ_COLL (a nonblocking constructor's: no peer, no bytes). */
-enum { MW_REQ_SEND = 1, MW_REQ_RECV = 2, MW_REQ_COLL = 3 };
+/* What a request is: kind MW_REQ_SEND (any send mode), MW_REQ_RECV,
+ * MW_REQ_COLL (a nonblocking constructor's: no peer, no bytes), or
+ * MW_REQ_IO (a nonblocking MPI-IO access: its completion's bytes are the
+ * status's count). */
+enum { MW_REQ_SEND = 1, MW_REQ_RECV = 2, MW_REQ_COLL = 3, MW_REQ_IO = 4 };
 
 struct mw_req {
 	int64_t id;		/* the sensor's id of this (activation of the) request */
@@ -238,6 +240,10 @@ SN_HIDDEN int mw_nbr_degrees(MPI_Comm comm, int *topo, int *in, int *out,
  * nonblocking constructor's so that its completion records the same id
  * (peer -2, bytes as given); 0 when req is NULL. */
 SN_HIDDEN int64_t mw_req_other(const MPI_Request *req, int64_t bytes);
+/* mw_req_other() for a nonblocking MPI-IO access of bytes asked for: its
+ * completion records what its status says moved (MPI_Get_elements_x on
+ * MPI_BYTE), or what was asked when the status says nothing. */
+SN_HIDDEN int64_t mw_req_io(const MPI_Request *req, int64_t bytes);
 
 /* count elements of t in bytes: the type's size (the data, not its
  * extent), in 64 bits (a derived type may pass 2 GiB at a count of 1);

@@ -207,7 +207,7 @@ static void io_started(struct mw_call *c, int rc, MPI_File fh, int64_t off,
 	int64_t rid = 0;
 
 	if (rc == MPI_SUCCESS)
-		rid = mw_req_other(req, bytes);
+		rid = mw_req_io(req, bytes);
 	io_args(c, fh, off, bytes, coll, rid);
 }
 

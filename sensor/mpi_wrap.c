@@ -486,6 +486,19 @@ static void req_outcome(const struct mw_req *q, const MPI_Status *st,
 	*peer = q->peer;
 	*tag = q->tag;
 	*bytes = q->bytes;
+	/* an MPI-IO access (peer -2 too): what its status says moved, what
+	 * was asked when it says nothing (MPI_UNDEFINED, no status). Its
+	 * cancelled flag is not asked: Open MPI 4.1's ompio leaves it
+	 * unwritten (every access read as cancelled), and file accesses are
+	 * not cancelled in practice (ROMIO and ompio ignore MPI_Cancel). */
+	if (q->kind == MW_REQ_IO) {
+		MPI_Count n = 0;
+
+		if (st && PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS &&
+		    n != MPI_UNDEFINED && n >= 0)
+			*bytes = (int64_t)n;
+		return;
+	}
 	/* to or from MPI_PROC_NULL: nothing moved (and some MPIs leave the
 	 * status of such a request unwritten) */
 	if (q->peer == PEER_NULL) {
@@ -2019,6 +2032,14 @@ int64_t mw_req_other(const MPI_Request *req, int64_t bytes)
 {
 	struct mw_req q = {.bytes = bytes, .comm = -1, .peer = MW_PEER_NULL,
 			   .kind = MW_REQ_COLL, .active = 1};
+
+	return req ? mw_req_start(*req, req, &q) : 0;
+}
+
+int64_t mw_req_io(const MPI_Request *req, int64_t bytes)
+{
+	struct mw_req q = {.bytes = bytes, .comm = -1, .peer = MW_PEER_NULL,
+			   .kind = MW_REQ_IO, .active = 1};
 
 	return req ? mw_req_start(*req, req, &q) : 0;
 }

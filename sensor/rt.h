@@ -74,9 +74,17 @@ struct sn_thread {
 		int64_t id;
 	} strcache[SN_STRCACHE];
 	/* SN_PEND_RUN: the record of the open run (its stamps, the bytes and
-	 * calls so far), and the stream it is on */
+	 * calls so far), the stamps spent inside its calls, and the stream
+	 * it is on */
 	struct proto_event run;
+	uint64_t run_in;
 	const void *run_key;
+	/* Another thread's take of the open run at the end of the process
+	 * (sn_runs_take): run_busy 1 while the owner uses its run
+	 * (sn_run_enter .. sn_run_leave); run_ctl SN_RUN_* */
+	_Atomic int run_busy;
+	_Atomic int run_ctl;
+	int sender;		/* the sender thread's ring: never taken */
 	char pad0[64];
 	/* shared */
 	_Atomic uint64_t head __attribute__((aligned(64)));
@@ -297,6 +305,46 @@ static inline void sn_commit_fast(struct proto_event *e)
 	sn_commit_pf(e, 1);
 }
 
+/* The open run's owner and another thread taking it at the end
+ * (sn_runs_take): SN_RUN_FREE the owner's, SN_RUN_FROZEN being taken (the
+ * owner records its calls alone meanwhile), SN_RUN_TAKEN taken (the
+ * owner's SN_PEND_RUN is stale: it drops it at its next section). */
+enum { SN_RUN_FREE = 0, SN_RUN_FROZEN = 1, SN_RUN_TAKEN = 2 };
+
+/* sn_run_enter() having met a take in progress (0) or done (1). */
+SN_HIDDEN int sn_run_enter_slow(struct sn_thread *t, int ctl);
+
+/* The owner's section on t->run and SN_PEND_RUN: 1 when it may use them
+ * until sn_run_leave(), 0 while they are being taken (then leave at once,
+ * nothing touched). No fence here: the taker's membarrier orders the
+ * busy store before the control load (a compiler barrier suffices). */
+static inline int sn_run_enter(struct sn_thread *t)
+{
+	int ctl;
+
+	atomic_store_explicit(&t->run_busy, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	ctl = atomic_load_explicit(&t->run_ctl, memory_order_relaxed);
+	if (SN_LIKELY(ctl == SN_RUN_FREE))
+		return 1;
+	return sn_run_enter_slow(t, ctl);
+}
+
+static inline void sn_run_leave(struct sn_thread *t)
+{
+	atomic_store_explicit(&t->run_busy, 0, memory_order_release);
+}
+
+/* A difference of two stamps in ns. */
+static inline uint64_t sn_stamp_dur_ns(uint64_t d)
+{
+#if SN_HAVE_TSC
+	if (SN_LIKELY(sn_clk.use_tsc))
+		return (uint64_t)(((unsigned __int128)d * sn_clk.mult) >> 32);
+#endif
+	return d;
+}
+
 /* ---- runtime internals (rt_*.c) ----------------------------------------- */
 
 /* rt_buf.c */
@@ -324,9 +372,18 @@ SN_HIDDEN int sn_emit(uint16_t type, uint16_t flags, uint64_t t0, uint64_t t1,
 		      int64_t a0, int64_t a1, int64_t a2, int64_t a3);
 SN_HIDDEN void sn_fd_reset(void);
 SN_HIDDEN void sn_strings_reset(void);
-/* Put t's open run (SN_PEND_RUN) into its ring now (owner thread only; a
- * full ring counts it as a drop). Keeps errno. */
-SN_HIDDEN void sn_run_flush(struct sn_thread *t);
+/* Put t's open run (SN_PEND_RUN) into its ring now (owner thread only,
+ * inside sn_run_enter; a full ring counts it as a drop). Keeps errno.
+ * Returns 1 still inside the section, 0 when it had to leave it (a take
+ * began while it waited for room: the taker has the run). */
+SN_HIDDEN int sn_run_flush(struct sn_thread *t);
+/* Put the open run of every other thread (and the caller's own, unless it
+ * is inside its run's section, interrupted by a signal) into the caller's
+ * ring: before the final flush of an exit, an exec or a fatal signal,
+ * whose other threads would keep theirs past the end of the stream.
+ * Waits for an owner inside its section (bounded); async-signal-safe (a
+ * registry lock held by the interrupted code: nothing taken). */
+SN_HIDDEN void sn_runs_take(void);
 
 /* rt_clock.c */
 SN_HIDDEN void sn_clock_init(void);

@@ -66,12 +66,28 @@ uint32_t sn_tid_alloc(void)
 	return atomic_fetch_add(&next_tid, 1);
 }
 
+/* A thread being taken (SN_RUN_FROZEN) stays alive until the taker is
+ * done: its ring must not be freed under it. Bounded by the taker's own
+ * wait (TAKE_WAIT_NS). */
+static void wait_unfrozen(struct sn_thread *t)
+{
+	struct timespec ts = {0, 50000};
+
+	while (atomic_load_explicit(&t->run_ctl, memory_order_acquire) ==
+	       SN_RUN_FROZEN)
+		syscall(SYS_nanosleep, &ts, NULL);
+}
+
 static void thread_gone(void *p)
 {
 	struct sn_thread *t = p;
 
-	if (t->drop_pending & SN_PEND_RUN)
-		sn_run_flush(t);
+	wait_unfrozen(t);
+	if ((t->drop_pending & SN_PEND_RUN) && sn_run_enter(t)) {
+		if (sn_run_flush(t))
+			sn_run_leave(t);
+	}
+	wait_unfrozen(t);
 	if (sn_tls.thr == t)
 		sn_tls.thr = NULL;
 	atomic_store_explicit(&t->dead, 1, memory_order_release);
@@ -162,6 +178,9 @@ static struct sn_thread *adopt_locked(void)
 		t->dropped = 0;
 		t->drop_pending = 0;
 		t->nowait = 0;
+		atomic_store_explicit(&t->run_ctl, SN_RUN_FREE,
+				      memory_order_relaxed);
+		atomic_store_explicit(&t->run_busy, 0, memory_order_relaxed);
 		memset(t->strcache, 0, sizeof(t->strcache));
 		atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
 		atomic_store_explicit(&t->dead, 0, memory_order_release);
@@ -295,6 +314,7 @@ struct sn_thread *sn_thread_register(void)
 	t->populated = sn_sender_is_self() ? map :
 		       map < HUGE_BYTES ? map : HUGE_BYTES;
 	t->cap = (uint32_t)cap;
+	t->sender = sn_sender_is_self();
 	t->ring = (struct proto_event *)((char *)m + hdr);
 	t->kick_at = kick_fill(cap);
 	set_tid(t);
@@ -384,6 +404,37 @@ static inline void publish(struct sn_thread *t)
 		sn_commit_slow(t);
 }
 
+/* Records the open run of t takes: the run, and an ARRAY of 1 value (the
+ * ns spent inside its calls) when it holds more than one call. */
+static uint64_t run_records(const struct sn_thread *t)
+{
+	return t->run.arg[5] > 1 ? 2 : 1;
+}
+
+/* The open run of src into dst's ring (dst's owner calling; room for
+ * run_records(src) checked). */
+static void put_run(struct sn_thread *dst, const struct sn_thread *src)
+{
+	struct proto_event e = src->run;
+
+	if (e.arg[5] > 1) {
+		struct proto_event a = {0};
+
+		e.flags |= PROTO_EVF_HASARRAY;
+		put_raw(dst, &e);
+		a.type = PROTO_EV_ARRAY;
+		a.t_start = 0;
+		a.t_end = 1;
+		a.flags = 1;
+		a.tid = e.tid;
+		a.arg[0] = (int64_t)sn_stamp_dur_ns(src->run_in);
+		put_raw(dst, &a);
+	} else {
+		put_raw(dst, &e);
+	}
+	publish(dst);
+}
+
 static uint64_t ring_free(struct sn_thread *t)
 {
 	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
@@ -448,17 +499,24 @@ static struct proto_event *slot_slow(void)
 		}
 	}
 	fr = ring_free(t);
-	if (fr < 3 && wait_room(t, 3))
+	if (fr < 4 && wait_room(t, 4))
 		fr = ring_free(t);
-	if (t->drop_pending & SN_PEND_RUN) {
-		if (fr < 2) {
+	/* the run: unless it is being taken (sn_runs_take), which puts it
+	 * into the taker's ring */
+	if ((t->drop_pending & SN_PEND_RUN) && sn_run_enter(t)) {
+		uint64_t need = run_records(t);
+
+		if ((t->drop_pending & SN_PEND_RUN) && fr < need + 1) {
+			sn_run_leave(t);
 			count_drop(t);
 			return NULL;
 		}
-		put_raw(t, &t->run);
-		publish(t);
-		t->drop_pending &= ~SN_PEND_RUN;
-		fr--;
+		if (t->drop_pending & SN_PEND_RUN) {
+			put_run(t, t);
+			t->drop_pending &= ~SN_PEND_RUN;
+			fr -= need;
+		}
+		sn_run_leave(t);
 	}
 	if (t->drop_pending & SN_PEND_WAIT) {
 		struct proto_event d = {0};
@@ -505,21 +563,175 @@ static struct proto_event *slot_slow(void)
 	return e;
 }
 
-/* See rt.h. */
-void sn_run_flush(struct sn_thread *t)
+/* See rt.h. The wait for room is made outside the section (a taker
+ * waits for the section's end). */
+int sn_run_flush(struct sn_thread *t)
 {
-	int saved = errno;
+	int saved = errno, ok = 1;
+	uint64_t need = run_records(t);
 
 	if (!(t->drop_pending & SN_PEND_RUN))
-		return;
-	if (ring_free(t) < 1 && !wait_room(t, 1)) {
-		t->drop_pending &= ~SN_PEND_RUN;
-		count_drop(t);
-	} else {
-		put_raw(t, &t->run);
-		publish(t);
-		t->drop_pending &= ~SN_PEND_RUN;
+		return 1;
+	if (ring_free(t) < need) {
+		sn_run_leave(t);
+		ok = wait_room(t, need);
+		if (!sn_run_enter(t)) {
+			errno = saved;
+			return 0;
+		}
+		if (!(t->drop_pending & SN_PEND_RUN)) {	/* taken meanwhile */
+			errno = saved;
+			return 1;
+		}
 	}
+	if (!ok && ring_free(t) < need)
+		count_drop(t);
+	else
+		put_run(t, t);
+	t->drop_pending &= ~SN_PEND_RUN;
+	errno = saved;
+	return 1;
+}
+
+/* See rt.h: the owner met a take. */
+int sn_run_enter_slow(struct sn_thread *t, int ctl)
+{
+	if (ctl == SN_RUN_TAKEN) {
+		/* the run went into the taker's ring: a new one may start */
+		t->drop_pending &= ~SN_PEND_RUN;
+		atomic_store_explicit(&t->run_ctl, SN_RUN_FREE,
+				      memory_order_relaxed);
+		return 1;
+	}
+	sn_run_leave(t);
+	return 0;
+}
+
+/* ---- the open runs of the other threads, at the end -------------------- */
+
+#define TAKE_WAIT_NS 1000000000ull	/* an owner inside its section */
+#define TAKE_LOCK_TRIES 2000		/* x 50 us: the registry's lock */
+
+/* membarrier(2) commands (linux/membarrier.h, Linux 4.3 and 4.14) */
+#define SN_MEMBARRIER_GLOBAL 1
+#define SN_MEMBARRIER_PRIVATE 8
+#define SN_MEMBARRIER_REGISTER_PRIVATE 16
+
+static struct sn_thread *taking[SN_MAX_THREADS];
+static _Atomic int take_busy;
+static int membar_state;	/* 0 not tried, 1 private expedited, 2 global, -1 none */
+
+/* Every thread of the process past a full barrier since the caller's
+ * stores: what makes the owners' compiler barrier in sn_run_enter enough
+ * (an asymmetric Dekker: the hot path pays no fence). 0, or -1 when the
+ * kernel offers no membarrier. */
+static int membar_all(void)
+{
+	if (membar_state == 0)
+		membar_state = syscall(SYS_membarrier, SN_MEMBARRIER_REGISTER_PRIVATE,
+				       0, 0) == 0 ? 1 : 2;
+	if (membar_state == 1 &&
+	    syscall(SYS_membarrier, SN_MEMBARRIER_PRIVATE, 0, 0) == 0)
+		return 0;
+	if (membar_state != -1 &&
+	    syscall(SYS_membarrier, SN_MEMBARRIER_GLOBAL, 0, 0) == 0) {
+		membar_state = 2;
+		return 0;
+	}
+	membar_state = -1;
+	return -1;
+}
+
+static int registry_trylock(void)
+{
+	struct timespec ts = {0, 50000};
+
+	for (int i = 0; i < TAKE_LOCK_TRIES; i++) {
+		if (pthread_mutex_trylock(&threads_mu) == 0)
+			return 0;
+		syscall(SYS_nanosleep, &ts, NULL);
+	}
+	return -1;
+}
+
+/* Freeze (SN_RUN_FROZEN) every other live thread with an open run, under
+ * the registry's lock; a frozen thread stays alive (thread_gone waits)
+ * so its ring stays mapped once the lock is released. Returns how many. */
+static int freeze_others(struct sn_thread *self)
+{
+	int n = 0;
+
+	if (registry_trylock())
+		return 0;
+	for (int i = 0; i < nthreads; i++) {
+		struct sn_thread *t = threads[i];
+		int fr = SN_RUN_FREE;
+
+		if (t == self || t->sender ||
+		    atomic_load_explicit(&t->dead, memory_order_acquire) ||
+		    !(*(volatile uint32_t *)&t->drop_pending & SN_PEND_RUN))
+			continue;
+		if (atomic_compare_exchange_strong(&t->run_ctl, &fr,
+						   SN_RUN_FROZEN))
+			taking[n++] = t;
+	}
+	pthread_mutex_unlock(&threads_mu);
+	return n;
+}
+
+static void unfreeze(int from, int n, int ctl)
+{
+	for (int i = from; i < n; i++)
+		atomic_store_explicit(&taking[i]->run_ctl, ctl,
+				      memory_order_release);
+}
+
+/* See rt.h. */
+void sn_runs_take(void)
+{
+	struct sn_thread *self = sn_tls.thr;
+	uint64_t deadline;
+	int n, i, saved = errno;
+
+	if (!self || self->sender || atomic_exchange(&take_busy, 1))
+		goto out;
+	n = freeze_others(self);
+	if (n && membar_all()) {
+		SN_DEBUG("runs: no membarrier, %d threads' open runs left", n);
+		unfreeze(0, n, SN_RUN_FREE);
+		n = 0;
+	}
+	deadline = sn_now_vdso() + TAKE_WAIT_NS;
+	for (i = 0; i < n; i++) {
+		struct sn_thread *t = taking[i];
+		struct timespec ts = {0, 20000};
+		int ctl = SN_RUN_FREE;
+
+		while (atomic_load_explicit(&t->run_busy, memory_order_acquire) &&
+		       sn_now_vdso() < deadline)
+			syscall(SYS_nanosleep, &ts, NULL);
+		if (atomic_load_explicit(&t->run_busy, memory_order_acquire)) {
+			SN_DEBUG("runs: thread %u stayed in its run", t->tid);
+		} else if (*(volatile uint32_t *)&t->drop_pending & SN_PEND_RUN) {
+			if (ring_free(self) < run_records(t) &&
+			    !wait_room(self, run_records(t))) {
+				count_drop(self);
+			} else {
+				put_run(self, t);
+			}
+			ctl = SN_RUN_TAKEN;
+		}
+		atomic_store_explicit(&t->run_ctl, ctl, memory_order_release);
+	}
+	/* the caller's own, unless a signal interrupted its section */
+	if ((self->drop_pending & SN_PEND_RUN) &&
+	    !atomic_load_explicit(&self->run_busy, memory_order_relaxed) &&
+	    sn_run_enter(self)) {
+		if (sn_run_flush(self))
+			sn_run_leave(self);
+	}
+	atomic_store(&take_busy, 0);
+out:
 	errno = saved;
 }
 

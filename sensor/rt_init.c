@@ -1319,6 +1319,7 @@ void sn_shutdown(int reason)
 	if (!atomic_compare_exchange_strong(&sn_state, &st, SN_ST_DOWN))
 		return;
 	atomic_store_explicit(&sn_clk.libc_hot, 0, memory_order_relaxed);
+	sn_runs_take();
 	sn_sender_flush(reason, 5500);
 	sn_sender_stop();
 }
@@ -1404,6 +1405,8 @@ static void fatal_handler(int signo, siginfo_t *si, void *uc)
 	}
 	if (!sn_tls.in_handler) {
 		sn_tls.in_handler = 1;
+		if (!sn_tls.guard)
+			sn_runs_take();
 		sn_sender_flush(1, 3000);
 		sn_tls.in_handler = 0;
 	}
@@ -1631,8 +1634,10 @@ int sn_enter_slow(void)
 /* See sensor.h. */
 void sn_flush_all(void)
 {
-	if (atomic_load(&sn_state) == SN_ST_READY)
+	if (atomic_load(&sn_state) == SN_ST_READY) {
+		sn_runs_take();	/* MPI_Abort: the job is killed next */
 		sn_sender_flush(-1, 5000);
+	}
 }
 
 /* See sensor.h. */

@@ -43,6 +43,18 @@ static void other_fields(FILE *out, const struct proto_event *ev,
 	}
 }
 
+/* A run of stdio calls: the ns inside them (its ARRAY, docs/FORMAT.md). */
+static void in_calls(FILE *out, const struct mgr_event *me,
+		     const struct proto_ev_info *info)
+{
+	const struct proto_event *ev = me->ev;
+
+	if (info && info->category == PROTO_CAT_LIBC &&
+	    (ev->flags & PROTO_EVF_HASARRAY) && proto_ev_calls(ev) > 1 &&
+	    me->array && me->narray >= 1)
+		fprintf(out, " in_calls_ns=%" PRId64, me->array[0]);
+}
+
 int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *st)
 {
 	struct mgr_events *e;
@@ -89,6 +101,7 @@ int mgr_export_csv(const char *dir, const char *path, struct mgr_export_stats *s
 		opt_i64(out, ev, PROTO_F_errcode);
 		fputc(',', out);
 		other_fields(out, ev, info);
+		in_calls(out, &me, info);
 		fputc('\n', out);
 		st->written++;
 	}

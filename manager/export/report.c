@@ -193,7 +193,7 @@ struct report {
 	 * req, 0 read / 1 write, bytes asked), and the bytes their
 	 * completions moved: a nonblocking access moves its bytes at its
 	 * completion (what it asked: the completion records 0 today) */
-	struct io_req { uint64_t stream; int64_t req; int rw; int64_t bytes; } *ioreq;
+	struct io_req { uint64_t stream; int64_t req; int rw; } *ioreq;
 	size_t nioreq, capioreq;
 	uint64_t io_late[2];
 	void *hook_arg;
@@ -368,9 +368,9 @@ struct io_done_ctx {
 	uint64_t stream;
 };
 
-/* A completion's end: a nonblocking MPI-IO request's bytes (what its post
- * asked: the completion's bytes field is 0 for a file request) counted
- * now, its entry forgotten. */
+/* A completion's end: a nonblocking MPI-IO request's bytes counted now
+ * (what its completion says moved, the status's count: issue 31; a trace
+ * from before has 0 there), its entry forgotten. */
 static int io_done(void *arg, const struct mgr_end *e)
 {
 	struct io_done_ctx *c = arg;
@@ -380,8 +380,8 @@ static int io_done(void *arg, const struct mgr_end *e)
 		return 0;
 	for (size_t i = 0; i < r->nioreq; i++)
 		if (r->ioreq[i].stream == c->stream && r->ioreq[i].req == e->req) {
-			if (r->ioreq[i].bytes > 0)
-				r->io_late[r->ioreq[i].rw] += (uint64_t)r->ioreq[i].bytes;
+			if (e->bytes > 0)
+				r->io_late[r->ioreq[i].rw] += (uint64_t)e->bytes;
 			r->ioreq[i] = r->ioreq[--r->nioreq];
 			break;
 		}
@@ -409,8 +409,7 @@ static int io_requests(struct report *r, const struct proto_trace_event *te)
 			r->capioreq = n;
 		}
 		r->ioreq[r->nioreq++] = (struct io_req){te->stream->id, ev->arg[q],
-							io == PROTO_IO_WRITE,
-							mgr_ev_field(ev, PROTO_F_bytes, 0)};
+							io == PROTO_IO_WRITE};
 		return 0;
 	}
 	if (r->nioreq && io == PROTO_IO_NOT &&

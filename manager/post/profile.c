@@ -181,6 +181,23 @@ uint64_t mgr_profile_bytes(const struct mgr_event *ev)
 	}
 }
 
+/* The time an event spent in its calls, of its span d: a libc record of
+ * several calls (a stdio run, docs/modules/sensor-libc.md "Runs") carries
+ * the ns inside them in an ARRAY of 1 value, at most its span (the
+ * program computed between them); a trace from before has none: the
+ * span. */
+static int64_t in_calls(const struct mgr_event *ev, int64_t d)
+{
+	const struct proto_event *e = ev->ev;
+	const struct proto_ev_info *info = proto_ev_info(e->type);
+
+	if (info && info->category == PROTO_CAT_LIBC &&
+	    (e->flags & PROTO_EVF_HASARRAY) && proto_ev_calls(e) > 1 &&
+	    ev->array && ev->narray >= 1 && ev->array[0] >= 0 && ev->array[0] < d)
+		return ev->array[0];
+	return d;
+}
+
 /* 'r' a read, 'w' a write, 'o' open, 0 any other call on a file. */
 static int file_op(unsigned type)
 {
@@ -487,7 +504,7 @@ int mgr_profile_add(struct mgr_profile *p, const struct mgr_event *ev)
 
 	if (!cls)
 		return 0;
-	int64_t d = ev->end > ev->start ? ev->end - ev->start : 0;
+	int64_t d = in_calls(ev, ev->end > ev->start ? ev->end - ev->start : 0);
 	uint64_t calls = (e->flags & PROTO_EVF_FOLDED) && ev->array && ev->narray >= 1 &&
 			 ev->array[0] > 0 ? (uint64_t)ev->array[0] : proto_ev_calls(e);
 	uint64_t bytes = mgr_profile_bytes(ev);

@@ -294,6 +294,35 @@ Test(profile, bytes_moved)
 	cr_assert_eq(msg(0, 1)->bytes, 16, "the Sendrecv's send only");
 }
 
+/* A stdio run (count 1000 fwrite over 10 ms) whose calls took 1 ms: the
+ * I/O time is the calls' (its ARRAY), not the span; a run without it (a
+ * trace from before) and a single call count their span; a value beyond
+ * the span (the correction shortened it) is held to it. */
+Test(profile, stdio_run_time)
+{
+	int64_t in1[1] = {1000000}, big[1] = {50};
+
+	st[0].rank = 0;
+	feed_o(0, PROTO_EV_FWRITE, 0, 10000000, ARGS(3, 11000, 11, 0, 0, 1000),
+	       &(struct ev_opt){.flags = PROTO_EVF_HASARRAY, .array = in1, .narray = 1,
+				.comm = INT64_MIN, .path = "/tmp/f"});
+	feed(0, PROTO_EV_FREAD, 10000000, 10000100, ARGS(3, 4096, 1, 0, 0, 40));
+	feed(0, PROTO_EV_FPUTS, 10000100, 10000130, ARGS(3, 5, 1, 0, 0, 1));
+	feed_o(0, PROTO_EV_FGETC, 10000130, 10000140, ARGS(3, 2, 1, 0, 0, 2),
+	       &(struct ev_opt){.flags = PROTO_EVF_HASARRAY, .array = big, .narray = 1,
+				.comm = INT64_MIN});
+	finish();
+	cr_assert_eq(fn(0, PROTO_EV_FWRITE)->time_ns, 1000000);
+	cr_assert_eq(fn(0, PROTO_EV_FWRITE)->calls, 1000);
+	cr_assert_eq(fn(0, PROTO_EV_FWRITE)->bytes, 11000);
+	cr_assert_eq(fn(0, PROTO_EV_FREAD)->time_ns, 100);
+	cr_assert_eq(fn(0, PROTO_EV_FPUTS)->time_ns, 30);
+	cr_assert_eq(fn(0, PROTO_EV_FGETC)->time_ns, 10);
+	cr_assert_eq(p->ranks[0].io_ns, 1000000 + 100 + 30 + 10);
+	cr_assert_eq(p->nfiles, 1);
+	cr_assert_eq(p->files[0].time_ns, 1000000);
+}
+
 /* Collectives per communicator: world, a named one, the unnamed together;
  * the members counted once each. */
 Test(profile, collectives)

@@ -119,6 +119,16 @@ mmap N 2100 map.txt
 sendfile M 2100 src.txt
 copy_file_range M 2100 src.txt
 aio N 100 aio.txt aio_return
+fread_chk N 10 stream.txt fread
+fgets_chk N 21 stream.txt fgets
+pread_chk M 10 data.txt pread
+preadv M 30 data.txt readv
+pwritev M 30 data.txt writev
+fseeko M - stream.txt fseek
+xstat M - meta.txt stat
+lxstat M - meta.txt lstat
+fxstat M - meta.txt fstat
+fxstatat M - meta.txt fstatat
 EOT
 open M - open.txt
 openat M - openat.txt

@@ -170,14 +170,14 @@ static void writes(MPI_File fh)
 	fill(off);
 	ok(MPI_File_iwrite_at(fh, (2 * n + rank) * B, buf, B, MPI_INT, &req),
 	   "iwrite_at");
-	ex_rw("MPI_File_iwrite_at", 1, off, BY, 0, "req=+");
 	done(&req, &st, 0);
+	ex_rw("MPI_File_iwrite_at", 1, off, BY, 0, "req=+ done=400");
 	seek(fh, (3 * n + rank) * B, disp);
 	off = disp + (3 * n + rank) * BY;
 	fill(off);
 	ok(MPI_File_iwrite_all(fh, buf, B, MPI_INT, &req), "iwrite_all");
-	ex_rw("MPI_File_iwrite_all", 1, off, BY, 1, "req=+");
 	done(&req, MPI_STATUS_IGNORE, 1);
+	ex_rw("MPI_File_iwrite_all", 1, off, BY, 1, "req=+ done=400");
 	seek(fh, (4 * n + rank) * B, disp);
 	off = disp + (4 * n + rank) * BY;
 	fill(off);
@@ -194,6 +194,29 @@ static void writes(MPI_File fh)
 	ex_done("MPI_File_write_at_all_end", 1, off, 1);
 	ok(MPI_File_sync(fh), "sync");
 	fprintf(ex, "MPI_File_sync file=1 path=%s coll=1\n", path);
+}
+
+/* MPI_File_iread_at at view offset voff (ints past disp), completed by
+ * MPI_Wait: the bytes its status says moved, which must be want (less
+ * than asked), are what its completion must record. */
+static __attribute__((unused)) void short_iread(MPI_File fh, long long voff,
+						long long disp, int want)
+{
+	MPI_Request req;
+	MPI_Status st;
+	char last[64];
+	int got = -1;
+
+	ok(MPI_File_iread_at(fh, voff, buf, B, MPI_INT, &req), "iread_at end");
+	ok(MPI_Wait(&req, &st), "wait end");
+	ok(MPI_Get_count(&st, MPI_BYTE, &got), "get_count");
+	if (got != want) {
+		printf("rank %d: iread_at across the end moved %d bytes, want %d\n",
+		       rank, got, want);
+		bad = 1;
+	}
+	snprintf(last, sizeof(last), "req=+ done=%d", got);
+	ex_rw("MPI_File_iread_at", 1, disp + voff * 4, BY, 0, last);
 }
 
 /* The same blocks read back with the read forms. */
@@ -226,20 +249,20 @@ static void reads(MPI_File fh)
 	off = disp + (4 * n + rank) * BY;
 	ok(MPI_File_iread_at(fh, (4 * n + rank) * B, buf, B, MPI_INT, &req),
 	   "iread_at");
-	ex_rw("MPI_File_iread_at", 1, off, BY, 0, "req=+");
 	done(&req, &st, 2);
+	ex_rw("MPI_File_iread_at", 1, off, BY, 0, "req=+ done=400");
 	check("iread_at", off);
 	seek(fh, (5 * n + rank) * B, disp);
 	off = disp + (5 * n + rank) * BY;
 	ok(MPI_File_iread(fh, buf, B, MPI_INT, &req), "iread");
-	ex_rw("MPI_File_iread", 1, off, BY, 0, "req=+");
 	done(&req, &st, 3);
+	ex_rw("MPI_File_iread", 1, off, BY, 0, "req=+ done=400");
 	check("iread", off);
 	off = disp + rank * BY;
 	ok(MPI_File_iread_at_all(fh, rank * B, buf, B, MPI_INT, &req),
 	   "iread_at_all");
-	ex_rw("MPI_File_iread_at_all", 1, off, BY, 1, "req=+");
 	done(&req, &st, 4);
+	ex_rw("MPI_File_iread_at_all", 1, off, BY, 1, "req=+ done=400");
 	check("iread_at_all", off);
 	seek(fh, (n + rank) * B, disp);
 	off = disp + (n + rank) * BY;
@@ -261,6 +284,14 @@ static void reads(MPI_File fh)
 	/* past the end: 0 bytes transferred */
 	ok(MPI_File_read_at(fh, 1000 * n * B, buf, B, MPI_INT, &st), "read_at eof");
 	ex_rw("MPI_File_read_at", 1, disp + 1000 * n * BY, BY, 0, "result=0");
+	/* nonblocking past the end: nothing moves, and the completion
+	 * records what the status says, not what was asked. Not under Open
+	 * MPI: 4.1's ompio never completes a nonblocking read that reaches
+	 * the end of the file (its aio progress submits the rest again and
+	 * again), traced or not */
+#ifndef OMPI_MAJOR_VERSION
+	short_iread(fh, 1000 * n * B, disp, 0);
+#endif
 }
 
 /* The pointer and view queries, a relative seek and the read after it,
@@ -365,15 +396,15 @@ static void shared(MPI_File fh)
 	ok(MPI_File_write_shared(fh, buf, B, MPI_INT, &st), "write_shared");
 	ex_done("MPI_File_write_shared", 1, -1, 0);
 	ok(MPI_File_iwrite_shared(fh, buf, B, MPI_INT, &req), "iwrite_shared");
-	ex_rw("MPI_File_iwrite_shared", 1, -1, BY, 0, "req=+");
 	done(&req, &st, 5);
+	ex_rw("MPI_File_iwrite_shared", 1, -1, BY, 0, "req=+ done=400");
 	MPI_Barrier(MPI_COMM_WORLD);
 	seek_shared(fh, 2 * n * B);
 	ok(MPI_File_read_shared(fh, buf, B, MPI_INT, &st), "read_shared");
 	ex_done("MPI_File_read_shared", 1, -1, 0);
 	ok(MPI_File_iread_shared(fh, buf, B, MPI_INT, &req), "iread_shared");
-	ex_rw("MPI_File_iread_shared", 1, -1, BY, 0, "req=+");
 	done(&req, &st, 6);
+	ex_rw("MPI_File_iread_shared", 1, -1, BY, 0, "req=+ done=400");
 	for (int i = 0; i < B; i++)
 		if (buf[i] != -1) {
 			printf("rank %d: read_shared: int %d is %d\n", rank, i, buf[i]);

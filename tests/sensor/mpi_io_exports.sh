@@ -23,15 +23,15 @@ sum_calls_bytes() {
 
 # sum_calls_moved ERE: "CALLS BYTES" as sum_calls_bytes, the bytes being
 # what the calls moved (the report's rule, proto_ev_moved): the status's
-# count (result=) where the line has one, what was asked where it has none
-# (a nonblocking access, whose completion moves what it asked)
+# count (result=) where the line has one, a nonblocking access's
+# completion's status count (done=), what was asked where it has neither
 sum_calls_moved() {
 	printf '%s\n' "$_ex" | awk -v re="$1" '$1 ~ re { n++
 		if ($0 ~ /failed=1/) next
 		m = -1; a = 0
 		for (i = 2; i <= NF; i++) {
 			if ($i ~ /^bytes=/) { v = $i; sub(/^bytes=/, "", v); a = v }
-			if ($i ~ /^result=/) { v = $i; sub(/^result=/, "", v); m = v }
+			if ($i ~ /^(result|done)=/) { v = $i; sub(/^(result|done)=/, "", v); m = v }
 		}
 		b += m >= 0 ? m : a }
 		END { print n + 0, b + 0 }'

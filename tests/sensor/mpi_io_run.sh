@@ -136,11 +136,17 @@ compare() {
 	# for MPI_Waitall, 5 for the others, the id first)
 	NR == FNR { if ($1 !~ /^MPI_(Wait|Test)(all|any|some)?$/) { ev[++n] = $0; next }
 		    stride = $1 == "MPI_Waitall" ? 4 : 5
+		    r = ""; b = ""
 		    for (i = 2; i <= NF; i++) {
-			if ($i ~ /^req=/) waited[$i] = 1
+			if ($i ~ /^req=/) { waited[$i] = 1; r = $i }
+			if ($i ~ /^bytes=/) { b = $i; sub(/^bytes=/, "", b) }
 			if ($i ~ /^arr=/) { v = $i; sub(/^arr=/, "", v); m = split(v, a, ",")
-				for (j = 1; j <= m; j += stride) waited["req=" a[j]] = 1 }
+				for (j = 1; j + stride - 1 <= m; j += stride) {
+					waited["req=" a[j]] = 1
+					moved["req=" a[j]] = a[j + stride - 2]
+				} }
 		    }
+		    if (r != "" && b != "") moved[r] = b
 		    next }
 	{
 		k++
@@ -155,6 +161,9 @@ compare() {
 			if (kv[2] == "+") {
 				if (!(have[kv[1]] > 0)) { printf "FAIL: %s rank %s event %d (%s): %s=%s, want > 0\n", flavour, rank, k, $1, kv[1], have[kv[1]]; bad = 1 }
 				else if (kv[1] == "req" && prog != "coll" && !(("req=" have["req"]) in waited)) { printf "FAIL: %s rank %s event %d (%s): req %s never waited for\n", flavour, rank, k, $1, have["req"]; bad = 1 }
+			} else if (kv[1] == "done") {
+				# the bytes its completion recorded (the status count)
+				if (moved["req=" have["req"]] != kv[2]) { printf "FAIL: %s rank %s event %d (%s): its completion moved %s bytes, want %s\n", flavour, rank, k, $1, moved["req=" have["req"]], kv[2]; bad = 1 }
 			} else if (have[kv[1]] != kv[2]) {
 				printf "FAIL: %s rank %s event %d (%s): %s=%s, want %s\n", flavour, rank, k, $1, kv[1], have[kv[1]], kv[2]; bad = 1
 			}

@@ -23,6 +23,8 @@
  * printf, puts, the metadata calls, mmap, sendfile, copy_file_range, aio)
  * have a mode each named after the call; chdir opens a file by a relative
  * path after the chdir (its recorded path must be absolute).
+ * runsexit, runsexec, runsabort, runsbusy: stdio runs left open on other
+ * threads when the process ends (see runs_main).
  */
 #include "config.h"
 
@@ -49,6 +51,17 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* glibc's fortified calls and its stat ABI before 2.33, exported but
+ * not declared without _FORTIFY_SOURCE (or at all since 2.33) */
+size_t __fread_chk(void *ptr, size_t bufsize, size_t size, size_t n, FILE *f);
+char *__fgets_chk(char *s, size_t bufsize, int size, FILE *f);
+ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset,
+		      size_t buflen);
+int __xstat(int ver, const char *path, struct stat *sb);
+int __lxstat(int ver, const char *path, struct stat *sb);
+int __fxstat(int ver, int fd, struct stat *sb);
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *sb, int flags);
 
 static int n;
 static const char *dir;
@@ -213,6 +226,21 @@ static int m_pread(void)
 	return 0;
 }
 
+static int m_pread_chk(void)
+{
+	int fd = open_data(n + 1, O_RDONLY);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		errno = EDOM;
+		ok += __pread64_chk(fd, buf, 10, 5, sizeof(buf)) == 10 &&
+		      errno == EDOM;
+	}
+	close(fd);
+	FAIL_AND_REPORT("pread_chk", ok, 0, __pread64_chk(-1, buf, 10, 5, sizeof(buf)));
+	return 0;
+}
+
 static int m_pwrite(void)
 {
 	int fd = open_data(1, O_RDWR);
@@ -238,6 +266,36 @@ static int m_readv(void)
 		ok += readv(fd, iov, 2) == 30;
 	close(fd);
 	FAIL_AND_REPORT("readv", ok, 0, readv(-1, iov, 2));
+	return 0;
+}
+
+/* preadv, preadv2 (in turn) at offset 0 of a file of 30-byte records */
+static int m_preadv(void)
+{
+	int fd = open_data(2 * n + 2, O_RDONLY);
+	char a[10], b[20];
+	struct iovec iov[2] = {{a, sizeof(a)}, {b, sizeof(b)}};
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += (i % 2 ? preadv2(fd, iov, 2, 0, 0) : preadv(fd, iov, 2, 0)) == 30;
+	close(fd);
+	FAIL_AND_REPORT("preadv", ok, 0, preadv(-1, iov, 2, 0));
+	return 0;
+}
+
+static int m_pwritev(void)
+{
+	int fd = open_data(0, O_WRONLY);
+	static char a[] = "0123456789", b[] = "01234567890123456789";
+	struct iovec iov[2] = {{a, 10}, {b, 20}};
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += (i % 2 ? pwritev2(fd, iov, 2, 30 * i, 0) :
+			       pwritev(fd, iov, 2, 30 * i)) == 30;
+	close(fd);
+	FAIL_AND_REPORT("pwritev", ok, 0, pwritev(-1, iov, 2, 0));
 	return 0;
 }
 
@@ -421,6 +479,8 @@ M_STREAM_LOOP(fgets, "r", n, fgets(buf, 32, f) != NULL, 21)
 
 /* issue 31: the rest of stdio */
 M_STREAM_LOOP(fread_unlocked, "r", n + 1, fread_unlocked(buf, 1, 10, f) == 10, 10)
+M_STREAM_LOOP(fread_chk, "r", n + 1, __fread_chk(buf, sizeof(buf), 1, 10, f) == 10, 10)
+M_STREAM_LOOP(fgets_chk, "r", n, __fgets_chk(buf, sizeof(buf), 32, f) != NULL, 21)
 M_STREAM_LOOP(fwrite_unlocked, "w", 0, fwrite_unlocked("0123456789", 1, 10, f) == 10, 10)
 M_STREAM_LOOP(fputs_unlocked, "w", 0, fputs_unlocked("hello\n", f) >= 0, 6)
 M_STREAM_LOOP(fgets_unlocked, "r", n, fgets_unlocked(buf, 32, f) != NULL, 21)
@@ -529,6 +589,14 @@ M_META(fstatat, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
 M_META(statx, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
        statx(dfd, "meta.txt", 0, STATX_SIZE, &sx) == 0 && sx.stx_size == 63,
        statx(dfd, "missing", 0, STATX_SIZE, &sx))
+/* _STAT_VER of x86_64's and most other Linux ABIs: 1 */
+M_META(xstat, , __xstat(1, path, &sb) == 0 && sb.st_size == 63, __xstat(1, miss, &sb))
+M_META(lxstat, , __lxstat(1, path, &sb) == 0 && sb.st_size == 63, __lxstat(1, miss, &sb))
+M_META(fxstat, int fd = open(path, O_RDONLY),
+       __fxstat(1, fd, &sb) == 0 && sb.st_size == 63, __fxstat(1, -1, &sb))
+M_META(fxstatat, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
+       __fxstatat(1, dfd, "meta.txt", &sb, 0) == 0 && sb.st_size == 63,
+       __fxstatat(1, dfd, "missing", &sb, 0))
 M_META(access, , access(path, R_OK) == 0, access(miss, R_OK))
 M_META(faccessat, int dfd = open(dir, O_RDONLY | O_DIRECTORY),
        faccessat(dfd, "meta.txt", R_OK, 0) == 0, faccessat(dfd, "missing", R_OK, 0))
@@ -682,6 +750,18 @@ static int m_fflush(void)
 	}
 	fclose(f);
 	report("fflush", ok, 0, 0);
+	return 0;
+}
+
+static int m_fseeko(void)
+{
+	FILE *f = stream_for("r", 2);
+	long ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += fseeko(f, 3, SEEK_SET) == 0;
+	FAIL_AND_REPORT("fseeko", ok, 0, fseeko(f, -100, SEEK_SET));
+	fclose(f);
 	return 0;
 }
 
@@ -917,6 +997,116 @@ static int m_threads(void)
 	return 0;
 }
 
+/* runs* modes: 3 threads each write N lines of 11 bytes with fputs to
+ * DIR/runK (one open run each: no other call after them), then wait
+ * (thread 0 in pthread_cond_wait, untraced; thread 1 in a traced read of
+ * a pipe nobody writes; thread 2 in pause); the main thread writes N
+ * lines to DIR/run3 and then ends the process: runsexit exit(0),
+ * runsexec execs itself in mode write with N 0, runsabort abort().
+ * runsbusy: the threads go on writing lines after their N until the
+ * process ends (exit 20 ms after all three made theirs), so that the exit
+ * takes their runs while they extend them. */
+static pthread_mutex_t runs_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t runs_cv = PTHREAD_COND_INITIALIZER;
+static int runs_ready, runs_busy, runs_pipe[2];
+/* not a constant: the compiler would make fputs of it an fwrite */
+static const char *volatile runs_line = "abcdefghij\n";
+
+static FILE *runs_file(int k)
+{
+	char p[4200];
+
+	snprintf(p, sizeof(p), "%s/run%d", dir, k);
+	return fopen(p, "w");
+}
+
+static void *runs_thread(void *a)
+{
+	int k = (int)(intptr_t)a;
+	FILE *f = runs_file(k);
+	char c;
+
+	if (!f)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		fputs(runs_line, f);
+	pthread_mutex_lock(&runs_mu);
+	runs_ready++;
+	pthread_cond_broadcast(&runs_cv);
+	if (runs_busy) {
+		pthread_mutex_unlock(&runs_mu);
+		for (;;)
+			fputs(runs_line, f);
+	}
+	if (k == 0)
+		for (;;)
+			pthread_cond_wait(&runs_cv, &runs_mu);
+	pthread_mutex_unlock(&runs_mu);
+	if (k == 1)
+		(void)!read(runs_pipe[0], &c, 1);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int runs_main(const char *how)
+{
+	pthread_t t;
+	FILE *f;
+	char num[16];
+
+	runs_busy = !strcmp(how, "busy");
+	if (pipe(runs_pipe))
+		return 1;
+	for (int k = 0; k < 3; k++)
+		pthread_create(&t, NULL, runs_thread, (void *)(intptr_t)k);
+	if (!(f = runs_file(3)))
+		return 1;
+	for (int i = 0; i < n; i++)
+		fputs(runs_line, f);
+	pthread_mutex_lock(&runs_mu);
+	while (runs_ready < 3)
+		pthread_cond_wait(&runs_cv, &runs_mu);
+	pthread_mutex_unlock(&runs_mu);
+	if (runs_busy) {
+		struct timespec ts = {0, 20000000};
+
+		nanosleep(&ts, NULL);
+		report("runsbusy", 3, 0, 0);
+		exit(0);
+	}
+	report(how, 3, n, 0);
+	if (!strcmp(how, "exec")) {
+		fflush(NULL);
+		snprintf(num, sizeof(num), "%d", 0);
+		execl(self, self, "write", num, dir, (char *)NULL);
+		return 127;
+	}
+	if (!strcmp(how, "abort"))
+		abort();
+	exit(0);
+}
+
+static int m_runsexit(void)
+{
+	return runs_main("exit");
+}
+
+static int m_runsexec(void)
+{
+	return runs_main("exec");
+}
+
+static int m_runsabort(void)
+{
+	return runs_main("abort");
+}
+
+static int m_runsbusy(void)
+{
+	return runs_main("busy");
+}
+
 static int m_segv(void)
 {
 	int fd = open("/dev/null", O_WRONLY);
@@ -1122,7 +1312,12 @@ static const struct {
 	{"unlinkat", m_unlinkat}, {"mkdir", m_mkdir}, {"rmdir", m_rmdir},
 	{"chdir", m_chdir}, {"opendir", m_opendir}, {"mmap", m_mmap},
 	{"sendfile", m_sendfile}, {"copy_file_range", m_copy_file_range},
-	{"aio", m_aio},
+	{"aio", m_aio}, {"runsexit", m_runsexit}, {"runsexec", m_runsexec},
+	{"runsabort", m_runsabort}, {"runsbusy", m_runsbusy},
+	{"fread_chk", m_fread_chk}, {"fgets_chk", m_fgets_chk},
+	{"pread_chk", m_pread_chk}, {"preadv", m_preadv}, {"pwritev", m_pwritev},
+	{"fseeko", m_fseeko}, {"xstat", m_xstat}, {"lxstat", m_lxstat},
+	{"fxstat", m_fxstat}, {"fxstatat", m_fxstatat},
 };
 
 int main(int argc, char **argv)

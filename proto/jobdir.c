@@ -2097,10 +2097,17 @@ static int ingest_frame(void *ctx, const uint8_t *frame, size_t len,
 	return 0;
 }
 
+/* A spool file taken, removed once the job directory is synced. */
+struct spool_taken {
+	struct spool_taken *next;
+	char path[];
+};
+
 int proto_jobdir_spool_ingest(const char *dir, const char *spool,
 			      struct proto_spool_report *rep)
 {
 	struct spool_ingest in = {.rep = rep};
+	struct spool_taken *taken = NULL, *t;
 	DIR *d;
 	struct dirent *de;
 	int rc;
@@ -2146,7 +2153,14 @@ int proto_jobdir_spool_ingest(const char *dir, const char *spool,
 			continue;
 		}
 		rep->files++;
-		unlink(path);
+		t = malloc(sizeof(*t) + strlen(path) + 1);
+		if (!t) {
+			rc = PROTO_E_NOMEM;
+			goto out;
+		}
+		strcpy(t->path, path);
+		t->next = taken;
+		taken = t;
 	}
 out:
 	if (in.w) {
@@ -2154,6 +2168,14 @@ out:
 
 		if (!rc)
 			rc = crc;
+	}
+	/* removed only once the job holds them on disk: a crash or a
+	 * failed sync before keeps them for the next take (deduplicated) */
+	while ((t = taken)) {
+		taken = t->next;
+		if (!rc)
+			unlink(t->path);
+		free(t);
 	}
 	free(in.have);
 	closedir(d);

@@ -179,7 +179,9 @@ struct proto_spool_report {
 /* Append the spool files of directory spool to the job directory dir
  * (reopened with PROTO_JOBDIR_APPEND; nothing is written when spool holds
  * none): each file's frames in order, a BATCH whose (stream, seq) the job
- * holds already skipped; a file taken whole is removed, a damaged one
+ * holds already skipped; a file taken whole is removed once the job is
+ * synced (closed) without error (else every file stays, to be taken again:
+ * its batches are then skipped), a damaged one
  * keeps its good frames in the job and is renamed NAME.bad (counted in *rep). No
  * writer may have dir open meanwhile. 0 (also when spool does not
  * exist), PROTO_E_NOSPACE (first_problem names dir), or the codes of

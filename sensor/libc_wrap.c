@@ -50,6 +50,7 @@
 
 #include "proto/event.h"
 #include "sensor/libc.h"
+#include "sensor/maptab.h"
 #include "sensor/rt.h"
 
 #define SN_EXPORT __attribute__((visibility("default")))
@@ -1275,43 +1276,7 @@ static inline void ev_readdir64(const struct sn_call *c, struct dirent64 *r,
  * makes them), and kept in a small table so that its munmap is recorded
  * too (with the file's path); msync always. */
 
-#define MAPS 256
-static struct {
-	_Atomic uintptr_t addr;
-	size_t len;
-	int64_t path;
-} maps[MAPS];
-
-static void map_add(void *a, size_t len, int64_t p)
-{
-	for (int i = 0; i < MAPS; i++) {
-		uintptr_t z = 0;
-
-		if (atomic_load_explicit(&maps[i].addr, memory_order_relaxed))
-			continue;
-		maps[i].len = len;
-		maps[i].path = p;
-		if (atomic_compare_exchange_strong(&maps[i].addr, &z,
-						   (uintptr_t)a))
-			return;
-	}
-}
-
-/* The file mapping that starts at a (take: forget it), its path in *p. */
-static int map_find(void *a, int take, int64_t *p)
-{
-	for (int i = 0; a && i < MAPS; i++) {
-		uintptr_t v = (uintptr_t)a;
-
-		if (atomic_load_explicit(&maps[i].addr, memory_order_relaxed) != v)
-			continue;
-		*p = maps[i].path;
-		if (take)
-			atomic_compare_exchange_strong(&maps[i].addr, &v, 0);
-		return 1;
-	}
-	return 0;
-}
+static struct sn_maptab maps;
 
 static void ev_mmap_any(const struct sn_call *c, void *r, size_t len, int prot,
 			int flags, int fd, int64_t off)
@@ -1322,7 +1287,7 @@ static void ev_mmap_any(const struct sn_call *c, void *r, size_t len, int prot,
 		return;
 	p = sn_fd_path_fast(fd);
 	if (r != MAP_FAILED)
-		map_add(r, len, p);
+		sn_maptab_add(&maps, r, len, p);
 	rec(c, PROTO_EV_MMAP, r == MAP_FAILED, fd, (int64_t)len,
 	    r == MAP_FAILED ? -1 : (int64_t)(uintptr_t)r, p, off,
 	    (int64_t)(unsigned)flags | ((int64_t)prot << 32));
@@ -1346,7 +1311,7 @@ static inline void ev_munmap(const struct sn_call *c, int r, void *addr,
 {
 	int64_t p;
 
-	if (!map_find(addr, r == 0, &p))
+	if (!sn_maptab_find(&maps, addr, r == 0, &p))
 		return;
 	rec(c, PROTO_EV_MUNMAP, r != 0, (int64_t)(uintptr_t)addr, (int64_t)len,
 	    r, ERR_IF(c, r != 0), 0, 0);

@@ -19,7 +19,9 @@ start_col() {
 	pid=$!
 	PIDS="$PIDS $pid"
 	eval "PID_$name=$pid"
-	for i in $(seq 1 200); do
+	# up to 60 s: a loaded machine (two CPU hogs beside the suite on
+	# 2 cores) starts a collector in seconds, not milliseconds
+	for i in $(seq 1 1200); do
 		if grep -q '^listening' "$T/$name.port" 2>/dev/null; then
 			port=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$T/$name.port")
 			eval "PORT_$name=$port"
@@ -56,6 +58,32 @@ fail() {
 		tail -5 "$f" >&2
 	done
 	exit 1
+}
+
+# stored_batches_at_least DIR N PID : wait (3 min at most) until the job
+# directory DIR holds N batches (its index: a 16-byte header, 40-byte
+# entries) while process PID runs, so that a fault hits a run under way
+# however loaded the machine is (a fixed sleep does not); 1 when PID
+# ended first or the time ran out.
+stored_batches_at_least() {
+	for i in $(seq 1 3600); do
+		[ "$(stat -c %s "$1/index" 2>/dev/null || echo 0)" -ge $((16 + 40 * $2)) ] &&
+			return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# log_has NAME PATTERN PID : wait (3 min at most) until collector NAME's
+# log has PATTERN while process PID runs; 1 when it did not come.
+log_has() {
+	for i in $(seq 1 3600); do
+		grep -q -- "$2" "$T/$1.log" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
 }
 
 # rss_kb PID : VmHWM of the process in kB.

@@ -1012,3 +1012,34 @@ Test(jobdir, spool_damaged_foreign_and_missing)
 	cr_assert_eq(rep.bad_files, 1);
 	cr_assert_eq(index_count(), 3);
 }
+
+/* A spool file taken is removed only once the job is synced: a sync that
+ * fails (meta.xml.tmp a directory here) keeps it, the failure said; the
+ * next take skips its batches and removes it. */
+Test(jobdir, spool_kept_until_synced)
+{
+	char spool[160], path[200], block[160];
+	struct proto_spool_report rep;
+	const struct fr *f[2];
+
+	write_frames(0, 2, 0, 0);	/* batches seq 1, 2 of stream 7 */
+	make_frame(3);
+	make_frame(4);
+	f[0] = &fr[3];
+	f[1] = &fr[4];
+	snprintf(spool, sizeof(spool), "%s/spool", tmp);
+	cr_assert_eq(mkdir(spool, 0700), 0);
+	snprintf(path, sizeof(path), "%s/0000000000000007.tps", spool);
+	spool_file(path, PROTO_SPOOL_MAGIC, 7, f, 2);
+	snprintf(block, sizeof(block), "%s/meta.xml.tmp", dir);
+	cr_assert_eq(mkdir(block, 0700), 0);
+	cr_assert_neq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(access(path, F_OK), 0, "removed, the job not synced");
+	cr_assert_eq(rmdir(block), 0);
+	cr_assert_eq(proto_jobdir_spool_ingest(dir, spool, &rep), 0);
+	cr_assert_eq(rep.files, 1);
+	cr_assert_eq(rep.batches, 0);
+	cr_assert_eq(rep.dup_batches, 2);
+	cr_assert_eq(access(path, F_OK), -1);
+	cr_assert_eq(index_count(), 4);
+}

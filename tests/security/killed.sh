@@ -22,7 +22,10 @@ W=$!
 PIDS="$PIDS $W"
 env LD_PRELOAD="$SO" TAPESTRY_COLLECTOR=127.0.0.1:$PORT_node TAPESTRY_SENSORS=libc \
 	"$WRITER" "$T/records2" 1000 || fail "the normal run"
-sleep 2
+# the killed run has two batches stored first (the root's index grew past
+# the normal run's), however slow the machine: a fixed sleep does not
+n0=$(( ($(stat -c %s "$T/job/index") - 16) / 40 ))
+stored_batches_at_least "$T/job" $((n0 + 2)) $W || fail "the writer's batches did not come"
 kill -9 $W
 wait $W 2>/dev/null
 for i in $(seq 1 100); do	# the node saw the close

@@ -9,7 +9,7 @@ WRITER=$B/tests/security/writer		# a program for it to trace
 
 # tls_port NAME : the TLS port printed by collector NAME (waits for it).
 tls_port() {
-	for i in $(seq 1 100); do
+	for i in $(seq 1 1200); do	# up to 60 s: the machine may be loaded
 		p=$(sed -n 's/^listening-tls .*:\([0-9]*\)$/\1/p' "$T/$1.port" 2>/dev/null)
 		[ -n "$p" ] && { echo "$p"; return 0; }
 		sleep 0.05
@@ -19,7 +19,7 @@ tls_port() {
 
 # expect_log NAME PATTERN WHAT : the log of collector NAME has PATTERN.
 expect_log() {
-	for i in $(seq 1 200); do	# up to 10 s: the machine may be loaded
+	for i in $(seq 1 1200); do	# up to 60 s: the machine may be loaded
 		grep -q -- "$2" "$T/$1.log" && {
 			echo "  logged ($3): $(grep -- "$2" "$T/$1.log" | tail -1 | cut -c25-)"
 			return 0

@@ -916,6 +916,7 @@ static void xml_perturbation(FILE *out, const struct report *r)
 	attr_i(out, "off_cpu_ns", ps->stolen_ns);
 	attr_i(out, "off_cpu_removed_ns", ps->stolen_removed_ns);
 	attr_u(out, "tracer_threads_moved", ps->helper_flows);
+	attr_u(out, "program_threads_moved", ps->follower_flows);
 	attr_u(out, "polls", polls_of(r));
 	attr_f(out, "alpha_ns", 1, ps->alpha_ns);
 	attr_u(out, "receives", ps->receives);
@@ -1248,6 +1249,10 @@ static void text_perturbation(FILE *out, const struct report *r)
 	if (ps->helper_flows)
 		fprintf(out, "               the tracer's own threads (%" PRIu64 ": sender, memory"
 			" sampler) move with their process's main thread\n", ps->helper_flows);
+	if (ps->follower_flows)
+		fprintf(out, "               the program's threads without MPI calls (%" PRIu64 ":"
+			" an MPI library's progress threads, workers) lose their own tracer cost and"
+			" their main thread's removal\n", ps->follower_flows);
 	if (mpi_events(r) || ps->receives || ps->collectives) {
 		fprintf(out, "               receives: %" PRIu64 ", each placed after its sender's"
 			" corrected send: %" PRIu64 " found their message there (own time kept),"

@@ -89,10 +89,25 @@ struct flow {
 	size_t nxg, capxg;
 	int64_t last_t;		/* its last event's end */
 	uint64_t nwrapped;	/* its events that are not the tracer's own */
+	uint64_t nmpi;		/* its MPI events */
 	int helper;		/* a tracer thread (sender, memory sampler):
 				 * moved with its process's main thread */
-	/* the main thread (tid 0): its removal (traced - corrected) at its
-	 * bases' starts and ends, in time order, for its helpers */
+	int follower;		/* a program thread without MPI events (an MPI
+				 * library's progress thread, a worker): its own
+				 * cost and its main thread's removal taken off */
+	/* the main thread (tid 0): its FLUSH events (the tracer's work in
+	 * it: the start-up calibration, a drain), each with what the tracer
+	 * cost the flow before it */
+	struct fmark {
+		uint64_t idx;
+		int64_t t0, t1;
+		struct acc a;
+		int64_t a0;	/* its corrected start (marks_corrected) */
+	} *fm;
+	size_t nfm, capfm;
+	/* the main thread: its removal (traced - corrected) at its bases'
+	 * and FLUSH events' starts and ends, in time order, for its helpers
+	 * and followers */
 	struct rpt { int64_t t, rem; } *pt;
 	size_t npt, cappt;
 	/* apply */
@@ -100,6 +115,7 @@ struct flow {
 	struct acc aa;
 	int64_t a_mpi_end;	/* corrected end of the last measured MPI event */
 	size_t ab;		/* bases passed */
+	size_t am;		/* FLUSH marks passed */
 };
 
 struct sinfo {
@@ -597,6 +613,14 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		f->last_t = t1;
 	if (wrapped(ev) || is_mpi(ev))
 		f->nwrapped++;
+	if (is_mpi(ev))
+		f->nmpi++;
+	if (ev->tid == 0 && ev->type == PROTO_EV_FLUSH) {
+		if ((p->error = mgr_big_grow((void **)&f->fm, &f->capfm, f->nfm + 1,
+					     sizeof(*f->fm))))
+			return;
+		f->fm[f->nfm++] = (struct fmark){f->n, t0, t1, f->a, t0};
+	}
 	if (ev->type == PROTO_EV_COMPUTE)
 		p->s[f->sidx].has_compute = 1;
 	if (ev->type == PROTO_EV_CALIB)
@@ -1491,11 +1515,66 @@ static int add_point(struct flow *m, int64_t t, int64_t rem)
 	return 0;
 }
 
-/* The tracer's own threads (a flow of tid > 0 with none of the program's
- * events: the sender, the memory sampler) are moved with their process's
- * main thread: each of their times less the main thread's removal at that
- * time, interpolated between its bases' starts and ends. Their own costs
- * (the flushes they are made of) are no perturbation of theirs. */
+/* The corrected start of each FLUSH event of the main threads (the bases
+ * are all made). */
+static void marks_corrected(const struct mgr_perturb *p)
+{
+	for (size_t i = 0; i < p->nf; i++) {
+		struct flow *m = &p->f[i];
+		struct base b0;
+
+		for (size_t j = 0; j < m->nfm; j++) {
+			struct fmark *k = &m->fm[j];
+
+			k->a0 = corrected(base_before(m, k->idx, &b0), k->t0,
+					  alpha_before(p, m, &k->a, k->t0));
+		}
+	}
+}
+
+/* Main thread m's removal points: at its start (0), at each base's and
+ * each FLUSH event's start and end (a FLUSH is wholly the tracer's: its
+ * corrected end is its corrected start), and at its last event's end. */
+static int main_points(const struct mgr_perturb *p, struct flow *m)
+{
+	size_t i = 0, j = 0;
+	struct base b0;
+	int rc;
+
+	if ((rc = add_point(m, m->first_t, 0)))
+		return rc;
+	while (i < m->nb || j < m->nfm) {
+		if (j >= m->nfm || (i < m->nb && m->b[i].idx < m->fm[j].idx)) {
+			const struct base *b = &m->b[i++];
+
+			if ((rc = add_point(m, b->t0, b->t0 - b->start_a)) ||
+			    (rc = add_point(m, b->tb, b->tb - b->tb_a)))
+				return rc;
+			continue;
+		}
+		const struct fmark *k = &m->fm[j++];
+
+		if ((rc = add_point(m, k->t0, k->t0 - k->a0)) ||
+		    (rc = add_point(m, k->t1, k->t1 - k->a0)))
+			return rc;
+	}
+	int64_t end_a = corrected(base_before(m, m->n, &b0), m->last_t,
+				  alpha_before(p, m, &m->a, m->last_t));
+	return add_point(m, m->last_t, m->last_t - end_a);
+}
+
+/* The other threads of a process follow its main thread. The tracer's own
+ * (a flow of tid > 0 with none of the program's events: the sender, the
+ * memory sampler) are moved with it: each of their times less the main
+ * thread's removal at that time, interpolated between its points
+ * (main_points). Their own costs (the flushes they are made of) are no
+ * perturbation of theirs. A program thread without MPI events (an MPI
+ * library's progress thread, a worker) has no base of its own, yet what
+ * delayed the main thread delayed what it waits for or starts: it loses
+ * its own tracer cost and the main thread's removal (a thread that kept
+ * its place while its main thread lost the start-up calibration ended
+ * seconds after its process). A thread with MPI events is corrected on
+ * its own bases. */
 static int helpers(struct mgr_perturb *p)
 {
 	int rc;
@@ -1504,33 +1583,24 @@ static int helpers(struct mgr_perturb *p)
 		struct flow *f = &p->f[i];
 		uint32_t mi;
 
-		if (f->tid == 0 || f->nwrapped ||
+		if (f->tid == 0 || (f->nwrapped && f->nmpi) ||
 		    (mi = flow_idx(p, f->stream, 0, 0)) == UINT32_MAX)
 			continue;
-		f->helper = 1;
-		p->st.helper_flows++;
-		struct flow *m = &p->f[mi];
-		if (m->npt)
-			continue;
-		if ((rc = add_point(m, m->first_t, 0)))
-			return rc;
-		for (size_t k = 0; k < m->nb; k++) {
-			const struct base *b = &m->b[k];
-
-			if ((rc = add_point(m, b->t0, b->t0 - b->start_a)) ||
-			    (rc = add_point(m, b->tb, b->tb - b->tb_a)))
-				return rc;
+		if (f->nwrapped) {
+			f->follower = 1;
+			p->st.follower_flows++;
+		} else {
+			f->helper = 1;
+			p->st.helper_flows++;
 		}
-		struct base b0;
-		int64_t end_a = corrected(base_before(m, m->n, &b0), m->last_t,
-					  alpha_before(p, m, &m->a, m->last_t));
-		if ((rc = add_point(m, m->last_t, m->last_t - end_a)))
+		struct flow *m = &p->f[mi];
+		if (!m->npt && (rc = main_points(p, m)))
 			return rc;
 	}
 	return 0;
 }
 
-/* The main thread m's removal at t (helpers). */
+/* The main thread m's removal at t (helpers, followers). */
 static int64_t removal_at(const struct flow *m, int64_t t)
 {
 	size_t lo = 0, hi = m->npt;
@@ -1653,6 +1723,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		mgr_perturb_free(p);
 		return NULL;
 	}
+	marks_corrected(p);
 	if ((r = helpers(p)) != 0) {
 		*rc = r;
 		mgr_perturb_free(p);
@@ -1689,6 +1760,7 @@ void mgr_perturb_rewind(struct mgr_perturb *p)
 		p->f[i].an = 0;
 		memset(&p->f[i].aa, 0, sizeof(p->f[i].aa));
 		p->f[i].ab = 0;
+		p->f[i].am = 0;
 	}
 }
 
@@ -1743,6 +1815,16 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	 * them, which is right for its end only) */
 	if (ev->type == PROTO_EV_COMPUTE && xg.gap >= 0 && f->a_mpi_end <= *a_end)
 		*a_start = f->a_mpi_end;
+	/* a FLUSH is the tracer's work in the thread, all of it taken off
+	 * what follows: it keeps no length, and what the tracer recorded
+	 * inside it before it (the start-up calibration's CALIB records,
+	 * stamped at its end) is put at its corrected start */
+	while (f->am < f->nfm && f->fm[f->am].idx < i)
+		f->am++;
+	if (ev->type == PROTO_EV_FLUSH)
+		*a_end = *a_start;
+	else if (f->am < f->nfm && f->fm[f->am].t0 <= start && end <= f->fm[f->am].t1)
+		*a_start = *a_end = f->fm[f->am].a0;
 	f->an++;
 	int64_t off = stolen_capped(p, f, &f->aa, start);
 	int measured = acc_after(p, &f->aa, ev, start, end);
@@ -1753,6 +1835,16 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 		off = end - start;
 	if (off)	/* the interval keeps only the time the thread ran */
 		*a_end -= off;
+	if (f->follower) {
+		uint32_t mi = flow_idx(p, stream, 0, 0);
+
+		if (mi != UINT32_MAX) {
+			*a_start -= removal_at(&p->f[mi], start);
+			*a_end -= removal_at(&p->f[mi], end);
+			if (*a_end < *a_start)
+				*a_end = *a_start;
+		}
+	}
 	/* a measured MPI event: its exit gap and cost outside the gaps
 	 * (known from the build) count from its end, for the events that
 	 * follow it */
@@ -1892,6 +1984,7 @@ void mgr_perturb_free(struct mgr_perturb *p)
 	for (size_t i = 0; i < p->nf; i++) {
 		mgr_big_free(p->f[i].b);
 		mgr_big_free(p->f[i].pt);
+		mgr_big_free(p->f[i].fm);
 		mgr_big_free(p->f[i].xg);
 	}
 	for (size_t i = 0; i < p->ns; i++) {

@@ -81,6 +81,8 @@ struct mgr_perturb_stats {
 	 * rest was the host's other work */
 	int64_t stolen_ns, stolen_removed_ns;
 	uint64_t helper_flows;		/* tracer threads moved with their main */
+	uint64_t follower_flows;	/* program threads without MPI events,
+					 * moved with their main (and their cost) */
 	uint64_t collectives_tail;	/* members whose time after the entries
 					 * they waited for was in their group's
 					 * tail: its median taken */

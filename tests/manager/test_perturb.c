@@ -1271,3 +1271,87 @@ Test(perturb, tracer_threads_move_with_the_main_thread)
 	mgr_events_close(e);
 	unsetenv("TAPESTRY_PERTURB_INDIRECT");
 }
+
+/* A FLUSH in the main thread (the sensor's start-up calibration: 1 ms
+ * here, 16 s on four ranks folded onto two busy cores) is the tracer's
+ * work, all of it taken off what follows: corrected, it keeps no length,
+ * and the CALIB record stamped at its end but written before it sits at
+ * its corrected start. A program thread without MPI events (tid 2: an MPI
+ * library's progress thread) follows its main thread: a read in the middle
+ * of the flush lands on the flush's corrected moment, a read after the
+ * main thread's last event loses the main thread's removal there and its
+ * own cost (it kept its traced place before: its process's threads ended
+ * seconds apart). */
+Test(perturb, flush_keeps_no_length_and_threads_follow_their_main)
+{
+	static struct gen g0, g1;
+	const int64_t F = 1000000;
+	struct proto_event *x;
+	int rc;
+
+	setenv("TAPESTRY_PERTURB_INDIRECT", "0", 1);
+	fresh_ranks(&g0, &g1);
+	emit(&g0, PROTO_EV_WRITE, 1000, 1100);
+	size_t ci = g0.n;
+	x = &g0.ev[g0.n++];
+	memset(x, 0, sizeof(*x));
+	x->type = PROTO_EV_CALIB;
+	x->t_start = x->t_end = (uint64_t)(1200 + g0.lag + F);
+	x->arg[0] = PROTO_EV_MPI_IPROBE;
+	size_t fi = g0.n;
+	x = &g0.ev[g0.n++];
+	memset(x, 0, sizeof(*x));
+	x->type = PROTO_EV_FLUSH;
+	x->t_start = (uint64_t)(1200 + g0.lag);
+	x->t_end = x->t_start + (uint64_t)F;
+	x->arg[0] = 1024;	/* records */
+	x->arg[1] = 9000;	/* bytes */
+	size_t ra = g0.n;
+	x = &g0.ev[g0.n++];
+	memset(x, 0, sizeof(*x));
+	x->type = PROTO_EV_READ;
+	x->tid = 2;
+	x->t_start = (uint64_t)(1200 + g0.lag + F / 2);
+	x->t_end = x->t_start + 10;
+	g0.lag += F;
+	emit(&g0, PROTO_EV_WRITE, 1300, 1400);
+	size_t rb = g0.n;
+	x = &g0.ev[g0.n++];
+	memset(x, 0, sizeof(*x));
+	x->type = PROTO_EV_READ;
+	x->tid = 2;
+	x->t_start = (uint64_t)(2000 + F);
+	x->t_end = x->t_start + 10;
+	emit(&g1, PROTO_EV_WRITE, 500, 600);
+	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
+	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
+	jobgen_close(&jg);
+
+	struct mgr_events *e = mgr_events_open(jg.dir, &rc);
+	struct mgr_event me;
+	size_t i = 0;
+	int64_t t[GEN_MAX], d[GEN_MAX];
+
+	cr_assert_not_null(e, "%s", proto_strerror(rc));
+	int64_t origin = (int64_t)mgr_events_origin(e);
+	while (mgr_events_next(e, &me) == 1) {
+		if (me.stream->rank != 0)
+			continue;
+		cr_assert_lt(i, g0.n);
+		t[i] = me.start + origin;
+		d[i++] = me.end - me.start;
+	}
+	cr_assert_eq(i, g0.n);
+	cr_assert_eq(t[fi], 1200, "the flush starts where the write's cost ends (%lld)", (long long)t[fi]);
+	cr_assert_eq(d[fi], 0, "the flush keeps no length (%lld)", (long long)d[fi]);
+	cr_assert_eq(t[ci], 1200, "the calibration record at the flush (%lld)", (long long)t[ci]);
+	cr_assert_eq(t[ra], 1200, "the read inside the flush at the flush (%lld)", (long long)t[ra]);
+	/* after the main thread's last event: its removal there (2 writes'
+	 * cost and the flush), less the read before's own cost */
+	cr_assert_eq(t[rb], 2000 + F - (2 * ALPHA + F) - ALPHA, "the late read at %lld", (long long)t[rb]);
+	const struct mgr_perturb_stats *st = mgr_perturb_stats(mgr_events_perturb(e));
+	cr_assert_eq(st->follower_flows, 1);
+	cr_assert_eq(st->helper_flows, 0);
+	mgr_events_close(e);
+	unsetenv("TAPESTRY_PERTURB_INDIRECT");
+}

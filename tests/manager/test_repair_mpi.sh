@@ -5,9 +5,9 @@
 # among them) under `tapestry run` on 2 and 4 ranks (4 oversubscribe this
 # host). One clock: no violation before the repair, so nothing moves
 # (receives moved 0, exits moved 0); after correction, each rank's span
-# lost at least 0 and at most the tracer's measured cost, and the tracer's
-# threads (sender, memory sampler) keep their place beside their main
-# thread. The shifted clocks are test_clock_ns.sh's (4 ranks, +5 s).
+# lost at least 0 and at most the tracer's measured cost, and the other
+# threads (the tracer's sender and memory sampler, the MPI library's own)
+# keep their place beside their main thread. The shifted clocks are test_clock_ns.sh's (4 ranks, +5 s).
 # Skips (77) without Open MPI.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -34,14 +34,26 @@ for np in 2 4; do
 import sys, csv, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
 np = int(sys.argv[4])
-bad = []
+bad, known = [], []
 ca = r.find("causality")
-for k, want in (("violations_before", "0"), ("violations_after", "0"),
-                ("receives_moved", "0"), ("coll_violations_before", "0"),
-                ("coll_violations_after", "0"), ("collectives_moved", "0"),
+for k, want in (("violations_after", "0"), ("coll_violations_after", "0"),
                 ("unmatched_sends", "0"), ("unmatched_receives", "0")):
     if ca.get(k) != want:
         bad.append("causality %s=%s, want %s" % (k, ca.get(k), want))
+# one clock: nothing to repair. Known: the sensors stamp with the TSC,
+# each process mapping it onto CLOCK_MONOTONIC through its own anchor
+# line (sensor/rt_clock.c), so two processes' stamps of one moment can
+# differ by a few hundred ns under load: collectives on shared memory
+# complete faster (one run of 2 ranks with two CPU hogs: 277 exits before
+# an awaited entry, 7 moved, the largest by 140 ns). Moves within 1 us are
+# said (KNOWN), not failed, until the sensor's stamps agree
+one = [(k, ca.get(k)) for k in ("violations_before", "receives_moved",
+                                "coll_violations_before", "collectives_moved")
+       if ca.get(k) != "0"]
+if one:
+    what = "causality on one clock: %s, largest shift %s ns" % (
+        ", ".join("%s=%s" % kv for kv in one), ca.get("max_shift_ns"))
+    (known if int(ca.get("max_shift_ns")) <= 1000 else bad).append(what)
 if int(ca.get("collectives")) < 200 * 8:
     bad.append("collectives %s" % ca.get("collectives"))
 pe = r.find("perturbation")
@@ -57,43 +69,41 @@ for q in ranks:
         bad.append("rank %s: removed %d ns, tracer cost %d ns" % (q.get("rank"), rem, cost))
 if int(pe.get("removed_ns")) != int(pe.get("span_traced_ns")) - int(pe.get("span_corrected_ns")):
     bad.append("total removed_ns is not the spans' difference")
-# the tracer's threads keep their place beside the main thread: the gap
-# between a rank's last main-thread event and its tracer threads' last
-# events grows by at most 1 ms with the correction
+# every other thread of a rank (the tracer's: sender, memory sampler; the
+# MPI library's progress threads) keeps its place beside the main thread:
+# one that ended before the main thread traced does not end after it
+# corrected, one that ended after it ends no later after it than traced
+# (1 us for the interpolation's rounding). The main thread's start-up
+# calibration (a FLUSH of seconds on a folded host) is removed: a thread
+# left in place ended seconds after its process.
 def last(path):
-    m, h = {}, {}
+    e = {}
     for row in csv.DictReader(open(path)):
         if not row["rank"]:
             continue
-        k, end = row["rank"], int(row["end_ns"])
-        if row["tid"] == "0":
-            m[k] = max(m.get(k, 0), end)
-        elif row["event"] in ("send_batch", "mem_sample", "flush"):
-            h[k] = max(h.get(k, 0), end)
-    return {k: h[k] - m[k] for k in h if k in m}
+        k = (row["rank"], row["tid"])
+        e[k] = max(e.get(k, 0), int(row["end_ns"]))
+    return {k: v - e[(k[0], "0")] for k, v in e.items() if k[1] != "0" and (k[0], "0") in e}
 dc, dt = last(sys.argv[2]), last(sys.argv[3])
 if not dc:
-    bad.append("no tracer thread events")
-for k in dc:
-    print("rank %s: tracer threads end %.3f ms after the main thread traced, %.3f corrected"
-          % (k, dt[k] / 1e6, dc[k] / 1e6))
-    if dc[k] > dt[k] + 1000000:
-        bad.append("rank %s: tracer threads end %d ns after the main thread corrected, %d traced"
-                   % (k, dc[k], dt[k]))
-print("\n".join(bad) if bad else "ok")
-sys.exit(1 if bad else 0)
+    bad.append("no thread beside a main thread")
+for k in sorted(dc):
+    print("rank %s tid %s: ends %.3f ms after the main thread traced, %.3f corrected"
+          % (k[0], k[1], dt[k] / 1e6, dc[k] / 1e6))
+    if dc[k] > max(dt[k], 0) + 1000:
+        bad.append("rank %s tid %s: ends %d ns after the main thread corrected, %d traced"
+                   % (k[0], k[1], dc[k], dt[k]))
+print("\n".join(["KNOWN " + k for k in known] + bad) if bad or known else "ok")
+sys.exit(1 if bad else 2 if known else 0)
 PY
 	rc=$?
-	# 4 ranks on the 2 cores: failed 1 run in about 5 (a clean-clone run
-	# of 2026-12-02, the check's findings not printed then; the cause is
-	# not found): printed as KNOWN until it is, the 2-rank case is checked
-	if [ $np = 4 ] && [ $rc != 0 ]; then
-		echo "KNOWN $np ranks: one clock, nothing repaired; spans lose no more than the tracer cost; tracer threads stay"
+	if [ $rc = 2 ]; then
+		echo "KNOWN $np ranks: one clock, but the stamps of two processes differ by up to 1 us (see below); spans lose no more than the tracer cost; threads stay beside their main thread"
 	else
-		check "$np ranks: one clock, nothing repaired; spans lose no more than the tracer cost; tracer threads stay" \
+		check "$np ranks: one clock, nothing repaired; spans lose no more than the tracer cost; threads stay beside their main thread" \
 			[ $rc = 0 ]
 	fi
 	sed 's/^/    /' "$work/check$np.out"
-	[ $rc = 0 ] || sed -n '/^perturbation/,$p' "$work/r$np.txt"
+	[ $rc = 1 ] && sed -n '/^perturbation/,$p' "$work/r$np.txt"
 done
 exit $fail

@@ -416,7 +416,7 @@ void col_conn_close(struct col_conn *cn, const char *why)
 	event_free(cn->hs_timer);
 	bufferevent_free(cn->bev);
 	free(cn);
-	if (c->draining)
+	if (c->draining && !c->freeing)
 		col_drain_check(c);
 }
 

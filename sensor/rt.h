@@ -481,6 +481,10 @@ SN_HIDDEN const uint8_t *sn_stream_verifier(void);
 /* Fill m (id and key/values) with the stream metadata. Thread-safe. */
 SN_HIDDEN void sn_meta_fill(struct proto_meta *m);
 SN_HIDDEN void sn_calibrate(int at_exit);
+/* The start-up calibration from the host's cache only (CALIB records and
+ * META calib_ns): 1 when the cache held it (sn_calibrate(0) must then not
+ * run), 0 otherwise. Sender thread, before its first META. */
+SN_HIDDEN int sn_calibrate_cached(void);
 /* Calibration series (rt_init.c): sampled until quiet, CAL_QUIET samples
  * within 30 % + 1 ns of the third fastest among CAL_MIN at least (CAL_MAX
  * at most); the estimate is the mean of those in that band. */

@@ -10,7 +10,8 @@
  * short, see ring_bytes_for(); a thread that gets no ring has all its
  * events counted as dropped). Rings are populated (their first 2 MiB at
  * the thread's first event, the rest by the sender once the process lives
- * on: sn_threads_populate), so that no page fault lands on the
+ * on: sn_threads_populate; in a process younger than that, all of it
+ * then), so that no page fault lands on the
  * application's hot path (a fault per 64 records on the first lap
  * otherwise, an uncalibrated perturbation), and wiped on fork.
  * Rings of exited threads are drained, then unmapped.
@@ -46,6 +47,8 @@ static _Atomic uint64_t dropped_noring;	/* events of threads without ring */
 static _Atomic uint32_t next_tid = 1;
 static _Atomic int64_t next_string = 1;
 _Atomic int64_t sn_fdpath[SN_FD_MAX];
+/* 1 + the highest number ever given a path (sn_fd_reset's bound) */
+static _Atomic int fdpath_end;
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static SN_TLS int reg_failed;
@@ -197,6 +200,14 @@ static struct sn_thread *adopt_locked(void)
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18	/* Linux 4.14 */
 #endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25	/* Linux 6.1 */
+#endif
+
+/* Set by the sender's first sn_threads_populate (the process lived
+ * POPULATE_AFTER_NS): a ring registered before, in a process that may end
+ * at once, starts unpopulated on small pages (map_ring) */
+static _Atomic int process_settled;
 
 /* Map map bytes for a ring, its first populate bytes populated (the rest:
  * sn_threads_populate, on the sender thread). From 2 MiB on, on a 2 MiB
@@ -210,7 +221,7 @@ static struct sn_thread *adopt_locked(void)
  * pages copy-on-write made both sides copy them, the parent on its next
  * records (huge pages split, a TLB shoot-down to the sender's core each):
  * most of a traced shell's fork + exec (issue 31, bench/startup.sh). */
-static void *map_ring(size_t map, size_t populate)
+static void *map_ring(size_t map, size_t populate, int young)
 {
 	int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	char *m, *a;
@@ -231,7 +242,13 @@ static void *map_ring(size_t map, size_t populate)
 	if (a > m)
 		munmap(m, (size_t)(a - m));
 	munmap(a + map, (size_t)(m + HUGE_BYTES - a));	/* the tail */
-	(void)madvise(a, map, MADV_HUGEPAGE);
+	/* young: the first huge page's advice waits for the sender (a first
+	 * touch there would zero 2 MiB for the few records of a process
+	 * that ends at once: 1.7 ms of a traced /bin/true on a loaded VM) */
+	if (!young)
+		(void)madvise(a, map, MADV_HUGEPAGE);
+	else if (map > HUGE_BYTES)
+		(void)madvise(a + HUGE_BYTES, map - HUGE_BYTES, MADV_HUGEPAGE);
 	(void)madvise(a, map, MADV_WIPEONFORK);
 	if (populate && madvise(a, populate, MADV_POPULATE_WRITE) != 0)
 		for (size_t off = 0; off < populate; off += 4096)
@@ -249,6 +266,7 @@ void sn_threads_populate(void)
 	struct sn_thread *t = NULL;
 	size_t map = 0, done = 0, len;
 
+	atomic_store(&process_settled, 1);
 	pthread_mutex_lock(&threads_mu);
 	for (int i = 0; i < nthreads && !t; i++)
 		if (threads[i]->populated < threads_map[i]) {
@@ -259,6 +277,13 @@ void sn_threads_populate(void)
 	pthread_mutex_unlock(&threads_mu);
 	if (!t)
 		return;
+	/* a ring registered young (map_ring): its first huge page now, the
+	 * few small pages its producer touched collapsed into it (the
+	 * kernel copies them; a store meanwhile waits for the copy) */
+	if (done == 0 && map >= HUGE_BYTES) {
+		(void)madvise(t, HUGE_BYTES, MADV_HUGEPAGE);
+		(void)madvise(t, HUGE_BYTES, MADV_COLLAPSE);
+	}
 	len = map - done < POPULATE_STEP ? map - done : POPULATE_STEP;
 	if (madvise((char *)t + done, len, MADV_POPULATE_WRITE) != 0)
 		for (size_t off = done; off < done + len; off += 4096)
@@ -276,6 +301,7 @@ struct sn_thread *sn_thread_register(void)
 	uint64_t bytes, hdr, cap;
 	size_t map;
 	void *m;
+	int young;
 
 	if (reg_failed)
 		return NULL;
@@ -304,14 +330,17 @@ struct sn_thread *sn_thread_register(void)
 	/* the first huge page now (the thread's first records land there);
 	 * the rest by the sender once the process lives on (a short process
 	 * never needs it: zeroing 4 MiB was a tenth of a traced /bin/true's
-	 * CPU); the sender's ring on demand (a few records a batch; the
+	 * CPU); in a young process, none now: small pages as its records
+	 * touch them, the first huge page with the rest (sn_threads_populate);
+	 * the sender's ring on demand (a few records a batch; the
 	 * calibration populates what it samples) */
-	m = map_ring(map, sn_sender_is_self() ? 0 : HUGE_BYTES);
+	young = !sn_sender_is_self() && !atomic_load(&process_settled);
+	m = map_ring(map, sn_sender_is_self() || young ? 0 : HUGE_BYTES, young);
 	if (m == MAP_FAILED)
 		goto fail_map;
 	t = m;
 	t->map_bytes = map;
-	t->populated = sn_sender_is_self() ? map :
+	t->populated = sn_sender_is_self() ? map : young ? 0 :
 		       map < HUGE_BYTES ? map : HUGE_BYTES;
 	t->cap = (uint32_t)cap;
 	t->sender = sn_sender_is_self();
@@ -907,9 +936,15 @@ void sn_fd_set(int fd, int64_t path_id)
 {
 	if (SN_UNLIKELY(sn_tls.guard) && sn_sender_own_table())
 		return;
-	if (fd >= 0 && fd < SN_FD_MAX)
+	if (fd >= 0 && fd < SN_FD_MAX) {
+		int end = atomic_load_explicit(&fdpath_end, memory_order_relaxed);
+
+		while (path_id && fd >= end &&
+		       !atomic_compare_exchange_weak(&fdpath_end, &end, fd + 1))
+			;
 		atomic_store_explicit(&sn_fdpath[fd], path_id,
 				      memory_order_relaxed);
+	}
 }
 
 /* See sensor.h. */
@@ -918,13 +953,19 @@ int64_t sn_fd_path(int fd)
 	return sn_fd_path_fast(fd);
 }
 
-/* Forget every fd's path (a forked child: ids belong to the parent). */
+/* Forget every fd's path (a forked child: ids belong to the parent).
+ * Only up to the highest number that had one: the whole table is 512 KiB,
+ * and reading it in every forked child (a shell's loop) cost a page
+ * fault a page of it never written (issue 31 item 4). */
 void sn_fd_reset(void)
 {
-	for (int i = 0; i < SN_FD_MAX; i++)
+	int end = atomic_load_explicit(&fdpath_end, memory_order_relaxed);
+
+	for (int i = 0; i < end; i++)
 		if (atomic_load_explicit(&sn_fdpath[i], memory_order_relaxed))
 			atomic_store_explicit(&sn_fdpath[i], 0,
 					      memory_order_relaxed);
+	atomic_store_explicit(&fdpath_end, 0, memory_order_relaxed);
 }
 
 /* Forget this thread's string cache. */
@@ -1073,6 +1114,7 @@ void sn_threads_atfork_child(void)
 			self_map = threads_map[i];
 	}
 	nthreads = 0;
+	atomic_store(&process_settled, 0);	/* a child is young */
 	ring_reserved = 0;
 	dropped_freed = 0;
 	written_freed = 0;

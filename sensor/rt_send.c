@@ -1543,6 +1543,8 @@ static int own_event_fd(void)
 
 static void *sender_main(void *arg)
 {
+	int cached;
+
 	(void)arg;
 	sn_tls.guard = 1;
 	S.tid = gettid();
@@ -1552,12 +1554,16 @@ static void *sender_main(void *arg)
 	if (sn_cfg.sens_mem)
 		mem_sample();
 	/* the connection first: a short process's exit waits for it (its
-	 * events must reach the collector), never for the calibration, which
-	 * comes next (from the host's cache when it holds one: rt_init.c) and
-	 * gives way to an exit's flush (sn_sender_ending) */
+	 * events must reach the collector), never for a calibration measured,
+	 * which comes next and gives way to an exit's flush
+	 * (sn_sender_ending); one from the host's cache (rt_init.c) before,
+	 * so that the first META holds its calib_ns (after, it made META go
+	 * twice: 18 page faults and a send more a process) */
+	cached = sn_calibrate_cached();
 	if (!sn_cfg.postmortem)
 		try_connect();
-	sn_calibrate(0);
+	if (!cached)
+		sn_calibrate(0);
 	S.started = mono();
 	while (!atomic_load(&stop_req)) {
 		/* holding: back to the low class once a waiter's drain is

@@ -229,6 +229,67 @@ Test(conn, closed_during_handshake_is_not_a_refusal)
 	rig_down(&r);
 }
 
+/* A sensor closes right after its BYE (docs/modules/collector.md): a write
+ * that fails on its streaming connection (the reset an ACK provokes once
+ * its process is gone) stops the writing only: what it sent is still read
+ * and stored, no ACK goes to it, and its EOF closes the connection. The
+ * failure is the bufferevent's event callback called as libevent does. */
+Test(conn, write_failure_keeps_reading_a_sensor)
+{
+	struct rig r;
+	struct bufferevent *t, *mine;
+	bufferevent_event_cb ecb;
+	struct col_stats st;
+	void *arg;
+
+	rig_up(&r, 1);
+	t = child(&r);
+	cr_assert(handshake(&r, t, 77, ""));
+	send_batch(t, 77, 1, 10);
+	spin(r.base);
+	cr_assert(recv_m(t));
+	cr_assert_eq(msg.type, PROTO_MSG_ACK);
+	mine = bufferevent_pair_get_partner(t);
+	bufferevent_getcb(mine, NULL, NULL, &ecb, &arg);
+	ecb(mine, BEV_EVENT_WRITING | BEV_EVENT_ERROR, arg);
+	cr_assert_eq(nconns(&r), 1);
+	send_batch(t, 77, 2, 20);
+	msg.type = PROTO_MSG_BYE;
+	msg.u.bye.stream = 77;
+	msg.u.bye.last_seq = 2;
+	msg.u.bye.reason = 0;
+	send_m(t, &msg);
+	spin(r.base);
+	cr_assert_not(recv_m(t), "an ACK went to a dead connection");
+	col_get_stats(r.col, &st);
+	cr_assert_eq(st.batches_in, 2);
+	cr_assert_eq(st.events_in, 30);
+	bufferevent_flush(t, EV_WRITE, BEV_FINISHED);
+	spin(r.base);
+	bufferevent_free(t);
+	spin(r.base);
+	cr_assert_eq(nconns(&r), 0);
+	rig_down(&r);
+}
+
+/* A drain waits for bytes a sensor left unread (col_conn_unread): a BATCH
+ * written but not yet processed is seen, then taken. */
+Test(conn, unread_sensor_bytes_are_seen)
+{
+	struct rig r;
+	struct bufferevent *t;
+
+	rig_up(&r, 1);
+	t = child(&r);
+	cr_assert(handshake(&r, t, 78, ""));
+	cr_assert_not(col_conn_unread(r.col));
+	send_batch(t, 78, 1, 5);
+	cr_assert(col_conn_unread(r.col));
+	spin(r.base);
+	cr_assert_not(col_conn_unread(r.col));
+	bufferevent_free(t);
+	rig_down(&r);
+}
 
 /* ---- security: proofs, handshake limits, TLS configuration ------------- */
 

@@ -45,6 +45,11 @@ for evt in 1 31; do	# STRING, FWRITE
 	expect "second run: CALIB evtype $evt" \
 		"$(count "$T/job2.dump" " name=calibration " " evtype=$evt ")" 1
 done
+# the cached figures are read before the connection: the one META the
+# stream sends holds calib_ns (issue 31: it went a second time for it)
+expect "second run: META frames" "$(grep -c '^meta .* key=host ' "$T/job2.dump")" 1
+expect "second run: META calib_ns" \
+	"$(grep -c '^meta .* key=calib_ns value=[0-9]' "$T/job2.dump")" 1
 
 # a bad line: ignored, measured again, replaced
 sed -i 's/^hot_ps .*/hot_ps 5 0/' "$f"

@@ -212,6 +212,29 @@ Test(sensor_rt, fd_table)
 	cr_assert_eq(sn_fd_path(3), 0);
 }
 
+/* sn_fd_reset reads the table only up to the highest number that had a
+ * path: every number set, the last one included, is forgotten; a clear
+ * (path 0) of a higher number does not move the bound; after a reset the
+ * bound starts again */
+Test(sensor_rt, fd_table_reset_bound)
+{
+	sn_fd_set(5, 1);
+	sn_fd_set(SN_FD_MAX - 1, 2);
+	sn_fd_set(700, 3);
+	sn_fd_set(SN_FD_MAX - 2, 0);
+	sn_fd_reset();
+	cr_assert_eq(sn_fd_path(5), 0);
+	cr_assert_eq(sn_fd_path(700), 0);
+	cr_assert_eq(sn_fd_path(SN_FD_MAX - 1), 0);
+	sn_fd_set(9, 4);
+	cr_assert_eq(sn_fd_path(9), 4);
+	sn_fd_reset();
+	cr_assert_eq(sn_fd_path(9), 0);
+	sn_fd_set(0, 5);
+	sn_fd_reset();
+	cr_assert_eq(sn_fd_path(0), 0);
+}
+
 static void *thread_put(void *arg)
 {
 	for (int i = 0; i < 1000; i++)

@@ -47,8 +47,10 @@ mkdir -p "$work" || exit 1
 
 # the synthetic job (kept when WORKDIR already has it)
 if [ "$n" -gt 0 ]; then
-	[ -x "$gen" ] || { echo "no $gen: run make bench" >&2; exit 2; }
-	[ -d "$work/gen" ] || "$gen" "$work/gen" "$ranks" "$n" || exit 1
+	if [ ! -d "$work/gen" ]; then
+		[ -x "$gen" ] || { echo "no $gen: run make bench" >&2; exit 2; }
+		"$gen" "$work/gen" "$ranks" "$n" || exit 1
+	fi
 	jobs=("$work/gen" "${jobs[@]}")
 fi
 # the real MPI job

@@ -124,12 +124,19 @@ int mgr_big_resize(void **p, size_t bytes)
 
 		if ((e = posix_fallocate(h->fd, (off_t)omap, (off_t)(map - omap))))
 			return spill_errno(e);
-		/* the contents are the file's: a new mapping sees them, no copy
-		 * (mremap would need _GNU_SOURCE in every includer) */
+#ifdef MREMAP_MAYMOVE
+		/* the mapping grows with its page tables: the pages already
+		 * there are not faulted in again (a new mapping would) */
+		nh = mremap(h, omap, map, MREMAP_MAYMOVE);
+		if (nh == MAP_FAILED)
+			return PROTO_E_NOMEM;
+#else
+		/* the contents are the file's: a new mapping sees them, no copy */
 		nh = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, h->fd, 0);
 		if (nh == MAP_FAILED)
 			return PROTO_E_NOMEM;
 		munmap(h, omap);
+#endif
 		nh->bytes = map - MGR_BIG_HDR;
 		*p = (char *)nh + MGR_BIG_HDR;
 		return 0;

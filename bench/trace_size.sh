@@ -53,11 +53,11 @@ measure pert-libc-mpi libc,mpi "$T/pert" 2000 50
 # fixed costs (every other frame), by bench/trace_bytes.
 real() { # NAME DIR PROGRAM ARGS...
 	name=$1 dir=$2; shift 2
-	(cd "$dir" && "$B/manager/tapestry" run -o "$T/$name" -- mpirun.openmpi -np 2 "$@" \
+	(cd "$dir" && "$B/manager/tapestry" run -o "$T/$name.job" -- mpirun.openmpi -np 2 "$@" \
 		>/dev/null 2>"$T/$name.err") || { cat "$T/$name.err"; return 1; }
-	echo "$name: segments/ $(bytes "$T/$name/segments") B"
+	echo "$name: segments/ $(bytes "$T/$name.job/segments") B"
 	if [ -x "$B/bench/trace_bytes" ]; then
-		"$B/bench/trace_bytes" "$T/$name" 1 | sed -n '1,4p'
+		"$B/bench/trace_bytes" "$T/$name.job" 1 | sed -n '1,4p'
 	else
 		echo "  (make bench for bench/trace_bytes: the split by frame and field)"
 	fi

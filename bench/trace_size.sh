@@ -10,6 +10,14 @@
 # Also the number of BATCH frames stored: the codec's
 # per-batch costs (headers, zstd tables) make small batches dear
 # (docs/modules/proto-codec.md).
+# Then real programs (issue 32: at most 3 bytes an event on runs of 10^6
+# events or more), 2 Open MPI ranks with the default sensors: LAMMPS (lmp,
+# an LJ melt of 864 atoms, 20,000 steps: about 10^6 events) and hpcc (N=800,
+# 1x2: about 1.2 * 10^5 events, the most this 2-core machine traces in a
+# few minutes), each split by bench/trace_bytes (make bench): BATCH frames
+# per event (the events) against the other frames (META, CLOCK, STATS,
+# BYE: the fixed per-process and per-second costs), and where the bytes go
+# per field. Skipped without lmp or hpcc.
 # Usage: bench/trace_size.sh [BUILD_DIR] (default: build/)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,3 +48,48 @@ echo "bytes per event stored (4 ranks, Open MPI; TI covers the MPI events only, 
 measure ring-mpi mpi "$T/ring" 2000
 measure pert-mpi mpi "$T/pert" 2000 0
 measure pert-libc-mpi libc,mpi "$T/pert" 2000 50
+
+# Real programs: bytes per event of the events (BATCH frames) and the
+# fixed costs (every other frame), by bench/trace_bytes.
+real() { # NAME DIR PROGRAM ARGS...
+	name=$1 dir=$2; shift 2
+	(cd "$dir" && "$B/manager/tapestry" run -o "$T/$name.job" -- mpirun.openmpi -np 2 "$@" \
+		>/dev/null 2>"$T/$name.err") || { cat "$T/$name.err"; return 1; }
+	echo "$name: segments/ $(bytes "$T/$name.job/segments") B"
+	if [ -x "$B/bench/trace_bytes" ]; then
+		"$B/bench/trace_bytes" "$T/$name.job" 1 | sed -n '1,4p'
+	else
+		echo "  (make bench for bench/trace_bytes: the split by frame and field)"
+	fi
+}
+if command -v lmp >/dev/null; then
+	mkdir -p "$T/lmp"
+	cat >"$T/lmp/in.lj" <<'LJ'
+units lj
+atom_style atomic
+lattice fcc 0.8442
+region box block 0 6 0 6 0 6
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+velocity all create 3.0 87287
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+thermo 1000
+run 20000
+LJ
+	real lammps "$T/lmp" lmp -in in.lj -log none -screen none
+else
+	echo "no lmp (apt-get install lammps): LAMMPS skipped"
+fi
+if command -v hpcc >/dev/null && [ -f /usr/share/doc/hpcc/examples/_hpccinf.txt ]; then
+	mkdir -p "$T/hpcc"
+	sed -e '6s/.*/800          Ns/' -e '11s/.*/1            Ps/' -e '12s/.*/2            Qs/' \
+		/usr/share/doc/hpcc/examples/_hpccinf.txt >"$T/hpcc/hpccinf.txt"
+	real hpcc "$T/hpcc" hpcc
+else
+	echo "no hpcc (apt-get install hpcc): hpcc skipped"
+fi

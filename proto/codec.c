@@ -2,14 +2,17 @@
  * proto/codec.c - the batch codec: event records <-> compressed bytes.
  *
  * Owns the batch encoding of docs/modules/proto-codec.md ("Batch
- * encoding"): a 24-byte header, then the body. Version 2 (written): the
+ * encoding"): a 24-byte header, then the body. Version 3 (written): the
  * records after a reversible transform (gap to the previous record's t_end,
  * duration and args, each predicted by the last record of the same type
  * that followed the same previous type, else of the same type; args that
- * track the duration coded against it, chosen per batch; all zigzag), laid
- * out as byte planes of which only the non-zero ones are kept, then one
- * zstd frame (or stored as is at level 0, or when zstd would not make it
- * smaller). Version 1 (the per-type delta of earlier releases) is still
+ * track the duration coded against it, chosen per batch; COMPUTE's volume
+ * against its CPU time times its rate; all zigzag), laid out as byte
+ * planes of which only the non-zero ones are kept, each but the type's in
+ * (type, previous type) order, then one zstd frame (a block a plane in
+ * large batches; or stored as is at level 0, or when zstd would not make
+ * it smaller). Version 2 (the same without the volume rule and the group
+ * order) and version 1 (the per-type delta of earlier releases) are still
  * decoded.
  *
  * The transform is a bijection on any 72-byte record, so every input
@@ -370,7 +373,7 @@ static inline const struct hist *pred_of(struct proto_codec *c,
 	return predictor(c, p->ce, p->te, p->key, type);
 }
 
-/* Record e -> its 9 version-2 words; updates the running state. Inlined
+/* Record e -> its 9 version-3 words (the volume rule included); updates the running state. Inlined
  * by force: GCC kept it a call, 3 ns of the 22 a record of transform(). */
 static inline __attribute__((always_inline)) void fwd2(struct proto_codec *c, const struct proto_event *e,
 			struct run *st, uint64_t w[REC_WORDS])
@@ -1088,7 +1091,7 @@ static int unzstd(struct proto_codec *c, const unsigned char *z, size_t zlen,
 }
 
 /* Plane pointers of a body src[0..raw) of n records: version 1 has all 72
- * planes; version 2 the drel table (into c->drel), a mask, then the planes
+ * planes; versions 2 and 3 the drel table (into c->drel), a mask, then the planes
  * it names, the others pointing to zero (n zero bytes). PROTO_E_FORMAT
  * when the table is not canonical or the mask does not match the size. */
 static int plane_map(struct proto_codec *c, const unsigned char *src,

@@ -1,10 +1,13 @@
 /*
  * proto/codec.h - the batch codec: event records <-> compressed bytes.
  *
- * Encoding: timestamps delta-encoded (t_start against the previous
- * record's t_end, t_end as a duration), arguments against the previous
- * record of the same type, records byte-plane shuffled, then zstd with its
- * content checksum. A 24-byte codec header says how. Byte layout in
+ * Encoding (version 3): timestamps delta-encoded (t_start against the
+ * previous record's t_end, t_end as a duration), duration, gap and
+ * arguments predicted by the last record of the same (type, previous
+ * type), COMPUTE's volume against its CPU time times its rate, records
+ * byte-plane shuffled with every plane but the type's grouped by (type,
+ * previous type), then zstd with its content checksum. Versions 1 and 2
+ * are still decoded. A 24-byte codec header says how. Byte layout in
  * docs/modules/proto-codec.md ("Batch encoding"). The round trip is exact; any corrupt
  * input is rejected as a whole (PROTO_E_CODEC, PROTO_E_FORMAT,
  * PROTO_E_CHECKSUM ...), never half-decoded.

@@ -11,6 +11,7 @@ async function launchPage(sel, q) {
   if (gen !== pageGen) return;
   main().innerHTML = '<h1>Launch</h1><div class="cols"><section class="desc-list" id="descs"></section>' +
     '<div id="desc"><section class="mut">Pick a job description.</section></div></div>';
+  d.descriptions.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   let h = d.descriptions.map(x => `<a href="#/launch/${encodeURIComponent(x.name)}" class="${x.name === sel ? 'sel' : ''}">${esc(x.name)}</a>`).join('');
   if (!d.descriptions.length) h = '<p class="mut">no *.xml here</p>';
   if (d.upload) h += '<h2>Upload</h2><input type="file" id="up" accept=".xml"><button id="up-go">upload</button>';

@@ -275,11 +275,11 @@ void srv_desc_form(struct srv *s, struct evhttp_request *req, const char *name)
 				    ",\"mpi\"" : "");
 		xmlFree(mpi);
 	}
-	evbuffer_add_printf(b, "],\"editable\":%s,\"why\":",
-			    !s->authed ? "false" : srv_desc_trusted(s, name, why, sizeof(why)) ?
-			    "false" : "true");
-	srv_json_str(b, !s->authed ? "only the owner edits (this server runs with --no-token)" :
-		     srv_desc_trusted(s, name, why, sizeof(why)) ? why : NULL);
+	int trusted = s->authed && !srv_desc_trusted(s, name, why, sizeof(why));
+
+	evbuffer_add_printf(b, "],\"editable\":%s,\"why\":", trusted ? "true" : "false");
+	srv_json_str(b, trusted ? NULL : !s->authed ? "only the owner edits (this server runs "
+		     "with --no-token)" : why);
 	evbuffer_add_printf(b, "}\n");
 	xmlFreeDoc(doc);
 	srv_reply(req, 200, "application/json", b);

@@ -24,6 +24,8 @@ async function launchPage(sel, q) {
   });
   if (!sel) return;
   const base = '/api/descriptions/' + encodeURIComponent(sel);
+  const planned = api(base + '/plan', {method: 'POST'});	/* runs while the rest loads */
+  planned.catch(() => {});	/* awaited below, unless the page moved on */
   const text = await api(base, {text: true});
   const form = await getJson(base + '/form');
   if (gen !== pageGen) return;
@@ -40,7 +42,7 @@ async function launchPage(sel, q) {
     const r = await api(base + '/launch', {method: 'POST'});
     location.hash = '#/run/' + r.pending.id;
   });
-  await api(base + '/plan', {method: 'POST'});
+  await planned;
   const p = await until(base + '/plan', gen);
   if (!p || gen !== pageGen) return;
   $('#plan-state').textContent = p.exit === 0 ? 'the plan is valid' : 'the description is invalid (tapestry plan exit ' + p.exit + ')';

@@ -275,11 +275,11 @@ void srv_desc_form(struct srv *s, struct evhttp_request *req, const char *name)
 				    ",\"mpi\"" : "");
 		xmlFree(mpi);
 	}
-	evbuffer_add_printf(b, "],\"editable\":%s,\"why\":",
-			    !s->authed ? "false" : srv_desc_trusted(s, name, why, sizeof(why)) ?
-			    "false" : "true");
-	srv_json_str(b, !s->authed ? "only the owner edits (this server runs with --no-token)" :
-		     srv_desc_trusted(s, name, why, sizeof(why)) ? why : NULL);
+	int trusted = s->authed && !srv_desc_trusted(s, name, why, sizeof(why));
+
+	evbuffer_add_printf(b, "],\"editable\":%s,\"why\":", trusted ? "true" : "false");
+	srv_json_str(b, trusted ? NULL : !s->authed ? "only the owner edits (this server runs "
+		     "with --no-token)" : why);
 	evbuffer_add_printf(b, "}\n");
 	xmlFreeDoc(doc);
 	srv_reply(req, 200, "application/json", b);
@@ -346,6 +346,27 @@ static xmlNode *host_named(xmlNode *hosts, const char *name)
 	return NULL;
 }
 
+static int blank(const xmlNode *n)
+{
+	return n && n->type == XML_TEXT_NODE && xmlIsBlankNode((xmlNode *)n);
+}
+
+/* n appended to parent's elements, indented as the last of them (before
+ * the blank that closes parent, after a copy of the blank before the
+ * last element): the copy reads as the description was written. */
+static void add_child(xmlNode *parent, xmlNode *n)
+{
+	xmlNode *last = parent->last, *el = last ? last->prev : NULL;
+
+	if (!blank(last) || !el) {
+		xmlAddChild(parent, n);
+		return;
+	}
+	xmlAddPrevSibling(last, n);
+	if (blank(el->prev))	/* n's prev is an element: the text is not merged */
+		xmlAddPrevSibling(n, xmlNewDocText(parent->doc, el->prev->content));
+}
+
 /* A node collector for the new host name, under the root collector (the
  * one without a parent): the description needs one on a host with slots. */
 static void add_collector(xmlNode *job, const char *host)
@@ -365,7 +386,9 @@ static void add_collector(xmlNode *job, const char *host)
 	char *rname = prop(root, "name");
 
 	snprintf(cname, sizeof(cname), "node-%s", host);
-	xmlNode *c = xmlNewChild(cols, NULL, (const xmlChar *)"collector", NULL);
+	xmlNode *c = xmlNewDocNode(job->doc, NULL, (const xmlChar *)"collector", NULL);
+
+	add_child(cols, c);
 
 	xmlNewProp(c, (const xmlChar *)"name", (const xmlChar *)cname);
 	xmlNewProp(c, (const xmlChar *)"host", (const xmlChar *)host);
@@ -404,7 +427,8 @@ static int edit_host(xmlNode *job, const char *v, const char *desc, struct form_
 	if (*addr && address_ok(addr, e))
 		return -1;
 	if (!h) {
-		h = xmlNewChild(hosts, NULL, (const xmlChar *)"host", NULL);
+		h = xmlNewDocNode(job->doc, NULL, (const xmlChar *)"host", NULL);
+		add_child(hosts, h);
 		xmlNewProp(h, (const xmlChar *)"name", (const xmlChar *)name);
 		if (n > 0)
 			add_collector(job, name);
@@ -416,11 +440,13 @@ static int edit_host(xmlNode *job, const char *v, const char *desc, struct form_
 }
 
 /* The arguments of the form replace the application's, before its
- * environment (the schema's order). */
+ * environment (the schema's order), each on a line indented as the first
+ * one was (or as what follows them). */
 static int edit_args(xmlNode *app, const struct evkeyvalq *kv, struct form_err *e)
 {
 	const struct evkeyval *p;
-	xmlNode *first = NULL;
+	xmlChar *ws = NULL;
+	xmlNode *anchor = NULL;
 	int n = 0;
 
 	TAILQ_FOREACH(p, kv, next)
@@ -430,24 +456,41 @@ static int edit_args(xmlNode *app, const struct evkeyvalq *kv, struct form_err *
 				    "bytes that are not UTF-8", n > FORM_ARGS_MAX ? FORM_ARGS_MAX : n);
 	for (xmlNode *a = app->children, *nx; a; a = nx) {
 		nx = a->next;
-		if (is_el(a, "argument") || (a->type == XML_TEXT_NODE && nx &&
-					      is_el(nx, "argument"))) {
-			xmlUnlinkNode(a);
-			xmlFreeNode(a);
+		if (!is_el(a, "argument"))
+			continue;
+		if (blank(a->prev)) {
+			xmlNode *b = a->prev;
+
+			if (!ws)
+				ws = xmlStrdup(b->content);
+			xmlUnlinkNode(b);
+			xmlFreeNode(b);
 		}
+		xmlUnlinkNode(a);
+		xmlFreeNode(a);
 	}
-	first = app->children;
+	anchor = child(app, "environment");
+	if (anchor && blank(anchor->prev))
+		anchor = anchor->prev;
+	else if (!anchor && blank(app->last))
+		anchor = app->last;
+	if (!ws && blank(anchor))
+		ws = xmlStrdup(anchor->content);
 	TAILQ_FOREACH(p, kv, next) {
 		if (strcmp(p->key, "arg"))
 			continue;
 		xmlNode *a = xmlNewDocNode(app->doc, NULL, (const xmlChar *)"argument", NULL);
+		xmlNode *t = ws ? xmlNewDocText(app->doc, ws) : NULL;
 
 		xmlNodeAddContent(a, (const xmlChar *)p->value);	/* escaped on output */
-		if (first)
-			xmlAddPrevSibling(first, a);
+		if (anchor)
+			xmlAddPrevSibling(anchor, a);
 		else
 			xmlAddChild(app, a);
+		if (t)	/* before an element, or first: not merged with a text */
+			xmlAddPrevSibling(a, t);
 	}
+	xmlFree(ws);
 	return 0;
 }
 
@@ -476,6 +519,8 @@ static int edit_sensors(xmlNode *job, xmlNode *app, const struct evkeyvalq *kv,
 	if (!sensors) {
 		sensors = xmlNewDocNode(job->doc, NULL, (const xmlChar *)"sensors", NULL);
 		xmlAddNextSibling(app, sensors);
+		if (blank(app->prev))
+			xmlAddPrevSibling(sensors, xmlNewDocText(job->doc, app->prev->content));
 	}
 	for (xmlNode *x = sensors->children, *nx; x; x = nx) {
 		nx = x->next;

@@ -40,8 +40,9 @@ static int is_xml(const char *name)
 	return n > 4 && !strcmp(name + n - 4, ".xml");
 }
 
-/* s->descs/name into out when it is there (of any type: each route opens
- * it with srv_open_regular, or checks it with desc_trusted): 0 or -1. */
+/* s->descs/name into out when it is there and not a link (a link is not a
+ * description: 404; any other type reaches the route, which opens it with
+ * srv_open_regular or checks it with srv_desc_trusted: 403): 0 or -1. */
 static int desc_path(const struct srv *s, const char *name, char *out, size_t cap)
 {
 	struct stat st;
@@ -49,7 +50,7 @@ static int desc_path(const struct srv *s, const char *name, char *out, size_t ca
 	if (!srv_name_ok(name) || !is_xml(name) ||
 	    (size_t)snprintf(out, cap, "%s/%s", s->descs, name) >= cap)
 		return -1;
-	return lstat(out, &st) == 0 ? 0 : -1;
+	return lstat(out, &st) == 0 && !S_ISLNK(st.st_mode) ? 0 : -1;
 }
 
 /* 0 when name is a regular file of --descriptions (srv_open_regular),

@@ -6,8 +6,12 @@ plan, clicks Launch, follows the launch and waits until the page lands on the
 new job's page; fails on any console error, uncaught exception or error the
 browser logs (a failed request included).
 
-  serve_cdp.py CHROMIUM URL SCREENSHOT.png TIMEOUT_S
+  serve_cdp.py CHROMIUM URL SCREENSHOT.png TIMEOUT_S [form]
 Prints the job's hash route; exit 0, or 1 with the reason on stderr.
+With "form", the launch form first: a bad process count and an unknown
+host are shown as errors of their fields (nothing saved), then 2 processes
+are saved as a new description, whose plan is shown before its Launch is
+clicked (its screenshot SCREENSHOT-form.png).
 """
 import base64
 import json
@@ -112,6 +116,33 @@ class Page:
         raise RuntimeError('timed out waiting for %s' % expr)
 
 
+def form(page, shot):
+    """The launch form: two refusals shown on their fields, then a copy
+    with 2 processes saved and planned (the page on its launch view)."""
+    q = "document.querySelector"
+    page.wait("!!" + q + "('#f-np')", 30)
+    page.js(q + "('#f-np').value = '0'; " + q + "('#lf').requestSubmit()")
+    msg = page.wait("document.body.dataset.formError === 'processes' && "
+                    + q + "('.field-err[data-field=\"processes\"]').textContent", 30)
+    if 'whole number' not in msg:
+        raise RuntimeError('bad process count shown as %r' % msg)
+    page.js(q + "('#f-np').value = '2'; " + q + "('#f-addhost').click(); "
+            "[...document.querySelectorAll('#f-hosts .h-name')].pop().value = 'ghost'; "
+            + q + "('#lf').requestSubmit()")
+    msg = page.wait("document.body.dataset.formError === 'host' && "
+                    + q + "('.field-err[data-field=\"host\"]').textContent", 30)
+    if 'unknown host' not in msg:
+        raise RuntimeError('unknown host shown as %r' % msg)
+    page.js("[...document.querySelectorAll('#f-hosts tr[data-host=\"\"]')].forEach(t => t.remove()); "
+            + q + "('#lf').requestSubmit()")
+    page.wait("location.hash.startsWith('#/launch/') && location.hash.includes('?from=') && "
+              "document.body.dataset.ready === '1' && " + q + "('#saved-from') && "
+              + q + "('#go') && !" + q + "('#go').disabled && " + q + "('#f-np').value === '2'", 60)
+    png = page.call('Page.captureScreenshot', format='png')['data']
+    with open(shot.replace('.png', '-form.png'), 'wb') as f:
+        f.write(base64.b64decode(png))
+
+
 def main():
     chromium, url, shot, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
     prof = tempfile.mkdtemp(prefix='tapestry-cdp-')
@@ -134,6 +165,8 @@ def main():
         page.call('Page.navigate', url=url)
         page.wait("document.body && document.body.dataset.ready === '1' && "
                   "document.querySelector('#go') && !document.querySelector('#go').disabled", 60)
+        if len(sys.argv) > 5 and sys.argv[5] == 'form':
+            form(page, shot)
         page.js("document.querySelector('#go').click()")
         page.wait("location.hash.startsWith('#/run/')", 30)
         job = page.wait("location.hash.startsWith('#/job/') && document.body.dataset.ready === '1'"
@@ -149,6 +182,10 @@ def main():
         errors = page.js('document.body.dataset.errors')
         if errors:
             page.problems.append('the page shows %s error(s): %s' % (errors, page.js("document.querySelector('#errors').textContent")))
+        if len(sys.argv) > 5 and sys.argv[5] == 'form':
+            # the two refusals the form was made to show: Chromium logs each
+            page.problems = [p for p in page.problems
+                             if not ('status of 400' in p and p.endswith('/io.xml/edit'))]
         if page.problems:
             sys.exit('\n'.join(page.problems))
         print(job)

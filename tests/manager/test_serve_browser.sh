@@ -5,7 +5,10 @@
 # exactly those of `tapestry report --xml`; the timeline shows the window a
 # zoom asks for, with fewer events; the live tree shows real collectors; the
 # launch page shows the plan, and a click on Launch (through the DevTools
-# protocol, serve_cdp.py) lands on the new job's page with no error. Screenshots are kept in
+# protocol, serve_cdp.py) lands on the new job's page with no error; the
+# launch form shows a bad process count and an unknown host on their
+# fields, then saves 2 processes as a new description whose plan is shown
+# and whose launch runs 2 processes. Screenshots are kept in
 # $top_builddir/tests/manager/serve-*.png. Skips (77) without chromium.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -71,6 +74,8 @@ page jobs "#/jobs" 600
 check "jobs: run1 listed with the report's event count" \
 	grep -q "data-k=\"events\">$(python3 -c "import xml.etree.ElementTree as E; print(E.parse('$work/report.xml').getroot().get('events'))")<" "$work/jobs.html"
 
+check "jobs: run1's duration is its report's span" grep -q 'data-k="duration" data-of="span"' "$work/jobs.html"
+
 page job "#/job/run1" 3000
 n=$(dom "$work/job.html" report "$work/report.xml")
 check "job: every figure equals tapestry report --xml ($n figures)" [ "${n:-0}" -ge 30 ]
@@ -103,8 +108,9 @@ check "tree: both collectors shown, fresh" [ "$(grep -o 'data-stale="false"' "$w
 check "tree: with their names" grep -q "collector $tag-leaf" "$work/tree.html"
 
 page launch "#/launch/io.xml" 1400
-check "launch: the plan is shown valid" grep -q 'class="ok">the plan is valid' "$work/launch.html"
+check "launch: the plan is shown valid" grep -Eq 'class="ok"[^>]*>the plan is valid' "$work/launch.html"
 check "launch: with the collector plan" grep -q "collectors.plan" "$work/launch.html"
+check "launch: the form, filled from the description" grep -q 'id="f-np" type="number" min="1" max="65536" value="1"' "$work/launch.html"
 
 # a launch from the page: click, follow, land on the new job's page
 job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/?token=$TOK#/launch/io.xml" \
@@ -112,6 +118,22 @@ job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/?token=$T
 check "launch from the page lands on the new job's page ($job)" [ "${job#\#/job/io-}" != "$job" ]
 [ -s "$work/cdp.err" ] && cat "$work/cdp.err"
 check "  ...a job directory made by that launch" [ -d "$jobs/${job#\#/job/}/segments" ]
+
+# the launch form: a bad count and an unknown host shown on their fields,
+# then 2 processes saved as a new description, planned, launched
+cp "$work/descs/io.xml" "$work/io.orig"
+job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/?token=$TOK#/launch/io.xml" \
+	"$shots/serve-launched2.png" 180 form 2>"$work/cdp2.err")
+check "the form: errors on their fields, then the copy planned and launched ($job)" \
+	[ "${job#\#/job/io-edit-1-}" != "$job" ]
+[ -s "$work/cdp2.err" ] && cat "$work/cdp2.err"
+check "  ...saved as io-edit-1.xml with 2 processes" grep -q 'processes="2"' "$work/descs/io-edit-1.xml"
+check "  ...only that copy: no file of the refused tries, the original unchanged" \
+	[ "$(ls "$work/descs" | grep -c '\.xml$')" = 2 -a "$(cmp "$work/io.orig" "$work/descs/io.xml" && echo same)" = same ]
+n=$("$T" report --xml --quick "$jobs/${job#\#/job/}" 2>/dev/null | python3 -c '
+import sys, xml.etree.ElementTree as E
+print(len({s.get("pid") for s in E.parse(sys.stdin).getroot().iter("stream") if s.get("exe", "").endswith("/iodemo")}))')
+check "  ...its job ran 2 processes, each with the child it forks ($n pids of iodemo)" [ "$n" = 4 ]
 
 echo "screenshots: $shots/serve-*.png"
 exit $fail

@@ -88,7 +88,8 @@ c=$(ncode -H "Authorization: Bearer $wrong" "$U/api/jobs")
 check "nobody with a wrong token: 401 ($c)" [ "$c" = 401 ]
 c=$(ncode -b "tapestry_token=$wrong" "$U/api/jobs")
 check "nobody with a wrong cookie: 401 ($c)" [ "$c" = 401 ]
-check "the owner with the token: 200" [ "$(ocode "$U/api/jobs")" = 200 ]
+c=$(ocode "$U/api/jobs")
+check "the owner with the token: 200 ($c)" [ "$c" = 200 ]
 check "  ...and the report of a 0700 job" [ "$(poll "$U/api/jobs/run1/report.xml" "$work/r.xml")" = 200 ]
 sleep 1
 check "nothing ran" [ ! -e "$mark" ]
@@ -124,6 +125,13 @@ check "  ...saying why" grep -q "another user owns it" <(curl -s -H "Authorizati
 	-H 'X-Tapestry: 1' "$U/api/descriptions/theirs.xml/launch")
 c=$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/link.xml/launch")
 check "a linked description is not one (404: $c)" [ "$c" = 404 ]
+for d in theirs gw; do
+	c=$(ocode -X POST -H 'X-Tapestry: 1' --data processes=1 "$U/api/descriptions/$d.xml/edit")
+	check "the launch form makes no copy of $d.xml (the copy would be the owner's): 403 ($c)" \
+		[ "$c" = 403 -a ! -e "$work/descs/$d-edit-1.xml" ]
+done
+c=$(ocode -X POST -H 'X-Tapestry: 1' --data processes=1 "$U/api/descriptions/link.xml/edit")
+check "  ...nor of a linked one (404: $c)" [ "$c" = 404 ]
 chmod 777 "$work/descs"
 c=$(ocode -X POST -H 'X-Tapestry: 1' "$U/api/descriptions/pwn.xml/launch")
 check "a description in a directory others may write (not sticky): 403 ($c)" [ "$c" = 403 ]

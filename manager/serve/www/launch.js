@@ -11,6 +11,7 @@ async function launchPage(sel, q) {
   if (gen !== pageGen) return;
   main().innerHTML = '<h1>Launch</h1><div class="cols"><section class="desc-list" id="descs"></section>' +
     '<div id="desc"><section class="mut">Pick a job description.</section></div></div>';
+  d.descriptions.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   let h = d.descriptions.map(x => `<a href="#/launch/${encodeURIComponent(x.name)}" class="${x.name === sel ? 'sel' : ''}">${esc(x.name)}</a>`).join('');
   if (!d.descriptions.length) h = '<p class="mut">no *.xml here</p>';
   if (d.upload) h += '<h2>Upload</h2><input type="file" id="up" accept=".xml"><button id="up-go">upload</button>';
@@ -23,6 +24,8 @@ async function launchPage(sel, q) {
   });
   if (!sel) return;
   const base = '/api/descriptions/' + encodeURIComponent(sel);
+  const planned = api(base + '/plan', {method: 'POST'});	/* runs while the rest loads */
+  planned.catch(() => {});	/* awaited below, unless the page moved on */
   const text = await api(base, {text: true});
   const form = await getJson(base + '/form');
   if (gen !== pageGen) return;
@@ -39,7 +42,7 @@ async function launchPage(sel, q) {
     const r = await api(base + '/launch', {method: 'POST'});
     location.hash = '#/run/' + r.pending.id;
   });
-  await api(base + '/plan', {method: 'POST'});
+  await planned;
   const p = await until(base + '/plan', gen);
   if (!p || gen !== pageGen) return;
   $('#plan-state').textContent = p.exit === 0 ? 'the plan is valid' : 'the description is invalid (tapestry plan exit ' + p.exit + ')';

@@ -915,6 +915,7 @@ static void xml_perturbation(FILE *out, const struct report *r)
 	attr_i(out, "kept_wait_ns", ps->capped_ns);
 	attr_i(out, "off_cpu_ns", ps->stolen_ns);
 	attr_i(out, "off_cpu_removed_ns", ps->stolen_removed_ns);
+	attr_i(out, "off_cpu_mpi_gaps_ns", ps->gap_excess_ns);
 	attr_u(out, "tracer_threads_moved", ps->helper_flows);
 	attr_u(out, "program_threads_moved", ps->follower_flows);
 	attr_u(out, "polls", polls_of(r));
@@ -1282,11 +1283,14 @@ static void text_perturbation(FILE *out, const struct report *r)
 			" calls for %" PRIu64 " receives; between its polls it waits for its"
 			" partners, and the time a poll found nothing is the program's own: only"
 			" the tracer's cost inside each call is removed\n", polls, ps->receives);
-	if (ps->stolen_ns)
-		fprintf(out, "               off the CPU between MPI calls: %.6f s; %.6f s of it"
-			" removed (at most what the tracer's threads ran)%s\n",
-			(double)ps->stolen_ns / 1e9, (double)ps->stolen_removed_ns / 1e9,
-			ps->stolen_ns > ps->stolen_removed_ns + ps->stolen_removed_ns / 10 + 1000000 ?
+	int64_t off_cpu = ps->stolen_ns + ps->gap_excess_ns;
+	if (off_cpu)
+		fprintf(out, "               off the CPU between MPI calls: %.6f s, and around"
+			" them (gaps beyond ten times their thread's median): %.6f s; %.6f s of"
+			" it removed (at most what the tracer's threads ran)%s\n",
+			(double)ps->stolen_ns / 1e9, (double)ps->gap_excess_ns / 1e9,
+			(double)ps->stolen_removed_ns / 1e9,
+			off_cpu > ps->stolen_removed_ns + ps->stolen_removed_ns / 10 + 1000000 ?
 			"; the rest was other work on the host (more runnable threads than"
 			" cores): left in, an untraced run on this host would wait as long" : "");
 	if (ps->waits)

@@ -55,6 +55,8 @@ struct acc {
 	int64_t wait_open;	/* waits' off-CPU ns since the last COMPUTE */
 	int64_t stolen;		/* ns the thread was off the CPU in COMPUTE */
 	int64_t meas;		/* the MPI sensor's work measured in situ */
+	int64_t mx;		/* the gaps' excess over their flow's bound
+				 * (gap_caps): off the CPU, counted with stolen */
 	/* measuring: the gaps around an MPI event that follows a COMPUTE
 	 * event hold nothing but the MPI sensor's accounting (its reads, the
 	 * COMPUTE and MPI records): the gap from the COMPUTE end to the MPI
@@ -73,6 +75,28 @@ struct acc {
  * and its cold start (ns, taken off its start: see cold_start). */
 struct xgap {
 	int64_t gap, out_ps, cold;
+	int64_t ex;		/* the exit gap's excess over its bound */
+};
+
+/* A flow's gaps around its measured MPI events (in: before the call, the
+ * cold start apart; out: after it): one up to its bound is the MPI
+ * sensor's work; one beyond (a preemption) counts as the typical one (the
+ * flow's median), the rest as time off the CPU when keep_excess (stolen,
+ * auto), else left in. */
+struct gcap {
+	int64_t in, out;		/* bounds */
+	int64_t in_med, out_med;	/* medians */
+	int keep_excess;
+};
+
+#define GAP_FACTOR 10		/* the bound: this times the median gap ... */
+#define GAP_FLOOR_NS 1000	/* ... and never less */
+/* gap_caps' pass: a flow's gaps, and its state along the flow */
+struct gapq {
+	int64_t *in, *out;
+	size_t nin, nout, capin, capout;
+	int prev_comp, pending;
+	int64_t comp_t1, mpi_t1;
 };
 
 struct flow {
@@ -87,6 +111,8 @@ struct flow {
 	size_t nb, capb;
 	struct xgap *xg;	/* what each measured MPI event leaves after it */
 	size_t nxg, capxg;
+	struct gcap gc;		/* its gaps' bounds (gap_caps) */
+	struct gapq *gq;	/* gap_caps' pass only */
 	int64_t last_t;		/* its last event's end */
 	uint64_t nwrapped;	/* its events that are not the tracer's own */
 	uint64_t nmpi;		/* its MPI events */
@@ -364,21 +390,27 @@ static int is_mpi(const struct proto_event *ev)
  * that MPI event's end. */
 static void acc_before(struct acc *c, const struct proto_event *ev,
 		       int64_t t0, int64_t t1, int64_t out_ps, int build,
-		       struct xgap *xg)
+		       const struct gcap *gc, int64_t cold, struct xgap *xg)
 {
 	xg->gap = -1;
 	xg->out_ps = 0;
 	xg->cold = 0;
+	xg->ex = 0;
 	if (ev->type == PROTO_EV_COMPUTE) {
 		if (c->pending) {
 			int64_t d = t1 > t0 ? t1 - t0 : 0;
 
 			xg->gap = t0 > c->mpi_t1 ? t0 - c->mpi_t1 : 0;
+			if (xg->gap > gc->out) {	/* preempted: the rest */
+				xg->ex = gc->keep_excess ? xg->gap - gc->out_med : 0;
+				xg->gap = gc->out_med;
+			}
 			xg->out_ps = d <= out_ps / 1000 ? d * 1000 : out_ps;
 			xg->cold = c->pend_cold;
 			c->pending = 0;
 			if (build) {
 				c->meas = mgr_sat_add(c->meas, xg->gap);
+				c->mx = mgr_sat_add(c->mx, xg->ex);
 				c->out_ps = mgr_sat_add(c->out_ps, xg->out_ps);
 			}
 		}
@@ -394,8 +426,18 @@ static void acc_before(struct acc *c, const struct proto_event *ev,
 		if (build)
 			c->out_ps = mgr_sat_add(c->out_ps, out_ps);
 	}
-	if (c->prev_comp)
-		c->meas = mgr_sat_add(c->meas, t0 > c->comp_t1 ? t0 - c->comp_t1 : 0);
+	if (c->prev_comp) {
+		/* the entry gap: the cold start (taken off t0) counts whole */
+		int64_t g = t0 > c->comp_t1 ? t0 - c->comp_t1 : 0;
+		int64_t own = g > cold ? g - cold : 0;
+
+		if (own > gc->in) {	/* preempted: the rest */
+			if (gc->keep_excess)
+				c->mx = mgr_sat_add(c->mx, own - gc->in_med);
+			g -= own - gc->in_med;
+		}
+		c->meas = mgr_sat_add(c->meas, g);
+	}
 }
 
 /* A FLUSH record with no records: an application thread waited for the
@@ -634,7 +676,7 @@ static void on_event(struct mgr_perturb *p, const struct proto_trace_event *te,
 		p->st.cold_events += cold > 0;
 	}
 	struct xgap xg;
-	acc_before(&f->a, ev, t0, t1, p->s[f->sidx].cost_out, 1, &xg);
+	acc_before(&f->a, ev, t0, t1, p->s[f->sidx].cost_out, 1, &f->gc, cold, &xg);
 	if (xg.gap >= 0) {
 		if ((p->error = mgr_big_grow((void **)&f->xg, &f->capxg,
 					     f->nxg + 1, sizeof(*f->xg))))
@@ -757,12 +799,12 @@ static void on_match(void *arg, uint64_t send_pos, uint64_t recv_pos)
 static int64_t stolen_capped(const struct mgr_perturb *p, const struct flow *f,
 			     const struct acc *c, int64_t t)
 {
-	int64_t b;
+	int64_t b, off = mgr_sat_add(c->stolen, c->mx);
 
-	if (!c->stolen)
+	if (!off)
 		return 0;
 	b = busy_before(p, f->sidx, t);
-	return c->stolen < b ? c->stolen : b;
+	return off < b ? off : b;
 }
 
 static int64_t alpha_before(const struct mgr_perturb *p, const struct flow *f,
@@ -1626,6 +1668,108 @@ static int64_t removal_at(const struct flow *m, int64_t t)
 				  (double)(b->t - a->t));
 }
 
+static int gap_add(int64_t **v, size_t *n, size_t *cap, int64_t g)
+{
+	int rc = mgr_big_grow((void **)v, cap, *n + 1, sizeof(**v));
+
+	if (!rc)
+		(*v)[(*n)++] = g;
+	return rc;
+}
+
+/* The median of v[0 .. n) (sorted here; the upper one of an even count) and
+ * the bound: GAP_FACTOR times it, at least GAP_FLOOR_NS; no bound without
+ * gaps. */
+static void gap_bound(int64_t *v, size_t n, int64_t *med, int64_t *bound)
+{
+	*med = 0;
+	*bound = INT64_MAX;
+	if (!n)
+		return;
+	mgr_big_sort(v, n, sizeof(*v), cmp_i64);
+	*med = v[n / 2];
+	*bound = *med < COST_MAX_NS / GAP_FACTOR ? *med * GAP_FACTOR : COST_MAX_NS;
+	if (*bound < GAP_FLOOR_NS)
+		*bound = GAP_FLOOR_NS;
+}
+
+static void gapq_free(struct flow *f)
+{
+	if (f->gq) {
+		mgr_big_free(f->gq->in);
+		mgr_big_free(f->gq->out);
+		free(f->gq);
+		f->gq = NULL;
+	}
+}
+
+/* A pass before the build: per flow, the gaps around its measured MPI
+ * events (as acc_before finds them, the cold start apart) and their bounds
+ * (f->gc). A gap holds the MPI sensor's accounting, but also any time the
+ * thread was preempted there: beyond its bound, the rest is counted as
+ * time off the CPU. 0 or a negative PROTO_E_*. */
+static int gap_caps(struct mgr_perturb *p, const char *dir,
+		    mgr_perturb_time_fn time, void *arg)
+{
+	struct proto_trace *t;
+	struct proto_trace_event te;
+	int rc, r;
+
+	if (!(t = proto_trace_open(dir, &rc)))
+		return rc;
+	while ((r = proto_trace_next(t, &te)) == 1 && !p->error) {
+		const struct proto_event *ev = te.ev;
+		uint32_t fi = flow_idx(p, te.stream->id, ev->tid, 1);
+
+		if (fi == UINT32_MAX)
+			break;
+		struct flow *f = &p->f[fi];
+		int comp = ev->type == PROTO_EV_COMPUTE;
+
+		if (!f->gq && (comp || is_mpi(ev)) &&
+		    !(f->gq = calloc(1, sizeof(*f->gq)))) {
+			p->error = PROTO_E_NOMEM;
+			break;
+		}
+		struct gapq *q = f->gq;
+		if (!q)
+			continue;
+		int64_t t0 = time(arg, f->stream, ev->t_start);
+		int64_t t1 = time(arg, f->stream, ev->t_end);
+
+		if (comp && q->pending &&
+		    (p->error = gap_add(&q->out, &q->nout, &q->capout,
+					t0 > q->mpi_t1 ? t0 - q->mpi_t1 : 0)))
+			break;
+		if (comp || is_mpi(ev))
+			q->pending = 0;
+		if (is_mpi(ev) && q->prev_comp) {
+			if ((p->error = gap_add(&q->in, &q->nin, &q->capin,
+						t0 > q->comp_t1 ? t0 - q->comp_t1 : 0)))
+				break;
+			q->pending = 1;
+			q->mpi_t1 = t1;
+		}
+		q->prev_comp = comp;
+		if (comp)
+			q->comp_t1 = t1;
+	}
+	proto_trace_close(t);
+	for (size_t i = 0; i < p->nf; i++) {
+		struct flow *f = &p->f[i];
+
+		f->gc.keep_excess = p->indirect == INDIRECT_STOLEN ||
+				    p->indirect == INDIRECT_AUTO;
+		f->gc.in = f->gc.out = INT64_MAX;
+		if (!f->gq)
+			continue;
+		gap_bound(f->gq->in, f->gq->nin, &f->gc.in_med, &f->gc.in);
+		gap_bound(f->gq->out, f->gq->nout, &f->gc.out_med, &f->gc.out);
+		gapq_free(f);
+	}
+	return r < 0 ? r : p->error;
+}
+
 struct mgr_perturb *mgr_perturb_build(const char *dir,
 				      const struct mgr_causality *clc,
 				      mgr_perturb_time_fn time, void *arg,
@@ -1651,9 +1795,13 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		free(p);
 		return NULL;
 	}
+	if ((r = gap_caps(p, dir, time, arg)) != 0) {
+		*rc = r;
+		mgr_perturb_free(p);
+		return NULL;
+	}
 	if (!(t = proto_trace_open(dir, rc))) {
-		mgr_comms_free(p->comms);
-		free(p);
+		mgr_perturb_free(p);
 		return NULL;
 	}
 	while ((r = proto_trace_next(t, &te)) == 1 && !p->error)
@@ -1684,7 +1832,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 					     f->nxg + 1, sizeof(*f->xg))))
 			break;
 		f->xg[f->nxg++] = (struct xgap){p->s[f->sidx].cost_mpi / 2,
-						p->s[f->sidx].cost_out, f->a.pend_cold};
+						p->s[f->sidx].cost_out, f->a.pend_cold, 0};
 		f->a.meas += p->s[f->sidx].cost_mpi / 2;
 		f->a.out_ps = mgr_sat_add(f->a.out_ps, p->s[f->sidx].cost_out);
 		f->a.pending = 0;
@@ -1743,6 +1891,7 @@ struct mgr_perturb *mgr_perturb_build(const char *dir,
 		p->st.removed_ns = mgr_sat_add(p->st.removed_ns,
 					       alpha_before(p, f, &f->a, INT64_MAX));
 		p->st.stolen_ns = mgr_sat_add(p->st.stolen_ns, f->a.stolen);
+		p->st.gap_excess_ns = mgr_sat_add(p->st.gap_excess_ns, f->a.mx);
 		p->st.stolen_removed_ns = mgr_sat_add(p->st.stolen_removed_ns,
 						      stolen_capped(p, f, &f->a, INT64_MAX));
 		p->st.measured_ns = mgr_sat_add(p->st.measured_ns, f->a.meas);
@@ -1796,10 +1945,11 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	struct base b0 = {0, f->first_t, f->first_t, f->first_t, 0, 0, 0};
 	const struct base *b = f->ab > 0 ? &f->b[f->ab - 1] : &b0;
 	/* a measured MPI event's cold start, as the build took it off */
+	int64_t cold = 0;
 	if (is_mpi(ev) && f->aa.prev_comp && f->aa.nmeas < f->nxg)
-		start += f->xg[f->aa.nmeas].cold;
+		start += cold = f->xg[f->aa.nmeas].cold;
 	struct xgap xg;
-	acc_before(&f->aa, ev, start, end, 0, 0, &xg);
+	acc_before(&f->aa, ev, start, end, 0, 0, &f->gc, cold, &xg);
 	int64_t a_before = alpha_before(p, f, &f->aa, start);
 
 	*a_start = mgr_sat_add(mgr_sat_add(b->tb_a, start - b->tb),
@@ -1850,6 +2000,7 @@ void mgr_perturb_apply(struct mgr_perturb *p, uint64_t stream,
 	 * follow it */
 	if (measured && f->aa.nmeas - 1 < f->nxg) {
 		f->aa.meas = mgr_sat_add(f->aa.meas, f->xg[f->aa.nmeas - 1].gap);
+		f->aa.mx = mgr_sat_add(f->aa.mx, f->xg[f->aa.nmeas - 1].ex);
 		f->aa.out_ps = mgr_sat_add(f->aa.out_ps, f->xg[f->aa.nmeas - 1].out_ps);
 	}
 }
@@ -1986,6 +2137,7 @@ void mgr_perturb_free(struct mgr_perturb *p)
 		mgr_big_free(p->f[i].pt);
 		mgr_big_free(p->f[i].fm);
 		mgr_big_free(p->f[i].xg);
+		gapq_free(&p->f[i]);
 	}
 	for (size_t i = 0; i < p->ns; i++) {
 		mgr_big_free(p->s[i].bend);

@@ -9,7 +9,9 @@
  * - An event's cost is calibrated (CALIB records: per wrapped call, per
  *   buffered stdio call; of a stream's calibrations, the lowest) or, around
  *   MPI calls, measured (the gaps between an MPI event and the COMPUTE
- *   events around it, the wrapper's work outside them, a cold start); add
+ *   events around it, each up to ten times its flow's median gap: the
+ *   rest, a preemption, counts as time off the CPU; the wrapper's work
+ *   outside them, a cold start); add
  *   the tracer's work in the thread (FLUSH, waits for room in its ring),
  *   the sensor's arrived probe inside a receive, and the indirect part
  *   TAPESTRY_PERTURB_INDIRECT chooses: stolen (the thread's time off the
@@ -80,6 +82,11 @@ struct mgr_perturb_stats {
 	 * it removed (at most what the process's tracer threads ran): the
 	 * rest was the host's other work */
 	int64_t stolen_ns, stolen_removed_ns;
+	/* the gaps around measured MPI events beyond their flow's bound (ten
+	 * times its median gap, at least 1 us): time the thread was off the
+	 * CPU, not the sensor's work; removed with stolen_ns, within the same
+	 * limit (stolen_removed_ns covers both) */
+	int64_t gap_excess_ns;
 	uint64_t helper_flows;		/* tracer threads moved with their main */
 	uint64_t follower_flows;	/* program threads without MPI events,
 					 * moved with their main (and their cost) */

@@ -1355,3 +1355,139 @@ Test(perturb, flush_keeps_no_length_and_threads_follow_their_main)
 	mgr_events_close(e);
 	unsetenv("TAPESTRY_PERTURB_INDIRECT");
 }
+
+/* The tracer's sender ran helper_ns of CPU time from t (a FLUSH of tid 1,
+ * not compared with the truth). */
+static void sender_ran(struct gen *g, int64_t t, int64_t helper_ns)
+{
+	struct proto_event *sf = &g->ev[g->n];
+
+	memset(sf, 0, sizeof(*sf));
+	sf->type = PROTO_EV_FLUSH;
+	sf->tid = 1;
+	sf->t_start = (uint64_t)t;
+	sf->t_end = sf->t_start + 3 * helper_ns;
+	sf->arg[0] = 10;
+	sf->arg[1] = 1000;
+	sf->arg[2] = helper_ns;	/* cpu_ns */
+	g->skip[g->n++] = 1;
+}
+
+/* A loaded host: nine measured MPI calls whose gaps are the sensor's
+ * accounting (entry 600 .. 1000 ns, median 800; exit 800 .. 1200 ns,
+ * median 1000), but the fifth was preempted for 5 ms more right after the
+ * call (exit) or right before it (entry). The preemption is the host's
+ * other work: an untraced run on that host waits as long (in the truth),
+ * but for what the tracer's own threads ran then (helper_ns, a sender FLUSH
+ * of that CPU time inside the preemption), which the untraced run would
+ * not have waited. So the gap counts as the typical one (the median) and
+ * the rest is removed only up to helper_ns: removing the whole gap puts
+ * everything after it 5 ms early. */
+static void preempted_gap(int64_t helper_ns, int entry, const char *what)
+{
+	static struct gen g0, g1;
+	/* with gap pk preempted (the largest), the median of the nine is the
+	 * fifth smallest of the others: gap pk's own sensor part */
+	static const int64_t enters[9] = {600, 650, 700, 750, 800, 800, 900, 950, 1000};
+	static const int64_t exits[9] = {800, 850, 900, 950, 1000, 1000, 1100, 1150, 1200};
+	const int pk = 4;
+	const int64_t pre = 5000000;
+	int64_t mpi_end_traced = 0, mpi_end_truth = 0, sh = 0;
+
+	fresh_ranks(&g0, &g1);
+	struct proto_event *c = &g0.ev[g0.n];
+	calib(&g0, 100);
+	c->arg[0] = PROTO_EV_COMPUTE;
+	c->arg[1] = 2000;
+	for (int k = 0; k < 9; k++) {
+		int64_t a = 1000 + 10000 * k + sh;
+
+		if (k == 0)
+			mpi_end_traced = a + g0.lag, mpi_end_truth = a;
+		size_t ci = g0.n;
+		emit(&g0, PROTO_EV_COMPUTE, mpi_end_truth, a + 2000);
+		g0.ev[ci].t_start = (uint64_t)mpi_end_traced;
+		g0.skip[ci] = 1;
+		g0.lag -= ALPHA;
+		if (entry && k == pk) {
+			/* preempted: in the traced gap whole, in the truth but
+			 * for what the tracer's sender ran meanwhile */
+			if (helper_ns)
+				sender_ran(&g0, (int64_t)g0.ev[ci].t_end + 1000, helper_ns);
+			g0.lag += helper_ns;
+			sh += pre - helper_ns;
+			a += pre - helper_ns;
+		}
+		g0.lag += enters[k];
+		struct proto_event *m = emit(&g0, PROTO_EV_MPI_COMM_SIZE, a + 2000, a + 2100);
+		m->arg[1] = 2;
+		g0.lag -= ALPHA;
+		mpi_end_traced = (int64_t)m->t_end + exits[k];
+		mpi_end_truth = a + 2100;
+		g0.lag += exits[k];
+		if (!entry && k == pk) {
+			if (helper_ns)
+				sender_ran(&g0, mpi_end_traced + 1000, helper_ns);
+			mpi_end_traced += pre;
+			mpi_end_truth += pre - helper_ns;
+			g0.lag += helper_ns;
+			sh += pre - helper_ns;
+			a += pre - helper_ns;
+		}
+		emit(&g0, PROTO_EV_WRITE, a + 2500, a + 2600);
+		emit(&g0, PROTO_EV_WRITE, a + 3000, a + 3100);
+	}
+	int64_t fin = 100000 + sh;
+	size_t ci = g0.n;
+	emit(&g0, PROTO_EV_COMPUTE, mpi_end_truth, fin);
+	g0.ev[ci].t_start = (uint64_t)mpi_end_traced;
+	g0.skip[ci] = 1;
+	g0.lag -= ALPHA;
+	g0.lag += 800;
+	emit(&g0, PROTO_EV_MPI_FINALIZE, fin, fin + 500);
+	g0.lag -= ALPHA;
+	g0.lag += 2000 / 2;
+	emit(&g0, PROTO_EV_WRITE, fin + 1000, fin + 1100);
+	emit(&g1, PROTO_EV_WRITE, 500, 600);
+	jobgen_batch(&jg, 1, 1, g0.ev, g0.n);
+	jobgen_batch(&jg, 2, 1, g1.ev, g1.n);
+	jobgen_close(&jg);
+	check_truth(&g0, &g1, what);
+
+	int rc;
+	struct mgr_events *e = mgr_events_open(jg.dir, &rc);
+
+	cr_assert_not_null(e, "%s", proto_strerror(rc));
+	const struct mgr_perturb_stats *st = mgr_perturb_stats(mgr_events_perturb(e));
+	/* the sensor's work: the gaps, the median for the preempted one, and
+	 * Finalize's entry gap and half accounting */
+	int64_t meas = 0;
+	for (int k = 0; k < 9; k++)
+		meas += enters[k] + exits[k];
+	cr_assert_eq(st->measured_ns, meas + 800 + 1000, "%s: measured %lld",
+		     what, (long long)st->measured_ns);
+	cr_assert_eq(st->gap_excess_ns, pre, "%s: excess %lld", what,
+		     (long long)st->gap_excess_ns);
+	cr_assert_eq(st->stolen_removed_ns, helper_ns, "%s", what);
+	mgr_events_close(e);
+}
+
+Test(perturb, preempted_gap_is_not_the_tracers_cost)
+{
+	preempted_gap(0, 0, "a preempted exit gap");
+}
+
+Test(perturb, preempted_gap_removed_up_to_the_tracers_threads)
+{
+	preempted_gap(3000, 0, "a preempted exit gap, the sender running");
+}
+
+Test(perturb, preempted_entry_gap)
+{
+	preempted_gap(0, 1, "a preempted entry gap");
+}
+
+Test(perturb, preempted_entry_gap_removed_up_to_the_tracers_threads)
+{
+	preempted_gap(3000, 1, "a preempted entry gap, the sender running");
+}

@@ -261,10 +261,11 @@ function keepAddress(st) {
 function wireTimeline(st) {
   const cv = $('#tl-canvas');
   let timer = null;
-  const refetch = () => {
+  /* keep: the window goes into the address (a zoom, a pan; not a resize) */
+  const refetch = keep => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      keepAddress(st);
+      if (keep !== false) keepAddress(st);
       fetchWindow(st).catch(e => showError(e.message));
     }, 60);
   };
@@ -274,7 +275,7 @@ function wireTimeline(st) {
   const wrap = cv.parentNode;
   let lastW = wrap.clientWidth;
   new ResizeObserver(() => {
-    if (wrap.clientWidth !== lastW && st.gen === pageGen) { lastW = wrap.clientWidth; refetch(); }
+    if (wrap.clientWidth !== lastW && st.gen === pageGen) { lastW = wrap.clientWidth; refetch(false); }
   }).observe(wrap);
   const zoom = (factor, at) => {
     const span = st.t1 - st.t0, c = at === undefined ? st.t0 + span / 2 : at;

@@ -18,7 +18,9 @@
 #     HTTP on loopback, not a browser's paint;
 #   - zoom requests: 20 windows at each zoom level (1/1 .. 1/10^6 of the job,
 #     at random places, 1200 pixels): the server's time (its Server-Timing
-#     header) and curl's time_total, median and max;
+#     header) and curl's time_total, median and max; the same windows' profile
+#     (.../range, the page's range selection), server time; a search by name
+#     (.../find) from the start and from the middle of the job;
 #   - the server's memory (VmRSS, RssAnon, VmHWM of the serve process) after
 #     the requests, for the large job and for the baseline.
 #
@@ -64,10 +66,11 @@ wait200() {
 	echo "$EPOCHREALTIME - $t0" | bc
 }
 
-# paint JOB: the wall time of the six requests of a job page, ms
+# paint JOB: the wall time of the requests of a job page before it draws, ms
+# (its scripts: a server without profile.js or timeline.js answers 404)
 paint() {
 	local t=0 p
-	for p in / /app.js /style.css "/api/jobs/$1" "/api/jobs/$1/report.xml" \
+	for p in / /app.js /profile.js /timeline.js /style.css "/api/jobs/$1" "/api/jobs/$1/report.xml" \
 		"/api/jobs/$1/timeline?w=1200"; do
 		t=$(echo "$t + $(curl -s -o /dev/null -w '%{time_total}' "$U$p")" | bc)
 	done
@@ -110,7 +113,7 @@ for job in small big; do
 	sz=$(du -m "$work/jobs/$job/.tapestry-serve/timeline.idx" | cut -f1)
 	printf '%-6s quick report after %.1f s, report ready after %.1f s, timeline after %.1f s (index %s MB, %s events on the timeline); the child peak VmRSS %s kB, RssAnon %s kB; load average %s\n' \
 		"$job" "$qk" "$r" "$i" "$sz" "$ev" "$crss" "$canon" "$(cut -d' ' -f1-3 /proc/loadavg)"
-	printf '%-6s first paint, warm (6 requests, all 200) %.1f ms\n' "$job" "$(paint "$job")"
+	printf '%-6s first paint, warm (8 requests) %.1f ms\n' "$job" "$(paint "$job")"
 	read -r tmin tmax <<<"$(curl -s "$U/api/jobs/$job/timeline?w=1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["tmin"], d["tmax"])')"
 	for z in 1 10 100 1000 10000 100000 1000000; do
 		for k in $(seq 20); do
@@ -125,7 +128,25 @@ for job in small big; do
 		printf '%-6s zoom 1/%-8s server median %6.1f ms max %6.1f ms; with transfer median %6.1f ms max %6.1f ms\n' \
 			"$job" "$z" $(med 1) $(cut -f1 "$work/zoom" | sort -n | tail -1) \
 			"$(echo "$(med 2) * 1000" | bc)" "$(echo "$(cut -f2 "$work/zoom" | sort -n | tail -1) * 1000" | bc)"
+		for k in $(seq 20); do
+			span=$(( (tmax - tmin) / z ))
+			[ "$span" -lt 2 ] && span=2
+			a=$(( tmin + (RANDOM * 32768 + RANDOM) % (tmax - tmin - span + 1) ))
+			curl -s -o /dev/null -D - -w 'total %{time_total}\n' \
+				"$U/api/jobs/$job/range?t0=$a&t1=$((a + span))" |
+				tr -d '\r' | sed -n 's/^Server-Timing: index;dur=//p; s/^total //p' |
+				paste - -
+		done >"$work/zoom"
+		printf '%-6s range 1/%-7s server median %6.1f ms max %6.1f ms\n' \
+			"$job" "$z" $(med 1) $(cut -f1 "$work/zoom" | sort -n | tail -1)
 	done
+	for q in MPI_Allreduce send nosuchcall; do
+		for after in "" "&after=$(( (tmin + tmax) / 2 ))"; do
+			curl -s -o /dev/null -D - "$U/api/jobs/$job/find?q=$q$after" |
+				tr -d '\r' | sed -n 's/^Server-Timing: index;dur=//p'
+		done
+	done | sort -n | awk -v j="$job" '{v[NR]=$1} END {printf "%-6s find, 6 searches: server median %.1f ms max %.1f ms\n", j, v[int((NR+1)/2)], v[NR]}'
+
 	printf '%-6s server memory: VmRSS %s kB, RssAnon %s kB, VmHWM %s kB\n' "$job" \
 		"$(kb VmRSS "$SP")" "$(kb RssAnon "$SP")" "$(kb VmHWM "$SP")"
 done

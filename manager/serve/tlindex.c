@@ -16,6 +16,7 @@
  * layout; it is a cache in host byte order, rebuilt when the job changes).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -83,7 +84,9 @@ struct tl_bucket {
 
 /* The running totals of a lane: a row per TL_SPARSE records (row k: its
  * records [0, k * TL_SPARSE), the last row all of them), ntypes + 1 cells:
- * cell 0 {largest end, 0}, then per type of the lane {calls, busy ns}.
+ * cell 0 {largest end of those records, largest end of the block before
+ * the row (records [(k - 1) * TL_SPARSE, k * TL_SPARSE))}, then per type
+ * of the lane {calls, busy ns}.
  * A window's profile and a search by name are differences of two rows and
  * at most a few blocks of records, whatever the job's size. */
 struct tl_cum {
@@ -497,18 +500,21 @@ static void lane_totals(const struct tl_lane *l, const struct tl_rec *rec, uint1
 		}
 	}
 	memset(row, 0, w * sizeof(*row));
-	row[0].a = INT64_MIN;
+	row[0].a = row[0].b = INT64_MIN;
 	for (uint64_t i = 0; i < l->count; i++) {
 		const struct tl_rec *r = &rec[l->first + i];
 
 		if (i % TL_SPARSE == 0) {
 			memcpy(row + w, row, w * sizeof(*row));
 			row += w;
+			row[0].b = INT64_MIN;
 		}
 		if (r->type == PROTO_EV_MEM_SAMPLE || r->type >= PROTO_EV__COUNT)
 			continue;
 		if (r->end > row[0].a)
 			row[0].a = r->end;
+		if (r->end > row[0].b)
+			row[0].b = r->end;
 		row[col[r->type]].a++;
 		row[col[r->type]].b += r->end - r->start;
 	}
@@ -907,7 +913,32 @@ struct pixels {
 	double busy[TL_W_MAX][TL_NCAT];
 	double mem[TL_W_MAX];
 	uint32_t count[TL_W_MAX];
+	char text[TL_W_MAX * (TL_NCAT + 1) * 21];	/* a lane's numbers, written */
 };
+
+/* v in decimal and a comma at t; the end. One evbuffer_add per lane:
+ * a printf per number was most of a whole-job answer's time. */
+static char *put_u64(char *t, uint64_t v)
+{
+	char d[20];
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*t++ = d[--n];
+	*t++ = ',';
+	return t;
+}
+
+/* the numbers from text to t, less the last comma, as "KEY[...]" */
+static void put_array(struct evbuffer *b, const char *key, const char *text, const char *t)
+{
+	evbuffer_add_printf(b, "%s[", key);
+	evbuffer_add(b, text, (size_t)(t - text) - (t > text));
+	evbuffer_add(b, "]", 1);
+}
 
 /* Spread busy ns of category c over [s, e] into the pixels. */
 static void spread(struct pixels *px, int w, double t0, double pw, double s, double e,
@@ -949,7 +980,7 @@ static void pixel_lane(struct evbuffer *b, const struct tl_map *m, const struct 
 	double bw = span / l->b0;
 	int k = -1;
 
-	memset(px, 0, sizeof(*px));
+	memset(px, 0, offsetof(struct pixels, text));	/* not text: written before read */
 	for (uint32_t lv = 0; lv < l->levels && bw * (double)(1u << (2 * lv)) <= pw; lv++)
 		k = (int)lv;
 	if (k < 0) {
@@ -982,21 +1013,23 @@ static void pixel_lane(struct evbuffer *b, const struct tl_map *m, const struct 
 					spread(px, w, (double)t0, pw, bs, bs + kw, c, bk[j].busy[c]);
 		}
 	}
-	evbuffer_add_printf(b, ",\"mode\":\"pixels\",\"px\":[");
+	char *t = px->text;
+
 	for (int p = 0; p < w; p++)
 		for (int c = 0; c < TL_NCAT; c++) {
 			double f = px->busy[p][c] / pw;
 
-			evbuffer_add_printf(b, "%s%d", p || c ? "," : "",
-					    (int)(1000 * (f > 1 ? 1 : f) + 0.5));
+			t = put_u64(t, (uint64_t)(1000 * (f > 1 ? 1 : f) + 0.5));
 		}
-	evbuffer_add_printf(b, "],\"pc\":[");
+	put_array(b, ",\"mode\":\"pixels\",\"px\":", px->text, t);
+	t = px->text;
 	for (int p = 0; p < w; p++)
-		evbuffer_add_printf(b, "%s%u", p ? "," : "", px->count[p]);
-	evbuffer_add_printf(b, "],\"pm\":[");
+		t = put_u64(t, px->count[p]);
+	put_array(b, ",\"pc\":", px->text, t);
+	t = px->text;
 	for (int p = 0; p < w; p++)
-		evbuffer_add_printf(b, "%s%.0f", p ? "," : "", px->mem[p]);
-	evbuffer_add(b, "]", 1);
+		t = put_u64(t, px->mem[p] > 0 ? (uint64_t)(px->mem[p] + 0.5) : 0);
+	put_array(b, ",\"pm\":", px->text, t);
 }
 
 /* ,"names":{"TYPE":"NAME",...} for the types in seen */
@@ -1214,10 +1247,36 @@ static void totals_at(const struct tl_map *m, const struct tl_lane *l, uint64_t 
 	}
 }
 
+/* The record before i of lane l, going back, that may end after t (a
+ * record of [stop, i) ending after t, else stop - 1): the rows' largest
+ * ends skip the blocks that hold none, and end the walk where no record
+ * before ends after t. */
+static uint64_t back_after(const struct tl_map *m, const struct tl_lane *l, uint64_t i,
+			   uint64_t stop, int64_t t)
+{
+	while (i-- > stop) {
+		const struct tl_cum *row = row_of(m, l, i / TL_SPARSE + 1);
+
+		if (row->a <= t)
+			return stop - 1;	/* none before ends after t */
+		if (row->b <= t) {		/* none in this block */
+			i = i / TL_SPARSE * TL_SPARSE;
+			continue;
+		}
+		for (;; i--) {
+			if (m->rec[l->first + i].end > t)
+				return i;
+			if (i == stop || i % TL_SPARSE == 0)
+				break;
+		}
+	}
+	return stop - 1;
+}
+
 /* Calls and busy ns per type of lane l within [t0, t1] into tot: the calls
  * that start in it or are under t0, their time clipped to the window. The
- * records ending past an edge are found from the nearest rows' largest end,
- * so only the blocks that hold such a record are read. */
+ * records ending past an edge are found through the rows' largest ends
+ * (back_after), so only the blocks that hold such a record are read. */
 static void lane_range(const struct tl_map *m, const struct tl_lane *l, int64_t t0,
 		       int64_t t1, struct tl_cum *tot, struct tl_cum *lo)
 {
@@ -1229,24 +1288,20 @@ static void lane_range(const struct tl_map *m, const struct tl_lane *l, int64_t 
 		tot[c].a -= lo[c].a;
 		tot[c].b -= lo[c].b;
 	}
-	for (uint64_t i = z; i-- > a;) {
-		if ((i + 1 == z || (i + 1) % TL_SPARSE == 0) &&
-		    row_of(m, l, i / TL_SPARSE + 1)->a <= t1)
-			break;
+	/* i + 1 > a: unsigned, stop - 1 wraps when stop is 0 */
+	for (uint64_t i = back_after(m, l, z, a, t1); i + 1 > a && i < z;
+	     i = back_after(m, l, i, a, t1)) {
 		const struct tl_rec *r = &m->rec[l->first + i];
 		uint32_t c = cell(m, l, r->type);
 
-		if (c && r->end > t1)
+		if (c)
 			tot[c].b -= r->end - t1;
 	}
-	for (uint64_t i = a; i-- > 0;) {
-		if ((i + 1 == a || (i + 1) % TL_SPARSE == 0) &&
-		    row_of(m, l, i / TL_SPARSE + 1)->a <= t0)
-			break;
+	for (uint64_t i = back_after(m, l, a, 0, t0); i < a; i = back_after(m, l, i, 0, t0)) {
 		const struct tl_rec *r = &m->rec[l->first + i];
 		uint32_t c = cell(m, l, r->type);
 
-		if (c && r->end > t0) {
+		if (c) {
 			tot[c].a++;
 			tot[c].b += (r->end < t1 ? r->end : t1) - t0;
 		}

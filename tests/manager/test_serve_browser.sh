@@ -3,7 +3,10 @@
 # Chromium (Debian's chromium, --dump-dom and --screenshot): each page loads
 # with no console message and no error shown; the job page's figures are
 # exactly those of `tapestry report --xml`; the timeline shows the window a
-# zoom asks for, with fewer events; the live tree shows real collectors; the
+# zoom asks for, with fewer events; the timeline as an analysis tool against
+# the job's events one by one (serve_timeline.py): helper threads folded,
+# calls named, tick labels distinct at every zoom, a selection's profile, a
+# search by call name; the live tree shows real collectors; the
 # launch page shows the plan, and a click on Launch (through the DevTools
 # protocol, serve_cdp.py) lands on the new job's page with no error; the
 # launch form shows a bad process count and an unknown host on their
@@ -20,6 +23,7 @@ mkdir -p "$shots"
 tag="tb$$"
 . "$top_srcdir/tests/manager/lib.sh"
 dom() { python3 "$top_srcdir/tests/manager/serve_dom.py" "$@"; }
+tl() { python3 "$top_srcdir/tests/manager/serve_timeline.py" "$@"; }
 
 # page NAME HASH HEIGHT: dump the page's DOM (and its console) into
 # $work/NAME.html (.console), and a screenshot into $shots/serve-NAME.png
@@ -80,24 +84,63 @@ page job "#/job/run1" 3000
 n=$(dom "$work/job.html" report "$work/report.xml")
 check "job: every figure equals tapestry report --xml ($n figures)" [ "${n:-0}" -ge 30 ]
 lanes=$(dom "$work/job.html" attr tl-status data-lanes)
-drawn=$(dom "$work/job.html" attr tl-status data-drawn)
-t0=$(dom "$work/job.html" attr tl-status data-t0)
-t1=$(dom "$work/job.html" attr tl-status data-t1)
+shown=$(dom "$work/job.html" attr tl-status data-shown)
+check "job: helper threads folded under their process ($shown of $lanes lanes shown)" \
+	[ "${shown:-0}" -ge 1 -a "${shown:-99}" -lt "$lanes" ]
+# every lane unfolded: the writer threads' events drawn
+page jobopen "#/job/run1?unfold=all" 1000
+drawn=$(dom "$work/jobopen.html" attr tl-status data-drawn)
 check "job: the timeline is drawn ($lanes lanes, $drawn events)" [ "${lanes:-0}" -ge 2 -a "${drawn:-0}" -ge 100 ]
+check "unfold=all: every lane shown" [ "$(dom "$work/jobopen.html" attr tl-status data-shown)" = "$lanes" ]
 
 # a window of 1/50 of the job around the busiest lane's middle event
-read -r z0 z1 <<<"$(curl -s "$U/api/jobs/run1/timeline?w=1200" | python3 -c '
+read -r z0 z1 zs <<<"$(curl -s "$U/api/jobs/run1/timeline?w=1200" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 l = max(d["lanes"], key=lambda l: len(l.get("ev", [])))
 s = l["ev"][len(l["ev"]) // 2][1]
 w = (d["tmax"] - d["tmin"]) // 50
-print(max(d["tmin"], s - w // 2), max(d["tmin"], s - w // 2) + w)')"
-page zoom "#/job/run1?t0=$z0&t1=$z1" 1400
+print(max(d["tmin"], s - w // 2), max(d["tmin"], s - w // 2) + w, s)')"
+page zoom "#/job/run1?t0=$z0&t1=$z1&unfold=all" 1400
 check "zoom: the timeline shows the window asked for" \
 	[ "$(dom "$work/zoom.html" attr tl-status data-t0) $(dom "$work/zoom.html" attr tl-status data-t1)" = "$z0 $z1" ]
 zd=$(dom "$work/zoom.html" attr tl-status data-drawn)
 check "zoom: fewer events drawn, not none (0 < $zd < $drawn)" [ "${zd:-0}" -gt 0 -a "${zd:-999999}" -lt "$drawn" ]
+
+# the timeline as an analysis tool (issue 29 item 4), against the job's
+# events one by one (the whole job at 4096 pixels: every lane event by event)
+curl -s "$U/api/jobs/run1/timeline?w=4096" >"$work/events.json"
+check "job: the legend names the kinds of call" grep -q 'MPI collective.*MPI wait.*I/O and libc.*computation' "$work/job.html"
+# 20 us around that event: calls of a few us wide enough for their names
+page named "#/job/run1?t0=$((zs - 5000))&t1=$((zs + 15000))&unfold=all" 900
+check "20 us window: calls named in their slices ($(dom "$work/named.html" attr tl-status data-named))" \
+	[ "$(dom "$work/named.html" attr tl-status data-named)" -gt 0 ]
+check "job: tick labels distinct ($(tl "$work/job.html" "$work/events.json" ticks))" \
+	tl "$work/job.html" "$work/events.json" ticks
+# a 3 ms and a 100 us window from the same place: distinct labels, not the same
+page ticks3ms "#/job/run1?t0=$z0&t1=$((z0 + 3000000))&unfold=all" 900
+page ticks100us "#/job/run1?t0=$z0&t1=$((z0 + 100000))&unfold=all" 900
+a=$(tl "$work/ticks3ms.html" "$work/events.json" ticks) b=$(tl "$work/ticks100us.html" "$work/events.json" ticks)
+check "3 ms window: tick labels distinct ($a)" [ -n "$a" ]
+check "100 us window: tick labels distinct ($b)" [ -n "$b" ]
+check "  ...and not those of the 3 ms window" [ -n "$a" -a -n "$b" -a "$a" != "$b" ]
+# a selection: its profile per call equals the sums over its events, cut
+# at its edges; the whole job's too
+page range "#/job/run1?t0=$z0&t1=$z1&s0=$((z0 + (z1 - z0) / 4))&s1=$((z1 - (z1 - z0) / 4))" 1400
+check "range: the selection's profile ($(tl "$work/range.html" "$work/events.json" range))" \
+	tl "$work/range.html" "$work/events.json" range
+page rangeall "#/job/run1?s0=0&s1=999999999999" 1400
+check "range: the whole job's profile ($(tl "$work/rangeall.html" "$work/events.json" range))" \
+	tl "$work/rangeall.html" "$work/events.json" range
+# a search: the first call by time whose name holds "fprint", then none
+page find "#/job/run1?find=FPRINT" 1400
+check "find: lands on the first fprintf ($(tl "$work/find.html" "$work/events.json" find fprint))" \
+	tl "$work/find.html" "$work/events.json" find fprint
+check "  ...its details shown" [ "$(dom "$work/find.html" attr tl-detail data-name)" = fprintf ]
+page nofind "#/job/run1?find=MPI_Nosuchcall" 900
+check "find: a name no call has says so" grep -q 'no call matches "MPI_Nosuchcall"' "$work/nofind.html"
+check "find: a name that is not one is refused (400)" \
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$U/api/jobs/run1/find?q=a.b")" = 400 ]
 
 for _ in $(seq 50); do
 	[ "$(curl -s "$U/api/tree" | grep -o '"stale":false' | wc -l)" -ge 2 ] && break
@@ -117,6 +160,7 @@ job=$(python3 "$top_srcdir/tests/manager/serve_cdp.py" "$CHROMIUM" "$U/?token=$T
 	"$shots/serve-launched.png" 180 2>"$work/cdp.err")
 check "launch from the page lands on the new job's page ($job)" [ "${job#\#/job/io-}" != "$job" ]
 [ -s "$work/cdp.err" ] && cat "$work/cdp.err"
+job=${job%%\?*}	# the timeline's window, when the page put it in the address
 check "  ...a job directory made by that launch" [ -d "$jobs/${job#\#/job/}/segments" ]
 
 # the launch form: a bad count and an unknown host shown on their fields,

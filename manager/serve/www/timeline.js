@@ -51,7 +51,7 @@ async function startTimeline(base, gen, q) {
     '<div id="tl-status" class="mut">indexing…</div>' +
     '<div class="tl-wrap"><canvas id="tl-canvas" height="120"></canvas></div><div id="tl-detail" class="card mut">' +
     'Point at a call for its details, click to keep them. Drag to select a range (its profile shows below), ' +
-    'shift-drag or drag the time axis to pan, wheel to zoom, double-click for the whole job; ' +
+    'shift-drag or drag the time axis to pan, wheel or w/s to zoom, a/d to pan, double-click for the whole job; ' +
     '▸ in a lane\'s label unfolds its threads.</div><div id="tl-range"></div>';
   const st = {base, gen, t0: null, t1: null, data: null, seq: 0, tmin: 0, tmax: 1, detailCache: {},
     names: {}, open: {}, sel: null, pinned: null, found: null, nfound: 0};
@@ -261,10 +261,11 @@ function keepAddress(st) {
 function wireTimeline(st) {
   const cv = $('#tl-canvas');
   let timer = null;
-  const refetch = () => {
+  /* keep: the window goes into the address (a zoom, a pan; not a resize) */
+  const refetch = keep => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      keepAddress(st);
+      if (keep !== false) keepAddress(st);
       fetchWindow(st).catch(e => showError(e.message));
     }, 60);
   };
@@ -274,7 +275,7 @@ function wireTimeline(st) {
   const wrap = cv.parentNode;
   let lastW = wrap.clientWidth;
   new ResizeObserver(() => {
-    if (wrap.clientWidth !== lastW && st.gen === pageGen) { lastW = wrap.clientWidth; refetch(); }
+    if (wrap.clientWidth !== lastW && st.gen === pageGen) { lastW = wrap.clientWidth; refetch(false); }
   }).observe(wrap);
   const zoom = (factor, at) => {
     const span = st.t1 - st.t0, c = at === undefined ? st.t0 + span / 2 : at;
@@ -299,6 +300,20 @@ function wireTimeline(st) {
   });
   $('#tl-q').addEventListener('input', () => { st.found = null; st.nfound = 0; $('#tl-found').textContent = ''; });
   cv.addEventListener('dblclick', () => { st.t0 = st.tmin; st.t1 = st.tmax; refetch(); });
+  /* Perfetto's keys: w/s zoom, a/d pan (not while typing in a field) */
+  const keys = ev => {
+    if (st.gen !== pageGen) { window.removeEventListener('keydown', keys); return; }
+    if (ev.target.closest('input, textarea, select') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const k = ev.key.toLowerCase(), span = st.t1 - st.t0;
+    if (k === 'w') zoom(0.8);
+    else if (k === 's') zoom(1.25);
+    else if (k === 'a' || k === 'd') {
+      const dt = (k === 'a' ? -1 : 1) * span / 4;
+      st.t0 = Math.max(st.tmin, Math.min(st.tmax - span, st.t0 + dt)); st.t1 = st.t0 + span;
+      refetch();
+    }
+  };
+  window.addEventListener('keydown', keys);
   cv.addEventListener('wheel', ev => {
     ev.preventDefault();
     const r = cv.getBoundingClientRect();

@@ -271,12 +271,15 @@ static void duration(struct evbuffer *b, const struct summary *sm, int running)
 		end = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 		of = "running";
 	}
-	if (!sm->created_ns || end < sm->created_ns) {
+	if (!sm->created_ns || !end) {
 		evbuffer_add_printf(b, ",\"duration_ns\":null,\"duration_of\":null");
 		return;
 	}
+	/* a file's mtime is the kernel's coarse clock (a tick behind the
+	 * header's precise creation time at most): a collection shorter than
+	 * a tick can end "before" it began, and is 0 long */
 	evbuffer_add_printf(b, ",\"duration_ns\":%" PRIu64 ",\"duration_of\":\"%s\"",
-			    end - sm->created_ns, of);
+			    end > sm->created_ns ? end - sm->created_ns : 0, of);
 }
 
 static const char *report_state(struct srv *s, const char *dir)

@@ -374,7 +374,11 @@ for fl in openmpi mpich; do
 	miss=$(sed -n 's/.*warning: .*MPI rank \([0-9]*\) of 4 has no MPI events.*replayed as a stand-in.*/\1/p' \
 		"$work/killed_$fl.rerr" | tr '\n' ' ' | sed 's/ $//')
 	echo "  $fl killed: missing ranks: ${miss:-none}"
-	[ $fl = openmpi ] && check "  ...rank 3, the one killed, is said missing" [ "$miss" = 3 ]
+	# (a rank that Open MPI kills while its sensor flushes can be missing
+	# too: rank 1 once in a loaded clean-clone run; counted as lost, the
+	# loss issue 33 names); rank 3 must be among them
+	[ $fl = openmpi ] && check "  ...rank 3, the one killed, is said missing" \
+		bash -c "[[ ' $miss ' == *' 3 '* ]]"
 	d="$work/killed_$fl.job/replay/simgrid-ti"
 	if [ -n "$miss" ]; then
 		check "  ...the replay says which ($miss)" grep -Eq "^missing: ranks? $miss \(no MPI events" "$work/killed_$fl.rp"

@@ -9,9 +9,10 @@
 # (TAPESTRY_FLOP_RATE, else each MPI_Init calibrates its own: 7-36 % per
 # rank apart on a loaded machine), so only the CPU times' noise remains;
 # the volumes are printed and checked to be the same work (the whole run
-# within 25 %, which one that lost a stretch of computation would not be;
-# each rank within 50 %, which a volume taken from wall time, 4 ranks
-# sharing one slot, would not be).
+# within 50 % from CPU time, 1 % from an instruction counter, which one
+# that lost a stretch of computation would not be; each rank within twice
+# that, which a volume taken from wall time, 4 ranks sharing one slot,
+# would not be).
 # Skips (77) without Open MPI or the MPI sensor.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
@@ -51,8 +52,12 @@ for m in regular folding; do
 	"$TAP" report --xml "$T/job-$m" >"$T/$m.report" || { echo "FAIL: report $m"; exit 1; }
 	grep -q 'compute_volumes=' "$T/$m.report" || { echo "FAIL: $m: no computation volume method in the report"; exit 1; }
 	if grep -q 'compute_volumes="cpu-time"' "$T/$m.report"; then
-		echo "$m: volumes from CPU time (no instruction counter): checked within 25 %"
-		tol=0.25
+		# ring.c's ~40 ms of CPU in all: folded ranks sharing a core take
+		# more of it (caches, switches) when the machine is loaded (34 %
+		# more in a clean-clone run beside the suite, all 4 ranks above);
+		# a lost stretch of computation is far more
+		echo "$m: volumes from CPU time (no instruction counter): checked within 50 %"
+		tol=0.5
 	fi
 done
 python3 - "$T/job-regular/simgrid-ti" "$T/job-folding/simgrid-ti" "$tol" <<'PY'
